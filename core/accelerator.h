@@ -1,0 +1,60 @@
+#pragma once
+// The accelerator role in a strategy: memory with a capacity budget, plus an in-order queue of
+// operations (copies and attention kernels) that runs asynchronously to the host CPU, like a
+// CUDA stream. Two implementations: `cuda` (a real GPU, kernels/cuda) and `cpu` (a pool of CPU
+// threads playing the GPU so every strategy runs end to end on GPU-less machines; its figures
+// are labelled emulated). Strategies talk only to this interface, never to CUDA directly.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/kv_cache.h"
+#include "core/memory.h"
+
+namespace hb {
+
+namespace cpu {
+struct DecodeAttentionArgs;
+struct LogitMergeArgs;
+}  // namespace cpu
+
+struct AcceleratorInfo {
+  std::string kind;         // "cpu" or "cuda"
+  std::string name;         // "cpu-accelerator (1 thread)", "NVIDIA H200"
+  bool emulated = false;    // true for the cpu accelerator
+  int64_t capacity_bytes = 0;  // KV budget in accelerator memory
+  int device = 0;
+  int numa_node = -1;       // host NUMA node local to the device (-1 unknown)
+  std::string details;      // SMs, PCIe link, threads, ...
+};
+
+class Accelerator {
+ public:
+  virtual ~Accelerator() = default;
+  virtual const AcceleratorInfo& info() const = 0;
+
+  // Accelerator memory; allocations beyond the capacity budget throw hb::Error with
+  // exit code kExitFailure and the word "capacity" (strategies map it to status "oom").
+  virtual std::shared_ptr<BufferAllocator> memory() = 0;
+  virtual int64_t bytes_in_use() const = 0;
+  // Host memory the accelerator can copy from/to at full speed (pinned for CUDA), on a NUMA node.
+  virtual std::shared_ptr<BufferAllocator> staging_memory(int numa_node) = 0;
+
+  // Queued operations: return immediately, run in order on the accelerator.
+  // Pointers inside args must refer to memory the accelerator can read (its own, or staging);
+  // arg structs and page tables are copied at enqueue time, so they may be temporaries.
+  virtual void copy_to_device(void* dst, const void* host_src, size_t bytes) = 0;
+  virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
+  virtual void decode_attention(const cpu::DecodeAttentionArgs* seqs, int batch) = 0;
+  virtual void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end,
+                            float scale, float* logits, int64_t stride) = 0;
+  virtual void logit_merge_attention(const cpu::LogitMergeArgs& args) = 0;
+  virtual void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts, int heads,
+                              int head_dim, float* o_out, float* lse_out) = 0;
+  // Blocks until everything queued so far has finished; returns the accelerator-side busy
+  // time since the previous synchronize, in ns (for phase breakdowns and the scheduler).
+  virtual int64_t synchronize() = 0;
+};
+
+}  // namespace hb

@@ -1,0 +1,53 @@
+#include "core/cpu_features.h"
+
+#include "core/error.h"
+
+namespace hb {
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures f = [] {
+    CpuFeatures c;
+    __builtin_cpu_init();
+    c.avx2 = __builtin_cpu_supports("avx2");
+    c.fma = __builtin_cpu_supports("fma");
+    c.f16c = __builtin_cpu_supports("f16c");
+    c.avx512f = __builtin_cpu_supports("avx512f");
+    c.avx512bw = __builtin_cpu_supports("avx512bw");
+    c.avx512vl = __builtin_cpu_supports("avx512vl");
+    c.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
+    return c;
+  }();
+  return f;
+}
+
+SimdLevel best_simd_level() {
+  const auto& f = cpu_features();
+  if (f.has_avx512_path()) return SimdLevel::avx512;
+  if (f.has_avx2_path()) return SimdLevel::avx2;
+  return SimdLevel::scalar;
+}
+
+const char* simd_level_name(SimdLevel s) {
+  switch (s) {
+    case SimdLevel::scalar: return "scalar";
+    case SimdLevel::avx2: return "avx2";
+    case SimdLevel::avx512: return "avx512";
+  }
+  return "?";
+}
+
+SimdLevel parse_simd_level(const std::string& s) {
+  SimdLevel want;
+  if (s == "auto") return best_simd_level();
+  if (s == "scalar") want = SimdLevel::scalar;
+  else if (s == "avx2") want = SimdLevel::avx2;
+  else if (s == "avx512") want = SimdLevel::avx512;
+  else throw Error("unknown SIMD level '" + s + "'", "use one of: auto, scalar, avx2, avx512");
+  if (static_cast<int>(want) > static_cast<int>(best_simd_level()))
+    throw Error(std::string("this CPU cannot run the ") + s + " kernels (best level here: " +
+                    simd_level_name(best_simd_level()) + ")",
+                "pick --simd auto or a lower level");
+  return want;
+}
+
+}  // namespace hb

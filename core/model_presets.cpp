@@ -1,0 +1,72 @@
+#include "core/model_presets.h"
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
+#include "core/error.h"
+
+namespace hb {
+
+namespace {
+
+ModelPreset preset(const char* name, const char* family, int layers, int hidden, int ffn, int ctx,
+                   int q_heads, int kv_heads, int head_dim, const char* source) {
+  ModelPreset p;
+  p.name = name;
+  p.family = family;
+  p.layers = layers;
+  p.hidden = hidden;
+  p.ffn = ffn;
+  p.max_context = ctx;
+  p.shape = AttentionShape{q_heads, kv_heads, head_dim, DType::f16};
+  p.source = source;
+  return p;
+}
+
+// Figures from each model's config.json on its public model card (num_hidden_layers,
+// hidden_size, intermediate_size / ffn_dim, num_attention_heads, num_key_value_heads,
+// max_position_embeddings). head_dim = hidden / heads for all of these.
+const std::vector<ModelPreset>& table() {
+  static const std::vector<ModelPreset> t = {
+      preset("opt-1.3b", "opt", 24, 2048, 8192, 2048, 32, 32, 64, "facebook/opt-1.3b config.json"),
+      preset("opt-2.7b", "opt", 32, 2560, 10240, 2048, 32, 32, 80, "facebook/opt-2.7b config.json"),
+      preset("opt-6.7b", "opt", 32, 4096, 16384, 2048, 32, 32, 128, "facebook/opt-6.7b config.json"),
+      preset("opt-13b", "opt", 40, 5120, 20480, 2048, 40, 40, 128, "facebook/opt-13b config.json"),
+      preset("opt-30b", "opt", 48, 7168, 28672, 2048, 56, 56, 128, "facebook/opt-30b config.json"),
+      preset("opt-66b", "opt", 64, 9216, 36864, 2048, 72, 72, 128, "facebook/opt-66b config.json"),
+      preset("llama-2-7b", "llama", 32, 4096, 11008, 4096, 32, 32, 128, "meta-llama/Llama-2-7b-hf config.json"),
+      preset("llama-2-13b", "llama", 40, 5120, 13824, 4096, 40, 40, 128, "meta-llama/Llama-2-13b-hf config.json"),
+      preset("llama-2-70b", "llama", 80, 8192, 28672, 4096, 64, 8, 128, "meta-llama/Llama-2-70b-hf config.json"),
+      preset("llama-3.1-8b", "llama", 32, 4096, 14336, 131072, 32, 8, 128, "meta-llama/Llama-3.1-8B config.json"),
+      preset("llama-3.1-70b", "llama", 80, 8192, 28672, 131072, 64, 8, 128, "meta-llama/Llama-3.1-70B config.json"),
+      preset("qwen2.5-0.5b", "qwen", 24, 896, 4864, 32768, 14, 2, 64, "Qwen/Qwen2.5-0.5B config.json"),
+      preset("qwen2.5-3b", "qwen", 36, 2048, 11008, 32768, 16, 2, 128, "Qwen/Qwen2.5-3B config.json"),
+      preset("qwen2.5-7b", "qwen", 28, 3584, 18944, 131072, 28, 4, 128, "Qwen/Qwen2.5-7B-Instruct config.json (YaRN to 128K)"),
+      preset("qwen2.5-14b", "qwen", 48, 5120, 13824, 131072, 40, 8, 128, "Qwen/Qwen2.5-14B-Instruct config.json (YaRN to 128K)"),
+      preset("qwen2.5-32b", "qwen", 64, 5120, 27648, 131072, 40, 8, 128, "Qwen/Qwen2.5-32B-Instruct config.json (YaRN to 128K)"),
+      preset("qwen2.5-72b", "qwen", 80, 8192, 29568, 131072, 64, 8, 128, "Qwen/Qwen2.5-72B-Instruct config.json (YaRN to 128K)"),
+  };
+  return t;
+}
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  std::transform(r.begin(), r.end(), r.begin(), [](unsigned char c) { return std::tolower(c); });
+  return r;
+}
+
+}  // namespace
+
+std::span<const ModelPreset> model_presets() { return table(); }
+
+const ModelPreset& find_model_preset(std::string_view name) {
+  const std::string want = lower(name);
+  for (const auto& p : table())
+    if (p.name == want) return p;
+  std::string known;
+  for (const auto& p : table()) known += (known.empty() ? "" : ", ") + p.name;
+  throw Error("unknown model '" + std::string(name) + "'", "use one of: " + known);
+}
+
+}  // namespace hb

@@ -1,0 +1,62 @@
+#include "core/strategy.h"
+
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace hb {
+
+const HostTier* Platform::tier_of_kind(MemoryKind k) const {
+  for (const auto& t : host_tiers)
+    if (t.location.kind == k) return &t;
+  return nullptr;
+}
+
+double StrategyOptions::number(const std::string& strategy, const std::string& key, double def) const {
+  const std::string full = strategy + "." + key;
+  auto it = kv_.find(full);
+  if (it == kv_.end()) return def;
+  used_[full] = true;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0')
+    throw Error("option " + full + "=" + it->second + " is not a number", "pass e.g. --opt " + full + "=" + std::to_string(def));
+  return v;
+}
+
+std::string StrategyOptions::text(const std::string& strategy, const std::string& key, const std::string& def) const {
+  const std::string full = strategy + "." + key;
+  auto it = kv_.find(full);
+  if (it == kv_.end()) return def;
+  used_[full] = true;
+  return it->second;
+}
+
+void StrategyOptions::check_all_used(const std::string& strategy) const {
+  for (const auto& [k, v] : kv_) {
+    if (k.rfind(strategy + ".", 0) == 0 && !used_.count(k))
+      throw Error("strategy " + strategy + " has no option '" + k.substr(strategy.size() + 1) + "'",
+                  "see `hybridbench run --list-strategies` for each strategy's options");
+  }
+}
+
+StrategyRegistry& StrategyRegistry::instance() {
+  static StrategyRegistry r;
+  return r;
+}
+
+void StrategyRegistry::add(StrategyInfo info) {
+  for (auto& i : infos_)
+    if (i.name == info.name) { i = std::move(info); return; }
+  infos_.push_back(std::move(info));
+}
+
+const StrategyInfo& StrategyRegistry::find(const std::string& name) const {
+  for (const auto& i : infos_)
+    if (i.name == name) return i;
+  std::string known;
+  for (const auto& i : infos_) known += (known.empty() ? "" : ", ") + i.name;
+  throw Error("unknown strategy '" + name + "'", "use one of: " + known + " (or all)");
+}
+
+}  // namespace hb

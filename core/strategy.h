@@ -1,0 +1,126 @@
+#pragma once
+// A KV-cache strategy: how one decode step of one attention layer is carried out when the KV
+// may not fit the accelerator. Baselines (baselines/) and HybridGen (hybrid/) implement this;
+// the runner (cli/run via reports/) drives it. Lifecycle per sweep point:
+//   plan() -> load() -> step(0) .. step(n-1)   (each step appends the new token, then attends)
+// plan() may decline with a status (oom, unsupported) and a reason; the point is then reported
+// with that status instead of silently missing.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/accelerator.h"
+#include "core/kv_cache.h"
+#include "core/thread_pool.h"
+#include "core/traffic.h"
+#include "core/workload.h"
+
+namespace hb {
+
+// A host memory tier the platform offers for KV (memtier fills these in).
+struct HostTier {
+  MemoryLocation location;                    // kind, NUMA node, emulated?
+  std::shared_ptr<BufferAllocator> allocator; // allocates on that node (verified placement)
+  int64_t free_bytes = -1;                    // -1 unknown
+  double read_bandwidth_bytes_per_s = 0;      // 0 unknown (from probe/profile when available)
+};
+
+struct Platform {
+  std::vector<HostTier> host_tiers;  // fastest first; host_tiers[0] is the default host tier
+  Accelerator* accelerator = nullptr;
+  ThreadPool* host_pool = nullptr;   // threads for the strategy's CPU-side work
+  int cpu_node = -1;                 // NUMA node the host threads run on
+  const HostTier* tier_of_kind(MemoryKind k) const;  // nullptr when absent
+};
+
+struct Problem {
+  AttentionShape shape;
+  int batch = 1;
+  int page_tokens = kDefaultPageTokens;
+  const std::vector<Workload>* workloads = nullptr;  // one per sequence, same shape and lengths
+  int64_t prompt_len() const { return (*workloads)[0].prompt_len(); }
+  int decode_steps() const { return static_cast<int>((*workloads)[0].steps.size()); }
+  // Tokens in the context at decode step s (prompt + generated, including step s's token).
+  int64_t context_at(int s) const { return prompt_len() + s + 1; }
+};
+
+// Strategy parameters as given on the command line ("h2o.heavy_ratio=0.2"); each strategy
+// reads what it knows with its default, and unknown keys are an error (no silent typos).
+class StrategyOptions {
+ public:
+  StrategyOptions() = default;
+  explicit StrategyOptions(std::map<std::string, std::string> kv) : kv_(std::move(kv)) {}
+  double number(const std::string& strategy, const std::string& key, double def) const;
+  std::string text(const std::string& strategy, const std::string& key, const std::string& def) const;
+  // Throws hb::Error for keys addressed to `strategy` that were never read.
+  void check_all_used(const std::string& strategy) const;
+  const std::map<std::string, std::string>& all() const { return kv_; }
+
+ private:
+  std::map<std::string, std::string> kv_;
+  mutable std::map<std::string, bool> used_;
+};
+
+struct PlanResult {
+  std::string status = "ok";  // ok | oom | unsupported
+  std::string reason;
+  std::map<std::string, std::string> parameters;  // effective parameters, for the report
+};
+
+// What one decode step produced, for every sequence of the batch.
+struct StepResult {
+  std::vector<float> o;  // [batch][q_heads][head_dim]
+  int64_t total_ns = 0;  // filled by the runner
+  std::map<std::string, int64_t> phase_ns;  // e.g. "cpu", "accelerator", "transfer", "merge"
+  Traffic traffic;
+  // Tokens attended per (sequence, query head), by original position; empty = all tokens
+  // (dense). Used for attention-mass recall.
+  std::vector<std::vector<int64_t>> attended;  // [batch * q_heads]
+};
+
+// A region of memory whose page placement the runner verifies and reports.
+struct MemoryRegion {
+  const void* ptr = nullptr;
+  size_t bytes = 0;
+  MemoryLocation intended;
+  std::string role;  // "K", "V", "K+V", "partial-K", ...
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  virtual std::string name() const = 0;
+  virtual PlanResult plan(const Problem& problem, const Platform& platform) = 0;
+  virtual void load() = 0;  // after an ok plan: build the caches from the prompt
+  virtual void step(int s, StepResult& out) = 0;
+  // Host/accelerator memory holding KV, for placement verification.
+  virtual std::vector<MemoryRegion> memory_regions() const { return {}; }
+  // Per-interval rows of controller state (HybridGen's scheduler); empty for static ones.
+  virtual std::vector<std::map<std::string, double>> trajectory() const { return {}; }
+};
+
+struct StrategyInfo {
+  std::string name;
+  std::string summary;  // one line for --help and `hybridbench run --list-strategies`
+  std::string family;   // "reference", "offload", "pruning", "selection", "hybrid"
+  std::function<std::unique_ptr<Strategy>(const StrategyOptions&)> make;
+};
+
+// Name-based registry (ggml-style backends). Folders register explicitly
+// (register_baselines(), register_hybrid()) because self-registering globals in static
+// libraries are dropped by the linker.
+class StrategyRegistry {
+ public:
+  static StrategyRegistry& instance();
+  void add(StrategyInfo info);
+  const StrategyInfo& find(const std::string& name) const;  // throws hb::Error listing names
+  const std::vector<StrategyInfo>& all() const { return infos_; }
+
+ private:
+  std::vector<StrategyInfo> infos_;
+};
+
+}  // namespace hb

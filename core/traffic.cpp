@@ -1,0 +1,39 @@
+#include "core/traffic.h"
+
+#include <cmath>
+
+namespace hb {
+
+Traffic& Traffic::operator+=(const Traffic& o) {
+  for (int p = 0; p < 2; ++p)
+    for (int k = 0; k < kMemoryKinds; ++k) {
+      bytes_read[p][k] += o.bytes_read[p][k];
+      bytes_written[p][k] += o.bytes_written[p][k];
+    }
+  h2d_bytes += o.h2d_bytes;
+  d2h_bytes += o.d2h_bytes;
+  cpu_flops += o.cpu_flops;
+  accelerator_flops += o.accelerator_flops;
+  kernel_launches += o.kernel_launches;
+  syncs += o.syncs;
+  return *this;
+}
+
+Traffic Traffic::scaled(double f) const {
+  auto r = [f](int64_t x) { return static_cast<int64_t>(std::llround(static_cast<double>(x) * f)); };
+  Traffic t;
+  for (int p = 0; p < 2; ++p)
+    for (int k = 0; k < kMemoryKinds; ++k) {
+      t.bytes_read[p][k] = r(bytes_read[p][k]);
+      t.bytes_written[p][k] = r(bytes_written[p][k]);
+    }
+  t.h2d_bytes = r(h2d_bytes);
+  t.d2h_bytes = r(d2h_bytes);
+  t.cpu_flops = cpu_flops * f;
+  t.accelerator_flops = accelerator_flops * f;
+  t.kernel_launches = r(kernel_launches);
+  t.syncs = r(syncs);
+  return t;
+}
+
+}  // namespace hb

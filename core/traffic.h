@@ -1,0 +1,38 @@
+#pragma once
+// Exact accounting of what a strategy's decode step moved and computed. Strategies add to it
+// as they issue work (counted from the sizes they ask for, not estimated afterwards), so tests
+// can check it against hand-computed values and the projection model can price it.
+#include <array>
+#include <cstdint>
+
+#include "core/memory.h"
+
+namespace hb {
+
+enum class Processor : uint8_t { cpu = 0, accelerator = 1 };
+inline const char* processor_name(Processor p) { return p == Processor::cpu ? "cpu" : "accelerator"; }
+inline constexpr int kMemoryKinds = 6;
+
+struct Traffic {
+  // bytes_read[processor][memory kind]: bytes the processor read from memory of that kind.
+  std::array<std::array<int64_t, kMemoryKinds>, 2> bytes_read{};
+  std::array<std::array<int64_t, kMemoryKinds>, 2> bytes_written{};
+  int64_t h2d_bytes = 0;  // host -> accelerator link
+  int64_t d2h_bytes = 0;  // accelerator -> host link
+  double cpu_flops = 0, accelerator_flops = 0;
+  int64_t kernel_launches = 0;  // accelerator kernels (or cpu-accelerator tasks) issued
+  int64_t syncs = 0;            // host waits on the accelerator
+
+  void read(Processor p, MemoryKind k, int64_t bytes) { bytes_read[int(p)][int(k)] += bytes; }
+  void write(Processor p, MemoryKind k, int64_t bytes) { bytes_written[int(p)][int(k)] += bytes; }
+  int64_t total_read(Processor p) const {
+    int64_t s = 0;
+    for (auto b : bytes_read[int(p)]) s += b;
+    return s;
+  }
+  Traffic& operator+=(const Traffic& o);
+  Traffic scaled(double f) const;  // e.g. per-step average of a sum
+  bool operator==(const Traffic&) const = default;
+};
+
+}  // namespace hb

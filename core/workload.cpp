@@ -1,0 +1,217 @@
+#include "core/workload.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/thread_pool.h"
+
+namespace hb {
+
+std::string WorkloadSpec::name() const {
+  switch (kind) {
+    case Kind::structured: return "structured";
+    case Kind::uniform: return "uniform";
+    case Kind::needle: return "needle";
+  }
+  return "?";
+}
+
+WorkloadSpec::Kind parse_workload_kind(const std::string& s) {
+  if (s == "structured") return WorkloadSpec::Kind::structured;
+  if (s == "uniform") return WorkloadSpec::Kind::uniform;
+  if (s == "needle") return WorkloadSpec::Kind::needle;
+  throw Error("unknown workload '" + s + "'", "use one of: structured, uniform, needle, trace:FILE.safetensors");
+}
+
+int64_t Workload::num_prompt_queries() const {
+  const int64_t per = static_cast<int64_t>(shape.q_heads) * shape.head_dim;
+  return per ? static_cast<int64_t>(prompt_queries.size()) / per : 0;
+}
+
+namespace {
+
+// Latent coordinates: [sink | heavy x H | needle | cos,sin x F | noise ...].
+struct Layout {
+  int H, F, d;
+  int sink() const { return 0; }
+  int heavy(int i) const { return 1 + i; }
+  int needle() const { return 1 + H; }
+  int pos(int j) const { return 2 + H + 2 * j; }
+  int noise_begin() const { return 2 + H + 2 * F; }
+};
+
+// A fixed orthogonal map per KV head (three Householder reflections) so the structured
+// features are spread over all dimensions instead of sitting on coordinate axes.
+struct Rotation {
+  std::vector<float> u[3];
+  void init(Rng& rng, int d) {
+    for (auto& v : u) {
+      v.resize(d);
+      double n = 0;
+      for (auto& x : v) { x = rng.normal(); n += double(x) * x; }
+      const float s = static_cast<float>(1.0 / std::sqrt(n));
+      for (auto& x : v) x *= s;
+    }
+  }
+  void apply(float* x, int d) const {
+    for (const auto& v : u) {
+      float dot = 0;
+      for (int i = 0; i < d; ++i) dot += v[i] * x[i];
+      for (int i = 0; i < d; ++i) x[i] -= 2 * dot * v[i];
+    }
+  }
+};
+
+struct HeadModel {
+  Rotation rot;
+  std::vector<float> freq;      // recency frequencies
+  std::vector<float> q_heavy;   // [group][H] query weights on heavy directions
+  std::vector<float> needle_v;  // unit needle value direction
+};
+
+}  // namespace
+
+Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int decode_steps, const WorkloadSpec& in) {
+  shape.validate();
+  if (prompt_len < 0 || decode_steps < 0)
+    throw Error("negative sequence length or decode steps", "pass --seq-len >= 0 and --decode-steps >= 0");
+  WorkloadSpec spec = in;
+  if (spec.kind == WorkloadSpec::Kind::uniform) {
+    spec.sink_logit = spec.recency_logit = spec.heavy_logit = 0;
+    spec.heavy_fraction = 0;
+    spec.needle = false;
+  }
+  if (spec.kind == WorkloadSpec::Kind::needle) spec.needle = true;
+
+  const int d = shape.head_dim, kvh = shape.kv_heads, G = shape.group_size();
+  Layout L{std::max(0, spec.heavy_directions), std::max(0, spec.recency_frequencies), d};
+  while (L.noise_begin() >= d && L.F > 0) --L.F;  // tiny head dims: fewer positional features
+  while (L.noise_begin() >= d && L.H > 0) --L.H;
+  if (L.noise_begin() >= d)
+    throw Error("head_dim " + std::to_string(d) + " is too small for the structured workload",
+                "use head_dim >= 8 or --workload uniform");
+  const int n_noise = d - L.noise_begin();
+  const float pos_amp = L.F ? std::sqrt(spec.recency_logit / L.F) : 0.0f;
+  const float q_noise_sd = spec.noise_logit / std::sqrt(static_cast<float>(n_noise));
+
+  Workload w;
+  w.shape = shape;
+  w.spec = spec;
+  w.source = "synthetic:" + spec.name();
+  const int64_t total = prompt_len + decode_steps;
+
+  std::vector<HeadModel> heads(kvh);
+  for (int h = 0; h < kvh; ++h) {
+    Rng rng(spec.seed, 1, h);
+    heads[h].rot.init(rng, d);
+    for (int j = 0; j < L.F; ++j)
+      heads[h].freq.push_back(static_cast<float>(rng.uniform() * M_PI / spec.recency_scale));
+    for (int g = 0; g < G * L.H; ++g) heads[h].q_heavy.push_back(rng.uniformf(0.5f, 1.0f));
+    heads[h].needle_v.resize(d);
+    double n = 0;
+    for (auto& x : heads[h].needle_v) { x = rng.normal(); n += double(x) * x; }
+    for (auto& x : heads[h].needle_v) x = static_cast<float>(x / std::sqrt(n));
+  }
+  if (spec.needle && prompt_len > 0) {
+    w.needle_token = std::clamp<int64_t>(static_cast<int64_t>(spec.needle_position * prompt_len), 0, prompt_len - 1);
+    w.needle_value.resize(static_cast<size_t>(kvh) * d);
+    for (int h = 0; h < kvh; ++h) std::copy(heads[h].needle_v.begin(), heads[h].needle_v.end(), w.needle_value.begin() + h * d);
+  }
+
+  // Keys and values of every position (prompt and generated), filled in parallel chunks with
+  // one RNG stream per (head, chunk) so the result does not depend on the thread count.
+  DenseKv all;
+  all.tokens = total;
+  all.kv_heads = kvh;
+  all.head_dim = d;
+  all.k.assign(static_cast<size_t>(total) * kvh * d, 0.0f);
+  all.v.assign(static_cast<size_t>(total) * kvh * d, 0.0f);
+  constexpr int64_t kChunk = 4096;
+  const int64_t chunks = (total + kChunk - 1) / kChunk;
+  ThreadPool::global().parallel_for(chunks * kvh, [&](int64_t task, int) {
+    const int h = static_cast<int>(task % kvh);
+    const int64_t c = task / kvh;
+    Rng rng(spec.seed, 2 + h, c);
+    const HeadModel& hm = heads[h];
+    std::vector<float> lat(d);
+    for (int64_t t = c * kChunk; t < std::min(total, (c + 1) * kChunk); ++t) {
+      std::fill(lat.begin(), lat.end(), 0.0f);
+      if (t < spec.sink_tokens) lat[L.sink()] = spec.sink_logit;
+      // Sinks are excluded from heavy hitters; generated tokens may be heavy too.
+      if (L.H > 0 && t >= spec.sink_tokens && rng.uniform() < spec.heavy_fraction)
+        lat[L.heavy(static_cast<int>(rng.below(L.H)))] = spec.heavy_logit * rng.uniformf(0.75f, 1.25f);
+      if (t == w.needle_token) lat[L.needle()] = spec.needle_logit;
+      for (int j = 0; j < L.F; ++j) {
+        lat[L.pos(j)] = pos_amp * std::cos(hm.freq[j] * t);
+        lat[L.pos(j) + 1] = pos_amp * std::sin(hm.freq[j] * t);
+      }
+      for (int i = L.noise_begin(); i < d; ++i) lat[i] = rng.normal();
+      hm.rot.apply(lat.data(), d);
+      float* k = all.k.data() + (t * kvh + h) * d;
+      std::copy(lat.begin(), lat.end(), k);
+      float* v = all.v.data() + (t * kvh + h) * d;
+      if (t == w.needle_token) {
+        for (int i = 0; i < d; ++i) v[i] = spec.needle_value_scale * hm.needle_v[i] + 0.1f * rng.normal();
+      } else {
+        for (int i = 0; i < d; ++i) v[i] = rng.normal();
+      }
+    }
+  });
+  round_through(shape.kv_dtype, all.k.data(), all.k.size());
+  round_through(shape.kv_dtype, all.v.data(), all.v.size());
+
+  // Queries: structured coefficients per query head, with noise that drifts step to step.
+  const int64_t n_pq = std::min<int64_t>(spec.prompt_queries, prompt_len);
+  const int64_t n_q = n_pq + decode_steps;  // prompt queries, then decode queries
+  std::vector<float> queries(static_cast<size_t>(n_q) * shape.q_heads * d);
+  const float sqrt_d = std::sqrt(static_cast<float>(d));
+  const float drift = std::clamp(spec.query_drift, 0.0f, 1.0f);
+  for (int qh = 0; qh < shape.q_heads; ++qh) {
+    const int h = shape.kv_head_of(qh), g = qh % G;
+    const HeadModel& hm = heads[h];
+    Rng rng(spec.seed, 1000 + qh, 0);
+    std::vector<float> noise(n_noise), lat(d);
+    for (auto& x : noise) x = rng.normal();
+    float heavy_jitter = 1.0f;
+    for (int64_t i = 0; i < n_q; ++i) {
+      const int64_t pos = prompt_len - n_pq + i;  // absolute position of this query's token
+      if (i > 0) {
+        for (auto& x : noise) x = std::sqrt(1 - drift * drift) * x + drift * rng.normal();
+        heavy_jitter = std::clamp(heavy_jitter + drift * 0.3f * rng.normal(), 0.5f, 1.5f);
+      }
+      std::fill(lat.begin(), lat.end(), 0.0f);
+      lat[L.sink()] = 1.0f;
+      for (int j = 0; j < L.H; ++j) lat[L.heavy(j)] = hm.q_heavy[g * L.H + j] * heavy_jitter;
+      lat[L.needle()] = spec.needle ? 1.0f : 0.0f;
+      for (int j = 0; j < L.F; ++j) {
+        lat[L.pos(j)] = pos_amp * std::cos(hm.freq[j] * pos);
+        lat[L.pos(j) + 1] = pos_amp * std::sin(hm.freq[j] * pos);
+      }
+      for (int j = 0; j < n_noise; ++j) lat[L.noise_begin() + j] = q_noise_sd * noise[j];
+      hm.rot.apply(lat.data(), d);
+      float* q = queries.data() + (i * shape.q_heads + qh) * d;
+      for (int j = 0; j < d; ++j) q[j] = sqrt_d * lat[j];
+    }
+  }
+
+  const size_t row = static_cast<size_t>(kvh) * d;
+  w.prompt.tokens = prompt_len;
+  w.prompt.kv_heads = kvh;
+  w.prompt.head_dim = d;
+  w.prompt.k.assign(all.k.begin(), all.k.begin() + prompt_len * row);
+  w.prompt.v.assign(all.v.begin(), all.v.begin() + prompt_len * row);
+  const size_t qrow = static_cast<size_t>(shape.q_heads) * d;
+  w.prompt_queries.assign(queries.begin(), queries.begin() + n_pq * qrow);
+  w.steps.resize(decode_steps);
+  for (int s = 0; s < decode_steps; ++s) {
+    const int64_t t = prompt_len + s;
+    w.steps[s].k.assign(all.k.begin() + t * row, all.k.begin() + (t + 1) * row);
+    w.steps[s].v.assign(all.v.begin() + t * row, all.v.begin() + (t + 1) * row);
+    w.steps[s].q.assign(queries.begin() + (n_pq + s) * qrow, queries.begin() + (n_pq + s + 1) * qrow);
+  }
+  return w;
+}
+
+}  // namespace hb

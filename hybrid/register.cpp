@@ -1,0 +1,7 @@
+#include "hybrid/register.h"
+
+namespace hb {
+
+void register_hybrid(StrategyRegistry& registry) { (void)registry; }
+
+}  // namespace hb

@@ -1,0 +1,36 @@
+#include "kernels/backend.h"
+
+#include "core/error.h"
+#include "kernels/cpu/cpu_accelerator.h"
+#ifdef HB_WITH_CUDA
+#include "kernels/cuda/cuda_backend.h"
+#endif
+
+namespace hb {
+
+bool cuda_available(std::string* why_not) {
+#ifdef HB_WITH_CUDA
+  return cuda::device_usable(0, why_not);
+#else
+  if (why_not) *why_not = "this binary was built without CUDA (HYBRIDBENCH_CUDA=OFF)";
+  return false;
+#endif
+}
+
+std::unique_ptr<Accelerator> make_accelerator(const AcceleratorOptions& o) {
+  if (o.kind == "cpu") return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads);
+  if (o.kind == "cuda" || o.kind == "auto") {
+    std::string why;
+#ifdef HB_WITH_CUDA
+    if (cuda::device_usable(o.device, &why)) return cuda::make_cuda_accelerator(o.device, o.capacity_bytes);
+#else
+    cuda_available(&why);
+#endif
+    if (o.kind == "auto") return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads);
+    throw Error("--accelerator cuda asked for, but no GPU is usable: " + why,
+                "use --accelerator cpu (emulated accelerator) or run on a machine with a GPU");
+  }
+  throw Error("unknown accelerator '" + o.kind + "'", "use one of: auto, cpu, cuda");
+}
+
+}  // namespace hb

@@ -1,0 +1,47 @@
+#pragma once
+// The pieces of sparse and hybrid attention that strategies share: logit scoring, per-head
+// top-k, gathering selected rows, and the logit merge (HybridGen's single softmax over logits
+// supplied from elsewhere plus local ones).
+#include <cstdint>
+
+#include "core/kv_cache.h"
+#include "core/thread_pool.h"
+
+namespace hb::cpu {
+
+// logits[h * stride + (t - begin)] = scale * q_h . k_t for t in [begin, end) of q head h's KV
+// head. Bandwidth-bound scan of K only (V is not read). scale <= 0: 1/sqrt(head_dim).
+void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end, float scale,
+                  float* logits, int64_t stride, ThreadPool& pool);
+
+// For each of `rows` rows of n values (row stride `stride`): the indices of the k largest,
+// ordered by value descending; ties broken by lower index first (deterministic). k is
+// clamped to [0, n]. NaNs are never selected ahead of numbers.
+void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t k, int32_t* idx_out,
+               float* val_out, ThreadPool* pool = nullptr);
+
+// Copies V rows (and optionally K rows) of the given tokens of one KV head into dense
+// [count][head_dim] buffers in the cache dtype (what crosses the link).
+void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count, void* v_out,
+                 void* k_out = nullptr);
+
+// One softmax over [external logits | local logits] per query head, weighted sum over
+// [external V rows | local V]:
+//   ext_logits [q_heads][n_ext] (already scaled), ext_v [q_heads][n_ext][head_dim] in ext_dtype,
+//   local: tokens [0, num_tokens) of each head of `local` (may be empty).
+// Output o [q_heads][head_dim], lse [q_heads]. With all tokens supplied this is exact.
+struct LogitMergeArgs {
+  const float* q = nullptr;
+  int q_heads = 0;
+  float scale = 0;
+  const float* ext_logits = nullptr;
+  const void* ext_v = nullptr;
+  DType ext_dtype = DType::f16;
+  int64_t n_ext = 0;
+  PagedKvView local;
+  float* o = nullptr;
+  float* lse = nullptr;
+};
+void logit_merge_attention(const LogitMergeArgs& args, ThreadPool& pool);
+
+}  // namespace hb::cpu

@@ -1,0 +1,15 @@
+#pragma once
+// Entry points of the CUDA backend used by kernels/backend.cpp (only when built with CUDA).
+#include <memory>
+#include <string>
+
+#include "core/accelerator.h"
+
+namespace hb::cuda {
+
+// Any CUDA runtime error (e.g. "driver version is insufficient") means "no GPU"; the count
+// is not trusted unless the call succeeded.
+bool device_usable(int device, std::string* why_not);
+std::unique_ptr<Accelerator> make_cuda_accelerator(int device, int64_t capacity_bytes);
+
+}  // namespace hb::cuda

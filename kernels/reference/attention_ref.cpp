@@ -1,0 +1,95 @@
+#include "kernels/reference/attention_ref.h"
+
+#include <cmath>
+#include <limits>
+
+namespace hb::ref {
+
+namespace {
+double default_scale(const AttentionShape& s, double scale) {
+  return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(s.head_dim));
+}
+}  // namespace
+
+void attention(const AttentionShape& shape, const float* q, const float* k, const float* v, int64_t n,
+               double* o, double* lse, double scale) {
+  const int d = shape.head_dim, kvh = shape.kv_heads;
+  scale = default_scale(shape, scale);
+  std::vector<double> s(static_cast<size_t>(n));
+  for (int h = 0; h < shape.q_heads; ++h) {
+    const int kh = shape.kv_head_of(h);
+    const float* qh = q + static_cast<size_t>(h) * d;
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t t = 0; t < n; ++t) {
+      const float* kt = k + (t * kvh + kh) * d;
+      double dot = 0;
+      for (int j = 0; j < d; ++j) dot += static_cast<double>(qh[j]) * kt[j];
+      s[t] = dot * scale;
+      m = std::max(m, s[t]);
+    }
+    double* oh = o + static_cast<size_t>(h) * d;
+    for (int j = 0; j < d; ++j) oh[j] = 0;
+    if (n == 0) {
+      lse[h] = -std::numeric_limits<double>::infinity();
+      continue;
+    }
+    double l = 0;
+    for (int64_t t = 0; t < n; ++t) {
+      const double p = std::exp(s[t] - m);
+      l += p;
+      const float* vt = v + (t * kvh + kh) * d;
+      for (int j = 0; j < d; ++j) oh[j] += p * vt[j];
+    }
+    for (int j = 0; j < d; ++j) oh[j] /= l;
+    lse[h] = m + std::log(l);
+  }
+}
+
+void attention_paged(const AttentionShape& shape, const float* q, const PagedKvView& kv, double* o, double* lse,
+                     double scale) {
+  // Densify each head's tokens, then reuse the dense oracle head by head.
+  const int d = shape.head_dim, P = kv.page_tokens;
+  const size_t es = dtype_size(kv.dtype);
+  AttentionShape one = shape;
+  one.q_heads = shape.group_size();
+  one.kv_heads = 1;
+  for (int h = 0; h < kv.kv_heads; ++h) {
+    const int64_t n = kv.heads[h].num_tokens;
+    std::vector<float> kd(static_cast<size_t>(n) * d), vd(static_cast<size_t>(n) * d);
+    for (int64_t t = 0; t < n; ++t) {
+      const PageRef& p = kv.heads[h].pages[t / P];
+      const int slot = static_cast<int>(t % P);
+      convert_to_fp32(kv.dtype, p.v + v_block_offset(0, slot, d) * es, vd.data() + t * d, d);
+      for (int j = 0; j < d; ++j)
+        convert_to_fp32(kv.dtype, p.k + k_block_offset(j, slot, P) * es, kd.data() + t * d + j, 1);
+    }
+    const int g = shape.group_size();
+    attention(one, q + static_cast<size_t>(h) * g * d, kd.data(), vd.data(), n, o + static_cast<size_t>(h) * g * d,
+              lse + h * g, scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(d)));
+  }
+}
+
+std::vector<double> probabilities(const AttentionShape& shape, const float* q, const float* k, int64_t n,
+                                  double scale) {
+  const int d = shape.head_dim, kvh = shape.kv_heads;
+  scale = default_scale(shape, scale);
+  std::vector<double> p(static_cast<size_t>(shape.q_heads) * n);
+  for (int h = 0; h < shape.q_heads; ++h) {
+    const int kh = shape.kv_head_of(h);
+    double* ph = p.data() + static_cast<size_t>(h) * n;
+    double m = -std::numeric_limits<double>::infinity();
+    for (int64_t t = 0; t < n; ++t) {
+      const float* kt = k + (t * kvh + kh) * d;
+      double dot = 0;
+      for (int j = 0; j < d; ++j) dot += static_cast<double>(q[h * d + j]) * kt[j];
+      ph[t] = dot * scale;
+      m = std::max(m, ph[t]);
+    }
+    double l = 0;
+    for (int64_t t = 0; t < n; ++t) l += (ph[t] = std::exp(ph[t] - m));
+    for (int64_t t = 0; t < n; ++t) ph[t] /= l;
+  }
+  return p;
+}
+
+}  // namespace hb::ref

@@ -1,0 +1,26 @@
+#pragma once
+// The fp64 oracle: exact single-query attention, every test and accuracy figure compares
+// against it. Deliberately simple (two passes, no SIMD) so it is obviously right.
+#include <cstdint>
+#include <vector>
+
+#include "core/kv_cache.h"
+#include "core/shape.h"
+
+namespace hb::ref {
+
+// Dense KV rows [n][kv_heads][head_dim] (fp32 values, used exactly). q [q_heads][head_dim].
+// o [q_heads][head_dim], lse [q_heads] (natural log, of the scaled logits). With n == 0 the
+// output is zero and lse is -inf. `scale` defaults to 1/sqrt(head_dim) when <= 0.
+void attention(const AttentionShape& shape, const float* q, const float* k, const float* v, int64_t n,
+               double* o, double* lse, double scale = 0);
+
+// Same over a paged view (reads the cache dtype exactly), for checking kernels on the same data.
+void attention_paged(const AttentionShape& shape, const float* q, const PagedKvView& kv, double* o,
+                     double* lse, double scale = 0);
+
+// Softmax probabilities of every token for every query head: [q_heads][n].
+std::vector<double> probabilities(const AttentionShape& shape, const float* q, const float* k, int64_t n,
+                                  double scale = 0);
+
+}  // namespace hb::ref
