@@ -29,7 +29,7 @@ struct WorkloadSpec {
   // Recency: positional features whose dot product peaks at age 0 and decays over about
   // `recency_scale` tokens (RoPE's long-range decay makes recent tokens likelier targets).
   int recency_frequencies = 8;
-  float recency_logit = 3.0f;
+  float recency_logit = 4.0f;
   float recency_scale = 64.0f;
   // Heavy hitters: a sparse set of tokens (e.g. delimiters, salient entities) that many
   // queries keep attending to (H2O's observation); `heavy_fraction` of the context.

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs whatever hybridbench needs that this Debian machine lacks (nothing when all is there).
+# The CUDA toolkit is not installed here: with nvcc at /usr/local/cuda the build compiles the
+# CUDA backend, without it the build is CPU-only (HYBRIDBENCH_CUDA=AUTO).
+set -euo pipefail
+packages=(build-essential cmake pkg-config git libhwloc-dev hwloc-nox libnuma-dev numactl
+          libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+else
+  echo "install-deps: all Debian packages present" >&2
+fi
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install-deps: CUDA toolkit found; the CUDA backend will be compiled" >&2
+else
+  echo "install-deps: no CUDA toolkit (nvcc) found; building the CPU-only binary" >&2
+fi

@@ -1,0 +1,89 @@
+#include "core/kv_cache.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/workload.h"
+
+namespace hb {
+namespace {
+
+AttentionShape small_shape(DType t = DType::f16) { return AttentionShape{4, 2, 64, t}; }
+
+TEST(PagedKvCache, AppendAndReadBackEveryToken) {
+  for (DType t : {DType::f16, DType::bf16, DType::f32}) {
+    const auto shape = small_shape(t);
+    auto w = make_workload(shape, 37, 0, WorkloadSpec{});  // 37: two full pages + a partial one
+    PagedKvCache cache(shape, 16);
+    PageArena ka(host_allocator(), cache.block_bytes()), va(host_allocator(), cache.block_bytes());
+    cache.append(w.prompt, 0, w.prompt.tokens, ka, va);
+    ASSERT_EQ(cache.num_tokens(0), 37);
+    ASSERT_EQ(cache.num_pages(1), 3);
+    std::vector<float> k(64), v(64);
+    for (int h = 0; h < 2; ++h)
+      for (int64_t s = 0; s < 37; ++s) {
+        cache.read_token(h, s, k.data(), v.data());
+        for (int j = 0; j < 64; ++j) {
+          // Workload values are already rounded through the dtype, so storage is exact.
+          ASSERT_EQ(k[j], w.prompt.k_row(s, h)[j]);
+          ASSERT_EQ(v[j], w.prompt.v_row(s, h)[j]);
+        }
+      }
+  }
+}
+
+TEST(PagedKvCache, BlockedLayoutAndZeroPadding) {
+  const auto shape = AttentionShape{1, 1, 32, DType::f32};
+  PagedKvCache cache(shape, 16);
+  PageArena ka(host_allocator(), cache.block_bytes()), va(host_allocator(), cache.block_bytes());
+  std::vector<float> k(32), v(32);
+  for (int t = 0; t < 3; ++t) {
+    for (int j = 0; j < 32; ++j) { k[j] = 100.0f * t + j; v[j] = -k[j]; }
+    cache.append_token(k.data(), v.data(), ka, va);
+  }
+  const auto* kb = reinterpret_cast<const float*>(cache.page(0, 0).k);
+  const auto* vb = reinterpret_cast<const float*>(cache.page(0, 0).v);
+  EXPECT_EQ(kb[k_block_offset(5, 2, 16)], 205.0f);  // dim 5 of token 2: token-minor K
+  EXPECT_EQ(vb[v_block_offset(5, 2, 32)], -205.0f); // token-major V
+  EXPECT_EQ(kb[k_block_offset(5, 3, 16)], 0.0f);    // slot past the last token reads zero
+  EXPECT_EQ(vb[v_block_offset(0, 15, 32)], 0.0f);
+}
+
+TEST(PagedKvCache, MigratePageMovesBytesAndKeepsValues) {
+  const auto shape = small_shape();
+  auto w = make_workload(shape, 40, 0, WorkloadSpec{});
+  PagedKvCache cache(shape, 16);
+  PageArena fast(host_allocator({MemoryKind::local_dram, 0}), cache.block_bytes());
+  PageArena slow(host_allocator({MemoryKind::cxl, 1, true}), cache.block_bytes());
+  cache.append(w.prompt, 0, 40, fast, fast);
+  EXPECT_EQ(cache.migrate_page(1, 1, nullptr, &slow), cache.block_bytes());  // V only
+  EXPECT_EQ(cache.v_location(1, 1).kind, MemoryKind::cxl);
+  EXPECT_EQ(cache.k_location(1, 1).kind, MemoryKind::local_dram);
+  EXPECT_EQ(slow.blocks_in_use(), 1u);
+  std::vector<float> k(64), v(64);
+  cache.read_token(1, 20, k.data(), v.data());
+  EXPECT_EQ(v[3], w.prompt.v_row(20, 1)[3]);
+  cache.release_all();
+  EXPECT_EQ(fast.blocks_in_use(), 0u);
+  EXPECT_EQ(slow.blocks_in_use(), 0u);
+}
+
+TEST(PagedKvCache, RejectsBadPageSizeAndShape) {
+  EXPECT_THROW(PagedKvCache(small_shape(), 10), Error);
+  EXPECT_THROW(PagedKvCache(AttentionShape{6, 4, 64, DType::f16}, 16), Error);
+}
+
+TEST(PagedKvCache, ViewListsEveryHead) {
+  const auto shape = small_shape();
+  auto w = make_workload(shape, 1, 0, WorkloadSpec{});
+  PagedKvCache cache(shape, 16);
+  PageArena ka(host_allocator(), cache.block_bytes()), va(host_allocator(), cache.block_bytes());
+  cache.append(w.prompt, 0, 1, ka, va);
+  const auto view = cache.view();
+  ASSERT_EQ(view.kv_heads, 2);
+  EXPECT_EQ(view.heads[1].num_tokens, 1);
+  EXPECT_EQ(view.heads[1].pages[0].k, cache.page(1, 0).k);
+}
+
+}  // namespace
+}  // namespace hb

@@ -1,0 +1,85 @@
+#include <atomic>
+#include <cmath>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/model_presets.h"
+#include "core/stats.h"
+#include "core/strategy.h"
+#include "core/thread_pool.h"
+#include "core/traffic.h"
+
+namespace hb {
+namespace {
+
+TEST(ModelPresets, PublicConfigsAndLookup) {
+  const auto& l = find_model_preset("Llama-3.1-8B");
+  EXPECT_EQ(l.shape.q_heads, 32);
+  EXPECT_EQ(l.shape.kv_heads, 8);
+  EXPECT_EQ(l.shape.head_dim, 128);
+  EXPECT_EQ(l.shape.kv_bytes_per_token(), 4096);  // 4 KiB per token per layer (REFERENCES.md)
+  EXPECT_EQ(find_model_preset("opt-13b").layers, 40);
+  EXPECT_EQ(find_model_preset("qwen2.5-7b").shape.kv_heads, 4);
+  for (const auto& p : model_presets()) {
+    EXPECT_NO_THROW(p.shape.validate()) << p.name;
+    EXPECT_EQ(p.shape.q_heads * p.shape.head_dim, p.hidden) << p.name;
+  }
+  try {
+    find_model_preset("gpt-5");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(e.fix().find("llama-3.1-8b"), std::string::npos);
+  }
+}
+
+TEST(Stats, QuantilesAndNoise) {
+  std::vector<double> s = {5, 1, 4, 2, 3};
+  auto r = summarize(s);
+  EXPECT_EQ(r.median, 3);
+  EXPECT_EQ(r.min, 1);
+  EXPECT_EQ(r.max, 5);
+  EXPECT_DOUBLE_EQ(r.q1, 2);
+  EXPECT_DOUBLE_EQ(r.p10, 1.4);
+  EXPECT_NEAR(r.stdev, std::sqrt(2.5), 1e-12);
+  EXPECT_TRUE(std::isnan(quantile(std::vector<double>{}, 0.5)));
+  EXPECT_EQ(summarize(std::vector<double>{}).count, 0);
+}
+
+TEST(ThreadPool, RunsEveryTaskOnceRepeatedly) {
+  ThreadPool pool(3);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::atomic<int>> hits(97);
+    pool.parallel_for(97, [&](int64_t t, int worker) {
+      ASSERT_GE(worker, 0);
+      ASSERT_LT(worker, 3);
+      hits[t]++;
+    });
+    for (auto& h : hits) ASSERT_EQ(h.load(), 1);
+  }
+  pool.parallel_for(0, [](int64_t, int) { FAIL(); });
+}
+
+TEST(Traffic, AccumulatesAndScales) {
+  Traffic a;
+  a.read(Processor::cpu, MemoryKind::cxl, 100);
+  a.h2d_bytes = 10;
+  Traffic b = a;
+  b += a;
+  EXPECT_EQ(b.bytes_read[0][int(MemoryKind::cxl)], 200);
+  EXPECT_EQ(b.scaled(0.5), a);
+  EXPECT_EQ(b.total_read(Processor::cpu), 200);
+}
+
+TEST(StrategyOptions, ReadsDefaultsAndRejectsTypos) {
+  StrategyOptions o(std::map<std::string, std::string>{{"h2o.heavy_ratio", "0.2"}, {"h2o.recnt", "3"}});
+  EXPECT_EQ(o.number("h2o", "heavy_ratio", 0.1), 0.2);
+  EXPECT_EQ(o.number("h2o", "recent_ratio", 0.1), 0.1);
+  EXPECT_THROW(o.check_all_used("h2o"), Error);
+  StrategyOptions bad(std::map<std::string, std::string>{{"quest.budget", "lots"}});
+  EXPECT_THROW(bad.number("quest", "budget", 2048), Error);
+}
+
+}  // namespace
+}  // namespace hb
