@@ -1,0 +1,119 @@
+// The report data model's behaviour: vocabularies, point keys, the host part of the context and
+// the speedups section. Serialisation is elsewhere (json_io.cpp, schema.cpp).
+#include "reports/report.h"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <span>
+
+#include "core/build_info.h"
+#include "core/cpu_features.h"
+
+namespace hb::reports {
+
+std::string schema_string() { return std::string(kSchemaId) + "/" + std::to_string(kSchemaVersion); }
+
+template <size_t N>
+static bool one_of(const std::string& s, const char* const (&list)[N]) {
+  return std::any_of(std::begin(list), std::end(list), [&](const char* v) { return s == v; });
+}
+bool is_status(const std::string& s) { return one_of(s, kStatuses); }
+bool is_provenance(const std::string& s) { return one_of(s, kProvenances); }
+bool is_stop_reason(const std::string& s) { return one_of(s, kStopReasons); }
+
+std::string PointAxes::group_key() const {
+  // Fixed order and explicit names, so keys are stable across versions of this code and
+  // readable in compare's output.
+  std::string k = "model=" + model + ";family=" + family + ";seq_len=" + std::to_string(seq_len) +
+                  ";batch=" + std::to_string(batch) + ";kv_dtype=" + kv_dtype + ";workload=" + workload +
+                  ";accelerator=" + accelerator + ";decode_steps=" + std::to_string(decode_steps) +
+                  ";page_tokens=" + std::to_string(page_tokens);
+  for (const auto& [name, value] : extra) k += ";" + name + "=" + value;
+  return k;
+}
+
+std::string PointAxes::key() const { return group_key() + ";strategy=" + strategy; }
+
+Timing Timing::from_samples(std::vector<double> samples_ns) {
+  Timing t;
+  t.summary = summarize(std::span<const double>(samples_ns));
+  t.samples_ns = std::move(samples_ns);
+  return t;
+}
+
+static std::string read_cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon == std::string::npos) break;
+      auto v = line.substr(colon + 1);
+      v.erase(0, v.find_first_not_of(" \t"));
+      return v;
+    }
+  return "unknown";
+}
+
+void fill_host_context(ReportContext& ctx) {
+  const auto& b = build_info();
+  ctx.tool_version = b.version;
+  ctx.git_commit = b.git_commit;
+  ctx.build_type = b.build_type;
+  ctx.compiler = b.compiler;
+  ctx.cuda = b.cuda;
+  ctx.cuda_version = b.cuda_version;
+
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  ctx.date_utc = date;
+
+  char host[256] = {};
+  ctx.host = gethostname(host, sizeof host - 1) == 0 ? host : "unknown";
+  utsname u{};
+  ctx.os = uname(&u) == 0 ? std::string(u.sysname) + " " + u.release + " " + u.machine : "unknown";
+  ctx.cpu_model = read_cpu_model();
+  ctx.simd_level = simd_level_name(best_simd_level());
+}
+
+// The weaker of two provenance labels: a ratio involving an emulated figure is emulated.
+static std::string weaker_provenance(const std::string& a, const std::string& b) {
+  auto rank = [](const std::string& p) { return p == "modeled" ? 2 : p == "emulated" ? 1 : 0; };
+  return rank(a) >= rank(b) ? a : b;
+}
+
+std::vector<Speedup> compute_speedups(const std::vector<Point>& points) {
+  std::map<std::string, std::vector<const Point*>> groups;
+  for (const auto& p : points)
+    if (p.timed() && p.step.summary.median > 0) groups[p.axes.group_key()].push_back(&p);
+
+  std::vector<Speedup> out;
+  for (auto& [key, members] : groups) {
+    std::sort(members.begin(), members.end(),
+              [](const Point* x, const Point* y) { return x->axes.strategy < y->axes.strategy; });
+    for (const Point* a : members)
+      for (const Point* b : members) {
+        if (a->axes.strategy == b->axes.strategy) continue;
+        Speedup s;
+        s.group_key = key;
+        s.strategy_a = a->axes.strategy;
+        s.strategy_b = b->axes.strategy;
+        s.ratio = b->step.summary.median / a->step.summary.median;
+        s.rel_noise = std::hypot(a->step.summary.rel_stdev(), b->step.summary.rel_stdev());
+        s.provenance = weaker_provenance(a->provenance, b->provenance);
+        out.push_back(std::move(s));
+      }
+  }
+  return out;
+}
+
+}  // namespace hb::reports

@@ -1,0 +1,169 @@
+#pragma once
+// The in-memory report: what one `hybridbench run` measured, as plain structs. The runner fills
+// it, reports/ writes and reads it as JSON (reports/json_io.h), compares two of them and renders
+// tables and HTML. No JSON types here, so the runner and the renderers do not depend on the
+// serialisation, and the schema lives in one place (reports/schema.cpp + reports/README.md).
+//
+// Closed vocabularies (status, provenance, stop reason) are strings, like core's PlanResult,
+// so the runner can copy them through; writing and reading a report both reject values outside
+// the lists below, so a typo cannot reach a file.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/accelerator.h"
+#include "core/stats.h"
+#include "core/traffic.h"
+
+namespace hb::reports {
+
+// Schema identity written to every file as "schema": "<id>/<version>". The version changes
+// whenever a field is renamed, removed or changes meaning; readers refuse other versions.
+inline constexpr const char* kSchemaId = "hybridbench.report";
+inline constexpr int kSchemaVersion = 1;
+std::string schema_string();  // "hybridbench.report/1"
+
+// Allowed values (kebab-case, as written to JSON).
+inline constexpr const char* kStatuses[] = {"ok", "oom", "unsupported", "error"};
+inline constexpr const char* kProvenances[] = {"measured", "emulated", "modeled"};
+// Why the timing loop stopped: noise under --max-noise; the sample/time minimum reached with
+// the noise still high; the step cap; the time limit; "none" when nothing was timed (status != ok).
+inline constexpr const char* kStopReasons[] = {"noise", "min-samples", "min-time", "max-steps", "timeout", "none"};
+bool is_status(const std::string& s);
+bool is_provenance(const std::string& s);
+bool is_stop_reason(const std::string& s);
+
+// ---------------------------------------------------------------------------------------------
+// Context: where and how the figures were produced.
+
+struct MemoryNodeSummary {
+  int node = -1;                // NUMA node id
+  std::string kind;             // memory_kind_name(): "local-dram", "cxl", ...
+  int64_t size_bytes = 0;
+  bool emulated = false;        // the kind is stood in for (e.g. a remote node playing CXL)
+  std::string note;             // classification reason, free text
+};
+
+struct TopologySummary {
+  std::map<std::string, std::string> facts;  // free-form: "sockets" -> "2", "source" -> "hwloc"
+  std::vector<MemoryNodeSummary> nodes;
+};
+
+struct ReportContext {
+  // Build (fill_host_context() fills these from core/build_info.h).
+  std::string tool_version, git_commit, build_type, compiler;
+  bool cuda = false;             // built with the CUDA backend
+  std::string cuda_version;      // toolkit at compile time, empty without CUDA
+  // Run and host (fill_host_context() fills these too).
+  std::string date_utc;          // ISO 8601, "2025-01-31T12:34:56Z"
+  std::string host, os, cpu_model, simd_level;
+  // Filled by the runner from memtier.
+  TopologySummary topology;
+  std::map<std::string, std::string> system_settings;  // "thp" -> "madvise", "numa_balancing" -> "0", ...
+  AcceleratorInfo accelerator;   // core/accelerator.h: kind cpu|cuda, name, emulated, capacity, details
+  std::string command_line;
+  std::map<std::string, std::string> sweep;  // sweep spec echo: "seq_len" -> "4k:128k:x2", ...
+};
+
+// Fills build facts, date, host name, OS/kernel, CPU model and SIMD level of this process.
+void fill_host_context(ReportContext& ctx);
+
+// ---------------------------------------------------------------------------------------------
+// One sweep point.
+
+// The coordinates of a point. Two reports' points match when their axes are equal; points of
+// one report that differ only in `strategy` are comparable to each other (speedups). Put
+// sweep axes only in `extra` (e.g. placement options); a strategy's own knobs belong in
+// Point::strategy_params, or they would split its points from the others'.
+struct PointAxes {
+  std::string model, family;
+  int64_t seq_len = 0;           // prompt tokens in the KV cache before decoding
+  int batch = 1;
+  std::string strategy;
+  std::string kv_dtype;          // "fp16", "bf16", "fp32", ...
+  std::string workload;          // "structured", "uniform", "needle", "trace:FILE"
+  std::string accelerator;       // "cpu" | "cuda"
+  int decode_steps = 0;
+  int page_tokens = 0;
+  std::map<std::string, std::string> extra;
+
+  bool operator==(const PointAxes&) const = default;
+  // Stable text of all axes ("model=...;seq_len=...;..."), for matching and sorting.
+  std::string key() const;
+  // The same without the strategy: the group whose strategies are compared with each other.
+  std::string group_key() const;
+};
+
+// Raw samples and their summary (summary = hb::summarize(samples_ns)).
+struct Timing {
+  std::vector<double> samples_ns;
+  SampleSummary summary;
+  static Timing from_samples(std::vector<double> samples_ns);
+};
+
+struct StepTiming : Timing {
+  std::string stop_reason = "none";  // one of kStopReasons
+  int warmup_steps = 0;
+};
+
+// A KV region the strategy placed, with where its pages were actually found.
+struct PlacedRegion {
+  std::string role;              // "k", "v", "kv-recent", "kv-old", ...
+  std::string intended;          // MemoryLocation::to_string() of the plan: "cxl@2(emulated)"
+  int64_t bytes = 0;
+  std::map<int, int64_t> observed_pages_per_node;  // NUMA node -> pages seen there; empty = not checked
+};
+
+// Output accuracy against the fp64 reference, averaged over scored steps.
+struct Accuracy {
+  int64_t steps_scored = 0;      // 0: not scored (then the other fields are meaningless)
+  double rel_l2 = 0;             // ||o - o_ref||_2 / ||o_ref||_2
+  double cosine = 1;             // cosine similarity of o and o_ref
+  double max_abs_err = 0;
+  double mass_recall = 1;        // share of exact softmax mass on the attended tokens
+  double needle_success_rate = -1;  // -1: the workload planted no needle
+  bool has_needle() const { return needle_success_rate >= 0; }
+};
+
+struct Point {
+  PointAxes axes;
+  std::string status = "ok";     // one of kStatuses
+  std::string reason;            // why, when status != ok
+  std::string provenance = "measured";  // one of kProvenances
+  StepTiming step;               // one decode step (all sequences of the batch, one layer)
+  std::map<std::string, Timing> phases;  // "cpu", "accelerator", "transfer", "merge", ...
+  Traffic traffic_per_step;      // averaged over timed steps
+  std::vector<PlacedRegion> placement;
+  Accuracy accuracy;
+  std::map<std::string, std::string> strategy_params;  // effective parameters
+  std::vector<std::map<std::string, double>> trajectory;  // per-step scheduler state, if any
+
+  bool timed() const { return status == "ok" && step.summary.count > 0; }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Speedups: how much faster strategy A is than strategy B at the same point.
+
+struct Speedup {
+  std::string group_key;         // PointAxes::group_key() of the two points
+  std::string strategy_a, strategy_b;
+  double ratio = 0;              // median step time of B / median step time of A (> 1: A faster)
+  // Relative noise of the ratio: the two relative stdevs added in quadrature (independent
+  // errors of a quotient), so "1.8 ± 4%" can be printed without the raw samples.
+  double rel_noise = 0;
+  std::string provenance;        // the weaker label of the two points (modeled > emulated > measured)
+};
+
+// Every ordered pair (A, B), A != B, of timed points with the same group key, sorted by group
+// key then strategies. Points that are not timed (oom, unsupported, error) get no entry.
+std::vector<Speedup> compute_speedups(const std::vector<Point>& points);
+
+struct Report {
+  std::string schema = schema_string();
+  ReportContext context;
+  std::vector<Point> points;
+  std::vector<Speedup> speedups;  // compute_speedups(points) when written by the runner
+};
+
+}  // namespace hb::reports
