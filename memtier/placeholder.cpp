@@ -1,2 +1,0 @@
-// memtier is filled in by its own issue; this keeps the target non-empty until then.
-namespace hb::memtier {}

@@ -1,0 +1,380 @@
+// Struct <-> JSON for schema hybridbench.report/1. Every field is written; every field is
+// required on reading except where noted (keys unknown to this version are ignored, so adding an
+// optional field later does not need a new version). Units are in the names (_ns, _bytes).
+// Non-finite numbers (a strategy whose output is NaN has NaN accuracy) are written as null and
+// read back as NaN where the schema allows it (accuracy, trajectory).
+#include "reports/schema.h"
+
+#include <cmath>
+#include <span>
+
+#include "core/error.h"
+#include "core/memory.h"
+#include "reports/json_checked.h"
+
+namespace hb::reports {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr MemoryKind kAllKinds[] = {MemoryKind::local_dram, MemoryKind::remote_dram, MemoryKind::cxl,
+                                    MemoryKind::far,        MemoryKind::hbm,         MemoryKind::accelerator};
+static_assert(std::size(kAllKinds) == kMemoryKinds, "a new MemoryKind needs a name in the report schema");
+
+// ---- writing ---------------------------------------------------------------------------------
+
+json string_map(const std::map<std::string, std::string>& m) {
+  json j = json::object();
+  for (const auto& [k, v] : m) j[k] = v;
+  return j;
+}
+
+json summary_json(const SampleSummary& s) {
+  return {{"count", s.count},         {"mean_ns", s.mean},     {"stdev_ns", s.stdev},
+          {"min_ns", s.min},          {"max_ns", s.max},       {"median_ns", s.median},
+          {"p10_ns", s.p10},          {"p90_ns", s.p90},       {"q1_ns", s.q1},
+          {"q3_ns", s.q3},            {"iqr_ns", s.iqr()},     {"rel_stdev", s.rel_stdev()}};
+}
+
+json timing_json(const Timing& t) { return {{"samples_ns", t.samples_ns}, {"summary", summary_json(t.summary)}}; }
+
+json per_kind(const std::array<int64_t, kMemoryKinds>& a) {
+  json j = json::object();
+  for (auto k : kAllKinds) j[std::string(memory_kind_name(k))] = a[int(k)];
+  return j;
+}
+
+json traffic_json(const Traffic& t) {
+  json read = json::object(), written = json::object();
+  for (auto p : {Processor::cpu, Processor::accelerator}) {
+    read[processor_name(p)] = per_kind(t.bytes_read[int(p)]);
+    written[processor_name(p)] = per_kind(t.bytes_written[int(p)]);
+  }
+  return {{"bytes_read", read},
+          {"bytes_written", written},
+          {"h2d_bytes", t.h2d_bytes},
+          {"d2h_bytes", t.d2h_bytes},
+          {"cpu_flops", t.cpu_flops},
+          {"accelerator_flops", t.accelerator_flops},
+          {"kernel_launches", t.kernel_launches},
+          {"syncs", t.syncs}};
+}
+
+json context_json(const ReportContext& c) {
+  json nodes = json::array();
+  for (const auto& n : c.topology.nodes)
+    nodes.push_back({{"node", n.node}, {"kind", n.kind}, {"size_bytes", n.size_bytes},
+                     {"emulated", n.emulated}, {"note", n.note}});
+  const auto& a = c.accelerator;
+  return {{"tool_version", c.tool_version},
+          {"git_commit", c.git_commit},
+          {"build_type", c.build_type},
+          {"compiler", c.compiler},
+          {"cuda", c.cuda},
+          {"cuda_version", c.cuda_version},
+          {"date_utc", c.date_utc},
+          {"host", c.host},
+          {"os", c.os},
+          {"cpu_model", c.cpu_model},
+          {"simd_level", c.simd_level},
+          {"topology", {{"facts", string_map(c.topology.facts)}, {"nodes", nodes}}},
+          {"system_settings", string_map(c.system_settings)},
+          {"accelerator",
+           {{"kind", a.kind}, {"name", a.name}, {"emulated", a.emulated}, {"capacity_bytes", a.capacity_bytes},
+            {"device", a.device}, {"numa_node", a.numa_node}, {"details", a.details}}},
+          {"command_line", c.command_line},
+          {"sweep", string_map(c.sweep)}};
+}
+
+void check_vocabulary(const Point& p, size_t index) {
+  auto bad = [&](const char* field, const std::string& v, const char* allowed) {
+    throw Error("report point " + std::to_string(index) + " (" + p.axes.key() + ") has " + field + " \"" + v +
+                    "\", which the report schema does not allow (allowed: " + allowed + ")",
+                "this is a bug in the code that filled the report; please report it", kExitFailure);
+  };
+  if (!is_status(p.status)) bad("status", p.status, "ok, oom, unsupported, error");
+  if (!is_provenance(p.provenance)) bad("provenance", p.provenance, "measured, emulated, modeled");
+  if (!is_stop_reason(p.step.stop_reason))
+    bad("step.stop_reason", p.step.stop_reason, "noise, min-samples, min-time, max-steps, timeout, none");
+}
+
+json point_json(const Point& p) {
+  const auto& x = p.axes;
+  json phases = json::object();
+  for (const auto& [name, t] : p.phases) phases[name] = timing_json(t);
+  json placement = json::array();
+  for (const auto& r : p.placement) {
+    json pages = json::object();
+    for (const auto& [node, n] : r.observed_pages_per_node) pages[std::to_string(node)] = n;
+    placement.push_back({{"role", r.role}, {"intended", r.intended}, {"bytes", r.bytes},
+                         {"observed_pages_per_node", pages}});
+  }
+  const auto& a = p.accuracy;
+  json trajectory = json::array();
+  for (const auto& row : p.trajectory) {
+    json r = json::object();
+    for (const auto& [k, v] : row) r[k] = v;
+    trajectory.push_back(r);
+  }
+  return {{"axes",
+           {{"model", x.model}, {"family", x.family}, {"seq_len", x.seq_len}, {"batch", x.batch},
+            {"strategy", x.strategy}, {"kv_dtype", x.kv_dtype}, {"workload", x.workload},
+            {"accelerator", x.accelerator}, {"decode_steps", x.decode_steps}, {"page_tokens", x.page_tokens},
+            {"extra", string_map(x.extra)}}},
+          {"status", p.status},
+          {"reason", p.reason},
+          {"provenance", p.provenance},
+          {"step",
+           {{"samples_ns", p.step.samples_ns}, {"summary", summary_json(p.step.summary)},
+            {"stop_reason", p.step.stop_reason}, {"warmup_steps", p.step.warmup_steps}}},
+          {"phases", phases},
+          {"traffic_per_step", traffic_json(p.traffic_per_step)},
+          {"placement", placement},
+          {"accuracy",
+           {{"steps_scored", a.steps_scored}, {"rel_l2", a.rel_l2}, {"cosine", a.cosine},
+            {"max_abs_err", a.max_abs_err}, {"mass_recall", a.mass_recall},
+            // null, not -1, in the file: "no needle" should not look like a rate.
+            {"needle_success_rate", a.has_needle() ? json(a.needle_success_rate) : json(nullptr)}}},
+          {"strategy_params", string_map(p.strategy_params)},
+          {"trajectory", trajectory}};
+}
+
+// ---- reading ---------------------------------------------------------------------------------
+
+std::map<std::string, std::string> read_string_map(const JsonReader& r) {
+  std::map<std::string, std::string> m;
+  r.each_member([&](const std::string& k, const JsonReader& v) { m[k] = v.as_string(); });
+  return m;
+}
+
+SampleSummary read_summary(const JsonReader& r) {
+  // iqr_ns and rel_stdev are derived and written for readers of the file; ignored here.
+  SampleSummary s;
+  s.count = r.i64("count");
+  s.mean = r.num("mean_ns");
+  s.stdev = r.num("stdev_ns");
+  s.min = r.num("min_ns");
+  s.max = r.num("max_ns");
+  s.median = r.num("median_ns");
+  s.p10 = r.num("p10_ns");
+  s.p90 = r.num("p90_ns");
+  s.q1 = r.num("q1_ns");
+  s.q3 = r.num("q3_ns");
+  return s;
+}
+
+std::vector<double> read_samples(const JsonReader& r) {
+  std::vector<double> v;
+  r.each_element([&](const JsonReader& e) { v.push_back(e.as_number()); });
+  return v;
+}
+
+void read_timing(const JsonReader& r, Timing& t) {
+  t.samples_ns = read_samples(r.member("samples_ns"));
+  auto summary = r.member("summary");
+  t.summary = read_summary(summary);
+  // The summary is what tables print and the samples are what compare tests; a file where they
+  // disagree was edited or produced by a broken writer, and would give inconsistent answers.
+  if (t.summary.count != static_cast<int64_t>(t.samples_ns.size()))
+    summary.member("count").fail("summary.count is " + std::to_string(t.summary.count) + " but samples_ns has " +
+                                 std::to_string(t.samples_ns.size()) + " samples");
+}
+
+std::string read_vocab(const JsonReader& r, const std::string& key, bool (*ok)(const std::string&),
+                       const char* allowed) {
+  auto m = r.member(key);
+  auto v = m.as_string();
+  if (!ok(v)) m.fail("\"" + v + "\" is not one of: " + allowed);
+  return v;
+}
+
+std::array<int64_t, kMemoryKinds> read_per_kind(const JsonReader& r) {
+  // Kinds absent from the file count 0, so a future memory kind does not break old files;
+  // an unknown kind name is an error (it would be silently dropped otherwise).
+  std::array<int64_t, kMemoryKinds> a{};
+  r.each_member([&](const std::string& k, const JsonReader& v) {
+    for (auto kind : kAllKinds)
+      if (k == memory_kind_name(kind)) {
+        a[int(kind)] = v.as_int();
+        return;
+      }
+    v.fail("unknown memory kind \"" + k + "\"");
+  });
+  return a;
+}
+
+Traffic read_traffic(const JsonReader& r) {
+  Traffic t;
+  auto read = r.member("bytes_read"), written = r.member("bytes_written");
+  for (auto p : {Processor::cpu, Processor::accelerator}) {
+    t.bytes_read[int(p)] = read_per_kind(read.member(processor_name(p)));
+    t.bytes_written[int(p)] = read_per_kind(written.member(processor_name(p)));
+  }
+  t.h2d_bytes = r.i64("h2d_bytes");
+  t.d2h_bytes = r.i64("d2h_bytes");
+  t.cpu_flops = r.num("cpu_flops");
+  t.accelerator_flops = r.num("accelerator_flops");
+  t.kernel_launches = r.i64("kernel_launches");
+  t.syncs = r.i64("syncs");
+  return t;
+}
+
+ReportContext read_context(const JsonReader& r) {
+  ReportContext c;
+  c.tool_version = r.str("tool_version");
+  c.git_commit = r.str("git_commit");
+  c.build_type = r.str("build_type");
+  c.compiler = r.str("compiler");
+  c.cuda = r.boolean("cuda");
+  c.cuda_version = r.str("cuda_version");
+  c.date_utc = r.str("date_utc");
+  c.host = r.str("host");
+  c.os = r.str("os");
+  c.cpu_model = r.str("cpu_model");
+  c.simd_level = r.str("simd_level");
+  auto topo = r.member("topology");
+  c.topology.facts = read_string_map(topo.member("facts"));
+  topo.member("nodes").each_element([&](const JsonReader& n) {
+    MemoryNodeSummary s;
+    s.node = n.i32("node");
+    s.kind = n.str("kind");
+    s.size_bytes = n.i64("size_bytes");
+    s.emulated = n.boolean("emulated");
+    s.note = n.str("note");
+    c.topology.nodes.push_back(std::move(s));
+  });
+  c.system_settings = read_string_map(r.member("system_settings"));
+  auto a = r.member("accelerator");
+  c.accelerator.kind = a.str("kind");
+  c.accelerator.name = a.str("name");
+  c.accelerator.emulated = a.boolean("emulated");
+  c.accelerator.capacity_bytes = a.i64("capacity_bytes");
+  c.accelerator.device = a.i32("device");
+  c.accelerator.numa_node = a.i32("numa_node");
+  c.accelerator.details = a.str("details");
+  c.command_line = r.str("command_line");
+  c.sweep = read_string_map(r.member("sweep"));
+  return c;
+}
+
+Point read_point(const JsonReader& r) {
+  Point p;
+  auto x = r.member("axes");
+  p.axes.model = x.str("model");
+  p.axes.family = x.str("family");
+  p.axes.seq_len = x.i64("seq_len");
+  p.axes.batch = x.i32("batch");
+  p.axes.strategy = x.str("strategy");
+  p.axes.kv_dtype = x.str("kv_dtype");
+  p.axes.workload = x.str("workload");
+  p.axes.accelerator = x.str("accelerator");
+  p.axes.decode_steps = x.i32("decode_steps");
+  p.axes.page_tokens = x.i32("page_tokens");
+  p.axes.extra = read_string_map(x.member("extra"));
+
+  p.status = read_vocab(r, "status", is_status, "ok, oom, unsupported, error");
+  p.reason = r.str("reason");
+  p.provenance = read_vocab(r, "provenance", is_provenance, "measured, emulated, modeled");
+
+  auto step = r.member("step");
+  read_timing(step, p.step);
+  p.step.stop_reason =
+      read_vocab(step, "stop_reason", is_stop_reason, "noise, min-samples, min-time, max-steps, timeout, none");
+  p.step.warmup_steps = step.i32("warmup_steps");
+  r.member("phases").each_member([&](const std::string& name, const JsonReader& t) { read_timing(t, p.phases[name]); });
+  p.traffic_per_step = read_traffic(r.member("traffic_per_step"));
+
+  r.member("placement").each_element([&](const JsonReader& e) {
+    PlacedRegion region;
+    region.role = e.str("role");
+    region.intended = e.str("intended");
+    region.bytes = e.i64("bytes");
+    e.member("observed_pages_per_node").each_member([&](const std::string& node, const JsonReader& n) {
+      size_t used = 0;
+      int id = -1;
+      try {
+        id = std::stoi(node, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != node.size() || node.empty()) n.fail("key \"" + node + "\" is not a NUMA node number");
+      region.observed_pages_per_node[id] = n.as_int();
+    });
+    p.placement.push_back(std::move(region));
+  });
+
+  auto a = r.member("accuracy");
+  p.accuracy.steps_scored = a.i64("steps_scored");
+  p.accuracy.rel_l2 = a.member("rel_l2").as_number_or_nan();
+  p.accuracy.cosine = a.member("cosine").as_number_or_nan();
+  p.accuracy.max_abs_err = a.member("max_abs_err").as_number_or_nan();
+  p.accuracy.mass_recall = a.member("mass_recall").as_number_or_nan();
+  auto needle = a.member("needle_success_rate");
+  p.accuracy.needle_success_rate = needle.json().is_null() ? -1.0 : needle.as_number();
+
+  p.strategy_params = read_string_map(r.member("strategy_params"));
+  r.member("trajectory").each_element([&](const JsonReader& row) {
+    std::map<std::string, double> m;
+    row.each_member([&](const std::string& k, const JsonReader& v) { m[k] = v.as_number_or_nan(); });
+    p.trajectory.push_back(std::move(m));
+  });
+  return p;
+}
+
+}  // namespace
+
+json report_to_json(const Report& report) {
+  json points = json::array();
+  for (size_t i = 0; i < report.points.size(); ++i) {
+    check_vocabulary(report.points[i], i);
+    points.push_back(point_json(report.points[i]));
+  }
+  json speedups = json::array();
+  for (const auto& s : report.speedups)
+    speedups.push_back({{"group_key", s.group_key}, {"strategy_a", s.strategy_a}, {"strategy_b", s.strategy_b},
+                        {"ratio", s.ratio}, {"rel_noise", s.rel_noise}, {"provenance", s.provenance}});
+  // Insertion-ordered: "schema" first so `head` on a file shows what it is.
+  json j = json::object();
+  j["schema"] = report.schema;
+  j["context"] = context_json(report.context);
+  j["points"] = std::move(points);
+  j["speedups"] = std::move(speedups);
+  return j;
+}
+
+Report report_from_json(const json& j, const std::string& source) {
+  JsonReader root(j, "$", source);
+  if (!j.is_object() || !j.contains("schema"))
+    throw Error(source + ": JSON, but not a hybridbench report (no top-level \"schema\" field)",
+                "pass a file written by `hybridbench run` (its first field is \"schema\": \"" + schema_string() +
+                    "\")");
+  const std::string schema = root.str("schema");
+  if (schema != schema_string()) {
+    const bool ours = schema.rfind(std::string(kSchemaId) + "/", 0) == 0;
+    throw Error(source + ": schema \"" + schema + "\" is " +
+                    (ours ? "a report version this hybridbench cannot read"
+                          : "not a hybridbench report schema") +
+                    " (this build reads \"" + schema_string() + "\")",
+                ours ? "use the hybridbench version that wrote it (see context.tool_version in the file), "
+                       "or re-run the sweep with this version"
+                     : "pass a file written by `hybridbench run`");
+  }
+  Report report;
+  report.schema = schema;
+  report.context = read_context(root.member("context"));
+  root.member("points").each_element([&](const JsonReader& p) { report.points.push_back(read_point(p)); });
+  root.member("speedups").each_element([&](const JsonReader& s) {
+    Speedup sp;
+    sp.group_key = s.str("group_key");
+    sp.strategy_a = s.str("strategy_a");
+    sp.strategy_b = s.str("strategy_b");
+    sp.ratio = s.num("ratio");
+    sp.rel_noise = s.num("rel_noise");
+    sp.provenance = read_vocab(s, "provenance", is_provenance, "measured, emulated, modeled");
+    report.speedups.push_back(std::move(sp));
+  });
+  return report;
+}
+
+}  // namespace hb::reports

@@ -1,0 +1,208 @@
+#include "reports/json_io.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "fixtures.h"
+
+namespace hb::reports {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::make_report;
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "hb-reports-XXXXXX").string();
+    path_ = ::mkdtemp(t.data());
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Asserts that reading `text` fails with a message containing every piece of `expect`.
+void expect_read_error(const std::string& text, std::initializer_list<std::string> expect) {
+  try {
+    from_json_text(text, "broken.json");
+    FAIL() << "no error for: " << text.substr(0, 200);
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_FALSE(e.fix().empty());
+    EXPECT_NE(msg.find("broken.json"), std::string::npos) << msg;
+    for (const auto& piece : expect) EXPECT_NE(msg.find(piece), std::string::npos) << "'" << piece << "' not in: " << msg;
+  }
+}
+
+TEST(ReportJson, RoundTripIsExact) {
+  const Report r = make_report();
+  const std::string text = to_json_text(r);
+  const Report back = from_json_text(text, "mem");
+  EXPECT_EQ(to_json_text(back), text);  // every field survives, doubles bit-exact
+
+  ASSERT_EQ(back.points.size(), r.points.size());
+  const Point& p = back.points[0];
+  EXPECT_EQ(p.axes, r.points[0].axes);
+  EXPECT_EQ(p.step.samples_ns, r.points[0].step.samples_ns);
+  EXPECT_EQ(p.step.summary.median, r.points[0].step.summary.median);
+  EXPECT_EQ(p.traffic_per_step, r.points[0].traffic_per_step);
+  EXPECT_EQ(p.placement[0].observed_pages_per_node, r.points[0].placement[0].observed_pages_per_node);
+  EXPECT_EQ(p.trajectory, r.points[0].trajectory);
+  EXPECT_EQ(p.accuracy.needle_success_rate, -1);
+  EXPECT_EQ(back.points.back().status, "oom");
+  EXPECT_EQ(back.points.back().reason, r.points.back().reason);
+  EXPECT_EQ(back.context.accelerator.name, r.context.accelerator.name);
+  EXPECT_EQ(back.context.topology.nodes[0].size_bytes, int64_t(8) << 30);
+  EXPECT_EQ(back.speedups.size(), r.speedups.size());
+}
+
+TEST(ReportJson, UnitsAreInFieldNamesAndSchemaComesFirst) {
+  const std::string text = to_json_text(make_report());
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"hybridbench.report/1\"", 0), 0u) << text.substr(0, 80);
+  for (const char* f : {"\"samples_ns\"", "\"median_ns\"", "\"capacity_bytes\"", "\"h2d_bytes\"", "\"size_bytes\""})
+    EXPECT_NE(text.find(f), std::string::npos) << f;
+}
+
+TEST(ReportJson, NaNAccuracyIsWrittenAsNullAndReadBack) {
+  Report r = make_report();
+  r.points[0].accuracy.rel_l2 = std::numeric_limits<double>::quiet_NaN();
+  r.points[0].accuracy.needle_success_rate = 0.75;
+  const Report back = from_json_text(to_json_text(r), "mem");
+  EXPECT_TRUE(std::isnan(back.points[0].accuracy.rel_l2));
+  EXPECT_EQ(back.points[0].accuracy.needle_success_rate, 0.75);
+}
+
+TEST(ReportJson, WritingRejectsUnknownVocabulary) {
+  Report r = make_report();
+  r.points[1].status = "crashed";
+  EXPECT_THROW(to_json_text(r), Error);
+  r = make_report();
+  r.points[1].step.stop_reason = "tired";
+  EXPECT_THROW(to_json_text(r), Error);
+}
+
+TEST(ReportJson, AtomicWriteReplacesAndLeavesNoTemporaries) {
+  TempDir dir;
+  const std::string path = dir.file("run.json");
+  write_text(path, "old content");
+  write_report(path, make_report());
+  EXPECT_EQ(read_report(path).points.size(), make_report().points.size());
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    ++files;
+    EXPECT_EQ(e.path().filename(), "run.json");
+  }
+  EXPECT_EQ(files, 1);
+  EXPECT_NE(fs::status(path).permissions() & fs::perms::owner_read, fs::perms::none);
+}
+
+TEST(ReportJson, WriteIntoMissingDirectoryFailsClearly) {
+  try {
+    write_report("/nonexistent-dir-hb/run.json", make_report());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitFailure);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir-hb"), std::string::npos);
+  }
+}
+
+TEST(ReportJsonErrors, MissingFile) {
+  try {
+    read_report("/nonexistent-dir-hb/run.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir-hb/run.json"), std::string::npos);
+  }
+}
+
+TEST(ReportJsonErrors, TruncatedFile) {
+  const std::string text = to_json_text(make_report());
+  expect_read_error(text.substr(0, text.size() / 2), {"not valid JSON", "truncated"});
+  expect_read_error("", {"not valid JSON"});
+}
+
+TEST(ReportJsonErrors, TruncatedFileOnDiskNamesThePath) {
+  TempDir dir;
+  const std::string path = dir.file("cut.json");
+  const std::string text = to_json_text(make_report());
+  write_text(path, text.substr(0, 1000));
+  try {
+    read_report(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos);
+  }
+}
+
+TEST(ReportJsonErrors, ForeignJson) {
+  expect_read_error(R"({"benchmarks": []})", {"not a hybridbench report"});
+  expect_read_error(R"([1, 2, 3])", {"not a hybridbench report"});
+  expect_read_error(R"({"schema": "bencher/1"})", {"not a hybridbench report schema"});
+}
+
+TEST(ReportJsonErrors, WrongVersion) {
+  std::string text = to_json_text(make_report());
+  text.replace(text.find("hybridbench.report/1"), 20, "hybridbench.report/9");
+  expect_read_error(text, {"hybridbench.report/9", "cannot read", "hybridbench.report/1"});
+}
+
+// Edits the serialised report as JSON, then expects the reader to name `path_piece`.
+void expect_edit_error(const std::function<void(nlohmann::ordered_json&)>& edit,
+                       std::initializer_list<std::string> expect) {
+  auto j = nlohmann::ordered_json::parse(to_json_text(make_report()));
+  edit(j);
+  expect_read_error(j.dump(), expect);
+}
+
+TEST(ReportJsonErrors, MissingFieldNamesTheJsonPath) {
+  expect_edit_error([](auto& j) { j["points"][2]["step"].erase("samples_ns"); },
+                    {"$.points[2].step", "missing field \"samples_ns\""});
+  expect_edit_error([](auto& j) { j.erase("context"); }, {"$", "missing field \"context\""});
+  expect_edit_error([](auto& j) { j["context"]["accelerator"].erase("capacity_bytes"); },
+                    {"$.context.accelerator", "capacity_bytes"});
+}
+
+TEST(ReportJsonErrors, WrongTypeNamesTheJsonPath) {
+  expect_edit_error([](auto& j) { j["points"][1]["axes"]["seq_len"] = "4k"; },
+                    {"$.points[1].axes.seq_len", "expected an integer, found a string"});
+  expect_edit_error([](auto& j) { j["points"][0]["step"]["samples_ns"][3] = "x"; },
+                    {"$.points[0].step.samples_ns[3]", "expected a number"});
+  expect_edit_error([](auto& j) { j["points"] = nlohmann::ordered_json::object(); },
+                    {"$.points", "expected an array, found an object"});
+}
+
+TEST(ReportJsonErrors, BadValuesAreRejected) {
+  expect_edit_error([](auto& j) { j["points"][0]["status"] = "crashed"; },
+                    {"$.points[0].status", "\"crashed\" is not one of"});
+  expect_edit_error([](auto& j) { j["points"][0]["step"]["samples_ns"].erase(0); },
+                    {"$.points[0].step.summary.count", "samples"});
+  expect_edit_error([](auto& j) { j["points"][0]["traffic_per_step"]["bytes_read"]["cpu"]["tape"] = 1; },
+                    {"$.points[0].traffic_per_step.bytes_read.cpu.tape", "unknown memory kind"});
+}
+
+TEST(ReportJson, UnknownExtraFieldsAreIgnored) {
+  auto j = nlohmann::ordered_json::parse(to_json_text(make_report()));
+  j["points"][0]["future_field"] = 42;
+  EXPECT_NO_THROW(from_json_text(j.dump(), "mem"));
+}
+
+}  // namespace
+}  // namespace hb::reports

@@ -1,0 +1,53 @@
+#include "reports/report.h"
+
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+
+namespace hb::reports {
+namespace {
+
+using testing::make_failed_point;
+using testing::make_point;
+
+TEST(ReportModel, SchemaString) { EXPECT_EQ(schema_string(), "hybridbench.report/1"); }
+
+TEST(ReportModel, KeysSeparateStrategyFromGroup) {
+  Point a = make_point("full-gpu", 4096, 1e6), b = make_point("cpu-only", 4096, 2e6);
+  EXPECT_EQ(a.axes.group_key(), b.axes.group_key());
+  EXPECT_NE(a.axes.key(), b.axes.key());
+  b.axes.extra["placement"] = "cxl";
+  EXPECT_NE(a.axes.group_key(), b.axes.group_key());
+}
+
+TEST(ReportModel, SpeedupsPairEveryTimedStrategyAtTheSamePoint) {
+  std::vector<Point> pts = {make_point("a", 4096, 1e6, 0.03), make_point("b", 4096, 3e6, 0.04),
+                            make_point("c", 4096, 2e6), make_failed_point("d", 4096, "oom", "too big"),
+                            make_point("a", 8192, 2e6)};
+  pts[1].provenance = "modeled";
+  const auto s = compute_speedups(pts);
+  ASSERT_EQ(s.size(), 6u);  // a,b,c at 4096 in ordered pairs; d is oom; 8192 has one strategy
+  const Speedup* ab = nullptr;
+  for (const auto& x : s)
+    if (x.strategy_a == "a" && x.strategy_b == "b") ab = &x;
+  ASSERT_NE(ab, nullptr);
+  EXPECT_NEAR(ab->ratio, pts[1].step.summary.median / pts[0].step.summary.median, 1e-12);
+  EXPECT_NEAR(ab->ratio, 3.0, 0.1);
+  EXPECT_NEAR(ab->rel_noise,
+              std::hypot(pts[0].step.summary.rel_stdev(), pts[1].step.summary.rel_stdev()), 1e-12);
+  EXPECT_EQ(ab->provenance, "modeled");
+  for (const auto& x : s) EXPECT_NE(x.strategy_a, "d");
+}
+
+TEST(ReportModel, HostContextIsFilled) {
+  ReportContext c;
+  fill_host_context(c);
+  EXPECT_FALSE(c.tool_version.empty());
+  EXPECT_EQ(c.date_utc.size(), 20u);  // 2025-01-31T12:34:56Z
+  EXPECT_EQ(c.date_utc.back(), 'Z');
+  EXPECT_FALSE(c.host.empty());
+  EXPECT_FALSE(c.simd_level.empty());
+}
+
+}  // namespace
+}  // namespace hb::reports
