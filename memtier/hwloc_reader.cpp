@@ -1,0 +1,243 @@
+#include "memtier/hwloc_reader.h"
+
+#include <hwloc.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include "core/error.h"
+#include "memtier/cpulist.h"
+
+namespace hb::memtier {
+
+namespace {
+
+using TopoPtr = std::unique_ptr<hwloc_topology, decltype(&hwloc_topology_destroy)>;
+
+std::vector<int> bitmap_ids(hwloc_const_bitmap_t set) {
+  std::vector<int> ids;
+  if (!set) return ids;
+  int i;
+  hwloc_bitmap_foreach_begin(i, set) ids.push_back(i);
+  hwloc_bitmap_foreach_end();
+  return ids;
+}
+
+const char* info(hwloc_obj_t obj, const char* name) { return hwloc_obj_get_info_by_name(obj, name); }
+
+std::string bus_id(hwloc_obj_t pci) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%01x", pci->attr->pcidev.domain, pci->attr->pcidev.bus,
+                pci->attr->pcidev.dev, pci->attr->pcidev.func);
+  return buf;
+}
+
+int package_of(hwloc_topology_t topo, hwloc_obj_t obj) {
+  if (obj->type == HWLOC_OBJ_PACKAGE) return static_cast<int>(obj->os_index);
+  hwloc_obj_t p = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, obj);
+  return p ? static_cast<int>(p->os_index) : -1;
+}
+
+// Memory that the OS never gives CPUs of its own. hwloc gives every NUMA node the cpuset of
+// its locality, so CPU-less nodes cannot be told from the cpuset (topologies/README.md).
+bool cpu_less_subtype(const std::string& st) {
+  return st == "MCDRAM" || st == "HBM" || st == "NVM" || st == "SPM" || st == "GPUMemory" ||
+         st.rfind("CXL", 0) == 0;
+}
+
+TopoPtr load(const std::string& xml_path) {
+  hwloc_topology_t raw = nullptr;
+  if (hwloc_topology_init(&raw) != 0) throw Error("hwloc_topology_init failed", {}, kExitFailure);
+  TopoPtr topo(raw, &hwloc_topology_destroy);
+  // Keep PCI devices, GPUs and CXL/DAX OS devices; hwloc drops I/O objects by default.
+  hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  const std::string fix =
+      "give an hwloc 2.x XML export (`lstopo-no-graphics --of xml FILE.xml`); hwloc 3.0 exports "
+      "are refused by the installed hwloc " HWLOC_VERSION;
+  if (!xml_path.empty()) {
+    if (!std::ifstream(xml_path)) throw Error("cannot read hwloc topology file " + xml_path, fix);
+    if (hwloc_topology_set_xml(raw, xml_path.c_str()) != 0)
+      throw Error("hwloc cannot use " + xml_path + " as a topology: " + std::strerror(errno), fix);
+  }
+  if (hwloc_topology_load(raw) != 0) {
+    if (xml_path.empty()) throw Error("hwloc cannot discover this machine's topology", {}, kExitFailure);
+    throw Error("hwloc cannot load " + xml_path + " (corrupt or unsupported XML): " + std::strerror(errno), fix);
+  }
+  return topo;
+}
+
+void read_packages(hwloc_topology_t topo, Topology& t) {
+  t.pus = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+  t.cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+  for (hwloc_obj_t p = nullptr; (p = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PACKAGE, p));) {
+    Package pk;
+    pk.os_index = static_cast<int>(p->os_index);
+    pk.cpus = bitmap_ids(p->cpuset);
+    pk.cores = hwloc_get_nbobjs_inside_cpuset_by_type(topo, p->cpuset, HWLOC_OBJ_CORE);
+    t.packages.push_back(std::move(pk));
+  }
+}
+
+void read_nodes(hwloc_topology_t topo, Topology& t, std::map<int, hwloc_obj_t>& objs) {
+  for (hwloc_obj_t n = nullptr; (n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n));) {
+    MemoryNode m;
+    m.os_index = static_cast<int>(n->os_index);
+    m.subtype = n->subtype ? n->subtype : "";
+    m.total_bytes = static_cast<int64_t>(n->attr->numanode.local_memory);
+    m.locality_cpus = bitmap_ids(n->cpuset);
+    m.package = package_of(topo, n);
+    const bool first = n->parent && n->parent->memory_first_child == n;
+    if (cpu_less_subtype(m.subtype)) {
+      m.has_cpu_source = "hwloc: subtype " + m.subtype + " has no CPUs of its own";
+    } else if (!first) {
+      m.has_cpu_source = "hwloc: not the first memory node of its locality";
+    } else {
+      m.cpus = m.locality_cpus;
+      m.has_cpu_source = "hwloc: first memory node of its locality";
+    }
+    objs[m.os_index] = n;
+    t.nodes.push_back(std::move(m));
+  }
+  std::sort(t.nodes.begin(), t.nodes.end(), [](auto& a, auto& b) { return a.os_index < b.os_index; });
+}
+
+void read_distances(hwloc_topology_t topo, Topology& t) {
+  unsigned nr = 1;
+  hwloc_distances_s* d = nullptr;
+  if (hwloc_distances_get_by_name(topo, "NUMALatency", &nr, &d, 0) != 0 || nr == 0 || !d) {
+    nr = 1;
+    if (hwloc_distances_get_by_type(topo, HWLOC_OBJ_NUMANODE, &nr, &d, 0, 0) != 0 || nr == 0 || !d) return;
+  }
+  const char* name = hwloc_distances_get_name(topo, d);
+  std::map<int, unsigned> index;  // os_index -> row in d
+  for (unsigned i = 0; i < d->nbobjs; ++i) index[static_cast<int>(d->objs[i]->os_index)] = i;
+  bool complete = true;
+  for (const auto& n : t.nodes) complete = complete && index.count(n.os_index);
+  if (complete) {
+    for (auto& a : t.nodes) {
+      a.distances.clear();
+      for (const auto& b : t.nodes)
+        a.distances.push_back(static_cast<int>(d->values[index[a.os_index] * d->nbobjs + index[b.os_index]]));
+    }
+    t.distances_source = std::string("hwloc ") + (name ? name : "distances");
+  } else {
+    t.notes.push_back("hwloc distance matrix does not cover every NUMA node; ignored");
+  }
+  hwloc_distances_release(topo, d);
+}
+
+// The node whose own CPUs are inside the initiator's cpuset: the initiator's local DRAM.
+int initiator_node(const Topology& t, const std::vector<int>& cpus) {
+  for (const auto& n : t.nodes) {
+    if (!n.has_cpu()) continue;
+    if (std::includes(cpus.begin(), cpus.end(), n.cpus.begin(), n.cpus.end())) return n.os_index;
+  }
+  return -1;
+}
+
+void read_memattrs(hwloc_topology_t topo, Topology& t, const std::map<int, hwloc_obj_t>& objs) {
+  struct Attr { const char* name; hwloc_memattr_id_t id; double AccessPerf::*field; };
+  const Attr attrs[] = {
+      {"Bandwidth", HWLOC_MEMATTR_ID_BANDWIDTH, &AccessPerf::bandwidth_mibps},
+      {"ReadBandwidth", HWLOC_MEMATTR_ID_READ_BANDWIDTH, &AccessPerf::read_bandwidth_mibps},
+      {"WriteBandwidth", HWLOC_MEMATTR_ID_WRITE_BANDWIDTH, nullptr},
+      {"Latency", HWLOC_MEMATTR_ID_LATENCY, &AccessPerf::latency_ns},
+      {"ReadLatency", HWLOC_MEMATTR_ID_READ_LATENCY, &AccessPerf::read_latency_ns},
+      {"WriteLatency", HWLOC_MEMATTR_ID_WRITE_LATENCY, nullptr},
+  };
+  for (const Attr& a : attrs) {
+    bool any = false;
+    for (auto& node : t.nodes) {
+      std::vector<hwloc_location> inits(64);
+      std::vector<hwloc_uint64_t> vals(64);
+      unsigned nr = 64;
+      if (hwloc_memattr_get_initiators(topo, a.id, objs.at(node.os_index), 0, &nr, inits.data(), vals.data()) != 0)
+        continue;
+      for (unsigned i = 0; i < std::min(nr, 64u); ++i) {
+        any = true;
+        if (!a.field) continue;
+        const hwloc_const_bitmap_t set = inits[i].type == HWLOC_LOCATION_TYPE_CPUSET
+                                             ? inits[i].location.cpuset
+                                             : inits[i].location.object->cpuset;
+        const std::vector<int> cpus = bitmap_ids(set);
+        const std::string key = format_cpulist(cpus);
+        auto it = std::find_if(node.perf.begin(), node.perf.end(),
+                               [&](const AccessPerf& p) { return p.initiator_cpus == key; });
+        if (it == node.perf.end()) {
+          AccessPerf p;
+          p.initiator_cpus = key;
+          p.initiator_node = initiator_node(t, cpus);
+          p.source = "hwloc-memattr";
+          node.perf.push_back(p);
+          it = node.perf.end() - 1;
+        }
+        (*it).*(a.field) = static_cast<double>(vals[i]);
+      }
+    }
+    if (any) t.memattrs.push_back(a.name);
+  }
+}
+
+void read_io(hwloc_topology_t topo, Topology& t) {
+  for (hwloc_obj_t p = nullptr; (p = hwloc_get_next_pcidev(topo, p));) {
+    const auto& a = p->attr->pcidev;
+    const bool display = a.class_id == 0x0300 || a.class_id == 0x0302;
+    if (!display || a.vendor_id != 0x10de) continue;  // NVIDIA GPUs only (not BMC VGA chips)
+    GpuDevice g;
+    g.pci_bus_id = bus_id(p);
+    g.vendor_id = a.vendor_id;
+    g.device_id = a.device_id;
+    g.pci_class = a.class_id;
+    if (const char* n = info(p, "PCIDevice")) g.name = n;
+    g.pci_link_gbps = a.linkspeed;
+    hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, p);
+    g.local_nodes = bitmap_ids(anc->nodeset);
+    for (int n : g.local_nodes)
+      if (const MemoryNode* m = t.node(n); m && m->has_cpu()) { g.numa_node = n; break; }
+    g.package = package_of(topo, anc);
+    t.gpus.push_back(std::move(g));
+  }
+  for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_osdev(topo, o));) {
+    const std::string name = o->name ? o->name : "";
+    if (o->subtype && std::strcmp(o->subtype, "CXLMem") == 0) {
+      CxlMemdev m;
+      m.name = name;
+      if (const char* v = info(o, "CXLRAMSize")) m.ram_bytes = std::atoll(v) * 1024;   // KiB
+      if (const char* v = info(o, "CXLPMEMSize")) m.pmem_bytes = std::atoll(v) * 1024;
+      if (o->parent && o->parent->type == HWLOC_OBJ_PCI_DEVICE) m.pci_bus_id = bus_id(o->parent);
+      m.source = "hwloc";
+      t.cxl_memdevs.push_back(std::move(m));
+    } else if (const char* dt = info(o, "DAXType")) {
+      DaxDevice d;
+      d.name = name;
+      d.dax_type = dt;
+      t.dax_devices.push_back(std::move(d));
+    }
+  }
+  auto by_name = [](auto& a, auto& b) { return a.name < b.name; };
+  std::sort(t.cxl_memdevs.begin(), t.cxl_memdevs.end(), by_name);
+  std::sort(t.dax_devices.begin(), t.dax_devices.end(), by_name);
+}
+
+}  // namespace
+
+Topology read_hwloc(const std::string& xml_path) {
+  TopoPtr topo = load(xml_path);
+  Topology t;
+  t.source = xml_path.empty() ? "live" : "hwloc-xml";
+  t.hwloc_xml = xml_path;
+  std::map<int, hwloc_obj_t> objs;
+  read_packages(topo.get(), t);
+  read_nodes(topo.get(), t, objs);
+  read_distances(topo.get(), t);
+  read_memattrs(topo.get(), t, objs);
+  read_io(topo.get(), t);
+  return t;
+}
+
+}  // namespace hb::memtier
