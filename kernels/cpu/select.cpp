@@ -6,19 +6,59 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/cpu/kv_access.h"
+#include "core/error.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/decode_kernel.h"
+#include "kernels/cpu/merge.h"
+#include "kernels/cpu/work_split.h"
 
 namespace hb::cpu {
 
+namespace {
+float scale_or_default(float scale, int head_dim) {
+  return scale > 0 ? scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
+}  // namespace
+
 void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end, float scale,
-                  float* logits, int64_t stride, ThreadPool& pool) {
-  const int d = kv.head_dim, g = q_heads / kv.kv_heads;
-  scale = default_scale(scale, d);
-  pool.parallel_for(q_heads, [&](int64_t h, int) {
-    const KvHeadView& head = kv.heads[h / g];
-    const int64_t b = std::clamp<int64_t>(begin, 0, head.num_tokens);
-    const int64_t e = end < 0 ? head.num_tokens : std::clamp<int64_t>(end, b, head.num_tokens);
-    for (int64_t t = b; t < e; ++t) logits[h * stride + (t - begin)] = score_token(kv, head, q + h * d, scale, t);
+                  float* logits, int64_t stride, ThreadPool& pool, SimdLevel simd) {
+  if (kv.kv_heads <= 0 || q_heads % kv.kv_heads != 0)
+    throw Error("score_logits: " + std::to_string(q_heads) + " query heads cannot share " +
+                    std::to_string(kv.kv_heads) + " KV heads",
+                "q_heads must be a multiple of kv_heads");
+  const KernelTable& k = kernels_for(simd, kv.head_dim);
+  const int G = q_heads / kv.kv_heads, d = kv.head_dim;
+  begin = std::max<int64_t>(begin, 0);
+  auto range = [&](int h) {
+    const int64_t n = kv.heads[h].num_tokens;
+    const int64_t b = std::min(begin, n);
+    return TokenRange{b, end < 0 ? n : std::clamp(end, b, n)};
+  };
+  int64_t total = 0, longest = 0;
+  for (int h = 0; h < kv.kv_heads; ++h) {
+    total += range(h).size();
+    longest = std::max(longest, range(h).size());
+  }
+  const int64_t piece = split_size(total, pool.size());
+  const int64_t splits = std::max<int64_t>(1, (longest + piece - 1) / piece);
+  pool.parallel_for(splits * kv.kv_heads, [&](int64_t task, int) {
+    const int h = static_cast<int>(task / splits);
+    const TokenRange r = range(h).part(task % splits, piece);
+    if (r.size() <= 0) return;
+    ScoreJob job;
+    job.q = q + static_cast<size_t>(h) * G * d;
+    job.scale = scale_or_default(scale, d);
+    job.pages = kv.heads[h].pages;
+    job.page_tokens = kv.page_tokens;
+    job.head_dim = d;
+    job.group = G;
+    job.dtype = kv.dtype;
+    job.begin = r.begin;
+    job.end = r.end;
+    job.logits = logits + static_cast<size_t>(h) * G * stride;
+    job.logits_stride = stride;
+    job.logits_base = begin;
+    k.score(job);
   });
 }
 
@@ -27,14 +67,15 @@ void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t
   k = std::clamp<int64_t>(k, 0, n);
   auto one_row = [&](int64_t r, int) {
     const float* v = values + r * stride;
-    // Total order: numbers before NaNs, larger first, then lower index (deterministic ties).
+    // A total order: numbers before NaNs, larger first, then lower index (deterministic ties).
     auto before = [v](int32_t a, int32_t b) {
       const bool na = std::isnan(v[a]), nb = std::isnan(v[b]);
       if (na != nb) return nb;
       if (!na && v[a] != v[b]) return v[a] > v[b];
       return a < b;
     };
-    std::vector<int32_t> idx(n);
+    thread_local std::vector<int32_t> idx;
+    idx.resize(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) idx[i] = static_cast<int32_t>(i);
     std::nth_element(idx.begin(), idx.begin() + k, idx.end(), before);
     std::sort(idx.begin(), idx.begin() + k, before);
@@ -63,40 +104,63 @@ void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int6
   }
 }
 
-void logit_merge_attention(const LogitMergeArgs& a, ThreadPool& pool) {
-  const PagedKvView& kv = a.local;
-  const int d = kv.head_dim;
-  const float scale = default_scale(a.scale, d);
+namespace {
+
+// The external side's partial (o, lse) per query head: softmax over its logits, weighted sum
+// of its dense V rows.
+void external_partial(const LogitMergeArgs& a, int d, ThreadPool& pool, float* o, float* lse) {
   const size_t es = dtype_size(a.ext_dtype);
   pool.parallel_for(a.q_heads, [&](int64_t h, int) {
-    const KvHeadView* head = kv.kv_heads > 0 && kv.heads ? &kv.heads[h / (a.q_heads / kv.kv_heads)] : nullptr;
-    const int64_t n_loc = head ? head->num_tokens : 0;
-    const float* ext = a.ext_logits + h * a.n_ext;
-    std::vector<float> s(n_loc);
+    const float* lg = a.ext_logits + h * a.n_ext;
+    float* oh = o + h * d;
+    std::fill(oh, oh + d, 0.0f);
     float m = -std::numeric_limits<float>::infinity();
-    for (int64_t i = 0; i < a.n_ext; ++i) m = std::max(m, ext[i]);
-    for (int64_t t = 0; t < n_loc; ++t) m = std::max(m, s[t] = score_token(kv, *head, a.q + h * d, scale, t));
-    float* o = a.o + h * d;
-    std::fill(o, o + d, 0.0f);
-    if (m == -std::numeric_limits<float>::infinity()) {
-      a.lse[h] = m;
+    for (int64_t i = 0; i < a.n_ext; ++i) m = std::max(m, lg[i]);
+    if (a.n_ext == 0 || m == -std::numeric_limits<float>::infinity()) {
+      lse[h] = -std::numeric_limits<float>::infinity();
       return;
     }
+    const auto* rows = static_cast<const std::byte*>(a.ext_v) + static_cast<size_t>(h) * a.n_ext * d * es;
+    float row[512];
     float l = 0;
-    const auto* ev = static_cast<const std::byte*>(a.ext_v) + static_cast<size_t>(h) * a.n_ext * d * es;
     for (int64_t i = 0; i < a.n_ext; ++i) {
-      const float p = std::exp(ext[i] - m);
+      const float p = std::exp(lg[i] - m);
       l += p;
-      for (int j = 0; j < d; ++j) o[j] += p * load_elem(a.ext_dtype, ev, i * d + j);
+      convert_to_fp32(a.ext_dtype, rows + i * d * es, row, d);
+      for (int j = 0; j < d; ++j) oh[j] += p * row[j];
     }
-    for (int64_t t = 0; t < n_loc; ++t) {
-      const float p = std::exp(s[t] - m);
-      l += p;
-      accumulate_v(kv, *head, t, p, o);
-    }
-    for (int j = 0; j < d; ++j) o[j] /= l;
-    a.lse[h] = m + std::log(l);
+    for (int j = 0; j < d; ++j) oh[j] /= l;
+    lse[h] = m + std::log(l);
   });
+}
+
+}  // namespace
+
+void logit_merge_attention(const LogitMergeArgs& a, ThreadPool& pool, SimdLevel simd) {
+  const int d = a.local.head_dim;
+  if (d <= 0 || d > 512)
+    throw Error("logit_merge_attention: head_dim " + std::to_string(d) + " out of range",
+                "set args.local.head_dim (1..512) even when there are no local tokens");
+  const size_t n = static_cast<size_t>(a.q_heads) * d;
+  thread_local std::vector<float> buf;
+  buf.resize(2 * n + 2 * a.q_heads);
+  float *o_ext = buf.data(), *o_loc = o_ext + n, *l_ext = o_loc + n, *l_loc = l_ext + a.q_heads;
+  external_partial(a, d, pool, o_ext, l_ext);
+  const bool has_local = a.local.kv_heads > 0 && a.local.heads;
+  if (has_local) {
+    DecodeAttentionArgs loc;
+    loc.q = a.q;
+    loc.kv = a.local;
+    loc.q_heads = a.q_heads;
+    loc.scale = a.scale;
+    loc.o = o_loc;
+    loc.lse = l_loc;
+    decode_attention(&loc, 1, pool, simd);
+  }
+  // External side first: the merge order is fixed so results are reproducible.
+  const float* o_parts[2] = {o_ext, o_loc};
+  const float* l_parts[2] = {l_ext, l_loc};
+  merge_partials(has_local ? 2 : 1, o_parts, l_parts, a.q_heads, d, a.o, a.lse);
 }
 
 }  // namespace hb::cpu

@@ -4,6 +4,7 @@
 // supplied from elsewhere plus local ones).
 #include <cstdint>
 
+#include "core/cpu_features.h"
 #include "core/kv_cache.h"
 #include "core/thread_pool.h"
 
@@ -11,12 +12,14 @@ namespace hb::cpu {
 
 // logits[h * stride + (t - begin)] = scale * q_h . k_t for t in [begin, end) of q head h's KV
 // head. Bandwidth-bound scan of K only (V is not read). scale <= 0: 1/sqrt(head_dim).
+// end < 0 means each head's num_tokens; the range is clamped to each head's tokens.
 void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end, float scale,
-                  float* logits, int64_t stride, ThreadPool& pool);
+                  float* logits, int64_t stride, ThreadPool& pool, SimdLevel simd = best_simd_level());
 
 // For each of `rows` rows of n values (row stride `stride`): the indices of the k largest,
 // ordered by value descending; ties broken by lower index first (deterministic). k is
-// clamped to [0, n]. NaNs are never selected ahead of numbers.
+// clamped to [0, n]. NaNs are never selected ahead of numbers. Outputs are [rows][k] with the
+// clamped k; val_out may be null.
 void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t k, int32_t* idx_out,
                float* val_out, ThreadPool* pool = nullptr);
 
@@ -30,6 +33,8 @@ void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int6
 //   ext_logits [q_heads][n_ext] (already scaled), ext_v [q_heads][n_ext][head_dim] in ext_dtype,
 //   local: tokens [0, num_tokens) of each head of `local` (may be empty).
 // Output o [q_heads][head_dim], lse [q_heads]. With all tokens supplied this is exact.
+// (One softmax over the union equals the LSE merge of the two sides' partials, which is how
+// it is computed: the local side runs on the decode-attention engine.)
 struct LogitMergeArgs {
   const float* q = nullptr;
   int q_heads = 0;
@@ -42,6 +47,6 @@ struct LogitMergeArgs {
   float* o = nullptr;
   float* lse = nullptr;
 };
-void logit_merge_attention(const LogitMergeArgs& args, ThreadPool& pool);
+void logit_merge_attention(const LogitMergeArgs& args, ThreadPool& pool, SimdLevel simd = best_simd_level());
 
 }  // namespace hb::cpu

@@ -5,9 +5,11 @@
 #include <memory>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/kv_cache.h"
 #include "core/memory.h"
 #include "core/workload.h"
+#include "kernels/reference/attention_ref.h"
 
 namespace hb::test {
 
@@ -42,6 +44,37 @@ inline double rel_l2(const float* a, const double* b, size_t n) {
     den += b[i] * b[i];
   }
   return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
+}
+
+// Every SIMD level this CPU can run, scalar first.
+inline std::vector<SimdLevel> available_levels() {
+  std::vector<SimdLevel> l{SimdLevel::scalar};
+  if (cpu_features().has_avx2_path()) l.push_back(SimdLevel::avx2);
+  if (cpu_features().has_avx512_path()) l.push_back(SimdLevel::avx512);
+  return l;
+}
+
+// fp64 oracle over tokens [begin, end) of the workload's prompt (dense rows, exactly the
+// values the cache holds).
+struct RefOut {
+  std::vector<double> o, lse;
+};
+inline RefOut reference(const PagedInput& in, int64_t begin, int64_t end, double scale = 0) {
+  const AttentionShape& s = in.w.shape;
+  RefOut r{std::vector<double>(static_cast<size_t>(s.q_heads) * s.head_dim), std::vector<double>(s.q_heads)};
+  const size_t row = static_cast<size_t>(s.kv_heads) * s.head_dim;
+  ref::attention(s, in.q(), in.w.prompt.k.data() + begin * row, in.w.prompt.v.data() + begin * row, end - begin,
+                 r.o.data(), r.lse.data(), scale);
+  return r;
+}
+
+// Scaled logit of token t for query head h, in fp64.
+inline double ref_logit(const PagedInput& in, const float* q, int h, int64_t t) {
+  const AttentionShape& s = in.w.shape;
+  const float* k = in.w.prompt.k_row(t, s.kv_head_of(h));
+  double dot = 0;
+  for (int j = 0; j < s.head_dim; ++j) dot += static_cast<double>(q[h * s.head_dim + j]) * k[j];
+  return dot / std::sqrt(static_cast<double>(s.head_dim));
 }
 
 }  // namespace hb::test
