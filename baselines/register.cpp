@@ -2,6 +2,12 @@
 
 namespace hb {
 
-void register_baselines(StrategyRegistry& registry) { (void)registry; }
+void register_full_gpu(StrategyRegistry& r);
+void register_cpu_only(StrategyRegistry& r);
+
+void register_baselines(StrategyRegistry& registry) {
+  register_full_gpu(registry);
+  register_cpu_only(registry);
+}
 
 }  // namespace hb

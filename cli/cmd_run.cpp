@@ -1,10 +1,229 @@
+// `hybridbench run`: parse the sweep, resolve the platform, run it, write the report.
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "baselines/register.h"
 #include "cli/command.h"
+#include "cli/platform_setup.h"
+#include "cli/progress.h"
+#include "core/error.h"
+#include "core/model_presets.h"
+#include "hybrid/register.h"
+#include "reports/json_io.h"
+#include "reports/run/runner.h"
+#include "reports/run/trace.h"
 
 namespace hb::cli {
 
+namespace {
+
+struct RunArgs {
+  run::SweepSpec spec;
+  std::string models = "llama-3.1-8b", seq_lens = "4k,16k,32k", batches = "1", strategies = "all", dtypes = "fp16";
+  std::string accel_memory, out, config;
+  std::vector<std::string> opts;
+  bool list_strategies = false, list_models = false, quiet = false;
+};
+
+int64_t parse_bytes(const std::string& s) {
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (...) {
+    throw Error("'" + s + "' is not a size", "write sizes like 512M, 2G or 80G");
+  }
+  const std::string u = s.substr(pos);
+  double m = 1;
+  if (u == "k" || u == "K" || u == "KiB") m = 1024.0;
+  else if (u == "m" || u == "M" || u == "MiB") m = 1024.0 * 1024;
+  else if (u == "g" || u == "G" || u == "GiB") m = 1024.0 * 1024 * 1024;
+  else if (!u.empty()) throw Error("'" + s + "' is not a size", "write sizes like 512M, 2G or 80G");
+  if (v <= 0) throw Error("size '" + s + "' must be positive", "write sizes like 512M, 2G or 80G");
+  return static_cast<int64_t>(v * m);
+}
+
+// Applies a --config JSON file: same names as the long options (with - or _), command-line
+// flags win over the file.
+void apply_config(RunArgs& a, CLI::App& sub) {
+  std::ifstream f(a.config);
+  if (!f) throw Error("cannot open config file '" + a.config + "'", "check the --config path");
+  nlohmann::json j;
+  try {
+    f >> j;
+  } catch (const std::exception& e) {
+    throw Error("config file '" + a.config + "' is not valid JSON: " + e.what(), "fix the file (see `run --help`)");
+  }
+  if (!j.is_object()) throw Error("config file '" + a.config + "' must hold a JSON object", "e.g. {\"seq-len\": \"4k:32k:x2\"}");
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string key = it.key();
+    for (auto& c : key)
+      if (c == '_') c = '-';
+    CLI::Option* opt = nullptr;
+    try {
+      opt = sub.get_option("--" + key);
+    } catch (const CLI::OptionNotFound&) {
+      throw Error("config file '" + a.config + "' has unknown key '" + it.key() + "'",
+                  "use the long option names of `hybridbench run --help`");
+    }
+    if (opt->count() > 0 || key == "config") continue;  // the command line wins
+    std::vector<std::string> values;
+    const auto& v = it.value();
+    auto text = [](const nlohmann::json& x) { return x.is_string() ? x.get<std::string>() : x.dump(); };
+    if (v.is_array()) {
+      std::string joined;
+      for (const auto& x : v) joined += (joined.empty() ? "" : ",") + text(x);
+      values.push_back(joined);
+    } else if (v.is_object()) {
+      for (auto o = v.begin(); o != v.end(); ++o) values.push_back(o.key() + "=" + text(o.value()));
+    } else {
+      values.push_back(text(v));
+    }
+    if (opt->get_expected_min() == 0) {  // a flag
+      if (v.is_boolean() && !v.get<bool>()) continue;
+      values = {"true"};
+    }
+    for (const auto& val : values) opt->add_result(val);
+    opt->run_callback();
+  }
+}
+
+std::string default_out_path() {
+  char buf[64];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(buf, sizeof buf, "hybridbench-%Y%m%d-%H%M%S.json", std::gmtime(&t));
+  return buf;
+}
+
+void print_summary(const reports::Report& r) {
+  std::printf("%-14s %-8s %-6s %12s %8s %10s %10s  %s\n", "strategy", "seq_len", "batch", "median_us", "noise",
+              "rel_l2", "recall", "status");
+  for (const auto& p : r.points) {
+    if (p.timed())
+      std::printf("%-14s %-8lld %-6d %12.1f %7.1f%% %10.2e %10.4f  %s\n", p.axes.strategy.c_str(),
+                  static_cast<long long>(p.axes.seq_len), p.axes.batch, p.step.summary.median / 1e3,
+                  100 * p.step.summary.rel_stdev(), p.accuracy.rel_l2, p.accuracy.mass_recall, p.provenance.c_str());
+    else
+      std::printf("%-14s %-8lld %-6d %12s %8s %10s %10s  %s: %s\n", p.axes.strategy.c_str(),
+                  static_cast<long long>(p.axes.seq_len), p.axes.batch, "-", "-", "-", "-", p.status.c_str(),
+                  p.reason.c_str());
+  }
+}
+
+int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
+  register_baselines(StrategyRegistry::instance());
+  register_hybrid(StrategyRegistry::instance());
+  if (a.list_models) {
+    std::printf("%-16s %-6s %6s %6s %4s %4s %5s %8s\n", "model", "family", "layers", "hidden", "q", "kv", "d", "ctx");
+    for (const auto& m : model_presets())
+      std::printf("%-16s %-6s %6d %6d %4d %4d %5d %8d\n", m.name.c_str(), m.family.c_str(), m.layers, m.hidden,
+                  m.shape.q_heads, m.shape.kv_heads, m.shape.head_dim, m.max_context);
+    return kExitOk;
+  }
+  if (a.list_strategies) {
+    for (const auto& s : StrategyRegistry::instance().all())
+      std::printf("%-16s %-10s %s\n", s.name.c_str(), s.family.c_str(), s.summary.c_str());
+    return kExitOk;
+  }
+  if (!a.config.empty()) apply_config(a, sub);
+  auto& spec = a.spec;
+  spec.models = run::split_list(a.models);
+  spec.kv_dtypes = run::split_list(a.dtypes);
+  spec.strategies = run::split_list(a.strategies);
+  spec.batches.clear();
+  for (const auto& b : run::split_list(a.batches)) {
+    try {
+      spec.batches.push_back(std::stoi(b));
+    } catch (...) {
+      throw Error("batch '" + b + "' is not a number", "pass e.g. --batch 1,4,16");
+    }
+  }
+  // A trace fixes its own length unless --seq-len was given.
+  if (spec.workload.rfind("trace:", 0) == 0 && sub.get_option("--seq-len")->count() == 0) {
+    const auto info = run::inspect_trace(spec.workload.substr(6));
+    spec.seq_lens = {info.tokens - info.steps};
+  } else {
+    spec.seq_lens = run::parse_seq_lens(a.seq_lens);
+  }
+  if (!a.accel_memory.empty()) spec.accelerator.capacity_bytes = parse_bytes(a.accel_memory);
+  for (const auto& o : a.opts) {
+    const size_t eq = o.find('=');
+    if (eq == std::string::npos || o.find('.') == std::string::npos || o.find('.') > eq)
+      throw Error("--opt '" + o + "' is not STRATEGY.KEY=VALUE", "e.g. --opt h2o.heavy_ratio=0.2");
+    spec.strategy_options[o.substr(0, eq)] = o.substr(eq + 1);
+  }
+  spec.validate();
+
+  PlatformSetup platform = setup_platform(spec);
+  const std::string out = a.out.empty() ? default_out_path() : a.out;
+  ProgressBar bar(a.quiet);
+  reports::Report report = run::run_sweep(spec, platform.env, [&](const run::Progress& p) { bar.update(p); });
+  bar.finish();
+  fill_context(report.context, platform);
+  report.context.command_line = platform.command_line;
+  reports::write_report(out, report);
+  if (!a.quiet) print_summary(report);
+  std::cerr << "hybridbench: wrote " << out << " (" << report.points.size() << " points)\n";
+  return kExitOk;
+}
+
+}  // namespace
+
 CommandFn add_run_command(CLI::App& app) {
-  app.add_subcommand("run", "Sweep KV-cache strategies over models and sequence lengths; write a JSON report");
-  return [] { return not_yet_available("run"); };
+  auto* sub = app.add_subcommand(
+      "run",
+      "Sweep KV-cache strategies over models, sequence lengths and batch sizes; time each decode step\n"
+      "until its noise converges, score it against an exact fp64 reference, and write a JSON report.\n\n"
+      "Examples:\n"
+      "  hybridbench run                                        # default sweep, < 2 min on 2 cores\n"
+      "  hybridbench run --strategy cpu-only,hybridgen --seq-len 4k:128k:x2 --out r.json\n"
+      "  hybridbench run --model qwen2.5-7b --batch 1,8 --workload needle\n"
+      "  hybridbench run --accelerator cpu --accelerator-memory 256M   # force offloading on a small budget\n"
+      "  hybridbench run --opt h2o.heavy_ratio=0.2 --strategy h2o\n");
+  auto a = std::make_shared<RunArgs>();
+  auto& s = a->spec;
+  sub->add_option("--model", a->models, "Model presets, comma separated (see --list-models)")->capture_default_str();
+  sub->add_option("--seq-len", a->seq_lens, "Prompt lengths: list (4k,32k) or range (4k:128k:x2, 1k:8k:+1k)")
+      ->capture_default_str();
+  sub->add_option("--batch", a->batches, "Batch sizes (sequences decoded together), comma separated")->capture_default_str();
+  sub->add_option("--strategy", a->strategies, "Strategies, comma separated, or 'all' (see --list-strategies)")
+      ->capture_default_str();
+  sub->add_option("--kv-dtype", a->dtypes, "KV cache element types: fp16, bf16, fp32")->capture_default_str();
+  sub->add_option("--decode-steps", s.decode_steps, "Most decode steps per point (warm-up + timed)")->capture_default_str();
+  sub->add_option("--workload", s.workload, "structured | uniform | needle | trace:FILE.safetensors")->capture_default_str();
+  sub->add_option("--seed", s.seed, "Workload seed (sequence b of a batch uses seed + 7919*b)")->capture_default_str();
+  sub->add_option("--page-tokens", s.page_tokens, "Tokens per KV page (multiple of 16)")->capture_default_str();
+  sub->add_option("--accelerator", s.accelerator.kind, "cuda | cpu | auto (cpu = CPU threads emulating a GPU)")
+      ->capture_default_str();
+  sub->add_option("--device", s.accelerator.device, "CUDA device index")->capture_default_str();
+  sub->add_option("--accelerator-memory", a->accel_memory,
+                  "KV budget in accelerator memory, e.g. 512M or 60G (default: cpu 2G, cuda free HBM - 10%)");
+  sub->add_option("--accelerator-threads", s.accelerator.cpu_threads, "cpu accelerator threads (0 = half the CPUs)")
+      ->capture_default_str();
+  sub->add_option("--host-threads", s.host_threads, "Threads for strategies' CPU side (0 = the rest)")->capture_default_str();
+  sub->add_option("--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point")->capture_default_str();
+  sub->add_option("--min-samples", s.stop.min_samples, "Timed steps before the noise test may stop a point")
+      ->capture_default_str();
+  sub->add_option("--max-noise", s.stop.max_noise, "Stop when relative stdev of step times is below this")
+      ->capture_default_str();
+  sub->add_option("--min-time", s.stop.min_time_s, "Sample each point for at least this many seconds")->capture_default_str();
+  sub->add_option("--timeout", s.stop.timeout_s, "Stop sampling a point after this many seconds")->capture_default_str();
+  sub->add_option("--accuracy-steps", s.accuracy_steps, "Timed steps scored against the fp64 reference (-1 = all)")
+      ->capture_default_str();
+  sub->add_option("--opt", a->opts, "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");
+  sub->add_option("--kv-node", s.kv_node, "Host NUMA node for offloaded KV (default: the CPU's local node)");
+  sub->add_option("--emulate-cxl", s.emulate_cxl, "node=N (a NUMA node plays CXL) or bandwidth=GBps,latency=ns");
+  sub->add_option("--out", a->out, "Report path (default: hybridbench-<UTC time>.json here)");
+  sub->add_option("--config", a->config, "JSON file with any of these options by long name; flags win");
+  sub->add_flag("--list-strategies", a->list_strategies, "List strategies and exit");
+  sub->add_flag("--list-models", a->list_models, "List model presets and exit");
+  sub->add_flag("-q,--quiet", a->quiet, "No progress bar, no summary table");
+  return [a, sub] { return run_command(*a, *sub, 0); };
 }
 
 }  // namespace hb::cli

@@ -34,6 +34,12 @@ void PageArena::release(std::byte* block) {
   --in_use_;
 }
 
+std::vector<std::pair<const void*, size_t>> PageArena::slabs() const {
+  std::vector<std::pair<const void*, size_t>> r;
+  for (const auto& b : slabs_) r.emplace_back(b.data(), b.size());
+  return r;
+}
+
 size_t PageArena::bytes_reserved() const {
   size_t s = 0;
   for (const auto& b : slabs_) s += b.size();

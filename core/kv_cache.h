@@ -62,6 +62,8 @@ class PageArena {
   void copy_out(void* dst, const std::byte* src, size_t bytes) { alloc_->copy_out(dst, src, bytes); }
   // Pre-reserves room for `blocks` more blocks (one slab) so timed code never allocates.
   void reserve(size_t blocks);
+  // The slabs' address ranges (for page-placement verification).
+  std::vector<std::pair<const void*, size_t>> slabs() const;
 
  private:
   std::shared_ptr<BufferAllocator> alloc_;

@@ -95,6 +95,11 @@ class Strategy {
   virtual std::string name() const = 0;
   virtual PlanResult plan(const Problem& problem, const Platform& platform) = 0;
   virtual void load() = 0;  // after an ok plan: build the caches from the prompt
+  // Untimed: put step s's inputs (q and the new token's k, v) where a real model would have
+  // produced them (accelerator memory), so step() moves them as the real system would.
+  virtual void prepare_step(int s) {}
+  // Timed: append the new token, attend, leave the output in out.o (host memory), and add
+  // the exact traffic and per-phase times.
   virtual void step(int s, StepResult& out) = 0;
   // Host/accelerator memory holding KV, for placement verification.
   virtual std::vector<MemoryRegion> memory_regions() const { return {}; }

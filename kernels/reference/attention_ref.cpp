@@ -11,38 +11,40 @@ double default_scale(const AttentionShape& s, double scale) {
 }
 }  // namespace
 
+void attention_head(const AttentionShape& shape, int q_head, const float* qh, const float* k, const float* v,
+                    int64_t n, double* oh, double* lse, double scale) {
+  const int d = shape.head_dim, kvh = shape.kv_heads, kh = shape.kv_head_of(q_head);
+  scale = default_scale(shape, scale);
+  for (int j = 0; j < d; ++j) oh[j] = 0;
+  if (n <= 0) {
+    *lse = -std::numeric_limits<double>::infinity();
+    return;
+  }
+  std::vector<double> s(static_cast<size_t>(n));
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t t = 0; t < n; ++t) {
+    const float* kt = k + (t * kvh + kh) * d;
+    double dot = 0;
+    for (int j = 0; j < d; ++j) dot += static_cast<double>(qh[j]) * kt[j];
+    s[t] = dot * scale;
+    m = std::max(m, s[t]);
+  }
+  double l = 0;
+  for (int64_t t = 0; t < n; ++t) {
+    const double p = std::exp(s[t] - m);
+    l += p;
+    const float* vt = v + (t * kvh + kh) * d;
+    for (int j = 0; j < d; ++j) oh[j] += p * vt[j];
+  }
+  for (int j = 0; j < d; ++j) oh[j] /= l;
+  *lse = m + std::log(l);
+}
+
 void attention(const AttentionShape& shape, const float* q, const float* k, const float* v, int64_t n,
                double* o, double* lse, double scale) {
-  const int d = shape.head_dim, kvh = shape.kv_heads;
-  scale = default_scale(shape, scale);
-  std::vector<double> s(static_cast<size_t>(n));
-  for (int h = 0; h < shape.q_heads; ++h) {
-    const int kh = shape.kv_head_of(h);
-    const float* qh = q + static_cast<size_t>(h) * d;
-    double m = -std::numeric_limits<double>::infinity();
-    for (int64_t t = 0; t < n; ++t) {
-      const float* kt = k + (t * kvh + kh) * d;
-      double dot = 0;
-      for (int j = 0; j < d; ++j) dot += static_cast<double>(qh[j]) * kt[j];
-      s[t] = dot * scale;
-      m = std::max(m, s[t]);
-    }
-    double* oh = o + static_cast<size_t>(h) * d;
-    for (int j = 0; j < d; ++j) oh[j] = 0;
-    if (n == 0) {
-      lse[h] = -std::numeric_limits<double>::infinity();
-      continue;
-    }
-    double l = 0;
-    for (int64_t t = 0; t < n; ++t) {
-      const double p = std::exp(s[t] - m);
-      l += p;
-      const float* vt = v + (t * kvh + kh) * d;
-      for (int j = 0; j < d; ++j) oh[j] += p * vt[j];
-    }
-    for (int j = 0; j < d; ++j) oh[j] /= l;
-    lse[h] = m + std::log(l);
-  }
+  const int d = shape.head_dim;
+  for (int h = 0; h < shape.q_heads; ++h)
+    attention_head(shape, h, q + static_cast<size_t>(h) * d, k, v, n, o + static_cast<size_t>(h) * d, lse + h, scale);
 }
 
 void attention_paged(const AttentionShape& shape, const float* q, const PagedKvView& kv, double* o, double* lse,
@@ -69,25 +71,32 @@ void attention_paged(const AttentionShape& shape, const float* q, const PagedKvV
   }
 }
 
+std::vector<double> probabilities_head(const AttentionShape& shape, int q_head, const float* qh, const float* k,
+                                       int64_t n, double scale) {
+  const int d = shape.head_dim, kvh = shape.kv_heads, kh = shape.kv_head_of(q_head);
+  scale = default_scale(shape, scale);
+  std::vector<double> p(static_cast<size_t>(std::max<int64_t>(n, 0)));
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t t = 0; t < n; ++t) {
+    const float* kt = k + (t * kvh + kh) * d;
+    double dot = 0;
+    for (int j = 0; j < d; ++j) dot += static_cast<double>(qh[j]) * kt[j];
+    p[t] = dot * scale;
+    m = std::max(m, p[t]);
+  }
+  double l = 0;
+  for (int64_t t = 0; t < n; ++t) l += (p[t] = std::exp(p[t] - m));
+  for (int64_t t = 0; t < n; ++t) p[t] /= l;
+  return p;
+}
+
 std::vector<double> probabilities(const AttentionShape& shape, const float* q, const float* k, int64_t n,
                                   double scale) {
-  const int d = shape.head_dim, kvh = shape.kv_heads;
-  scale = default_scale(shape, scale);
-  std::vector<double> p(static_cast<size_t>(shape.q_heads) * n);
+  std::vector<double> p;
+  p.reserve(static_cast<size_t>(shape.q_heads) * std::max<int64_t>(n, 0));
   for (int h = 0; h < shape.q_heads; ++h) {
-    const int kh = shape.kv_head_of(h);
-    double* ph = p.data() + static_cast<size_t>(h) * n;
-    double m = -std::numeric_limits<double>::infinity();
-    for (int64_t t = 0; t < n; ++t) {
-      const float* kt = k + (t * kvh + kh) * d;
-      double dot = 0;
-      for (int j = 0; j < d; ++j) dot += static_cast<double>(q[h * d + j]) * kt[j];
-      ph[t] = dot * scale;
-      m = std::max(m, ph[t]);
-    }
-    double l = 0;
-    for (int64_t t = 0; t < n; ++t) l += (ph[t] = std::exp(ph[t] - m));
-    for (int64_t t = 0; t < n; ++t) ph[t] /= l;
+    auto ph = probabilities_head(shape, h, q + static_cast<size_t>(h) * shape.head_dim, k, n, scale);
+    p.insert(p.end(), ph.begin(), ph.end());
   }
   return p;
 }

@@ -15,6 +15,10 @@ namespace hb::ref {
 void attention(const AttentionShape& shape, const float* q, const float* k, const float* v, int64_t n,
                double* o, double* lse, double scale = 0);
 
+// One query head (q_row [head_dim]) against the KV head it maps to; o [head_dim], *lse.
+void attention_head(const AttentionShape& shape, int q_head, const float* q_row, const float* k, const float* v,
+                    int64_t n, double* o, double* lse, double scale = 0);
+
 // Same over a paged view (reads the cache dtype exactly), for checking kernels on the same data.
 void attention_paged(const AttentionShape& shape, const float* q, const PagedKvView& kv, double* o,
                      double* lse, double scale = 0);
@@ -22,5 +26,9 @@ void attention_paged(const AttentionShape& shape, const float* q, const PagedKvV
 // Softmax probabilities of every token for every query head: [q_heads][n].
 std::vector<double> probabilities(const AttentionShape& shape, const float* q, const float* k, int64_t n,
                                   double scale = 0);
+
+// Probabilities of one query head over n tokens: [n].
+std::vector<double> probabilities_head(const AttentionShape& shape, int q_head, const float* q_row, const float* k,
+                                       int64_t n, double scale = 0);
 
 }  // namespace hb::ref

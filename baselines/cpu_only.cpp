@@ -1,0 +1,106 @@
+// cpu-only (FlexGen's CPU attention path / DeepSpeed ZeRO-Inference --kv-offload): all KV in
+// host memory on the first host tier memtier offers; each step the query and the new token's
+// k, v go down to the host, the CPU attends over the whole cache, and the output goes back up.
+// The KV itself never crosses the link.
+#include <memory>
+
+#include "baselines/register.h"
+#include "core/kv_set.h"
+#include "core/step_io.h"
+#include "core/timer.h"
+#include "kernels/cpu/attention.h"
+
+namespace hb {
+namespace {
+
+class CpuOnly final : public Strategy {
+ public:
+  std::string name() const override { return "cpu-only"; }
+
+  PlanResult plan(const Problem& problem, const Platform& platform) override {
+    problem_ = &problem;
+    platform_ = platform;
+    PlanResult r;
+    const HostTier& tier = platform.host_tiers.at(0);
+    r.parameters["kv_tier"] = tier.location.to_string();
+    r.parameters["host_threads"] = std::to_string(platform.host_pool->size());
+    KvSet probe(problem, tier.allocator, tier.allocator);
+    const int64_t need = probe.bytes_for(problem.prompt_len() + problem.decode_steps());
+    if (tier.free_bytes >= 0 && need > tier.free_bytes) {
+      r.status = "oom";
+      r.reason = "KV needs " + std::to_string(need >> 20) + " MiB on " + tier.location.to_string() + "; " +
+                 std::to_string(tier.free_bytes >> 20) + " MiB free";
+    }
+    return r;
+  }
+
+  void load() override {
+    const HostTier& tier = platform_.host_tiers.at(0);
+    kv_ = std::make_unique<KvSet>(*problem_, tier.allocator, tier.allocator);
+    kv_->reserve_tokens(problem_->prompt_len() + problem_->decode_steps());
+    kv_->append_prompt(0, problem_->prompt_len());
+    io_ = std::make_unique<StepIO>(*problem_, *platform_.accelerator);
+  }
+
+  std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
+  void prepare_step(int s) override { io_->stage(s); }
+
+  void step(int s, StepResult& out) override {
+    Accelerator& acc = *platform_.accelerator;
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch;
+    int64_t t0 = now_ns();
+    acc.copy_to_host(io_->q_host.data(), io_->q_dev(), io_->q_bytes());
+    acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
+    acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
+    acc.synchronize();
+    int64_t t1 = now_ns();
+    out.phase_ns["transfer"] = t1 - t0;
+
+    const size_t kn = static_cast<size_t>(shape.kv_heads) * shape.head_dim;
+    for (int b = 0; b < B; ++b)
+      kv_->cache(b).append_token(io_->k_host.data() + b * kn, io_->v_host.data() + b * kn, kv_->k_arena(),
+                                 kv_->v_arena());
+    std::vector<cpu::DecodeAttentionArgs> args(B);
+    for (int b = 0; b < B; ++b) {
+      auto& a = args[b];
+      a.q = io_->q_host.data() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
+      a.kv = kv_->cache(b).view();
+      a.q_heads = shape.q_heads;
+      a.o = io_->o_host.data() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
+      a.lse = io_->lse_host.data() + static_cast<size_t>(b) * shape.q_heads;
+    }
+    cpu::decode_attention(args.data(), B, *platform_.host_pool);
+    int64_t t2 = now_ns();
+    out.phase_ns["cpu"] = t2 - t1;
+    acc.copy_to_device(io_->o_dev(), io_->o_host.data(), io_->o_bytes());
+    acc.synchronize();
+    out.phase_ns["transfer"] += now_ns() - t2;
+    out.o = io_->o_host;
+
+    const int64_t ctx = problem_->context_at(s);
+    const MemoryKind tier = platform_.host_tiers.at(0).location.kind;
+    Traffic& t = out.traffic;
+    t.read(Processor::cpu, tier, ctx * shape.kv_bytes_per_token() * B);
+    t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);
+    t.d2h_bytes = static_cast<int64_t>(io_->q_bytes() + 2 * io_->kv_row_bytes());
+    t.h2d_bytes = static_cast<int64_t>(io_->o_bytes());
+    t.cpu_flops = 4.0 * shape.q_heads * shape.head_dim * static_cast<double>(ctx) * B;
+    t.syncs = 2;
+  }
+
+ private:
+  const Problem* problem_ = nullptr;
+  Platform platform_;
+  std::unique_ptr<KvSet> kv_;
+  std::unique_ptr<StepIO> io_;
+};
+
+}  // namespace
+
+void register_cpu_only(StrategyRegistry& r) {
+  r.add({"cpu-only", "all KV in host memory, attention on the CPU; only q, new k/v and the output cross the link",
+         "offload", [](const StrategyOptions&) { return std::make_unique<CpuOnly>(); }});
+}
+
+}  // namespace hb

@@ -1,0 +1,21 @@
+#pragma once
+// A one-line progress bar with ETA on stderr, redrawn in place; silent when stderr is not a
+// terminal (CI logs) or with --quiet.
+#include <string>
+
+#include "reports/run/runner.h"
+
+namespace hb::cli {
+
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool quiet);
+  void update(const run::Progress& p);
+  void finish();
+
+ private:
+  bool enabled_;
+  size_t last_len_ = 0;
+};
+
+}  // namespace hb::cli

@@ -1,0 +1,38 @@
+#pragma once
+// The per-step activations a strategy exchanges with the rest of the model: the query and the
+// new token's k, v (produced on the accelerator by the QKV projection in a real model) and the
+// attention output (consumed there by the output projection). Strategies stage inputs into
+// accelerator memory before the timed step so they move them exactly as the real system would.
+#include <vector>
+
+#include "core/accelerator.h"
+#include "core/strategy.h"
+
+namespace hb {
+
+class StepIO {
+ public:
+  StepIO(const Problem& problem, Accelerator& accel);
+  // Untimed: copies step s's q, k, v of every sequence into accelerator memory.
+  void stage(int s);
+
+  // Accelerator-memory buffers, [batch][heads][head_dim] (lse: [batch][q_heads]).
+  float* q_dev() const { return q_.as<float>(); }
+  float* k_dev() const { return k_.as<float>(); }
+  float* v_dev() const { return v_.as<float>(); }
+  float* o_dev() const { return o_.as<float>(); }
+  float* lse_dev() const { return lse_.as<float>(); }
+  size_t q_bytes() const { return q_.size(); }
+  size_t kv_row_bytes() const { return k_.size(); }  // new k (or v) of all sequences, fp32
+  size_t o_bytes() const { return o_.size(); }
+  size_t lse_bytes() const { return lse_.size(); }
+  // Host staging of the same shapes (for strategies that compute on the CPU).
+  std::vector<float> q_host, k_host, v_host, o_host, lse_host;
+
+ private:
+  const Problem& problem_;
+  Accelerator& accel_;
+  Buffer q_, k_, v_, o_, lse_;
+};
+
+}  // namespace hb

@@ -1,0 +1,126 @@
+#include "reports/run/accuracy.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/reference/attention_ref.h"
+
+namespace hb::run {
+
+ReferenceOracle::ReferenceOracle(const Problem& problem, ThreadPool& pool) : problem_(problem), pool_(pool) {
+  const auto& ws = *problem.workloads;
+  for (const auto& w : ws) {
+    DenseKv g;
+    g.kv_heads = w.shape.kv_heads;
+    g.head_dim = w.shape.head_dim;
+    g.tokens = static_cast<int64_t>(w.steps.size());
+    for (const auto& st : w.steps) {
+      g.k.insert(g.k.end(), st.k.begin(), st.k.end());
+      g.v.insert(g.v.end(), st.v.begin(), st.v.end());
+    }
+    generated_.push_back(std::move(g));
+  }
+}
+
+const StepReference& ReferenceOracle::at(int s, bool with_probs) {
+  if (cur_.step == s && (!with_probs || !cur_.probs.empty())) return cur_;
+  const auto& shape = problem_.shape;
+  const int B = problem_.batch, H = shape.q_heads, d = shape.head_dim;
+  const int64_t prompt = problem_.prompt_len(), ctx = problem_.context_at(s);
+  cur_.step = s;
+  cur_.context = ctx;
+  cur_.o.assign(static_cast<size_t>(B) * H * d, 0.0);
+  cur_.lse.assign(static_cast<size_t>(B) * H, 0.0);
+  cur_.probs.clear();
+  if (with_probs) cur_.probs.assign(static_cast<size_t>(B) * H * ctx, 0.0);
+  // One task per (sequence, query head): the prompt part and the generated part are attended
+  // separately and merged in fp64 (avoids copying the prompt KV).
+  pool_.parallel_for(static_cast<int64_t>(B) * H, [&](int64_t task, int) {
+    const int b = static_cast<int>(task / H), h = static_cast<int>(task % H);
+    const Workload& w = (*problem_.workloads)[b];
+    const float* qh = w.steps[s].q.data() + static_cast<size_t>(h) * d;
+    const DenseKv& g = generated_[b];
+    std::vector<double> o1(d), o2(d);
+    double l1 = 0, l2 = 0;
+    ref::attention_head(shape, h, qh, w.prompt.k.data(), w.prompt.v.data(), prompt, o1.data(), &l1);
+    ref::attention_head(shape, h, qh, g.k.data(), g.v.data(), s + 1, o2.data(), &l2);
+    const double a = l1, c = l2;
+    const double m = std::max(a, c);
+    const double wa = std::isinf(a) ? 0 : std::exp(a - m), wc = std::isinf(c) ? 0 : std::exp(c - m);
+    double* out = cur_.o.data() + (static_cast<size_t>(b) * H + h) * d;
+    for (int j = 0; j < d; ++j) out[j] = (wa * o1[j] + wc * o2[j]) / (wa + wc);
+    const double lse = m + std::log(wa + wc);
+    cur_.lse[static_cast<size_t>(b) * H + h] = lse;
+    if (with_probs) {
+      double* p = cur_.probs.data() + (static_cast<size_t>(b) * H + h) * ctx;
+      const auto p1 = ref::probabilities_head(shape, h, qh, w.prompt.k.data(), prompt);
+      const auto p2 = ref::probabilities_head(shape, h, qh, g.k.data(), s + 1);
+      const double f1 = std::isinf(a) ? 0 : std::exp(a - lse), f2 = std::exp(c - lse);
+      for (int64_t t = 0; t < prompt; ++t) p[t] = p1[t] * f1;
+      for (int64_t t = 0; t <= s; ++t) p[prompt + t] = p2[t] * f2;
+    }
+  });
+  return cur_;
+}
+
+void AccuracyAccumulator::add(const StepReference& ref, const StepResult& out) {
+  const auto& shape = problem_.shape;
+  const int B = problem_.batch, H = shape.q_heads, d = shape.head_dim;
+  double err2 = 0, ref2 = 0, dot = 0, out2 = 0, max_abs = 0, recall = 0;
+  for (size_t i = 0; i < ref.o.size(); ++i) {
+    const double e = out.o[i] - ref.o[i];
+    err2 += e * e;
+    ref2 += ref.o[i] * ref.o[i];
+    dot += out.o[i] * ref.o[i];
+    out2 += static_cast<double>(out.o[i]) * out.o[i];
+    max_abs = std::max(max_abs, std::fabs(e));
+  }
+  for (int b = 0; b < B; ++b) {
+    for (int h = 0; h < H; ++h) {
+      const size_t bh = static_cast<size_t>(b) * H + h;
+      if (out.attended.empty() || out.attended[bh].empty() || ref.probs.empty()) {
+        recall += 1.0;
+      } else {
+        double m = 0;
+        const double* p = ref.probs.data() + bh * ref.context;
+        for (int64_t t : out.attended[bh])
+          if (t >= 0 && t < ref.context) m += p[t];
+        recall += std::min(1.0, m);
+      }
+      const Workload& w = (*problem_.workloads)[b];
+      if (w.needle_token >= 0) {
+        // Retrieved when the output carries at least half of the needle's value that the exact
+        // output carries (the exact output itself is dominated by the needle).
+        const float* nv = w.needle_value.data() + static_cast<size_t>(shape.kv_head_of(h)) * d;
+        double got = 0, want = 0;
+        for (int j = 0; j < d; ++j) {
+          got += out.o[bh * d + j] * nv[j];
+          want += ref.o[bh * d + j] * nv[j];
+        }
+        if (want > 0) {
+          ++needle_trials_;
+          if (got >= 0.5 * want) ++needle_hits_;
+        }
+      }
+    }
+  }
+  ++steps_;
+  rel_l2_ += ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  cosine_ += (ref2 > 0 && out2 > 0) ? dot / std::sqrt(ref2 * out2) : (ref2 == out2 ? 1.0 : 0.0);
+  max_abs_ = std::max(max_abs_, max_abs);
+  recall_ += recall / (static_cast<double>(B) * H);
+}
+
+reports::Accuracy AccuracyAccumulator::result() const {
+  reports::Accuracy a;
+  a.steps_scored = steps_;
+  if (steps_ == 0) return a;
+  a.rel_l2 = rel_l2_ / steps_;
+  a.cosine = cosine_ / steps_;
+  a.max_abs_err = max_abs_;
+  a.mass_recall = recall_ / steps_;
+  a.needle_success_rate = needle_trials_ ? static_cast<double>(needle_hits_) / needle_trials_ : -1.0;
+  return a;
+}
+
+}  // namespace hb::run

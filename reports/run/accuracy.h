@@ -1,0 +1,51 @@
+#pragma once
+// Scores strategy outputs against the fp64 reference on the same queries. The reference for a
+// step is computed once and shared by every strategy at the point (it costs more than most
+// strategies' steps at long context).
+#include <cstdint>
+#include <vector>
+
+#include "core/strategy.h"
+#include "reports/report.h"
+
+namespace hb::run {
+
+// Exact attention of every sequence at one decode step.
+struct StepReference {
+  int step = -1;
+  std::vector<double> o;      // [batch][q_heads][head_dim]
+  std::vector<double> lse;    // [batch][q_heads]
+  // Softmax probability of every context token: [batch][q_heads][context]; only kept when
+  // some strategy reports attended subsets (mass recall).
+  std::vector<double> probs;
+  int64_t context = 0;
+};
+
+class ReferenceOracle {
+ public:
+  explicit ReferenceOracle(const Problem& problem, ThreadPool& pool);
+  // Reference for step s (computed on first use; only the latest step is kept).
+  const StepReference& at(int s, bool with_probs);
+
+ private:
+  const Problem& problem_;
+  ThreadPool& pool_;
+  std::vector<DenseKv> generated_;  // per sequence: the decode tokens' k, v
+  StepReference cur_;
+};
+
+// Averages accuracy figures over the scored steps of one strategy at one point.
+class AccuracyAccumulator {
+ public:
+  AccuracyAccumulator(const Problem& problem) : problem_(problem) {}
+  void add(const StepReference& ref, const StepResult& out);
+  reports::Accuracy result() const;
+
+ private:
+  const Problem& problem_;
+  int64_t steps_ = 0;
+  double rel_l2_ = 0, cosine_ = 0, max_abs_ = 0, recall_ = 0;
+  int64_t needle_trials_ = 0, needle_hits_ = 0;
+};
+
+}  // namespace hb::run

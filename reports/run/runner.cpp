@@ -1,0 +1,259 @@
+#include "reports/run/runner.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "core/error.h"
+#include "core/model_presets.h"
+#include "core/timer.h"
+#include "kernels/backend.h"
+#include "reports/run/accuracy.h"
+#include "reports/run/trace.h"
+
+namespace hb::run {
+
+std::vector<std::string> resolve_strategies(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& n) {
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  for (const auto& n : names) {
+    if (n == "all") {
+      for (const auto& info : StrategyRegistry::instance().all()) add(info.name);
+    } else {
+      StrategyRegistry::instance().find(n);  // throws with the list of names
+      add(n);
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// One strategy's state at the point being run.
+struct Contender {
+  std::string name;
+  std::unique_ptr<Accelerator> accelerator;
+  std::unique_ptr<Strategy> strategy;
+  reports::Point point;
+  std::vector<double> samples;
+  std::map<std::string, std::vector<double>> phases;
+  Traffic traffic_sum;
+  AccuracyAccumulator accuracy;
+  int64_t first_timed_ns = 0;
+  bool active = false;
+  int scored = 0;
+  Contender(const Problem& p) : accuracy(p) {}
+};
+
+std::vector<Workload> make_workloads(const SweepSpec& spec, const AttentionShape& shape, int64_t seq_len, int batch) {
+  std::vector<Workload> ws;
+  if (spec.workload.rfind("trace:", 0) == 0) {
+    Workload w = load_trace_workload(spec.workload.substr(6), shape, seq_len, spec.decode_steps);
+    for (int b = 0; b < batch; ++b) ws.push_back(w);  // a trace is one sequence; batch repeats it
+    return ws;
+  }
+  WorkloadSpec ws_spec;
+  ws_spec.kind = parse_workload_kind(spec.workload);
+  for (int b = 0; b < batch; ++b) {
+    ws_spec.seed = spec.seed + static_cast<uint64_t>(b) * 7919;
+    ws.push_back(make_workload(shape, seq_len, spec.decode_steps, ws_spec));
+  }
+  return ws;
+}
+
+bool converged(const std::vector<double>& s, const StopCriteria& stop, double elapsed_s) {
+  if (static_cast<int>(s.size()) < stop.min_samples || elapsed_s < stop.min_time_s) return false;
+  return summarize(s).rel_stdev() <= stop.max_noise;
+}
+
+void finish(Contender& c, const std::string& stop_reason) {
+  if (!c.active) return;
+  c.active = false;
+  auto& p = c.point;
+  p.step.samples_ns = c.samples;
+  p.step.summary = summarize(c.samples);
+  p.step.stop_reason = stop_reason;
+  for (auto& [name, v] : c.phases) p.phases[name] = reports::Timing::from_samples(v);
+  if (!c.samples.empty()) p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
+  p.accuracy = c.accuracy.result();
+  p.trajectory = c.strategy->trajectory();
+}
+
+void fail(Contender& c, const std::string& status, const std::string& reason) {
+  c.active = false;
+  c.point.status = status;
+  c.point.reason = reason;
+  c.point.step.stop_reason = "none";
+}
+
+}  // namespace
+
+reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, const ProgressFn& progress) {
+  spec.validate();
+  const auto names = resolve_strategies(spec.strategies);
+  // Option typos are caught before anything runs: every strategy reads its options once.
+  {
+    StrategyOptions opts(spec.strategy_options);
+    for (const auto& n : names) {
+      StrategyRegistry::instance().find(n).make(opts);
+    }
+    for (const auto& [k, v] : spec.strategy_options) {
+      const std::string owner = k.substr(0, k.find('.'));
+      if (std::find(names.begin(), names.end(), owner) == names.end())
+        throw Error("option '" + k + "' is for strategy '" + owner + "', which this sweep does not run",
+                    "add " + owner + " to --strategy or drop the option");
+      opts.check_all_used(owner);
+    }
+  }
+  // Host memory for workloads is checked for every point before the first one runs.
+  if (env.host_memory_budget_bytes > 0) {
+    for (const auto& m : spec.models)
+      for (int64_t n : spec.seq_lens)
+        for (int b : spec.batches) {
+          const auto& preset = find_model_preset(m);
+          const int64_t need = static_cast<int64_t>(b) * (n + spec.decode_steps) * preset.shape.kv_heads *
+                               preset.shape.head_dim * 4 * 2 * 2;  // fp32 workload + cache copies
+          if (need > env.host_memory_budget_bytes)
+            throw Error("sequence length " + std::to_string(n) + " x batch " + std::to_string(b) + " of " + m +
+                            " needs about " + std::to_string(need >> 20) + " MiB of host memory, more than the " +
+                            std::to_string(env.host_memory_budget_bytes >> 20) + " MiB available",
+                        "use shorter --seq-len or a smaller --batch");
+        }
+  }
+
+  reports::Report report;
+  report.context.sweep = spec.echo();
+  ThreadPool host_pool(spec.host_threads > 0 ? spec.host_threads
+                                             : std::max<int>(1, static_cast<int>(allowed_cpus().size()) -
+                                                                    std::max(1, spec.accelerator.cpu_threads > 0
+                                                                                    ? spec.accelerator.cpu_threads
+                                                                                    : static_cast<int>(allowed_cpus().size()) / 2)));
+  std::vector<HostTier> tiers = env.host_tiers;
+  if (tiers.empty())
+    tiers.push_back(HostTier{MemoryLocation{MemoryKind::local_dram, env.cpu_node, false}, host_allocator(
+                                 MemoryLocation{MemoryKind::local_dram, env.cpu_node, false})});
+  bool context_accel_set = false;
+
+  const int64_t total = static_cast<int64_t>(spec.models.size() * spec.kv_dtypes.size() * spec.seq_lens.size() *
+                                             spec.batches.size() * names.size());
+  int64_t done = 0;
+  const int64_t t_start = now_ns();
+
+  for (const auto& model : spec.models) {
+    const ModelPreset& preset = find_model_preset(model);
+    for (const auto& dt : spec.kv_dtypes) {
+      AttentionShape shape = preset.shape;
+      shape.kv_dtype = parse_dtype(dt);
+      for (int64_t seq_len : spec.seq_lens) {
+        for (int batch : spec.batches) {
+          const std::string where = model + " " + std::to_string(seq_len) + " tok b" + std::to_string(batch);
+          if (progress) progress({done, total, where + ": generating workload", (now_ns() - t_start) * 1e-9});
+          const auto workloads = make_workloads(spec, shape, seq_len, batch);
+          Problem problem;
+          problem.shape = shape;
+          problem.batch = batch;
+          problem.page_tokens = spec.page_tokens;
+          problem.workloads = &workloads;
+          ReferenceOracle oracle(problem, ThreadPool::global());
+          const StrategyOptions opts(spec.strategy_options);
+
+          std::vector<std::unique_ptr<Contender>> cs;
+          for (const auto& name : names) {
+            auto c = std::make_unique<Contender>(problem);
+            c->name = name;
+            auto& p = c->point;
+            p.axes = reports::PointAxes{model, preset.family, seq_len, batch, name, std::string(dtype_name(shape.kv_dtype)),
+                                        workloads[0].source.rfind("trace:", 0) == 0 ? workloads[0].source : spec.workload,
+                                        "", spec.decode_steps, spec.page_tokens, {}};
+            try {
+              c->accelerator = make_accelerator(spec.accelerator);
+              const auto& ai = c->accelerator->info();
+              p.axes.accelerator = ai.kind;
+              p.provenance = ai.emulated ? "emulated" : "measured";
+              if (!context_accel_set) {
+                report.context.accelerator = ai;
+                context_accel_set = true;
+              }
+              Platform platform{tiers, c->accelerator.get(), &host_pool, env.cpu_node};
+              c->strategy = StrategyRegistry::instance().find(name).make(opts);
+              if (progress) progress({done, total, where + ": " + name + " loading", (now_ns() - t_start) * 1e-9});
+              PlanResult plan = c->strategy->plan(problem, platform);
+              p.strategy_params = plan.parameters;
+              if (plan.status != "ok") {
+                fail(*c, plan.status, plan.reason);
+              } else {
+                c->strategy->load();
+                for (const auto& r : c->strategy->memory_regions()) {
+                  reports::PlacedRegion pr{r.role, r.intended.to_string(), static_cast<int64_t>(r.bytes), {}};
+                  if (env.observe_pages && r.intended.kind != MemoryKind::accelerator)
+                    pr.observed_pages_per_node = env.observe_pages(r.ptr, r.bytes);
+                  p.placement.push_back(std::move(pr));
+                }
+                c->active = true;
+              }
+            } catch (const Error& e) {
+              const bool oom = std::string(e.what()).find("capacity") != std::string::npos;
+              fail(*c, oom ? "oom" : "error", e.problem());
+              c->strategy.reset();
+            }
+            cs.push_back(std::move(c));
+          }
+
+          for (int s = 0; s < spec.decode_steps; ++s) {
+            bool any = false;
+            // Rotate the order each step so no strategy always runs right after another's
+            // cache pollution.
+            for (size_t i = 0; i < cs.size(); ++i) {
+              Contender& c = *cs[(i + static_cast<size_t>(s)) % cs.size()];
+              if (!c.active) continue;
+              any = true;
+              StepResult out;
+              try {
+                c.strategy->prepare_step(s);
+                const int64_t t0 = now_ns();
+                c.strategy->step(s, out);
+                out.total_ns = now_ns() - t0;
+              } catch (const Error& e) {
+                fail(c, "error", "step " + std::to_string(s) + ": " + e.problem());
+                continue;
+              }
+              if (s < spec.stop.warmup_steps) continue;
+              if (c.samples.empty()) c.first_timed_ns = now_ns() - out.total_ns;
+              c.samples.push_back(static_cast<double>(out.total_ns));
+              for (const auto& [ph, ns] : out.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
+              c.traffic_sum += out.traffic;
+              if (spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps) {
+                const bool probs = !out.attended.empty();
+                c.accuracy.add(oracle.at(s, probs), out);
+                ++c.scored;
+              }
+              const double elapsed = (now_ns() - c.first_timed_ns) * 1e-9;
+              // Keep stepping until accuracy has its samples too, then stop on noise or time.
+              const bool scored_enough = spec.accuracy_steps < 0 ? false : c.scored >= spec.accuracy_steps;
+              if (elapsed >= spec.stop.timeout_s) finish(c, "timeout");
+              else if (scored_enough && converged(c.samples, spec.stop, elapsed)) finish(c, "noise");
+            }
+            if (progress)
+              progress({done, total, where + ": step " + std::to_string(s + 1) + "/" + std::to_string(spec.decode_steps),
+                        (now_ns() - t_start) * 1e-9});
+            if (!any) break;
+          }
+          for (auto& c : cs) {
+            finish(*c, "max-steps");
+            // The point is over: free its memory before the next one.
+            c->strategy.reset();
+            c->accelerator.reset();
+            report.points.push_back(std::move(c->point));
+            ++done;
+          }
+          if (progress) progress({done, total, where + ": done", (now_ns() - t_start) * 1e-9});
+        }
+      }
+    }
+  }
+  report.speedups = reports::compute_speedups(report.points);
+  return report;
+}
+
+}  // namespace hb::run

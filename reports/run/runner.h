@@ -1,0 +1,44 @@
+#pragma once
+// The sweep engine behind `hybridbench run`: for each point, build the workload, let every
+// strategy plan and load, then step all strategies side by side (interleaved, so machine noise
+// hits them alike), time each step, score it against the fp64 reference and stop each
+// strategy when its step-time noise converges (nvbench-style) or a limit is reached.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/strategy.h"
+#include "reports/report.h"
+#include "reports/run/sweep_spec.h"
+
+namespace hb::run {
+
+struct Progress {
+  int64_t done = 0, total = 0;  // strategy-points finished / planned
+  std::string label;            // "llama-3.1-8b 32768 tok b1: hybridgen"
+  double elapsed_s = 0;
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
+// What the caller resolved about the machine (memtier): where host KV may go and how to check
+// where pages really are.
+struct RunEnvironment {
+  std::vector<HostTier> host_tiers;  // empty: plain host memory as local DRAM
+  int cpu_node = -1;
+  // Observed pages per NUMA node of [ptr, ptr+bytes); null = placement not verifiable.
+  std::function<std::map<int, int64_t>(const void* ptr, size_t bytes)> observe_pages;
+  // Bytes of host memory the workloads may use (0 = no check).
+  int64_t host_memory_budget_bytes = 0;
+};
+
+// Strategy names the spec selects ("all" expands to every registered strategy).
+std::vector<std::string> resolve_strategies(const std::vector<std::string>& names);
+
+// Runs the sweep; fills report.points and report.speedups and the accelerator / sweep parts of
+// the context (the caller fills host, topology and settings). Throws hb::Error up front for
+// an impossible sweep (nothing is half-run).
+reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, const ProgressFn& progress = {});
+
+}  // namespace hb::run

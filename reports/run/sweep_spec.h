@@ -1,0 +1,54 @@
+#pragma once
+// What one `hybridbench run` sweeps: the cross product of models x KV dtypes x sequence
+// lengths x batch sizes x strategies, plus how each point is timed and scored. Filled from the
+// command line or a --config JSON by cli/cmd_run.cpp; validated here so every front end gets
+// the same errors.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/workload.h"
+#include "kernels/backend.h"
+
+namespace hb::run {
+
+struct StopCriteria {
+  int warmup_steps = 2;       // executed, not timed (first-touch, caches, controller start)
+  int min_samples = 5;        // timed steps before the noise test may stop the point
+  double max_noise = 0.05;    // relative stdev of step times that counts as converged
+  double min_time_s = 0.0;    // keep sampling at least this long (after min_samples)
+  double timeout_s = 30.0;    // per point: stop sampling after this much wall time
+};
+
+struct SweepSpec {
+  std::vector<std::string> models = {"llama-3.1-8b"};
+  std::vector<std::string> kv_dtypes = {"fp16"};
+  std::vector<int64_t> seq_lens = {4096, 16384, 32768};
+  std::vector<int> batches = {1};
+  std::vector<std::string> strategies = {"all"};
+  int decode_steps = 24;      // upper bound on steps per point (warm-up + timed)
+  int page_tokens = 16;
+  std::string workload = "structured";  // structured | uniform | needle | trace:FILE
+  uint64_t seed = 42;
+  int accuracy_steps = 8;     // timed steps scored against the fp64 reference (-1 = all)
+  StopCriteria stop;
+  AcceleratorOptions accelerator;
+  int host_threads = 0;       // threads for strategies' CPU side (0 = CPUs left by the accelerator)
+  std::map<std::string, std::string> strategy_options;  // "h2o.heavy_ratio" -> "0.2"
+  // Placement (memtier): host NUMA node for KV ("" = the CPU's local node) and CXL emulation.
+  std::string kv_node;
+  std::string emulate_cxl;
+
+  // Throws hb::Error naming the offending field and the fix.
+  void validate() const;
+  std::map<std::string, std::string> echo() const;  // for the report context
+};
+
+// "4096", "4k", "32K", "1m" -> tokens.
+int64_t parse_token_count(const std::string& s);
+// "4k,16k", "4k:128k:x2" (geometric), "1k:8k:+1k" (arithmetic) -> sorted unique list.
+std::vector<int64_t> parse_seq_lens(const std::string& s);
+std::vector<std::string> split_list(const std::string& s);  // comma separated, trimmed
+
+}  // namespace hb::run

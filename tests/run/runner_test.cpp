@@ -1,0 +1,119 @@
+#include "reports/run/runner.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "baselines/register.h"
+#include "core/error.h"
+#include "hybrid/register.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/reference/attention_ref.h"
+#include "reports/run/accuracy.h"
+
+namespace hb::run {
+namespace {
+
+SweepSpec tiny_spec() {
+  register_baselines(StrategyRegistry::instance());
+  register_hybrid(StrategyRegistry::instance());
+  SweepSpec s;
+  s.models = {"qwen2.5-0.5b"};  // 14 q heads, 2 KV heads, d = 64: small and GQA
+  s.seq_lens = {100, 300};
+  s.strategies = {"full-gpu", "cpu-only"};
+  s.decode_steps = 6;
+  s.stop.warmup_steps = 1;
+  s.stop.min_samples = 3;
+  s.accuracy_steps = 2;
+  s.accelerator.kind = "cpu";
+  s.accelerator.cpu_threads = 1;
+  s.host_threads = 1;
+  return s;
+}
+
+TEST(Runner, ExactStrategiesMatchTheReference) {
+  auto report = run_sweep(tiny_spec(), RunEnvironment{});
+  ASSERT_EQ(report.points.size(), 4u);
+  for (const auto& p : report.points) {
+    SCOPED_TRACE(p.axes.strategy + " " + std::to_string(p.axes.seq_len));
+    EXPECT_EQ(p.status, "ok") << p.reason;
+    EXPECT_EQ(p.provenance, "emulated");  // the cpu accelerator is never reported as a GPU
+    EXPECT_EQ(p.axes.accelerator, "cpu");
+    EXPECT_GE(p.step.summary.count, 3);
+    EXPECT_LE(p.step.summary.count, 5);
+    EXPECT_EQ(p.accuracy.steps_scored, 2);
+    // fp16 KV is stored exactly (the workload is pre-rounded); fp32 accumulation over a few
+    // hundred tokens stays far below 1e-4 relative error.
+    EXPECT_LT(p.accuracy.rel_l2, 1e-4);
+    EXPECT_GT(p.accuracy.cosine, 0.9999);
+    EXPECT_DOUBLE_EQ(p.accuracy.mass_recall, 1.0);
+    EXPECT_NE(p.step.stop_reason, "none");
+  }
+  EXPECT_FALSE(report.speedups.empty());
+}
+
+TEST(Runner, CountsTrafficExactly) {
+  auto spec = tiny_spec();
+  spec.seq_lens = {100};
+  auto report = run_sweep(spec, RunEnvironment{});
+  const int64_t per_token = 2 * 2 * 64 * 2;  // K+V x 2 KV heads x 64 dims x fp16
+  for (const auto& p : report.points) {
+    // Steps are timed from step 1 (one warm-up); context at step s is 100 + s + 1.
+    const double mean_ctx = [&] {
+      double s = 0;
+      for (int i = 0; i < p.step.summary.count; ++i) s += 100 + 1 + 1 + i;
+      return s / p.step.summary.count;
+    }();
+    if (p.axes.strategy == "cpu-only") {
+      EXPECT_EQ(p.traffic_per_step.h2d_bytes, 14 * 64 * 4);                  // the output goes up
+      EXPECT_EQ(p.traffic_per_step.d2h_bytes, 14 * 64 * 4 + 2 * 2 * 64 * 4);  // q and new k, v go down
+      EXPECT_NEAR(p.traffic_per_step.bytes_read[0][int(MemoryKind::local_dram)], mean_ctx * per_token, per_token);
+    } else {
+      EXPECT_EQ(p.traffic_per_step.h2d_bytes, 0);
+      EXPECT_NEAR(p.traffic_per_step.bytes_read[1][int(MemoryKind::accelerator)], mean_ctx * per_token, per_token);
+    }
+  }
+}
+
+TEST(Runner, FullGpuReportsOomOnASmallBudget) {
+  auto spec = tiny_spec();
+  spec.accelerator.capacity_bytes = 64 * 1024;
+  auto report = run_sweep(spec, RunEnvironment{});
+  bool saw_oom = false;
+  for (const auto& p : report.points)
+    if (p.axes.strategy == "full-gpu" && p.axes.seq_len == 300) {
+      EXPECT_EQ(p.status, "oom");
+      EXPECT_NE(p.reason.find("MiB"), std::string::npos);
+      saw_oom = true;
+    }
+  EXPECT_TRUE(saw_oom);
+}
+
+TEST(Runner, RejectsBadSweepsUpFront) {
+  auto spec = tiny_spec();
+  spec.strategies = {"flexgen-magic"};
+  EXPECT_THROW(run_sweep(spec, RunEnvironment{}), Error);
+  spec = tiny_spec();
+  spec.strategy_options["cpu-only.bogus"] = "1";
+  EXPECT_THROW(run_sweep(spec, RunEnvironment{}), Error);
+  spec = tiny_spec();
+  spec.decode_steps = 1;
+  EXPECT_THROW(run_sweep(spec, RunEnvironment{}), Error);
+  spec = tiny_spec();
+  RunEnvironment env;
+  env.host_memory_budget_bytes = 1024;
+  EXPECT_THROW(run_sweep(spec, env), Error);
+}
+
+TEST(SweepSpec, ParsesSequenceLengths) {
+  EXPECT_EQ(parse_seq_lens("4k:32k:x2"), (std::vector<int64_t>{4096, 8192, 16384, 32768}));
+  EXPECT_EQ(parse_seq_lens("1k:3k:+1k,100"), (std::vector<int64_t>{100, 1024, 2048, 3072}));
+  EXPECT_EQ(parse_token_count("128K"), 131072);
+  EXPECT_THROW(parse_seq_lens("4k:1k:x2"), Error);
+  EXPECT_THROW(parse_seq_lens("4q"), Error);
+  EXPECT_THROW(parse_seq_lens("4k:8k"), Error);
+  EXPECT_THROW(parse_seq_lens(""), Error);
+}
+
+}  // namespace
+}  // namespace hb::run
