@@ -40,10 +40,7 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   // Same directory as the target, so rename() is atomic (never across file systems); hidden so a
   // leftover from a killed process does not look like a report.
-  std::string name = target.filename().string();
-  name.insert(0, 1, '.');  // (not "." + s: GCC 12 raises a false -Wrestrict on that)
-  name += ".XXXXXX.tmp";
-  std::string tmpl = (dir / name).string();
+  std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX.tmp")).string();
   const int fd = mkstemps(tmpl.data(), 4);
   if (fd < 0)
     throw Error("cannot create a temporary file next to " + path + ": " + errno_text(),

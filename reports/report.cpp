@@ -11,6 +11,7 @@
 #include <ctime>
 #include <fstream>
 #include <span>
+#include <tuple>
 
 #include "core/build_info.h"
 #include "core/cpu_features.h"
@@ -39,6 +40,14 @@ std::string PointAxes::group_key() const {
 }
 
 std::string PointAxes::key() const { return group_key() + ";strategy=" + strategy; }
+
+bool axes_less(const PointAxes& a, const PointAxes& b) {
+  auto tie = [](const PointAxes& x) {
+    return std::tie(x.model, x.family, x.workload, x.kv_dtype, x.accelerator, x.batch, x.seq_len, x.strategy,
+                    x.decode_steps, x.page_tokens, x.extra);
+  };
+  return tie(a) < tie(b);
+}
 
 Timing Timing::from_samples(std::vector<double> samples_ns) {
   Timing t;

@@ -95,6 +95,10 @@ struct PointAxes {
   std::string group_key() const;
 };
 
+// Reading order for tables: model, workload, dtype, accelerator, batch, then sequence length
+// (numerically), strategy, and the remaining axes.
+bool axes_less(const PointAxes& a, const PointAxes& b);
+
 // Raw samples and their summary (summary = hb::summarize(samples_ns)).
 struct Timing {
   std::vector<double> samples_ns;

@@ -1,0 +1,170 @@
+#include "reports/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/error.h"
+#include "reports/format.h"
+#include "reports/mann_whitney.h"
+
+namespace hb::reports {
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::faster: return "FASTER";
+    case Verdict::slower: return "SLOWER";
+    case Verdict::same: return "SAME";
+    case Verdict::noisy: return "NOISY";
+    case Verdict::failed: return "FAILED";
+    case Verdict::recovered: return "RECOVERED";
+    case Verdict::untimed: return "UNTIMED";
+    case Verdict::missing: return "MISSING";
+    case Verdict::added: return "NEW";
+  }
+  return "?";
+}
+
+void validate(const CompareOptions& o) {
+  auto bad = [](const std::string& what, const std::string& fix) { throw Error(what, fix); };
+  if (!(o.threshold > 0)) bad("--threshold must be > 0", "e.g. --threshold 0.05 for 5%");
+  if (!(o.alpha > 0 && o.alpha < 1)) bad("--alpha must be in (0, 1)", "e.g. --alpha 0.01");
+  if (!(o.min_effect >= 0)) bad("--min-effect must be >= 0", "e.g. --min-effect 0.02 for 2%");
+  if (o.min_effect > o.threshold)
+    bad("--min-effect (" + format_percent(o.min_effect) + ") is larger than --threshold (" +
+            format_percent(o.threshold) + "): a slowdown between them would be called SAME and never fail",
+        "set --min-effect at or below --threshold");
+  if (!(o.max_noise > 0)) bad("--max-noise must be > 0", "e.g. --max-noise 0.10 for 10%");
+}
+
+int CompareResult::count(Verdict v) const {
+  int n = 0;
+  for (const auto& p : points) n += p.verdict == v;
+  return n;
+}
+
+namespace {
+
+std::map<std::string, const Point*> index_points(const Report& r, const char* which) {
+  std::map<std::string, const Point*> m;
+  for (const auto& p : r.points)
+    if (!m.emplace(p.axes.key(), &p).second)
+      throw Error(std::string("the ") + which + " report has two points with the same axes (" + p.axes.key() +
+                      "), so they cannot be matched",
+                  "compare reports from `hybridbench run`, which writes each point once");
+  return m;
+}
+
+void judge_timing(const Point& o, const Point& n, const CompareOptions& opt, PointComparison& c) {
+  c.change = n.step.summary.median / o.step.summary.median - 1.0;
+  c.change_rel_noise = std::hypot(o.step.summary.rel_stdev(), n.step.summary.rel_stdev());
+  const UTest t = mann_whitney_u(o.step.samples_ns, n.step.samples_ns);
+  c.p_value = t.p_value;
+  c.exact_test = t.exact;
+  const bool significant = t.p_value < opt.alpha;
+  const bool large = std::fabs(c.change) >= opt.min_effect;
+  const bool too_noisy = std::max(o.step.summary.rel_stdev(), n.step.summary.rel_stdev()) > opt.max_noise;
+  if (significant && large)
+    c.verdict = c.change > 0 ? Verdict::slower : Verdict::faster;
+  else if (significant || (!large && !too_noisy))
+    c.verdict = Verdict::same;
+  else
+    c.verdict = Verdict::noisy;
+  c.slowdown_regression = c.verdict == Verdict::slower && c.change > opt.threshold;
+}
+
+void judge_accuracy(const Point& o, const Point& n, const CompareOptions& opt, PointComparison& c) {
+  const Accuracy &a = o.accuracy, &b = n.accuracy;
+  if (a.steps_scored == 0) return;
+  if (b.steps_scored == 0) {
+    c.notes.push_back("accuracy not scored in NEW");
+    return;
+  }
+  // NaN compares false with everything, so a NaN in NEW is caught explicitly.
+  const bool l2_worse = (std::isnan(b.rel_l2) && !std::isnan(a.rel_l2)) ||
+                        b.rel_l2 > a.rel_l2 * (1 + opt.rel_l2_rel_tolerance) + opt.rel_l2_abs_tolerance;
+  if (l2_worse) c.accuracy_regressions.push_back("rel_l2 " + format_sci(a.rel_l2) + " -> " + format_sci(b.rel_l2));
+  if ((std::isnan(b.mass_recall) && !std::isnan(a.mass_recall)) ||
+      b.mass_recall < a.mass_recall - opt.mass_recall_tolerance)
+    c.accuracy_regressions.push_back("mass_recall " + format_fixed(a.mass_recall, 4) + " -> " +
+                                     format_fixed(b.mass_recall, 4));
+  if (a.has_needle() && b.has_needle() && b.needle_success_rate < a.needle_success_rate - opt.needle_tolerance)
+    c.accuracy_regressions.push_back("needle success " + format_percent(a.needle_success_rate) + " -> " +
+                                     format_percent(b.needle_success_rate));
+}
+
+PointComparison compare_point(const Point& o, const Point& n, const CompareOptions& opt) {
+  PointComparison c;
+  c.axes = n.axes;
+  c.old_status = o.status;
+  c.new_status = n.status;
+  c.old_provenance = o.provenance;
+  c.new_provenance = n.provenance;
+  c.old_step = o.step.summary;
+  c.new_step = n.step.summary;
+  if (o.provenance != n.provenance) c.notes.push_back("provenance " + o.provenance + " -> " + n.provenance);
+  const bool ot = o.timed() && o.step.summary.median > 0, nt = n.timed() && n.step.summary.median > 0;
+  if (ot && nt) {
+    judge_timing(o, n, opt, c);
+  } else if (ot) {
+    c.verdict = Verdict::failed;
+    c.notes.push_back("now " + n.status + (n.reason.empty() ? "" : ": " + n.reason));
+  } else if (nt) {
+    c.verdict = Verdict::recovered;
+    c.notes.push_back("was " + o.status + (o.reason.empty() ? "" : ": " + o.reason));
+  } else {
+    c.verdict = Verdict::untimed;
+    if (o.status != n.status) c.notes.push_back("status " + o.status + " -> " + n.status);
+  }
+  if (o.status == "ok" && n.status == "ok") judge_accuracy(o, n, opt, c);
+  return c;
+}
+
+void context_warnings(const ReportContext& o, const ReportContext& n, std::vector<std::string>& w) {
+  auto differs = [&](const char* what, const std::string& a, const std::string& b) {
+    if (a != b) w.push_back(std::string(what) + " differs: \"" + a + "\" vs \"" + b + "\"");
+  };
+  differs("host", o.host, n.host);
+  differs("CPU model", o.cpu_model, n.cpu_model);
+  differs("accelerator", o.accelerator.kind + " " + o.accelerator.name, n.accelerator.kind + " " + n.accelerator.name);
+  differs("build type", o.build_type, n.build_type);
+  differs("SIMD level", o.simd_level, n.simd_level);
+}
+
+}  // namespace
+
+CompareResult compare_reports(const Report& old_report, const Report& new_report, const CompareOptions& options) {
+  validate(options);
+  CompareResult r;
+  r.options = options;
+  const auto olds = index_points(old_report, "OLD"), news = index_points(new_report, "NEW");
+  for (const auto& [key, o] : olds) {
+    auto it = news.find(key);
+    if (it == news.end()) {
+      PointComparison c;
+      c.axes = o->axes;
+      c.verdict = Verdict::missing;
+      c.old_status = o->status;
+      c.old_step = o->step.summary;
+      r.points.push_back(std::move(c));
+    } else {
+      r.points.push_back(compare_point(*o, *it->second, options));
+    }
+  }
+  for (const auto& [key, n] : news)
+    if (!olds.count(key)) {
+      PointComparison c;
+      c.axes = n->axes;
+      c.verdict = Verdict::added;
+      c.new_status = n->status;
+      c.new_step = n->step.summary;
+      r.points.push_back(std::move(c));
+    }
+  std::sort(r.points.begin(), r.points.end(),
+            [](const PointComparison& a, const PointComparison& b) { return axes_less(a.axes, b.axes); });
+  for (const auto& p : r.points) r.regressions += p.regression();
+  context_warnings(old_report.context, new_report.context, r.warnings);
+  return r;
+}
+
+}  // namespace hb::reports

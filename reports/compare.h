@@ -1,0 +1,74 @@
+#pragma once
+// compare(OLD, NEW): the CI regression check. Points are matched by their axes; each matched
+// pair of timed points is judged on the raw step samples with a Mann-Whitney U test plus a
+// minimum effect size, so neither a tiny-but-significant shift nor a large-but-noisy one fails
+// a build. Accuracy is compared too: a strategy that got less accurate is a regression even
+// when it got faster.
+#include <string>
+#include <vector>
+
+#include "reports/report.h"
+
+namespace hb::reports {
+
+struct CompareOptions {
+  double threshold = 0.05;    // a significant slowdown beyond this relative change is a regression
+  double alpha = 0.01;        // significance level of the U test
+  double min_effect = 0.02;   // relative median changes below this are SAME even when significant
+  double max_noise = 0.10;    // relative stdev above which "no significant change" is NOISY, not SAME
+  // Accuracy: rel_l2 may grow to old * (1 + rel) + abs before it is a regression (runs differ
+  // slightly when thread timing changes summation order or an adaptive scheduler's choices).
+  double rel_l2_rel_tolerance = 0.5;
+  double rel_l2_abs_tolerance = 1e-4;
+  double mass_recall_tolerance = 0.01;  // absolute drop allowed
+  double needle_tolerance = 0.0;        // absolute drop in needle success rate allowed
+};
+
+// Throws hb::Error (usage) when options are inconsistent (e.g. min_effect > threshold, which
+// would let a slowdown beyond the threshold be called SAME).
+void validate(const CompareOptions& options);
+
+enum class Verdict {
+  faster,     // significant and at least min_effect faster
+  slower,     // significant and at least min_effect slower
+  same,       // change under min_effect (significant or not, and not too noisy to tell)
+  noisy,      // not significant but the change or the noise is too large to call it the same
+  failed,     // timed in OLD, not in NEW (oom, unsupported, error)
+  recovered,  // not timed in OLD, timed in NEW
+  untimed,    // timed in neither (the status is compared, nothing else)
+  missing,    // in OLD only
+  added,      // in NEW only
+};
+const char* verdict_name(Verdict v);  // "FASTER", "SLOWER", ...
+
+struct PointComparison {
+  PointAxes axes;               // of NEW (of OLD for missing points)
+  Verdict verdict = Verdict::same;
+  std::string old_status, new_status;
+  std::string old_provenance, new_provenance;
+  SampleSummary old_step, new_step;
+  double change = 0;            // new median / old median - 1 (+: slower)
+  double change_rel_noise = 0;  // relative stdevs added in quadrature
+  double p_value = 1;           // U test on the raw step samples
+  bool exact_test = false;
+  bool slowdown_regression = false;            // slower beyond the threshold
+  std::vector<std::string> accuracy_regressions;  // one sentence each: "rel_l2 1.0e-03 -> 4.0e-02"
+  std::vector<std::string> notes;              // informational: provenance changed, not scored, ...
+  bool regression() const {
+    return slowdown_regression || verdict == Verdict::failed || !accuracy_regressions.empty();
+  }
+};
+
+struct CompareResult {
+  CompareOptions options;
+  std::vector<PointComparison> points;  // in axes_less order; missing and added included
+  std::vector<std::string> warnings;    // context differences that make the comparison weaker
+  int regressions = 0;
+  int count(Verdict v) const;
+  bool has_regression() const { return regressions > 0; }
+};
+
+// Throws hb::Error when a report holds two points with the same axes (ambiguous matching).
+CompareResult compare_reports(const Report& old_report, const Report& new_report, const CompareOptions& options);
+
+}  // namespace hb::reports

@@ -1,0 +1,203 @@
+#include "reports/compare.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "fixtures.h"
+#include "reports/compare_render.h"
+
+namespace hb::reports {
+namespace {
+
+using testing::make_failed_point;
+using testing::make_point;
+using testing::make_report;
+
+Report single(Point p) {
+  Report r = make_report();
+  r.points = {std::move(p)};
+  return r;
+}
+
+const PointComparison& only(const CompareResult& r) {
+  EXPECT_EQ(r.points.size(), 1u);
+  return r.points.at(0);
+}
+
+TEST(Compare, IdenticalRunsPass) {
+  const Report r = make_report();
+  const CompareResult c = compare_reports(r, r, {});
+  EXPECT_FALSE(c.has_regression());
+  EXPECT_EQ(c.count(Verdict::same), 5);     // the five timed points
+  EXPECT_EQ(c.count(Verdict::untimed), 1);  // full-gpu oom at 16k in both
+  EXPECT_TRUE(c.warnings.empty());
+}
+
+TEST(Compare, RepeatedRunsFromTheSameDistributionPass) {
+  // Fresh samples (other seeds) with the same median and 1% noise: never a regression.
+  for (uint64_t seed = 2; seed < 12; ++seed) {
+    const auto c = compare_reports(single(make_point("x", 4096, 1e6, 0.01, 30, 1)),
+                                   single(make_point("x", 4096, 1e6, 0.01, 30, seed)), {});
+    EXPECT_FALSE(c.has_regression()) << seed;
+    EXPECT_NE(only(c).verdict, Verdict::slower) << seed;
+  }
+}
+
+TEST(Compare, PlantedTwentyPercentSlowdownIsCaught) {
+  const auto c = compare_reports(single(make_point("x", 4096, 1e6, 0.02, 30, 1)),
+                                 single(make_point("x", 4096, 1.2e6, 0.02, 30, 2)), {});
+  const auto& p = only(c);
+  EXPECT_EQ(p.verdict, Verdict::slower);
+  EXPECT_NEAR(p.change, 0.2, 0.02);
+  EXPECT_LT(p.p_value, 1e-6);
+  EXPECT_TRUE(p.slowdown_regression);
+  EXPECT_TRUE(c.has_regression());
+}
+
+TEST(Compare, FasterIsNotARegression) {
+  const auto c = compare_reports(single(make_point("x", 4096, 1e6, 0.02, 30, 1)),
+                                 single(make_point("x", 4096, 0.8e6, 0.02, 30, 2)), {});
+  EXPECT_EQ(only(c).verdict, Verdict::faster);
+  EXPECT_FALSE(c.has_regression());
+}
+
+TEST(Compare, SignificantSlowdownUnderTheThresholdIsReportedButPasses) {
+  const auto c = compare_reports(single(make_point("x", 4096, 1e6, 0.005, 30, 1)),
+                                 single(make_point("x", 4096, 1.03e6, 0.005, 30, 2)), {});
+  EXPECT_EQ(only(c).verdict, Verdict::slower);
+  EXPECT_FALSE(c.has_regression());
+}
+
+TEST(Compare, TinySignificantChangeIsSame) {
+  // 1% shift with 2000 samples of 0.2% noise: significant, but under --min-effect.
+  const auto c = compare_reports(single(make_point("x", 4096, 1e6, 0.002, 2000, 1)),
+                                 single(make_point("x", 4096, 1.01e6, 0.002, 2000, 2)), {});
+  EXPECT_LT(only(c).p_value, 0.01);
+  EXPECT_EQ(only(c).verdict, Verdict::same);
+}
+
+TEST(Compare, LargeButNoisyChangeIsNoisy) {
+  // 25% slower on paper, but 5 samples of 30% noise cannot show it.
+  const auto c = compare_reports(single(make_point("x", 4096, 1e6, 0.3, 5, 1)),
+                                 single(make_point("x", 4096, 1.25e6, 0.3, 5, 2)), {});
+  EXPECT_GT(only(c).p_value, 0.01);
+  EXPECT_EQ(only(c).verdict, Verdict::noisy);
+  EXPECT_FALSE(c.has_regression());
+}
+
+TEST(Compare, NoChangeUnderHighNoiseIsNoisyNotSame) {
+  const auto c = compare_reports(single(make_point("x", 4096, 1e6, 0.3, 8, 1)),
+                                 single(make_point("x", 4096, 1e6, 0.3, 8, 1)), {});
+  EXPECT_EQ(only(c).verdict, Verdict::noisy);
+}
+
+TEST(Compare, MissingAndNewPointsAreListedNotFailed) {
+  Report o = make_report(), n = make_report();
+  o.points.push_back(make_point("quest", 4096, 1e6));
+  n.points.push_back(make_point("h2o", 4096, 1e6));
+  const auto c = compare_reports(o, n, {});
+  EXPECT_EQ(c.count(Verdict::missing), 1);
+  EXPECT_EQ(c.count(Verdict::added), 1);
+  EXPECT_FALSE(c.has_regression());
+  for (const auto& p : c.points) {
+    if (p.verdict == Verdict::missing) {
+      EXPECT_EQ(p.axes.strategy, "quest");
+    }
+    if (p.verdict == Verdict::added) {
+      EXPECT_EQ(p.axes.strategy, "h2o");
+    }
+  }
+}
+
+TEST(Compare, PointThatStopsRunningIsARegression) {
+  const auto c = compare_reports(single(make_point("full-gpu", 8192, 1e6)),
+                                 single(make_failed_point("full-gpu", 8192, "oom", "capacity")), {});
+  EXPECT_EQ(only(c).verdict, Verdict::failed);
+  EXPECT_TRUE(c.has_regression());
+  const auto back = compare_reports(single(make_failed_point("full-gpu", 8192, "oom", "capacity")),
+                                    single(make_point("full-gpu", 8192, 1e6)), {});
+  EXPECT_EQ(only(back).verdict, Verdict::recovered);
+  EXPECT_FALSE(back.has_regression());
+}
+
+TEST(Compare, AccuracyRegressionsAreFlaggedEvenWhenFaster) {
+  Point o = make_point("topk", 4096, 1e6, 0.01, 30, 1), n = make_point("topk", 4096, 0.7e6, 0.01, 30, 2);
+  n.accuracy.rel_l2 = 5e-2;
+  auto c = compare_reports(single(o), single(n), {});
+  EXPECT_EQ(only(c).verdict, Verdict::faster);
+  ASSERT_EQ(only(c).accuracy_regressions.size(), 1u);
+  EXPECT_NE(only(c).accuracy_regressions[0].find("rel_l2"), std::string::npos);
+  EXPECT_TRUE(c.has_regression());
+
+  n = make_point("topk", 4096, 1e6, 0.01, 30, 2);
+  n.accuracy.rel_l2 = 1.2e-3;  // within tolerance
+  EXPECT_FALSE(compare_reports(single(o), single(n), {}).has_regression());
+
+  o.accuracy.needle_success_rate = 1.0;
+  n.accuracy.needle_success_rate = 0.75;
+  c = compare_reports(single(o), single(n), {});
+  ASSERT_EQ(only(c).accuracy_regressions.size(), 1u);
+  EXPECT_NE(only(c).accuracy_regressions[0].find("needle"), std::string::npos);
+
+  n.accuracy.needle_success_rate = 1.0;
+  n.accuracy.mass_recall = 0.9;
+  EXPECT_TRUE(compare_reports(single(o), single(n), {}).has_regression());
+
+  n.accuracy.mass_recall = 1.0;
+  n.accuracy.rel_l2 = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(compare_reports(single(o), single(n), {}).has_regression());
+}
+
+TEST(Compare, ContextDifferencesAreWarnings) {
+  Report o = make_report(), n = make_report();
+  n.context.host = "otherhost";
+  n.context.accelerator.kind = "cuda";
+  n.context.accelerator.name = "NVIDIA H200";
+  const auto c = compare_reports(o, n, {});
+  EXPECT_EQ(c.warnings.size(), 2u);
+}
+
+TEST(Compare, RejectsInconsistentOptionsAndAmbiguousReports) {
+  CompareOptions opt;
+  opt.min_effect = 0.1;
+  opt.threshold = 0.05;
+  EXPECT_THROW(compare_reports(make_report(), make_report(), opt), Error);
+  Report dup = make_report();
+  dup.points.push_back(dup.points[0]);
+  EXPECT_THROW(compare_reports(dup, make_report(), {}), Error);
+}
+
+TEST(CompareRender, TableAndJsonShowTheRegression) {
+  Report o = make_report(), n = make_report();
+  n.points[0] = make_point("cpu-only", 4096, 2.4e6, 0.01, 30, 9);  // 20% slower
+  const auto c = compare_reports(o, n, {});
+  const std::string table = compare_table_text(c);
+  if (std::getenv("HB_SHOW")) std::cout << table;
+  EXPECT_NE(table.find("SLOWER !"), std::string::npos) << table;
+  EXPECT_NE(table.find("REGRESSION: 1 point"), std::string::npos) << table;
+  EXPECT_NE(table.find("cpu-only 4k"), std::string::npos) << table;
+  EXPECT_NE(table.find("model llama-3-8b"), std::string::npos) << table;
+
+  const auto j = nlohmann::json::parse(compare_json_text(c, "old.json", "new.json"));
+  EXPECT_EQ(j["schema"], "hybridbench.compare/1");
+  EXPECT_EQ(j["regression"], true);
+  EXPECT_EQ(j["counts"]["SLOWER"], 1);
+  bool found = false;
+  for (const auto& p : j["points"])
+    if (p["verdict"] == "SLOWER") {
+      found = true;
+      EXPECT_EQ(p["regression"], true);
+      EXPECT_NEAR(p["change"].get<double>(), 0.2, 0.02);
+    }
+  EXPECT_TRUE(found);
+
+  const std::string ok = compare_table_text(compare_reports(o, o, {}));
+  EXPECT_NE(ok.find("OK: no regression"), std::string::npos) << ok;
+}
+
+}  // namespace
+}  // namespace hb::reports
