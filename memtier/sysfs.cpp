@@ -225,6 +225,12 @@ const SysfsNode* SysfsSnapshot::node(int id) const {
   return nullptr;
 }
 
+int64_t read_node_available_bytes(const std::string& root, int node) {
+  SysfsNode n;
+  read_meminfo(under_root(root, kNodeDir) + "/node" + std::to_string(node) + "/meminfo", n);
+  return n.available_bytes;
+}
+
 bool sysfs_has_numa(const std::string& root) { return path_exists(under_root(root, kNodeDir) + "/online"); }
 
 SysfsSnapshot read_sysfs(const std::string& root) {

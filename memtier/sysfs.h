@@ -41,6 +41,9 @@ struct SysfsSnapshot {
 // missing or malformed; optional parts (tiers, HMAT, CXL, DAX, meminfo) become notes.
 SysfsSnapshot read_sysfs(const std::string& root);
 
+// MemFree + FilePages - Shmem of one node (what a bind there can get); -1 when unreadable.
+int64_t read_node_available_bytes(const std::string& root, int node);
+
 // Whether `root` has NUMA information at all (kernels built without NUMA have none).
 bool sysfs_has_numa(const std::string& root);
 
