@@ -15,8 +15,10 @@
 //  * One-pass online softmax: per sub-block and head one horizontal max, a vector exp, and
 //    the running output rescaled as it is loaded for the V pass.
 //  * V is [page][head_dim]: the weighted sum walks V rows in address order.
-//  * A prefetch cursor walks the page kPrefetchBytes ahead, a few lines per K row
-//    processed, so DRAM latency is hidden although pages are separate blocks.
+//  * Every read is paired with a prefetch of the same offset in the page kPrefetchBytes
+//    ahead (pages are separate blocks, so hardware prefetchers lose the stream at each page
+//    boundary). The prefetch address is computed, not tracked: a cursor with state in the
+//    inner loop made GCC spill the accumulators to the stack every iteration.
 #include <cstddef>
 #include <cstdint>
 
@@ -35,39 +37,10 @@ constexpr size_t elem_size() {
   return T == DType::f32 ? 4 : 2;
 }
 
-// Issues line prefetches for the K and V blocks of a page ahead, spread evenly over the work
-// of the current page (`steps` calls to step() per page) so requests trickle out instead of
-// arriving in a burst that overflows the miss queue.
-template <class V>
-struct Prefetcher {
-  const std::byte* block[2] = {nullptr, nullptr};
-  int nblocks = 0;
-  size_t block_bytes = 0, issued = 0, cursor = 0, per_step = 0;
-
-  void start(const std::byte* k, const std::byte* v, size_t bytes, size_t steps) {
-    block[0] = k;
-    block[1] = v;
-    nblocks = (k ? 1 : 0) + (v ? 1 : 0);
-    if (!k) block[0] = v;
-    block_bytes = bytes;
-    issued = cursor = 0;
-    per_step = (nblocks * bytes + steps - 1) / steps;
-  }
-  void stop() { nblocks = 0; }
-  void step() {
-    if (!nblocks) return;
-    cursor += per_step;
-    const size_t end = cursor < nblocks * block_bytes ? cursor : nblocks * block_bytes;
-    for (; issued < end; issued += 64) {
-      const int b = issued >= block_bytes ? 1 : 0;
-      V::prefetch(block[b] + (issued - b * block_bytes));
-    }
-  }
-};
-
 // s[g][n] = sum_j q_g[j] * K[j][token 16*.. + n*W ..] for one sub-block, HC query heads.
+// fk: the same sub-block `ahead` pages on, prefetched row by row.
 template <class V, DType T, int HC>
-inline void k_pass(const float* q, int d, const std::byte* kblk, size_t row_bytes, Prefetcher<V>* pf,
+inline void k_pass(const float* q, int d, const std::byte* kblk, const std::byte* fk, size_t row_bytes,
                    typename V::F (&s)[HC][kSub / V::W]) {
   using F = typename V::F;
   constexpr int NT = kSub / V::W, S = V::kSplitK;
@@ -77,8 +50,8 @@ inline void k_pass(const float* q, int d, const std::byte* kblk, size_t row_byte
     for (int g = 0; g < HC; ++g)
       for (int n = 0; n < NT; ++n) acc[u][g][n] = V::zero();
   for (int j = 0; j < d; j += S) {
-    if (pf) pf->step();
     for (int u = 0; u < S; ++u) {
+      V::prefetch(fk + (j + u) * row_bytes);
       const std::byte* r = kblk + (j + u) * row_bytes;
       F k[NT];
       for (int n = 0; n < NT; ++n) k[n] = V::template load_kv<T>(r + n * V::W * es);
@@ -123,16 +96,20 @@ struct SoftmaxState {
 };
 
 // Columns [c, c + NV*W) of o_g = alpha_g * o_g + sum_{t in [lo, hi)} p_g[t] v_t for HC heads.
+// fv: the same rows `ahead` pages on, prefetched line by line.
 template <class V, DType T, int HC, int NV>
-inline void v_chunk(float* o, int d, int c, const std::byte* vblk, int lo, int hi, const float (&p)[HC][kSub],
-                    const float (&alpha)[HC]) {
+inline void v_chunk(float* o, int d, int c, const std::byte* vblk, const std::byte* fv, int lo, int hi,
+                    const float (&p)[HC][kSub], const float (&alpha)[HC]) {
   using F = typename V::F;
   constexpr size_t es = elem_size<T>();
+  constexpr size_t chunk_bytes = NV * V::W * es;
   F acc[HC][NV];
   for (int g = 0; g < HC; ++g)
     for (int v = 0; v < NV; ++v) acc[g][v] = V::mul(V::load(o + g * d + c + v * V::W), V::set1(alpha[g]));
   for (int t = lo; t < hi; ++t) {
-    const std::byte* row = vblk + (static_cast<size_t>(t) * d + c) * es;
+    const size_t off = (static_cast<size_t>(t) * d + c) * es;
+    for (size_t b = 0; b < chunk_bytes; b += 64) V::prefetch(fv + off + b);
+    const std::byte* row = vblk + off;
     F x[NV];
     for (int v = 0; v < NV; ++v) x[v] = V::template load_kv<T>(row + v * V::W * es);
     for (int g = 0; g < HC; ++g) {
@@ -146,14 +123,14 @@ inline void v_chunk(float* o, int d, int c, const std::byte* vblk, int lo, int h
 
 // One sub-block [lo, hi) for query heads g0..g0+HC: logits, online softmax, weighted V sum.
 template <class V, DType T, int HC>
-inline void attend_sub(const AttendJob& job, int g0, const std::byte* kblk, const std::byte* vblk, int lo, int hi,
-                       int64_t tok0, Prefetcher<V>* pf, SoftmaxState& st) {
+inline void attend_sub(const AttendJob& job, int g0, const std::byte* kblk, const std::byte* vblk,
+                       const std::byte* fk, const std::byte* fv, int lo, int hi, int64_t tok0, SoftmaxState& st) {
   using F = typename V::F;
   constexpr int NT = kSub / V::W, NV = V::kVChunk;
   constexpr size_t es = elem_size<T>();
   const int d = job.head_dim;
   F s[HC][NT];
-  k_pass<V, T, HC>(job.q + g0 * d, d, kblk, job.page_tokens * es, pf, s);
+  k_pass<V, T, HC>(job.q + g0 * d, d, kblk, fk, job.page_tokens * es, s);
   float* lg = job.logits ? job.logits + g0 * job.logits_stride + (tok0 - job.logits_base) : nullptr;
   finish_logits<V, HC>(s, job.scale, lo, hi, lg, job.logits_stride);
 
@@ -178,40 +155,40 @@ inline void attend_sub(const AttendJob& job, int g0, const std::byte* kblk, cons
 
   // o_g = alpha_g * o_g + sum_t p_g[t] v_t, NV registers of every head at a time.
   int c = 0;
-  for (; c + NV * V::W <= d; c += NV * V::W) v_chunk<V, T, HC, NV>(job.o + g0 * d, d, c, vblk, lo, hi, p, alpha);
-  for (; c < d; c += V::W) v_chunk<V, T, HC, 1>(job.o + g0 * d, d, c, vblk, lo, hi, p, alpha);
+  for (; c + NV * V::W <= d; c += NV * V::W) v_chunk<V, T, HC, NV>(job.o + g0 * d, d, c, vblk, fv, lo, hi, p, alpha);
+  for (; c < d; c += V::W) v_chunk<V, T, HC, 1>(job.o + g0 * d, d, c, vblk, fv, lo, hi, p, alpha);
 }
 
 template <class V, DType T>
-inline void attend_sub_heads(const AttendJob& job, int g0, const std::byte* kblk, const std::byte* vblk, int lo,
-                             int hi, int64_t tok0, Prefetcher<V>* pf, SoftmaxState& st) {
+inline void attend_sub_heads(const AttendJob& job, int g0, const std::byte* kblk, const std::byte* vblk,
+                             const std::byte* fk, const std::byte* fv, int lo, int hi, int64_t tok0,
+                             SoftmaxState& st) {
   switch (job.group - g0 < kHeadChunk ? job.group - g0 : kHeadChunk) {
-    case 1: return attend_sub<V, T, 1>(job, g0, kblk, vblk, lo, hi, tok0, pf, st);
-    case 2: return attend_sub<V, T, 2>(job, g0, kblk, vblk, lo, hi, tok0, pf, st);
-    case 3: return attend_sub<V, T, 3>(job, g0, kblk, vblk, lo, hi, tok0, pf, st);
-    default: return attend_sub<V, T, 4>(job, g0, kblk, vblk, lo, hi, tok0, pf, st);
+    case 1: return attend_sub<V, T, 1>(job, g0, kblk, vblk, fk, fv, lo, hi, tok0, st);
+    case 2: return attend_sub<V, T, 2>(job, g0, kblk, vblk, fk, fv, lo, hi, tok0, st);
+    case 3: return attend_sub<V, T, 3>(job, g0, kblk, vblk, fk, fv, lo, hi, tok0, st);
+    default: return attend_sub<V, T, 4>(job, g0, kblk, vblk, fk, fv, lo, hi, tok0, st);
   }
 }
 
-// Walks the sub-blocks of [begin, end) page by page, with the prefetcher aimed `ahead` pages on.
-template <class V, DType T, class Fn>
-inline void for_each_sub(const PageRef* pages, int P, int d, int64_t begin, int64_t end, bool prefetch_v,
-                         Prefetcher<V>& pf, Fn&& fn) {
+// Walks the sub-blocks of [begin, end) page by page: fn(k, v, future k, future v, lo, hi, tok0).
+// The future blocks are those of the page kPrefetchBytes ahead (at least the next page); at
+// the end of the range they are the current ones, so prefetches need no branch.
+template <DType T, class Fn>
+inline void for_each_sub(const PageRef* pages, int P, int d, int64_t begin, int64_t end, Fn&& fn) {
   constexpr size_t es = elem_size<T>();
   const size_t block = static_cast<size_t>(P) * d * es;
   const int64_t ahead = static_cast<int64_t>((kPrefetchBytes + block - 1) / block);
-  const size_t steps = static_cast<size_t>(P / kSub) * d / V::kSplitK;  // prefetcher steps per page
   for (int64_t pg = begin / P; pg * P < end; ++pg) {
-    const int64_t fut = pg + ahead;
-    if (fut * P < end) pf.start(pages[fut].k, prefetch_v ? pages[fut].v : nullptr, block, steps);
-    else pf.stop();
+    const PageRef& cur = pages[pg];
+    const PageRef& fut = (pg + ahead) * P < end ? pages[pg + ahead] : cur;
     for (int sb = 0; sb < P / kSub; ++sb) {
       const int64_t tok0 = pg * P + sb * kSub;
       const int lo = begin > tok0 ? static_cast<int>(begin - tok0) : 0;
       const int hi = end < tok0 + kSub ? static_cast<int>(end - tok0) : kSub;
       if (lo >= hi) continue;
-      fn(pages[pg].k + static_cast<size_t>(sb) * kSub * es, pages[pg].v + static_cast<size_t>(sb) * kSub * d * es,
-         lo, hi, tok0);
+      const size_t ko = static_cast<size_t>(sb) * kSub * es, vo = static_cast<size_t>(sb) * kSub * d * es;
+      fn(cur.k + ko, cur.v + vo, fut.k + ko, fut.v + vo, lo, hi, tok0);
     }
   }
 }
@@ -225,14 +202,14 @@ void attend(const AttendJob& job) {
     st.l[g] = 0;
     for (int j = 0; j < d; ++j) job.o[g * d + j] = 0;
   }
-  Prefetcher<V> pf;
-  for_each_sub<V, T>(job.pages, job.page_tokens, d, job.begin, job.end, true, pf,
-                     [&](const std::byte* kb, const std::byte* vb, int lo, int hi, int64_t tok0) {
-                       // Only the first head chunk advances the prefetcher: later chunks
-                       // re-read the sub-block from L1.
-                       for (int g0 = 0; g0 < G; g0 += kHeadChunk)
-                         attend_sub_heads<V, T>(job, g0, kb, vb, lo, hi, tok0, g0 == 0 ? &pf : nullptr, st);
-                     });
+  for_each_sub<T>(job.pages, job.page_tokens, d, job.begin, job.end,
+                  [&](const std::byte* kb, const std::byte* vb, const std::byte* fk, const std::byte* fv, int lo,
+                      int hi, int64_t tok0) {
+                    // Head chunks after the first re-read the sub-block from L1 and prefetch
+                    // it (a cheap hit) instead of the future page.
+                    for (int g0 = 0; g0 < G; g0 += kHeadChunk)
+                      attend_sub_heads<V, T>(job, g0, kb, vb, g0 ? kb : fk, g0 ? vb : fv, lo, hi, tok0, st);
+                  });
   for (int g = 0; g < G; ++g) {
     float* o = job.o + g * d;
     if (st.l[g] == 0) {  // no tokens: the neutral partial
@@ -246,29 +223,29 @@ void attend(const AttendJob& job) {
 }
 
 template <class V, DType T, int HC>
-inline void score_sub(const ScoreJob& job, int g0, const std::byte* kblk, int lo, int hi, int64_t tok0,
-                      Prefetcher<V>* pf) {
+inline void score_sub(const ScoreJob& job, int g0, const std::byte* kblk, const std::byte* fk, int lo, int hi,
+                      int64_t tok0) {
   typename V::F s[HC][kSub / V::W];
-  k_pass<V, T, HC>(job.q + g0 * job.head_dim, job.head_dim, kblk, job.page_tokens * elem_size<T>(), pf, s);
+  k_pass<V, T, HC>(job.q + g0 * job.head_dim, job.head_dim, kblk, fk, job.page_tokens * elem_size<T>(), s);
   finish_logits<V, HC>(s, job.scale, lo, hi, job.logits + g0 * job.logits_stride + (tok0 - job.logits_base),
                        job.logits_stride);
 }
 
 template <class V, DType T>
 void score(const ScoreJob& job) {
-  Prefetcher<V> pf;
-  for_each_sub<V, T>(job.pages, job.page_tokens, job.head_dim, job.begin, job.end, false, pf,
-                     [&](const std::byte* kb, const std::byte*, int lo, int hi, int64_t tok0) {
-                       for (int g0 = 0; g0 < job.group; g0 += kHeadChunk) {
-                         Prefetcher<V>* p = g0 == 0 ? &pf : nullptr;
-                         switch (job.group - g0 < kHeadChunk ? job.group - g0 : kHeadChunk) {
-                           case 1: score_sub<V, T, 1>(job, g0, kb, lo, hi, tok0, p); break;
-                           case 2: score_sub<V, T, 2>(job, g0, kb, lo, hi, tok0, p); break;
-                           case 3: score_sub<V, T, 3>(job, g0, kb, lo, hi, tok0, p); break;
-                           default: score_sub<V, T, 4>(job, g0, kb, lo, hi, tok0, p); break;
-                         }
-                       }
-                     });
+  for_each_sub<T>(job.pages, job.page_tokens, job.head_dim, job.begin, job.end,
+                  [&](const std::byte* kb, const std::byte*, const std::byte* fk, const std::byte*, int lo, int hi,
+                      int64_t tok0) {
+                    for (int g0 = 0; g0 < job.group; g0 += kHeadChunk) {
+                      const std::byte* f = g0 ? kb : fk;
+                      switch (job.group - g0 < kHeadChunk ? job.group - g0 : kHeadChunk) {
+                        case 1: score_sub<V, T, 1>(job, g0, kb, f, lo, hi, tok0); break;
+                        case 2: score_sub<V, T, 2>(job, g0, kb, f, lo, hi, tok0); break;
+                        case 3: score_sub<V, T, 3>(job, g0, kb, f, lo, hi, tok0); break;
+                        default: score_sub<V, T, 4>(job, g0, kb, f, lo, hi, tok0); break;
+                      }
+                    }
+                  });
 }
 
 template <class V>

@@ -1,0 +1,171 @@
+// Decode attention vs a plain streaming read of the same number of bytes, in one binary.
+//
+// Shape: Llama-3.1-8B (32 query heads, 8 KV heads, head_dim 128, fp16 KV), one sequence, at
+// 4K/32K/128K tokens, on 1 thread and on all threads. bytes_per_second counts the K and V
+// bytes attention must read; the stream cases read buffers of exactly that size.
+//
+// Caches flatter nothing: each case rotates over copies whose total exceeds kRotateBytes (far
+// above any L3), so every iteration reads from DRAM. The machine is shared and noisy, so run
+// the attention and stream cases interleaved and compare medians:
+//   hybridbench_kernels_bench --benchmark_repetitions=7 --benchmark_enable_random_interleaving=true
+//                             --benchmark_report_aggregates_only=true
+// Cache pages are appended token by token for all heads (as a real cache fills), so one head's
+// pages are interleaved with the other heads' in memory, not one linear stream.
+#include <benchmark/benchmark.h>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "core/kv_cache.h"
+#include "core/memory.h"
+#include "core/rng.h"
+#include "core/shape.h"
+#include "core/thread_pool.h"
+#include "kernels/cpu/attention.h"
+
+namespace hb {
+namespace {
+
+const AttentionShape kShape{32, 8, 128, DType::f16};
+constexpr size_t kRotateBytes = size_t{512} << 20;
+
+ThreadPool& pool_of(int threads) {
+  static ThreadPool one(1), all(0);
+  return threads == 1 ? one : all;
+}
+
+size_t kv_bytes(int64_t tokens) { return static_cast<size_t>(tokens) * kShape.kv_bytes_per_token(); }
+int copies_for(int64_t tokens) { return static_cast<int>(std::max<size_t>(2, kRotateBytes / kv_bytes(tokens))); }
+
+// One paged cache filled with random fp16 K/V.
+struct FilledCache {
+  std::unique_ptr<PageArena> k_arena, v_arena;
+  std::unique_ptr<PagedKvCache> cache;
+  PagedKvView view;
+};
+
+std::unique_ptr<FilledCache> fill_cache(int64_t tokens, uint64_t seed) {
+  auto c = std::make_unique<FilledCache>();
+  c->cache = std::make_unique<PagedKvCache>(kShape);
+  const size_t pages = static_cast<size_t>((tokens + 15) / 16) * kShape.kv_heads;
+  c->k_arena = std::make_unique<PageArena>(host_allocator(), c->cache->block_bytes(), pages);
+  c->v_arena = std::make_unique<PageArena>(host_allocator(), c->cache->block_bytes(), pages);
+  DenseKv chunk;
+  chunk.tokens = 1024;
+  chunk.kv_heads = kShape.kv_heads;
+  chunk.head_dim = kShape.head_dim;
+  chunk.k.resize(static_cast<size_t>(chunk.tokens) * kShape.kv_heads * kShape.head_dim);
+  chunk.v.resize(chunk.k.size());
+  Rng rng(seed);
+  for (int64_t t = 0; t < tokens; t += chunk.tokens) {
+    for (auto& x : chunk.k) x = rng.normal();
+    for (auto& x : chunk.v) x = rng.normal();
+    c->cache->append(chunk, 0, std::min<int64_t>(chunk.tokens, tokens - t), *c->k_arena, *c->v_arena);
+  }
+  c->view = c->cache->view();
+  return c;
+}
+
+// Built on first use and kept: the random interleaving visits sizes in any order.
+const std::vector<std::unique_ptr<FilledCache>>& caches(int64_t tokens) {
+  static std::map<int64_t, std::vector<std::unique_ptr<FilledCache>>> all;
+  auto& v = all[tokens];
+  if (v.empty())
+    for (int i = 0; i < copies_for(tokens); ++i) v.push_back(fill_cache(tokens, 1000 + i));
+  return v;
+}
+
+const std::vector<Buffer>& stream_buffers(int64_t tokens) {
+  static std::map<int64_t, std::vector<Buffer>> all;
+  auto& v = all[tokens];
+  if (v.empty())
+    for (int i = 0; i < copies_for(tokens); ++i) {
+      v.push_back(host_allocator()->allocate(kv_bytes(tokens)));
+      auto* w = v.back().as<uint64_t>();
+      for (size_t j = 0; j < kv_bytes(tokens) / 8; ++j) w[j] = j * 0x9e3779b97f4a7c15ull + i;
+    }
+  return v;
+}
+
+void BM_DecodeAttention(benchmark::State& state) {
+  const int64_t tokens = state.range(0);
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
+  const auto& cs = caches(tokens);
+  std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim), o(q.size()), lse(kShape.q_heads);
+  Rng rng(7);
+  for (auto& x : q) x = rng.normal();
+  size_t i = 0;
+  for (auto _ : state) {
+    cpu::DecodeAttentionArgs a;
+    a.q = q.data();
+    a.kv = cs[i++ % cs.size()]->view;
+    a.q_heads = kShape.q_heads;
+    a.o = o.data();
+    a.lse = lse.data();
+    cpu::decode_attention(&a, 1, pool);
+    benchmark::DoNotOptimize(o.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kv_bytes(tokens)));
+  state.SetLabel(std::to_string(pool.size()) + " thread" + (pool.size() > 1 ? "s" : ""));
+}
+
+// The same kernel on a cache small enough to stay in L2: the compute ceiling, i.e. what the
+// engine would reach if memory were free. Attention near DRAM speed needs this well above it.
+void BM_DecodeAttentionInCache(benchmark::State& state) {
+  static const auto c = fill_cache(state.range(0), 99);
+  ThreadPool& pool = pool_of(1);
+  std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim), o(q.size()), lse(kShape.q_heads);
+  Rng rng(7);
+  for (auto& x : q) x = rng.normal();
+  for (auto _ : state) {
+    cpu::DecodeAttentionArgs a;
+    a.q = q.data();
+    a.kv = c->view;
+    a.q_heads = kShape.q_heads;
+    a.o = o.data();
+    a.lse = lse.data();
+    cpu::decode_attention(&a, 1, pool);
+    benchmark::DoNotOptimize(o.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kv_bytes(state.range(0))));
+}
+
+void BM_StreamRead(benchmark::State& state) {
+  const int64_t tokens = state.range(0);
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
+  const auto& bufs = stream_buffers(tokens);
+  size_t i = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(cpu::stream_read(bufs[i++ % bufs.size()].data(), kv_bytes(tokens), pool));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kv_bytes(tokens)));
+  state.SetLabel(std::to_string(pool.size()) + " thread" + (pool.size() > 1 ? "s" : ""));
+}
+
+// Args: {tokens, threads (1, or 0 = all)}. Each attention case is registered next to its
+// stream case; modest minimum time keeps the default run short.
+void register_all() {
+  benchmark::RegisterBenchmark("BM_DecodeAttentionInCache", BM_DecodeAttentionInCache)
+      ->Arg(256)->ArgName("tokens")->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+  for (int64_t tokens : {4096, 32768, 131072})
+    for (int threads : {1, 0}) {
+      benchmark::RegisterBenchmark("BM_DecodeAttention", BM_DecodeAttention)
+          ->Args({tokens, threads})->ArgNames({"tokens", "threads"})
+          ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+      benchmark::RegisterBenchmark("BM_StreamRead", BM_StreamRead)
+          ->Args({tokens, threads})->ArgNames({"tokens", "threads"})
+          ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+    }
+}
+
+}  // namespace
+}  // namespace hb
+
+int main(int argc, char** argv) {
+  hb::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
