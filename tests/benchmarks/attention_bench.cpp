@@ -13,6 +13,8 @@
 // pages are interleaved with the other heads' in memory, not one linear stream.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <vector>
@@ -142,6 +144,60 @@ void BM_StreamRead(benchmark::State& state) {
   state.SetLabel(std::to_string(pool.size()) + " thread" + (pool.size() > 1 ? "s" : ""));
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+// Attention and the stream read alternate within every iteration (order flipped each time),
+// so both see the same machine state; `ratio` is the median over iterations of
+// stream time / attention time for the same bytes, i.e. attention's fraction of streaming
+// bandwidth. Iteration time (and bytes_per_second) is the attention half.
+void BM_AttentionVsStream(benchmark::State& state) {
+  using clock = std::chrono::steady_clock;
+  const int64_t tokens = state.range(0);
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
+  const auto& cs = caches(tokens);
+  const auto& bufs = stream_buffers(tokens);
+  std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim), o(q.size()), lse(kShape.q_heads);
+  Rng rng(7);
+  for (auto& x : q) x = rng.normal();
+  std::vector<double> attn_s, stream_s, ratio;
+  size_t i = 0;
+  for (auto _ : state) {
+    cpu::DecodeAttentionArgs a;
+    a.q = q.data();
+    a.kv = cs[i % cs.size()]->view;
+    a.q_heads = kShape.q_heads;
+    a.o = o.data();
+    a.lse = lse.data();
+    const void* buf = bufs[(i + 1) % bufs.size()].data();  // not the copy attention just warmed
+    double ta = 0, ts = 0;
+    for (int half = 0; half < 2; ++half) {
+      const auto t0 = clock::now();
+      if ((half == 0) == (i % 2 == 0)) {
+        cpu::decode_attention(&a, 1, pool);
+        benchmark::DoNotOptimize(o.data());
+        ta = std::chrono::duration<double>(clock::now() - t0).count();
+      } else {
+        benchmark::DoNotOptimize(cpu::stream_read(buf, kv_bytes(tokens), pool));
+        ts = std::chrono::duration<double>(clock::now() - t0).count();
+      }
+    }
+    state.SetIterationTime(ta);
+    attn_s.push_back(ta);
+    stream_s.push_back(ts);
+    ratio.push_back(ts / ta);
+    ++i;
+  }
+  const double gb = static_cast<double>(kv_bytes(tokens)) / 1e9;
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kv_bytes(tokens)));
+  state.counters["attn_GBps"] = gb / median(attn_s);
+  state.counters["stream_GBps"] = gb / median(stream_s);
+  state.counters["ratio"] = median(ratio);
+  state.SetLabel(std::to_string(pool.size()) + " thread" + (pool.size() > 1 ? "s" : ""));
+}
+
 // Args: {tokens, threads (1, or 0 = all)}. Each attention case is registered next to its
 // stream case; modest minimum time keeps the default run short.
 void register_all() {
@@ -155,6 +211,9 @@ void register_all() {
       benchmark::RegisterBenchmark("BM_StreamRead", BM_StreamRead)
           ->Args({tokens, threads})->ArgNames({"tokens", "threads"})
           ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+      benchmark::RegisterBenchmark("BM_AttentionVsStream", BM_AttentionVsStream)
+          ->Args({tokens, threads})->ArgNames({"tokens", "threads"})
+          ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
     }
 }
 
