@@ -62,7 +62,7 @@ TopoPtr load(const std::string& xml_path) {
   if (!xml_path.empty()) {
     if (!std::ifstream(xml_path)) throw Error("cannot read hwloc topology file " + xml_path, fix);
     if (hwloc_topology_set_xml(raw, xml_path.c_str()) != 0)
-      throw Error("hwloc cannot use " + xml_path + " as a topology: " + std::strerror(errno), fix);
+      throw Error("hwloc cannot load " + xml_path + " (corrupt or unsupported XML): " + std::strerror(errno), fix);
   }
   if (hwloc_topology_load(raw) != 0) {
     if (xml_path.empty()) throw Error("hwloc cannot discover this machine's topology", {}, kExitFailure);

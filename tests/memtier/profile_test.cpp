@@ -1,0 +1,130 @@
+// Platform profiles: written, read back equal, and refused with the JSON path when broken.
+// Also the errors for broken hwloc inputs.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "memtier/discover.h"
+#include "memtier/profile.h"
+
+namespace hb::memtier {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+fs::path temp(const std::string& name) {
+  return fs::temp_directory_path() / ("hb_memtier_" + std::to_string(::getpid()) + "_" + name);
+}
+
+// A profile of a file topology with a synthetic measurement: fast, and covers every field.
+PlatformProfile sample_profile() {
+  DiscoverOptions o;
+  o.topology_xml = std::string(HB_SHARED_DIR) + "/topologies/fakeheteromemtiers.hwloc29.xml";
+  o.emulate_cxl = "node=1";
+  Topology t = discover(o);
+  ProbeResult r;
+  PairProbe p;
+  p.cpu_node = 0;
+  p.mem_node = 1;
+  p.kind = TierKind::cxl;
+  p.emulated = true;
+  p.threads = 2;
+  p.read_kernel = "hb::cpu::stream_read";
+  p.read_gbps = Figure::of({10.0, 11.0, 12.0});
+  p.latency_ns = Figure::of({100.0, 110.0, 90.0});
+  p.bandwidth_placement.intended_nodes = {1};
+  p.bandwidth_placement.pages_per_node = {{1, 42}};
+  p.bandwidth_placement.ok = true;
+  r.pairs.push_back(p);
+  r.wall_seconds = 1.5;
+  return make_platform_profile(std::move(t), read_system_settings("/"), std::move(r));
+}
+
+TEST(Profile, RoundTrip) {
+  const PlatformProfile a = sample_profile();
+  const fs::path f = temp("profile.json");
+  save_platform_profile(a, f.string());
+  const PlatformProfile b = load_platform_profile(f.string());
+  fs::remove(f);
+  EXPECT_EQ(b.source, "measured");
+  EXPECT_EQ(b.host, a.host);
+  EXPECT_EQ(b.topology.source, "profile");
+  ASSERT_EQ(b.topology.nodes.size(), a.topology.nodes.size());
+  for (size_t i = 0; i < a.topology.nodes.size(); ++i) {
+    EXPECT_EQ(b.topology.nodes[i].kind, a.topology.nodes[i].kind);
+    EXPECT_EQ(b.topology.nodes[i].reasons, a.topology.nodes[i].reasons);
+    EXPECT_EQ(b.topology.nodes[i].distances, a.topology.nodes[i].distances);
+    EXPECT_EQ(b.topology.nodes[i].perf.size(), a.topology.nodes[i].perf.size());
+    EXPECT_EQ(b.topology.nodes[i].cpus, a.topology.nodes[i].cpus);
+  }
+  EXPECT_TRUE(b.topology.node(1)->emulated);
+  EXPECT_EQ(b.settings.thp_enabled, a.settings.thp_enabled);
+  ASSERT_EQ(b.probe.pairs.size(), 1u);
+  EXPECT_DOUBLE_EQ(b.probe.pairs[0].read_gbps.summary.median, 11.0);
+  EXPECT_EQ(b.probe.pairs[0].bandwidth_placement.pages_per_node.at(1), 42);
+  EXPECT_TRUE(b.probe.pairs[0].emulated);
+  // The topology JSON is the profile's "topology" section.
+  const auto doc = nlohmann::json::parse(platform_profile_json(a));
+  EXPECT_EQ(doc["topology"], nlohmann::json::parse(topology_json(a.topology, a.settings)));
+  EXPECT_EQ(doc["tiers"][1]["source"], "emulated");
+}
+
+TEST(Profile, BrokenFilesNameThePath) {
+  const std::string good = platform_profile_json(sample_profile());
+  auto with = [&](auto edit) {
+    auto j = nlohmann::ordered_json::parse(good);
+    edit(j);
+    return error_of([&] { parse_platform_profile(j.dump(), "p.json"); });
+  };
+  EXPECT_NE(error_of([] { parse_platform_profile("{ nope", "p.json"); }).find("p.json: not JSON"), std::string::npos);
+  EXPECT_NE(with([](auto& j) { j["schema"] = "hybridbench.report/1"; }).find("p.json: $.schema: expected \"hybridbench.platform/1\""),
+            std::string::npos);
+  EXPECT_NE(with([](auto& j) { j["topology"]["nodes"][2].erase("kind"); })
+                .find("$.topology.nodes[2]: missing field \"kind\""),
+            std::string::npos);
+  EXPECT_NE(with([](auto& j) { j["topology"]["nodes"][0]["kind"] = "ssd"; }).find("unknown tier kind \"ssd\""),
+            std::string::npos);
+  EXPECT_NE(with([](auto& j) { j["probe"]["pairs"][0]["read_bandwidth_gbps"]["samples"] = nlohmann::json::array(); })
+                .find("$.probe.pairs[0].read_bandwidth_gbps.samples: a measured figure needs at least one sample"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& j) { j["probe"]["pairs"][0]["mem_node"] = 77; }).find("names a node the topology does not list"),
+            std::string::npos);
+  EXPECT_NE(with([](auto& j) { j["topology"]["nodes"][0]["cpus"] = "0-"; }).find("expected a list like"),
+            std::string::npos);
+  const std::string msg = error_of([] { load_platform_profile("/nonexistent/platform.json"); });
+  EXPECT_NE(msg.find("cannot read platform profile /nonexistent/platform.json"), std::string::npos);
+  EXPECT_NE(msg.find("fix: write one with `hybridbench probe --out"), std::string::npos);
+}
+
+TEST(HwlocErrors, CorruptAndMissingXml) {
+  const fs::path f = temp("corrupt.xml");
+  std::ofstream(f) << "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"Machine\"";
+  DiscoverOptions o;
+  o.topology_xml = f.string();
+  std::string msg = error_of([&] { discover(o); });
+  fs::remove(f);
+  EXPECT_NE(msg.find("hwloc cannot load " + f.string() + " (corrupt or unsupported XML)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("fix: give an hwloc 2.x XML export"), std::string::npos) << msg;
+  o.topology_xml = "/nonexistent/topo.xml";
+  msg = error_of([&] { discover(o); });
+  EXPECT_NE(msg.find("cannot read hwloc topology file /nonexistent/topo.xml"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace hb::memtier
