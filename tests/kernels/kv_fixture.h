@@ -13,12 +13,29 @@
 
 namespace hb::test {
 
-struct PagedInput {
-  Workload w;
+// A paged cache holding tokens [begin, end) of dense KV, with its own arenas.
+struct OwnedCache {
   std::unique_ptr<PageArena> k_arena, v_arena;
   std::unique_ptr<PagedKvCache> cache;
-  const float* q() const { return w.steps[0].q.data(); }
   PagedKvView view() const { return cache->view(); }
+};
+
+inline OwnedCache make_cache(const AttentionShape& shape, const DenseKv& src, int64_t begin, int64_t end,
+                             int page_tokens = kDefaultPageTokens) {
+  OwnedCache c;
+  c.cache = std::make_unique<PagedKvCache>(shape, page_tokens);
+  c.k_arena = std::make_unique<PageArena>(host_allocator(), c.cache->block_bytes());
+  c.v_arena = std::make_unique<PageArena>(host_allocator(), c.cache->block_bytes());
+  c.cache->append(src, begin, end, *c.k_arena, *c.v_arena);
+  return c;
+}
+
+struct PagedInput {
+  Workload w;
+  OwnedCache kv;
+  const float* q() const { return w.steps[0].q.data(); }
+  PagedKvView view() const { return kv.view(); }
+  const PagedKvCache& cache() const { return *kv.cache; }
 };
 
 inline PagedInput make_paged_input(const AttentionShape& shape, int64_t tokens,
@@ -29,10 +46,7 @@ inline PagedInput make_paged_input(const AttentionShape& shape, int64_t tokens,
   spec.kind = kind;
   spec.seed = seed;
   in.w = make_workload(shape, tokens, 1, spec);
-  in.cache = std::make_unique<PagedKvCache>(shape, page_tokens);
-  in.k_arena = std::make_unique<PageArena>(host_allocator(), in.cache->block_bytes());
-  in.v_arena = std::make_unique<PageArena>(host_allocator(), in.cache->block_bytes());
-  in.cache->append(in.w.prompt, 0, tokens, *in.k_arena, *in.v_arena);
+  in.kv = make_cache(shape, in.w.prompt, 0, tokens, page_tokens);
   return in;
 }
 
