@@ -1,10 +1,81 @@
+// `hybridbench compare OLD.json NEW.json`: the CI regression check. Parsing and wiring only; the
+// statistics and the table live in reports/compare*.
+#include <iostream>
+#include <memory>
+
 #include "cli/command.h"
+#include "core/error.h"
+#include "reports/compare.h"
+#include "reports/compare_render.h"
+#include "reports/exporters.h"
+#include "reports/json_io.h"
 
 namespace hb::cli {
 
+namespace {
+
+struct CompareArgs {
+  std::string old_path, new_path;
+  reports::CompareOptions options;
+  std::string json_out, bmf_out, github_out;
+  bool quiet = false;
+};
+
+int compare_command(const CompareArgs& a) {
+  reports::validate(a.options);  // before reading: a bad flag should not wait for two files
+  const reports::Report old_report = reports::read_report(a.old_path);
+  const reports::Report new_report = reports::read_report(a.new_path);
+  const reports::CompareResult result = reports::compare_reports(old_report, new_report, a.options);
+  if (!a.quiet) std::cout << reports::compare_table_text(result);
+  if (!a.json_out.empty())
+    reports::write_file_atomic(a.json_out, reports::compare_json_text(result, a.old_path, a.new_path));
+  if (!a.bmf_out.empty()) reports::write_file_atomic(a.bmf_out, reports::bmf_json_text(new_report));
+  if (!a.github_out.empty()) reports::write_file_atomic(a.github_out, reports::github_benchmark_json_text(new_report));
+  if (result.has_regression()) {
+    std::cerr << "hybridbench: compare: " << result.regressions << " regression(s) in " << a.new_path << " vs "
+              << a.old_path << "\n";
+    return kExitRegression;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
 CommandFn add_compare_command(CLI::App& app) {
-  app.add_subcommand("compare", "Compare two reports point by point (CI regression check)");
-  return [] { return not_yet_available("compare"); };
+  auto* sub = app.add_subcommand(
+      "compare",
+      "Compare two reports point by point (CI regression check). Each point's step-time samples are\n"
+      "compared with a Mann-Whitney U test plus a minimum effect size: FASTER / SLOWER / SAME / NOISY.\n"
+      "Exit status: 0 no regression; 3 a significant slowdown beyond --threshold, a point that no\n"
+      "longer runs, or an accuracy regression; 2 unreadable input.\n\n"
+      "Examples:\n"
+      "  hybridbench compare main.json pr.json\n"
+      "  hybridbench compare main.json pr.json --threshold 0.10 --bmf bencher.json\n"
+      "  hybridbench compare main.json pr.json --github-benchmark gab.json --json verdicts.json\n");
+  auto a = std::make_shared<CompareArgs>();
+  auto& o = a->options;
+  sub->add_option("OLD", a->old_path, "Baseline report (JSON from `hybridbench run`)")->required();
+  sub->add_option("NEW", a->new_path, "Report to check against it")->required();
+  sub->add_option("--threshold", o.threshold, "Fail on a significant slowdown beyond this relative change")
+      ->capture_default_str();
+  sub->add_option("--alpha", o.alpha, "Significance level of the U test")->capture_default_str();
+  sub->add_option("--min-effect", o.min_effect, "Relative changes below this are SAME (must be <= --threshold)")
+      ->capture_default_str();
+  sub->add_option("--max-noise", o.max_noise, "Above this relative stdev, an unproven change is NOISY, not SAME")
+      ->capture_default_str();
+  sub->add_option("--accuracy-tolerance", o.rel_l2_rel_tolerance,
+                  "Relative growth of rel_l2 allowed before it is an accuracy regression")
+      ->capture_default_str();
+  sub->add_option("--recall-tolerance", o.mass_recall_tolerance, "Absolute drop in attention-mass recall allowed")
+      ->capture_default_str();
+  sub->add_option("--needle-tolerance", o.needle_tolerance, "Absolute drop in needle success rate allowed")
+      ->capture_default_str();
+  sub->add_option("--json", a->json_out, "Also write the verdicts as JSON (schema hybridbench.compare/1)");
+  sub->add_option("--bmf", a->bmf_out, "Also write NEW in Bencher Metric Format (bencher run --adapter json)");
+  sub->add_option("--github-benchmark", a->github_out,
+                  "Also write NEW for github-action-benchmark (tool: customSmallerIsBetter)");
+  sub->add_flag("-q,--quiet", a->quiet, "Print no table; only the exit status and files tell");
+  return [a] { return compare_command(*a); };
 }
 
 }  // namespace hb::cli

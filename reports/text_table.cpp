@@ -19,6 +19,21 @@ static std::string escape_markdown(const std::string& s) {
   return out;
 }
 
+std::string html_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 void TextTable::add_column(std::string header, Align align) {
   headers_.push_back(std::move(header));
   aligns_.push_back(align);
@@ -76,6 +91,22 @@ std::string TextTable::markdown() const {
   out += rule + "\n";
   for (const auto& r : rows_) out += line(r);
   return out;
+}
+
+std::string TextTable::html() const {
+  auto cell = [&](const char* tag, size_t c, const std::string& text) {
+    const bool right = aligns_[c] == Align::right;
+    return std::string("<") + tag + (right ? " class=\"num\"" : "") + ">" + html_escape(text) + "</" + tag + ">";
+  };
+  std::string out = "<table>\n<thead><tr>";
+  for (size_t c = 0; c < headers_.size(); ++c) out += cell("th", c, headers_[c]);
+  out += "</tr></thead>\n<tbody>\n";
+  for (const auto& r : rows_) {
+    out += "<tr>";
+    for (size_t c = 0; c < r.size(); ++c) out += cell("td", c, r[c]);
+    out += "</tr>\n";
+  }
+  return out + "</tbody>\n</table>\n";
 }
 
 }  // namespace hb::reports

@@ -15,6 +15,7 @@ class TextTable {
 
   std::string plain() const;     // space-separated, header underlined with dashes
   std::string markdown() const;  // | a | b |, alignment row, '|' in cells escaped
+  std::string html() const;      // <table> with <th>/<td>, text HTML-escaped
 
  private:
   std::vector<size_t> widths(bool markdown) const;
@@ -22,6 +23,9 @@ class TextTable {
   std::vector<Align> aligns_;
   std::vector<std::vector<std::string>> rows_;
 };
+
+// Text safe inside HTML/SVG elements and attribute values (& < > " ').
+std::string html_escape(const std::string& s);
 
 // Display width of UTF-8 text (code points; every character we emit is one column wide).
 size_t display_width(const std::string& s);

@@ -1,0 +1,319 @@
+#include "reports/tables.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <set>
+
+#include "core/error.h"
+#include "reports/format.h"
+#include "reports/text_table.h"
+
+namespace hb::reports {
+
+namespace {
+
+std::string setting_key(PointAxes a) {
+  a.seq_len = 0;
+  return a.group_key();
+}
+
+std::string setting_title(const PointAxes& a) {
+  std::string s = a.model + ", batch " + std::to_string(a.batch) + ", kv " + a.kv_dtype + ", workload " + a.workload +
+                  ", accelerator " + a.accelerator + ", " + std::to_string(a.decode_steps) + " decode steps, page " +
+                  std::to_string(a.page_tokens) + " tokens";
+  for (const auto& [k, v] : a.extra) s += ", " + k + " " + v;
+  return s;
+}
+
+std::string choose_reference(const std::set<std::string>& strategies, const std::string& wanted) {
+  if (!wanted.empty()) {
+    if (!strategies.count(wanted)) {
+      std::string names;
+      for (const auto& s : strategies) names += (names.empty() ? "" : ", ") + s;
+      throw Error("reference strategy '" + wanted + "' is not in the report", "use one of: " + names);
+    }
+    return wanted;
+  }
+  if (strategies.count("full-gpu")) return "full-gpu";
+  return strategies.empty() ? "" : *strategies.begin();
+}
+
+}  // namespace
+
+const Point* ProcurementTable::at(const std::string& strategy, int64_t seq_len) const {
+  auto it = cells.find({strategy, seq_len});
+  return it == cells.end() ? nullptr : it->second;
+}
+
+std::optional<std::pair<double, double>> ProcurementTable::ratio(const std::string& a, const std::string& b,
+                                                                  int64_t seq_len) const {
+  const Point* p = at(a, seq_len);
+  if (!p || !p->timed()) return std::nullopt;
+  if (a == b) return std::pair(1.0, 0.0);
+  const std::string key = p->axes.group_key();
+  for (const auto& s : speedups)
+    if (s.group_key == key && s.strategy_a == a && s.strategy_b == b) return std::pair(s.ratio, s.rel_noise);
+  return std::nullopt;
+}
+
+int64_t ProcurementTable::pairwise_length() const {
+  for (auto it = seq_lens.rbegin(); it != seq_lens.rend(); ++it) {
+    int ran = 0;
+    for (const auto& s : strategies)
+      if (const Point* p = at(s, *it); p && p->timed()) ++ran;
+    if (ran >= 2) return *it;
+  }
+  return -1;
+}
+
+std::string ProcurementTable::fastest(int64_t seq_len) const {
+  std::string best;
+  double best_ns = 0;
+  for (const auto& s : strategies) {
+    const Point* p = at(s, seq_len);
+    if (p && p->timed() && (best.empty() || p->step.summary.median < best_ns)) best = s, best_ns = p->step.summary.median;
+  }
+  return best;
+}
+
+std::vector<ProcurementTable> procurement_tables(const Report& report, const TableOptions& options) {
+  std::set<std::string> all_strategies;
+  for (const auto& p : report.points) all_strategies.insert(p.axes.strategy);
+  const std::string reference = choose_reference(all_strategies, options.reference);
+  // A report read from an older writer or built by hand may lack the section; the same helper
+  // the runner uses fills it, so tables never compute ratios their own way.
+  const std::vector<Speedup> speedups = report.speedups.empty() ? compute_speedups(report.points) : report.speedups;
+
+  std::map<std::string, ProcurementTable> by_key;
+  for (const auto& p : report.points) {
+    auto& t = by_key[setting_key(p.axes)];
+    if (t.title.empty()) {
+      t.setting_key = setting_key(p.axes);
+      t.title = setting_title(p.axes);
+      t.reference = reference;
+    }
+    t.cells[{p.axes.strategy, p.axes.seq_len}] = &p;
+    if (std::find(t.seq_lens.begin(), t.seq_lens.end(), p.axes.seq_len) == t.seq_lens.end())
+      t.seq_lens.push_back(p.axes.seq_len);
+    if (std::find(t.strategies.begin(), t.strategies.end(), p.axes.strategy) == t.strategies.end())
+      t.strategies.push_back(p.axes.strategy);
+    if (std::find(t.provenances.begin(), t.provenances.end(), p.provenance) == t.provenances.end())
+      t.provenances.push_back(p.provenance);
+  }
+  std::vector<ProcurementTable> out;
+  for (auto& [key, t] : by_key) {
+    std::sort(t.seq_lens.begin(), t.seq_lens.end());
+    std::sort(t.strategies.begin(), t.strategies.end());
+    std::sort(t.provenances.begin(), t.provenances.end());
+    std::set<std::string> groups;
+    for (const auto& [k, p] : t.cells) groups.insert(p->axes.group_key());
+    for (const auto& s : speedups)
+      if (groups.count(s.group_key)) t.speedups.push_back(s);
+    out.push_back(std::move(t));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.title < b.title; });
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> context_facts(const ReportContext& c) {
+  std::vector<std::pair<std::string, std::string>> f;
+  f.emplace_back("tool", "hybridbench " + c.tool_version + " (" + c.git_commit + ", " + c.build_type +
+                             (c.cuda ? ", CUDA " + c.cuda_version : ", no CUDA") + ")");
+  f.emplace_back("date", c.date_utc);
+  f.emplace_back("host", c.host + " (" + c.os + ")");
+  f.emplace_back("CPU", c.cpu_model + ", SIMD " + c.simd_level);
+  const auto& a = c.accelerator;
+  f.emplace_back("accelerator", a.kind + ": " + a.name + (a.emulated ? " (emulated: figures are not GPU figures)" : "") +
+                                    ", KV capacity " + format_bytes(static_cast<double>(a.capacity_bytes)) +
+                                    (a.details.empty() ? "" : ", " + a.details));
+  for (const auto& n : c.topology.nodes)
+    f.emplace_back("memory node " + std::to_string(n.node),
+                   n.kind + (n.emulated ? " (emulated)" : "") + ", " + format_bytes(static_cast<double>(n.size_bytes)) +
+                       (n.note.empty() ? "" : " - " + n.note));
+  for (const auto& [k, v] : c.topology.facts) f.emplace_back("topology " + k, v);
+  for (const auto& [k, v] : c.system_settings) f.emplace_back("setting " + k, v);
+  if (!c.command_line.empty()) f.emplace_back("command", c.command_line);
+  return f;
+}
+
+std::string status_cell(const Point& p) { return p.status + (p.reason.empty() ? "" : ": " + p.reason); }
+
+std::string time_cell(const Point* p) {
+  if (!p) return "-";
+  if (!p->timed()) return p->status;
+  return format_duration_ns(p->step.summary.median) + " ± " + format_percent(p->step.summary.rel_stdev());
+}
+
+std::string accuracy_cell(const Point* p) {
+  if (!p) return "-";
+  if (p->status != "ok") return p->status;
+  const Accuracy& a = p->accuracy;
+  if (a.steps_scored == 0) return "not scored";
+  std::string s = "rel_l2 " + format_sci(a.rel_l2) + ", recall " + format_percent(a.mass_recall);
+  if (a.has_needle()) s += ", needle " + format_percent(a.needle_success_rate);
+  return s;
+}
+
+namespace {
+
+// "(e)" / "(m)" after a cell when a table mixes provenances; a table with one label says it in
+// its heading instead.
+std::string provenance_mark(const ProcurementTable& t, const Point* p) {
+  if (!p || t.provenances.size() <= 1) return "";
+  return p->provenance == "measured" ? "" : p->provenance == "emulated" ? " (e)" : " (m)";
+}
+
+TextTable grid(const ProcurementTable& t, const std::function<std::string(const std::string&, int64_t)>& cell) {
+  TextTable g;
+  g.add_column("strategy");
+  for (auto len : t.seq_lens) g.add_column(format_tokens(len), TextTable::Align::right);
+  for (const auto& s : t.strategies) {
+    std::vector<std::string> row = {s};
+    for (auto len : t.seq_lens) row.push_back(cell(s, len));
+    g.add_row(std::move(row));
+  }
+  return g;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string csv_number(double v) {
+  if (!std::isfinite(v)) return "";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string provenance_heading(const ProcurementTable& t) {
+  if (t.provenances.size() == 1) return t.provenances[0];
+  std::string s;
+  for (const auto& p : t.provenances) s += (s.empty() ? "" : ", ") + p;
+  return "mixed: " + s + "; (e) emulated, (m) modeled";
+}
+
+TextTable time_grid(const ProcurementTable& t) {
+  TextTable g = grid(t, [&](const std::string& s, int64_t len) {
+    const Point* p = t.at(s, len);
+    return time_cell(p) + provenance_mark(t, p);
+  });
+  std::vector<std::string> fastest = {"fastest"};
+  for (auto len : t.seq_lens) fastest.push_back(t.fastest(len).empty() ? "-" : t.fastest(len));
+  g.add_row(std::move(fastest));
+  return g;
+}
+
+TextTable speedup_grid(const ProcurementTable& t) {
+  return grid(t, [&](const std::string& s, int64_t len) -> std::string {
+    const Point* p = t.at(s, len);
+    if (auto sp = t.speedup(s, len)) return format_ratio(sp->first) + " ± " + format_percent(sp->second) + provenance_mark(t, p);
+    if (p && !p->timed()) return p->status;
+    const Point* r = t.at(t.reference, len);
+    return r && !r->timed() ? "n/a (" + t.reference + " " + r->status + ")" : "-";
+  });
+}
+
+TextTable accuracy_grid(const ProcurementTable& t) {
+  return grid(t, [&](const std::string& s, int64_t len) {
+    const Point* p = t.at(s, len);
+    return accuracy_cell(p) + provenance_mark(t, p);
+  });
+}
+
+TextTable pairwise_grid(const ProcurementTable& t, int64_t seq_len) {
+  TextTable g;
+  g.add_column("a \\ b");
+  for (const auto& b : t.strategies) g.add_column(b, TextTable::Align::right);
+  for (const auto& a : t.strategies) {
+    std::vector<std::string> row = {a};
+    for (const auto& b : t.strategies) {
+      const auto r = t.ratio(a, b, seq_len);
+      const Point* pa = t.at(a, seq_len);
+      row.push_back(r ? format_ratio(r->first) : pa && !pa->timed() ? pa->status : "-");
+    }
+    g.add_row(std::move(row));
+  }
+  return g;
+}
+
+std::vector<std::string> not_run_lines(const ProcurementTable& t) {
+  std::vector<std::string> lines;
+  for (const auto& s : t.strategies)
+    for (auto len : t.seq_lens)
+      if (const Point* p = t.at(s, len); p && p->status != "ok")
+        lines.push_back(s + " at " + format_tokens(len) + ": " + status_cell(*p));
+  return lines;
+}
+
+std::string markdown_report(const Report& report, const TableOptions& options) {
+  std::string md = "# hybridbench report\n\n";
+  for (const auto& [k, v] : context_facts(report.context)) md += "- **" + k + "**: " + v + "\n";
+  md += "\nStep time is one decode step of one attention layer for the whole batch (the time each sequence "
+        "waits per generated token, per layer), median ± relative stdev over the timed steps. Figures are "
+        "*measured* (this run, this hardware), *emulated* (a stand-in played a tier or the GPU) or *modeled*.\n";
+  for (const auto& t : procurement_tables(report, options)) {
+    md += "\n## " + t.title + "\n\nFigures: " + provenance_heading(t) + ".\n\n### Step time (median ± noise)\n\n";
+    md += time_grid(t).markdown();
+    md += "\n### Speedup vs " + t.reference + " (" + t.reference + " time / strategy time; > 1 is faster)\n\n";
+    md += speedup_grid(t).markdown();
+    if (const int64_t len = t.pairwise_length(); len > 0)
+      md += "\n### Pairwise at " + format_tokens(len) + " (time of b / time of a; > 1: a is faster)\n\n" +
+            pairwise_grid(t, len).markdown();
+    md += "\n### Accuracy vs the fp64 reference\n\n";
+    md += accuracy_grid(t).markdown();
+    const auto not_run = not_run_lines(t);
+    if (!not_run.empty()) {
+      md += "\nPoints that did not run:\n\n";
+      for (const auto& l : not_run) md += "- " + l + "\n";
+    }
+  }
+  return md;
+}
+
+std::string csv_report(const Report& report, const TableOptions& options) {
+  const auto tables = procurement_tables(report, options);
+  std::string csv =
+      "model,family,seq_len,batch,strategy,kv_dtype,workload,accelerator,decode_steps,page_tokens,extra,status,reason,"
+      "provenance,samples,step_median_ns,step_p10_ns,step_p90_ns,step_rel_stdev,tokens_per_s,reference,"
+      "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_rate,"
+      "h2d_bytes_per_step,d2h_bytes_per_step\n";
+  for (const auto& t : tables)
+    for (auto len : t.seq_lens)
+      for (const auto& s : t.strategies) {
+        const Point* p = t.at(s, len);
+        if (!p) continue;
+        const auto& x = p->axes;
+        const auto& sum = p->step.summary;
+        std::string extra;
+        for (const auto& [k, v] : x.extra) extra += (extra.empty() ? "" : ";") + k + "=" + v;
+        const auto sp = t.speedup(s, len);
+        const bool scored = p->status == "ok" && p->accuracy.steps_scored > 0;
+        const Accuracy& a = p->accuracy;
+        std::vector<std::string> f = {
+            x.model, x.family, std::to_string(x.seq_len), std::to_string(x.batch), x.strategy, x.kv_dtype, x.workload,
+            x.accelerator, std::to_string(x.decode_steps), std::to_string(x.page_tokens), extra, p->status, p->reason,
+            p->provenance, std::to_string(sum.count),
+            p->timed() ? csv_number(sum.median) : "", p->timed() ? csv_number(sum.p10) : "",
+            p->timed() ? csv_number(sum.p90) : "", p->timed() ? csv_number(sum.rel_stdev()) : "",
+            p->timed() && sum.median > 0 ? csv_number(x.batch * 1e9 / sum.median) : "", t.reference,
+            sp ? csv_number(sp->first) : "", sp ? csv_number(sp->second) : "",
+            scored ? csv_number(a.rel_l2) : "", scored ? csv_number(a.cosine) : "",
+            scored ? csv_number(a.max_abs_err) : "", scored ? csv_number(a.mass_recall) : "",
+            scored && a.has_needle() ? csv_number(a.needle_success_rate) : "",
+            p->timed() ? std::to_string(p->traffic_per_step.h2d_bytes) : "",
+            p->timed() ? std::to_string(p->traffic_per_step.d2h_bytes) : ""};
+        for (size_t i = 0; i < f.size(); ++i) csv += (i ? "," : "") + csv_field(f[i]);
+        csv += "\n";
+      }
+  return csv;
+}
+
+}  // namespace hb::reports

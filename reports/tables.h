@@ -1,0 +1,78 @@
+#pragma once
+// The "procurement table": for each setting (model, batch, dtype, workload, accelerator, ...),
+// strategies x sequence lengths with step time, speedup against a reference strategy, and
+// accuracy. One model of it feeds the markdown, the CSV and the HTML, so they never disagree.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/report.h"
+#include "reports/text_table.h"
+
+namespace hb::reports {
+
+struct TableOptions {
+  // Strategy the speedups are relative to; empty: "full-gpu" when the report has it (the
+  // everything-in-accelerator-memory ideal), otherwise the first strategy by name.
+  std::string reference;
+};
+
+struct ProcurementTable {
+  std::string setting_key;    // PointAxes::group_key() with seq_len = 0: what the rows share
+  std::string title;          // "llama-3.1-8b, batch 1, fp16, structured, accelerator cpu"
+  std::vector<int64_t> seq_lens;        // ascending
+  std::vector<std::string> strategies;  // by name
+  std::map<std::pair<std::string, int64_t>, const Point*> cells;  // (strategy, seq_len) -> point
+  std::string reference;      // strategy the speedups are against
+  std::vector<std::string> provenances;  // distinct labels of the points shown, sorted
+  std::vector<Speedup> speedups;         // the report's speedups among this table's points
+
+  const Point* at(const std::string& strategy, int64_t seq_len) const;
+  // Time of b / time of a (> 1: a is faster) and its relative noise, from the report's
+  // speedups section; nullopt when either point did not run. ratio(a, a) is 1 when a ran.
+  std::optional<std::pair<double, double>> ratio(const std::string& a, const std::string& b, int64_t seq_len) const;
+  // ratio(strategy, reference): > 1 means faster than the reference.
+  std::optional<std::pair<double, double>> speedup(const std::string& strategy, int64_t seq_len) const {
+    return ratio(strategy, reference, seq_len);
+  }
+  // The longest sequence length at which at least two strategies ran (for the pairwise
+  // matrix), or -1.
+  int64_t pairwise_length() const;
+  // The fastest timed strategy at a length, or "" when none ran.
+  std::string fastest(int64_t seq_len) const;
+};
+
+// Tables in a stable order (by title). Throws hb::Error when options.reference names a strategy
+// that is not in the report.
+std::vector<ProcurementTable> procurement_tables(const Report& report, const TableOptions& options = {});
+
+// Context as (label, value) lines for the page header: tool, build, date, host, CPU,
+// accelerator, memory nodes, system settings, command line.
+std::vector<std::pair<std::string, std::string>> context_facts(const ReportContext& c);
+
+// Cell texts shared by the renderers.
+std::string time_cell(const Point* p);      // "1.23 ms ± 2.1%", or the status ("oom"), or "-"
+std::string accuracy_cell(const Point* p);  // "1.2e-03, recall 99.8%, needle 100%", or status
+std::string status_cell(const Point& p);    // "oom: KV 2.0 GiB > capacity 1.0 GiB"
+
+// The three grids of a table (rows: strategies, columns: sequence lengths), rendered by
+// markdown (TextTable::markdown) and HTML (TextTable::html) alike. The time grid ends with a
+// "fastest" row; cells of points that did not run show their status.
+TextTable time_grid(const ProcurementTable& t);
+TextTable speedup_grid(const ProcurementTable& t);
+TextTable accuracy_grid(const ProcurementTable& t);
+// Every strategy against every other at one length: row a, column b, cell ratio(a, b).
+TextTable pairwise_grid(const ProcurementTable& t, int64_t seq_len);
+// "measured", or "mixed: measured, emulated; (e) emulated, (m) modeled" (cells then carry marks).
+std::string provenance_heading(const ProcurementTable& t);
+// "- full-gpu at 128k: oom: ..." lines for the points that did not run; empty when all ran.
+std::vector<std::string> not_run_lines(const ProcurementTable& t);
+
+// Renderers. Markdown: context, then per setting the time, speedup and accuracy tables and the
+// points that did not run with their reasons. CSV: one row per point (long form, which any
+// spreadsheet pivots into the strategies x lengths grid), RFC 4180 quoting, units in headers.
+std::string markdown_report(const Report& report, const TableOptions& options = {});
+std::string csv_report(const Report& report, const TableOptions& options = {});
+
+}  // namespace hb::reports

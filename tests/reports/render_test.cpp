@@ -1,0 +1,175 @@
+// Tables, HTML and CI exporters rendered from a crafted report.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "core/error.h"
+#include "fixtures.h"
+#include "reports/exporters.h"
+#include "reports/html.h"
+#include "reports/labels.h"
+#include "reports/tables.h"
+
+namespace hb::reports {
+namespace {
+
+using testing::make_report;
+
+bool has(const std::string& text, const std::string& piece) { return text.find(piece) != std::string::npos; }
+
+size_t count(const std::string& text, const std::string& piece) {
+  size_t n = 0;
+  for (size_t at = text.find(piece); at != std::string::npos; at = text.find(piece, at + 1)) ++n;
+  return n;
+}
+
+TEST(ProcurementTable, GridOfStrategiesAndLengths) {
+  const Report r = make_report();
+  const auto tables = procurement_tables(r);
+  ASSERT_EQ(tables.size(), 1u);
+  const auto& t = tables[0];
+  EXPECT_EQ(t.seq_lens, (std::vector<int64_t>{4096, 8192, 16384}));
+  EXPECT_EQ(t.strategies, (std::vector<std::string>{"cpu-only", "full-gpu"}));
+  EXPECT_EQ(t.reference, "full-gpu");  // preferred when present
+  EXPECT_EQ(t.provenances, std::vector<std::string>{"emulated"});
+  // cpu-only takes twice full-gpu's time: speedup 0.5 vs the reference.
+  auto sp = t.speedup("cpu-only", 4096);
+  ASSERT_TRUE(sp.has_value());
+  EXPECT_NEAR(sp->first, 0.5, 0.02);
+  EXPECT_GT(sp->second, 0);
+  EXPECT_EQ(t.speedup("full-gpu", 4096)->first, 1.0);
+  EXPECT_FALSE(t.speedup("cpu-only", 16384).has_value());  // reference oom there
+  EXPECT_EQ(t.fastest(4096), "full-gpu");
+  EXPECT_EQ(t.fastest(16384), "cpu-only");
+}
+
+TEST(ProcurementTable, ReferenceCanBeChosenAndMustExist) {
+  const Report r = make_report();
+  const auto t = procurement_tables(r, {"cpu-only"})[0];
+  EXPECT_NEAR(t.speedup("full-gpu", 8192)->first, 2.0, 0.05);
+  EXPECT_THROW(procurement_tables(r, {"quest"}), Error);
+}
+
+TEST(ProcurementTable, SeparateSettingsGetSeparateTables) {
+  Report r = make_report();
+  Point other = r.points[0];
+  other.axes.batch = 8;
+  r.points.push_back(other);
+  EXPECT_EQ(procurement_tables(r).size(), 2u);
+}
+
+TEST(Markdown, ShowsTimesSpeedupsAccuracyAndFailures) {
+  const std::string md = markdown_report(make_report());
+  EXPECT_TRUE(has(md, "# hybridbench report"));
+  EXPECT_TRUE(has(md, "**accelerator**: cpu: cpu-accelerator (1 thread) (emulated"));
+  EXPECT_TRUE(has(md, "Figures: emulated."));
+  EXPECT_TRUE(has(md, "| strategy |")) << md;
+  EXPECT_TRUE(has(md, "| cpu-only |"));
+  EXPECT_TRUE(has(md, "2.00 ms ± "));
+  EXPECT_TRUE(has(md, "0.50x ± ")) << md;
+  EXPECT_TRUE(has(md, "n/a (full-gpu oom)"));
+  EXPECT_TRUE(has(md, "rel_l2 1.0e-03, recall 100.0%"));
+  EXPECT_TRUE(has(md, "- full-gpu at 16k: oom: KV 2.0 GiB > accelerator capacity 1.0 GiB"));
+  EXPECT_TRUE(has(md, "| fastest  |"));
+}
+
+TEST(Markdown, MixedProvenanceMarksCells) {
+  Report r = make_report();
+  r.points[0].provenance = "modeled";
+  r.speedups = compute_speedups(r.points);
+  const std::string md = markdown_report(r);
+  EXPECT_TRUE(has(md, "mixed: emulated, modeled"));
+  EXPECT_TRUE(has(md, " (m) |"));
+}
+
+TEST(Csv, OneQuotedRowPerPoint) {
+  Report r = make_report();
+  r.points.back().reason = "needs 2.0 GiB, \"capacity\" is 1.0 GiB";
+  const std::string csv = csv_report(r);
+  std::istringstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("model,family,seq_len,batch,strategy,", 0), 0u);
+  EXPECT_TRUE(has(header, "step_median_ns"));
+  EXPECT_TRUE(has(header, "speedup_vs_reference"));
+  int rows = 0;
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, 6);
+  EXPECT_TRUE(has(csv, ",oom,\"needs 2.0 GiB, \"\"capacity\"\" is 1.0 GiB\",emulated,0,"));
+  EXPECT_TRUE(has(csv, "cpu-only,fp16,structured,cpu,8,16,,ok,,emulated,30,"));
+}
+
+TEST(Html, SelfContainedWithChartsAndLabels) {
+  Report r = make_report();
+  r.points[0].axes.strategy = "a<b>&c";  // must be escaped everywhere
+  r.speedups = compute_speedups(r.points);
+  const std::string html = html_report(r);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(count(html, "<svg"), 3u);
+  EXPECT_EQ(count(html, "</svg>"), 3u);
+  EXPECT_EQ(count(html, "<polyline"), 2u);  // one line per strategy in the time chart
+  for (const char* external : {"http://", "https://", "<script", "src=", "href=", "@import", "url("})
+    EXPECT_FALSE(has(html, external)) << external;
+  EXPECT_FALSE(has(html, "a<b>&c"));
+  EXPECT_TRUE(has(html, "a&lt;b&gt;&amp;c"));
+  EXPECT_GE(count(html, ">emulated<"), 3u);  // the provenance label inside each chart
+  EXPECT_TRUE(has(html, ">oom<"));           // the failed point drawn in the time chart
+  EXPECT_TRUE(has(html, "full-gpu at 16k: oom"));
+  EXPECT_TRUE(has(html, "<table>"));
+}
+
+TEST(Html, EmptyReportStillRenders) {
+  Report r = make_report();
+  r.points.clear();
+  r.speedups.clear();
+  const std::string html = html_report(r);
+  EXPECT_TRUE(has(html, "no points"));
+  EXPECT_TRUE(has(html, "</html>"));
+}
+
+TEST(Exporters, BencherMetricFormat) {
+  const Report r = make_report();
+  const auto j = nlohmann::json::parse(bmf_json_text(r));
+  EXPECT_EQ(j.size(), 5u);  // timed points only
+  const std::string name = benchmark_name(r.points[0].axes);
+  EXPECT_EQ(name, "cpu-only/llama-3-8b/seq_len=4096/batch=1/fp16/structured/cpu/steps=8/page=16");
+  const auto& lat = j.at(name).at("latency");
+  EXPECT_EQ(lat["value"].get<double>(), r.points[0].step.summary.median);
+  EXPECT_EQ(lat["lower_value"].get<double>(), r.points[0].step.summary.p10);
+  EXPECT_EQ(lat["upper_value"].get<double>(), r.points[0].step.summary.p90);
+  EXPECT_NEAR(j.at(name).at("throughput")["value"].get<double>(), 1e9 / r.points[0].step.summary.median, 1e-6);
+  EXPECT_EQ(j.at(name).at("rel-l2")["value"].get<double>(), 1e-3);
+}
+
+TEST(Exporters, GithubActionBenchmarkCustomSmallerIsBetter) {
+  const Report r = make_report();
+  const auto j = nlohmann::json::parse(github_benchmark_json_text(r));
+  ASSERT_TRUE(j.is_array());
+  EXPECT_EQ(j.size(), 10u);  // step time + rel_l2 for each of the 5 timed points
+  for (const auto& e : j) {
+    EXPECT_TRUE(e.contains("name") && e.contains("unit") && e.contains("value"));
+    EXPECT_TRUE(e["value"].is_number());
+  }
+  EXPECT_EQ(j[0]["unit"], "ns");
+  EXPECT_TRUE(has(j[0]["range"].get<std::string>(), "± "));
+}
+
+}  // namespace
+}  // namespace hb::reports
+
+namespace hb::reports {
+namespace {
+
+TEST(ProcurementTable, PairwiseMatrixAtTheLongestSharedLength) {
+  Report r = testing::make_report();
+  const auto t = procurement_tables(r)[0];
+  EXPECT_EQ(t.pairwise_length(), 8192);  // full-gpu is oom at 16k: only one strategy ran there
+  const std::string md = t.ratio("full-gpu", "cpu-only", 8192) ? pairwise_grid(t, 8192).markdown() : "";
+  EXPECT_NEAR(t.ratio("full-gpu", "cpu-only", 8192)->first, 2.0, 0.05);
+  EXPECT_TRUE(md.find("| full-gpu |    2.00x |    1.00x |") != std::string::npos) << md;
+  EXPECT_TRUE(markdown_report(r).find("### Pairwise at 8k") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace hb::reports
