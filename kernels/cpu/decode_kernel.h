@@ -55,7 +55,7 @@ extern const KernelTable kScalarKernels, kAvx2Kernels, kAvx512Kernels;
 
 // The table for `level`; throws hb::Error when the CPU cannot run it.
 const KernelTable& kernels_for(SimdLevel level);
-// The table for `level`, or the scalar one when head_dim does not fit its vector width.
+// The best table up to `level` whose vector width divides head_dim (scalar fits any).
 const KernelTable& kernels_for(SimdLevel level, int head_dim);
 
 }  // namespace hb::cpu

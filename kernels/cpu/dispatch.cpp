@@ -17,9 +17,13 @@ const KernelTable& kernels_for(SimdLevel level) {
 }
 
 const KernelTable& kernels_for(SimdLevel level, int head_dim) {
-  const KernelTable& t = kernels_for(level);
-  // The engine's V pass works in whole registers of head_dim.
-  return head_dim % t.lanes == 0 ? t : kScalarKernels;
+  // The engine works in whole registers of head_dim: step down until the width fits
+  // (head_dim 72: AVX-512's 16 lanes do not divide it, AVX2's 8 do).
+  for (int l = static_cast<int>(level); l > 0; --l) {
+    const KernelTable& t = kernels_for(static_cast<SimdLevel>(l));
+    if (head_dim % t.lanes == 0) return t;
+  }
+  return kScalarKernels;
 }
 
 }  // namespace hb::cpu

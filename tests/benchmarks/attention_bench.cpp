@@ -19,6 +19,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/kv_cache.h"
 #include "core/memory.h"
 #include "core/rng.h"
@@ -115,7 +116,13 @@ void BM_DecodeAttention(benchmark::State& state) {
 
 // The same kernel on a cache small enough to stay in L2: the compute ceiling, i.e. what the
 // engine would reach if memory were free. Attention near DRAM speed needs this well above it.
+// Args: {tokens, SIMD level (0 scalar, 1 avx2, 2 avx512)}.
 void BM_DecodeAttentionInCache(benchmark::State& state) {
+  const auto level = static_cast<SimdLevel>(state.range(1));
+  if (static_cast<int>(level) > static_cast<int>(best_simd_level())) {
+    state.SkipWithError("this CPU lacks the SIMD level");
+    return;
+  }
   static const auto c = fill_cache(state.range(0), 99);
   ThreadPool& pool = pool_of(1);
   std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim), o(q.size()), lse(kShape.q_heads);
@@ -128,10 +135,11 @@ void BM_DecodeAttentionInCache(benchmark::State& state) {
     a.q_heads = kShape.q_heads;
     a.o = o.data();
     a.lse = lse.data();
-    cpu::decode_attention(&a, 1, pool);
+    cpu::decode_attention(&a, 1, pool, level);
     benchmark::DoNotOptimize(o.data());
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kv_bytes(state.range(0))));
+  state.SetLabel(simd_level_name(level));
 }
 
 void BM_StreamRead(benchmark::State& state) {
@@ -202,7 +210,7 @@ void BM_AttentionVsStream(benchmark::State& state) {
 // stream case; modest minimum time keeps the default run short.
 void register_all() {
   benchmark::RegisterBenchmark("BM_DecodeAttentionInCache", BM_DecodeAttentionInCache)
-      ->Arg(256)->ArgName("tokens")->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+      ->ArgsProduct({{256}, {0, 1, 2}})->ArgNames({"tokens", "simd"})->Unit(benchmark::kMicrosecond)->MinTime(0.2);
   for (int64_t tokens : {4096, 32768, 131072})
     for (int threads : {1, 0}) {
       benchmark::RegisterBenchmark("BM_DecodeAttention", BM_DecodeAttention)

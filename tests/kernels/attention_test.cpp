@@ -188,6 +188,17 @@ TEST(DecodeAttentionBatch, SequencesOfDifferentShapesInOneCall) {
     expect_matches(outs[i], test::reference(*ins[i], 0, ins[i]->w.prompt.tokens), "batch seq " + std::to_string(i));
 }
 
+// Head widths the vector paths cannot cover step down to a narrower path (72: AVX2, 40: AVX2,
+// 36: scalar) and stay exact.
+TEST(DecodeAttentionDispatch, OddHeadDimsFallBackAndStayCorrect) {
+  ThreadPool pool(2);
+  for (int d : {72, 40, 36}) {
+    const auto in = test::make_paged_input({8, 2, d, DType::f16}, 333);
+    for (SimdLevel l : test::available_levels())
+      expect_matches(run(in, l, pool), test::reference(in, 0, 333), "head_dim " + std::to_string(d));
+  }
+}
+
 TEST(DecodeAttentionDispatch, UnavailableLevelIsAnErrorNotACrash) {
   if (best_simd_level() == SimdLevel::avx512) GTEST_SKIP() << "this CPU runs every level";
   const auto in = test::make_paged_input({4, 4, 64, DType::f16}, 16);
