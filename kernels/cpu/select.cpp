@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -62,26 +63,40 @@ void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t be
   });
 }
 
+namespace {
+
+// One uint64 per element whose unsigned order is the selection order: the float mapped to an
+// order-preserving uint32 (NaN lowest, -0 == +0) in the high half, the complement of the index
+// in the low half so that equal values rank the lower index higher. Selecting the k largest
+// keys is then plain integer work on contiguous memory (several times faster than comparing
+// floats through an index array).
+uint64_t rank_key(float x, int64_t i) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  uint32_t k;
+  if (std::isnan(x)) k = 0;
+  else if (x == 0.0f) k = 0x80000000u;  // both zeros
+  else k = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  return (static_cast<uint64_t>(k) << 32) | (0xffffffffu - static_cast<uint32_t>(i));
+}
+
+}  // namespace
+
 void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t k, int32_t* idx_out,
                float* val_out, ThreadPool* pool) {
   k = std::clamp<int64_t>(k, 0, n);
+  if (k == 0) return;
   auto one_row = [&](int64_t r, int) {
     const float* v = values + r * stride;
-    // A total order: numbers before NaNs, larger first, then lower index (deterministic ties).
-    auto before = [v](int32_t a, int32_t b) {
-      const bool na = std::isnan(v[a]), nb = std::isnan(v[b]);
-      if (na != nb) return nb;
-      if (!na && v[a] != v[b]) return v[a] > v[b];
-      return a < b;
-    };
-    thread_local std::vector<int32_t> idx;
-    idx.resize(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) idx[i] = static_cast<int32_t>(i);
-    std::nth_element(idx.begin(), idx.begin() + k, idx.end(), before);
-    std::sort(idx.begin(), idx.begin() + k, before);
+    thread_local std::vector<uint64_t> keys;
+    keys.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) keys[i] = rank_key(v[i], i);
+    std::nth_element(keys.begin(), keys.begin() + (k - 1), keys.end(), std::greater<>());
+    std::sort(keys.begin(), keys.begin() + k, std::greater<>());
     for (int64_t i = 0; i < k; ++i) {
-      idx_out[r * k + i] = idx[i];
-      if (val_out) val_out[r * k + i] = v[idx[i]];
+      const int32_t idx = static_cast<int32_t>(0xffffffffu - static_cast<uint32_t>(keys[i]));
+      idx_out[r * k + i] = idx;
+      if (val_out) val_out[r * k + i] = v[idx];
     }
   };
   if (pool) pool->parallel_for(rows, one_row);

@@ -26,6 +26,7 @@
 #include "core/shape.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/select.h"
 
 namespace hb {
 namespace {
@@ -206,9 +207,24 @@ void BM_AttentionVsStream(benchmark::State& state) {
   state.SetLabel(std::to_string(pool.size()) + " thread" + (pool.size() > 1 ? "s" : ""));
 }
 
+// HybridGen's per-step CPU selection at the 8B shape: top 5% of 128K logits for 32 heads.
+void BM_TopK(benchmark::State& state) {
+  const int rows = kShape.q_heads;
+  const int64_t n = state.range(0), k = n / 20;
+  std::vector<float> logits(static_cast<size_t>(rows) * n);
+  Rng rng(5);
+  for (auto& x : logits) x = rng.normal();
+  std::vector<int32_t> idx(rows * k);
+  std::vector<float> val(rows * k);
+  for (auto _ : state) cpu::topk_rows(logits.data(), rows, n, n, k, idx.data(), val.data(), &pool_of(0));
+  state.SetItemsProcessed(state.iterations() * rows * n);
+}
+
 // Args: {tokens, threads (1, or 0 = all)}. Each attention case is registered next to its
 // stream case; modest minimum time keeps the default run short.
 void register_all() {
+  benchmark::RegisterBenchmark("BM_TopK", BM_TopK)->Arg(131072)->ArgName("tokens")->UseRealTime()
+      ->Unit(benchmark::kMillisecond)->MinTime(0.2);
   benchmark::RegisterBenchmark("BM_DecodeAttentionInCache", BM_DecodeAttentionInCache)
       ->ArgsProduct({{256}, {0, 1, 2}})->ArgNames({"tokens", "simd"})->Unit(benchmark::kMicrosecond)->MinTime(0.2);
   for (int64_t tokens : {4096, 32768, 131072})
