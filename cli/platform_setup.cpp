@@ -1,9 +1,14 @@
 #include "cli/platform_setup.h"
 
 #include <fstream>
+#include <algorithm>
 #include <sstream>
 
 #include "core/error.h"
+#include "memtier/discover.h"
+#include "memtier/host_tiers.h"
+#include "memtier/placement.h"
+#include "memtier/settings.h"
 
 namespace hb::cli {
 
@@ -11,12 +16,31 @@ namespace {
 
 int64_t mem_available_bytes() {
   std::ifstream f("/proc/meminfo");
-  std::string key;
+  std::string key, unit;
   int64_t kb = 0;
-  std::string unit;
   while (f >> key >> kb >> unit)
     if (key == "MemAvailable:") return kb * 1024;
   return 0;
+}
+
+reports::TopologySummary summarize_topology(const memtier::Topology& topo) {
+  reports::TopologySummary s;
+  s.facts["source"] = topo.source;
+  s.facts["packages"] = std::to_string(topo.packages.size());
+  s.facts["cores"] = std::to_string(topo.cores);
+  s.facts["pus"] = std::to_string(topo.pus);
+  s.facts["numa_nodes"] = std::to_string(topo.nodes.size());
+  s.facts["cpu_node"] = std::to_string(topo.cpu_node);
+  s.facts["gpus"] = std::to_string(topo.gpus.size());
+  if (topo.simulated_cxl)
+    s.facts["simulated_cxl"] = "bandwidth " + std::to_string(topo.simulated_cxl->bandwidth_gbps) + " GB/s, latency " +
+                               std::to_string(topo.simulated_cxl->latency_ns) + " ns (declared, not measured)";
+  for (const auto& n : topo.nodes) {
+    std::string why;
+    for (const auto& r : n.reasons) why += (why.empty() ? "" : "; ") + r;
+    s.nodes.push_back({n.os_index, std::string(memtier::tier_kind_name(n.kind)), n.total_bytes, n.emulated, why});
+  }
+  return s;
 }
 
 }  // namespace
@@ -33,14 +57,35 @@ std::string command_line_text() {
 PlatformSetup setup_platform(const run::SweepSpec& spec) {
   PlatformSetup p;
   p.command_line = command_line_text();
-  if (!spec.kv_node.empty() || !spec.emulate_cxl.empty())
-    throw Error("--kv-node and --emulate-cxl need the memtier placement support, which is not in this build yet",
-                "drop those options");
-  p.env.cpu_node = 0;
-  p.env.host_tiers.push_back(HostTier{MemoryLocation{MemoryKind::local_dram, 0, false},
-                                      host_allocator(MemoryLocation{MemoryKind::local_dram, 0, false})});
-  // Leave a quarter of what is free for everything else.
+  memtier::DiscoverOptions opts;
+  opts.emulate_cxl = spec.emulate_cxl;
+  const memtier::Topology topo = memtier::discover(opts);
+  p.env.host_tiers = memtier::host_tiers(topo);
+  p.env.cpu_node = topo.cpu_node;
+  if (!spec.kv_node.empty()) {
+    int node = -1;
+    try {
+      node = std::stoi(spec.kv_node);
+    } catch (...) {
+      throw Error("--kv-node '" + spec.kv_node + "' is not a NUMA node number", "pass e.g. --kv-node 1 (see `hybridbench topo`)");
+    }
+    auto it = std::find_if(p.env.host_tiers.begin(), p.env.host_tiers.end(),
+                           [&](const HostTier& t) { return t.location.node == node; });
+    if (it == p.env.host_tiers.end()) {
+      std::string nodes;
+      for (const auto& t : p.env.host_tiers) nodes += (nodes.empty() ? "" : ", ") + std::to_string(t.location.node);
+      throw Error("NUMA node " + std::to_string(node) + " does not exist or has no memory on this machine",
+                  "pick one of the nodes with memory: " + nodes + " (see `hybridbench topo`)");
+    }
+    std::rotate(p.env.host_tiers.begin(), it, it + 1);  // the chosen node becomes the default host tier
+  }
+  p.env.observe_pages = [](const void* ptr, size_t bytes) {
+    return memtier::verify_placement(ptr, bytes, {}, 4096).pages_per_node;
+  };
+  // Workloads live in ordinary memory beside the caches; leave a quarter of it for the rest.
   p.env.host_memory_budget_bytes = mem_available_bytes() / 4 * 3;
+  p.topology = summarize_topology(topo);
+  p.settings = memtier::read_system_settings().as_map();
   return p;
 }
 
