@@ -1,0 +1,85 @@
+#pragma once
+// HybridGen (arXiv 2604.18529) as this project reads it; hybrid/README.md documents every
+// mechanism, parameter and default, and which parts are ours.
+//   1. Attention logit parallelism: the newest tokens' KV on the accelerator, older tokens' KV
+//      in host tiers. Per step the CPU scores q.K^T/sqrt(d) over its tokens, keeps the top-k
+//      per query head and ships those logits and V rows; the accelerator attends over its own
+//      tokens at the same time; one softmax over [CPU top-k | accelerator] logits gives the
+//      output. merge=lse: the CPU returns the exact partial (o, lse) instead.
+//   2. Feedback-driven scheduler (hybrid/scheduler.h): top-k ratio and CPU/accelerator boundary.
+//   3. Semantic-aware KV mapping: K of host tokens on the fastest host tier, V on the CXL/far
+//      tier; pages the top-k selects often are promoted (V to the fast tier, whole pages to the
+//      accelerator) and cold ones demoted, every migration interval.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/step_io.h"
+#include "core/strategy.h"
+#include "hybrid/scheduler.h"
+
+namespace hb::hybrid {
+
+struct HybridGenConfig {
+  std::string merge = "logit";       // logit | lse
+  double ratio = 0.05;               // top-k share of the CPU tokens per query head ([PORT] 0.05)
+  SchedulerConfig scheduler;         // scheduler=feedback|static, boundary=adaptive|fixed, ...
+  int64_t gpu_tokens = -1;           // recent tokens on the accelerator; -1 = as many as fit
+  int64_t min_gpu_tokens = 1024;     // floor of the recent window when the boundary adapts
+  double min_host_share = 0.0;       // share of pages kept on the host even when all would fit
+  std::string mapping = "semantic";  // semantic | naive | interleave
+  int naive_tier = 0;                // host tier index for mapping=naive
+  int migrate_every = 8;             // decode steps between promotion/demotion passes
+  double hot_share = 0.1;            // accelerator pages reserved for promoted (hot) pages
+  double fast_v_share = 0.25;        // host pages whose V may be promoted to the fast tier
+  double score_alpha = 0.25;         // EMA weight of a step's top-k hits in a page's score
+  double ext_share = 0.25;           // cap on accelerator memory for shipped logits + V rows
+  bool overlap = true;               // false: CPU side, then accelerator side (ablation)
+  bool report_attended = true;       // fill StepResult::attended (attention-mass recall)
+
+  // Reads `<name>.<key>` options over these defaults; throws hb::Error on bad values.
+  static HybridGenConfig from_options(const StrategyOptions& opts, const std::string& name,
+                                      const HybridGenConfig& defaults);
+};
+
+// Where a page of one KV head lives.
+enum class PageHome : uint8_t { host, window, hot };
+
+class HybridGen final : public Strategy {
+ public:
+  HybridGen(std::string name, HybridGenConfig cfg);
+  ~HybridGen() override;
+  std::string name() const override { return name_; }
+  PlanResult plan(const Problem& problem, const Platform& platform) override;
+  void load() override;
+  void prepare_step(int s) override;
+  void step(int s, StepResult& out) override;
+  std::vector<MemoryRegion> memory_regions() const override;
+  std::vector<std::map<std::string, double>> trajectory() const override;
+
+  // Inspection (tests, reports).
+  const HybridGenConfig& config() const { return cfg_; }
+  const FeedbackScheduler& scheduler() const { return *sched_; }
+  // Blocks per "K@<location>" / "V@<location>" over every page of every head and sequence.
+  std::map<std::string, int64_t> block_placement() const;
+  // Home and tiers of one page (sequence b, KV head h, page i).
+  PageHome page_home(int b, int h, int64_t i) const;
+  MemoryLocation page_k_location(int b, int h, int64_t i) const;
+  MemoryLocation page_v_location(int b, int h, int64_t i) const;
+  int64_t accelerator_pages_per_head() const { return acc_pages_; }
+  int64_t window_pages() const { return window_pages_; }
+  int64_t hot_slots() const { return hot_slots_; }
+  int64_t pages_migrated() const { return pages_migrated_; }
+
+ private:
+  struct Impl;
+  std::string name_;
+  HybridGenConfig cfg_;
+  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<FeedbackScheduler> sched_;
+  int64_t acc_pages_ = 0, window_pages_ = 0, hot_slots_ = 0, pages_migrated_ = 0;
+};
+
+}  // namespace hb::hybrid

@@ -1,0 +1,89 @@
+#include "hybrid/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace hb::hybrid {
+
+std::map<std::string, double> SchedulerRow::as_map() const {
+  return {{"step", static_cast<double>(step)},
+          {"ratio", ratio},
+          {"boundary", static_cast<double>(boundary)},
+          {"gpu_window", static_cast<double>(gpu_window)},
+          {"cpu_tokens", cpu_tokens},
+          {"gpu_tokens", gpu_tokens},
+          {"cpu_ns", cpu_ns},
+          {"accelerator_ns", accelerator_ns},
+          {"next_ratio", next_ratio},
+          {"next_gpu_window", static_cast<double>(next_gpu_window)},
+          {"equalising_gpu_tokens", equalising_gpu_tokens}};
+}
+
+FeedbackScheduler::FeedbackScheduler(const SchedulerConfig& cfg, double ratio, int64_t gpu_window)
+    : cfg_(cfg), ratio_(ratio), window_(gpu_window) {
+  cfg_.interval = std::max(1, cfg_.interval);
+  cfg_.granule = std::max<int64_t>(1, cfg_.granule);
+}
+
+void FeedbackScheduler::set_window_limits(int64_t min_tokens, int64_t max_tokens) {
+  min_window_ = std::max<int64_t>(0, min_tokens);
+  max_window_ = std::max(min_window_, max_tokens);
+  window_ = std::clamp(window_, min_window_, max_window_);
+}
+
+int64_t FeedbackScheduler::round_to_granule(double tokens) const {
+  const double g = static_cast<double>(cfg_.granule);
+  return static_cast<int64_t>(std::llround(tokens / g)) * cfg_.granule;
+}
+
+bool FeedbackScheduler::record(int step, double cpu_ns, double accelerator_ns, int64_t cpu_tokens,
+                               int64_t gpu_tokens) {
+  ++n_;
+  cpu_ns_ += cpu_ns;
+  acc_ns_ += accelerator_ns;
+  cpu_tok_ += static_cast<double>(cpu_tokens);
+  gpu_tok_ += static_cast<double>(gpu_tokens);
+  if (n_ < cfg_.interval) return false;
+
+  SchedulerRow row;
+  row.step = step;
+  row.ratio = ratio_;
+  row.gpu_window = window_;
+  row.cpu_ns = cpu_ns_ / n_;
+  row.accelerator_ns = acc_ns_ / n_;
+  row.cpu_tokens = cpu_tok_ / n_;
+  row.gpu_tokens = gpu_tok_ / n_;
+  row.boundary = static_cast<int64_t>(std::llround(row.cpu_tokens + row.gpu_tokens)) - window_;
+
+  if (cfg_.adaptive) {
+    const bool cpu_hidden = row.cpu_ns <= row.accelerator_ns;
+    // Ratio: the port's feedback_update. With no CPU tokens the CPU side is trivially hidden;
+    // the ratio still moves so it is ready when tokens reach the host.
+    if (cfg_.adapt_ratio)
+      ratio_ = cpu_hidden ? std::min(ratio_ * cfg_.ratio_up, cfg_.ratio_max)
+                          : std::max(ratio_ * cfg_.ratio_down, cfg_.ratio_min);
+    // Boundary (ours): toward the split that equalises both sides.
+    if (cfg_.adapt_boundary && row.cpu_tokens > 0 && row.gpu_tokens > 0 && row.cpu_ns > 0 &&
+        row.accelerator_ns > 0) {
+      const double c = row.cpu_ns / row.cpu_tokens, a = row.accelerator_ns / row.gpu_tokens;
+      const double total = row.cpu_tokens + row.gpu_tokens;
+      row.equalising_gpu_tokens = total * c / (c + a);
+      const double imbalance = std::fabs(row.cpu_ns - row.accelerator_ns) / std::max(row.cpu_ns, row.accelerator_ns);
+      if (imbalance > cfg_.dead_band) {
+        const double delta = cfg_.boundary_gain * (row.equalising_gpu_tokens - row.gpu_tokens);
+        int64_t next = round_to_granule(static_cast<double>(window_) + delta);
+        // Always make progress of at least one page when outside the dead band.
+        if (next == window_) next = window_ + (delta > 0 ? cfg_.granule : -cfg_.granule);
+        window_ = std::clamp(next, min_window_, max_window_);
+      }
+    }
+  }
+  row.next_ratio = ratio_;
+  row.next_gpu_window = window_;
+  rows_.push_back(row);
+  n_ = 0;
+  cpu_ns_ = acc_ns_ = cpu_tok_ = gpu_tok_ = 0;
+  return true;
+}
+
+}  // namespace hb::hybrid
