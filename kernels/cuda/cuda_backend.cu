@@ -23,11 +23,3 @@ bool device_usable(int device, std::string* why_not) {
 }
 
 }  // namespace hb::cuda
-
-namespace hb::cuda {
-// Replaced by the real CUDA accelerator (kernels/cuda/cuda_accelerator.cu).
-std::unique_ptr<Accelerator> make_cuda_accelerator(int device, int64_t capacity_bytes) __attribute__((weak));
-std::unique_ptr<Accelerator> make_cuda_accelerator(int, int64_t) {
-  throw Error("the CUDA accelerator is not available in this build yet", "use --accelerator cpu", kExitUsage);
-}
-}  // namespace hb::cuda

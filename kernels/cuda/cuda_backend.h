@@ -10,6 +10,8 @@ namespace hb::cuda {
 // Any CUDA runtime error (e.g. "driver version is insufficient") means "no GPU"; the count
 // is not trusted unless the call succeeded.
 bool device_usable(int device, std::string* why_not);
+// The CUDA accelerator (cuda_accelerator.h has the full interface); capacity_bytes 0 = free
+// HBM minus 10%. Throws hb::Error when the device cannot be used.
 std::unique_ptr<Accelerator> make_cuda_accelerator(int device, int64_t capacity_bytes);
 
 }  // namespace hb::cuda

@@ -1,0 +1,106 @@
+#pragma once
+// Internal: the CUDA accelerator's state, shared by the files that implement its operations
+// (cuda_accelerator.cpp: lifecycle, memory, copies, synchronize; attention_ops.cpp: the
+// attention kernels; streaming.cpp: the offload streaming path).
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/select.h"
+#include "kernels/cuda/cuda_accelerator.h"
+#include "kernels/cuda/device_context.h"
+#include "kernels/cuda/kernel_args.h"
+#include "kernels/cuda/page_table_cache.h"
+#include "kernels/cuda/upload_ring.h"
+#include "kernels/nvtx.h"
+
+namespace hb::cuda {
+
+// The uniform shape of one launch's sequences, validated.
+struct LaunchShape {
+  int q_heads = 0, kv_heads = 0, head_dim = 0, page_tokens = 0, group = 0;
+  KvType dtype = KvType::f16;
+  std::string describe() const;  // "batch 16, 32q/8kv x128 fp16, page 16"
+};
+
+class CudaAcceleratorImpl final : public CudaAccelerator {
+ public:
+  CudaAcceleratorImpl(int device, int64_t capacity_bytes);
+  ~CudaAcceleratorImpl() override;
+
+  const AcceleratorInfo& info() const override { return info_; }
+  std::shared_ptr<BufferAllocator> memory() override { return memory_; }
+  int64_t bytes_in_use() const override { return ctx_->budget_used.load(); }
+  std::shared_ptr<BufferAllocator> staging_memory(int numa_node) override;
+  void copy_to_device(void* dst, const void* host_src, size_t bytes) override;
+  void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
+  void decode_attention(const cpu::DecodeAttentionArgs* seqs, int batch) override;
+  void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end, float scale,
+                    float* logits, int64_t stride) override;
+  void logit_merge_attention(const cpu::LogitMergeArgs& args) override;
+  void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts, int heads,
+                      int head_dim, float* o_out, float* lse_out) override;
+  int64_t synchronize() override;
+
+  const DeviceInfo& device() const override { return ctx_->info; }
+  void* stream() const override { return ctx_->stream; }
+  void set_host_allocator(HostAllocatorFactory factory) override;
+  void run_on_queue(const char* name, const std::function<void(void* stream)>& fn) override;
+  void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count, void* v_out,
+                   void* k_out) override;
+  void page_minmax(const PagedKvView& kv, float* kmin, float* kmax, int64_t page_stride) override;
+  void stream_attention(const cpu::DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) override;
+
+ private:
+  // Brackets one public operation: serialises callers, selects the device, opens an NVTX
+  // range and records busy-time events around the queued work.
+  class Op;
+
+  // attention_ops.cpp
+  LaunchShape check_shape(const cpu::DecodeAttentionArgs* seqs, int batch, const char* op) const;
+  int resident_ctas(const LaunchShape& s, bool with_v) const;
+  DecodeLaunch decode_launch(const LaunchShape& s, int batch, bool with_v) const;
+  // Uploads `bytes` of host descriptors into fresh scratch and returns it.
+  Scratch upload_scratch(const void* host, size_t bytes, const char* what);
+
+  std::shared_ptr<DeviceContext> ctx_;
+  AcceleratorInfo info_;
+  std::shared_ptr<BufferAllocator> memory_;
+  HostAllocatorFactory host_factory_;
+  UploadRing ring_;
+  PageTableCache tables_;
+  std::mutex mu_;
+  // Busy-time accounting: (start, end) event pairs of the ops since the last synchronize.
+  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> spans_;
+  std::vector<cudaEvent_t> spare_events_;
+  std::vector<std::string> recent_ops_;  // named in errors found at synchronize
+  int64_t folded_ns_ = 0;                // busy time of spans already recycled before synchronize
+  cudaEvent_t take_event();
+  void fold_finished_spans();
+  // Streaming path: two chunk buffers in accelerator memory (grown on demand) and its events.
+  Buffer stream_buf_;
+  cudaEvent_t stream_ready_ = nullptr, chunk_copied_[2] = {nullptr, nullptr}, chunk_used_[2] = {nullptr, nullptr};
+};
+
+}  // namespace hb::cuda
+
+namespace hb::cuda {
+
+class CudaAcceleratorImpl::Op {
+ public:
+  Op(CudaAcceleratorImpl& acc, const char* name);
+  ~Op();
+  Op(const Op&) = delete;
+  Op& operator=(const Op&) = delete;
+
+ private:
+  CudaAcceleratorImpl& acc_;
+  std::lock_guard<std::mutex> lock_;
+  NvtxRange range_;
+  cudaEvent_t start_ = nullptr;
+};
+
+}  // namespace hb::cuda
