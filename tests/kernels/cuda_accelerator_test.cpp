@@ -1,0 +1,97 @@
+// The CUDA accelerator's plumbing: discovery, the capacity budget, staging memory, queued
+// copies, busy time. The no-GPU behaviour of the factory is checked on every machine.
+#include "tests/kernels/cuda_test_util.h"
+
+#include "core/error.h"
+
+namespace hb {
+namespace {
+
+TEST(CudaBackend, AskingForCudaWithoutAGpuSaysWhy) {
+  std::string why;
+  if (cuda_available(&why)) GTEST_SKIP() << "a GPU is present";
+  EXPECT_FALSE(why.empty());
+  AcceleratorOptions o;
+  o.kind = "cuda";
+  try {
+    make_accelerator(o);
+    FAIL() << "expected hb::Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no GPU is usable"), std::string::npos) << e.what();
+  }
+  o.kind = "auto";
+  EXPECT_EQ(make_accelerator(o)->info().kind, "cpu");  // auto falls back, labelled emulated
+}
+
+#ifdef HB_WITH_CUDA
+
+TEST(CudaAccelerator, DescribesTheDevice) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto& acc = test::gpu();
+  EXPECT_EQ(acc.info().kind, "cuda");
+  EXPECT_FALSE(acc.info().emulated);
+  EXPECT_FALSE(acc.info().name.empty());
+  EXPECT_GT(acc.info().capacity_bytes, 0);
+  EXPECT_NE(acc.info().details.find("SMs"), std::string::npos);
+  const auto& d = acc.device();
+  EXPECT_GT(d.sm_count, 0);
+  EXPECT_GE(d.cc_major, 9);
+  EXPECT_GT(d.hbm_bytes, d.free_bytes / 2);
+  EXPECT_FALSE(d.bus_id.empty());
+  EXPECT_EQ(acc.info().numa_node, d.numa_node);
+  AcceleratorOptions o;
+  o.kind = "auto";
+  EXPECT_EQ(make_accelerator(o)->info().kind, "cuda");
+}
+
+TEST(CudaAccelerator, CapacityBudgetIsEnforcedAndAccounted) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto acc = cuda::make_cuda_device(0, 8 << 20);
+  EXPECT_EQ(acc->info().capacity_bytes, 8 << 20);
+  {
+    Buffer a = acc->memory()->allocate(6 << 20);
+    EXPECT_EQ(acc->bytes_in_use(), 6 << 20);
+    EXPECT_EQ(a.location().kind, MemoryKind::accelerator);
+    EXPECT_FALSE(acc->memory()->host_accessible());
+    try {
+      acc->memory()->allocate(4 << 20);
+      FAIL() << "expected a capacity error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("capacity"), std::string::npos) << e.what();
+      EXPECT_EQ(e.exit_code(), kExitFailure);
+    }
+  }
+  EXPECT_EQ(acc->bytes_in_use(), 0);
+}
+
+TEST(CudaAccelerator, StagingRoundTripThroughTheQueue) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto& acc = test::gpu();
+  const size_t n = (3 << 20) + 5;
+  auto staging = acc.staging_memory(acc.info().numa_node);
+  Buffer src = staging->allocate(n), back = staging->allocate(n);
+  EXPECT_TRUE(staging->host_accessible());
+  for (size_t i = 0; i < n; ++i) src.as<unsigned char>()[i] = static_cast<unsigned char>(i * 7 + 3);
+  Buffer dev = acc.memory()->allocate(n);
+  acc.synchronize();
+  acc.copy_to_device(dev.data(), src.data(), n);
+  acc.copy_to_host(back.data(), dev.data(), n);
+  EXPECT_GT(acc.synchronize(), 0);  // busy time of the two copies
+  EXPECT_EQ(std::memcmp(src.data(), back.data(), n), 0);
+  EXPECT_EQ(acc.synchronize(), 0);  // nothing queued since
+}
+
+TEST(CudaAccelerator, CustomWorkCountsAsBusyTime) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto& acc = test::gpu();
+  acc.synchronize();
+  bool ran = false;
+  acc.run_on_queue("test.custom", [&](void* stream) { ran = stream != nullptr; });
+  acc.synchronize();
+  EXPECT_TRUE(ran);
+}
+
+#endif  // HB_WITH_CUDA
+
+}  // namespace
+}  // namespace hb

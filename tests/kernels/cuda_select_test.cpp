@@ -1,0 +1,238 @@
+// The CUDA pieces of sparse and hybrid attention: logit scoring, HybridGen's logit merge
+// (external top-k logits + V rows with resident KV, one softmax), row gather and Quest's
+// per-page key min/max; against fp64 and the CPU engine.
+#include "tests/kernels/cuda_test_util.h"
+
+#ifdef HB_WITH_CUDA
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/thread_pool.h"
+#include "kernels/cpu/select.h"
+#include "kernels/cuda/device_kv.h"
+#include "tests/kernels/kv_fixture.h"
+
+namespace hb {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+TEST(CudaScoreLogits, MatchesFp64AndTheCpuEngine) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto& acc = test::gpu();
+  ThreadPool pool(2);
+  for (DType t : {DType::f16, DType::bf16})
+    for (auto [hq, hkv, d] : {std::tuple{32, 8, 128}, std::tuple{14, 2, 64}, std::tuple{32, 32, 80}}) {
+      const AttentionShape shape{hq, hkv, d, t};
+      const int64_t n = 3000;
+      const auto in = test::make_paged_input(shape, n, WorkloadSpec::Kind::structured, hq + d);
+      cuda::DeviceKvCopy dev(acc, in.view());
+      test::DevVec<float> q(std::vector<float>(in.q(), in.q() + static_cast<size_t>(hq) * d));
+      for (auto [b, e] : {std::pair<int64_t, int64_t>{0, n}, {17, 2500}, {2999, 3000}, {64, 64}}) {
+        const int64_t stride = e - b + 5;
+        test::DevVec<float> lg(std::vector<float>(static_cast<size_t>(hq) * stride, -7.0f));
+        acc.score_logits(q.get(), hq, dev.view(), b, e, 0, lg.get(), stride);
+        acc.synchronize();
+        const auto got = lg.read();
+        std::vector<float> cpu_lg(static_cast<size_t>(hq) * stride, -7.0f);
+        cpu::score_logits(in.q(), hq, in.view(), b, e, 0, cpu_lg.data(), stride, pool);
+        for (int h = 0; h < hq; ++h) {
+          for (int64_t tk = b; tk < e; ++tk) {
+            const double want = test::ref_logit(in, in.q(), h, tk);
+            const float g = got[h * stride + (tk - b)];
+            ASSERT_NEAR(g, want, 1e-4 * std::max(1.0, std::abs(want))) << shape.to_string() << " h" << h << " t" << tk;
+            ASSERT_NEAR(g, cpu_lg[h * stride + (tk - b)], 1e-4 * std::max(1.0, std::abs(want))) << "vs CPU";
+          }
+          for (int64_t i = e - b; i < stride; ++i) ASSERT_EQ(got[h * stride + i], -7.0f) << "wrote past the range";
+        }
+      }
+    }
+}
+
+// HybridGen's step with the CPU half done by the CPU engine (scores, top-k, gather) and the
+// merge on the GPU against the resident half.
+struct LogitMergeCase {
+  AttentionShape shape;
+  Workload w;
+  test::OwnedCache cpu_side, gpu_side;
+  int64_t split;
+  LogitMergeCase(const AttentionShape& s, int64_t n, int64_t split_at)
+      : shape(s), w(make_workload(s, n, 1, WorkloadSpec{})), split(split_at) {
+    cpu_side = test::make_cache(s, w.prompt, 0, split);
+    gpu_side = test::make_cache(s, w.prompt, split, n);
+  }
+  const float* q() const { return w.steps[0].q.data(); }
+
+  // GPU logit merge with the top `k` CPU tokens per head; returns the selected ids [hq][k].
+  std::vector<int32_t> run(int64_t k, std::vector<float>& o, std::vector<float>& lse, DType link) {
+    static ThreadPool pool(2);
+    auto& acc = test::gpu();
+    const int hq = shape.q_heads, d = shape.head_dim;
+    std::vector<float> logits(static_cast<size_t>(hq) * std::max<int64_t>(split, 1));
+    if (split) cpu::score_logits(q(), hq, cpu_side.view(), 0, split, 0, logits.data(), split, pool);
+    k = std::clamp<int64_t>(k, 0, split);
+    std::vector<int32_t> idx(hq * k);
+    std::vector<float> top(hq * k);
+    if (k) cpu::topk_rows(logits.data(), hq, split, split, k, idx.data(), top.data(), &pool);
+    std::vector<std::byte> rows(static_cast<size_t>(k) * d * dtype_size(shape.kv_dtype));
+    std::vector<float> rows_f(static_cast<size_t>(k) * d);
+    std::vector<std::byte> ext_v(std::max<size_t>(static_cast<size_t>(hq) * k * d * dtype_size(link), 16));
+    for (int h = 0; h < hq && k; ++h) {
+      cpu::gather_rows(cpu_side.view(), shape.kv_head_of(h), idx.data() + h * k, k, rows.data());
+      convert_to_fp32(shape.kv_dtype, rows.data(), rows_f.data(), rows_f.size());
+      convert_from_fp32(link, rows_f.data(), ext_v.data() + static_cast<size_t>(h) * k * d * dtype_size(link),
+                        rows_f.size());
+    }
+    // What crosses the link lands in staging memory; the local KV is resident.
+    auto staging = acc.staging_memory(-1);
+    Buffer lg = staging->allocate(std::max<size_t>(top.size() * 4, 4)), vv = staging->allocate(ext_v.size());
+    std::memcpy(lg.data(), top.data(), top.size() * 4);
+    std::memcpy(vv.data(), ext_v.data(), ext_v.size());
+    cuda::DeviceKvCopy local(acc, gpu_side.view());
+    test::DevVec<float> qd(std::vector<float>(q(), q() + static_cast<size_t>(hq) * d));
+    test::DevVec<float> od(std::vector<float>(static_cast<size_t>(hq) * d, 3.0f)), ld(std::vector<float>(hq, 3.0f));
+    cpu::LogitMergeArgs a;
+    a.q = qd.get();
+    a.q_heads = hq;
+    a.ext_logits = lg.as<float>();
+    a.ext_v = vv.data();
+    a.ext_dtype = link;
+    a.n_ext = k;
+    a.local = local.view();
+    a.o = od.get();
+    a.lse = ld.get();
+    acc.logit_merge_attention(a);
+    acc.synchronize();
+    o = od.read();
+    lse = ld.read();
+    return idx;
+  }
+};
+
+TEST(CudaLogitMerge, AllTokensIsExactAttention) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  for (DType t : {DType::f16, DType::bf16}) {
+    LogitMergeCase c({32, 8, 128, t}, 3000, 2100);
+    std::vector<double> ro(32 * 128), rl(32);
+    ref::attention(c.shape, c.q(), c.w.prompt.k.data(), c.w.prompt.v.data(), 3000, ro.data(), rl.data());
+    for (DType link : {t, DType::f32}) {
+      std::vector<float> o, lse;
+      c.run(2100, o, lse, link);
+      EXPECT_LT(test::rel_l2(o.data(), ro.data(), o.size()), 1e-4) << dtype_name(t) << " link " << dtype_name(link);
+      for (int h = 0; h < 32; ++h) EXPECT_NEAR(lse[h], rl[h], 1e-4 * std::max(1.0, std::abs(rl[h])));
+    }
+  }
+}
+
+TEST(CudaLogitMerge, TopKIsExactAttentionOverTheSelectedTokensPlusLocal) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  LogitMergeCase c({12, 4, 64, DType::f16}, 700, 500);
+  const int d = 64;
+  const int64_t k = 40;
+  std::vector<float> o, lse;
+  const auto idx = c.run(k, o, lse, DType::f16);
+  for (int h = 0; h < 12; ++h) {
+    std::vector<float> kr, vr;
+    const int kh = c.shape.kv_head_of(h);
+    auto add = [&](int64_t tk) {
+      kr.insert(kr.end(), c.w.prompt.k_row(tk, kh), c.w.prompt.k_row(tk, kh) + d);
+      vr.insert(vr.end(), c.w.prompt.v_row(tk, kh), c.w.prompt.v_row(tk, kh) + d);
+    };
+    for (int64_t i = 0; i < k; ++i) add(idx[h * k + i]);
+    for (int64_t tk = 500; tk < 700; ++tk) add(tk);
+    std::vector<double> ro(d), rl(1);
+    ref::attention({1, 1, d, DType::f16}, c.q() + h * d, kr.data(), vr.data(), k + 200, ro.data(), rl.data());
+    EXPECT_LT(test::rel_l2(o.data() + h * d, ro.data(), d), 1e-4) << "head " << h;
+    EXPECT_NEAR(lse[h], rl[0], 1e-4 * std::max(1.0, std::abs(rl[0])));
+  }
+}
+
+TEST(CudaLogitMerge, EitherSideMayBeEmpty) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  {
+    LogitMergeCase c({8, 2, 64, DType::f16}, 300, 100);
+    std::vector<float> o, lse;
+    c.run(0, o, lse, DType::f16);
+    std::vector<double> ro(8 * 64), rl(8);
+    const size_t row = 2 * 64;
+    ref::attention(c.shape, c.q(), c.w.prompt.k.data() + 100 * row, c.w.prompt.v.data() + 100 * row, 200, ro.data(),
+                   rl.data());
+    EXPECT_LT(test::rel_l2(o.data(), ro.data(), o.size()), 1e-4) << "nothing external";
+  }
+  {
+    LogitMergeCase c({8, 2, 64, DType::f16}, 300, 300);
+    std::vector<float> o, lse;
+    c.run(300, o, lse, DType::f16);
+    std::vector<double> ro(8 * 64), rl(8);
+    ref::attention(c.shape, c.q(), c.w.prompt.k.data(), c.w.prompt.v.data(), 300, ro.data(), rl.data());
+    EXPECT_LT(test::rel_l2(o.data(), ro.data(), o.size()), 1e-4) << "no local tokens";
+  }
+  {
+    LogitMergeCase c({8, 2, 64, DType::f16}, 0, 0);
+    std::vector<float> o, lse;
+    c.run(0, o, lse, DType::f16);
+    for (float x : o) EXPECT_EQ(x, 0.0f);
+    for (float x : lse) EXPECT_EQ(x, kNegInf);
+  }
+}
+
+TEST(CudaGatherRows, MatchesTheCpuGatherAndZeroesOutOfRangeTokens) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto& acc = test::gpu();
+  for (DType t : {DType::f16, DType::bf16, DType::f32}) {
+    const AttentionShape shape{8, 2, 80, t};
+    const auto in = test::make_paged_input(shape, 100);
+    cuda::DeviceKvCopy dev(acc, in.view());
+    const std::vector<int32_t> tokens{99, 0, 17, 16, 42, 42, 63, 100, -1};  // last two out of range
+    const size_t es = dtype_size(t), n = tokens.size(), valid = n - 2;
+    test::DevVec<int32_t> tk(tokens);
+    for (int h = 0; h < 2; ++h) {
+      test::DevVec<std::byte> v(n * 80 * es), k(n * 80 * es);
+      acc.gather_rows(dev.view(), h, tk.get(), static_cast<int64_t>(n), v.get(), k.get());
+      acc.synchronize();
+      const auto gv = v.read(), gk = k.read();
+      std::vector<std::byte> cv(valid * 80 * es), ck(valid * 80 * es);
+      cpu::gather_rows(in.view(), h, tokens.data(), static_cast<int64_t>(valid), cv.data(), ck.data());
+      EXPECT_EQ(std::memcmp(gv.data(), cv.data(), cv.size()), 0) << dtype_name(t) << " V head " << h;
+      EXPECT_EQ(std::memcmp(gk.data(), ck.data(), ck.size()), 0) << dtype_name(t) << " K head " << h;
+      for (size_t i = valid * 80 * es; i < gv.size(); ++i) {
+        ASSERT_EQ(gv[i], std::byte{0});
+        ASSERT_EQ(gk[i], std::byte{0});
+      }
+    }
+  }
+}
+
+TEST(CudaPageMinMax, ElementwiseOverEachPagesValidTokens) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto& acc = test::gpu();
+  for (int page : {16, 32}) {
+    const AttentionShape shape{8, 2, 64, DType::bf16};
+    const int64_t n = 1000 + 5;  // last page partly filled
+    const auto in = test::make_paged_input(shape, n, WorkloadSpec::Kind::structured, 1, page);
+    cuda::DeviceKvCopy dev(acc, in.view());
+    const int64_t pages = (n + page - 1) / page, stride = pages + 2;
+    test::DevVec<float> mn(2 * stride * 64), mx(2 * stride * 64);
+    acc.page_minmax(dev.view(), mn.get(), mx.get(), stride);
+    acc.synchronize();
+    const auto gmn = mn.read(), gmx = mx.read();
+    for (int h = 0; h < 2; ++h)
+      for (int64_t p = 0; p < pages; ++p)
+        for (int j = 0; j < 64; ++j) {
+          float lo = INFINITY, hi = -INFINITY;
+          for (int64_t t = p * page; t < std::min(n, (p + 1) * page); ++t) {
+            lo = std::min(lo, in.w.prompt.k_row(t, h)[j]);
+            hi = std::max(hi, in.w.prompt.k_row(t, h)[j]);
+          }
+          ASSERT_EQ(gmn[(h * stride + p) * 64 + j], lo) << "head " << h << " page " << p << " dim " << j;
+          ASSERT_EQ(gmx[(h * stride + p) * 64 + j], hi) << "head " << h << " page " << p << " dim " << j;
+        }
+  }
+}
+
+}  // namespace
+}  // namespace hb
+#else
+TEST(CudaSelect, SkippedWithoutCuda) { GTEST_SKIP() << "built without CUDA (HYBRIDBENCH_CUDA=OFF)"; }
+#endif
