@@ -61,8 +61,10 @@ void CudaAcceleratorImpl::stream_attention(const cpu::DecodeAttentionArgs* seqs,
   const std::string what = "batch " + std::to_string(batch) + ", " + s.describe() + ", chunks of " + std::to_string(C) +
                            " tokens";
 
-  // Two chunk buffers, each room for every block one chunk can name (K and V of all heads).
-  const size_t blocks_per_chunk = static_cast<size_t>(batch) * H * 2 * static_cast<size_t>(C / P + 1);
+  // Two chunk buffers, each room for every block one chunk can name (K and V of all heads):
+  // a chunk spans at most C tokens, and no more than the attended span when that is shorter.
+  const int64_t span = std::min<int64_t>(C, hi_all - first_chunk * C);
+  const size_t blocks_per_chunk = static_cast<size_t>(batch) * H * 2 * static_cast<size_t>(span / P + 1);
   const size_t half = blocks_per_chunk * block_bytes;
   if (chunks > 0 && stream_buf_.size() < 2 * half) {
     stream_buf_.reset();  // cudaFree waits for the previous call's kernels
