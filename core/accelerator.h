@@ -5,14 +5,18 @@
 // threads playing the GPU so every strategy runs end to end on GPU-less machines; its figures
 // are labelled emulated). Strategies talk only to this interface, never to CUDA directly.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/kv_cache.h"
 #include "core/memory.h"
 
 namespace hb {
+
+class ThreadPool;
 
 namespace cpu {
 struct DecodeAttentionArgs;
@@ -55,6 +59,29 @@ class Accelerator {
   // Blocks until everything queued so far has finished; returns the accelerator-side busy
   // time since the previous synchronize, in ns (for phase breakdowns and the scheduler).
   virtual int64_t synchronize() = 0;
+
+  // ---- Optional operations. Defaults keep every accelerator compiling and correct. ----
+
+  // Dense attention over KV whose pages live in host memory (the offload baseline): the pages
+  // stream through two chunk buffers of `chunk_tokens` tokens in accelerator memory, the copy
+  // of chunk c+1 (a copy engine) overlapping attention on chunk c; each chunk leaves an
+  // (o, lse) partial and one merge finishes. Same semantics as decode_attention; the chunk
+  // buffers count against the capacity budget. Default: decode_attention reading the host
+  // pages in place (right for an accelerator that addresses host memory, without overlap).
+  virtual void stream_attention(const cpu::DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) {
+    decode_attention(seqs, batch);
+  }
+
+  // A strategy's policy kernel given as host code over accelerator memory (H2O's score
+  // update and eviction, Quest's page bounds and page top-k, InfiniGen's speculation), run in
+  // queue order with the accelerator's own threads. Only accelerators whose memory the host
+  // can address run these (the cpu accelerator); others answer false and the strategies that
+  // need one report status "unsupported" there until the accelerator has the kernel.
+  virtual bool runs_host_kernels() const { return false; }
+  virtual void host_kernel(std::function<void(ThreadPool& pool)> fn) {
+    throw Error("accelerator " + info().name + " cannot run host-code policy kernels",
+                "use --accelerator cpu for this strategy");
+  }
 };
 
 }  // namespace hb
