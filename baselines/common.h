@@ -1,0 +1,71 @@
+#pragma once
+// Helpers the baseline strategies share (sizes, budgets, reporting). Policies stay in each
+// strategy's file; mechanisms live in kernels/.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/strategy.h"
+
+namespace hb::baselines {
+
+inline std::string mib(int64_t bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return b;
+}
+
+// Accelerator bytes StepIO allocates (q, new k, v, o, lse of every sequence, fp32).
+inline int64_t step_io_bytes(const Problem& p) {
+  const auto& s = p.shape;
+  return 4LL * p.batch * (2LL * s.q_heads * s.head_dim + 2LL * s.kv_heads * s.head_dim + s.q_heads);
+}
+
+inline int64_t accelerator_free(const Platform& pf) {
+  return pf.accelerator->info().capacity_bytes - pf.accelerator->bytes_in_use();
+}
+
+// Sets status "oom" with a reason when `need` accelerator bytes do not fit; returns fit.
+inline bool check_accelerator_fit(const Platform& pf, int64_t need, const std::string& what, const std::string& fix,
+                                  PlanResult& r) {
+  const int64_t cap = accelerator_free(pf);
+  if (need <= cap) return true;
+  r.status = "oom";
+  r.reason = what + " needs " + mib(need) + " of accelerator memory; " + mib(cap) + " available" +
+             (fix.empty() ? "" : " (" + fix + ")");
+  return false;
+}
+
+// Sets status "oom" when the host tier reports less free memory than `need`.
+inline bool check_host_fit(const HostTier& tier, int64_t need, PlanResult& r) {
+  if (tier.free_bytes < 0 || need <= tier.free_bytes) return true;
+  r.status = "oom";
+  r.reason = "KV needs " + mib(need) + " on " + tier.location.to_string() + "; " + mib(tier.free_bytes) + " free";
+  return false;
+}
+
+// Policy kernels run as host code on the accelerator's queue (core/accelerator.h).
+inline bool check_host_kernels(const Platform& pf, const std::string& strategy, PlanResult& r) {
+  if (pf.accelerator->runs_host_kernels()) return true;
+  r.status = "unsupported";
+  r.reason = strategy + "'s policy kernels (selection/scoring) run only on accelerators that run host-code kernels (" +
+             pf.accelerator->info().kind + " does not yet); use --accelerator cpu";
+  return false;
+}
+
+// round(ratio * n), clamped to [0, n].
+inline int64_t ratio_tokens(double ratio, int64_t n) {
+  return std::clamp<int64_t>(static_cast<int64_t>(std::llround(ratio * static_cast<double>(n))), 0, n);
+}
+
+inline int64_t pages_for(int64_t tokens, int page_tokens) { return (tokens + page_tokens - 1) / page_tokens; }
+
+inline std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
+}  // namespace hb::baselines

@@ -1,0 +1,127 @@
+// offload (FlexGen's default path 0, HF OffloadedCache): all KV lives in host memory on the
+// first host tier memtier offers. Each decode step the new token's k, v go down to the host
+// cache, then the layer's whole KV streams up to the accelerator in chunks through two chunk
+// buffers (the copy of chunk c+1 overlaps attention on chunk c), each chunk leaves an
+// (o, lse) partial and one LSE merge gives the exact output. See baselines/README.md.
+#include <memory>
+
+#include "baselines/common.h"
+#include "baselines/register.h"
+#include "core/kv_set.h"
+#include "core/step_io.h"
+#include "core/timer.h"
+#include "kernels/cpu/attention.h"
+
+namespace hb {
+namespace {
+
+using namespace baselines;
+
+class Offload final : public Strategy {
+ public:
+  explicit Offload(const StrategyOptions& o) : chunk_opt_(o.number("offload", "chunk_tokens", 1024)) {}
+  std::string name() const override { return "offload"; }
+
+  PlanResult plan(const Problem& problem, const Platform& platform) override {
+    problem_ = &problem;
+    platform_ = platform;
+    PlanResult r;
+    const int P = problem.page_tokens;
+    if (chunk_opt_ < 1)
+      throw Error("offload.chunk_tokens must be at least 1", "e.g. --opt offload.chunk_tokens=1024");
+    // Chunks are whole pages so no page crosses the link twice.
+    chunk_ = pages_for(static_cast<int64_t>(chunk_opt_), P) * P;
+    const HostTier& tier = platform.host_tiers.at(0);
+    r.parameters["kv_tier"] = tier.location.to_string();
+    r.parameters["chunk_tokens"] = std::to_string(chunk_);
+    r.parameters["chunk_buffers"] = "2";
+    KvSet probe(problem, tier.allocator, tier.allocator);
+    if (!check_host_fit(tier, probe.bytes_for(problem.prompt_len() + problem.decode_steps()), r)) return r;
+    // Two chunk buffers (K and V blocks of every sequence and head; one spare page per head
+    // as the CUDA streaming path sizes them) plus the step's activations.
+    const int64_t block = static_cast<int64_t>(P) * problem.shape.head_dim * dtype_size(problem.shape.kv_dtype);
+    const int64_t buffers = 2LL * problem.batch * problem.shape.kv_heads * 2 * (chunk_ / P + 1) * block;
+    r.parameters["chunk_buffer_bytes"] = std::to_string(buffers);
+    check_accelerator_fit(platform, buffers + step_io_bytes(problem), "two chunk buffers of " +
+                          std::to_string(chunk_) + " tokens", "lower offload.chunk_tokens", r);
+    return r;
+  }
+
+  void load() override {
+    const HostTier& tier = platform_.host_tiers.at(0);
+    kv_ = std::make_unique<KvSet>(*problem_, tier.allocator, tier.allocator);
+    kv_->reserve_tokens(problem_->prompt_len() + problem_->decode_steps());
+    kv_->append_prompt(0, problem_->prompt_len());
+    io_ = std::make_unique<StepIO>(*problem_, *platform_.accelerator);
+  }
+
+  std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
+  void prepare_step(int s) override { io_->stage(s); }
+
+  void step(int s, StepResult& out) override {
+    Accelerator& acc = *platform_.accelerator;
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch;
+    // 1. The new token's k, v (produced on the accelerator) are stored in the host cache.
+    const int64_t t0 = now_ns();
+    acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
+    acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
+    acc.synchronize();
+    const size_t kn = static_cast<size_t>(shape.kv_heads) * shape.head_dim;
+    for (int b = 0; b < B; ++b)
+      kv_->cache(b).append_token(io_->k_host.data() + b * kn, io_->v_host.data() + b * kn, kv_->k_arena(),
+                                 kv_->v_arena());
+    const int64_t t1 = now_ns();
+    out.phase_ns["transfer"] = t1 - t0;
+
+    // 2. Stream the whole KV through the accelerator, copy overlapping attention.
+    std::vector<cpu::DecodeAttentionArgs> args(B);
+    for (int b = 0; b < B; ++b) {
+      auto& a = args[b];
+      a.q = io_->q_dev() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
+      a.kv = kv_->cache(b).view();
+      a.q_heads = shape.q_heads;
+      a.o = io_->o_dev() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
+      a.lse = io_->lse_dev() + static_cast<size_t>(b) * shape.q_heads;
+    }
+    acc.stream_attention(args.data(), B, chunk_);
+    acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
+    acc.synchronize();
+    out.phase_ns["accelerator"] = now_ns() - t1;
+    out.o = io_->o_host;
+
+    const int64_t ctx = problem_->context_at(s);
+    const int P = problem_->page_tokens;
+    const MemoryKind tier = platform_.host_tiers.at(0).location.kind;
+    const int64_t moved = pages_for(ctx, P) * P * shape.kv_bytes_per_token() * B;  // whole pages
+    Traffic& t = out.traffic;
+    t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes());
+    t.h2d_bytes = moved;
+    t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);        // host append
+    t.read(Processor::accelerator, tier, moved);                          // copy engine reads host
+    t.write(Processor::accelerator, MemoryKind::accelerator, moved);      // into chunk buffers
+    t.read(Processor::accelerator, MemoryKind::accelerator, ctx * shape.kv_bytes_per_token() * B);  // attention
+    t.accelerator_flops = 4.0 * shape.q_heads * shape.head_dim * static_cast<double>(ctx) * B;
+    t.kernel_launches = pages_for(ctx, static_cast<int>(chunk_)) + 1;  // one per chunk + the merge
+    t.syncs = 2;
+  }
+
+ private:
+  double chunk_opt_;
+  int64_t chunk_ = 0;
+  const Problem* problem_ = nullptr;
+  Platform platform_;
+  std::unique_ptr<KvSet> kv_;
+  std::unique_ptr<StepIO> io_;
+};
+
+}  // namespace
+
+void register_offload(StrategyRegistry& r) {
+  r.add({"offload",
+         "FlexGen path 0: all KV in host memory, streamed to the accelerator in double-buffered chunks each step; "
+         "dense exact attention there (opts: chunk_tokens)",
+         "offload", [](const StrategyOptions& o) { return std::make_unique<Offload>(o); }});
+}
+
+}  // namespace hb
