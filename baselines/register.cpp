@@ -5,11 +5,13 @@ namespace hb {
 void register_full_gpu(StrategyRegistry& r);
 void register_cpu_only(StrategyRegistry& r);
 void register_offload(StrategyRegistry& r);
+void register_streamingllm(StrategyRegistry& r);
 
 void register_baselines(StrategyRegistry& registry) {
   register_full_gpu(registry);
   register_cpu_only(registry);
   register_offload(registry);
+  register_streamingllm(registry);
 }
 
 }  // namespace hb

@@ -1,0 +1,151 @@
+// streamingllm (StreamingLLM, ICLR'24): the accelerator keeps the first `sinks` tokens
+// (attention sinks) plus a window of the most recent tokens; everything in between is evicted
+// for good. No scoring, no link traffic. Keys keep their original positions: the synthetic
+// (and traced) keys carry position in their features, so nothing is re-rotated (the original
+// caches pre-RoPE keys and re-applies RoPE at in-cache positions). See baselines/README.md.
+#include <memory>
+#include <numeric>
+
+#include "baselines/common.h"
+#include "baselines/register.h"
+#include "core/kv_set.h"
+#include "core/step_io.h"
+#include "core/timer.h"
+#include "kernels/cpu/attention.h"
+
+namespace hb {
+namespace {
+
+using namespace baselines;
+
+class StreamingLlm final : public Strategy {
+ public:
+  explicit StreamingLlm(const StrategyOptions& o)
+      : sinks_opt_(o.number("streamingllm", "sinks", 4)),
+        window_opt_(o.number("streamingllm", "window", -1)),
+        ratio_(o.number("streamingllm", "budget_ratio", 0.2)) {}
+  std::string name() const override { return "streamingllm"; }
+
+  PlanResult plan(const Problem& problem, const Platform& platform) override {
+    problem_ = &problem;
+    platform_ = platform;
+    PlanResult r;
+    if (sinks_opt_ < 0 || ratio_ < 0 || ratio_ > 1)
+      throw Error("streamingllm.sinks must be >= 0 and streamingllm.budget_ratio in [0, 1]",
+                  "e.g. --opt streamingllm.sinks=4 --opt streamingllm.budget_ratio=0.2");
+    const int64_t n = problem.prompt_len();
+    sinks_ = static_cast<int64_t>(sinks_opt_);
+    // Default window: the total budget matches the other pruning strategies (20% of the context).
+    window_ = window_opt_ >= 0 ? static_cast<int64_t>(window_opt_)
+                               : std::max<int64_t>(1, ratio_tokens(ratio_, n) - sinks_);
+    if (window_ < 1) throw Error("streamingllm.window must be at least 1", "e.g. --opt streamingllm.window=2044");
+    cap_ = sinks_ + window_;
+    r.parameters["sinks"] = std::to_string(sinks_);
+    r.parameters["window"] = std::to_string(window_);
+    r.parameters["budget_tokens"] = std::to_string(cap_);
+    r.parameters["budget_ratio"] = window_opt_ >= 0 ? "-" : num(ratio_);
+    r.parameters["positions"] = "original (keys carry position; no re-rotation)";
+    KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
+    check_accelerator_fit(platform, probe.bytes_for(cap_) + step_io_bytes(problem),
+                          std::to_string(cap_) + " cached tokens", "lower streamingllm.window", r);
+    return r;
+  }
+
+  void load() override {
+    auto mem = platform_.accelerator->memory();
+    kv_ = std::make_unique<KvSet>(*problem_, mem, mem);
+    kv_->reserve_tokens(cap_);
+    const int64_t n = problem_->prompt_len();
+    const int B = problem_->batch;
+    pos_.assign(B, {});
+    next_.assign(B, 0);
+    for (int b = 0; b < B; ++b) {
+      const DenseKv& prompt = (*problem_->workloads)[b].prompt;
+      PagedKvCache& c = kv_->cache(b);
+      if (n <= cap_) {
+        c.append(prompt, 0, n, kv_->k_arena(), kv_->v_arena());
+        pos_[b].resize(n);
+        std::iota(pos_[b].begin(), pos_[b].end(), 0);
+      } else {
+        c.append(prompt, 0, sinks_, kv_->k_arena(), kv_->v_arena());
+        c.append(prompt, n - window_, n, kv_->k_arena(), kv_->v_arena());
+        for (int64_t t = 0; t < sinks_; ++t) pos_[b].push_back(t);
+        for (int64_t t = n - window_; t < n; ++t) pos_[b].push_back(t);
+      }
+      next_[b] = sinks_;  // the window's oldest slot once the cache is full
+    }
+    io_ = std::make_unique<StepIO>(*problem_, *platform_.accelerator);
+  }
+
+  std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
+  void prepare_step(int s) override { io_->stage(s); }
+
+  void step(int s, StepResult& out) override {
+    Accelerator& acc = *platform_.accelerator;
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch;
+    const int64_t pos = problem_->context_at(s) - 1;
+    // The new token (produced on the accelerator) enters the window, evicting the oldest one.
+    int64_t attended_tokens = 0;
+    for (int b = 0; b < B; ++b) {
+      const DecodeStep& st = (*problem_->workloads)[b].steps[s];
+      PagedKvCache& c = kv_->cache(b);
+      if (static_cast<int64_t>(pos_[b].size()) < cap_) {
+        c.append_token(st.k.data(), st.v.data(), kv_->k_arena(), kv_->v_arena());
+        pos_[b].push_back(pos);
+      } else {
+        const int64_t slot = next_[b];
+        for (int h = 0; h < shape.kv_heads; ++h)
+          c.write_token(h, slot, st.k.data() + static_cast<size_t>(h) * shape.head_dim,
+                        st.v.data() + static_cast<size_t>(h) * shape.head_dim);
+        pos_[b][slot] = pos;
+        next_[b] = slot + 1 == cap_ ? sinks_ : slot + 1;
+      }
+      attended_tokens += static_cast<int64_t>(pos_[b].size());
+    }
+    std::vector<cpu::DecodeAttentionArgs> args(B);
+    for (int b = 0; b < B; ++b) {
+      auto& a = args[b];
+      a.q = io_->q_dev() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
+      a.kv = kv_->cache(b).view();
+      a.q_heads = shape.q_heads;
+      a.o = io_->o_dev() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
+      a.lse = io_->lse_dev() + static_cast<size_t>(b) * shape.q_heads;
+    }
+    acc.decode_attention(args.data(), B);
+    acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
+    out.phase_ns["accelerator"] = acc.synchronize();
+    out.o = io_->o_host;
+    out.attended.resize(static_cast<size_t>(B) * shape.q_heads);
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < shape.q_heads; ++h) out.attended[static_cast<size_t>(b) * shape.q_heads + h] = pos_[b];
+
+    Traffic& t = out.traffic;
+    t.read(Processor::accelerator, MemoryKind::accelerator, attended_tokens * shape.kv_bytes_per_token());
+    t.write(Processor::accelerator, MemoryKind::accelerator, shape.kv_bytes_per_token() * B);
+    t.accelerator_flops = 4.0 * shape.q_heads * shape.head_dim * static_cast<double>(attended_tokens);
+    t.kernel_launches = 1;
+    t.syncs = 1;
+  }
+
+ private:
+  double sinks_opt_, window_opt_, ratio_;
+  int64_t sinks_ = 4, window_ = 0, cap_ = 0;
+  const Problem* problem_ = nullptr;
+  Platform platform_;
+  std::unique_ptr<KvSet> kv_;
+  std::unique_ptr<StepIO> io_;
+  std::vector<std::vector<int64_t>> pos_;  // [batch][slot] original position of each cached token
+  std::vector<int64_t> next_;              // [batch] next window slot to overwrite
+};
+
+}  // namespace
+
+void register_streamingllm(StrategyRegistry& r) {
+  r.add({"streamingllm",
+         "4 attention sinks + recent window on the accelerator (budget 20% of context); evicted tokens are gone "
+         "(opts: sinks, window, budget_ratio)",
+         "pruning", [](const StrategyOptions& o) { return std::make_unique<StreamingLlm>(o); }});
+}
+
+}  // namespace hb
