@@ -1,0 +1,286 @@
+// h2o (Heavy-Hitter Oracle, NeurIPS'23): the accelerator keeps a budget of heavy hitters
+// (10% of the context) plus the most recent tokens (10%). Every token carries a score, the
+// softmax probability it has received so far, per KV head summed over the query heads that
+// share it; prefill seeds it from the prompt queries the workload provides. Each step the
+// new token takes the slot freed by the previous step's eviction, attention emits its logits,
+// a policy kernel adds exp(logit - lse) to the scores and picks the lowest-scoring token
+// outside the recent window as the next victim. Evicted tokens are gone. See README.md.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numeric>
+
+#include "baselines/common.h"
+#include "baselines/register.h"
+#include "core/kv_set.h"
+#include "core/step_io.h"
+#include "core/thread_pool.h"
+#include "core/timer.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/select.h"
+#include "kernels/cpu/token_select.h"
+
+namespace hb {
+namespace {
+
+using namespace baselines;
+
+class H2o final : public Strategy {
+ public:
+  explicit H2o(const StrategyOptions& o)
+      : heavy_ratio_(o.number("h2o", "heavy_ratio", 0.1)),
+        recent_ratio_(o.number("h2o", "recent_ratio", 0.1)),
+        heavy_opt_(o.number("h2o", "heavy", -1)),
+        recent_opt_(o.number("h2o", "recent", -1)) {}
+  std::string name() const override { return "h2o"; }
+
+  PlanResult plan(const Problem& problem, const Platform& platform) override {
+    problem_ = &problem;
+    platform_ = platform;
+    PlanResult r;
+    if (heavy_ratio_ < 0 || recent_ratio_ < 0 || heavy_ratio_ + recent_ratio_ > 1)
+      throw Error("h2o.heavy_ratio and h2o.recent_ratio must be >= 0 and sum to at most 1",
+                  "e.g. --opt h2o.heavy_ratio=0.1 --opt h2o.recent_ratio=0.1");
+    const int64_t n = problem.prompt_len();
+    heavy_ = heavy_opt_ >= 0 ? static_cast<int64_t>(heavy_opt_) : ratio_tokens(heavy_ratio_, n);
+    recent_ = recent_opt_ >= 0 ? static_cast<int64_t>(recent_opt_) : ratio_tokens(recent_ratio_, n);
+    cap_ = heavy_ + recent_ + 1;  // the budget plus the incoming token, evicted back to budget
+    r.parameters["heavy_tokens"] = std::to_string(heavy_);
+    r.parameters["recent_tokens"] = std::to_string(recent_);
+    r.parameters["heavy_ratio"] = heavy_opt_ >= 0 ? "-" : num(heavy_ratio_);
+    r.parameters["recent_ratio"] = recent_opt_ >= 0 ? "-" : num(recent_ratio_);
+    r.parameters["budget_tokens"] = std::to_string(heavy_ + recent_);
+    r.parameters["prefill_queries"] = std::to_string((*problem.workloads)[0].num_prompt_queries());
+    r.parameters["score"] = "accumulated softmax probability per KV head, summed over its query heads";
+    if (!check_host_kernels(platform, "h2o", r)) return r;
+    KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
+    const int64_t policy = policy_bytes(problem);
+    check_accelerator_fit(platform, probe.bytes_for(cap_) + policy + step_io_bytes(problem),
+                          std::to_string(cap_) + " cached tokens and their scores", "lower h2o.heavy_ratio/recent_ratio",
+                          r);
+    return r;
+  }
+
+  void load() override {
+    Accelerator& acc = *platform_.accelerator;
+    auto mem = acc.memory();
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hkv = shape.kv_heads, d = shape.head_dim;
+    kv_ = std::make_unique<KvSet>(*problem_, mem, mem);
+    kv_->reserve_tokens(cap_);
+    scores_ = mem->allocate(static_cast<size_t>(B) * Hkv * cap_ * 4);
+    tags_ = mem->allocate(static_cast<size_t>(B) * Hkv * cap_ * 8);
+    logits_ = mem->allocate(static_cast<size_t>(B) * shape.q_heads * cap_ * 4);
+    evict_ = mem->allocate(static_cast<size_t>(B) * Hkv * 4);
+    evict_host_.assign(static_cast<size_t>(B) * Hkv, -1);
+    pos_.assign(static_cast<size_t>(B) * Hkv, std::vector<int64_t>());
+    count_.assign(B, 0);
+
+    const int64_t n = problem_->prompt_len();
+    std::vector<float> score_init(static_cast<size_t>(B) * Hkv * cap_, 0.0f);
+    std::vector<int64_t> tag_init(static_cast<size_t>(B) * Hkv * cap_, std::numeric_limits<int64_t>::max());
+    for (int b = 0; b < B; ++b) {
+      const Workload& w = (*problem_->workloads)[b];
+      const std::vector<float> prefill = prefill_scores(w);  // [Hkv][n]
+      // Keep the recent window and the top heavy hitters before it, per KV head.
+      std::vector<std::vector<int64_t>> keep(Hkv);
+      for (int h = 0; h < Hkv; ++h) {
+        auto& k = keep[h];
+        if (n <= heavy_ + recent_) {
+          k.resize(n);
+          std::iota(k.begin(), k.end(), 0);
+        } else {
+          const int64_t older = n - recent_;
+          std::vector<int32_t> idx(heavy_);
+          cpu::topk_rows(prefill.data() + static_cast<size_t>(h) * n, 1, older, n, heavy_, idx.data(), nullptr);
+          k.assign(idx.begin(), idx.end());
+          std::sort(k.begin(), k.end());
+          for (int64_t t = older; t < n; ++t) k.push_back(t);
+        }
+      }
+      const int64_t kept = static_cast<int64_t>(keep[0].size());
+      std::vector<float> krow(static_cast<size_t>(Hkv) * d), vrow(krow.size());
+      for (int64_t i = 0; i < kept; ++i) {
+        for (int h = 0; h < Hkv; ++h) {
+          std::memcpy(krow.data() + h * d, w.prompt.k_row(keep[h][i], h), d * 4);
+          std::memcpy(vrow.data() + h * d, w.prompt.v_row(keep[h][i], h), d * 4);
+        }
+        kv_->cache(b).append_token(krow.data(), vrow.data(), kv_->k_arena(), kv_->v_arena());
+      }
+      for (int h = 0; h < Hkv; ++h) {
+        const size_t bh = static_cast<size_t>(b) * Hkv + h;
+        pos_[bh] = keep[h];
+        for (int64_t i = 0; i < kept; ++i) {
+          score_init[bh * cap_ + i] = prefill[static_cast<size_t>(h) * n + keep[h][i]];
+          tag_init[bh * cap_ + i] = keep[h][i];
+        }
+      }
+      count_[b] = kept;
+    }
+    acc.copy_to_device(scores_.data(), score_init.data(), scores_.size());
+    acc.copy_to_device(tags_.data(), tag_init.data(), tags_.size());
+    acc.synchronize();
+    io_ = std::make_unique<StepIO>(*problem_, acc);
+  }
+
+  std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
+  void prepare_step(int s) override { io_->stage(s); }
+
+  void step(int s, StepResult& out) override {
+    Accelerator& acc = *platform_.accelerator;
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
+    const int64_t ctx = problem_->context_at(s), pos = ctx - 1;
+    // 1. The new token (produced on the accelerator) takes the slot the last eviction freed.
+    std::vector<int64_t> slot(static_cast<size_t>(B) * Hkv);
+    int64_t attended_tokens = 0;
+    for (int b = 0; b < B; ++b) {
+      const DecodeStep& st = (*problem_->workloads)[b].steps[s];
+      PagedKvCache& c = kv_->cache(b);
+      if (count_[b] < cap_) {
+        c.append_token(st.k.data(), st.v.data(), kv_->k_arena(), kv_->v_arena());
+        for (int h = 0; h < Hkv; ++h) {
+          slot[static_cast<size_t>(b) * Hkv + h] = count_[b];
+          pos_[static_cast<size_t>(b) * Hkv + h].push_back(pos);
+        }
+        ++count_[b];
+      } else {
+        for (int h = 0; h < Hkv; ++h) {
+          const size_t bh = static_cast<size_t>(b) * Hkv + h;
+          const int64_t e = evict_host_[bh];
+          c.write_token(h, e, st.k.data() + static_cast<size_t>(h) * d, st.v.data() + static_cast<size_t>(h) * d);
+          slot[bh] = e;
+          pos_[bh][e] = pos;
+        }
+      }
+      attended_tokens += count_[b];
+    }
+    // 2. Attention over every cached token, keeping the logits.
+    std::vector<cpu::DecodeAttentionArgs> args(B);
+    for (int b = 0; b < B; ++b) {
+      auto& a = args[b];
+      a.q = io_->q_dev() + static_cast<size_t>(b) * Hq * d;
+      a.kv = kv_->cache(b).view();
+      a.q_heads = Hq;
+      a.o = io_->o_dev() + static_cast<size_t>(b) * Hq * d;
+      a.lse = io_->lse_dev() + static_cast<size_t>(b) * Hq;
+      a.logits_out = logits_.as<float>() + static_cast<size_t>(b) * Hq * cap_;
+      a.logits_stride = cap_;
+    }
+    acc.decode_attention(args.data(), B);
+    // 3. Policy kernel: accumulate the probabilities, choose each head's next victim.
+    acc.host_kernel([=, this, slot = std::move(slot), counts = count_](ThreadPool& pool) {
+      float* scores = scores_.as<float>();
+      int64_t* tags = tags_.as<int64_t>();
+      int32_t* evict = evict_.as<int32_t>();
+      const float* logits = logits_.as<float>();
+      const float* lse = io_->lse_dev();
+      for (int b = 0; b < B; ++b) {
+        for (int h = 0; h < Hkv; ++h) {
+          const size_t bh = static_cast<size_t>(b) * Hkv + h;
+          scores[bh * cap_ + slot[bh]] = 0.0f;  // a new token starts from nothing
+          tags[bh * cap_ + slot[bh]] = pos;
+        }
+        cpu::accumulate_probabilities(logits + static_cast<size_t>(b) * Hq * cap_, cap_, lse + static_cast<size_t>(b) * Hq,
+                                      Hq, Hkv, counts[b], scores + static_cast<size_t>(b) * Hkv * cap_, cap_, &pool);
+        for (int h = 0; h < Hkv; ++h) {
+          const size_t bh = static_cast<size_t>(b) * Hkv + h;
+          // Full cache: evict the lowest score outside the recent window [ctx - recent, ctx).
+          evict[bh] = counts[b] < cap_ ? -1
+                                        : static_cast<int32_t>(cpu::argmin_tagged(scores + bh * cap_, tags + bh * cap_,
+                                                                                  cap_, ctx - recent_));
+        }
+      }
+    });
+    // The host drives the next step's write, so it reads the victims back.
+    acc.copy_to_host(evict_host_.data(), evict_.data(), evict_.size());
+    acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
+    out.phase_ns["accelerator"] = acc.synchronize();
+    out.o = io_->o_host;
+    out.attended.resize(static_cast<size_t>(B) * Hq);
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < Hq; ++h)
+        out.attended[static_cast<size_t>(b) * Hq + h] = pos_[static_cast<size_t>(b) * Hkv + shape.kv_head_of(h)];
+
+    Traffic& t = out.traffic;
+    const MemoryKind acc_mem = MemoryKind::accelerator;
+    t.read(Processor::accelerator, acc_mem, attended_tokens * shape.kv_bytes_per_token());  // attention
+    t.write(Processor::accelerator, acc_mem, shape.kv_bytes_per_token() * B);              // new token
+    t.write(Processor::accelerator, acc_mem, attended_tokens * Hq * 4);                    // logits out
+    t.read(Processor::accelerator, acc_mem, attended_tokens * Hq * 4);                     // logits in
+    t.read(Processor::accelerator, acc_mem, attended_tokens * Hkv * (4 + 8));              // scores, tags
+    t.write(Processor::accelerator, acc_mem, attended_tokens * Hkv * 4);                   // scores
+    t.d2h_bytes = static_cast<int64_t>(evict_.size());
+    t.accelerator_flops = (4.0 * d + 2.0) * Hq * static_cast<double>(attended_tokens);
+    t.kernel_launches = 2;
+    t.syncs = 1;
+  }
+
+ private:
+  int64_t policy_bytes(const Problem& p) const {
+    return static_cast<int64_t>(p.batch) * cap_ * (p.shape.kv_heads * (4 + 8) + p.shape.q_heads * 4) +
+           4LL * p.batch * p.shape.kv_heads;
+  }
+
+  // Prefill scores [kv_head][prompt_len]: the probabilities the workload's prompt queries give
+  // each prompt token (causally: query at position p sees tokens <= p), summed per KV head.
+  std::vector<float> prefill_scores(const Workload& w) const {
+    const auto& shape = problem_->shape;
+    const int Hq = shape.q_heads, d = shape.head_dim;
+    const int64_t n = w.prompt_len(), nq = w.num_prompt_queries();
+    std::vector<float> score(static_cast<size_t>(shape.kv_heads) * n, 0.0f);
+    if (n == 0 || nq == 0) return score;
+    PageArena arena(host_allocator(), static_cast<size_t>(problem_->page_tokens) * d * dtype_size(shape.kv_dtype));
+    PagedKvCache cache(shape, problem_->page_tokens);
+    cache.append(w.prompt, 0, n, arena, arena);
+    // A few prompt queries at a time bounds the logits buffer at long contexts.
+    constexpr int64_t kQueriesPerPass = 8;
+    std::vector<float> logits(static_cast<size_t>(kQueriesPerPass) * Hq * n), lse(kQueriesPerPass * Hq),
+        o(static_cast<size_t>(kQueriesPerPass) * Hq * d);
+    for (int64_t i0 = 0; i0 < nq; i0 += kQueriesPerPass) {
+      const int64_t m = std::min(kQueriesPerPass, nq - i0);
+      std::vector<cpu::DecodeAttentionArgs> args(m);
+      for (int64_t j = 0; j < m; ++j) {
+        auto& a = args[j];
+        a.q = w.prompt_queries.data() + static_cast<size_t>(i0 + j) * Hq * d;
+        a.kv = cache.view();
+        a.q_heads = Hq;
+        a.token_end = n - nq + i0 + j + 1;  // causal
+        a.o = o.data() + static_cast<size_t>(j) * Hq * d;
+        a.lse = lse.data() + static_cast<size_t>(j) * Hq;
+        a.logits_out = logits.data() + static_cast<size_t>(j) * Hq * n;
+        a.logits_stride = n;
+      }
+      cpu::decode_attention(args.data(), static_cast<int>(m), *platform_.host_pool);
+      for (int64_t j = 0; j < m; ++j)
+        cpu::accumulate_probabilities(logits.data() + static_cast<size_t>(j) * Hq * n, n,
+                                      lse.data() + static_cast<size_t>(j) * Hq, Hq, shape.kv_heads, args[j].token_end,
+                                      score.data(), n);
+    }
+    cache.release_all();
+    return score;
+  }
+
+  double heavy_ratio_, recent_ratio_, heavy_opt_, recent_opt_;
+  int64_t heavy_ = 0, recent_ = 0, cap_ = 0;
+  const Problem* problem_ = nullptr;
+  Platform platform_;
+  std::unique_ptr<KvSet> kv_;
+  std::unique_ptr<StepIO> io_;
+  Buffer scores_, tags_, logits_, evict_;       // accelerator memory
+  std::vector<int32_t> evict_host_;             // [batch][kv_head] next slot to overwrite
+  std::vector<std::vector<int64_t>> pos_;       // [batch][kv_head][slot] original positions
+  std::vector<int64_t> count_;                  // [batch] filled slots
+};
+
+}  // namespace
+
+void register_h2o(StrategyRegistry& r) {
+  r.add({"h2o",
+         "Heavy-Hitter Oracle: accelerator keeps 10% heavy hitters (accumulated attention) + 10% recent tokens, "
+         "evicting one per step (opts: heavy_ratio, recent_ratio, heavy, recent)",
+         "pruning", [](const StrategyOptions& o) { return std::make_unique<H2o>(o); }});
+}
+
+}  // namespace hb
