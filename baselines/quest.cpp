@@ -1,0 +1,311 @@
+// quest (Quest, ICML'24): pages of page_tokens (16) tokens with per-page elementwise min and
+// max keys on the accelerator. Each step the query scores every page with the bound
+// U = sum_i max(q_i * max_i, q_i * min_i), the top pages within the token budget (2048,
+// always including the current page) are attended exactly. Resident setting (the original,
+// default): all KV on the accelerator, selection saves only accelerator reads. Offloaded
+// setting (quest.offload=1): pages live in host memory and only the selected pages cross the
+// link each step. See baselines/README.md.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "baselines/common.h"
+#include "baselines/register.h"
+#include "core/kv_set.h"
+#include "core/step_io.h"
+#include "core/thread_pool.h"
+#include "core/timer.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/page_meta.h"
+#include "kernels/cpu/select.h"
+
+namespace hb {
+namespace {
+
+using namespace baselines;
+
+class Quest final : public Strategy {
+ public:
+  explicit Quest(const StrategyOptions& o)
+      : budget_opt_(o.number("quest", "budget", 2048)),
+        offload_opt_(o.number("quest", "offload", 0)),
+        min_pages_opt_(o.number("quest", "min_pages", 3)) {}
+  std::string name() const override { return "quest"; }
+
+  PlanResult plan(const Problem& problem, const Platform& platform) override {
+    problem_ = &problem;
+    platform_ = platform;
+    PlanResult r;
+    if (budget_opt_ < 1 || min_pages_opt_ < 1 || (offload_opt_ != 0 && offload_opt_ != 1))
+      throw Error("quest.budget and quest.min_pages must be >= 1 and quest.offload 0 or 1",
+                  "e.g. --opt quest.budget=2048 --opt quest.offload=1");
+    offload_ = offload_opt_ == 1;
+    const int P = problem.page_tokens;
+    const auto& shape = problem.shape;
+    // Quest's controller: max(3, budget / page) pages, the current page included.
+    budget_pages_ = std::max<int64_t>(static_cast<int64_t>(min_pages_opt_), static_cast<int64_t>(budget_opt_) / P);
+    const int64_t max_tokens = problem.prompt_len() + problem.decode_steps();
+    max_pages_ = pages_for(max_tokens, P);
+    block_ = static_cast<size_t>(P) * shape.head_dim * dtype_size(shape.kv_dtype);
+    r.parameters["page_tokens"] = std::to_string(P);
+    r.parameters["budget_tokens"] = std::to_string(budget_pages_ * P);
+    r.parameters["budget_pages"] = std::to_string(budget_pages_);
+    r.parameters["offload"] = offload_ ? "1" : "0";
+    r.parameters["gqa"] = "per KV head, page score = max over its query heads";
+    r.parameters["metadata"] = std::string("min/max keys in ") + std::string(dtype_name(shape.kv_dtype));
+    if (offload_) r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
+    if (!check_host_kernels(platform, "quest", r)) return r;
+    const int64_t B = problem.batch, Hkv = shape.kv_heads;
+    const int64_t meta = 2 * B * Hkv * max_pages_ * shape.head_dim * static_cast<int64_t>(dtype_size(shape.kv_dtype));
+    const int64_t scratch = B * Hkv * max_pages_ * 4 + B * Hkv * budget_pages_ * 4;
+    int64_t need = meta + scratch + step_io_bytes(problem);
+    KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
+    if (offload_) {
+      const HostTier& tier = platform.host_tiers.at(0);
+      KvSet host_probe(problem, tier.allocator, tier.allocator);
+      if (!check_host_fit(tier, host_probe.bytes_for(max_tokens), r)) return r;
+      need += B * Hkv * budget_pages_ * 2 * static_cast<int64_t>(block_);  // landing pages
+      check_accelerator_fit(platform, need, "page metadata and " + std::to_string(budget_pages_) + " landing pages",
+                            "lower quest.budget", r);
+    } else {
+      need += probe.bytes_for(max_tokens);
+      check_accelerator_fit(platform, need, "all KV plus page metadata", "quest.offload=1 keeps KV in host memory", r);
+    }
+    return r;
+  }
+
+  void load() override {
+    Accelerator& acc = *platform_.accelerator;
+    auto mem = acc.memory();
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hkv = shape.kv_heads;
+    auto kv_alloc = offload_ ? platform_.host_tiers.at(0).allocator : mem;
+    kv_ = std::make_unique<KvSet>(*problem_, kv_alloc, kv_alloc);
+    kv_->reserve_tokens(problem_->prompt_len() + problem_->decode_steps());
+    kv_->append_prompt(0, problem_->prompt_len());
+    const size_t meta = static_cast<size_t>(B) * Hkv * max_pages_ * shape.head_dim * dtype_size(shape.kv_dtype);
+    kmin_ = mem->allocate(meta);
+    kmax_ = mem->allocate(meta);
+    scores_ = mem->allocate(static_cast<size_t>(B) * Hkv * max_pages_ * 4);
+    sel_ = mem->allocate(static_cast<size_t>(B) * Hkv * budget_pages_ * 4);
+    sel_host_.assign(static_cast<size_t>(B) * Hkv * budget_pages_, 0);
+    if (offload_) {
+      landing_ = mem->allocate(static_cast<size_t>(B) * Hkv * budget_pages_ * 2 * block_);
+      stage_ = acc.staging_memory(platform_.host_tiers.at(0).location.node)->allocate(landing_.size());
+    }
+    // Prefill: the metadata of every prompt page (computed where the keys are, as Quest does
+    // right after prefill).
+    std::vector<PagedKvView> views;
+    for (int b = 0; b < B; ++b) views.push_back(kv_->cache(b).view());
+    acc.host_kernel([&, views](ThreadPool& pool) {
+      for (int b = 0; b < B; ++b)
+        cpu::page_minmax(views[b], 0, max_pages_, meta_at(kmin_, b), meta_at(kmax_, b), max_pages_, &pool);
+    });
+    acc.synchronize();
+    io_ = std::make_unique<StepIO>(*problem_, acc);
+  }
+
+  std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
+  void prepare_step(int s) override { io_->stage(s); }
+
+  void step(int s, StepResult& out) override {
+    Accelerator& acc = *platform_.accelerator;
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim, P = problem_->page_tokens;
+    const int64_t ctx = problem_->context_at(s), np = pages_for(ctx, P), last = np - 1;
+    const int64_t kp = std::min(np, budget_pages_);  // pages attended, current one included
+    const int64_t tokens = (kp - 1) * P + (ctx - last * P);
+    const bool first_in_page = (ctx - 1) % P == 0;
+    const size_t es = dtype_size(shape.kv_dtype);
+    const int64_t t0 = now_ns();
+    if (!offload_) kv_->append_step(s);  // produced on the accelerator: an accelerator-local append
+    else {
+      acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
+      acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
+    }
+    std::vector<PagedKvView> views;
+    if (!offload_)
+      for (int b = 0; b < B; ++b) views.push_back(kv_->cache(b).view());
+    // Policy kernel: fold the new key into its page's bounds, score pages, keep the top ones
+    // (and, resident, attend them right there).
+    acc.host_kernel([=, this, views = std::move(views)](ThreadPool& pool) {
+      select_pages(ctx, kp, first_in_page, pool);
+      if (!offload_) attend_resident(views, ctx, kp, pool);
+    });
+    acc.copy_to_host(sel_host_.data(), sel_.data(), static_cast<size_t>(B) * Hkv * kp * 4);
+
+    Traffic& t = out.traffic;
+    const MemoryKind am = MemoryKind::accelerator;
+    const int64_t meta_row = static_cast<int64_t>(d * es);
+    if (np > budget_pages_) {
+      t.read(Processor::accelerator, am, 2 * (np - 1) * meta_row * Hkv * B);  // page bounds
+      t.accelerator_flops += 3.0 * d * Hq * (np - 1) * B;
+    }
+    t.read(Processor::accelerator, am, (first_in_page ? 0 : 2 * meta_row) * Hkv * B);  // bound update
+    t.write(Processor::accelerator, am, 2 * meta_row * Hkv * B);
+    t.accelerator_flops += 4.0 * Hq * d * static_cast<double>(tokens) * B;
+    t.read(Processor::accelerator, am, tokens * shape.kv_bytes_per_token() * B);  // attention
+    if (!offload_) {
+      acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
+      out.phase_ns["accelerator"] = acc.synchronize();
+      t.write(Processor::accelerator, am, shape.kv_bytes_per_token() * B);  // new token
+      t.kernel_launches = 1;  // bound update + page scores + top-k + attention, one fused kernel
+      t.syncs = 1;
+    } else {
+      acc.synchronize();
+      const int64_t t1 = now_ns();
+      out.phase_ns["select"] = t1 - t0;
+      // Host: store the new token, gather the selected pages (the current one included).
+      const size_t kn = static_cast<size_t>(Hkv) * d;
+      for (int b = 0; b < B; ++b)
+        kv_->cache(b).append_token(io_->k_host.data() + b * kn, io_->v_host.data() + b * kn, kv_->k_arena(),
+                                   kv_->v_arena());
+      auto* stage = stage_.as<std::byte>();
+      for (int b = 0; b < B; ++b)
+        for (int h = 0; h < Hkv; ++h) {
+          const size_t bh = static_cast<size_t>(b) * Hkv + h;
+          for (int64_t j = 0; j < kp; ++j) {
+            const PageRef& pg = kv_->cache(b).page(h, sel_host_[bh * kp + j]);
+            std::memcpy(stage + ((bh * kp + j) * 2) * block_, pg.k, block_);
+            std::memcpy(stage + ((bh * kp + j) * 2 + 1) * block_, pg.v, block_);
+          }
+        }
+      const int64_t t2 = now_ns();
+      out.phase_ns["cpu"] = t2 - t1;
+      // Only the selected pages cross the link; attention runs on the landing pages.
+      const size_t moved = static_cast<size_t>(B) * Hkv * kp * 2 * block_;
+      acc.copy_to_device(landing_.data(), stage, moved);
+      auto* land = landing_.as<std::byte>();
+      std::vector<PageRef> table(static_cast<size_t>(B) * Hkv * kp);
+      std::vector<KvHeadView> heads(static_cast<size_t>(B) * Hkv);
+      std::vector<cpu::DecodeAttentionArgs> args(B);
+      for (int b = 0; b < B; ++b) {
+        for (int h = 0; h < Hkv; ++h) {
+          const size_t bh = static_cast<size_t>(b) * Hkv + h;
+          for (int64_t j = 0; j < kp; ++j)
+            table[bh * kp + j] = PageRef{land + ((bh * kp + j) * 2) * block_, land + ((bh * kp + j) * 2 + 1) * block_};
+          heads[bh] = KvHeadView{table.data() + bh * kp, tokens};
+        }
+        auto& a = args[b];
+        a.q = io_->q_dev() + static_cast<size_t>(b) * Hq * d;
+        a.kv = PagedKvView{Hkv, d, P, shape.kv_dtype, heads.data() + static_cast<size_t>(b) * Hkv};
+        a.q_heads = Hq;
+        a.o = io_->o_dev() + static_cast<size_t>(b) * Hq * d;
+        a.lse = io_->lse_dev() + static_cast<size_t>(b) * Hq;
+      }
+      acc.decode_attention(args.data(), B);
+      acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
+      acc.synchronize();
+      out.phase_ns["accelerator"] = now_ns() - t2;
+      const MemoryKind tier = platform_.host_tiers.at(0).location.kind;
+      t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes()) + static_cast<int64_t>(B) * Hkv * kp * 4;
+      t.h2d_bytes = static_cast<int64_t>(moved);
+      t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);  // new token
+      t.read(Processor::cpu, tier, static_cast<int64_t>(moved));       // gather
+      t.write(Processor::cpu, MemoryKind::local_dram, static_cast<int64_t>(moved));  // staging
+      t.write(Processor::accelerator, am, static_cast<int64_t>(moved));               // landing pages
+      t.kernel_launches = 2;  // selection kernel, attention
+      t.syncs = 2;
+    }
+    out.o = io_->o_host;
+    // Attended tokens: the selected pages' tokens, by original position.
+    out.attended.resize(static_cast<size_t>(B) * Hq);
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < Hq; ++h) {
+        const size_t bh = static_cast<size_t>(b) * Hkv + shape.kv_head_of(h);
+        auto& v = out.attended[static_cast<size_t>(b) * Hq + h];
+        v.reserve(tokens);
+        for (int64_t j = 0; j < kp; ++j) {
+          const int64_t p = sel_host_[bh * kp + j];
+          for (int64_t tk = p * P; tk < std::min(ctx, (p + 1) * P); ++tk) v.push_back(tk);
+        }
+      }
+  }
+
+ private:
+  std::byte* meta_at(const Buffer& buf, int b) const {
+    const auto& shape = problem_->shape;
+    return buf.as<std::byte>() + static_cast<size_t>(b) * shape.kv_heads * max_pages_ * shape.head_dim *
+                                     dtype_size(shape.kv_dtype);
+  }
+
+  // On the accelerator: update the current page's bounds with the new key, then select per
+  // KV head the top kp-1 older pages by bound plus the current page, ascending, into sel_.
+  void select_pages(int64_t ctx, int64_t kp, bool first_in_page, ThreadPool& pool) {
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim, P = problem_->page_tokens;
+    const int64_t np = pages_for(ctx, P), last = np - 1;
+    int32_t* sel = sel_.as<int32_t>();
+    std::vector<int32_t> idx(static_cast<size_t>(Hkv) * std::max<int64_t>(kp - 1, 0));
+    for (int b = 0; b < B; ++b) {
+      for (int h = 0; h < Hkv; ++h)
+        cpu::page_minmax_add(io_->k_dev() + (static_cast<size_t>(b) * Hkv + h) * d, h, last, first_in_page, d,
+                             shape.kv_dtype, meta_at(kmin_, b), meta_at(kmax_, b), max_pages_);
+      int32_t* sb = sel + static_cast<size_t>(b) * Hkv * kp;
+      if (np <= kp) {  // everything fits the budget: dense
+        for (int h = 0; h < Hkv; ++h)
+          for (int64_t j = 0; j < kp; ++j) sb[h * kp + j] = static_cast<int32_t>(j);
+        continue;
+      }
+      float* sc = scores_.as<float>() + static_cast<size_t>(b) * Hkv * max_pages_;
+      cpu::page_bound_scores(io_->q_dev() + static_cast<size_t>(b) * Hq * d, Hq, Hkv, d, shape.kv_dtype,
+                             meta_at(kmin_, b), meta_at(kmax_, b), max_pages_, last, shape.softmax_scale(), sc,
+                             max_pages_, &pool);
+      cpu::topk_rows(sc, Hkv, last, max_pages_, kp - 1, idx.data(), nullptr, &pool);
+      for (int h = 0; h < Hkv; ++h) {
+        int32_t* row = sb + h * kp;
+        std::copy(idx.begin() + h * (kp - 1), idx.begin() + (h + 1) * (kp - 1), row);
+        std::sort(row, row + kp - 1);
+        row[kp - 1] = static_cast<int32_t>(last);
+      }
+    }
+  }
+
+  // Resident setting, on the accelerator: exact attention over the selected pages.
+  void attend_resident(const std::vector<PagedKvView>& views, int64_t ctx, int64_t kp, ThreadPool& pool) {
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim, P = problem_->page_tokens;
+    const int64_t last = pages_for(ctx, P) - 1, tokens = (kp - 1) * P + (ctx - last * P);
+    const int32_t* sel = sel_.as<int32_t>();
+    std::vector<PageRef> table(static_cast<size_t>(B) * Hkv * kp);
+    std::vector<KvHeadView> heads(static_cast<size_t>(B) * Hkv);
+    std::vector<cpu::DecodeAttentionArgs> args(B);
+    for (int b = 0; b < B; ++b) {
+      for (int h = 0; h < Hkv; ++h) {
+        const size_t bh = static_cast<size_t>(b) * Hkv + h;
+        for (int64_t j = 0; j < kp; ++j) table[bh * kp + j] = views[b].heads[h].pages[sel[bh * kp + j]];
+        heads[bh] = KvHeadView{table.data() + bh * kp, tokens};
+      }
+      auto& a = args[b];
+      a.q = io_->q_dev() + static_cast<size_t>(b) * Hq * d;
+      a.kv = PagedKvView{Hkv, d, P, shape.kv_dtype, heads.data() + static_cast<size_t>(b) * Hkv};
+      a.q_heads = Hq;
+      a.o = io_->o_dev() + static_cast<size_t>(b) * Hq * d;
+      a.lse = io_->lse_dev() + static_cast<size_t>(b) * Hq;
+    }
+    cpu::decode_attention(args.data(), B, pool);
+  }
+
+  double budget_opt_, offload_opt_, min_pages_opt_;
+  bool offload_ = false;
+  int64_t budget_pages_ = 0, max_pages_ = 0;
+  size_t block_ = 0;
+  const Problem* problem_ = nullptr;
+  Platform platform_;
+  std::unique_ptr<KvSet> kv_;
+  std::unique_ptr<StepIO> io_;
+  Buffer kmin_, kmax_, scores_, sel_, landing_;  // accelerator memory
+  Buffer stage_;                                 // host staging for the offloaded setting
+  std::vector<int32_t> sel_host_;
+};
+
+}  // namespace
+
+void register_quest(StrategyRegistry& r) {
+  r.add({"quest",
+         "Quest: per-page min/max key bounds pick the top 16-token pages within a 2048-token budget; exact "
+         "attention over them (opts: budget, offload=0|1, min_pages)",
+         "selection", [](const StrategyOptions& o) { return std::make_unique<Quest>(o); }});
+}
+
+}  // namespace hb
