@@ -7,6 +7,7 @@ void register_cpu_only(StrategyRegistry& r);
 void register_offload(StrategyRegistry& r);
 void register_h2o(StrategyRegistry& r);
 void register_streamingllm(StrategyRegistry& r);
+void register_infinigen(StrategyRegistry& r);
 void register_quest(StrategyRegistry& r);
 
 void register_baselines(StrategyRegistry& registry) {
@@ -15,6 +16,7 @@ void register_baselines(StrategyRegistry& registry) {
   register_offload(registry);
   register_h2o(registry);
   register_streamingllm(registry);
+  register_infinigen(registry);
   register_quest(registry);
 }
 

@@ -1,0 +1,392 @@
+// infinigen (InfiniGen, OSDI'24): all KV in host memory; a partial key (20% of the head
+// dimensions, in a skewed basis from a one-time SVD of the prompt queries) stays on the
+// accelerator. Each step the partial query scores every token, the tokens whose speculated
+// logit is within alpha (4) of the best are counted, k = the mean count over batch x heads
+// capped at 20% of the context, each KV head's top-k tokens are fetched from host memory
+// (only those K and V rows cross the link) and attended exactly with the new token.
+// Single-layer caveat: the original speculates layer i+1 from layer i's input while layer i
+// runs; one layer has no previous layer, so the speculation uses this step's own query and
+// nothing overlaps the fetch. See baselines/README.md.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <numeric>
+
+#include "baselines/common.h"
+#include "baselines/register.h"
+#include "core/kv_set.h"
+#include "core/step_io.h"
+#include "core/thread_pool.h"
+#include "core/timer.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/linalg.h"
+#include "kernels/cpu/page_pack.h"
+#include "kernels/cpu/select.h"
+#include "kernels/cpu/token_select.h"
+
+namespace hb {
+namespace {
+
+using namespace baselines;
+
+class InfiniGen final : public Strategy {
+ public:
+  explicit InfiniGen(const StrategyOptions& o)
+      : partial_ratio_(o.number("infinigen", "partial_ratio", 0.2)),
+        alpha_(o.number("infinigen", "alpha", 4.0)),
+        max_ratio_(o.number("infinigen", "max_ratio", 0.2)),
+        skew_(o.number("infinigen", "skew", 1)) {}
+  std::string name() const override { return "infinigen"; }
+
+  PlanResult plan(const Problem& problem, const Platform& platform) override {
+    problem_ = &problem;
+    platform_ = platform;
+    PlanResult r;
+    if (partial_ratio_ <= 0 || partial_ratio_ > 1 || max_ratio_ <= 0 || max_ratio_ > 1 || alpha_ < 0 ||
+        (skew_ != 0 && skew_ != 1))
+      throw Error("infinigen.partial_ratio and infinigen.max_ratio must be in (0, 1], alpha >= 0, skew 0 or 1",
+                  "e.g. --opt infinigen.partial_ratio=0.2 --opt infinigen.alpha=4");
+    const auto& shape = problem.shape;
+    const int d = shape.head_dim, P = problem.page_tokens;
+    pd_ = std::clamp(static_cast<int>(std::ceil(partial_ratio_ * d - 1e-9)), 1, d);
+    pd_pad_ = (pd_ + 15) / 16 * 16;  // zero-padded for the SIMD scoring kernel
+    max_tokens_ = problem.prompt_len() + problem.decode_steps();
+    max_pages_ = pages_for(max_tokens_, P);
+    kmax_ = std::max<int64_t>(1, static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(max_tokens_))));
+    att_pages_ = pages_for(kmax_ + 1, P);
+    es_ = dtype_size(shape.kv_dtype);
+    block_ = static_cast<size_t>(P) * d * es_;
+    pblock_ = static_cast<size_t>(P) * pd_pad_ * es_;
+    r.parameters["partial_dims"] = std::to_string(pd_);
+    r.parameters["partial_dims_stored"] = std::to_string(pd_pad_);
+    r.parameters["partial_ratio"] = num(partial_ratio_);
+    r.parameters["alpha"] = num(alpha_);
+    r.parameters["max_ratio"] = num(max_ratio_);
+    r.parameters["skew"] = skew_ == 1 ? "svd of prompt queries per KV head" : "none (raw dims)";
+    r.parameters["selection"] = "per KV head, speculated logit = max over its query heads";
+    r.parameters["speculation_input"] = "this step's query (single layer; original: previous layer's input)";
+    r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
+    if (!check_host_kernels(platform, "infinigen", r)) return r;
+    const HostTier& tier = platform.host_tiers.at(0);
+    KvSet probe(problem, tier.allocator, tier.allocator);
+    if (!check_host_fit(tier, probe.bytes_for(max_tokens_), r)) return r;
+    check_accelerator_fit(platform, accel_bytes(problem) + step_io_bytes(problem),
+                          "partial keys (" + std::to_string(pd_) + " dims) and " + std::to_string(kmax_) +
+                              " fetched tokens per head",
+                          "lower infinigen.partial_ratio or infinigen.max_ratio", r);
+    return r;
+  }
+
+  void load() override {
+    Accelerator& acc = *platform_.accelerator;
+    auto mem = acc.memory();
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
+    const int P = problem_->page_tokens;
+    const HostTier& tier = platform_.host_tiers.at(0);
+    kv_ = std::make_unique<KvSet>(*problem_, tier.allocator, tier.allocator);
+    kv_->reserve_tokens(max_tokens_);
+    kv_->append_prompt(0, problem_->prompt_len());
+
+    const size_t BH = static_cast<size_t>(B) * Hkv;
+    proj_ = mem->allocate(BH * d * pd_pad_ * 4);
+    pk_ = mem->allocate(BH * max_pages_ * pblock_);
+    pq_ = mem->allocate(static_cast<size_t>(B) * Hq * pd_pad_ * 4);
+    logits_ = mem->allocate(static_cast<size_t>(B) * Hq * max_tokens_ * 4);
+    agg_ = mem->allocate(BH * max_tokens_ * 4);
+    sel_ = mem->allocate(BH * kmax_ * 4 + 4);
+    rows_ = mem->allocate(2 * BH * kmax_ * d * es_);
+    att_ = mem->allocate(BH * att_pages_ * 2 * block_);
+    stage_ = acc.staging_memory(tier.location.node)->allocate(2 * BH * kmax_ * d * es_);
+    sel_host_.assign(BH * kmax_, 0);
+
+    // One-time analysis per sequence and KV head: the skewing rotation and the partial dims.
+    std::vector<float> proj(BH * d * pd_pad_, 0.0f);
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < Hkv; ++h) analyse((*problem_->workloads)[b], h, proj.data() + (static_cast<size_t>(b) * Hkv + h) * d * pd_pad_);
+    // The prompt's partial keys (in the skewed basis), page-blocked like any key cache.
+    const int64_t n = problem_->prompt_len();
+    std::vector<std::byte> pk(pk_.size(), std::byte{0});
+    platform_.host_pool->parallel_for(static_cast<int64_t>(BH), [&](int64_t bh, int) {
+      const int b = static_cast<int>(bh / Hkv), h = static_cast<int>(bh % Hkv);
+      const DenseKv& prompt = (*problem_->workloads)[b].prompt;
+      std::vector<float> row(pd_pad_);
+      for (int64_t t = 0; t < n; ++t) {
+        project(prompt.k_row(t, h), proj.data() + bh * d * pd_pad_, row.data());
+        cpu::write_row_to_pages(row.data(), nullptr, t, pd_pad_, P, shape.kv_dtype,
+                                pk.data() + bh * max_pages_ * pblock_, nullptr);
+      }
+    });
+    acc.copy_to_device(proj_.data(), proj.data(), proj_.size());
+    acc.copy_to_device(pk_.data(), pk.data(), pk_.size());
+    acc.synchronize();
+    // Page tables of the partial keys and of the attention landing pages (fixed addresses).
+    pk_table_.resize(BH * max_pages_);
+    att_table_.resize(BH * att_pages_);
+    for (size_t bh = 0; bh < BH; ++bh) {
+      for (int64_t j = 0; j < max_pages_; ++j)
+        pk_table_[bh * max_pages_ + j] = PageRef{pk_.as<std::byte>() + (bh * max_pages_ + j) * pblock_, nullptr};
+      std::byte* base = att_.as<std::byte>() + bh * att_pages_ * 2 * block_;
+      for (int64_t j = 0; j < att_pages_; ++j)
+        att_table_[bh * att_pages_ + j] = PageRef{base + j * block_, base + (att_pages_ + j) * block_};
+    }
+    io_ = std::make_unique<StepIO>(*problem_, acc);
+  }
+
+  std::vector<MemoryRegion> memory_regions() const override {
+    auto r = kv_->regions();
+    r.push_back({pk_.data(), pk_.size(), pk_.location(), "partial-K"});
+    return r;
+  }
+  void prepare_step(int s) override { io_->stage(s); }
+
+  void step(int s, StepResult& out) override {
+    Accelerator& acc = *platform_.accelerator;
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim, G = shape.group_size();
+    const int P = problem_->page_tokens;
+    const int64_t ctx = problem_->context_at(s), n_old = ctx - 1;
+    const size_t BH = static_cast<size_t>(B) * Hkv;
+    const int64_t kcap = std::clamp<int64_t>(static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(ctx))),
+                                             1, kmax_);
+    const int64_t t0 = now_ns();
+    // The new token's k, v go to the host cache; speculation runs meanwhile on the accelerator.
+    acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
+    acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
+    // 1. Partial query of every query head, partial key of the new token (skewed basis).
+    acc.host_kernel([=, this](ThreadPool&) {
+      const float* proj = proj_.as<float>();
+      for (int b = 0; b < B; ++b) {
+        for (int qh = 0; qh < Hq; ++qh)
+          project(io_->q_dev() + (static_cast<size_t>(b) * Hq + qh) * d,
+                  proj + (static_cast<size_t>(b) * Hkv + qh / G) * d * pd_pad_,
+                  pq_.as<float>() + (static_cast<size_t>(b) * Hq + qh) * pd_pad_);
+        for (int h = 0; h < Hkv; ++h) {
+          const size_t bh = static_cast<size_t>(b) * Hkv + h;
+          float row[512];
+          project(io_->k_dev() + bh * d, proj + bh * d * pd_pad_, row);
+          cpu::write_row_to_pages(row, nullptr, n_old, pd_pad_, P, problem_->shape.kv_dtype,
+                                  pk_.as<std::byte>() + bh * max_pages_ * pblock_, nullptr);
+        }
+      }
+    });
+    // 2. Speculated logits over every older token.
+    std::vector<KvHeadView> pk_heads(BH);
+    for (size_t bh = 0; bh < BH; ++bh) pk_heads[bh] = KvHeadView{pk_table_.data() + bh * max_pages_, n_old};
+    for (int b = 0; b < B; ++b) {
+      const PagedKvView v{Hkv, pd_pad_, P, shape.kv_dtype, pk_heads.data() + static_cast<size_t>(b) * Hkv};
+      acc.score_logits(pq_.as<float>() + static_cast<size_t>(b) * Hq * pd_pad_, Hq, v, 0, n_old, shape.softmax_scale(),
+                       logits_.as<float>() + static_cast<size_t>(b) * Hq * max_tokens_, max_tokens_);
+    }
+    // 3. Selection: count within alpha of the best, k = mean over batch x heads (capped),
+    //    each KV head's top-k positions, ascending.
+    acc.host_kernel([=, this](ThreadPool& pool) {
+      float* agg = agg_.as<float>();
+      int32_t* sel = sel_.as<int32_t>();
+      double total = 0;
+      for (int b = 0; b < B; ++b) {
+        cpu::group_max_rows(logits_.as<float>() + static_cast<size_t>(b) * Hq * max_tokens_, Hq, G, n_old, max_tokens_,
+                            agg + static_cast<size_t>(b) * Hkv * max_tokens_, max_tokens_);
+        for (int h = 0; h < Hkv; ++h)
+          total += static_cast<double>(cpu::count_within(agg + (static_cast<size_t>(b) * Hkv + h) * max_tokens_, n_old,
+                                                         static_cast<float>(alpha_)));
+      }
+      const int64_t k = n_old == 0 ? 0
+                                   : std::clamp<int64_t>(static_cast<int64_t>(std::llround(total / static_cast<double>(BH))),
+                                                         1, std::min(kcap, n_old));
+      for (int b = 0; b < B; ++b) {
+        int32_t* out = sel + static_cast<size_t>(b) * Hkv * k;
+        cpu::topk_rows(agg + static_cast<size_t>(b) * Hkv * max_tokens_, Hkv, n_old, max_tokens_, k, out, nullptr, &pool);
+        for (int h = 0; h < Hkv; ++h) std::sort(out + h * k, out + (h + 1) * k);
+      }
+      reinterpret_cast<int32_t*>(sel_.as<std::byte>() + sel_.size() - 4)[0] = static_cast<int32_t>(k);
+    });
+    int32_t k32 = 0;
+    acc.copy_to_host(&k32, sel_.as<std::byte>() + sel_.size() - 4, 4);
+    acc.synchronize();
+    const int64_t k = k32;
+    // The host stores the new token while the indices come back.
+    acc.copy_to_host(sel_host_.data(), sel_.data(), BH * k * 4);
+    const size_t kn = static_cast<size_t>(Hkv) * d;
+    for (int b = 0; b < B; ++b)
+      kv_->cache(b).append_token(io_->k_host.data() + b * kn, io_->v_host.data() + b * kn, kv_->k_arena(), kv_->v_arena());
+    acc.synchronize();
+    const int64_t t1 = now_ns();
+    out.phase_ns["select"] = t1 - t0;
+
+    // 4. Host: gather exactly the selected K and V rows into pinned staging.
+    const size_t row_bytes = static_cast<size_t>(d) * es_;
+    std::byte* stage_k = stage_.as<std::byte>();
+    std::byte* stage_v = stage_k + BH * k * row_bytes;
+    for (int b = 0; b < B; ++b) {
+      const PagedKvView v = kv_->cache(b).view();
+      for (int h = 0; h < Hkv; ++h) {
+        const size_t bh = static_cast<size_t>(b) * Hkv + h;
+        cpu::gather_rows(v, h, sel_host_.data() + bh * k, k, stage_v + bh * k * row_bytes, stage_k + bh * k * row_bytes);
+      }
+    }
+    const int64_t t2 = now_ns();
+    out.phase_ns["cpu"] = t2 - t1;
+
+    // 5. Only those rows cross the link; the accelerator pages them with the new token and
+    //    attends exactly.
+    const size_t moved = 2 * BH * k * row_bytes;
+    acc.copy_to_device(rows_.data(), stage_.data(), moved);
+    acc.host_kernel([=, this](ThreadPool&) {
+      const std::byte* rk = rows_.as<std::byte>();
+      const std::byte* rv = rk + BH * k * row_bytes;
+      for (size_t bh = 0; bh < BH; ++bh) {
+        std::byte* kb = att_table_[bh * att_pages_].k;
+        std::byte* vb = att_table_[bh * att_pages_].v;
+        cpu::rows_to_pages(rk + bh * k * row_bytes, rv + bh * k * row_bytes, k, d, P, problem_->shape.kv_dtype, kb, vb);
+        cpu::write_row_to_pages(io_->k_dev() + bh * d, io_->v_dev() + bh * d, k, d, P, problem_->shape.kv_dtype, kb, vb);
+      }
+    });
+    std::vector<KvHeadView> heads(BH);
+    std::vector<cpu::DecodeAttentionArgs> args(B);
+    for (int b = 0; b < B; ++b) {
+      for (int h = 0; h < Hkv; ++h) {
+        const size_t bh = static_cast<size_t>(b) * Hkv + h;
+        heads[bh] = KvHeadView{att_table_.data() + bh * att_pages_, k + 1};
+      }
+      auto& a = args[b];
+      a.q = io_->q_dev() + static_cast<size_t>(b) * Hq * d;
+      a.kv = PagedKvView{Hkv, d, P, shape.kv_dtype, heads.data() + static_cast<size_t>(b) * Hkv};
+      a.q_heads = Hq;
+      a.o = io_->o_dev() + static_cast<size_t>(b) * Hq * d;
+      a.lse = io_->lse_dev() + static_cast<size_t>(b) * Hq;
+    }
+    acc.decode_attention(args.data(), B);
+    acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
+    acc.synchronize();
+    out.phase_ns["accelerator"] = now_ns() - t2;
+    out.o = io_->o_host;
+    out.attended.resize(static_cast<size_t>(B) * Hq);
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < Hq; ++h) {
+        const size_t bh = static_cast<size_t>(b) * Hkv + shape.kv_head_of(h);
+        auto& v = out.attended[static_cast<size_t>(b) * Hq + h];
+        v.assign(sel_host_.begin() + bh * k, sel_host_.begin() + (bh + 1) * k);
+        v.push_back(ctx - 1);
+      }
+
+    Traffic& t = out.traffic;
+    const MemoryKind am = MemoryKind::accelerator, tier = platform_.host_tiers.at(0).location.kind;
+    const int64_t BHi = static_cast<int64_t>(BH);
+    t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes()) + 4 + BHi * k * 4;
+    t.h2d_bytes = static_cast<int64_t>(moved);
+    t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);    // new token stored
+    t.read(Processor::cpu, tier, static_cast<int64_t>(moved));         // gather
+    t.write(Processor::cpu, MemoryKind::local_dram, static_cast<int64_t>(moved));  // staging
+    t.read(Processor::accelerator, am, BHi * d * pd_pad_ * 4);                     // projections
+    t.write(Processor::accelerator, am, BHi * pd_pad_ * static_cast<int64_t>(es_));  // new partial key
+    t.read(Processor::accelerator, am, BHi * n_old * pd_pad_ * static_cast<int64_t>(es_));  // partial keys
+    t.write(Processor::accelerator, am, static_cast<int64_t>(B) * Hq * n_old * 4);  // speculated logits
+    t.read(Processor::accelerator, am, static_cast<int64_t>(B) * Hq * n_old * 4);
+    t.write(Processor::accelerator, am, static_cast<int64_t>(moved));               // landing rows
+    t.read(Processor::accelerator, am, static_cast<int64_t>(moved));                // paging them
+    t.write(Processor::accelerator, am, BHi * pages_for(k + 1, P) * 2 * static_cast<int64_t>(block_));
+    t.read(Processor::accelerator, am, (k + 1) * shape.kv_bytes_per_token() * B);  // attention
+    t.accelerator_flops = 2.0 * d * pd_pad_ * (static_cast<double>(Hq) + Hkv) * B +
+                          2.0 * pd_pad_ * Hq * static_cast<double>(n_old) * B +
+                          4.0 * Hq * d * static_cast<double>(k + 1) * B;
+    t.kernel_launches = 5;  // partial q/k, speculation, selection, paging, attention
+    t.syncs = 3;
+  }
+
+ private:
+  int64_t accel_bytes(const Problem& p) const {
+    const int64_t B = p.batch, Hq = p.shape.q_heads, Hkv = p.shape.kv_heads, d = p.shape.head_dim;
+    return B * Hkv * d * pd_pad_ * 4 + B * Hkv * max_pages_ * static_cast<int64_t>(pblock_) + B * Hq * pd_pad_ * 4 +
+           B * Hq * max_tokens_ * 4 + B * Hkv * max_tokens_ * 4 + B * Hkv * kmax_ * 4 + 4 +
+           2 * B * Hkv * kmax_ * d * static_cast<int64_t>(es_) + B * Hkv * att_pages_ * 2 * static_cast<int64_t>(block_);
+  }
+
+  // out[c] = sum_i x[i] * proj[i][c] for c in [0, pd_pad).
+  void project(const float* x, const float* proj, float* out) const {
+    const int d = problem_->shape.head_dim;
+    std::fill(out, out + pd_pad_, 0.0f);
+    for (int i = 0; i < d; ++i) {
+      const float xi = x[i];
+      const float* pr = proj + static_cast<size_t>(i) * pd_pad_;
+      for (int c = 0; c < pd_; ++c) out[c] += xi * pr[c];
+    }
+  }
+
+  // InfiniGen's offline skewing and prefill column choice, for one KV head of one sequence:
+  // A = right singular vectors of the prompt queries of the head's query heads (the
+  // eigenvectors of Q^T Q), then the pd columns of the skewed queries Q A with the largest
+  // sum |.|. proj [d][pd_pad] = those columns of A (zero padded).
+  void analyse(const Workload& w, int h, float* proj) const {
+    const auto& shape = problem_->shape;
+    const int d = shape.head_dim, G = shape.group_size(), Hq = shape.q_heads;
+    const int64_t nq = w.num_prompt_queries();
+    std::vector<double> rows;  // samples x d
+    for (int64_t i = 0; i < nq; ++i)
+      for (int g = 0; g < G; ++g) {
+        const float* q = w.prompt_queries.data() + (static_cast<size_t>(i) * Hq + h * G + g) * d;
+        rows.insert(rows.end(), q, q + d);
+      }
+    if (rows.empty())  // no prompt queries: fall back to the prompt keys' energy
+      for (int64_t t = 0; t < w.prompt_len(); ++t) rows.insert(rows.end(), w.prompt.k_row(t, h), w.prompt.k_row(t, h) + d);
+    const int64_t m = static_cast<int64_t>(rows.size()) / d;
+    std::vector<double> basis(static_cast<size_t>(d) * d, 0.0);
+    if (skew_ == 1 && m > 0) {
+      std::vector<double> gram(static_cast<size_t>(d) * d, 0.0), values;
+      for (int64_t r = 0; r < m; ++r) {
+        const double* x = rows.data() + r * d;
+        for (int i = 0; i < d; ++i)
+          for (int j = i; j < d; ++j) gram[static_cast<size_t>(i) * d + j] += x[i] * x[j];
+      }
+      for (int i = 0; i < d; ++i)
+        for (int j = 0; j < i; ++j) gram[static_cast<size_t>(i) * d + j] = gram[static_cast<size_t>(j) * d + i];
+      cpu::symmetric_eigen(d, gram, values, basis);
+    } else {
+      for (int i = 0; i < d; ++i) basis[static_cast<size_t>(i) * d + i] = 1.0;
+    }
+    std::vector<double> energy(d, 0.0);
+    for (int64_t r = 0; r < m; ++r) {
+      const double* x = rows.data() + r * d;
+      for (int c = 0; c < d; ++c) {
+        double s = 0;
+        for (int i = 0; i < d; ++i) s += x[i] * basis[static_cast<size_t>(i) * d + c];
+        energy[c] += std::fabs(s);
+      }
+    }
+    std::vector<int> cols(d);
+    std::iota(cols.begin(), cols.end(), 0);
+    std::stable_sort(cols.begin(), cols.end(), [&](int a, int b) { return energy[a] > energy[b]; });
+    for (int i = 0; i < d; ++i)
+      for (int c = 0; c < pd_pad_; ++c)
+        proj[static_cast<size_t>(i) * pd_pad_ + c] = c < pd_ ? static_cast<float>(basis[static_cast<size_t>(i) * d + cols[c]]) : 0.0f;
+  }
+
+  double partial_ratio_, alpha_, max_ratio_, skew_;
+  int pd_ = 0, pd_pad_ = 0;
+  int64_t max_tokens_ = 0, max_pages_ = 0, kmax_ = 0, att_pages_ = 0;
+  size_t es_ = 2, block_ = 0, pblock_ = 0;
+  const Problem* problem_ = nullptr;
+  Platform platform_;
+  std::unique_ptr<KvSet> kv_;
+  std::unique_ptr<StepIO> io_;
+  // Accelerator memory: projections [b][kv][d][pd_pad] fp32, partial keys (page-blocked),
+  // partial queries, speculated logits, per-KV-head scores, selection (+ k), landing rows,
+  // attention pages.
+  Buffer proj_, pk_, pq_, logits_, agg_, sel_, rows_, att_;
+  Buffer stage_;  // pinned host staging of the gathered rows
+  std::vector<PageRef> pk_table_, att_table_;
+  std::vector<int32_t> sel_host_;
+};
+
+}  // namespace
+
+void register_infinigen(StrategyRegistry& r) {
+  r.add({"infinigen",
+         "InfiniGen: KV in host memory, skewed 20% partial keys on the accelerator speculate each step's tokens "
+         "(within alpha=4 of the best, <=20% of context); only those rows are fetched (opts: partial_ratio, alpha, "
+         "max_ratio, skew)",
+         "selection", [](const StrategyOptions& o) { return std::make_unique<InfiniGen>(o); }});
+}
+
+}  // namespace hb
