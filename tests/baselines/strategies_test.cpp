@@ -1,0 +1,227 @@
+// Each baseline driven directly with the cpu accelerator on a small problem: its output is
+// exact attention over the tokens it says it attended, and its traffic matches hand-computed
+// values.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "tests/baselines/harness.h"
+
+namespace hb::test {
+namespace {
+
+// qwen2.5-0.5b: 14 query heads, 2 KV heads, d = 64, fp16: 512 bytes of K+V per token, a K (or
+// V) page block of 16 tokens is 2 KiB.
+constexpr int64_t kTokenBytes = 2 * 2 * 64 * 2;
+constexpr int64_t kBlock = 16 * 64 * 2;
+constexpr int64_t kQBytes = 14 * 64 * 4, kKvRowBytes = 2 * 64 * 4, kOBytes = 14 * 64 * 4;
+
+struct Ran {
+  std::vector<StepResult> steps;
+  PlanResult plan;
+};
+
+Ran run(Harness& h, const std::string& name, std::map<std::string, std::string> opts = {}) {
+  auto s = h.make(name, std::move(opts));
+  Ran r;
+  r.plan = s->plan(h.problem, h.platform);
+  EXPECT_EQ(r.plan.status, "ok") << name << ": " << r.plan.reason;
+  if (r.plan.status != "ok") return r;
+  s->load();
+  for (int i = 0; i < h.problem.decode_steps(); ++i) {
+    StepResult out;
+    s->prepare_step(i);
+    s->step(i, out);
+    r.steps.push_back(std::move(out));
+  }
+  return r;
+}
+
+TEST(Strategies, OutputsAreExactAttentionOverWhatTheyAttended) {
+  Harness h("qwen2.5-0.5b", 700, 4, 2, WorkloadSpec::Kind::structured);
+  const std::vector<std::pair<std::string, std::map<std::string, std::string>>> cases = {
+      {"full-gpu", {}},
+      {"cpu-only", {}},
+      {"offload", {{"offload.chunk_tokens", "128"}}},
+      {"h2o", {}},
+      {"streamingllm", {}},
+      {"infinigen", {}},
+      {"quest", {{"quest.budget", "128"}}},
+      {"quest", {{"quest.budget", "128"}, {"quest.offload", "1"}}},
+  };
+  for (const auto& [name, opts] : cases) {
+    SCOPED_TRACE(name + (opts.count("quest.offload") ? " offloaded" : ""));
+    Ran r = run(h, name, opts);
+    ASSERT_EQ(r.steps.size(), 4u);
+    for (int s = 0; s < 4; ++s) {
+      const StepResult& out = r.steps[s];
+      EXPECT_LT(h.max_error_vs_attended(s, out), 2e-4) << "step " << s;
+      if (out.attended.empty()) continue;
+      ASSERT_EQ(out.attended.size(), 2u * 14);
+      const int64_t ctx = h.problem.context_at(s);
+      for (const auto& a : out.attended) {
+        // Distinct original positions inside the context; the new token is always attended.
+        EXPECT_EQ(std::set<int64_t>(a.begin(), a.end()).size(), a.size());
+        EXPECT_GE(*std::min_element(a.begin(), a.end()), 0);
+        EXPECT_LT(*std::max_element(a.begin(), a.end()), ctx);
+        EXPECT_NE(std::find(a.begin(), a.end(), ctx - 1), a.end());
+      }
+    }
+  }
+}
+
+TEST(Strategies, OffloadMovesTheWholeKvEveryStep) {
+  for (int batch : {1, 2}) {
+    Harness h("qwen2.5-0.5b", 200, 3, batch, WorkloadSpec::Kind::structured);
+    Ran r = run(h, "offload", {{"offload.chunk_tokens", "64"}});
+    for (int s = 0; s < 3; ++s) {
+      const Traffic& t = r.steps[s].traffic;
+      const int64_t ctx = 200 + s + 1;  // 201..203 tokens: 13 pages of 16
+      EXPECT_EQ(t.h2d_bytes, 13 * 16 * kTokenBytes * batch);
+      EXPECT_EQ(t.d2h_bytes, 2 * kKvRowBytes * batch);  // the new k, v go to the host cache
+      EXPECT_EQ(t.bytes_read[1][int(MemoryKind::local_dram)], 13 * 16 * kTokenBytes * batch);
+      EXPECT_EQ(t.bytes_read[1][int(MemoryKind::accelerator)], ctx * kTokenBytes * batch);
+      EXPECT_EQ(t.bytes_written[0][int(MemoryKind::local_dram)], kTokenBytes * batch);
+      EXPECT_EQ(t.kernel_launches, 4 + 1);  // ceil(203 / 64) chunks + merge
+      EXPECT_DOUBLE_EQ(t.accelerator_flops, 4.0 * 14 * 64 * ctx * batch);
+    }
+    EXPECT_EQ(r.plan.parameters.at("chunk_tokens"), "64");
+  }
+}
+
+TEST(Strategies, CpuOnlyMovesOnlyQueryNewKvAndOutput) {
+  Harness h("qwen2.5-0.5b", 200, 2, 2, WorkloadSpec::Kind::structured);
+  Ran r = run(h, "cpu-only");
+  for (int s = 0; s < 2; ++s) {
+    const Traffic& t = r.steps[s].traffic;
+    EXPECT_EQ(t.d2h_bytes, 2 * (kQBytes + 2 * kKvRowBytes));
+    EXPECT_EQ(t.h2d_bytes, 2 * kOBytes);
+    EXPECT_EQ(t.bytes_read[0][int(MemoryKind::local_dram)], (200 + s + 1) * kTokenBytes * 2);
+  }
+}
+
+TEST(Strategies, QuestOffloadedMovesExactlyTheSelectedPages) {
+  for (int batch : {1, 2}) {
+    Harness h("qwen2.5-0.5b", 500, 3, batch, WorkloadSpec::Kind::structured);
+    // 96-token budget: 6 pages per KV head, the current one included.
+    Ran r = run(h, "quest", {{"quest.budget", "96"}, {"quest.offload", "1"}});
+    EXPECT_EQ(r.plan.parameters.at("budget_pages"), "6");
+    for (int s = 0; s < 3; ++s) {
+      const StepResult& out = r.steps[s];
+      const Traffic& t = out.traffic;
+      EXPECT_EQ(t.h2d_bytes, batch * 2 /*KV heads*/ * 6 * 2 * kBlock);
+      EXPECT_EQ(t.d2h_bytes, batch * (2 * kKvRowBytes + 2 * 6 * 4));  // new k, v and the page ids
+      // 5 full pages plus the current one (ctx 501..503: 5..7 tokens in page 31).
+      const int64_t ctx = 500 + s + 1;
+      for (const auto& a : out.attended) EXPECT_EQ(static_cast<int64_t>(a.size()), 5 * 16 + (ctx - 31 * 16));
+    }
+    // Resident Quest moves nothing over the link.
+    Ran res = run(h, "quest", {{"quest.budget", "96"}});
+    for (const auto& out : res.steps) {
+      EXPECT_EQ(out.traffic.h2d_bytes, 0);
+      EXPECT_EQ(out.traffic.d2h_bytes, 0);
+    }
+  }
+}
+
+TEST(Strategies, InfiniGenMovesExactlyTheSelectedRows) {
+  for (int batch : {1, 2}) {
+    Harness h("qwen2.5-0.5b", 600, 3, batch, WorkloadSpec::Kind::needle);
+    Ran r = run(h, "infinigen");
+    EXPECT_EQ(r.plan.parameters.at("partial_dims"), "13");  // ceil(0.2 * 64)
+    for (int s = 0; s < 3; ++s) {
+      const StepResult& out = r.steps[s];
+      const int64_t k = static_cast<int64_t>(out.attended[0].size()) - 1;  // minus the new token
+      EXPECT_GE(k, 1);
+      EXPECT_LE(k, (600 + s + 1) / 5 + 1);  // at most 20% of the context
+      for (const auto& a : out.attended) EXPECT_EQ(static_cast<int64_t>(a.size()), k + 1);
+      // 2 * k * Hkv * d * b for every sequence, plus nothing else up the link.
+      EXPECT_EQ(out.traffic.h2d_bytes, 2 * k * 2 * 64 * 2 * batch);
+      EXPECT_EQ(out.traffic.d2h_bytes, batch * 2 * kKvRowBytes + 4 + batch * 2 * k * 4);
+      EXPECT_EQ(out.traffic.bytes_read[0][int(MemoryKind::local_dram)], 2 * k * 2 * 64 * 2 * batch);
+    }
+  }
+}
+
+TEST(Strategies, PruningStrategiesStayOnTheAccelerator) {
+  Harness h("qwen2.5-0.5b", 1000, 3, 1, WorkloadSpec::Kind::structured);
+  Ran st = run(h, "streamingllm");
+  EXPECT_EQ(st.plan.parameters.at("window"), "196");  // 20% of 1000 minus 4 sinks
+  for (const auto& out : st.steps) {
+    EXPECT_EQ(out.traffic.h2d_bytes, 0);
+    EXPECT_EQ(out.traffic.d2h_bytes, 0);
+    EXPECT_EQ(out.traffic.bytes_read[1][int(MemoryKind::accelerator)], 200 * kTokenBytes);
+    for (const auto& a : out.attended) {
+      EXPECT_EQ(a.size(), 200u);
+      for (int64_t t = 0; t < 4; ++t) EXPECT_NE(std::find(a.begin(), a.end(), t), a.end());  // the sinks
+    }
+  }
+  Ran ho = run(h, "h2o");
+  EXPECT_EQ(ho.plan.parameters.at("heavy_tokens"), "100");
+  EXPECT_EQ(ho.plan.parameters.at("recent_tokens"), "100");
+  for (const auto& out : ho.steps) {
+    EXPECT_EQ(out.traffic.h2d_bytes, 0);
+    EXPECT_EQ(out.traffic.d2h_bytes, 2 * 4);  // the victims' slots (host-driven writes)
+    for (const auto& a : out.attended) EXPECT_EQ(a.size(), 201u);  // budget + the new token
+  }
+}
+
+TEST(Strategies, H2oKeepsTheTokensEveryQueryAttends) {
+  // Sinks and the needle collect probability from every query: H2O must keep them, and keep
+  // the recent window, whatever else it evicts.
+  Harness h("qwen2.5-0.5b", 2000, 6, 1, WorkloadSpec::Kind::needle);
+  Ran r = run(h, "h2o");
+  const int64_t needle = h.ws[0].needle_token;
+  for (size_t s = 0; s < r.steps.size(); ++s) {
+    const int64_t ctx = h.problem.context_at(static_cast<int>(s));
+    for (const auto& a : r.steps[s].attended) {
+      const std::set<int64_t> kept(a.begin(), a.end());
+      for (int64_t t = 0; t < 4; ++t) EXPECT_TRUE(kept.count(t)) << "sink " << t;
+      EXPECT_TRUE(kept.count(needle));
+      for (int64_t t = ctx - 200; t < ctx; ++t) ASSERT_TRUE(kept.count(t)) << "recent " << t;
+    }
+  }
+}
+
+TEST(Strategies, StreamingLlmWindowOption) {
+  Harness h("qwen2.5-0.5b", 400, 3, 1, WorkloadSpec::Kind::structured);
+  Ran r = run(h, "streamingllm", {{"streamingllm.window", "50"}, {"streamingllm.sinks", "2"}});
+  EXPECT_EQ(r.plan.parameters.at("budget_tokens"), "52");
+  for (size_t s = 0; s < r.steps.size(); ++s) {
+    const int64_t ctx = h.problem.context_at(static_cast<int>(s));
+    std::vector<int64_t> want = {0, 1};
+    for (int64_t t = ctx - 50; t < ctx; ++t) want.push_back(t);
+    auto got = r.steps[s].attended[0];
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, want);
+  }
+}
+
+TEST(Strategies, PlansReportOomOnASmallAccelerator) {
+  Harness h("qwen2.5-0.5b", 4000, 2, 1, WorkloadSpec::Kind::structured, 256 * 1024);
+  for (const std::string name : {"full-gpu", "h2o", "streamingllm", "quest", "infinigen", "offload"}) {
+    auto s = h.make(name);
+    PlanResult p = s->plan(h.problem, h.platform);
+    EXPECT_EQ(p.status, "oom") << name;
+    EXPECT_NE(p.reason.find("MiB"), std::string::npos) << name << ": " << p.reason;
+  }
+  // Offloading strategies fit where the resident ones do not.
+  auto q = h.make("quest", {{"quest.offload", "1"}, {"quest.budget", "64"}});
+  EXPECT_EQ(q->plan(h.problem, h.platform).status, "ok");
+  auto o = h.make("offload", {{"offload.chunk_tokens", "64"}});
+  EXPECT_EQ(o->plan(h.problem, h.platform).status, "ok");
+}
+
+TEST(Strategies, RejectBadOptions) {
+  Harness h("qwen2.5-0.5b", 100, 2, 1, WorkloadSpec::Kind::structured);
+  EXPECT_THROW(h.make("h2o", {{"h2o.bogus", "1"}}), Error);
+  EXPECT_THROW(h.make("quest", {{"quest.budget", "lots"}}), Error);
+  auto q = h.make("quest", {{"quest.offload", "2"}});
+  EXPECT_THROW(q->plan(h.problem, h.platform), Error);
+  auto i = h.make("infinigen", {{"infinigen.partial_ratio", "0"}});
+  EXPECT_THROW(i->plan(h.problem, h.platform), Error);
+}
+
+}  // namespace
+}  // namespace hb::test

@@ -1,0 +1,142 @@
+// Every baseline end to end through run_sweep with the cpu accelerator: the known characters
+// of each strategy on fixed seeds, and edge cases (context below the budgets, batch > 1).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "baselines/register.h"
+#include "reports/run/runner.h"
+
+namespace hb::run {
+namespace {
+
+SweepSpec small_spec(std::vector<int64_t> seq_lens, std::string workload) {
+  register_baselines(StrategyRegistry::instance());
+  SweepSpec s;
+  s.models = {"qwen2.5-0.5b"};  // 14 q heads, 2 KV heads, d = 64
+  s.seq_lens = std::move(seq_lens);
+  s.strategies = {"all"};
+  s.workload = std::move(workload);
+  s.decode_steps = 5;
+  s.stop.warmup_steps = 1;
+  s.stop.min_samples = 2;
+  s.accuracy_steps = 3;
+  s.accelerator.kind = "cpu";
+  s.accelerator.cpu_threads = 1;
+  s.host_threads = 1;
+  return s;
+}
+
+const reports::Point& point(const reports::Report& r, const std::string& strategy, int64_t seq, int batch = 1) {
+  for (const auto& p : r.points)
+    if (p.axes.strategy == strategy && p.axes.seq_len == seq && p.axes.batch == batch) return p;
+  throw std::runtime_error("no point for " + strategy);
+}
+
+TEST(Sweep, KnownCharactersOnTheNeedle) {
+  // Needle in the middle of 4096 tokens: far outside StreamingLLM's 819-token budget.
+  const auto report = run_sweep(small_spec({4096}, "needle"), RunEnvironment{});
+  for (const auto& p : report.points) {
+    SCOPED_TRACE(p.axes.strategy);
+    ASSERT_EQ(p.status, "ok") << p.reason;
+    EXPECT_EQ(p.provenance, "emulated");
+    EXPECT_EQ(p.accuracy.steps_scored, 3);
+    ASSERT_TRUE(p.accuracy.has_needle());
+  }
+  for (const std::string exact : {"full-gpu", "cpu-only", "offload"}) {
+    SCOPED_TRACE(exact);
+    const auto& p = point(report, exact, 4096);
+    EXPECT_LT(p.accuracy.rel_l2, 1e-4);  // fp32 accumulation over exactly stored fp16 KV
+    EXPECT_DOUBLE_EQ(p.accuracy.needle_success_rate, 1.0);
+    EXPECT_DOUBLE_EQ(p.accuracy.mass_recall, 1.0);
+  }
+  // StreamingLLM evicted the needle for good.
+  const auto& st = point(report, "streamingllm", 4096);
+  EXPECT_LT(st.accuracy.needle_success_rate, 0.1);
+  EXPECT_LT(st.accuracy.mass_recall, 0.5);
+  // H2O kept it: every prompt query attended to it, so it is a heavy hitter.
+  const auto& h2o = point(report, "h2o", 4096);
+  EXPECT_GT(h2o.accuracy.needle_success_rate, 0.9);
+  EXPECT_GT(h2o.accuracy.mass_recall, st.accuracy.mass_recall);
+  // Query-aware selection recovers it. Quest's 2048-token budget keeps most of the mass;
+  // InfiniGen fetches only the tokens within alpha = 4 logits of the best (the needle and a
+  // handful more), so it keeps the needle's share and drops the long tail.
+  for (const std::string sel : {"quest", "infinigen"}) {
+    SCOPED_TRACE(sel);
+    const auto& p = point(report, sel, 4096);
+    EXPECT_GT(p.accuracy.needle_success_rate, 0.95);
+    EXPECT_GT(p.accuracy.mass_recall, 3 * st.accuracy.mass_recall);
+  }
+  const auto& quest = point(report, "quest", 4096);
+  EXPECT_GT(quest.accuracy.mass_recall, 0.9);
+  EXPECT_LT(quest.accuracy.rel_l2, 0.1);
+  EXPECT_GT(point(report, "infinigen", 4096).accuracy.mass_recall, 0.6);
+  // The link traffic tells offloading from resident strategies.
+  EXPECT_GT(point(report, "offload", 4096).traffic_per_step.h2d_bytes, 4096 * 512);
+  EXPECT_EQ(point(report, "streamingllm", 4096).traffic_per_step.h2d_bytes, 0);
+  const auto& ig = point(report, "infinigen", 4096);
+  EXPECT_GT(ig.traffic_per_step.h2d_bytes, 0);
+  EXPECT_LT(ig.traffic_per_step.h2d_bytes, 0.2 * 4096 * 512 + 1024);
+}
+
+TEST(Sweep, H2oKeepsMoreAttentionMassThanARecencyWindow) {
+  // Structured workload: heavy hitters scattered over the context draw attention from every
+  // query; at the same 20% budget H2O keeps more of the mass than sinks + window.
+  auto spec = small_spec({2048}, "structured");
+  spec.strategies = {"h2o", "streamingllm"};
+  const auto report = run_sweep(spec, RunEnvironment{});
+  const auto& h = point(report, "h2o", 2048);
+  const auto& s = point(report, "streamingllm", 2048);
+  ASSERT_EQ(h.status, "ok");
+  ASSERT_EQ(s.status, "ok");
+  EXPECT_GT(h.accuracy.mass_recall, s.accuracy.mass_recall + 0.02);
+  EXPECT_LT(h.accuracy.rel_l2, s.accuracy.rel_l2);
+}
+
+TEST(Sweep, EdgeCasesShortContextsAndBatches) {
+  // 100 tokens: below Quest's 2048-token budget (it attends everything), tiny pruning budgets;
+  // batch 2: every strategy serves two sequences with different seeds.
+  auto spec = small_spec({100}, "needle");
+  spec.batches = {1, 2};
+  const auto report = run_sweep(spec, RunEnvironment{});
+  ASSERT_EQ(report.points.size(), 2u * StrategyRegistry::instance().all().size());
+  for (const auto& p : report.points) {
+    SCOPED_TRACE(p.axes.strategy + " b" + std::to_string(p.axes.batch));
+    ASSERT_EQ(p.status, "ok") << p.reason;
+    EXPECT_TRUE(std::isfinite(p.accuracy.rel_l2));
+    EXPECT_GE(p.step.summary.count, 2);
+    if (p.axes.strategy == "quest" || p.axes.strategy == "offload" || p.axes.strategy == "cpu-only" ||
+        p.axes.strategy == "full-gpu") {
+      EXPECT_LT(p.accuracy.rel_l2, 1e-4);
+    }
+  }
+  // Budgets at least the context: the pruning and selection strategies become exact.
+  spec.strategy_options = {{"h2o.heavy", "1000"},          {"h2o.recent", "1000"},
+                           {"streamingllm.window", "4096"}, {"infinigen.alpha", "1000"},
+                           {"infinigen.max_ratio", "1"},    {"quest.offload", "1"}};
+  spec.batches = {2};
+  const auto all_in = run_sweep(spec, RunEnvironment{});
+  for (const auto& p : all_in.points) {
+    SCOPED_TRACE(p.axes.strategy);
+    ASSERT_EQ(p.status, "ok") << p.reason;
+    EXPECT_LT(p.accuracy.rel_l2, 1e-4);
+    EXPECT_NEAR(p.accuracy.mass_recall, 1.0, 1e-9);
+  }
+}
+
+TEST(Sweep, OomAndUnknownOptionsAreReported) {
+  auto spec = small_spec({2048}, "structured");
+  spec.accelerator.capacity_bytes = 512 * 1024;  // 2048 tokens of KV need 1 MiB
+  spec.strategy_options = {{"offload.chunk_tokens", "256"}};
+  const auto report = run_sweep(spec, RunEnvironment{});
+  EXPECT_EQ(point(report, "full-gpu", 2048).status, "oom");
+  EXPECT_EQ(point(report, "quest", 2048).status, "oom");
+  EXPECT_NE(point(report, "quest", 2048).reason.find("quest.offload=1"), std::string::npos);
+  EXPECT_EQ(point(report, "cpu-only", 2048).status, "ok");
+  EXPECT_EQ(point(report, "offload", 2048).status, "ok");
+  spec.strategy_options = {{"streamingllm.windw", "10"}};
+  EXPECT_THROW(run_sweep(spec, RunEnvironment{}), Error);
+}
+
+}  // namespace
+}  // namespace hb::run
