@@ -193,7 +193,9 @@ void read_io(hwloc_topology_t topo, Topology& t) {
     g.vendor_id = a.vendor_id;
     g.device_id = a.device_id;
     g.pci_class = a.class_id;
-    if (const char* n = info(p, "PCIDevice")) g.name = n;
+    const char* vendor = info(p, "PCIVendor");
+    const char* device = info(p, "PCIDevice");
+    g.name = std::string(vendor ? vendor : "") + (vendor && device ? " " : "") + (device ? device : "");
     g.pci_link_gbps = a.linkspeed;
     hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, p);
     g.local_nodes = bitmap_ids(anc->nodeset);
@@ -219,6 +221,7 @@ void read_io(hwloc_topology_t topo, Topology& t) {
       t.dax_devices.push_back(std::move(d));
     }
   }
+  std::sort(t.gpus.begin(), t.gpus.end(), [](auto& a, auto& b) { return a.pci_bus_id < b.pci_bus_id; });
   auto by_name = [](auto& a, auto& b) { return a.name < b.name; };
   std::sort(t.cxl_memdevs.begin(), t.cxl_memdevs.end(), by_name);
   std::sort(t.dax_devices.begin(), t.dax_devices.end(), by_name);

@@ -6,11 +6,47 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
 
 namespace hb::memtier {
+
+namespace {
+
+// AnonHugePages of the mappings overlapping [lo, hi), from /proc/self/smaps: whether the
+// kernel actually gave the huge pages a placement asked for (THP can silently fall back).
+int64_t huge_page_bytes(uintptr_t lo, uintptr_t hi) {
+  std::ifstream in("/proc/self/smaps");
+  if (!in) return -1;
+  int64_t total = 0;
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    const size_t dash = line.find('-');
+    if (dash != std::string::npos && dash < 17 && line.find(' ') > dash) {  // "start-end perms ..." header
+      char* e1 = nullptr;
+      char* e2 = nullptr;
+      const uintptr_t a = std::strtoull(line.c_str(), &e1, 16);
+      const uintptr_t b = std::strtoull(line.c_str() + dash + 1, &e2, 16);
+      if (e1 == line.c_str() + dash && *e2 == ' ') {
+        inside = a < hi && b > lo;
+        continue;
+      }
+    }
+    if (inside && line.rfind("AnonHugePages:", 0) == 0) {
+      std::istringstream f(line.substr(14));
+      int64_t kb = 0;
+      f >> kb;
+      total += kb * 1024;
+    }
+  }
+  return total;
+}
+
+}  // namespace
 
 double PlacementReport::fraction_on(int node) const {
   auto it = pages_per_node.find(node);
@@ -35,6 +71,12 @@ std::string PlacementReport::summary() const {
   part(pages_not_present, " pages not present");
   part(pages_failed, " pages unqueryable");
   if (stride > 1) s += " (every " + std::to_string(stride) + "th page checked)";
+  if (huge_page_bytes > 0) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "; %.0f%% in huge pages",
+                  100.0 * double(huge_page_bytes) / double(std::max<int64_t>(1, pages_total) * int64_t(page_size)));
+    s += buf;
+  }
   if (!ok) s += " -- NOT where intended";
   return s;
 }
@@ -68,6 +110,7 @@ PlacementReport verify_placement(const void* p, size_t bytes, const std::vector<
     }
     r.pages_checked += static_cast<int64_t>(pages.size());
   }
+  r.huge_page_bytes = huge_page_bytes(first, end);
   r.ok = r.pages_not_present == 0 && r.pages_failed == 0;
   for (const auto& [node, n] : r.pages_per_node)  // no intended nodes (unbound): presence only
     if (!intended_nodes.empty() && std::find(intended_nodes.begin(), intended_nodes.end(), node) == intended_nodes.end()) r.ok = false;

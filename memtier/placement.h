@@ -22,6 +22,7 @@ struct PlacementReport {
   std::map<int, int64_t> pages_per_node;  // node -> checked pages found there
   int64_t pages_not_present = 0;       // never touched or swapped out (-ENOENT)
   int64_t pages_failed = 0;            // other move_pages errors
+  int64_t huge_page_bytes = -1;        // bytes backed by transparent huge pages (smaps), -1 unknown
   bool ok = false;                     // every checked page present and on an intended node
 
   double fraction_on(int node) const;

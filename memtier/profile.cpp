@@ -112,7 +112,8 @@ Json placement_json(const PlacementReport& p) {
   for (const auto& [n, c] : p.pages_per_node) per[std::to_string(n)] = c;
   return {{"intended_nodes", format_cpulist(p.intended_nodes)}, {"ok", p.ok}, {"page_size", p.page_size},
           {"pages_total", p.pages_total}, {"pages_checked", p.pages_checked}, {"pages_per_node", per},
-          {"pages_not_present", p.pages_not_present}, {"pages_failed", p.pages_failed}};
+          {"pages_not_present", p.pages_not_present}, {"pages_failed", p.pages_failed},
+          {"huge_page_bytes", p.huge_page_bytes}};
 }
 
 Json probe_json(const ProbeResult& r) {
@@ -305,6 +306,7 @@ PlacementReport read_placement(const JsonIn& j) {
   p.pages_checked = j["pages_checked"].i64();
   p.pages_not_present = j["pages_not_present"].i64();
   p.pages_failed = j["pages_failed"].i64();
+  p.huge_page_bytes = j["huge_page_bytes"].i64();
   j["pages_per_node"].each_member([&](const std::string& node, const JsonIn& pages) {
     try {
       p.pages_per_node[std::stoi(node)] = pages.i64();
