@@ -11,6 +11,7 @@
 #include "core/timer.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/select.h"
+#include "kernels/cpu/topk_select.h"
 
 namespace hb::hybrid {
 
@@ -760,9 +761,10 @@ void HybridGen::step(int s, StepResult& out) {
       pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
         const int b = static_cast<int>(row / Hq), qh = static_cast<int>(row % Hq);
         const int64_t c = m.seqs[b].cpu_view[m.shape.kv_head_of(qh)].num_tokens;
-        cpu::topk_rows(m.logits.data() + static_cast<size_t>(row) * m.ccap, 1, c, m.ccap, m.krow[row],
-                       m.topi.data() + static_cast<size_t>(row) * n_ext, m.topv.data() + static_cast<size_t>(row) * n_ext,
-                       nullptr);
+        // Unordered (ascending positions): the gather then reads the V pages in address order.
+        cpu::topk_select_rows(m.logits.data() + static_cast<size_t>(row) * m.ccap, 1, c, m.ccap, m.krow[row],
+                              m.topi.data() + static_cast<size_t>(row) * n_ext,
+                              m.topv.data() + static_cast<size_t>(row) * n_ext, nullptr);
       });
       t_topk = now_ns();
       auto* ext_l = m.ext_logits_host.as<float>();

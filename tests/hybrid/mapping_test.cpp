@@ -1,0 +1,189 @@
+// Semantic-aware KV mapping: K of host pages on the fastest host tier, V on the (emulated) CXL
+// tier, hot pages promoted, per-tier traffic; and the naive / interleave ablations.
+#include <gtest/gtest.h>
+
+#include "rig.h"
+
+namespace hb::test {
+namespace {
+
+const AttentionShape kShape{8, 2, 64, DType::f16};
+const MemoryLocation kDram{MemoryKind::local_dram, 0, false};
+const MemoryLocation kCxl{MemoryKind::cxl, 1, true};
+const MemoryLocation kAcc{MemoryKind::accelerator, 0, true};
+
+std::vector<HostTier> two_tiers() { return {tier(MemoryKind::local_dram, 0), tier(MemoryKind::cxl, 1, true)}; }
+
+TEST(Mapping, SemanticPutsKOnDramAndVOnCxl) {
+  Rig rig(kShape, 1000, 8, 1 << 20, two_tiers());
+  auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}, {"hybridgen.scheduler", "static"}});
+  const PlanResult plan = hg->plan(rig.problem, rig.platform);
+  ASSERT_EQ(plan.status, "ok");
+  EXPECT_EQ(plan.parameters.at("k_tier"), "local-dram@0");
+  EXPECT_EQ(plan.parameters.at("v_tier"), "cxl@1(emulated)");
+  hg->load();
+  const int64_t pages = (1000 + 15) / 16;  // 63, the last partial
+  int64_t host = 0, acc = 0;
+  for (int h = 0; h < kShape.kv_heads; ++h)
+    for (int64_t i = 0; i < pages; ++i) {
+      if (hg->page_home(0, h, i) == hybrid::PageHome::host) {
+        ++host;
+        EXPECT_EQ(hg->page_k_location(0, h, i), kDram) << "page " << i;
+        EXPECT_EQ(hg->page_v_location(0, h, i), kCxl) << "page " << i;
+      } else {
+        ++acc;
+        EXPECT_GE(i, pages - 8);  // the 8 newest pages (128 tokens) are the recent window
+        EXPECT_EQ(hg->page_k_location(0, h, i), kAcc);
+        EXPECT_EQ(hg->page_v_location(0, h, i), kAcc);
+      }
+    }
+  EXPECT_EQ(host, 2 * (pages - 8));
+  EXPECT_EQ(acc, 2 * 8);
+  // The regions the runner verifies carry the same intent.
+  bool k_dram = false, v_cxl = false, kv_acc = false;
+  for (const auto& r : hg->memory_regions()) {
+    EXPECT_GT(r.bytes, 0u);
+    k_dram |= r.role == "K" && r.intended == kDram;
+    v_cxl |= r.role == "V" && r.intended == kCxl;
+    kv_acc |= r.role == "K+V" && r.intended == kAcc;
+  }
+  EXPECT_TRUE(k_dram && v_cxl && kv_acc);
+  const auto counts = hg->block_placement();
+  EXPECT_EQ(counts.at("K@local-dram@0"), host);
+  EXPECT_EQ(counts.at("V@cxl@1(emulated)"), host);
+
+  // Per-tier traffic of one step: the CPU scans all host K on DRAM and reads only the
+  // selected V rows from CXL.
+  hg->prepare_step(0);
+  StepResult out;
+  hg->step(0, out);
+  const auto& rd = out.traffic.bytes_read[int(Processor::cpu)];
+  const int64_t host_tokens = host / 2 * 16;
+  EXPECT_EQ(rd[int(MemoryKind::local_dram)], host_tokens * 2 * 64 * 2);  // K, 2 heads, fp16
+  const int64_t k = static_cast<int64_t>(std::ceil(0.05 * static_cast<double>(host_tokens)));
+  EXPECT_EQ(rd[int(MemoryKind::cxl)], 8 * k * 64 * 2);                  // k V rows per query head
+  EXPECT_EQ(out.traffic.h2d_bytes, 8 * k * (4 + 64 * 2));              // top-k logits + V rows up
+}
+
+TEST(Mapping, HotPagesArePromotedAndColdOnesStayFar) {
+  Rig rig(kShape, 1500, 32, 1 << 20, two_tiers());
+  auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"},
+                            {"hybridgen.scheduler", "static"},
+                            {"hybridgen.ratio", "0.05"},
+                            {"hybridgen.migrate_every", "4"},
+                            {"hybridgen.hot_share", "0.05"}});
+  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, "ok");
+  hg->load();
+  ASSERT_GT(hg->hot_slots(), 0);
+  const int64_t first_window = (1500 + 15) / 16 - 8;  // 86: pages below it start on the host
+  // Selections per (KV head, host page) over steps 0-3, before the first migration pass.
+  std::vector<std::vector<int>> picks(2, std::vector<int>(first_window, 0));
+  for (int s = 0; s < 32; ++s) {
+    hg->prepare_step(s);
+    StepResult out;
+    hg->step(s, out);
+    if (s < 4)
+      for (int qh = 0; qh < kShape.q_heads; ++qh)
+        for (int64_t t : out.attended[qh])
+          if (t / 16 < first_window) picks[kShape.kv_head_of(qh)][t / 16]++;
+    if (s == 4) {
+      // The first pass promoted, per head, pages the top-k had picked well above the average.
+      for (int h = 0; h < kShape.kv_heads; ++h) {
+        double mean = 0;
+        for (int c : picks[h]) mean += c;
+        mean /= first_window;
+        int hot = 0;
+        for (int64_t i = 0; i < first_window; ++i)
+          if (hg->page_home(0, h, i) == hybrid::PageHome::hot) {
+            ++hot;
+            EXPECT_GE(picks[h][i], 2 * mean) << "head " << h << " page " << i;
+          }
+        EXPECT_EQ(hot, hg->hot_slots()) << "head " << h;
+      }
+    }
+  }
+  // Later passes moved the hottest host pages' V to DRAM, within the fast-V budget; most V
+  // stayed on CXL and every host K on DRAM.
+  int v_dram = 0, v_cxl = 0;
+  for (int h = 0; h < kShape.kv_heads; ++h)
+    for (int64_t i = 0; i < first_window; ++i) {
+      if (hg->page_home(0, h, i) != hybrid::PageHome::host) continue;
+      EXPECT_EQ(hg->page_k_location(0, h, i), kDram);
+      (hg->page_v_location(0, h, i) == kDram ? v_dram : v_cxl)++;
+    }
+  EXPECT_GT(v_dram, 0);
+  EXPECT_GT(v_cxl, 2 * v_dram);
+  EXPECT_LE(v_dram, 2 * static_cast<int>(0.25 * (96 - 8)));
+  const auto counts = hg->block_placement();
+  EXPECT_GT(counts.at("V@local-dram@0"), 0);
+  EXPECT_GT(counts.at("V@accelerator@0(emulated)"), 2 * 8);  // window + promoted pages
+}
+
+TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
+  Rig rig(kShape, 1000, 16, 1 << 20, two_tiers());
+  auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}, {"hybridgen.mapping", "naive"}, {"hybridgen.migrate_every", "4"}});
+  const PlanResult plan = hg->plan(rig.problem, rig.platform);
+  ASSERT_EQ(plan.status, "ok");
+  EXPECT_EQ(plan.parameters.at("kv_tier"), "local-dram@0");
+  EXPECT_EQ(hg->hot_slots(), 0);
+  hg->load();
+  for (int s = 0; s < 16; ++s) {
+    hg->prepare_step(s);
+    StepResult out;
+    hg->step(s, out);
+    EXPECT_EQ(out.traffic.bytes_read[0][int(MemoryKind::cxl)], 0);
+  }
+  const auto counts = hg->block_placement();
+  EXPECT_FALSE(counts.count("K@cxl@1(emulated)"));
+  EXPECT_FALSE(counts.count("V@cxl@1(emulated)"));
+  EXPECT_EQ(counts.at("K@local-dram@0"), counts.at("V@local-dram@0"));
+  for (int h = 0; h < 2; ++h)
+    for (int64_t i = 0; i < 50; ++i) EXPECT_NE(hg->page_home(0, h, i), hybrid::PageHome::hot);
+
+  // naive_tier picks the other tier (the first strategy's accelerator memory freed first).
+  hg.reset();
+  auto far = make_hybridgen({{"hybridgen.gpu_tokens", "128"}, {"hybridgen.mapping", "naive"}, {"hybridgen.naive_tier", "1"}});
+  ASSERT_EQ(far->plan(rig.problem, rig.platform).status, "ok");
+  far->load();
+  EXPECT_EQ(far->page_k_location(0, 0, 0), kCxl);
+  EXPECT_EQ(far->page_v_location(0, 0, 0), kCxl);
+}
+
+TEST(Mapping, InterleaveAlternatesPagesOverTiers) {
+  Rig rig(kShape, 1000, 4, 1 << 20, two_tiers());
+  auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}, {"hybridgen.mapping", "interleave"}});
+  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, "ok");
+  hg->load();
+  for (int64_t i = 0; i < 50; ++i) {
+    const MemoryLocation want = i % 2 ? kCxl : kDram;
+    EXPECT_EQ(hg->page_k_location(0, 1, i), want);
+    EXPECT_EQ(hg->page_v_location(0, 1, i), want);
+  }
+}
+
+TEST(Mapping, WithoutAFarTierVStaysWithK) {
+  Rig rig(kShape, 1000, 4, 1 << 20, {tier(MemoryKind::local_dram, 0)});
+  auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}});
+  const PlanResult plan = hg->plan(rig.problem, rig.platform);
+  ASSERT_EQ(plan.status, "ok");
+  EXPECT_EQ(plan.parameters.at("v_tier"), "local-dram@0 (no CXL/far tier: same as K)");
+  hg->load();
+  EXPECT_EQ(hg->page_v_location(0, 0, 0), kDram);
+  EXPECT_EQ(hg->page_k_location(0, 0, 0), kDram);
+}
+
+TEST(Mapping, KSpillsToTheFarTierWhenDramIsFull) {
+  auto tiers = two_tiers();
+  const int64_t block = 16 * 64 * 2;
+  tiers[0].free_bytes = 20 * block * 2;  // K of 20 pages per head (2 heads) fit in DRAM
+  Rig rig(kShape, 1000, 4, 1 << 20, tiers);
+  auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}});
+  const PlanResult plan = hg->plan(rig.problem, rig.platform);
+  ASSERT_EQ(plan.status, "ok");
+  EXPECT_EQ(plan.parameters.at("fast_k_pages_per_head"), "20");
+  hg->load();
+  for (int64_t i = 0; i < 50; ++i) EXPECT_EQ(hg->page_k_location(0, 0, i), i < 20 ? kDram : kCxl) << i;
+}
+
+}  // namespace
+}  // namespace hb::test
