@@ -23,8 +23,9 @@ Report from_json_text(const std::string& text, const std::string& source) {
     j = nlohmann::ordered_json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     const bool truncated = e.byte >= text.size();
-    throw Error(source + ": not valid JSON" + (truncated ? " (the file ends too early: truncated?)" : "") +
-                    " at byte " + std::to_string(e.byte) + " of " + std::to_string(text.size()),
+    throw Error(source + ": not valid JSON" +
+                    (truncated ? " (the file ends too early, after " + std::to_string(text.size()) + " bytes: truncated?)"
+                               : " at byte " + std::to_string(e.byte) + " of " + std::to_string(text.size())),
                 truncated ? "the file was cut short (copied while being written, disk full, or an interrupted "
                             "transfer); hybridbench writes reports atomically, so re-copy it or re-run the sweep"
                           : "the file is damaged or not JSON; pass a report written by `hybridbench run`");
