@@ -142,7 +142,9 @@ inline void attend_sub(const AttendJob& job, int g0, const std::byte* kblk, cons
     const float m_old = st.m[g0 + g];
     const float mb = V::hmax(mx);
     const float m_new = mb > m_old ? mb : m_old;
-    alpha[g] = __builtin_expf(m_old - m_new);  // 0 on the first sub-block (m_old = -inf), o is 0 then
+    // The max soon stops moving, so skip the libm call then; 0 on the first sub-block
+    // (m_old = -inf), when o is still 0.
+    alpha[g] = m_new == m_old ? 1.0f : __builtin_expf(m_old - m_new);
     F sum = V::zero();
     for (int n = 0; n < NT; ++n) {
       const F e = V::exp(V::add(s[g][n], V::set1(-m_new)));
