@@ -22,7 +22,7 @@ namespace hb::memtier {
 struct ProbeOptions {
   size_t bandwidth_bytes = size_t{256} << 20;
   size_t latency_bytes = size_t{128} << 20;
-  int64_t latency_hops = int64_t{1} << 20;   // pointer loads per latency sample
+  int64_t latency_hops = int64_t{1} << 19;   // pointer loads per latency sample
   double seconds_per_figure = 0.5;           // keep sampling until this long (--duration)
   int min_repeats = 5, max_repeats = 200;
   std::vector<int> cpu_nodes, mem_nodes;     // empty = every CPU node / every memory node

@@ -223,6 +223,13 @@ SystemSettings read_settings(const JsonIn& j) {
   s.demotion_enabled = j["demotion_enabled"].i32();
   s.zone_reclaim_mode = j["zone_reclaim_mode"].i32();
   s.weighted_interleave = j["weighted_interleave"].boolean();
+  j["interleave_weights"].each_member([&](const std::string& node, const JsonIn& w) {
+    try {
+      s.interleave_weights[std::stoi(node)] = w.i32();
+    } catch (const std::logic_error&) {
+      w.fail("keys of interleave_weights are node numbers");
+    }
+  });
   return s;
 }
 

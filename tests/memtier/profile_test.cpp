@@ -75,6 +75,7 @@ TEST(Profile, RoundTrip) {
   }
   EXPECT_TRUE(b.topology.node(1)->emulated);
   EXPECT_EQ(b.settings.thp_enabled, a.settings.thp_enabled);
+  EXPECT_EQ(b.settings.interleave_weights, a.settings.interleave_weights);
   ASSERT_EQ(b.probe.pairs.size(), 1u);
   EXPECT_DOUBLE_EQ(b.probe.pairs[0].read_gbps.summary.median, 11.0);
   EXPECT_EQ(b.probe.pairs[0].bandwidth_placement.pages_per_node.at(1), 42);
