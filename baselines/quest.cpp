@@ -18,6 +18,7 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/page_meta.h"
 #include "kernels/cpu/select.h"
+#include "kernels/cpu/token_select.h"
 
 namespace hb {
 namespace {
@@ -52,12 +53,15 @@ class Quest final : public Strategy {
     r.parameters["budget_pages"] = std::to_string(budget_pages_);
     r.parameters["offload"] = offload_ ? "1" : "0";
     r.parameters["gqa"] = "per KV head, page score = max over its query heads";
-    r.parameters["metadata"] = std::string("min/max keys in ") + std::string(dtype_name(shape.kv_dtype));
+    r.parameters["metadata"] = "per-page key box as center/radius in " + std::string(dtype_name(shape.kv_dtype));
     if (offload_) r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
     if (!check_host_kernels(platform, "quest", r)) return r;
     const int64_t B = problem.batch, Hkv = shape.kv_heads;
-    const int64_t meta = 2 * B * Hkv * max_pages_ * shape.head_dim * static_cast<int64_t>(dtype_size(shape.kv_dtype));
-    const int64_t scratch = B * Hkv * max_pages_ * 4 + B * Hkv * budget_pages_ * 4;
+    meta_blocks_ = pages_for(max_pages_, kMetaSlots);
+    const int64_t meta = 2 * B * Hkv * meta_blocks_ * kMetaSlots * shape.head_dim *
+                         static_cast<int64_t>(dtype_size(shape.kv_dtype));
+    const int64_t scratch = B * Hkv * max_pages_ * 4 + B * Hkv * budget_pages_ * 4 + B * Hkv * 2 * shape.head_dim * 4 +
+                            B * shape.q_heads * (shape.head_dim + 2 * max_pages_) * 4;
     int64_t need = meta + scratch + step_io_bytes(problem);
     KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
     if (offload_) {
@@ -83,23 +87,42 @@ class Quest final : public Strategy {
     kv_ = std::make_unique<KvSet>(*problem_, kv_alloc, kv_alloc);
     kv_->reserve_tokens(problem_->prompt_len() + problem_->decode_steps());
     kv_->append_prompt(0, problem_->prompt_len());
-    const size_t meta = static_cast<size_t>(B) * Hkv * max_pages_ * shape.head_dim * dtype_size(shape.kv_dtype);
-    kmin_ = mem->allocate(meta);
-    kmax_ = mem->allocate(meta);
-    scores_ = mem->allocate(static_cast<size_t>(B) * Hkv * max_pages_ * 4);
-    sel_ = mem->allocate(static_cast<size_t>(B) * Hkv * budget_pages_ * 4);
-    sel_host_.assign(static_cast<size_t>(B) * Hkv * budget_pages_, 0);
+    const int d = shape.head_dim, Hq = shape.q_heads;
+    const size_t mblock = static_cast<size_t>(kMetaSlots) * d * dtype_size(shape.kv_dtype);
+    const size_t BH = static_cast<size_t>(B) * Hkv;
+    mc_ = mem->allocate(BH * meta_blocks_ * mblock);
+    mr_ = mem->allocate(BH * meta_blocks_ * mblock);
+    box_ = mem->allocate(BH * 2 * d * 4);
+    qabs_ = mem->allocate(static_cast<size_t>(B) * Hq * d * 4);
+    bounds_ = mem->allocate(static_cast<size_t>(B) * 2 * Hq * max_pages_ * 4);
+    scores_ = mem->allocate(BH * max_pages_ * 4);
+    sel_ = mem->allocate(BH * budget_pages_ * 4);
+    sel_host_.assign(BH * budget_pages_, 0);
+    mc_table_.resize(BH * meta_blocks_);
+    mr_table_.resize(BH * meta_blocks_);
+    for (size_t i = 0; i < BH * meta_blocks_; ++i) {
+      mc_table_[i] = PageRef{mc_.as<std::byte>() + i * mblock, nullptr};
+      mr_table_[i] = PageRef{mr_.as<std::byte>() + i * mblock, nullptr};
+    }
     if (offload_) {
-      landing_ = mem->allocate(static_cast<size_t>(B) * Hkv * budget_pages_ * 2 * block_);
+      landing_ = mem->allocate(BH * budget_pages_ * 2 * block_);
       stage_ = acc.staging_memory(platform_.host_tiers.at(0).location.node)->allocate(landing_.size());
     }
-    // Prefill: the metadata of every prompt page (computed where the keys are, as Quest does
-    // right after prefill).
+    // Prefill: the bounds of every prompt page (computed where the keys are, as Quest does
+    // right after prefill); the current page's exact box is kept to fold new keys into.
     std::vector<PagedKvView> views;
     for (int b = 0; b < B; ++b) views.push_back(kv_->cache(b).view());
+    const int64_t np = pages_for(problem_->prompt_len(), problem_->page_tokens);
     acc.host_kernel([&, views](ThreadPool& pool) {
-      for (int b = 0; b < B; ++b)
-        cpu::page_minmax(views[b], 0, max_pages_, meta_at(kmin_, b), meta_at(kmax_, b), max_pages_, &pool);
+      pool.parallel_for(static_cast<int64_t>(BH), [&](int64_t bh, int) {
+        const int b = static_cast<int>(bh / Hkv), h = static_cast<int>(bh % Hkv);
+        float* lo = box_.as<float>() + bh * 2 * d;
+        float* hi = lo + d;
+        for (int64_t p = 0; p < np; ++p) {
+          cpu::page_box(views[b], h, p, lo, hi);
+          write_bound(bh, p, lo, hi);
+        }
+      });
     });
     acc.synchronize();
     io_ = std::make_unique<StepIO>(*problem_, acc);
@@ -138,11 +161,11 @@ class Quest final : public Strategy {
     const MemoryKind am = MemoryKind::accelerator;
     const int64_t meta_row = static_cast<int64_t>(d * es);
     if (np > budget_pages_) {
-      t.read(Processor::accelerator, am, 2 * (np - 1) * meta_row * Hkv * B);  // page bounds
-      t.accelerator_flops += 3.0 * d * Hq * (np - 1) * B;
+      t.read(Processor::accelerator, am, 2 * (np - 1) * meta_row * Hkv * B);  // center + radius planes
+      t.accelerator_flops += 4.0 * d * Hq * (np - 1) * B;
     }
-    t.read(Processor::accelerator, am, (first_in_page ? 0 : 2 * meta_row) * Hkv * B);  // bound update
-    t.write(Processor::accelerator, am, 2 * meta_row * Hkv * B);
+    t.read(Processor::accelerator, am, (first_in_page ? 0 : 2 * d * 4) * Hkv * B);  // current box
+    t.write(Processor::accelerator, am, (2 * d * 4 + 2 * meta_row) * Hkv * B);      // box, its bound
     t.accelerator_flops += 4.0 * Hq * d * static_cast<double>(tokens) * B;
     t.read(Processor::accelerator, am, tokens * shape.kv_bytes_per_token() * B);  // attention
     if (!offload_) {
@@ -211,46 +234,72 @@ class Quest final : public Strategy {
     // Attended tokens: the selected pages' tokens, by original position.
     out.attended.resize(static_cast<size_t>(B) * Hq);
     for (int b = 0; b < B; ++b)
-      for (int h = 0; h < Hq; ++h) {
-        const size_t bh = static_cast<size_t>(b) * Hkv + shape.kv_head_of(h);
-        auto& v = out.attended[static_cast<size_t>(b) * Hq + h];
-        v.reserve(tokens);
+      for (int kvh = 0; kvh < Hkv; ++kvh) {
+        const size_t bh = static_cast<size_t>(b) * Hkv + kvh;
+        auto& v = out.attended[static_cast<size_t>(b) * Hq + kvh * shape.group_size()];
+        v.resize(tokens);
+        int64_t i = 0;
         for (int64_t j = 0; j < kp; ++j) {
           const int64_t p = sel_host_[bh * kp + j];
-          for (int64_t tk = p * P; tk < std::min(ctx, (p + 1) * P); ++tk) v.push_back(tk);
+          for (int64_t tk = p * P; tk < std::min(ctx, (p + 1) * P); ++tk) v[i++] = tk;
         }
+        for (int g = 1; g < shape.group_size(); ++g) out.attended[static_cast<size_t>(b) * Hq + kvh * shape.group_size() + g] = v;
       }
   }
 
  private:
-  std::byte* meta_at(const Buffer& buf, int b) const {
+  // Page bound of page p of (sequence, KV head) bh from its box.
+  void write_bound(size_t bh, int64_t p, const float* lo, const float* hi) {
     const auto& shape = problem_->shape;
-    return buf.as<std::byte>() + static_cast<size_t>(b) * shape.kv_heads * max_pages_ * shape.head_dim *
-                                     dtype_size(shape.kv_dtype);
+    const PageRef& c = mc_table_[bh * meta_blocks_ + p / kMetaSlots];
+    const PageRef& r = mr_table_[bh * meta_blocks_ + p / kMetaSlots];
+    cpu::write_page_bound(lo, hi, shape.head_dim, kMetaSlots, shape.kv_dtype, static_cast<int>(p % kMetaSlots), c.k, r.k);
   }
 
-  // On the accelerator: update the current page's bounds with the new key, then select per
-  // KV head the top kp-1 older pages by bound plus the current page, ascending, into sel_.
+  // On the accelerator: fold the new key into the current page's box, then bound every older
+  // page (U = q.c + |q|.r: two passes of the scoring kernel over the center and radius planes,
+  // max over each KV head's query heads) and select per KV head the top kp-1 older pages plus
+  // the current one, ascending, into sel_.
   void select_pages(int64_t ctx, int64_t kp, bool first_in_page, ThreadPool& pool) {
     const auto& shape = problem_->shape;
     const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim, P = problem_->page_tokens;
+    const int G = shape.group_size();
     const int64_t np = pages_for(ctx, P), last = np - 1;
     int32_t* sel = sel_.as<int32_t>();
     std::vector<int32_t> idx(static_cast<size_t>(Hkv) * std::max<int64_t>(kp - 1, 0));
+    std::vector<KvHeadView> ch(Hkv), rh(Hkv);
     for (int b = 0; b < B; ++b) {
-      for (int h = 0; h < Hkv; ++h)
-        cpu::page_minmax_add(io_->k_dev() + (static_cast<size_t>(b) * Hkv + h) * d, h, last, first_in_page, d,
-                             shape.kv_dtype, meta_at(kmin_, b), meta_at(kmax_, b), max_pages_);
+      for (int h = 0; h < Hkv; ++h) {
+        const size_t bh = static_cast<size_t>(b) * Hkv + h;
+        float* lo = box_.as<float>() + bh * 2 * d;
+        cpu::page_box_add(io_->k_dev() + bh * d, d, first_in_page, lo, lo + d);
+        write_bound(bh, last, lo, lo + d);
+      }
       int32_t* sb = sel + static_cast<size_t>(b) * Hkv * kp;
       if (np <= kp) {  // everything fits the budget: dense
         for (int h = 0; h < Hkv; ++h)
           for (int64_t j = 0; j < kp; ++j) sb[h * kp + j] = static_cast<int32_t>(j);
         continue;
       }
+      const float* q = io_->q_dev() + static_cast<size_t>(b) * Hq * d;
+      float* qa = qabs_.as<float>() + static_cast<size_t>(b) * Hq * d;
+      cpu::abs_query(q, static_cast<size_t>(Hq) * d, qa);
+      for (int h = 0; h < Hkv; ++h) {
+        const size_t bh = static_cast<size_t>(b) * Hkv + h;
+        ch[h] = KvHeadView{mc_table_.data() + bh * meta_blocks_, last};
+        rh[h] = KvHeadView{mr_table_.data() + bh * meta_blocks_, last};
+      }
+      float* s1 = bounds_.as<float>() + static_cast<size_t>(b) * 2 * Hq * max_pages_;
+      float* s2 = s1 + static_cast<size_t>(Hq) * max_pages_;
+      const float scale = shape.softmax_scale();
+      cpu::score_logits(q, Hq, PagedKvView{Hkv, d, kMetaSlots, shape.kv_dtype, ch.data()}, 0, last, scale, s1,
+                        max_pages_, pool);
+      cpu::score_logits(qa, Hq, PagedKvView{Hkv, d, kMetaSlots, shape.kv_dtype, rh.data()}, 0, last, scale, s2,
+                        max_pages_, pool);
+      for (int h = 0; h < Hq; ++h)
+        for (int64_t p = 0; p < last; ++p) s1[h * max_pages_ + p] += s2[h * max_pages_ + p];
       float* sc = scores_.as<float>() + static_cast<size_t>(b) * Hkv * max_pages_;
-      cpu::page_bound_scores(io_->q_dev() + static_cast<size_t>(b) * Hq * d, Hq, Hkv, d, shape.kv_dtype,
-                             meta_at(kmin_, b), meta_at(kmax_, b), max_pages_, last, shape.softmax_scale(), sc,
-                             max_pages_, &pool);
+      cpu::group_max_rows(s1, Hq, G, last, max_pages_, sc, max_pages_);
       cpu::topk_rows(sc, Hkv, last, max_pages_, kp - 1, idx.data(), nullptr, &pool);
       for (int h = 0; h < Hkv; ++h) {
         int32_t* row = sb + h * kp;
@@ -294,7 +343,13 @@ class Quest final : public Strategy {
   Platform platform_;
   std::unique_ptr<KvSet> kv_;
   std::unique_ptr<StepIO> io_;
-  Buffer kmin_, kmax_, scores_, sel_, landing_;  // accelerator memory
+  static constexpr int kMetaSlots = 16;  // page bounds per metadata block
+  int64_t meta_blocks_ = 0;
+  // Accelerator memory: center and radius planes of the page bounds, the current page's exact
+  // box per (sequence, KV head), |q|, per-query-head bounds, per-KV-head scores, the selection,
+  // landing pages (offloaded setting).
+  Buffer mc_, mr_, box_, qabs_, bounds_, scores_, sel_, landing_;
+  std::vector<PageRef> mc_table_, mr_table_;
   Buffer stage_;                                 // host staging for the offloaded setting
   std::vector<int32_t> sel_host_;
 };

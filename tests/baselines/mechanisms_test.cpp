@@ -14,6 +14,7 @@
 #include "kernels/cpu/linalg.h"
 #include "kernels/cpu/page_meta.h"
 #include "kernels/cpu/page_pack.h"
+#include "kernels/cpu/select.h"
 #include "kernels/cpu/token_select.h"
 
 namespace hb {
@@ -116,32 +117,46 @@ TEST(Mechanisms, PageBoundsAreUpperBoundsOfEveryKeyInThePage) {
   const DenseKv kv = random_kv(101, 2, 32, 5);
   cache.append(kv, 0, 101, arena, arena);
   const int64_t pages = 7;
-  std::vector<uint16_t> kmin(2 * pages * 32), kmax(kmin.size());
-  cpu::page_minmax(cache.view(), 0, pages, kmin.data(), kmax.data(), pages);
-  // Incremental bounds over the same tokens agree exactly.
-  std::vector<uint16_t> imin(kmin.size()), imax(kmin.size());
-  for (int64_t t = 0; t < 101; ++t)
-    for (int h = 0; h < 2; ++h)
-      cpu::page_minmax_add(kv.k_row(t, h), h, t / 16, t % 16 == 0, 32, DType::f16, imin.data(), imax.data(), pages);
-  EXPECT_EQ(kmin, imin);
-  EXPECT_EQ(kmax, imax);
-  Rng rng(9, 9, 9);
-  std::vector<float> q(4 * 32);
-  for (auto& x : q) x = rng.normal();
-  std::vector<float> scores(2 * pages);
-  cpu::page_bound_scores(q.data(), 4, 2, 32, DType::f16, kmin.data(), kmax.data(), pages, pages, 1.0f, scores.data(),
-                         pages);
+  // Center and radius planes, K-block layout with 16 page slots per block (one block here).
+  std::vector<std::byte> cb(2 * 16 * 32 * 2), rb(cb.size());
+  std::vector<PageRef> ct{{cb.data(), nullptr}, {cb.data() + 1024, nullptr}};
+  std::vector<PageRef> rt{{rb.data(), nullptr}, {rb.data() + 1024, nullptr}};
+  std::vector<float> lo(32), hi(32), ilo(32), ihi(32);
   for (int h = 0; h < 2; ++h)
     for (int64_t p = 0; p < pages; ++p) {
-      float best = -INFINITY;
+      cpu::page_box(cache.view(), h, p, lo.data(), hi.data());
+      // Folding the page's keys one by one gives the same box.
       for (int64_t t = p * 16; t < std::min<int64_t>(101, p * 16 + 16); ++t)
-        for (int g = 0; g < 2; ++g) {
-          float dot = 0;
-          for (int j = 0; j < 32; ++j) dot += q[(h * 2 + g) * 32 + j] * kv.k_row(t, h)[j];
-          best = std::max(best, dot);
-        }
-      EXPECT_GE(scores[h * pages + p], best - 1e-4f);
+        cpu::page_box_add(kv.k_row(t, h), 32, t == p * 16, ilo.data(), ihi.data());
+      EXPECT_EQ(lo, ilo);
+      EXPECT_EQ(hi, ihi);
+      cpu::write_page_bound(lo.data(), hi.data(), 32, 16, DType::f16, static_cast<int>(p), ct[h].k, rt[h].k);
     }
+  Rng rng(9, 9, 9);
+  std::vector<float> q(4 * 32), qa(q.size());
+  for (auto& x : q) x = rng.normal();
+  cpu::abs_query(q.data(), q.size(), qa.data());
+  std::vector<KvHeadView> chv{{&ct[0], pages}, {&ct[1], pages}}, rhv{{&rt[0], pages}, {&rt[1], pages}};
+  std::vector<float> s1(4 * pages), s2(4 * pages);
+  ThreadPool pool(1);
+  cpu::score_logits(q.data(), 4, PagedKvView{2, 32, 16, DType::f16, chv.data()}, 0, pages, 1.0f, s1.data(), pages, pool);
+  cpu::score_logits(qa.data(), 4, PagedKvView{2, 32, 16, DType::f16, rhv.data()}, 0, pages, 1.0f, s2.data(), pages, pool);
+  for (int qh = 0; qh < 4; ++qh) {
+    const int h = qh / 2;
+    for (int64_t p = 0; p < pages; ++p) {
+      const float u = s1[qh * pages + p] + s2[qh * pages + p];
+      cpu::page_box(cache.view(), h, p, lo.data(), hi.data());
+      float want = 0, best = -INFINITY;
+      for (int j = 0; j < 32; ++j) want += std::max(q[qh * 32 + j] * hi[j], q[qh * 32 + j] * lo[j]);
+      for (int64_t t = p * 16; t < std::min<int64_t>(101, p * 16 + 16); ++t) {
+        float dot = 0;
+        for (int j = 0; j < 32; ++j) dot += q[qh * 32 + j] * kv.k_row(t, h)[j];
+        best = std::max(best, dot);
+      }
+      EXPECT_NEAR(u, want, 2e-2);  // center/radius rounded to fp16
+      EXPECT_GE(u, best - 2e-2);
+    }
+  }
 }
 
 TEST(Mechanisms, SymmetricEigenReconstructs) {
