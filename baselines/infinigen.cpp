@@ -192,9 +192,10 @@ class InfiniGen final : public Strategy {
           total += static_cast<double>(cpu::count_within(agg + (static_cast<size_t>(b) * Hkv + h) * max_tokens_, n_old,
                                                          static_cast<float>(alpha_)));
       }
+      // int(mean) as the original, at least one token, capped.
       const int64_t k = n_old == 0 ? 0
-                                   : std::clamp<int64_t>(static_cast<int64_t>(std::llround(total / static_cast<double>(BH))),
-                                                         1, std::min(kcap, n_old));
+                                   : std::clamp<int64_t>(static_cast<int64_t>(total / static_cast<double>(BH)), 1,
+                                                         std::min(kcap, n_old));
       for (int b = 0; b < B; ++b) {
         int32_t* out = sel + static_cast<size_t>(b) * Hkv * k;
         cpu::topk_rows(agg + static_cast<size_t>(b) * Hkv * max_tokens_, Hkv, n_old, max_tokens_, k, out, nullptr, &pool);
