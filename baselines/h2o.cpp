@@ -13,6 +13,7 @@
 
 #include "baselines/common.h"
 #include "baselines/register.h"
+#include "core/error.h"
 #include "core/kv_set.h"
 #include "core/step_io.h"
 #include "core/thread_pool.h"
@@ -149,6 +150,7 @@ class H2o final : public Strategy {
         for (int h = 0; h < Hkv; ++h) {
           const size_t bh = static_cast<size_t>(b) * Hkv + h;
           const int64_t e = evict_host_[bh];
+          if (e < 0 || e >= cap_) throw Error("h2o: no eviction victim for a full cache (internal)", {}, kExitFailure);
           c.write_token(h, e, st.k.data() + static_cast<size_t>(h) * d, st.v.data() + static_cast<size_t>(h) * d);
           slot[bh] = e;
           pos_[bh][e] = pos;
