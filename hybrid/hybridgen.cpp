@@ -725,9 +725,12 @@ void HybridGen::step(int s, StepResult& out) {
 
   // ---- 2. q down to the host (the CPU side needs it).
   int64_t transfer_ns = 0, acc_ns = 0, merge_ns = 0, wait_ns = 0;
+  int64_t sync_q_wall = 0, sync_up_wall = 0, sync_final_wall = 0;  // host wall blocked in each sync
   if (has_cpu) {
+    const int64_t t0 = now_ns();
     acc.copy_to_host(m.io->q_host.data(), m.io->q_dev(), m.io->q_bytes());
     transfer_ns += acc.synchronize();
+    sync_q_wall = now_ns() - t0;
     ++syncs;
     tr.d2h_bytes += static_cast<int64_t>(m.io->q_bytes());
   }
@@ -816,7 +819,9 @@ void HybridGen::step(int s, StepResult& out) {
       acc.copy_to_device(m.lse_x.data(), m.lse_cpu_host.data(), qn * 4);
       tr.h2d_bytes += static_cast<int64_t>(qn * (d + 1) * 4);
     }
+    const int64_t t_up = now_ns();
     transfer_ns += acc.synchronize();
+    sync_up_wall = now_ns() - t_up;
     ++syncs;
 
     // ---- 7. Merge: one softmax over [CPU top-k | accelerator] logits. The accelerator's part
@@ -912,6 +917,7 @@ void HybridGen::step(int s, StepResult& out) {
 
   // ---- 9. Wait for the merge and the output.
   merge_ns = acc.synchronize();
+  sync_final_wall = now_ns() - t_book;
   ++syncs;
   if (!has_cpu) acc_ns = merge_ns, merge_ns = 0;
   out.o = m.io->o_host;
@@ -933,6 +939,10 @@ void HybridGen::step(int s, StepResult& out) {
   out.phase_ns["merge"] = merge_ns;
   out.phase_ns["wait"] = wait_ns;
   out.phase_ns["bookkeeping"] = t_book - t_pre_book;
+  // Host wall time blocked in the other synchronisations (busy time + hand-off latency).
+  out.phase_ns["sync.q"] = sync_q_wall;
+  out.phase_ns["sync.up"] = sync_up_wall;
+  out.phase_ns["sync.final"] = sync_final_wall;
 
   // ---- 10. Scheduler: CPU side = scoring, top-k, gather and the copy up.
   const int64_t heads_total = static_cast<int64_t>(B) * Hkv;

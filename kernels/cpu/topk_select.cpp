@@ -3,11 +3,50 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 namespace hb::cpu {
 
 namespace {
+
+constexpr float kLow = -std::numeric_limits<float>::infinity();
+inline float key(float x) { return std::isnan(x) ? kLow : x; }  // NaN ranks as -inf
+
+// Exact k largest of v[0, n) given a lower bound `t` with count(key >= t) >= k: candidates are
+// gathered in index order in one pass, the k-th largest among them is found on a plain float
+// copy, and a walk over the candidates takes everything above it plus the lowest-index ties.
+// Returns false (nothing written) when the bound admits fewer than k values.
+bool select_above(const float* v, int64_t n, int64_t k, float t, int32_t* idx, float* val,
+                  std::vector<std::pair<float, int32_t>>& cand, std::vector<float>& tmp) {
+  // Branchless: every value is written, the cursor advances only past the kept ones.
+  cand.resize(static_cast<size_t>(n) + 1);
+  int64_t c = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = key(v[i]);
+    cand[c] = {x, static_cast<int32_t>(i)};
+    c += x >= t;
+  }
+  if (c < k) return false;
+  tmp.resize(static_cast<size_t>(c));
+  for (int64_t i = 0; i < c; ++i) tmp[i] = cand[i].first;
+  std::nth_element(tmp.begin(), tmp.begin() + (k - 1), tmp.end(), std::greater<float>());
+  const float thr = tmp[k - 1];
+  int64_t above = 0;
+  for (int64_t i = 0; i < k - 1; ++i) above += tmp[i] > thr;
+  int64_t ties = k - above;  // values equal to thr to take, lowest indices first
+  int64_t out = 0;
+  for (int64_t i = 0; i < c && out < k; ++i) {
+    const float x = cand[i].first;
+    if (x > thr || (x == thr && ties > 0)) {
+      if (!(x > thr)) --ties;
+      idx[out] = cand[i].second;
+      if (val) val[out] = v[cand[i].second];
+      ++out;
+    }
+  }
+  return true;
+}
 
 void one_row(const float* v, int64_t n, int64_t k, int32_t* idx, float* val) {
   if (k <= 0) return;
@@ -18,27 +57,24 @@ void one_row(const float* v, int64_t n, int64_t k, int32_t* idx, float* val) {
     }
     return;
   }
-  // NaN sorts below every number (as in topk_rows): map it to the lowest float for the search.
-  constexpr float kLow = -std::numeric_limits<float>::infinity();
-  thread_local std::vector<float> tmp;
-  tmp.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) tmp[i] = std::isnan(v[i]) ? kLow : v[i];
-  // The k-th largest value: everything strictly above it is in, then ties by index.
-  std::nth_element(tmp.begin(), tmp.begin() + (k - 1), tmp.end(), std::greater<float>());
-  const float thr = tmp[k - 1];
-  int64_t above = 0;
-  for (int64_t i = 0; i < k - 1; ++i) above += tmp[i] > thr;
-  int64_t ties = k - above;  // how many values equal to thr to take (lowest indices first)
-  int64_t out = 0;
-  for (int64_t i = 0; i < n && out < k; ++i) {
-    const float x = std::isnan(v[i]) ? kLow : v[i];
-    if (x > thr || (x == thr && ties > 0)) {
-      if (!(x > thr)) --ties;
-      idx[out] = static_cast<int32_t>(i);
-      if (val) val[out] = v[i];
-      ++out;
-    }
+  thread_local std::vector<std::pair<float, int32_t>> cand;
+  thread_local std::vector<float> sample, tmp;
+  // Estimate the threshold from a strided sample, aiming a little below the k-th largest so
+  // the one pass almost always keeps at least k candidates (then the selection is exact).
+  constexpr int64_t kSample = 1024;
+  if (n > 4 * kSample && k * 8 < n) {
+    const int64_t stride = n / kSample;
+    sample.clear();
+    for (int64_t i = 0; i < n; i += stride) sample.push_back(key(v[i]));
+    const double frac = static_cast<double>(k) / static_cast<double>(n);
+    // 1.5x the expected count plus a few standard deviations of the sampling error.
+    const double want = frac * static_cast<double>(sample.size());
+    const int64_t pos = std::min<int64_t>(static_cast<int64_t>(sample.size()) - 1,
+                                          static_cast<int64_t>(1.5 * want + 4.0 * std::sqrt(want) + 8.0));
+    std::nth_element(sample.begin(), sample.begin() + pos, sample.end(), std::greater<float>());
+    if (select_above(v, n, k, sample[pos], idx, val, cand, tmp)) return;
   }
+  select_above(v, n, k, kLow, idx, val, cand, tmp);  // every value qualifies: exact by construction
 }
 
 }  // namespace

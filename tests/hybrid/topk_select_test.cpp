@@ -35,13 +35,27 @@ void check_same_set(const std::vector<float>& v, int rows, int64_t n, int64_t k)
 TEST(TopkSelect, SameSetAsTopkRows) {
   std::mt19937 rng(7);
   std::normal_distribution<float> nd;
-  for (int64_t n : {1, 5, 64, 1000, 4097}) {
+  for (int64_t n : {1, 5, 64, 1000, 4097, 20000, 50001}) {
     for (int64_t k : {int64_t{0}, int64_t{1}, n / 20 + 1, n / 2, n, n + 3}) {
       std::vector<float> v(3 * n);
       for (auto& x : v) x = nd(rng);
       check_same_set(v, 3, n, k);
     }
   }
+}
+
+TEST(TopkSelect, SampledThresholdStaysExactOnAdversarialRows) {
+  // Long rows take the sampled-threshold path: sorted, reversed, constant, and a few spikes.
+  const int64_t n = 30000, k = 1500;
+  std::vector<float> v(4 * n);
+  for (int64_t i = 0; i < n; ++i) {
+    v[i] = static_cast<float>(i);
+    v[n + i] = static_cast<float>(n - i);
+    v[2 * n + i] = 1.0f;
+    v[3 * n + i] = (i % 997 == 0) ? 100.0f : static_cast<float>(i % 13);
+  }
+  check_same_set(v, 4, n, k);
+  check_same_set(v, 4, n, 10);
 }
 
 TEST(TopkSelect, TiesTakeLowerIndicesAndNanNeverWins) {
