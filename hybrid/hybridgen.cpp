@@ -193,10 +193,11 @@ struct HybridGen::Impl {
     const int old_k = pi.k_tier, old_v = pi.v_tier;
     const size_t moved = s.cache->migrate_page(h, i, &k_arena(kt), &v_arena(vt));
     if (from_acc) {
+      // The copy engine reads accelerator memory and writes the host tiers.
       mig.d2h_bytes += static_cast<int64_t>(moved);
       mig.read(Processor::accelerator, MemoryKind::accelerator, static_cast<int64_t>(moved));
-      mig.write(Processor::cpu, tier_kind(kt), static_cast<int64_t>(block));
-      mig.write(Processor::cpu, tier_kind(vt), static_cast<int64_t>(block));
+      mig.write(Processor::accelerator, tier_kind(kt), static_cast<int64_t>(block));
+      mig.write(Processor::accelerator, tier_kind(vt), static_cast<int64_t>(block));
       if (pi.home == PageHome::hot) hs.hot--;
     } else {
       if (old_k != kt) {
@@ -222,9 +223,10 @@ struct HybridGen::Impl {
     if (pi.home == PageHome::host) {
       note_host_move(hs, pi, pi.k_tier, pi.v_tier, -1);
       const size_t moved = s.cache->migrate_page(h, i, acc_arena.get(), acc_arena.get());
+      // The copy engine reads the host tiers (baselines/README's convention).
       mig.h2d_bytes += static_cast<int64_t>(moved);
-      mig.read(Processor::cpu, tier_kind(pi.k_tier), static_cast<int64_t>(block));
-      mig.read(Processor::cpu, tier_kind(pi.v_tier), static_cast<int64_t>(block));
+      mig.read(Processor::accelerator, tier_kind(pi.k_tier), static_cast<int64_t>(block));
+      mig.read(Processor::accelerator, tier_kind(pi.v_tier), static_cast<int64_t>(block));
       mig.write(Processor::accelerator, MemoryKind::accelerator, static_cast<int64_t>(moved));
       ++migrated_pages_step;
     } else if (pi.home == PageHome::hot) {
