@@ -34,7 +34,7 @@ class Offload final : public Strategy {
     const HostTier& tier = platform.host_tiers.at(0);
     r.parameters["kv_tier"] = tier.location.to_string();
     r.parameters["chunk_tokens"] = std::to_string(chunk_);
-    r.parameters["chunk_buffers"] = "2";
+    r.parameters["chunk_buffers"] = std::to_string(2);  // (a literal trips GCC 12 -Wrestrict)
     KvSet probe(problem, tier.allocator, tier.allocator);
     if (!check_host_fit(tier, probe.bytes_for(problem.prompt_len() + problem.decode_steps()), r)) return r;
     // Two chunk buffers (K and V blocks of every sequence and head; one spare page per head
