@@ -61,7 +61,8 @@ CommandFn add_compare_command(CLI::App& app) {
   sub->add_option("--alpha", o.alpha, "Significance level of the U test")->capture_default_str();
   sub->add_option("--min-effect", o.min_effect, "Relative changes below this are SAME (must be <= --threshold)")
       ->capture_default_str();
-  sub->add_option("--max-noise", o.max_noise, "Above this relative stdev, an unproven change is NOISY, not SAME")
+  sub->add_option("--max-noise", o.max_noise,
+                  "Runs noisier than this (IQR / 1.349 median) are NOISY unless the change is 3x the noise")
       ->capture_default_str();
   sub->add_option("--accuracy-tolerance", o.rel_l2_rel_tolerance,
                   "Relative growth of rel_l2 allowed before it is an accuracy regression")

@@ -57,16 +57,23 @@ std::map<std::string, const Point*> index_points(const Report& r, const char* wh
 
 void judge_timing(const Point& o, const Point& n, const CompareOptions& opt, PointComparison& c) {
   c.change = n.step.summary.median / o.step.summary.median - 1.0;
-  c.change_rel_noise = std::hypot(o.step.summary.rel_stdev(), n.step.summary.rel_stdev());
+  const double noise_o = robust_rel_noise(o.step.summary), noise_n = robust_rel_noise(n.step.summary);
+  c.change_rel_noise = std::hypot(noise_o, noise_n);
   const UTest t = mann_whitney_u(o.step.samples_ns, n.step.samples_ns);
   c.p_value = t.p_value;
   c.exact_test = t.exact;
   const bool significant = t.p_value < opt.alpha;
   const bool large = std::fabs(c.change) >= opt.min_effect;
-  const bool too_noisy = std::max(o.step.summary.rel_stdev(), n.step.summary.rel_stdev()) > opt.max_noise;
-  if (significant && large)
+  // The U test assumes each run's samples come from one distribution. Two runs on a busy machine
+  // differ by the load they met, which the test reports as highly significant; identical code gave
+  // "+30%, p = 1e-4" that way. A run noisier than --max-noise is therefore only trusted with a
+  // change well beyond its noise (3x), e.g. a doubling.
+  const double noise = std::max(noise_o, noise_n);
+  const bool too_noisy = noise > opt.max_noise;
+  c.too_noisy = too_noisy;
+  if (significant && large && (!too_noisy || std::fabs(c.change) > 3 * noise))
     c.verdict = c.change > 0 ? Verdict::slower : Verdict::faster;
-  else if (significant || (!large && !too_noisy))
+  else if (!large && (significant || !too_noisy))
     c.verdict = Verdict::same;
   else
     c.verdict = Verdict::noisy;
@@ -164,6 +171,11 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
             [](const PointComparison& a, const PointComparison& b) { return axes_less(a.axes, b.axes); });
   for (const auto& p : r.points) r.regressions += p.regression();
   context_warnings(old_report.context, new_report.context, r.warnings);
+  const int noisy = static_cast<int>(std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.too_noisy; }));
+  if (noisy > 0)
+    r.warnings.push_back(std::to_string(noisy) + " of " + std::to_string(r.points.size()) +
+                         " points are noisier than --max-noise " + format_percent(options.max_noise) +
+                         " (IQR-based); was the machine busy? Re-run both on a quiet machine, or pin CPUs");
   return r;
 }
 

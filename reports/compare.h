@@ -15,7 +15,9 @@ struct CompareOptions {
   double threshold = 0.05;    // a significant slowdown beyond this relative change is a regression
   double alpha = 0.01;        // significance level of the U test
   double min_effect = 0.02;   // relative median changes below this are SAME even when significant
-  double max_noise = 0.10;    // relative stdev above which "no significant change" is NOISY, not SAME
+  // Robust relative noise (robust_rel_noise) above which a run is not trusted: an unproven change
+  // is NOISY, not SAME, and a significant one counts only beyond 3x the noise.
+  double max_noise = 0.10;
   // Accuracy: rel_l2 may grow to old * (1 + rel) + abs before it is a regression (runs differ
   // slightly when thread timing changes summation order or an adaptive scheduler's choices).
   double rel_l2_rel_tolerance = 0.5;
@@ -48,7 +50,8 @@ struct PointComparison {
   std::string old_provenance, new_provenance;
   SampleSummary old_step, new_step;
   double change = 0;            // new median / old median - 1 (+: slower)
-  double change_rel_noise = 0;  // relative stdevs added in quadrature
+  double change_rel_noise = 0;  // robust_rel_noise() of both added in quadrature
+  bool too_noisy = false;       // either side's robust noise above max_noise
   double p_value = 1;           // U test on the raw step samples
   bool exact_test = false;
   bool slowdown_regression = false;            // slower beyond the threshold

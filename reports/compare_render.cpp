@@ -78,7 +78,7 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
   using json = nlohmann::ordered_json;
   auto summary = [](const std::string& status, const SampleSummary& s) -> json {
     if (status != "ok" || s.count == 0) return nullptr;
-    return {{"median_ns", s.median}, {"rel_stdev", s.rel_stdev()}, {"count", s.count}};
+    return {{"median_ns", s.median}, {"rel_stdev", s.rel_stdev()}, {"robust_rel_noise", robust_rel_noise(s)}, {"count", s.count}};
   };
   json points = json::array();
   for (const auto& p : r.points) {

@@ -36,7 +36,7 @@ std::string github_benchmark_json_text(const Report& report) {
     const auto& s = p.step.summary;
     const std::string name = benchmark_name(p.axes);
     const std::string extra = p.provenance + "; " + std::to_string(s.count) + " samples, noise " +
-                              format_percent(s.rel_stdev()) + ", stop " + p.step.stop_reason;
+                              format_percent(robust_rel_noise(s)) + ", stop " + p.step.stop_reason;
     j.push_back({{"name", name + " step time"},
                  {"unit", "ns"},
                  {"value", s.median},

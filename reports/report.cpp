@@ -49,6 +49,8 @@ bool axes_less(const PointAxes& a, const PointAxes& b) {
   return tie(a) < tie(b);
 }
 
+double robust_rel_noise(const SampleSummary& s) { return s.median > 0 ? s.iqr() / (1.349 * s.median) : 0.0; }
+
 Timing Timing::from_samples(std::vector<double> samples_ns) {
   Timing t;
   t.summary = summarize(std::span<const double>(samples_ns));
@@ -117,7 +119,7 @@ std::vector<Speedup> compute_speedups(const std::vector<Point>& points) {
         s.strategy_a = a->axes.strategy;
         s.strategy_b = b->axes.strategy;
         s.ratio = b->step.summary.median / a->step.summary.median;
-        s.rel_noise = std::hypot(a->step.summary.rel_stdev(), b->step.summary.rel_stdev());
+        s.rel_noise = std::hypot(robust_rel_noise(a->step.summary), robust_rel_noise(b->step.summary));
         s.provenance = weaker_provenance(a->provenance, b->provenance);
         out.push_back(std::move(s));
       }

@@ -99,6 +99,12 @@ struct PointAxes {
 // (numerically), strategy, and the remaining axes.
 bool axes_less(const PointAxes& a, const PointAxes& b);
 
+// The noise figure reports print and compare judges by: IQR / (1.349 x median). For normally
+// distributed samples it equals the relative stdev, but a few preempted or interrupted steps
+// (common on a shared machine) do not inflate it: relative stdev of 100%+ with a 4% IQR was seen
+// on a busy 2-core host. 0 when the median is not positive.
+double robust_rel_noise(const SampleSummary& s);
+
 // Raw samples and their summary (summary = hb::summarize(samples_ns)).
 struct Timing {
   std::vector<double> samples_ns;
@@ -153,8 +159,8 @@ struct Speedup {
   std::string group_key;         // PointAxes::group_key() of the two points
   std::string strategy_a, strategy_b;
   double ratio = 0;              // median step time of B / median step time of A (> 1: A faster)
-  // Relative noise of the ratio: the two relative stdevs added in quadrature (independent
-  // errors of a quotient), so "1.8 ± 4%" can be printed without the raw samples.
+  // Relative noise of the ratio: the two robust_rel_noise() figures added in quadrature
+  // (independent errors of a quotient), so "1.8 ± 4%" can be printed without the raw samples.
   double rel_noise = 0;
   std::string provenance;        // the weaker label of the two points (modeled > emulated > measured)
 };

@@ -34,7 +34,8 @@ json summary_json(const SampleSummary& s) {
   return {{"count", s.count},         {"mean_ns", s.mean},     {"stdev_ns", s.stdev},
           {"min_ns", s.min},          {"max_ns", s.max},       {"median_ns", s.median},
           {"p10_ns", s.p10},          {"p90_ns", s.p90},       {"q1_ns", s.q1},
-          {"q3_ns", s.q3},            {"iqr_ns", s.iqr()},     {"rel_stdev", s.rel_stdev()}};
+          {"q3_ns", s.q3},            {"iqr_ns", s.iqr()},     {"rel_stdev", s.rel_stdev()},
+          {"robust_rel_noise", robust_rel_noise(s)}};
 }
 
 json timing_json(const Timing& t) { return {{"samples_ns", t.samples_ns}, {"summary", summary_json(t.summary)}}; }
@@ -149,7 +150,8 @@ std::map<std::string, std::string> read_string_map(const JsonReader& r) {
 }
 
 SampleSummary read_summary(const JsonReader& r) {
-  // iqr_ns and rel_stdev are derived and written for readers of the file; ignored here.
+  // iqr_ns, rel_stdev and robust_rel_noise are derived and written for readers of the file;
+  // ignored here (and not required, so files without robust_rel_noise read the same).
   SampleSummary s;
   s.count = r.i64("count");
   s.mean = r.num("mean_ns");

@@ -143,7 +143,7 @@ std::string status_cell(const Point& p) { return p.status + (p.reason.empty() ? 
 std::string time_cell(const Point* p) {
   if (!p) return "-";
   if (!p->timed()) return p->status;
-  return format_duration_ns(p->step.summary.median) + " ± " + format_percent(p->step.summary.rel_stdev());
+  return format_duration_ns(p->step.summary.median) + " ± " + format_percent(robust_rel_noise(p->step.summary));
 }
 
 std::string accuracy_cell(const Point* p) {
@@ -282,7 +282,7 @@ std::string csv_report(const Report& report, const TableOptions& options) {
   const auto tables = procurement_tables(report, options);
   std::string csv =
       "model,family,seq_len,batch,strategy,kv_dtype,workload,accelerator,decode_steps,page_tokens,extra,status,reason,"
-      "provenance,samples,step_median_ns,step_p10_ns,step_p90_ns,step_rel_stdev,tokens_per_s,reference,"
+      "provenance,samples,step_median_ns,step_p10_ns,step_p90_ns,step_rel_stdev,step_robust_rel_noise,tokens_per_s,reference,"
       "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_rate,"
       "h2d_bytes_per_step,d2h_bytes_per_step\n";
   for (const auto& t : tables)
@@ -303,6 +303,7 @@ std::string csv_report(const Report& report, const TableOptions& options) {
             p->provenance, std::to_string(sum.count),
             p->timed() ? csv_number(sum.median) : "", p->timed() ? csv_number(sum.p10) : "",
             p->timed() ? csv_number(sum.p90) : "", p->timed() ? csv_number(sum.rel_stdev()) : "",
+            p->timed() ? csv_number(robust_rel_noise(sum)) : "",
             p->timed() && sum.median > 0 ? csv_number(x.batch * 1e9 / sum.median) : "", t.reference,
             sp ? csv_number(sp->first) : "", sp ? csv_number(sp->second) : "",
             scored ? csv_number(a.rel_l2) : "", scored ? csv_number(a.cosine) : "",

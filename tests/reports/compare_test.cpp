@@ -95,6 +95,32 @@ TEST(Compare, NoChangeUnderHighNoiseIsNoisyNotSame) {
   EXPECT_EQ(only(c).verdict, Verdict::noisy);
 }
 
+// Samples as a busy shared machine produces them: a load-dependent base, wide spread, and a few
+// steps preempted for 10x longer.
+Point busy_point(double median_ns, double spread, uint64_t seed) {
+  Point p = make_point("x", 4096, median_ns, spread, 22, seed);
+  auto v = p.step.samples_ns;
+  for (size_t i = 0; i < v.size(); i += 7) v[i] *= 10;
+  static_cast<Timing&>(p.step) = Timing::from_samples(v);
+  return p;
+}
+
+TEST(Compare, IdenticalCodeOnABusyMachineIsNoisyNotSlower) {
+  // Second run met 15% more load: significant to the U test, but within the runs' noise.
+  const auto c = compare_reports(single(busy_point(1e6, 0.2, 1)), single(busy_point(1.15e6, 0.2, 2)), {});
+  EXPECT_EQ(only(c).verdict, Verdict::noisy);
+  EXPECT_TRUE(only(c).too_noisy);
+  EXPECT_FALSE(c.has_regression());
+  ASSERT_FALSE(c.warnings.empty());
+  EXPECT_NE(c.warnings.back().find("busy"), std::string::npos);
+}
+
+TEST(Compare, DoublingIsCaughtEvenOnABusyMachine) {
+  const auto c = compare_reports(single(busy_point(1e6, 0.2, 1)), single(busy_point(2e6, 0.2, 2)), {});
+  EXPECT_EQ(only(c).verdict, Verdict::slower);
+  EXPECT_TRUE(c.has_regression());
+}
+
 TEST(Compare, MissingAndNewPointsAreListedNotFailed) {
   Report o = make_report(), n = make_report();
   o.points.push_back(make_point("quest", 4096, 1e6));

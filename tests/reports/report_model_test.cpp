@@ -34,9 +34,19 @@ TEST(ReportModel, SpeedupsPairEveryTimedStrategyAtTheSamePoint) {
   EXPECT_NEAR(ab->ratio, pts[1].step.summary.median / pts[0].step.summary.median, 1e-12);
   EXPECT_NEAR(ab->ratio, 3.0, 0.1);
   EXPECT_NEAR(ab->rel_noise,
-              std::hypot(pts[0].step.summary.rel_stdev(), pts[1].step.summary.rel_stdev()), 1e-12);
+              std::hypot(robust_rel_noise(pts[0].step.summary), robust_rel_noise(pts[1].step.summary)), 1e-12);
   EXPECT_EQ(ab->provenance, "modeled");
   for (const auto& x : s) EXPECT_NE(x.strategy_a, "d");
+}
+
+TEST(ReportModel, RobustNoiseMatchesStdevForNormalDataButIgnoresOutliers) {
+  auto samples = testing::noisy_samples(1e6, 0.05, 4000, 3);
+  const auto clean = summarize(samples);
+  EXPECT_NEAR(robust_rel_noise(clean), clean.rel_stdev(), 0.005);
+  for (int i = 0; i < 40; ++i) samples[i * 100] = 2e7;  // 1% of steps preempted, 20x longer
+  const auto dirty = summarize(samples);
+  EXPECT_GT(dirty.rel_stdev(), 1.0);
+  EXPECT_NEAR(robust_rel_noise(dirty), 0.05, 0.01);
 }
 
 TEST(ReportModel, HostContextIsFilled) {
