@@ -30,62 +30,90 @@ namespace {
 
 constexpr int kSub = 16;                 // tokens per sub-block (page_tokens is a multiple of 16)
 constexpr int kHeadChunk = 4;            // query heads sharing the K/V registers of one pass
-constexpr size_t kPrefetchBytes = 4096;  // how far ahead of the K (and V) stream to prefetch
+constexpr size_t kPrefetchBytes = 4096;  // prefetch distance past the tile being read, in K bytes
 
 template <DType T>
 constexpr size_t elem_size() {
   return T == DType::f32 ? 4 : 2;
 }
 
-// s[g][n] = sum_j q_g[j] * K[j][token 16*.. + n*W ..] for one sub-block, HC query heads.
-// fk: the same sub-block `ahead` pages on, prefetched row by row.
-template <class V, DType T, int HC>
-inline void k_pass(const float* q, int d, const std::byte* kblk, const std::byte* fk, size_t row_bytes,
-                   typename V::F (&s)[HC][kSub / V::W]) {
+// NS consecutive sub-blocks of the range (V::kTileSubs: 2 on AVX-512, so each broadcast of q
+// feeds two registers of K). They may sit in different pages. A sub-block past the end of the
+// range has lo == hi and aliases sub-block 0 so its (masked) loads stay in bounds.
+template <int NS>
+struct Tile {
+  const std::byte* k[NS];   // K rows of the sub-block: row j at k + j * row_bytes
+  const std::byte* v[NS];   // its 16 V rows
+  const std::byte* fk[NS];  // this sub-block's share of the K block `ahead` pages on
+  const std::byte* fv[NS];  // the same V rows `ahead` pages on
+  int lo[NS], hi[NS];       // valid tokens [lo, hi) of the 16
+  int64_t tok0[NS];         // token index of slot 0
+};
+
+// s[g][n] = sum_j q_g[j] * K[j][n-th register of tokens] for one tile and HC query heads.
+// Rows go in pairs so the future K block is prefetched one 64-byte line per pair (fp16/bf16;
+// two for fp32) in address order; S accumulator sets keep >= 4 FMA chains in flight when
+// few heads share the pass.
+template <class V, DType T, int HC, int NS>
+inline void k_pass(const float* q, int d, const Tile<NS>& tile, size_t row_bytes,
+                   typename V::F (&s)[HC][NS * kSub / V::W]) {
   using F = typename V::F;
-  constexpr int NT = kSub / V::W, S = V::kSplitK;
-  constexpr size_t es = elem_size<T>();
-  F acc[S][HC][NT];
+  constexpr int NT = kSub / V::W, R = NS * NT;
+  constexpr int S = HC * R >= 8 ? 1 : 2;
+  constexpr size_t es = elem_size<T>(), pair_bytes = 2 * kSub * es;
+  F acc[S][HC][R];
   for (int u = 0; u < S; ++u)
     for (int g = 0; g < HC; ++g)
-      for (int n = 0; n < NT; ++n) acc[u][g][n] = V::zero();
-  for (int j = 0; j < d; j += S) {
-    for (int u = 0; u < S; ++u) {
-      V::prefetch(fk + (j + u) * row_bytes);
-      const std::byte* r = kblk + (j + u) * row_bytes;
-      F k[NT];
-      for (int n = 0; n < NT; ++n) k[n] = V::template load_kv<T>(r + n * V::W * es);
-      for (int g = 0; g < HC; ++g) {
-        const F qb = V::set1(q[g * d + j + u]);
-        for (int n = 0; n < NT; ++n) acc[u][g][n] = V::fmadd(qb, k[n], acc[u][g][n]);
-      }
+      for (int r = 0; r < R; ++r) acc[u][g][r] = V::zero();
+  auto row = [&](int j, int u) {
+    F k[R];
+    for (int i = 0; i < NS; ++i)
+      for (int n = 0; n < NT; ++n) k[i * NT + n] = V::template load_kv<T>(tile.k[i] + j * row_bytes + n * V::W * es);
+    for (int g = 0; g < HC; ++g) {
+      const F qb = V::set1(q[g * d + j]);
+      for (int r = 0; r < R; ++r) acc[u][g][r] = V::fmadd(qb, k[r], acc[u][g][r]);
     }
+  };
+  const std::byte* fk[NS];
+  for (int i = 0; i < NS; ++i) fk[i] = tile.fk[i];
+  int j = 0;
+  for (; j + 2 <= d; j += 2) {
+    for (int i = 0; i < NS; ++i) {
+      for (size_t b = 0; b < pair_bytes; b += 64) V::prefetch(fk[i] + b);
+      fk[i] += pair_bytes;
+    }
+    row(j, 0);
+    row(j + 1, S - 1);
   }
+  if (j < d) row(j, 0);  // odd head_dim (scalar path only)
   for (int g = 0; g < HC; ++g)
-    for (int n = 0; n < NT; ++n) {
-      F x = acc[0][g][n];
-      for (int u = 1; u < S; ++u) x = V::add(x, acc[u][g][n]);
-      s[g][n] = x;
+    for (int r = 0; r < R; ++r) {
+      F x = acc[0][g][r];
+      for (int u = 1; u < S; ++u) x = V::add(x, acc[u][g][r]);
+      s[g][r] = x;
     }
 }
 
-// Scales the logits of a sub-block, masks tokens outside [lo, hi) to -inf and optionally
-// stores the valid ones.
-template <class V, int HC>
-inline void finish_logits(typename V::F (&s)[HC][kSub / V::W], float scale, int lo, int hi, float* out,
-                          int64_t stride) {
+// Scales the logits of a tile, masks tokens outside each sub-block's [lo, hi) to -inf and
+// optionally stores the valid ones (out: logits of the tile's first token slot, per head).
+template <class V, int HC, int NS>
+inline void finish_logits(typename V::F (&s)[HC][NS * kSub / V::W], const Tile<NS>& tile, float scale,
+                          float* const* out, int64_t stride) {
   constexpr int NT = kSub / V::W;
-  const bool partial = lo > 0 || hi < kSub;
-  for (int g = 0; g < HC; ++g)
-    for (int n = 0; n < NT; ++n) {
-      s[g][n] = V::mul(s[g][n], V::set1(scale));
-      if (partial) s[g][n] = V::mask_outside(s[g][n], n * V::W, lo, hi);
+  for (int i = 0; i < NS; ++i) {
+    const bool partial = tile.lo[i] > 0 || tile.hi[i] < kSub;
+    for (int g = 0; g < HC; ++g)
+      for (int n = 0; n < NT; ++n) {
+        auto& x = s[g][i * NT + n];
+        x = V::mul(x, V::set1(scale));
+        if (partial) x = V::mask_outside(x, n * V::W, tile.lo[i], tile.hi[i]);
+      }
+    if (!out) continue;
+    for (int g = 0; g < HC; ++g) {
+      float tmp[kSub];
+      for (int n = 0; n < NT; ++n) V::store(tmp + n * V::W, s[g][i * NT + n]);
+      for (int t = tile.lo[i]; t < tile.hi[i]; ++t) out[i][g * stride + t] = tmp[t];
     }
-  if (!out) return;
-  for (int g = 0; g < HC; ++g) {
-    float tmp[kSub];
-    for (int n = 0; n < NT; ++n) V::store(tmp + n * V::W, s[g][n]);
-    for (int t = lo; t < hi; ++t) out[g * stride + t] = tmp[t];
   }
 }
 
@@ -95,11 +123,13 @@ struct SoftmaxState {
   float l[kMaxGroup];  // running sum of exp(logit - m)
 };
 
-// Columns [c, c + NV*W) of o_g = alpha_g * o_g + sum_{t in [lo, hi)} p_g[t] v_t for HC heads.
-// fv: the same rows `ahead` pages on, prefetched line by line.
+// Columns [c, c + NV*W) of o_g = alpha_g * o_g + sum_{t in [lo, hi)} p_g[t] v_t for HC heads
+// (p_g at p + g * p_stride); each V read is paired with a prefetch of the same offset in fv,
+// the rows `ahead` pages on. One sub-block per call: looping over a tile's sub-blocks in
+// here made GCC keep the converted V registers on the stack.
 template <class V, DType T, int HC, int NV>
 inline void v_chunk(float* o, int d, int c, const std::byte* vblk, const std::byte* fv, int lo, int hi,
-                    const float (&p)[HC][kSub], const float (&alpha)[HC]) {
+                    const float* p, int p_stride, const float (&alpha)[HC]) {
   using F = typename V::F;
   constexpr size_t es = elem_size<T>();
   constexpr size_t chunk_bytes = NV * V::W * es;
@@ -113,7 +143,7 @@ inline void v_chunk(float* o, int d, int c, const std::byte* vblk, const std::by
     F x[NV];
     for (int v = 0; v < NV; ++v) x[v] = V::template load_kv<T>(row + v * V::W * es);
     for (int g = 0; g < HC; ++g) {
-      const F pb = V::set1(p[g][t]);
+      const F pb = V::set1(p[g * p_stride + t]);
       for (int v = 0; v < NV; ++v) acc[g][v] = V::fmadd(pb, x[v], acc[g][v]);
     }
   }
@@ -121,82 +151,113 @@ inline void v_chunk(float* o, int d, int c, const std::byte* vblk, const std::by
     for (int v = 0; v < NV; ++v) V::store(o + g * d + c + v * V::W, acc[g][v]);
 }
 
-// One sub-block [lo, hi) for query heads g0..g0+HC: logits, online softmax, weighted V sum.
-template <class V, DType T, int HC>
-inline void attend_sub(const AttendJob& job, int g0, const std::byte* kblk, const std::byte* vblk,
-                       const std::byte* fk, const std::byte* fv, int lo, int hi, int64_t tok0, SoftmaxState& st) {
+// One tile for query heads g0..g0+HC: logits, online softmax, weighted V sum.
+template <class V, DType T, int HC, int NS>
+inline void attend_tile(const AttendJob& job, int g0, const Tile<NS>& tile, SoftmaxState& st) {
   using F = typename V::F;
-  constexpr int NT = kSub / V::W, NV = V::kVChunk;
-  constexpr size_t es = elem_size<T>();
+  constexpr int R = NS * kSub / V::W, NV = V::kVChunk;
   const int d = job.head_dim;
-  F s[HC][NT];
-  k_pass<V, T, HC>(job.q + g0 * d, d, kblk, fk, job.page_tokens * es, s);
-  float* lg = job.logits ? job.logits + g0 * job.logits_stride + (tok0 - job.logits_base) : nullptr;
-  finish_logits<V, HC>(s, job.scale, lo, hi, lg, job.logits_stride);
+  F s[HC][R];
+  k_pass<V, T, HC, NS>(job.q + g0 * d, d, tile, job.page_tokens * elem_size<T>(), s);
+  float* out[NS];
+  for (int i = 0; i < NS; ++i)
+    out[i] = job.logits ? job.logits + g0 * job.logits_stride + (tile.tok0[i] - job.logits_base) : nullptr;
+  finish_logits<V, HC, NS>(s, tile, job.scale, job.logits ? out : nullptr, job.logits_stride);
 
-  alignas(64) float p[HC][kSub];
+  alignas(64) float p[HC][NS * kSub];
   float alpha[HC];
   for (int g = 0; g < HC; ++g) {
     F mx = s[g][0];
-    for (int n = 1; n < NT; ++n) mx = V::max(mx, s[g][n]);
+    for (int r = 1; r < R; ++r) mx = V::max(mx, s[g][r]);
     const float m_old = st.m[g0 + g];
     const float mb = V::hmax(mx);
     const float m_new = mb > m_old ? mb : m_old;
-    // The max soon stops moving, so skip the libm call then; 0 on the first sub-block
+    // The max soon stops moving, so skip the libm call then; 0 on the first tile
     // (m_old = -inf), when o is still 0.
     alpha[g] = m_new == m_old ? 1.0f : __builtin_expf(m_old - m_new);
+    const F neg_m = V::set1(-m_new);
     F sum = V::zero();
-    for (int n = 0; n < NT; ++n) {
-      const F e = V::exp(V::add(s[g][n], V::set1(-m_new)));
+    for (int r = 0; r < R; ++r) {
+      const F e = V::exp(V::add(s[g][r], neg_m));
       sum = V::add(sum, e);
-      V::store(p[g] + n * V::W, e);
+      V::store(p[g] + r * V::W, e);
     }
     st.l[g0 + g] = st.l[g0 + g] * alpha[g] + V::hsum(sum);
     st.m[g0 + g] = m_new;
   }
 
-  // o_g = alpha_g * o_g + sum_t p_g[t] v_t, NV registers of every head at a time.
-  int c = 0;
-  for (; c + NV * V::W <= d; c += NV * V::W) v_chunk<V, T, HC, NV>(job.o + g0 * d, d, c, vblk, fv, lo, hi, p, alpha);
-  for (; c < d; c += V::W) v_chunk<V, T, HC, 1>(job.o + g0 * d, d, c, vblk, fv, lo, hi, p, alpha);
-}
-
-template <class V, DType T>
-inline void attend_sub_heads(const AttendJob& job, int g0, const std::byte* kblk, const std::byte* vblk,
-                             const std::byte* fk, const std::byte* fv, int lo, int hi, int64_t tok0,
-                             SoftmaxState& st) {
-  switch (job.group - g0 < kHeadChunk ? job.group - g0 : kHeadChunk) {
-    case 1: return attend_sub<V, T, 1>(job, g0, kblk, vblk, fk, fv, lo, hi, tok0, st);
-    case 2: return attend_sub<V, T, 2>(job, g0, kblk, vblk, fk, fv, lo, hi, tok0, st);
-    case 3: return attend_sub<V, T, 3>(job, g0, kblk, vblk, fk, fv, lo, hi, tok0, st);
-    default: return attend_sub<V, T, 4>(job, g0, kblk, vblk, fk, fv, lo, hi, tok0, st);
+  // o_g = alpha_g * o_g + sum_t p_g[t] v_t, NV registers of every head at a time, one
+  // sub-block after the other (the rescale applies once, with the first).
+  float one[HC];
+  for (int g = 0; g < HC; ++g) one[g] = 1.0f;
+  for (int i = 0; i < NS; ++i) {
+    if (tile.lo[i] >= tile.hi[i]) continue;
+    const float(&a)[HC] = i == 0 ? alpha : one;
+    float* o = job.o + g0 * d;
+    int c = 0;
+    for (; c + NV * V::W <= d; c += NV * V::W)
+      v_chunk<V, T, HC, NV>(o, d, c, tile.v[i], tile.fv[i], tile.lo[i], tile.hi[i], p[0] + i * kSub, NS * kSub, a);
+    for (; c < d; c += V::W)
+      v_chunk<V, T, HC, 1>(o, d, c, tile.v[i], tile.fv[i], tile.lo[i], tile.hi[i], p[0] + i * kSub, NS * kSub, a);
   }
 }
 
-// Walks the sub-blocks of [begin, end) page by page: fn(k, v, future k, future v, lo, hi, tok0).
-// The future blocks are those of the page kPrefetchBytes ahead (at least the next page); at
-// the end of the range they are the current ones, so prefetches need no branch.
-template <DType T, class Fn>
-inline void for_each_sub(const PageRef* pages, int P, int d, int64_t begin, int64_t end, Fn&& fn) {
+// Walks [begin, end) in tiles of NS sub-blocks: fn(tile). Each sub-block's future blocks
+// are those of the sub-block `ahead` tiles on, i.e. at least kPrefetchBytes of K past the
+// tile being read (measuring from the current sub-block instead would aim a 2-page tile's
+// prefetches at its own second page). Near the end of the range they are the current
+// blocks, so prefetches need no branch.
+template <DType T, int NS, class Fn>
+inline void for_each_tile(const PageRef* pages, int P, int d, int64_t begin, int64_t end, Fn&& fn) {
   constexpr size_t es = elem_size<T>();
-  const size_t block = static_cast<size_t>(P) * d * es;
-  const int64_t ahead = static_cast<int64_t>((kPrefetchBytes + block - 1) / block);
+  const size_t block = static_cast<size_t>(P) * d * es, tile_k_bytes = static_cast<size_t>(NS) * kSub * d * es;
+  const int nsb = P / kSub;
+  const int64_t ahead = NS * kSub * static_cast<int64_t>((kPrefetchBytes + tile_k_bytes - 1) / tile_k_bytes);
+  Tile<NS> tile;
+  int n = 0;
+  auto flush = [&] {
+    for (int i = n; NS > 1 && i < NS; ++i) {  // pad: empty sub-blocks aliasing the first
+      tile.k[i] = tile.k[0];
+      tile.v[i] = tile.v[0];
+      tile.fk[i] = tile.fk[0];
+      tile.fv[i] = tile.fv[0];
+      tile.lo[i] = tile.hi[i] = 0;
+      tile.tok0[i] = tile.tok0[0];
+    }
+    fn(static_cast<const Tile<NS>&>(tile));
+    n = 0;
+  };
   for (int64_t pg = begin / P; pg * P < end; ++pg) {
     const PageRef& cur = pages[pg];
-    const PageRef& fut = (pg + ahead) * P < end ? pages[pg + ahead] : cur;
-    for (int sb = 0; sb < P / kSub; ++sb) {
+    for (int sb = 0; sb < nsb; ++sb) {
       const int64_t tok0 = pg * P + sb * kSub;
       const int lo = begin > tok0 ? static_cast<int>(begin - tok0) : 0;
       const int hi = end < tok0 + kSub ? static_cast<int>(end - tok0) : kSub;
       if (lo >= hi) continue;
-      const size_t ko = static_cast<size_t>(sb) * kSub * es, vo = static_cast<size_t>(sb) * kSub * d * es;
-      fn(cur.k + ko, cur.v + vo, fut.k + ko, fut.v + vo, lo, hi, tok0);
+      tile.k[n] = cur.k + static_cast<size_t>(sb) * kSub * es;
+      tile.v[n] = cur.v + static_cast<size_t>(sb) * kSub * d * es;
+      const int64_t ft = tok0 + ahead;
+      if (ft < end) {
+        const PageRef& fut = pages[ft / P];
+        const int fsb = static_cast<int>(ft % P) / kSub;
+        tile.fk[n] = fut.k + static_cast<size_t>(fsb) * (block / nsb);  // its share, in address order
+        tile.fv[n] = fut.v + static_cast<size_t>(fsb) * kSub * d * es;
+      } else {
+        tile.fk[n] = cur.k + static_cast<size_t>(sb) * (block / nsb);
+        tile.fv[n] = tile.v[n];
+      }
+      tile.lo[n] = lo;
+      tile.hi[n] = hi;
+      tile.tok0[n] = tok0;
+      if (++n == NS) flush();
     }
   }
+  if (n) flush();
 }
 
 template <class V, DType T>
 void attend(const AttendJob& job) {
+  constexpr int NS = V::kTileSubs;
   const int d = job.head_dim, G = job.group;
   SoftmaxState st;
   for (int g = 0; g < G; ++g) {
@@ -204,14 +265,24 @@ void attend(const AttendJob& job) {
     st.l[g] = 0;
     for (int j = 0; j < d; ++j) job.o[g * d + j] = 0;
   }
-  for_each_sub<T>(job.pages, job.page_tokens, d, job.begin, job.end,
-                  [&](const std::byte* kb, const std::byte* vb, const std::byte* fk, const std::byte* fv, int lo,
-                      int hi, int64_t tok0) {
-                    // Head chunks after the first re-read the sub-block from L1 and prefetch
-                    // it (a cheap hit) instead of the future page.
-                    for (int g0 = 0; g0 < G; g0 += kHeadChunk)
-                      attend_sub_heads<V, T>(job, g0, kb, vb, g0 ? kb : fk, g0 ? vb : fv, lo, hi, tok0, st);
-                  });
+  for_each_tile<T, NS>(job.pages, job.page_tokens, d, job.begin, job.end, [&](const Tile<NS>& tile) {
+    // Head chunks after the first re-read the tile from L1 and prefetch it (a cheap hit)
+    // instead of the future page.
+    Tile<NS> again = tile;
+    for (int i = 0; i < NS; ++i) {
+      again.fk[i] = tile.k[i];
+      again.fv[i] = tile.v[i];
+    }
+    for (int g0 = 0; g0 < G; g0 += kHeadChunk) {
+      const Tile<NS>& t = g0 ? again : tile;
+      switch (G - g0 < kHeadChunk ? G - g0 : kHeadChunk) {
+        case 1: attend_tile<V, T, 1, NS>(job, g0, t, st); break;
+        case 2: attend_tile<V, T, 2, NS>(job, g0, t, st); break;
+        case 3: attend_tile<V, T, 3, NS>(job, g0, t, st); break;
+        default: attend_tile<V, T, 4, NS>(job, g0, t, st); break;
+      }
+    }
+  });
   for (int g = 0; g < G; ++g) {
     float* o = job.o + g * d;
     if (st.l[g] == 0) {  // no tokens: the neutral partial
@@ -224,30 +295,31 @@ void attend(const AttendJob& job) {
   }
 }
 
-template <class V, DType T, int HC>
-inline void score_sub(const ScoreJob& job, int g0, const std::byte* kblk, const std::byte* fk, int lo, int hi,
-                      int64_t tok0) {
-  typename V::F s[HC][kSub / V::W];
-  k_pass<V, T, HC>(job.q + g0 * job.head_dim, job.head_dim, kblk, fk, job.page_tokens * elem_size<T>(), s);
-  finish_logits<V, HC>(s, job.scale, lo, hi, job.logits + g0 * job.logits_stride + (tok0 - job.logits_base),
-                       job.logits_stride);
+template <class V, DType T, int HC, int NS>
+inline void score_tile(const ScoreJob& job, int g0, const Tile<NS>& tile) {
+  typename V::F s[HC][NS * kSub / V::W];
+  k_pass<V, T, HC, NS>(job.q + g0 * job.head_dim, job.head_dim, tile, job.page_tokens * elem_size<T>(), s);
+  float* out[NS];
+  for (int i = 0; i < NS; ++i) out[i] = job.logits + g0 * job.logits_stride + (tile.tok0[i] - job.logits_base);
+  finish_logits<V, HC, NS>(s, tile, job.scale, out, job.logits_stride);
 }
 
 template <class V, DType T>
 void score(const ScoreJob& job) {
-  for_each_sub<T>(job.pages, job.page_tokens, job.head_dim, job.begin, job.end,
-                  [&](const std::byte* kb, const std::byte*, const std::byte* fk, const std::byte*, int lo, int hi,
-                      int64_t tok0) {
-                    for (int g0 = 0; g0 < job.group; g0 += kHeadChunk) {
-                      const std::byte* f = g0 ? kb : fk;
-                      switch (job.group - g0 < kHeadChunk ? job.group - g0 : kHeadChunk) {
-                        case 1: score_sub<V, T, 1>(job, g0, kb, f, lo, hi, tok0); break;
-                        case 2: score_sub<V, T, 2>(job, g0, kb, f, lo, hi, tok0); break;
-                        case 3: score_sub<V, T, 3>(job, g0, kb, f, lo, hi, tok0); break;
-                        default: score_sub<V, T, 4>(job, g0, kb, f, lo, hi, tok0); break;
-                      }
-                    }
-                  });
+  constexpr int NS = V::kTileSubs;
+  for_each_tile<T, NS>(job.pages, job.page_tokens, job.head_dim, job.begin, job.end, [&](const Tile<NS>& tile) {
+    Tile<NS> again = tile;
+    for (int i = 0; i < NS; ++i) again.fk[i] = tile.k[i];
+    for (int g0 = 0; g0 < job.group; g0 += kHeadChunk) {
+      const Tile<NS>& t = g0 ? again : tile;
+      switch (job.group - g0 < kHeadChunk ? job.group - g0 : kHeadChunk) {
+        case 1: score_tile<V, T, 1, NS>(job, g0, t); break;
+        case 2: score_tile<V, T, 2, NS>(job, g0, t); break;
+        case 3: score_tile<V, T, 3, NS>(job, g0, t); break;
+        default: score_tile<V, T, 4, NS>(job, g0, t); break;
+      }
+    }
+  });
 }
 
 template <class V>

@@ -14,7 +14,7 @@ namespace {
 struct Avx2 {
   using F = __m256;
   static constexpr int W = 8;
-  static constexpr int kSplitK = 1;  // a 16-token sub-block is 2 registers: 4 heads give 8 chains
+  static constexpr int kTileSubs = 1;  // 16 tokens = 2 registers; 4 heads x 2 accumulators already fill the file
   static constexpr int kVChunk = 2;  // 4 heads x 2 accumulators + 2 V registers fit in 16 ymm
 
   static F zero() { return _mm256_setzero_ps(); }

@@ -14,7 +14,7 @@ namespace {
 struct Avx512 {
   using F = __m512;
   static constexpr int W = 16;       // fp32 lanes
-  static constexpr int kSplitK = 2;  // 2 chains per head in the K pass: 8 FMAs in flight for 4 heads
+  static constexpr int kTileSubs = 2;  // 32-token tiles: each q broadcast feeds 2 registers of K (4 measured no faster)
   static constexpr int kVChunk = 4;  // 4 heads x 4 registers of output accumulate per V row
 
   static F zero() { return _mm512_setzero_ps(); }

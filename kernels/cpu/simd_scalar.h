@@ -14,7 +14,7 @@ namespace {
 struct Scalar {
   using F = float;
   static constexpr int W = 1;
-  static constexpr int kSplitK = 1;
+  static constexpr int kTileSubs = 1;
   static constexpr int kVChunk = 8;
 
   static F zero() { return 0.0f; }

@@ -189,10 +189,10 @@ TEST(DecodeAttentionBatch, SequencesOfDifferentShapesInOneCall) {
 }
 
 // Head widths the vector paths cannot cover step down to a narrower path (72: AVX2, 40: AVX2,
-// 36: scalar) and stay exact.
+// 36 and 33: scalar, 33 with an odd last K row) and stay exact.
 TEST(DecodeAttentionDispatch, OddHeadDimsFallBackAndStayCorrect) {
   ThreadPool pool(2);
-  for (int d : {72, 40, 36}) {
+  for (int d : {72, 40, 36, 33}) {
     const auto in = test::make_paged_input({8, 2, d, DType::f16}, 333);
     for (SimdLevel l : test::available_levels())
       expect_matches(run(in, l, pool), test::reference(in, 0, 333), "head_dim " + std::to_string(d));
