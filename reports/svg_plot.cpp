@@ -131,7 +131,11 @@ std::string SvgPlot::str() const {
 }
 
 std::string series_color(size_t index) {
-  static const char* palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999"};
+  // Okabe-Ito first, then Paul Tol's muted set: 15 distinct colours before any repeats (the
+  // default sweep alone has a dozen strategies).
+  static const char* palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",
+                                  "#56B4E9", "#000000", "#999999", "#332288", "#882255",
+                                  "#117733", "#999933", "#AA4499", "#44AA99", "#DDCC77"};
   return palette[index % (sizeof palette / sizeof palette[0])];
 }
 

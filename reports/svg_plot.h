@@ -58,7 +58,7 @@ class SvgPlot {
   std::string body_;
 };
 
-// Colour per series from a palette distinguishable with colour-vision deficiencies (Okabe-Ito).
+// Colour per series: Okabe-Ito (distinguishable with colour-vision deficiencies), then Tol's muted.
 std::string series_color(size_t index);
 
 // Decade ticks (1, 10, 100 ... times a power of 10), plus 2 and 5 multiples when the range
