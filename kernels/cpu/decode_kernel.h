@@ -15,38 +15,37 @@ struct PageRef;
 
 namespace hb::cpu {
 
-// Query heads per KV head the engine keeps softmax state for (on the stack).
-inline constexpr int kMaxGroup = 256;
+// Limits of one job (state lives on the stack): KV heads, and query heads over all of them.
+inline constexpr int kMaxJobHeads = 64;
+inline constexpr int kMaxJobQueryHeads = 256;
 
-// One KV head's tokens [begin, end) (end > begin >= 0) attended by `group` query heads.
-struct AttendJob {
+// One KV head of a job: its tokens [job.begin, end) attended by job.group query heads.
+struct JobHead {
   const float* q = nullptr;     // [group][head_dim], unscaled
-  float scale = 0;              // > 0
   const PageRef* pages = nullptr;
-  int page_tokens = 0, head_dim = 0, group = 0;
-  DType dtype = DType::f16;
-  int64_t begin = 0, end = 0;
+  int64_t end = 0;              // >= job.begin; == job.begin: no tokens (neutral partial)
   float* o = nullptr;           // [group][head_dim], normalised by the partial's own sum
   float* lse = nullptr;         // [group]
-  float* logits = nullptr;      // optional: logits[g * logits_stride + t - logits_base]
-  int64_t logits_stride = 0, logits_base = 0;
+  float* logits = nullptr;      // optional: logits[g * job.logits_stride + t - job.logits_base]
 };
 
-// Scaled logits only (K is read, V is not): logits[g * logits_stride + t - logits_base].
-struct ScoreJob {
-  const float* q = nullptr;
-  float scale = 0;
-  const PageRef* pages = nullptr;
+// Up to kMaxJobHeads KV heads over the same token range. The engine walks them interleaved
+// tile by tile (head 0..n-1 at one position, then the next position): a cache filled token
+// by token stores the heads' pages side by side, so this order reads memory nearly
+// sequentially where one head at a time strides across it (page walks, DRAM pages).
+struct DecodeJob {
+  float scale = 0;  // > 0
   int page_tokens = 0, head_dim = 0, group = 0;
   DType dtype = DType::f16;
-  int64_t begin = 0, end = 0;
-  float* logits = nullptr;
+  int64_t begin = 0;
+  int heads = 0;
+  const JobHead* head = nullptr;
   int64_t logits_stride = 0, logits_base = 0;
 };
 
 struct KernelTable {
-  void (*attend)(const AttendJob&);
-  void (*score)(const ScoreJob&);
+  void (*attend)(const DecodeJob&);  // o, lse (and logits when set) of every head
+  void (*score)(const DecodeJob&);   // scaled logits only: K is read, V is not
   uint64_t (*stream)(const void* p, size_t bytes);  // xor of all 64-byte-aligned words read
   int lanes;                                         // head_dim must be a multiple of this
 };

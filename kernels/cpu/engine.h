@@ -15,10 +15,12 @@
 //  * One-pass online softmax: per sub-block and head one horizontal max, a vector exp, and
 //    the running output rescaled as it is loaded for the V pass.
 //  * V is [page][head_dim]: the weighted sum walks V rows in address order.
-//  * Every read is paired with a prefetch of the same offset in the page kPrefetchBytes
-//    ahead (pages are separate blocks, so hardware prefetchers lose the stream at each page
-//    boundary). The prefetch address is computed, not tracked: a cursor with state in the
-//    inner loop made GCC spill the accumulators to the stack every iteration.
+//  * A job's KV heads are walked interleaved, tile by tile (decode_kernel.h): a cache filled
+//    token by token keeps the heads' pages side by side, so reads advance through memory.
+//  * Every read of a tile is paired with a prefetch into the tile kPrefetchTiles later in
+//    that order (pages are separate blocks: hardware prefetchers lose the stream at each
+//    one). Addresses are computed per tile, not tracked in the inner loops: a cursor with
+//    state in the K loop made GCC spill the accumulators every iteration.
 #include <cstddef>
 #include <cstdint>
 
@@ -30,24 +32,28 @@ namespace {
 
 constexpr int kSub = 16;                 // tokens per sub-block (page_tokens is a multiple of 16)
 constexpr int kHeadChunk = 4;            // query heads sharing the K/V registers of one pass
-constexpr size_t kPrefetchBytes = 4096;  // prefetch distance past the tile being read, in K bytes
+// Prefetch distance, in tiles of the processing order: one tile is 16 KiB (AVX-512) or 8 KiB
+// of K+V at head_dim 128 fp16, "a few KiB ahead" of each stream.
+constexpr int kPrefetchTiles = 1;
 
 template <DType T>
 constexpr size_t elem_size() {
   return T == DType::f32 ? 4 : 2;
 }
 
-// NS consecutive sub-blocks of the range (V::kTileSubs: 2 on AVX-512, so each broadcast of q
-// feeds two registers of K). They may sit in different pages. A sub-block past the end of the
-// range has lo == hi and aliases sub-block 0 so its (masked) loads stay in bounds.
+// NS consecutive sub-blocks of one head's range (V::kTileSubs: 2 on AVX-512, so each broadcast
+// of q feeds two registers of K). They may sit in different pages. A sub-block past the end of
+// the range has lo == hi and aliases sub-block 0 so its (masked) loads stay in bounds.
 template <int NS>
 struct Tile {
-  const std::byte* k[NS];   // K rows of the sub-block: row j at k + j * row_bytes
-  const std::byte* v[NS];   // its 16 V rows
-  const std::byte* fk[NS];  // this sub-block's share of the K block `ahead` pages on
-  const std::byte* fv[NS];  // the same V rows `ahead` pages on
-  int lo[NS], hi[NS];       // valid tokens [lo, hi) of the 16
-  int64_t tok0[NS];         // token index of slot 0
+  int head;                     // index into the job's heads
+  const std::byte* k[NS];       // K rows of the sub-block: row j at k + j * row_bytes
+  const std::byte* kshare[NS];  // the sub-block's share of its page's K block, in address order
+  const std::byte* v[NS];       // its 16 V rows (contiguous)
+  const std::byte* fk[NS];      // what to prefetch while reading it: the kshare / v of the
+  const std::byte* fv[NS];      //   tile processed kPrefetchTiles later
+  int lo[NS], hi[NS];           // valid tokens [lo, hi) of the 16
+  int64_t tok0[NS];             // token index of slot 0
 };
 
 // s[g][n] = sum_j q_g[j] * K[j][n-th register of tokens] for one tile and HC query heads.
@@ -117,10 +123,10 @@ inline void finish_logits(typename V::F (&s)[HC][NS * kSub / V::W], const Tile<N
   }
 }
 
-// Per-job softmax state of every query head of the group; o accumulates in the job's output.
+// Per-job softmax state of every query head (head-major); o accumulates in the heads' outputs.
 struct SoftmaxState {
-  float m[kMaxGroup];  // running max logit
-  float l[kMaxGroup];  // running sum of exp(logit - m)
+  float m[kMaxJobQueryHeads];  // running max logit
+  float l[kMaxJobQueryHeads];  // running sum of exp(logit - m)
 };
 
 // Columns [c, c + NV*W) of o_g = alpha_g * o_g + sum_{t in [lo, hi)} p_g[t] v_t for HC heads
@@ -153,23 +159,24 @@ inline void v_chunk(float* o, int d, int c, const std::byte* vblk, const std::by
 
 // One tile for query heads g0..g0+HC: logits, online softmax, weighted V sum.
 template <class V, DType T, int HC, int NS>
-inline void attend_tile(const AttendJob& job, int g0, const Tile<NS>& tile, SoftmaxState& st) {
+inline void attend_tile(const DecodeJob& job, const JobHead& hd, int g0, const Tile<NS>& tile, float* m_run,
+                        float* l_run) {
   using F = typename V::F;
   constexpr int R = NS * kSub / V::W, NV = V::kVChunk;
   const int d = job.head_dim;
   F s[HC][R];
-  k_pass<V, T, HC, NS>(job.q + g0 * d, d, tile, job.page_tokens * elem_size<T>(), s);
+  k_pass<V, T, HC, NS>(hd.q + g0 * d, d, tile, job.page_tokens * elem_size<T>(), s);
   float* out[NS];
   for (int i = 0; i < NS; ++i)
-    out[i] = job.logits ? job.logits + g0 * job.logits_stride + (tile.tok0[i] - job.logits_base) : nullptr;
-  finish_logits<V, HC, NS>(s, tile, job.scale, job.logits ? out : nullptr, job.logits_stride);
+    out[i] = hd.logits ? hd.logits + g0 * job.logits_stride + (tile.tok0[i] - job.logits_base) : nullptr;
+  finish_logits<V, HC, NS>(s, tile, job.scale, hd.logits ? out : nullptr, job.logits_stride);
 
   alignas(64) float p[HC][NS * kSub];
   float alpha[HC];
   for (int g = 0; g < HC; ++g) {
     F mx = s[g][0];
     for (int r = 1; r < R; ++r) mx = V::max(mx, s[g][r]);
-    const float m_old = st.m[g0 + g];
+    const float m_old = m_run[g0 + g];
     const float mb = V::hmax(mx);
     const float m_new = mb > m_old ? mb : m_old;
     // The max soon stops moving, so skip the libm call then; 0 on the first tile
@@ -182,8 +189,8 @@ inline void attend_tile(const AttendJob& job, int g0, const Tile<NS>& tile, Soft
       sum = V::add(sum, e);
       V::store(p[g] + r * V::W, e);
     }
-    st.l[g0 + g] = st.l[g0 + g] * alpha[g] + V::hsum(sum);
-    st.m[g0 + g] = m_new;
+    l_run[g0 + g] = l_run[g0 + g] * alpha[g] + V::hsum(sum);
+    m_run[g0 + g] = m_new;
   }
 
   // o_g = alpha_g * o_g + sum_t p_g[t] v_t, NV registers of every head at a time, one
@@ -193,7 +200,7 @@ inline void attend_tile(const AttendJob& job, int g0, const Tile<NS>& tile, Soft
   for (int i = 0; i < NS; ++i) {
     if (tile.lo[i] >= tile.hi[i]) continue;
     const float(&a)[HC] = i == 0 ? alpha : one;
-    float* o = job.o + g0 * d;
+    float* o = hd.o + g0 * d;
     int c = 0;
     for (; c + NV * V::W <= d; c += NV * V::W)
       v_chunk<V, T, HC, NV>(o, d, c, tile.v[i], tile.fv[i], tile.lo[i], tile.hi[i], p[0] + i * kSub, NS * kSub, a);
@@ -202,128 +209,164 @@ inline void attend_tile(const AttendJob& job, int g0, const Tile<NS>& tile, Soft
   }
 }
 
-// Walks [begin, end) in tiles of NS sub-blocks: fn(tile). Each sub-block's future blocks
-// are those of the sub-block `ahead` tiles on, i.e. at least kPrefetchBytes of K past the
-// tile being read (measuring from the current sub-block instead would aim a 2-page tile's
-// prefetches at its own second page). Near the end of the range they are the current
-// blocks, so prefetches need no branch.
-template <DType T, int NS, class Fn>
-inline void for_each_tile(const PageRef* pages, int P, int d, int64_t begin, int64_t end, Fn&& fn) {
-  constexpr size_t es = elem_size<T>();
-  const size_t block = static_cast<size_t>(P) * d * es, tile_k_bytes = static_cast<size_t>(NS) * kSub * d * es;
-  const int nsb = P / kSub;
-  const int64_t ahead = NS * kSub * static_cast<int64_t>((kPrefetchBytes + tile_k_bytes - 1) / tile_k_bytes);
-  Tile<NS> tile;
-  int n = 0;
-  auto flush = [&] {
-    for (int i = n; NS > 1 && i < NS; ++i) {  // pad: empty sub-blocks aliasing the first
+// Cuts one head's [begin, end) into tiles of NS sub-blocks.
+template <DType T, int NS>
+struct TileCursor {
+  const PageRef* pages;
+  int P, d;
+  int64_t pos, end;  // next sub-block start (tokens), range end
+
+  bool next(Tile<NS>& tile) {
+    constexpr size_t es = elem_size<T>();
+    const size_t share = static_cast<size_t>(kSub) * d * es;  // one sub-block's K bytes
+    int n = 0;
+    for (; n < NS && pos < end; pos = (pos / kSub + 1) * kSub) {
+      const PageRef& pg = pages[pos / P];
+      const int sb = static_cast<int>(pos % P) / kSub;
+      const int64_t tok0 = pos / kSub * kSub;
+      tile.k[n] = pg.k + static_cast<size_t>(sb) * kSub * es;
+      tile.kshare[n] = pg.k + static_cast<size_t>(sb) * share;
+      tile.v[n] = pg.v + static_cast<size_t>(sb) * kSub * d * es;
+      tile.lo[n] = static_cast<int>(pos - tok0);
+      tile.hi[n] = end < tok0 + kSub ? static_cast<int>(end - tok0) : kSub;
+      tile.tok0[n] = tok0;
+      ++n;
+    }
+    for (int i = n; NS > 1 && n > 0 && i < NS; ++i) {  // pad: empty sub-blocks aliasing the first
       tile.k[i] = tile.k[0];
+      tile.kshare[i] = tile.kshare[0];
       tile.v[i] = tile.v[0];
-      tile.fk[i] = tile.fk[0];
-      tile.fv[i] = tile.fv[0];
       tile.lo[i] = tile.hi[i] = 0;
       tile.tok0[i] = tile.tok0[0];
     }
-    fn(static_cast<const Tile<NS>&>(tile));
-    n = 0;
-  };
-  for (int64_t pg = begin / P; pg * P < end; ++pg) {
-    const PageRef& cur = pages[pg];
-    for (int sb = 0; sb < nsb; ++sb) {
-      const int64_t tok0 = pg * P + sb * kSub;
-      const int lo = begin > tok0 ? static_cast<int>(begin - tok0) : 0;
-      const int hi = end < tok0 + kSub ? static_cast<int>(end - tok0) : kSub;
-      if (lo >= hi) continue;
-      tile.k[n] = cur.k + static_cast<size_t>(sb) * kSub * es;
-      tile.v[n] = cur.v + static_cast<size_t>(sb) * kSub * d * es;
-      const int64_t ft = tok0 + ahead;
-      if (ft < end) {
-        const PageRef& fut = pages[ft / P];
-        const int fsb = static_cast<int>(ft % P) / kSub;
-        tile.fk[n] = fut.k + static_cast<size_t>(fsb) * (block / nsb);  // its share, in address order
-        tile.fv[n] = fut.v + static_cast<size_t>(fsb) * kSub * d * es;
-      } else {
-        tile.fk[n] = cur.k + static_cast<size_t>(sb) * (block / nsb);
-        tile.fv[n] = tile.v[n];
-      }
-      tile.lo[n] = lo;
-      tile.hi[n] = hi;
-      tile.tok0[n] = tok0;
-      if (++n == NS) flush();
-    }
+    return n > 0;
   }
-  if (n) flush();
-}
+};
+
+// Yields the job's tiles in processing order (heads interleaved at each position), each with
+// its prefetch pointers aimed at the tile kPrefetchTiles later in that order (itself at the
+// end, so prefetches need no branch).
+template <DType T, int NS>
+struct TileStream {
+  static constexpr int A = kPrefetchTiles;
+  TileCursor<T, NS> cur[kMaxJobHeads];
+  int heads = 0, turn = 0, live = 0;
+  Tile<NS> ring[A + 1];
+  int queued = 0;
+
+  TileStream(const DecodeJob& job) : heads(job.heads) {
+    for (int h = 0; h < heads; ++h)
+      cur[h] = TileCursor<T, NS>{job.head[h].pages, job.page_tokens, job.head_dim, job.begin, job.head[h].end};
+    live = heads;
+    while (queued <= A && produce(ring[queued])) ++queued;
+  }
+  bool produce(Tile<NS>& t) {
+    for (int tries = 0; tries < heads && live > 0; ++tries) {
+      const int h = turn;
+      turn = turn + 1 == heads ? 0 : turn + 1;
+      if (cur[h].pos >= cur[h].end) continue;
+      if (cur[h].next(t)) {
+        t.head = h;
+        return true;
+      }
+    }
+    return false;
+  }
+  bool next(Tile<NS>& out) {
+    if (queued == 0) return false;
+    out = ring[0];
+    const Tile<NS>& fut = ring[queued - 1 < A ? queued - 1 : A];
+    for (int i = 0; i < NS; ++i) {
+      out.fk[i] = fut.kshare[i];
+      out.fv[i] = fut.v[i];
+    }
+    for (int i = 1; i < queued; ++i) ring[i - 1] = ring[i];
+    --queued;
+    if (produce(ring[queued])) ++queued;
+    return true;
+  }
+};
 
 template <class V, DType T>
-void attend(const AttendJob& job) {
+void attend(const DecodeJob& job) {
   constexpr int NS = V::kTileSubs;
   const int d = job.head_dim, G = job.group;
   SoftmaxState st;
-  for (int g = 0; g < G; ++g) {
-    st.m[g] = -__builtin_inff();
-    st.l[g] = 0;
-    for (int j = 0; j < d; ++j) job.o[g * d + j] = 0;
-  }
-  for_each_tile<T, NS>(job.pages, job.page_tokens, d, job.begin, job.end, [&](const Tile<NS>& tile) {
+  for (int h = 0; h < job.heads; ++h)
+    for (int g = 0; g < G; ++g) {
+      st.m[h * G + g] = -__builtin_inff();
+      st.l[h * G + g] = 0;
+      for (int j = 0; j < d; ++j) job.head[h].o[g * d + j] = 0;
+    }
+  TileStream<T, NS> tiles(job);
+  Tile<NS> tile;
+  while (tiles.next(tile)) {
+    const JobHead& hd = job.head[tile.head];
     // Head chunks after the first re-read the tile from L1 and prefetch it (a cheap hit)
-    // instead of the future page.
+    // instead of the future tile.
     Tile<NS> again = tile;
     for (int i = 0; i < NS; ++i) {
-      again.fk[i] = tile.k[i];
+      again.fk[i] = tile.kshare[i];
       again.fv[i] = tile.v[i];
     }
     for (int g0 = 0; g0 < G; g0 += kHeadChunk) {
       const Tile<NS>& t = g0 ? again : tile;
+      float* m = st.m + tile.head * G;
+      float* l = st.l + tile.head * G;
       switch (G - g0 < kHeadChunk ? G - g0 : kHeadChunk) {
-        case 1: attend_tile<V, T, 1, NS>(job, g0, t, st); break;
-        case 2: attend_tile<V, T, 2, NS>(job, g0, t, st); break;
-        case 3: attend_tile<V, T, 3, NS>(job, g0, t, st); break;
-        default: attend_tile<V, T, 4, NS>(job, g0, t, st); break;
+        case 1: attend_tile<V, T, 1, NS>(job, hd, g0, t, m, l); break;
+        case 2: attend_tile<V, T, 2, NS>(job, hd, g0, t, m, l); break;
+        case 3: attend_tile<V, T, 3, NS>(job, hd, g0, t, m, l); break;
+        default: attend_tile<V, T, 4, NS>(job, hd, g0, t, m, l); break;
       }
     }
-  });
-  for (int g = 0; g < G; ++g) {
-    float* o = job.o + g * d;
-    if (st.l[g] == 0) {  // no tokens: the neutral partial
-      job.lse[g] = -__builtin_inff();
-      continue;
-    }
-    const float inv = 1.0f / st.l[g];
-    for (int j = 0; j < d; ++j) o[j] *= inv;
-    job.lse[g] = st.m[g] + __builtin_logf(st.l[g]);
   }
+  for (int h = 0; h < job.heads; ++h)
+    for (int g = 0; g < G; ++g) {
+      float* o = job.head[h].o + g * d;
+      const float l = st.l[h * G + g];
+      if (l == 0) {  // no tokens: the neutral partial
+        job.head[h].lse[g] = -__builtin_inff();
+        continue;
+      }
+      const float inv = 1.0f / l;
+      for (int j = 0; j < d; ++j) o[j] *= inv;
+      job.head[h].lse[g] = st.m[h * G + g] + __builtin_logf(l);
+    }
 }
 
 template <class V, DType T, int HC, int NS>
-inline void score_tile(const ScoreJob& job, int g0, const Tile<NS>& tile) {
+inline void score_tile(const DecodeJob& job, const JobHead& hd, int g0, const Tile<NS>& tile) {
   typename V::F s[HC][NS * kSub / V::W];
-  k_pass<V, T, HC, NS>(job.q + g0 * job.head_dim, job.head_dim, tile, job.page_tokens * elem_size<T>(), s);
+  k_pass<V, T, HC, NS>(hd.q + g0 * job.head_dim, job.head_dim, tile, job.page_tokens * elem_size<T>(), s);
   float* out[NS];
-  for (int i = 0; i < NS; ++i) out[i] = job.logits + g0 * job.logits_stride + (tile.tok0[i] - job.logits_base);
+  for (int i = 0; i < NS; ++i) out[i] = hd.logits + g0 * job.logits_stride + (tile.tok0[i] - job.logits_base);
   finish_logits<V, HC, NS>(s, tile, job.scale, out, job.logits_stride);
 }
 
 template <class V, DType T>
-void score(const ScoreJob& job) {
+void score(const DecodeJob& job) {
   constexpr int NS = V::kTileSubs;
-  for_each_tile<T, NS>(job.pages, job.page_tokens, job.head_dim, job.begin, job.end, [&](const Tile<NS>& tile) {
+  TileStream<T, NS> tiles(job);
+  Tile<NS> tile;
+  while (tiles.next(tile)) {
+    const JobHead& hd = job.head[tile.head];
     Tile<NS> again = tile;
-    for (int i = 0; i < NS; ++i) again.fk[i] = tile.k[i];
+    for (int i = 0; i < NS; ++i) again.fk[i] = tile.kshare[i];
     for (int g0 = 0; g0 < job.group; g0 += kHeadChunk) {
       const Tile<NS>& t = g0 ? again : tile;
       switch (job.group - g0 < kHeadChunk ? job.group - g0 : kHeadChunk) {
-        case 1: score_tile<V, T, 1, NS>(job, g0, t); break;
-        case 2: score_tile<V, T, 2, NS>(job, g0, t); break;
-        case 3: score_tile<V, T, 3, NS>(job, g0, t); break;
-        default: score_tile<V, T, 4, NS>(job, g0, t); break;
+        case 1: score_tile<V, T, 1, NS>(job, hd, g0, t); break;
+        case 2: score_tile<V, T, 2, NS>(job, hd, g0, t); break;
+        case 3: score_tile<V, T, 3, NS>(job, hd, g0, t); break;
+        default: score_tile<V, T, 4, NS>(job, hd, g0, t); break;
       }
     }
-  });
+  }
 }
 
 template <class V>
-void attend_any(const AttendJob& job) {
+void attend_any(const DecodeJob& job) {
   switch (job.dtype) {
     case DType::f32: return attend<V, DType::f32>(job);
     case DType::f16: return attend<V, DType::f16>(job);
@@ -332,7 +375,7 @@ void attend_any(const AttendJob& job) {
 }
 
 template <class V>
-void score_any(const ScoreJob& job) {
+void score_any(const DecodeJob& job) {
   switch (job.dtype) {
     case DType::f32: return score<V, DType::f32>(job);
     case DType::f16: return score<V, DType::f16>(job);

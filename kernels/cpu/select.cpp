@@ -23,42 +23,41 @@ float scale_or_default(float scale, int head_dim) {
 
 void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end, float scale,
                   float* logits, int64_t stride, ThreadPool& pool, SimdLevel simd) {
-  if (kv.kv_heads <= 0 || q_heads % kv.kv_heads != 0)
+  if (kv.kv_heads <= 0 || q_heads % kv.kv_heads != 0 || q_heads / kv.kv_heads > kMaxJobQueryHeads)
     throw Error("score_logits: " + std::to_string(q_heads) + " query heads cannot share " +
                     std::to_string(kv.kv_heads) + " KV heads",
                 "q_heads must be a multiple of kv_heads");
   const KernelTable& k = kernels_for(simd, kv.head_dim);
   const int G = q_heads / kv.kv_heads, d = kv.head_dim;
   begin = std::max<int64_t>(begin, 0);
-  auto range = [&](int h) {
+  auto head_end = [&](int h) {
     const int64_t n = kv.heads[h].num_tokens;
-    const int64_t b = std::min(begin, n);
-    return TokenRange{b, end < 0 ? n : std::clamp(end, b, n)};
+    return std::max(begin, end < 0 ? n : std::min(end, n));
   };
-  int64_t total = 0, longest = 0;
-  for (int h = 0; h < kv.kv_heads; ++h) {
-    total += range(h).size();
-    longest = std::max(longest, range(h).size());
-  }
-  const int64_t piece = split_size(total, pool.size());
-  const int64_t splits = std::max<int64_t>(1, (longest + piece - 1) / piece);
-  pool.parallel_for(splits * kv.kv_heads, [&](int64_t task, int) {
-    const int h = static_cast<int>(task / splits);
-    const TokenRange r = range(h).part(task % splits, piece);
-    if (r.size() <= 0) return;
-    ScoreJob job;
-    job.q = q + static_cast<size_t>(h) * G * d;
+  int64_t longest = 0;
+  for (int h = 0; h < kv.kv_heads; ++h) longest = std::max(longest, head_end(h) - begin);
+  // Same task shape as decode_attention: groups of heads walked interleaved, token splits.
+  const HeadSplit sp = split_heads(kv.kv_heads, G, longest, split_size(longest * kv.kv_heads, pool.size()));
+  pool.parallel_for(sp.head_jobs * sp.splits, [&](int64_t task, int) {
+    const int first = static_cast<int>(task / sp.splits) * sp.heads_per_job;
+    DecodeJob job;
     job.scale = scale_or_default(scale, d);
-    job.pages = kv.heads[h].pages;
     job.page_tokens = kv.page_tokens;
     job.head_dim = d;
     job.group = G;
     job.dtype = kv.dtype;
-    job.begin = r.begin;
-    job.end = r.end;
-    job.logits = logits + static_cast<size_t>(h) * G * stride;
+    job.begin = begin + (task % sp.splits) * sp.split_tokens;
+    job.heads = std::min(sp.heads_per_job, kv.kv_heads - first);
     job.logits_stride = stride;
     job.logits_base = begin;
+    JobHead heads[kMaxJobHeads];
+    for (int i = 0; i < job.heads; ++i) {
+      heads[i].q = q + static_cast<size_t>(first + i) * G * d;
+      heads[i].pages = kv.heads[first + i].pages;
+      heads[i].end = std::clamp(head_end(first + i), job.begin, job.begin + sp.split_tokens);
+      heads[i].logits = logits + static_cast<size_t>(first + i) * G * stride;
+    }
+    job.head = heads;
     k.score(job);
   });
 }
