@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/thread_pool.h"
+#include "kernels/cpu/page_meta.h"
 #include "kernels/cpu/select.h"
 #include "kernels/cuda/device_kv.h"
 #include "tests/kernels/kv_fixture.h"
@@ -228,6 +229,15 @@ TEST(CudaPageMinMax, ElementwiseOverEachPagesValidTokens) {
           ASSERT_EQ(gmn[(h * stride + p) * 64 + j], lo) << "head " << h << " page " << p << " dim " << j;
           ASSERT_EQ(gmx[(h * stride + p) * 64 + j], hi) << "head " << h << " page " << p << " dim " << j;
         }
+    for (int h = 0; h < 2; ++h)  // and the CPU engine's Quest box, page by page
+      for (int64_t p = 0; p < pages; ++p) {
+        std::vector<float> cmn(64), cmx(64);
+        cpu::page_box(in.view(), h, p, cmn.data(), cmx.data());
+        for (int j = 0; j < 64; ++j) {
+          ASSERT_EQ(gmn[(h * stride + p) * 64 + j], cmn[j]) << "vs CPU, head " << h << " page " << p;
+          ASSERT_EQ(gmx[(h * stride + p) * 64 + j], cmx[j]) << "vs CPU, head " << h << " page " << p;
+        }
+      }
   }
 }
 
