@@ -8,14 +8,16 @@ Usage: hybridbench_kernels_bench --benchmark_repetitions=N --benchmark_enable_ra
 import json
 import sys
 
+FAMILIES = ("BM_DecodeAttention", "BM_StreamRead", "BM_AttentionVsStream")
+
 
 def main(path):
     runs = json.load(open(path))["benchmarks"]
     med = {}
     for r in runs:
-        if r.get("aggregate_name") != "median":
-            continue
         name = r["run_name"]
+        if r.get("aggregate_name") != "median" or name.split("/")[0] not in FAMILIES:
+            continue
         parts = dict(p.split(":", 1) for p in name.split("/")[1:] if ":" in p)
         key = (int(parts["tokens"]), r.get("label", ""))
         med.setdefault(key, {})[name.split("/")[0]] = r
