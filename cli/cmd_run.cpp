@@ -15,6 +15,7 @@
 #include "core/model_presets.h"
 #include "hybrid/register.h"
 #include "reports/json_io.h"
+#include "reports/model/model_run.h"
 #include "reports/run/runner.h"
 #include "reports/run/trace.h"
 
@@ -27,6 +28,8 @@ struct RunArgs {
   std::string models = "llama-3.1-8b", seq_lens = "4k,16k,32k", batches = "1", strategies = "all", dtypes = "fp16";
   std::string accel_memory, out, config;
   std::vector<std::string> opts;
+  std::string mode = "measure";          // measure | model (reports/model)
+  std::vector<std::string> platforms;    // --platform: profiles for --mode model
   bool list_strategies = false, list_models = false, quiet = false;
 };
 
@@ -158,11 +161,22 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
     spec.strategy_options[o.substr(0, eq)] = o.substr(eq + 1);
   }
   spec.validate();
+  std::vector<model::PlatformModel> platforms;  // --mode model: loaded (and validated) before anything runs
+  if (a.mode == "model") platforms = model::load_platform_models(run::split_list([&] {
+                             std::string j;
+                             for (const auto& p : a.platforms) j += (j.empty() ? "" : ",") + p;
+                             return j;
+                           }()));
+  else if (!a.platforms.empty())
+    throw Error("--platform is for --mode model (projection onto a profile's hardware)",
+                "add --mode model, or drop --platform to measure this machine");
 
   PlatformSetup platform = setup_platform(spec);
   const std::string out = a.out.empty() ? default_out_path() : a.out;
   ProgressBar bar(a.quiet);
-  reports::Report report = run::run_sweep(spec, platform.env, [&](const run::Progress& p) { bar.update(p); });
+  const run::ProgressFn on_progress = [&](const run::Progress& p) { bar.update(p); };
+  reports::Report report = a.mode == "model" ? model::run_model_sweep(spec, platforms, platform.env, on_progress)
+                                             : run::run_sweep(spec, platform.env, on_progress);
   bar.finish();
   fill_context(report.context, platform);
   report.context.command_line = platform.command_line;
@@ -219,6 +233,18 @@ CommandFn add_run_command(CLI::App& app) {
   sub->add_option("--kv-node", s.kv_node, "Host NUMA node for offloaded KV (default: the CPU's local node)");
   sub->add_option("--emulate-cxl", s.emulate_cxl, "node=N (a NUMA node plays CXL) or bandwidth=GBps,latency=ns");
   sub->add_option("--out", a->out, "Report path (default: hybridbench-<UTC time>.json here)");
+  sub->add_option("--mode", a->mode,
+                  "measure: time this machine; model: run each strategy here for its selection, accuracy and exact "
+                  "traffic, and time it with the --platform profiles' performance model (reports/model)")
+      ->check(CLI::IsMember({"measure", "model"}))
+      ->capture_default_str();
+  sub->add_option("--platform", a->platforms,
+                  "--mode model: platform profiles, comma separated: FILE.json (probe --out, or your own), "
+                  "preset:NAME, or 'presets' for every shipped one (" + [] {
+                    std::string n;
+                    for (const auto& x : model::preset_names()) n += (n.empty() ? "" : ", ") + x;
+                    return n;
+                  }() + ")");
   sub->add_option("--config", a->config, "JSON file with any of these options by long name; flags win");
   sub->add_flag("--list-strategies", a->list_strategies, "List strategies and exit");
   sub->add_flag("--list-models", a->list_models, "List model presets and exit");

@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   add(hb::cli::add_run_command);
   add(hb::cli::add_compare_command);
   add(hb::cli::add_report_command);
+  add(hb::cli::add_validate_model_command);
 
   try {
     app.parse(argc, argv);

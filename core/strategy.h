@@ -14,6 +14,7 @@
 
 #include "core/accelerator.h"
 #include "core/kv_cache.h"
+#include "core/overlap.h"
 #include "core/thread_pool.h"
 #include "core/traffic.h"
 #include "core/workload.h"
@@ -105,6 +106,10 @@ class Strategy {
   virtual std::vector<MemoryRegion> memory_regions() const { return {}; }
   // Per-interval rows of controller state (HybridGen's scheduler); empty for static ones.
   virtual std::vector<std::map<std::string, double>> trajectory() const { return {}; }
+  // Which of the step's resources run concurrently (core/overlap.h), for the projection model
+  // (reports/model): e.g. OverlapStructure::parse("cpu|accelerator > transfer > sync"). Valid
+  // after plan(). Default: undeclared (the model falls back to its table, then to serial).
+  virtual OverlapStructure overlap() const { return {}; }
 };
 
 struct StrategyInfo {

@@ -1,6 +1,7 @@
 #include "reports/run/runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "core/error.h"
@@ -124,6 +125,7 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
 
   reports::Report report;
   report.context.sweep = spec.echo();
+  if (env.model && env.model->replace) report.context.sweep["mode"] = "model";
   ThreadPool host_pool(spec.host_threads > 0 ? spec.host_threads
                                              : std::max<int>(1, static_cast<int>(allowed_cpus().size()) -
                                                                     std::max(1, spec.accelerator.cpu_threads > 0
@@ -175,11 +177,18 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
                 report.context.accelerator = ai;
                 context_accel_set = true;
               }
+              if (env.model && env.model->replace) {
+                p.provenance = "modeled";
+                if (!env.model->accelerator_kind.empty()) p.axes.accelerator = env.model->accelerator_kind;
+                for (const auto& [k, v] : env.model->axes_extra) p.axes.extra[k] = v;
+              }
               Platform platform{tiers, c->accelerator.get(), &host_pool, env.cpu_node};
               c->strategy = StrategyRegistry::instance().find(name).make(opts);
               if (progress) progress({done, total, where + ": " + name + " loading", (now_ns() - t_start) * 1e-9});
               PlanResult plan = c->strategy->plan(problem, platform);
               p.strategy_params = plan.parameters;
+              if (env.model && env.model->annotate)
+                for (const auto& [k, v] : env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
               if (plan.status != "ok") {
                 fail(*c, plan.status, plan.reason);
               } else {
@@ -214,6 +223,14 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
                 const int64_t t0 = now_ns();
                 c.strategy->step(s, out);
                 out.total_ns = now_ns() - t0;
+                if (env.model) {
+                  const StepPrice m = env.model->price(c.point.axes, *c.strategy, s, out);
+                  if (env.model->replace) {
+                    out.total_ns = std::llround(m.total_ns);
+                    out.phase_ns.clear();
+                    for (const auto& [ph, ns] : m.phase_ns) out.phase_ns[ph] = std::llround(ns);
+                  }
+                }
               } catch (const Error& e) {
                 fail(c, "error", "step " + std::to_string(s) + ": " + e.problem());
                 continue;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,24 @@ struct Progress {
 };
 using ProgressFn = std::function<void(const Progress&)>;
 
+// Model mode (reports/model): every step still runs, so selection, accuracy and traffic are
+// real; `price` turns each executed step into a modeled time and phases. replace = true: the
+// points carry the modeled timing and provenance "modeled"; false: the measured timing stays
+// and the hook only observes (validate-model prices the very steps it measured).
+struct StepPrice {
+  double total_ns = 0;
+  std::map<std::string, double> phase_ns;
+};
+struct StepModel {
+  bool replace = true;
+  std::string accelerator_kind;                   // axes.accelerator of modeled points ("" = keep)
+  std::map<std::string, std::string> axes_extra;  // added to axes.extra, e.g. "platform" -> name
+  // Step s of the point with these axes (warm-up steps included); throws hb::Error on failure.
+  std::function<StepPrice(const reports::PointAxes&, const Strategy&, int s, const StepResult&)> price;
+  // Added to a planned point's strategy_params (e.g. "model.overlap"); optional.
+  std::function<std::map<std::string, std::string>(const Strategy&)> annotate;
+};
+
 // What the caller resolved about the machine (memtier): where host KV may go and how to check
 // where pages really are.
 struct RunEnvironment {
@@ -31,6 +50,8 @@ struct RunEnvironment {
   std::function<std::map<int, int64_t>(const void* ptr, size_t bytes)> observe_pages;
   // Bytes of host memory the workloads may use (0 = no check).
   int64_t host_memory_budget_bytes = 0;
+  // Model mode: null = measure.
+  std::shared_ptr<const StepModel> model;
 };
 
 // Strategy names the spec selects ("all" expands to every registered strategy).

@@ -1,0 +1,215 @@
+// `hybridbench validate-model`: how far the projection model (reports/model) is from this
+// machine. Measures a small sweep here and prices each of its steps from the step's exact
+// traffic with a profile of this machine (given, or probed and calibrated on the fly), then
+// prints the per-point and per-strategy error. Parsing and wiring only.
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "baselines/register.h"
+#include "cli/command.h"
+#include "cli/platform_setup.h"
+#include "cli/progress.h"
+#include "core/error.h"
+#include "core/model_presets.h"
+#include "core/thread_pool.h"
+#include "hybrid/register.h"
+#include "reports/json_io.h"
+#include "reports/model/calibrate.h"
+#include "reports/model/validate.h"
+
+namespace hb::cli {
+
+namespace {
+
+struct ValidateArgs {
+  run::SweepSpec spec;
+  std::string platform, models = "llama-3.1-8b", seq_lens = "8k,32k,64k", strategies = "all", dtype = "fp16";
+  std::string batches = "1", out, report, write_model, accel_memory;
+  std::vector<std::string> opts;
+  double goal = 0.15;
+  bool check = false, quiet = false, no_live = false;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot read '" + path + "'", "check the path");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int64_t parse_size(const std::string& s) {
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (...) {
+    throw Error("'" + s + "' is not a size", "write sizes like 512M or 2G");
+  }
+  const std::string u = s.substr(pos);
+  const double m = u == "k" || u == "K" ? 1024.0 : u == "m" || u == "M" ? 1048576.0 : u == "g" || u == "G" ? 1073741824.0 : 1.0;
+  if ((m == 1.0 && !u.empty()) || v <= 0) throw Error("'" + s + "' is not a size", "write sizes like 512M or 2G");
+  return static_cast<int64_t>(v * m);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  if (!out) throw Error("cannot write '" + path + "'", "check that the folder exists and is writable", kExitFailure);
+}
+
+int validate_command(ValidateArgs& a) {
+  register_baselines(StrategyRegistry::instance());
+  register_hybrid(StrategyRegistry::instance());
+  auto& spec = a.spec;
+  spec.models = run::split_list(a.models);
+  spec.kv_dtypes = {a.dtype};
+  spec.strategies = run::split_list(a.strategies);
+  spec.seq_lens = run::parse_seq_lens(a.seq_lens);
+  spec.batches.clear();
+  for (const auto& b : run::split_list(a.batches)) {
+    try {
+      spec.batches.push_back(std::stoi(b));
+    } catch (...) {
+      throw Error("batch '" + b + "' is not a number", "pass e.g. --batch 1,4");
+    }
+  }
+  if (!a.accel_memory.empty()) spec.accelerator.capacity_bytes = parse_size(a.accel_memory);
+  for (const auto& o : a.opts) {
+    const size_t eq = o.find('=');
+    if (eq == std::string::npos || o.find('.') == std::string::npos || o.find('.') > eq)
+      throw Error("--opt '" + o + "' is not STRATEGY.KEY=VALUE", "e.g. --opt h2o.heavy_ratio=0.2");
+    spec.strategy_options[o.substr(0, eq)] = o.substr(eq + 1);
+  }
+  if (spec.accelerator.kind != "cpu")
+    throw Error("validate-model calibrates the cpu accelerator only (--accelerator " + spec.accelerator.kind + ")",
+                "use --accelerator cpu; GPU validation needs a complete cuda profile and is not wired yet");
+  // Pin down the thread counts the runner would pick, so the calibration measures the same ones.
+  const int cpus = static_cast<int>(allowed_cpus().size());
+  if (spec.accelerator.cpu_threads <= 0) spec.accelerator.cpu_threads = std::max(1, cpus / 2);
+  if (spec.host_threads <= 0) spec.host_threads = std::max(1, cpus - spec.accelerator.cpu_threads);
+  spec.validate();
+
+  auto say = [&](const std::string& line) {
+    if (!a.quiet) std::cerr << "validate-model: " << line << "\n";
+  };
+  model::CalibrationOptions co;
+  co.host_threads = spec.host_threads;
+  co.accelerator_threads = spec.accelerator.cpu_threads;
+  co.accelerator_capacity_bytes = spec.accelerator.capacity_bytes > 0 ? spec.accelerator.capacity_bytes : int64_t{2} << 30;
+  co.shape = find_model_preset(spec.models[0]).shape;
+  co.shape.kv_dtype = parse_dtype(a.dtype);
+  co.page_tokens = spec.page_tokens;
+
+  model::PlatformModel m;
+  std::string doc;  // the platform document --write-model extends
+  if (a.platform.empty()) {
+    say("no --platform: probing this machine (quick) and calibrating");
+    m = model::measure_this_machine(co, say, &doc);
+  } else {
+    doc = read_file(a.platform);
+    m = model::parse_platform_model(doc, a.platform, false);
+    bool complete = true;
+    try {
+      m.validate();
+    } catch (const Error&) {
+      complete = false;
+    }
+    if (!complete || m.accelerator.kind != "cpu") {
+      say("profile " + a.platform + " lacks figures for this run's cpu accelerator: calibrating them");
+      m = model::calibrate_this_machine(m, co, false, say);
+    } else if (m.cpu.cores != spec.host_threads) {
+      say("profile has cpu.cores " + std::to_string(m.cpu.cores) + "; this run uses " +
+          std::to_string(spec.host_threads) + " host thread(s), so the model does too");
+      m.cpu.cores = spec.host_threads;
+    }
+  }
+  m.validate();
+  if (!a.write_model.empty()) {
+    write_file(a.write_model, model::with_model_section(doc, m, a.platform.empty() ? "probe" : a.platform));
+    say("wrote the profile with its \"model\" member to " + a.write_model);
+  }
+
+  PlatformSetup platform = setup_platform(spec);
+  ProgressBar bar(a.quiet);
+  // Live ceilings: the bench covers the sweep's largest working set (offload's accelerator side
+  // touches the KV twice).
+  model::CalibrationOptions live = co;
+  const int64_t max_n = *std::max_element(spec.seq_lens.begin(), spec.seq_lens.end()) + spec.decode_steps;
+  const int max_b = *std::max_element(spec.batches.begin(), spec.batches.end());
+  live.max_bytes = static_cast<size_t>(2 * max_n * max_b * co.shape.kv_bytes_per_token());
+  model::Validation v = model::validate_model(spec, platform.env, m, [&](const run::Progress& p) { bar.update(p); },
+                                              a.no_live ? nullptr : &live);
+  bar.finish();
+  fill_context(v.measured.context, platform);
+  v.measured.context.command_line = platform.command_line;
+  std::cout << model::validation_text(v, a.goal);
+  if (!a.out.empty()) {
+    write_file(a.out, model::validation_json(v, a.goal));
+    say("wrote " + a.out);
+  }
+  if (!a.report.empty()) {
+    reports::write_report(a.report, v.measured);
+    say("wrote the measured report to " + a.report);
+  }
+  if (a.check && !model::goal_met(v, a.goal)) return kExitRegression;
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandFn add_validate_model_command(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "validate-model",
+      "Model error on this machine: measure a small sweep here and price every measured step from its exact\n"
+      "traffic with a profile of this machine; print the per-point and per-strategy error.\n\n"
+      "Examples:\n"
+      "  hybridbench validate-model                                   # quick probe + calibration, default sweep\n"
+      "  hybridbench probe --out me.json && hybridbench validate-model --platform me.json --write-model me.json\n"
+      "  hybridbench validate-model --strategy cpu-only,offload --seq-len 4k:32k:x2 --out err.json\n");
+  auto a = std::make_shared<ValidateArgs>();
+  auto& s = a->spec;
+  s.decode_steps = 16;
+  s.accuracy_steps = 1;
+  s.accelerator.kind = "cpu";
+  sub->add_option("--platform", a->platform,
+                  "Profile of this machine (`probe --out`, possibly with a \"model\" member); default: probe and "
+                  "calibrate now");
+  sub->add_option("--model", a->models, "Model presets, comma separated")->capture_default_str();
+  sub->add_option("--seq-len", a->seq_lens, "Prompt lengths: list or range (4k:32k:x2)")->capture_default_str();
+  sub->add_option("--batch", a->batches, "Batch sizes, comma separated")->capture_default_str();
+  sub->add_option("--strategy", a->strategies, "Strategies, comma separated, or 'all'")->capture_default_str();
+  sub->add_option("--kv-dtype", a->dtype, "KV cache element type")->capture_default_str();
+  sub->add_option("--decode-steps", s.decode_steps, "Most decode steps per point")->capture_default_str();
+  sub->add_option("--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point")->capture_default_str();
+  sub->add_option("--min-samples", s.stop.min_samples, "Timed steps before the noise test may stop a point")
+      ->capture_default_str();
+  sub->add_option("--max-noise", s.stop.max_noise, "Stop when relative stdev of step times is below this")
+      ->capture_default_str();
+  sub->add_option("--timeout", s.stop.timeout_s, "Stop sampling a point after this many seconds")->capture_default_str();
+  sub->add_option("--accuracy-steps", s.accuracy_steps, "Timed steps scored against the fp64 reference")
+      ->capture_default_str();
+  sub->add_option("--accelerator", s.accelerator.kind, "Only cpu is calibrated so far")->capture_default_str();
+  sub->add_option("--accelerator-memory", a->accel_memory, "KV budget of the cpu accelerator, e.g. 512M (default 2G)");
+  sub->add_option("--accelerator-threads", s.accelerator.cpu_threads, "cpu accelerator threads (0 = half the CPUs)")
+      ->capture_default_str();
+  sub->add_option("--host-threads", s.host_threads, "Threads for strategies' CPU side (0 = the rest)")
+      ->capture_default_str();
+  sub->add_option("--opt", a->opts, "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");
+  sub->add_option("--goal", a->goal, "Largest |error| accepted on CPU-bound strategies (fraction)")->capture_default_str();
+  sub->add_flag("--check", a->check, "Exit 3 when a CPU-bound strategy misses the goal");
+  sub->add_flag("--no-live", a->no_live,
+                "Price steps only with the ceilings calibrated before the sweep (default: also re-measure them "
+                "next to each step, for machines shared with other work)");
+
+  sub->add_option("--out", a->out, "Write the validation (JSON: figures with sources, points, per strategy)");
+  sub->add_option("--report", a->report, "Also write the measured sweep as a report JSON");
+  sub->add_option("--write-model", a->write_model,
+                  "Write the platform document with the \"model\" member used (reusable with --platform)");
+  sub->add_flag("-q,--quiet", a->quiet, "No progress, no calibration lines");
+  return [a] { return validate_command(*a); };
+}
+
+}  // namespace hb::cli

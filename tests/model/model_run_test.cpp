@@ -1,0 +1,225 @@
+// Model mode end to end: strategies really run (accuracy and traffic are real), timings are
+// the model's, points are labelled "modeled" with the platform; validate-model on a tiny sweep.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "baselines/register.h"
+#include "core/error.h"
+#include "core/model_presets.h"
+#include "hybrid/register.h"
+#include "reports/json_io.h"
+#include "reports/model/calibrate.h"
+#include "reports/model/model_run.h"
+#include "reports/model/validate.h"
+
+namespace hb::model {
+namespace {
+
+run::SweepSpec tiny_spec() {
+  register_baselines(StrategyRegistry::instance());
+  register_hybrid(StrategyRegistry::instance());
+  run::SweepSpec s;
+  s.models = {"qwen2.5-0.5b"};  // 14 q heads, 2 KV heads, d = 64
+  s.seq_lens = {256, 512};
+  s.strategies = {"full-gpu", "cpu-only", "streamingllm"};
+  s.strategy_options["streamingllm.window"] = "64";
+  s.decode_steps = 5;
+  s.stop.warmup_steps = 1;
+  s.stop.min_samples = 2;
+  s.accuracy_steps = 2;
+  s.accelerator.kind = "cpu";
+  s.accelerator.cpu_threads = 1;
+  s.host_threads = 1;
+  return s;
+}
+
+const reports::Point& find(const reports::Report& r, const std::string& strategy, int64_t n,
+                           const std::string& platform = "") {
+  for (const auto& p : r.points)
+    if (p.axes.strategy == strategy && p.axes.seq_len == n &&
+        (platform.empty() || (p.axes.extra.count("platform") && p.axes.extra.at("platform") == platform)))
+      return p;
+  throw Error("no point " + strategy + " " + std::to_string(n) + " " + platform);
+}
+
+TEST(ModelRun, PointsAreModeledWithRealAccuracy) {
+  auto spec = tiny_spec();
+  spec.accelerator.capacity_bytes = 64 << 20;  // the same budget for both runs: the same plans
+  const auto platforms = load_platform_models({"preset:a100-40gb-pcie4-spr", "preset:gh200-c2c"});
+  const reports::Report modeled = run_model_sweep(spec, platforms, run::RunEnvironment{});
+  const reports::Report measured = run::run_sweep(spec, run::RunEnvironment{});
+  ASSERT_EQ(modeled.points.size(), 2 * measured.points.size());
+  EXPECT_EQ(modeled.context.sweep.at("mode"), "model");
+  EXPECT_EQ(modeled.context.sweep.at("model.platforms"), "a100-40gb-pcie4-spr,gh200-c2c");
+  for (const auto& p : modeled.points) {
+    SCOPED_TRACE(p.axes.key());
+    ASSERT_EQ(p.status, "ok") << p.reason;
+    EXPECT_EQ(p.provenance, "modeled");
+    EXPECT_EQ(p.axes.accelerator, "cuda");  // the platform's accelerator, not the one that executed
+    ASSERT_TRUE(p.axes.extra.count("platform"));
+    EXPECT_EQ(p.strategy_params.at("model.platform"), p.axes.extra.at("platform"));
+    EXPECT_FALSE(p.strategy_params.at("model.overlap").empty());
+    EXPECT_GE(p.step.summary.count, 2);
+    EXPECT_GT(p.step.summary.median, 0);
+    // The same selection ran: accuracy is that of the measured run, exactly.
+    const auto& m = find(measured, p.axes.strategy, p.axes.seq_len);
+    EXPECT_EQ(p.accuracy.steps_scored, m.accuracy.steps_scored);
+    EXPECT_DOUBLE_EQ(p.accuracy.rel_l2, m.accuracy.rel_l2);
+    EXPECT_DOUBLE_EQ(p.accuracy.mass_recall, m.accuracy.mass_recall);
+    // The same per-step traffic (averaged over fewer steps here: modeled samples converge at once).
+    EXPECT_EQ(p.traffic_per_step.h2d_bytes, m.traffic_per_step.h2d_bytes);
+    EXPECT_EQ(p.traffic_per_step.syncs, m.traffic_per_step.syncs);
+    EXPECT_NEAR(p.traffic_per_step.total_read(Processor::cpu), m.traffic_per_step.total_read(Processor::cpu),
+                0.02 * m.traffic_per_step.total_read(Processor::cpu));
+    // Phases are the model's resources.
+    for (const auto& [ph, t] : p.phases)
+      EXPECT_TRUE(ph == "cpu" || ph == "accelerator" || ph == "transfer" || ph == "sync") << ph;
+  }
+  // streamingllm drops tokens: its (real) recall is below 1 at 512 tokens, full-gpu's is 1.
+  EXPECT_LT(find(modeled, "streamingllm", 512, "gh200-c2c").accuracy.mass_recall, 1.0);
+  EXPECT_DOUBLE_EQ(find(modeled, "full-gpu", 512, "gh200-c2c").accuracy.mass_recall, 1.0);
+  // Each modeled time is the model of the step's traffic: cpu-only on A100's host is the host
+  // CPU's roofline plus PCIe; GH200's C2C link and Grace make the same traffic cheaper.
+  const auto& a = find(modeled, "cpu-only", 512, "a100-40gb-pcie4-spr");
+  const auto& g = find(modeled, "cpu-only", 512, "gh200-c2c");
+  const ModeledStep expect = model_step(a.traffic_per_step, OverlapStructure::serial(), platforms[0]);
+  EXPECT_NEAR(a.step.summary.median, expect.total_ns, 0.02 * expect.total_ns);  // steps differ by one token
+  EXPECT_LT(g.step.summary.median, a.step.summary.median);
+  // Speedups only compare strategies of one platform.
+  for (const auto& s : modeled.speedups) {
+    EXPECT_EQ(s.provenance, "modeled");
+    EXPECT_NE(s.group_key.find("platform="), std::string::npos) << s.group_key;
+  }
+}
+
+TEST(ModelRun, BudgetComesFromTheProfileAndModelWeights) {
+  auto spec = tiny_spec();
+  spec.strategies = {"full-gpu"};
+  spec.strategy_options.clear();
+  spec.seq_lens = {256};
+  spec.models = {"qwen2.5-0.5b", "qwen2.5-32b"};  // 32B's weights do not fit in 40 GB
+  const auto r = run_model_sweep(spec, load_platform_models({"preset:a100-40gb-pcie4-spr"}), run::RunEnvironment{});
+  ASSERT_EQ(r.points.size(), 2u);
+  for (const auto& p : r.points) {
+    if (p.axes.model == "qwen2.5-0.5b") EXPECT_EQ(p.status, "ok") << p.reason;
+    else EXPECT_EQ(p.status, "oom");
+  }
+  EXPECT_NE(r.context.sweep.at("model.kv_budget_bytes.a100-40gb-pcie4-spr.qwen2.5-32b").find("1048576"),
+            std::string::npos);
+}
+
+TEST(ModelRun, HostTiersFollowTheProfile) {
+  const PlatformModel m = load_platform_model("preset:h100-pcie5-cxl");
+  const auto tiers = host_tiers_for(m);
+  ASSERT_EQ(tiers.size(), 2u);
+  EXPECT_EQ(tiers[0].location.kind, MemoryKind::local_dram);
+  EXPECT_EQ(tiers[1].location.kind, MemoryKind::cxl);
+  EXPECT_TRUE(tiers[1].location.emulated);  // labels on this machine's memory
+  EXPECT_EQ(tiers[1].free_bytes, m.tiers[1].capacity_bytes);
+  EXPECT_DOUBLE_EQ(tiers[1].read_bandwidth_bytes_per_s, 56e9);
+}
+
+TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
+  auto spec = tiny_spec();
+  spec.strategies = {"cpu-only", "full-gpu"};
+  spec.strategy_options.clear();
+  spec.seq_lens = {4096, 8192};  // long enough that cpu-only's attention outweighs its two syncs
+  CalibrationOptions co;
+  co.host_threads = 1;
+  co.accelerator_threads = 1;
+  co.shape = find_model_preset("qwen2.5-0.5b").shape;
+  co.min_bytes = size_t{1} << 20;
+  co.max_bytes = size_t{8} << 20;
+  co.seconds_per_figure = 0.02;
+  PlatformModel base;
+  base.tiers = {{MemoryKind::local_dram, -1, "dram", int64_t{8} << 30, 10, 100, false}};
+  const PlatformModel m = calibrate_this_machine(base, co);
+  EXPECT_EQ(m.source, "calibrated");
+  EXPECT_EQ(m.accelerator.kind, "cpu");
+  EXPECT_GT(m.cpu.attention_gflops_per_core, 0);
+  EXPECT_GT(m.accelerator.sync_us, 0);
+  ASSERT_EQ(m.cpu.read_curve.points.size(), 4u);  // 1, 2, 4, 8 MiB
+  EXPECT_EQ(m.cpu.read_curve.points.back().first, 8.0 * (1 << 20));
+  EXPECT_FALSE(m.accelerator.memory_curve.empty());
+  EXPECT_FALSE(m.links[0].copy_curve.empty());
+  ASSERT_NO_THROW(m.validate());
+  const Validation v = validate_model(spec, run::RunEnvironment{}, m);
+  ASSERT_EQ(v.points.size(), 4u);
+  for (const auto& p : v.points) {
+    SCOPED_TRACE(p.axes.strategy + " " + std::to_string(p.axes.seq_len));
+    ASSERT_EQ(p.status, "ok") << p.reason;
+    EXPECT_GT(p.measured_ns, 0);
+    EXPECT_GT(p.modeled_ns, 0);
+    EXPECT_TRUE(std::isfinite(p.error));
+    EXPECT_NEAR(p.error, (p.modeled_ns - p.measured_ns) / p.measured_ns, 1e-12);
+    EXPECT_FALSE(p.overlap.empty());
+  }
+  // The measured run stays a measurement.
+  for (const auto& p : v.measured.points) EXPECT_EQ(p.provenance, "emulated");
+  ASSERT_EQ(v.strategies.size(), 2u);
+  EXPECT_EQ(v.strategies[0].strategy, "cpu-only");
+  EXPECT_TRUE(v.strategies[0].cpu_bound);
+  EXPECT_FALSE(v.strategies[1].cpu_bound);  // full-gpu runs on the accelerator
+  const std::string text = validation_text(v, 0.15);
+  EXPECT_NE(text.find("Goal: |error| <= 15% on the CPU-bound strategies (cpu-only)"), std::string::npos) << text;
+  for (const auto& p : v.points) EXPECT_LE(p.measured_p10_ns, p.measured_ns);
+  EXPECT_TRUE(goal_met(v, 1e9));
+  EXPECT_FALSE(goal_met(v, -1));
+  EXPECT_FALSE(v.live);
+  // With live ceilings, each step is priced with ceilings re-measured next to it; the
+  // once-calibrated figures stay alongside.
+  const Validation lv = validate_model(spec, run::RunEnvironment{}, m, {}, &co);
+  EXPECT_TRUE(lv.live);
+  for (const auto& p : lv.points) {
+    ASSERT_EQ(p.status, "ok") << p.reason;
+    EXPECT_GT(p.modeled_ns, 0);
+    EXPECT_GT(p.modeled_static_ns, 0);
+  }
+  EXPECT_NE(validation_text(lv, 0.15).find("live"), std::string::npos);
+  const std::string json = validation_json(v, 0.15);
+  EXPECT_NE(json.find("\"schema\": \"hybridbench.model-validation/1\""), std::string::npos);
+  EXPECT_NE(json.find("calibrated on this machine"), std::string::npos);  // figures keep their sources
+}
+
+// The command line: `run --mode model` writes modeled points; misuse is a usage error.
+int run_cli(const std::string& args, std::string* out = nullptr) {
+  const std::string log = testing::TempDir() + "hb_model_cli.log";
+  const int rc = std::system((std::string(HB_BINARY) + " " + args + " > " + log + " 2>&1").c_str());
+  if (out) {
+    std::ifstream f(log);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    *out = ss.str();
+  }
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+TEST(ModelCli, RunModeModelAndErrors) {
+  if (!std::ifstream(HB_BINARY)) GTEST_SKIP() << "hybridbench not built";
+  const std::string json = testing::TempDir() + "hb_model_cli.json";
+  std::string out;
+  ASSERT_EQ(run_cli("run --mode model --platform preset:h200-pcie5-emr,preset:gh200-c2c --model qwen2.5-0.5b "
+                    "--seq-len 256 --strategy cpu-only,full-gpu --decode-steps 4 --warmup 1 --min-samples 2 "
+                    "--accuracy-steps 1 --accelerator-threads 1 --host-threads 1 -q --out " + json, &out), 0)
+      << out;
+  const reports::Report r = reports::read_report(json);
+  ASSERT_EQ(r.points.size(), 4u);
+  for (const auto& p : r.points) {
+    EXPECT_EQ(p.provenance, "modeled");
+    EXPECT_TRUE(p.axes.extra.count("platform"));
+  }
+  std::remove(json.c_str());
+  EXPECT_EQ(run_cli("run --platform preset:gh200-c2c --strategy cpu-only -q", &out), 2) << out;
+  EXPECT_NE(out.find("--mode model"), std::string::npos) << out;
+  EXPECT_EQ(run_cli("run --mode model --strategy cpu-only -q", &out), 2) << out;
+  EXPECT_NE(out.find("no platform profile"), std::string::npos) << out;
+  EXPECT_EQ(run_cli("run --mode model --platform /nonexistent.json -q", &out), 2) << out;
+}
+
+}  // namespace
+}  // namespace hb::model

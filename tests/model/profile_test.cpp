@@ -1,0 +1,194 @@
+// Platform profiles: the shipped presets load, validate and cite a source for every figure;
+// broken files fail with the file and the JSON path; a measured (probe) profile keeps loading
+// in memtier after the model adds its "model" member.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.h"
+#include "memtier/profile.h"
+#include "reports/model/platform_model.h"
+
+namespace hb::model {
+namespace {
+
+std::string error_of(const std::string& text, const std::string& origin = "bad.json") {
+  try {
+    parse_platform_model(text, origin);
+  } catch (const Error& e) {
+    return e.problem();
+  }
+  return "";
+}
+
+// A small valid preset; tests break one thing at a time.
+std::string preset_doc(const std::string& accel_extra = "", const std::string& tier_extra = "",
+                       const std::string& schema = "hybridbench.platform/1") {
+  return R"({"schema": ")" + schema + R"(", "source": "preset", "model": {
+    "name": "toy", "description": "a toy",
+    "accelerator": {"kind": "cuda", "name": "G", "memory_bytes": 1e9, "memory_gbps": 100,
+                    "attention_efficiency": 0.5, "tflops": 1, "launch_us": 5, "sync_us": 10)" + accel_extra + R"(},
+    "links": [{"host_node": 0, "h2d_gbps": 10, "d2h_gbps": 10, "latency_us": 2}],
+    "cpu": {"name": "C", "cores": 4, "core_read_gbps": 5, "attention_gflops_per_core": 10, "dispatch_us": 1},
+    "tiers": [{"kind": "local-dram", "node": 0, "capacity_bytes": 1e10, "read_gbps": 20, "latency_ns": 100)" +
+         tier_extra + R"(}]}})";
+}
+
+TEST(Profiles, EveryPresetLoadsAndCitesEveryFigure) {
+  const auto names = preset_names();
+  ASSERT_GE(names.size(), 4u);
+  for (const char* want : {"a100-40gb-pcie4-spr", "h100-pcie5-cxl", "h200-pcie5-emr", "gh200-c2c"})
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  for (const auto& n : names) {
+    SCOPED_TRACE(n);
+    const PlatformModel m = load_platform_model("preset:" + n);
+    EXPECT_EQ(m.name, n);  // the file name is the profile's name
+    EXPECT_EQ(m.source, "preset");
+    EXPECT_EQ(m.accelerator.kind, "cuda");
+    for (const char* key : {"accelerator.memory_bytes", "accelerator.memory_gbps", "accelerator.attention_efficiency",
+                            "accelerator.tflops", "accelerator.launch_us", "accelerator.sync_us",
+                            "accelerator.memory_usable_share", "links[0].h2d_gbps", "links[0].d2h_gbps",
+                            "links[0].latency_us", "cpu.cores", "cpu.core_read_gbps", "cpu.attention_gflops_per_core",
+                            "cpu.dispatch_us", "tiers[0].capacity_bytes", "tiers[0].read_gbps", "tiers[0].latency_ns"}) {
+      ASSERT_TRUE(m.sources.count(key)) << key << " has no source";
+      EXPECT_GT(m.sources.at(key).size(), 10u) << key;
+    }
+    EXPECT_EQ(m.tiers[0].kind, MemoryKind::local_dram);
+  }
+  // The CXL preset has a CXL tier; GH200's link is far faster than PCIe.
+  EXPECT_NE(load_platform_model("h100-pcie5-cxl").tier(MemoryKind::cxl), nullptr);
+  EXPECT_GT(load_platform_model("preset:gh200-c2c").link().h2d_gbps,
+            4 * load_platform_model("preset:h200-pcie5-emr").link().h2d_gbps);
+  // "presets" expands to all of them.
+  EXPECT_EQ(load_platform_models({"presets"}).size(), names.size());
+}
+
+TEST(Profiles, ValueWithSourceOrPlainNumber) {
+  const PlatformModel m = parse_platform_model(
+      preset_doc(R"(, "memory_usable_share": {"value": 0.8, "source": "my guess", "estimate": true})"), "toy.json");
+  EXPECT_DOUBLE_EQ(m.accelerator.memory_usable_share, 0.8);
+  EXPECT_EQ(m.sources.at("accelerator.memory_usable_share"), "[estimate] my guess");
+  EXPECT_DOUBLE_EQ(m.accelerator.memory_gbps, 100);
+  EXPECT_EQ(m.origin, "toy.json");
+}
+
+TEST(Profiles, BrokenFilesSayWhereAndWhat) {
+  EXPECT_NE(error_of("{not json").find("bad.json: not JSON"), std::string::npos);
+  EXPECT_NE(error_of(preset_doc("", "", "hybridbench.platform/9")).find("$.schema"), std::string::npos);
+  // A typo is refused, not silently defaulted.
+  const std::string typo = error_of(preset_doc(R"(, "sync_usec": 3)"));
+  EXPECT_NE(typo.find("$.model.accelerator"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("unknown member \"sync_usec\""), std::string::npos) << typo;
+  // Wrong type, with the path.
+  const std::string type = error_of(preset_doc("", R"(, "emulated": "no")"));
+  EXPECT_NE(type.find("$.model.tiers[0].emulated"), std::string::npos) << type;
+  // Unknown tier kind.
+  std::string doc = preset_doc();
+  doc.replace(doc.find("local-dram"), 10, "dram");
+  EXPECT_NE(error_of(doc).find("unknown memory kind \"dram\""), std::string::npos);
+  // Out of range: validate() lists every problem.
+  doc = preset_doc();
+  doc.replace(doc.find("\"attention_efficiency\": 0.5"), 27, "\"attention_efficiency\": 1.5");
+  doc.replace(doc.find("\"read_gbps\": 20"), 15, "\"read_gbps\": -1");
+  const std::string range = error_of(doc);
+  EXPECT_NE(range.find("accelerator.attention_efficiency must be in (0, 1]"), std::string::npos) << range;
+  EXPECT_NE(range.find("tiers[].read_gbps must be > 0"), std::string::npos) << range;
+  // A preset must give every figure.
+  doc = preset_doc();
+  doc.replace(doc.find("\"tflops\": 1, "), 13, "");
+  EXPECT_NE(error_of(doc).find("missing member \"tflops\""), std::string::npos);
+  // The accelerator's memory is not a host tier; a tier may appear once.
+  doc = preset_doc();
+  doc.replace(doc.find("local-dram"), 10, "accelerator");
+  EXPECT_NE(error_of(doc).find("not a host tier"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema": "hybridbench.platform/1", "source": "guess", "model": {}})").find("$.source"),
+            std::string::npos);
+  // A curve must ascend by bytes.
+  const std::string curve =
+      error_of(preset_doc("", "").replace(preset_doc().find("\"dispatch_us\": 1"), 16,
+                                          R"("dispatch_us": 1, "read_curve": {"points": [[2e6, 5], [1e6, 9]]})"));
+  EXPECT_NE(curve.find("$.model.cpu.read_curve.points[1]: points must be ascending"), std::string::npos) << curve;
+  EXPECT_THROW(load_platform_model("/nonexistent/profile.json"), Error);
+  EXPECT_THROW(load_platform_model("preset:no-such-preset"), Error);
+  EXPECT_THROW(load_platform_models({"preset:gh200-c2c", "preset:gh200-c2c"}), Error);  // same name twice
+}
+
+// A profile as `hybridbench probe --out` writes it, for one node.
+memtier::PlatformProfile measured_profile() {
+  memtier::Topology t;
+  t.source = "live";
+  t.cpu_node = 0;
+  t.pus = t.cores = 8;
+  t.packages.push_back({0, 8, {0, 1, 2, 3, 4, 5, 6, 7}});
+  memtier::MemoryNode n;
+  n.os_index = 0;
+  n.total_bytes = int64_t{16} << 30;
+  n.cpus = {0, 1, 2, 3, 4, 5, 6, 7};
+  n.kind = memtier::TierKind::local_dram;
+  t.nodes.push_back(n);
+  memtier::ProbeResult r;
+  memtier::PairProbe p;
+  p.cpu_node = p.mem_node = 0;
+  p.threads = 8;
+  p.read_kernel = "test";
+  p.read_gbps = memtier::Figure::of({40, 40, 40});
+  p.latency_ns = memtier::Figure::of({90, 90, 90});
+  r.pairs.push_back(p);
+  return memtier::make_platform_profile(t, {}, r);
+}
+
+TEST(Profiles, MeasuredProfileGetsAModelMemberAndStaysMemtierReadable) {
+  const std::string probe_doc = memtier::platform_profile_json(measured_profile());
+  // Derived from the probe: the tier and the per-core bandwidth; the rest is missing.
+  PlatformModel m = parse_platform_model(probe_doc, "me.json", false);
+  ASSERT_EQ(m.tiers.size(), 1u);
+  EXPECT_DOUBLE_EQ(m.tiers[0].read_gbps, 40);
+  EXPECT_DOUBLE_EQ(m.tiers[0].latency_ns, 90);
+  EXPECT_DOUBLE_EQ(m.cpu.core_read_gbps, 5);  // 40 GB/s over 8 threads
+  EXPECT_EQ(m.cpu.cores, 8);
+  EXPECT_EQ(m.source, "measured");
+  try {
+    parse_platform_model(probe_doc, "me.json");
+    FAIL() << "an uncalibrated probe profile is incomplete";
+  } catch (const Error& e) {
+    EXPECT_NE(e.problem().find("cpu.attention_gflops_per_core"), std::string::npos) << e.problem();
+    EXPECT_NE(e.fix().find("validate-model"), std::string::npos);
+  }
+  // Complete it the way validate-model --write-model does, and read it back.
+  m.accelerator = {"cpu", "cpu-accelerator", 0, 1, int64_t{1} << 30, 1.0, 5, 1.0, 0.01, 2, 20};
+  m.links = {{0, 4, 4, 2}};
+  m.cpu.attention_gflops_per_core = 7;
+  m.sources["cpu.attention_gflops_per_core"] = "calibrated in a test";
+  m.cpu.read_curve.points = {{1e6, 20}, {1e8, 5}};
+  m.sources["cpu.read_curve"] = "a test curve";
+  const std::string full = with_model_section(probe_doc, m, "me.json");
+  const PlatformModel back = parse_platform_model(full, "me.json");
+  EXPECT_EQ(back.source, "calibrated");
+  EXPECT_DOUBLE_EQ(back.cpu.attention_gflops_per_core, 7);
+  EXPECT_EQ(back.sources.at("cpu.attention_gflops_per_core"), "calibrated in a test");
+  EXPECT_EQ(back.accelerator.kind, "cpu");
+  EXPECT_EQ(back.cpu.read_curve.points, m.cpu.read_curve.points);
+  EXPECT_EQ(back.sources.at("cpu.read_curve"), "a test curve");
+  EXPECT_TRUE(back.links[0].copy_curve.empty());
+  EXPECT_DOUBLE_EQ(back.tiers[0].read_gbps, 40);
+  // Compatibility: memtier's own reader ignores the "model" member.
+  EXPECT_NO_THROW(memtier::parse_platform_profile(full, "me.json"));
+}
+
+TEST(Profiles, PerLayerKvBudgetSubtractsTheWeights) {
+  const PlatformModel a100 = load_platform_model("preset:a100-40gb-pcie4-spr");
+  // llama-3.1-8b: 32 layers; per layer 4096 x 128 x (2x32 + 2x8) attention + 3 x 4096 x 14336 MLP
+  // parameters = 218,103,808, at 2 bytes: 13,958,643,712 bytes of weights in all.
+  // (40 GiB x 0.9 - 13,958,643,712) / 32 = 771,751,936 bytes.
+  EXPECT_EQ(kv_budget_per_layer(a100, "llama-3.1-8b"), 771751936);
+  // A model whose weights do not fit leaves the floor (1 MiB): everything on the GPU is oom.
+  // qwen2.5-32b has about 62.4 GB of weights: too much for 40 GB, fine on 141 GB.
+  EXPECT_EQ(kv_budget_per_layer(a100, "qwen2.5-32b"), int64_t{1} << 20);
+  const PlatformModel h200 = load_platform_model("preset:h200-pcie5-emr");
+  EXPECT_GT(kv_budget_per_layer(h200, "qwen2.5-32b"), int64_t{512} << 20);
+  EXPECT_EQ(kv_budget_per_layer(h200, "llama-3.1-70b"), int64_t{1} << 20);  // ~137 GB of weights
+}
+
+}  // namespace
+}  // namespace hb::model
