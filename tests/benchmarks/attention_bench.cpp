@@ -17,6 +17,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -38,6 +39,10 @@ constexpr size_t kRotateBytes = size_t{256} << 20;  // 8x a 32 MiB L3
 ThreadPool& pool_of(int threads) {
   static ThreadPool one(1), all(0);
   return threads == 1 ? one : all;
+}
+
+std::string threads_label(const ThreadPool& pool, SimdLevel level) {
+  return std::to_string(pool.size()) + " thread" + (pool.size() > 1 ? "s " : " ") + simd_level_name(level);
 }
 
 size_t kv_bytes(int64_t tokens) { return static_cast<size_t>(tokens) * kShape.kv_bytes_per_token(); }
@@ -116,7 +121,7 @@ void BM_DecodeAttention(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kv_bytes(tokens)));
-  state.SetLabel(std::to_string(pool.size()) + " thread" + (pool.size() > 1 ? "s" : ""));
+  state.SetLabel(threads_label(pool, best_simd_level()));
 }
 
 // The same kernel on a cache small enough to stay in L2: the compute ceiling, i.e. what the
@@ -156,7 +161,7 @@ void BM_StreamRead(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) benchmark::DoNotOptimize(cpu::stream_read(bufs[i++ % bufs.size()].data(), kv_bytes(tokens), pool));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kv_bytes(tokens)));
-  state.SetLabel(std::to_string(pool.size()) + " thread" + (pool.size() > 1 ? "s" : ""));
+  state.SetLabel(threads_label(pool, best_simd_level()));
 }
 
 double median(std::vector<double> v) {
@@ -177,9 +182,14 @@ double process_cpu_seconds() {
 // `ratio_cpu` is the same with process CPU time (all threads) instead of wall time: when other
 // processes take the cores, wall time counts their share but CPU time does not, so it shows
 // what the kernels do when they run (pool spin-waits are counted on both sides).
-void BM_AttentionVsStream(benchmark::State& state) {
+// Args: {tokens, threads (1, or 0 = all)}; `level` is the SIMD path attention runs on.
+void BM_AttentionVsStream(benchmark::State& state, SimdLevel level) {
   using clock = std::chrono::steady_clock;
   const int64_t tokens = state.range(0);
+  if (static_cast<int>(level) > static_cast<int>(best_simd_level())) {
+    state.SkipWithError("this CPU lacks the SIMD level");
+    return;
+  }
   ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
   const auto& cs = caches(tokens);
   const auto& bufs = stream_buffers(tokens);
@@ -201,7 +211,7 @@ void BM_AttentionVsStream(benchmark::State& state) {
       const auto t0 = clock::now();
       const double c0 = process_cpu_seconds();
       if ((half == 0) == (i % 2 == 0)) {
-        cpu::decode_attention(&a, 1, pool);
+        cpu::decode_attention(&a, 1, pool, level);
         benchmark::DoNotOptimize(o.data());
         ta = std::chrono::duration<double>(clock::now() - t0).count();
         ca = process_cpu_seconds() - c0;
@@ -224,7 +234,7 @@ void BM_AttentionVsStream(benchmark::State& state) {
   state.counters["stream_GBps"] = gb / median(stream_s);
   state.counters["ratio"] = median(ratio);
   state.counters["ratio_cpu"] = median(ratio_cpu);
-  state.SetLabel(std::to_string(pool.size()) + " thread" + (pool.size() > 1 ? "s" : ""));
+  state.SetLabel(threads_label(pool, level));
 }
 
 // HybridGen's per-step CPU selection at the 8B shape: top 5% of 128K logits for 32 heads.
@@ -255,10 +265,14 @@ void register_all() {
       benchmark::RegisterBenchmark("BM_StreamRead", BM_StreamRead)
           ->Args({tokens, threads})->ArgNames({"tokens", "threads"})
           ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
-      benchmark::RegisterBenchmark("BM_AttentionVsStream", BM_AttentionVsStream)
+      benchmark::RegisterBenchmark("BM_AttentionVsStream", BM_AttentionVsStream, best_simd_level())
           ->Args({tokens, threads})->ArgNames({"tokens", "threads"})
           ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
     }
+  // The AVX2 path at 32K on all threads: what an AVX2-only CPU of this bandwidth would see.
+  benchmark::RegisterBenchmark("BM_AttentionVsStream_avx2", BM_AttentionVsStream, SimdLevel::avx2)
+      ->Args({32768, 0})->ArgNames({"tokens", "threads"})
+      ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@ Usage: hybridbench_kernels_bench --benchmark_repetitions=N --benchmark_enable_ra
 import json
 import sys
 
-FAMILIES = ("BM_DecodeAttention", "BM_StreamRead", "BM_AttentionVsStream")
+FAMILIES = ("BM_DecodeAttention", "BM_StreamRead", "BM_AttentionVsStream", "BM_AttentionVsStream_avx2")
 
 
 def main(path):
@@ -26,7 +26,7 @@ def main(path):
     for (tokens, label), cases in sorted(med.items()):
         a = cases.get("BM_DecodeAttention", {}).get("bytes_per_second", 0) / 1e9
         s = cases.get("BM_StreamRead", {}).get("bytes_per_second", 0) / 1e9
-        p = cases.get("BM_AttentionVsStream", {})
+        p = cases.get("BM_AttentionVsStream", cases.get("BM_AttentionVsStream_avx2", {}))
         ratio = f"{a / s:.0%}" if a and s else "-"
         print(f"| {tokens // 1024}K | {label} | {a:.1f} | {s:.1f} | {ratio} | {p.get('attn_GBps', 0):.1f} | "
               f"{p.get('stream_GBps', 0):.1f} | {p.get('ratio', 0):.0%} | {p.get('ratio_cpu', 0):.0%} |")
