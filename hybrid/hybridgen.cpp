@@ -60,6 +60,7 @@ HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const st
   c.scheduler.ratio_down = o.number(n, "ratio_down", d.scheduler.ratio_down);
   c.scheduler.boundary_gain = o.number(n, "boundary_gain", d.scheduler.boundary_gain);
   c.scheduler.dead_band = o.number(n, "dead_band", d.scheduler.dead_band);
+  c.scheduler.cost_weight = o.number(n, "cost_weight", d.scheduler.cost_weight);
   if (c.scheduler.interval < 1) throw Error("option " + n + ".interval must be >= 1", "pass e.g. " + n + ".interval=4");
   if (!(c.scheduler.ratio_min > 0 && c.scheduler.ratio_min <= c.scheduler.ratio_max && c.scheduler.ratio_max <= 1))
     throw Error("options " + n + ".ratio_min/ratio_max must satisfy 0 < min <= max <= 1", "e.g. 0.01 and 0.5");

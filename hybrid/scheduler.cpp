@@ -36,23 +36,31 @@ int64_t FeedbackScheduler::round_to_granule(double tokens) const {
   return static_cast<int64_t>(std::llround(tokens / g)) * cfg_.granule;
 }
 
+namespace {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+}  // namespace
+
 bool FeedbackScheduler::record(int step, double cpu_ns, double accelerator_ns, int64_t cpu_tokens,
                                int64_t gpu_tokens) {
-  ++n_;
-  cpu_ns_ += cpu_ns;
-  acc_ns_ += accelerator_ns;
+  cpu_ns_.push_back(cpu_ns);
+  acc_ns_.push_back(accelerator_ns);
   cpu_tok_ += static_cast<double>(cpu_tokens);
   gpu_tok_ += static_cast<double>(gpu_tokens);
-  if (n_ < cfg_.interval) return false;
+  const int n = static_cast<int>(cpu_ns_.size());
+  if (n < cfg_.interval) return false;
 
   SchedulerRow row;
   row.step = step;
   row.ratio = ratio_;
   row.gpu_window = window_;
-  row.cpu_ns = cpu_ns_ / n_;
-  row.accelerator_ns = acc_ns_ / n_;
-  row.cpu_tokens = cpu_tok_ / n_;
-  row.gpu_tokens = gpu_tok_ / n_;
+  row.cpu_ns = median(cpu_ns_);
+  row.accelerator_ns = median(acc_ns_);
+  row.cpu_tokens = cpu_tok_ / n;
+  row.gpu_tokens = gpu_tok_ / n;
   row.boundary = static_cast<int64_t>(std::llround(row.cpu_tokens + row.gpu_tokens)) - window_;
 
   if (cfg_.adaptive) {
@@ -65,7 +73,11 @@ bool FeedbackScheduler::record(int step, double cpu_ns, double accelerator_ns, i
     // Boundary (ours): toward the split that equalises both sides.
     if (cfg_.adapt_boundary && row.cpu_tokens > 0 && row.gpu_tokens > 0 && row.cpu_ns > 0 &&
         row.accelerator_ns > 0) {
-      const double c = row.cpu_ns / row.cpu_tokens, a = row.accelerator_ns / row.gpu_tokens;
+      const double cw = std::clamp(cfg_.cost_weight, 0.0, 1.0);
+      const double c_new = row.cpu_ns / row.cpu_tokens, a_new = row.accelerator_ns / row.gpu_tokens;
+      c_est_ = c_est_ < 0 ? c_new : (1 - cw) * c_est_ + cw * c_new;
+      a_est_ = a_est_ < 0 ? a_new : (1 - cw) * a_est_ + cw * a_new;
+      const double c = c_est_, a = a_est_;
       const double total = row.cpu_tokens + row.gpu_tokens;
       row.equalising_gpu_tokens = total * c / (c + a);
       const double imbalance = std::fabs(row.cpu_ns - row.accelerator_ns) / std::max(row.cpu_ns, row.accelerator_ns);
@@ -81,8 +93,9 @@ bool FeedbackScheduler::record(int step, double cpu_ns, double accelerator_ns, i
   row.next_ratio = ratio_;
   row.next_gpu_window = window_;
   rows_.push_back(row);
-  n_ = 0;
-  cpu_ns_ = acc_ns_ = cpu_tok_ = gpu_tok_ = 0;
+  cpu_ns_.clear();
+  acc_ns_.clear();
+  cpu_tok_ = gpu_tok_ = 0;
   return true;
 }
 

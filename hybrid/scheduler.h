@@ -11,6 +11,9 @@
 //     cost_acc = a * gpu_tokens => gpu* = total * c / (c + a)), in whole pages, within
 //     [min_gpu_tokens, max_gpu_tokens] (max = what accelerator capacity allows). It only moves
 //     when both sides hold tokens (both costs measured) and the imbalance exceeds `dead_band`.
+//     The per-token costs are smoothed over intervals (EMA, weight `cost_weight` for the new one).
+// The interval's times are medians of its steps (ours: one preempted step on a shared machine
+// must not flip a decision); the rows report those medians.
 // Static mode records the same rows but never changes anything (ablation).
 #include <cstdint>
 #include <map>
@@ -28,6 +31,7 @@ struct SchedulerConfig {
   double ratio_min = 0.01, ratio_max = 0.5;
   double boundary_gain = 0.5;  // share of the gap to the equalising split closed per interval
   double dead_band = 0.1;      // relative imbalance |cpu - acc| / max below which the boundary stays
+  double cost_weight = 0.5;    // EMA weight of the newest interval's per-token costs
   int64_t granule = 16;        // boundary moves in whole pages of this many tokens
 };
 
@@ -38,7 +42,7 @@ struct SchedulerRow {
   int64_t boundary = 0;         // first token position of the accelerator's recent window
   int64_t gpu_window = 0;       // recent tokens targeted on the accelerator
   double cpu_tokens = 0, gpu_tokens = 0;  // interval means (gpu includes promoted pages)
-  double cpu_ns = 0, accelerator_ns = 0;  // interval means
+  double cpu_ns = 0, accelerator_ns = 0;  // interval medians
   double next_ratio = 0;
   int64_t next_gpu_window = 0;
   double equalising_gpu_tokens = -1;  // the split the boundary rule aimed at (-1: not computed)
@@ -66,9 +70,10 @@ class FeedbackScheduler {
   double ratio_;
   int64_t window_;
   int64_t min_window_ = 0, max_window_ = INT64_MAX;
-  // Sums over the current interval.
-  int n_ = 0;
-  double cpu_ns_ = 0, acc_ns_ = 0, cpu_tok_ = 0, gpu_tok_ = 0;
+  // The current interval's samples.
+  std::vector<double> cpu_ns_, acc_ns_;
+  double cpu_tok_ = 0, gpu_tok_ = 0;
+  double c_est_ = -1, a_est_ = -1;  // smoothed per-token costs (-1: none yet)
   std::vector<SchedulerRow> rows_;
 };
 

@@ -35,7 +35,7 @@ void drive(FeedbackScheduler& s, const CostModel& m, int intervals) {
     }
 }
 
-TEST(Scheduler, DecidesOncePerIntervalOnIntervalMeans) {
+TEST(Scheduler, DecidesOncePerIntervalOnIntervalMedians) {
   SchedulerConfig cfg;
   cfg.adapt_boundary = false;
   FeedbackScheduler s(cfg, 0.05, 1024);
@@ -53,6 +53,19 @@ TEST(Scheduler, DecidesOncePerIntervalOnIntervalMeans) {
   EXPECT_EQ(r.boundary, 500);                   // first token of the window: 1524 - 1024
   const auto row = r.as_map();
   for (const char* k : {"step", "ratio", "boundary", "cpu_ns", "accelerator_ns"}) EXPECT_TRUE(row.count(k)) << k;
+}
+
+TEST(Scheduler, OnePreemptedStepDoesNotFlipTheDecision) {
+  SchedulerConfig cfg;
+  cfg.adapt_boundary = false;
+  FeedbackScheduler s(cfg, 0.05, 1024);
+  // The CPU side is hidden in three steps of four; one step was preempted (50x).
+  s.record(0, 100, 300, 500, 1024);
+  s.record(1, 15000, 300, 500, 1024);
+  s.record(2, 100, 300, 500, 1024);
+  s.record(3, 100, 300, 500, 1024);
+  EXPECT_DOUBLE_EQ(s.rows().back().cpu_ns, 100);
+  EXPECT_DOUBLE_EQ(s.ratio(), 0.05 * 1.2);
 }
 
 TEST(Scheduler, RatioFollowsThePortsRuleWithinItsClamp) {
