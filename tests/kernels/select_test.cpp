@@ -19,10 +19,11 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 TEST(ScoreLogits, MatchesReferenceForEveryLevelShapeAndDtype) {
   ThreadPool pool(3);
-  for (auto [hq, hkv, d] : {std::tuple{4, 4, 64}, std::tuple{12, 4, 80}, std::tuple{16, 2, 128}})
+  for (auto [hq, hkv, d, page] : {std::tuple{4, 4, 64, 16}, std::tuple{12, 4, 80, 16}, std::tuple{16, 2, 128, 16},
+                                  std::tuple{8, 2, 64, 64}})
     for (DType t : {DType::f32, DType::f16, DType::bf16}) {
       const AttentionShape shape{hq, hkv, d, t};
-      const auto in = test::make_paged_input(shape, 1500, WorkloadSpec::Kind::structured, d);
+      const auto in = test::make_paged_input(shape, 1500, WorkloadSpec::Kind::structured, d, page);
       for (SimdLevel l : test::available_levels())
         for (auto [b, e] : {std::pair<int64_t, int64_t>{0, -1}, {3, 19}, {700, 701}, {1000, 5000}}) {
           const int64_t stride = 1600;
