@@ -131,8 +131,8 @@ struct SoftmaxState {
 
 // Columns [c, c + NV*W) of o_g = alpha_g * o_g + sum_{t in [lo, hi)} p_g[t] v_t for HC heads
 // (p_g at p + g * p_stride); each V read is paired with a prefetch of the same offset in fv,
-// the rows `ahead` pages on. One sub-block per call: looping over a tile's sub-blocks in
-// here made GCC keep the converted V registers on the stack.
+// the V rows of the tile processed kPrefetchTiles later. One sub-block per call: looping
+// over a tile's sub-blocks in here made GCC keep the converted V registers on the stack.
 template <class V, DType T, int HC, int NV>
 inline void v_chunk(float* o, int d, int c, const std::byte* vblk, const std::byte* fv, int lo, int hi,
                     const float* p, int p_stride, const float (&alpha)[HC]) {
