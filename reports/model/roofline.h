@@ -10,6 +10,8 @@
 //   sync         syncs x sync overhead
 // A stage of the overlap structure lasts as long as its slowest resource; stages add up; a
 // resource with work that the structure does not name is appended as a stage of its own.
+// Optional measured bandwidth curves (platform_model.h: BandwidthCurve) replace the flat memory
+// and copy roofs by the step's working set.
 #include <map>
 #include <string>
 
