@@ -22,12 +22,14 @@ namespace {
 
 // 10th percentile of fn()'s seconds over repeats (at least 5, until `seconds` have passed, at
 // most 200): the run least disturbed by other processes, as a machine's capability.
-template <class F>
-double fast_seconds(F&& fn, double seconds) {
-  fn();  // warm: first touch, caches, thread wake-up
+// `before` runs untimed ahead of each repeat (the cache flush of cold measurements).
+template <class F, class B = void (*)()>
+double fast_seconds(F&& fn, double seconds, B before = [] {}) {
+  fn();  // warm: first touch, thread wake-up
   std::vector<double> v;
   const int64_t t0 = now_ns();
   while (v.size() < 5 || ((now_ns() - t0) * 1e-9 < seconds && v.size() < 200)) {
+    before();
     const int64_t a = now_ns();
     fn();
     v.push_back((now_ns() - a) * 1e-9);
@@ -97,7 +99,9 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
     field = std::move(v);
     S[key] = how;
   };
-  const std::string here = "calibrated on this machine by hybridbench validate-model (10th percentile of repeats): ";
+  const std::string here =
+      "calibrated on this machine by hybridbench validate-model (10th percentile of repeats, caches flushed before "
+      "each): ";
   const int ht = std::max(1, o.host_threads), at = std::max(1, o.accelerator_threads);
   std::vector<size_t> ladder;
   for (size_t b = std::max<size_t>(o.min_bytes, 64 << 10); b < o.max_bytes; b *= 2) ladder.push_back(b);
@@ -108,6 +112,12 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
   const int64_t max_tokens = std::max<int64_t>(64, static_cast<int64_t>(o.max_bytes) / bpt);
   AttentionBench bench(o.shape, o.page_tokens, max_tokens);
   const std::string what = "decode attention " + o.shape.to_string();
+  // Cold caches: the sweep interleaves every strategy's steps (and a whole model, every
+  // layer's), so a step finds little of its KV left in the caches from its previous step. Each
+  // repeat is preceded by a read of a buffer larger than any last-level cache.
+  std::vector<std::byte> flush(o.flush_bytes, std::byte{1});
+  ThreadPool flusher(1);
+  auto cold = [&] { (void)cpu::stream_read(flush.data(), flush.size(), flusher); };
   // Per-core (per-thread) bandwidth curve and compute roof with `threads` threads.
   auto attention_curve = [&](int threads, BandwidthCurve& curve, double& gflops) {
     ThreadPool pool(threads);
@@ -115,7 +125,7 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
     for (size_t w : ladder) {
       const int64_t tokens = std::clamp<int64_t>(static_cast<int64_t>(w) / bpt, 16, max_tokens);
       if (!curve.points.empty() && static_cast<double>(tokens * bpt) <= curve.points.back().first) continue;
-      const double t = fast_seconds([&] { bench.run(pool, tokens); }, o.seconds_per_figure);
+      const double t = fast_seconds([&] { bench.run(pool, tokens); }, o.seconds_per_figure, cold);
       const double bytes = static_cast<double>(tokens * bpt);
       curve.points.emplace_back(bytes, bytes / t / threads * 1e-9);
       gflops = std::max(gflops, bench.flops(tokens) / t / threads * 1e-9);
@@ -180,11 +190,11 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
     const double t_up = fast_seconds([&] {
       acc->copy_to_device(dev.data(), host_buf.data(), w);
       acc->synchronize();
-    }, o.seconds_per_figure / 2);
+    }, o.seconds_per_figure / 2, cold);
     const double t_down = fast_seconds([&] {
       acc->copy_to_host(host_buf.data(), dev.data(), w);
       acc->synchronize();
-    }, o.seconds_per_figure / 2);
+    }, o.seconds_per_figure / 2, cold);
     copy.points.emplace_back(static_cast<double>(w), 2.0 * w / (t_up + t_down) * 1e-9);
     h2d = w / t_up * 1e-9;
     d2h = w / t_down * 1e-9;

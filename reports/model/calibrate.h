@@ -5,7 +5,8 @@
 // curve (caches included) and its compute roof (the smallest, cache-resident set); the same for
 // the cpu accelerator's threads; its copy-bandwidth curve, launch and sync costs; the host pool's
 // dispatch cost. Each figure is the 10th percentile of repeated runs (the least disturbed by other
-// processes on a shared machine). Microbenchmarks only: nothing here looks at a strategy's
+// processes on a shared machine), each run with cold caches (a flush buffer is read before it),
+// as the sweep's interleaved strategies find their KV. Microbenchmarks only: nothing here looks at a strategy's
 // timing, so validate-model's error is a prediction error.
 #include <functional>
 #include <memory>
@@ -27,6 +28,7 @@ struct CalibrationOptions {
   size_t min_bytes = size_t{512} << 10;
   size_t max_bytes = size_t{256} << 20;
   double seconds_per_figure = 0.15;
+  size_t flush_bytes = size_t{128} << 20;  // read before each repeat: larger than any last-level cache
 };
 
 // Completes `base` (tiers and CPU from a probe profile) for the cpu accelerator of this

@@ -136,6 +136,7 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   co.min_bytes = size_t{1} << 20;
   co.max_bytes = size_t{8} << 20;
   co.seconds_per_figure = 0.02;
+  co.flush_bytes = size_t{4} << 20;
   PlatformModel base;
   base.tiers = {{MemoryKind::local_dram, -1, "dram", int64_t{8} << 30, 10, 100, false}};
   const PlatformModel m = calibrate_this_machine(base, co);
