@@ -56,6 +56,9 @@ class Offload final : public Strategy {
   }
 
   std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
+  // Chunk c+1's copy overlaps attention on chunk c (double buffering); the host append of the
+  // new token and the final waits are serial.
+  OverlapStructure overlap() const override { return {{{"transfer", "accelerator"}, {"cpu"}, {"sync"}}}; }
   void prepare_step(int s) override { io_->stage(s); }
 
   void step(int s, StepResult& out) override {

@@ -58,6 +58,13 @@ class HybridGen final : public Strategy {
   void step(int s, StepResult& out) override;
   std::vector<MemoryRegion> memory_regions() const override;
   std::vector<std::map<std::string, double>> trajectory() const override;
+  // CPU scoring/top-k/gather overlaps the accelerator's attention over its resident tokens; then
+  // the top-k rows (or the CPU's partial) cross the link and the merge is waited for. The
+  // no-overlap ablation (hybridgen-serial) does each part after the other.
+  OverlapStructure overlap() const override {
+    if (!cfg_.overlap) return OverlapStructure::serial();
+    return {{{"cpu", "accelerator"}, {"transfer"}, {"sync"}}};
+  }
 
   // Inspection (tests, reports).
   const HybridGenConfig& config() const { return cfg_; }

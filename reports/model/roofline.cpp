@@ -138,7 +138,7 @@ ModeledStep model_step(const Traffic& t, const OverlapStructure& o, const Platfo
   return combine(price_resources(t, m), o);
 }
 
-OverlapStructure overlap_for(const std::string& name, const OverlapStructure& declared, std::string* from) {
+OverlapStructure overlap_for(const OverlapStructure& declared, std::string* from) {
   auto say = [&](const char* w) {
     if (from) *from = w;
   };
@@ -146,22 +146,8 @@ OverlapStructure overlap_for(const std::string& name, const OverlapStructure& de
     say("declared");
     return declared;
   }
-  // Interim table (README: "Overlap structures"): what each strategy's step code overlaps
-  // today, until the strategy declares it through Strategy::overlap().
-  static const std::map<std::string, std::string> table = {
-      // Chunk c+1's copy overlaps attention on chunk c; the host append and syncs are serial.
-      {"offload", "transfer|accelerator > cpu > sync"},
-      // CPU scoring/top-k/gather overlaps the accelerator's attention over its tokens; then
-      // the top-k rows (or the partial) cross the link and the merge is waited for.
-      {"hybridgen", "cpu|accelerator > transfer > sync"},
-      {"hybridgen-lse", "cpu|accelerator > transfer > sync"},
-      {"hybridgen-static", "cpu|accelerator > transfer > sync"},
-      {"hybridgen-naive", "cpu|accelerator > transfer > sync"},
-  };
-  if (auto it = table.find(name); it != table.end()) {
-    say("table");
-    return OverlapStructure::parse(it->second);
-  }
+  // A strategy that declares nothing waits for each part before the next (true of every step
+  // whose code has no concurrency), so serial is exact for it, not just conservative.
   say("default");
   return OverlapStructure::serial();
 }

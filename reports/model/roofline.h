@@ -42,10 +42,7 @@ ModeledStep combine(const ResourceTimes& r, const OverlapStructure& o);
 ModeledStep model_step(const Traffic& t, const OverlapStructure& o, const PlatformModel& m);
 
 // The structure the model uses for a strategy: its own declaration (Strategy::overlap()) when
-// it makes one; otherwise the interim table by registered name (reports/model/README.md lists
-// it, until each strategy declares its own); otherwise serial. `from` says which ("declared",
-// "table", "default").
-OverlapStructure overlap_for(const std::string& strategy_name, const OverlapStructure& declared,
-                             std::string* from = nullptr);
+// it makes one, otherwise serial. `from` says which ("declared", "default").
+OverlapStructure overlap_for(const OverlapStructure& declared, std::string* from = nullptr);
 
 }  // namespace hb::model

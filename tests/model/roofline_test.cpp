@@ -164,17 +164,13 @@ TEST(Overlap, TextFormParsesAndRejectsMistakes) {
   EXPECT_THROW(OverlapStructure::parse(""), Error);
 }
 
-TEST(Overlap, DeclaredBeatsTableBeatsSerial) {
+TEST(Overlap, DeclaredBeatsSerial) {
   std::string from;
   const auto declared = OverlapStructure::parse("accelerator > cpu");
-  EXPECT_EQ(overlap_for("hybridgen", declared, &from), declared);
+  EXPECT_EQ(overlap_for(declared, &from), declared);
   EXPECT_EQ(from, "declared");
-  EXPECT_EQ(overlap_for("hybridgen", {}, &from).to_string(), "cpu|accelerator > transfer > sync");
-  EXPECT_EQ(from, "table");
-  EXPECT_EQ(overlap_for("offload", {}, &from).to_string(), "transfer|accelerator > cpu > sync");
-  EXPECT_EQ(overlap_for("hybridgen-serial", {}, &from), OverlapStructure::serial());
+  EXPECT_EQ(overlap_for({}, &from), OverlapStructure::serial());
   EXPECT_EQ(from, "default");
-  EXPECT_EQ(overlap_for("cpu-only", {}, &from), OverlapStructure::serial());
 }
 
 TEST(Roofline, ModelStepPricesThenCombines) {
