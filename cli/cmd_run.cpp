@@ -161,17 +161,22 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
     spec.strategy_options[o.substr(0, eq)] = o.substr(eq + 1);
   }
   spec.validate();
-  std::vector<model::PlatformModel> platforms;  // --mode model: loaded (and validated) before anything runs
-  if (a.mode == "model") platforms = model::load_platform_models(run::split_list([&] {
-                             std::string j;
-                             for (const auto& p : a.platforms) j += (j.empty() ? "" : ",") + p;
-                             return j;
-                           }()));
-  else if (!a.platforms.empty())
-    throw Error("--platform is for --mode model (projection onto a profile's hardware)",
-                "add --mode model, or drop --platform to measure this machine");
+  // Loaded (and validated) before anything runs. --mode model: the platforms to project onto;
+  // measure mode: at most one profile, whose prediction of each measured step goes alongside.
+  std::vector<model::PlatformModel> platforms;
+  if (!a.platforms.empty()) platforms = model::load_platform_models(run::split_list([&] {
+                              std::string j;
+                              for (const auto& p : a.platforms) j += (j.empty() ? "" : ",") + p;
+                              return j;
+                            }()));
+  if (a.mode == "model" && platforms.empty())
+    throw Error("--mode model was given no platform profile", "add --platform presets, --platform preset:NAME or --platform FILE.json");
+  if (a.mode == "measure" && platforms.size() > 1)
+    throw Error("a measured run takes one --platform (its model's prediction is reported next to each measured point)",
+                "pass one profile, or add --mode model to project onto several platforms");
 
   PlatformSetup platform = setup_platform(spec);
+  if (a.mode == "measure" && !platforms.empty()) platform.env.model = model::make_step_model(platforms[0], false);
   const std::string out = a.out.empty() ? default_out_path() : a.out;
   ProgressBar bar(a.quiet);
   const run::ProgressFn on_progress = [&](const run::Progress& p) { bar.update(p); };
@@ -239,7 +244,9 @@ CommandFn add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"measure", "model"}))
       ->capture_default_str();
   sub->add_option("--platform", a->platforms,
-                  "--mode model: platform profiles, comma separated: FILE.json (probe --out, or your own), "
+                  "--mode model: platform profiles to project onto, comma separated; measure mode: one profile "
+                  "(e.g. this machine's `probe --out` + `validate-model --write-model`) whose modeled time is reported "
+                  "next to each measured point. FILE.json, "
                   "preset:NAME, or 'presets' for every shipped one (" + [] {
                     std::string n;
                     for (const auto& x : model::preset_names()) n += (n.empty() ? "" : ", ") + x;

@@ -49,7 +49,11 @@ std::string time_chart(const ProcurementTable& t, const Colors& colors) {
   set_seq_len_axis(plot, t);
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   for (const auto& [k, p] : t.cells)
-    if (p->timed()) lo = std::min(lo, p->step.summary.p10), hi = std::max(hi, p->step.summary.p90);
+    if (p->timed()) {
+      lo = std::min(lo, p->step.summary.p10), hi = std::max(hi, p->step.summary.p90);
+      if (p->modeled.present())
+        lo = std::min(lo, p->modeled.step.summary.median), hi = std::max(hi, p->modeled.step.summary.median);
+    }
   auto [ylo, yhi] = padded_log_range(std::isfinite(lo) ? lo : 1e3, hi > 0 ? hi : 1e6);
   // Failed points are drawn in a band at the top; keep the data out of it.
   const bool any_failed = std::any_of(t.cells.begin(), t.cells.end(), [](const auto& c) { return !c.second->timed(); });
@@ -74,6 +78,11 @@ std::string time_chart(const ProcurementTable& t, const Colors& colors) {
       }
     }
     plot.polyline(line, c);
+    std::vector<std::pair<double, double>> modeled;
+    for (auto len : t.seq_lens)
+      if (const Point* p = t.at(s, len); p && p->timed() && p->modeled.present())
+        modeled.emplace_back(static_cast<double>(len), p->modeled.step.summary.median);
+    plot.polyline(modeled, c, true);
   }
   plot.legend(legend_of(t, colors));
   return plot.str();
@@ -188,7 +197,11 @@ std::string html_report(const Report& report, const TableOptions& options) {
       h += "<figure>\n" + svg + "<figcaption>Figure " + std::to_string(++fig) + ": " + html_escape(caption) +
            " Figures: " + prov + ".</figcaption>\n</figure>\n";
     };
-    figure(time_chart(t, colors), "Median decode step time per strategy (log-log); bars span p10 to p90.");
+    const std::string modeled_on = modeled_platforms(t);
+    figure(time_chart(t, colors), "Median decode step time per strategy (log-log); bars span p10 to p90." +
+                                      (modeled_on.empty() ? std::string()
+                                                          : " Dashed: the median modeled on " + modeled_on +
+                                                                " for the same steps."));
     figure(speedup_chart(t, colors), "Speedup of each strategy over " + t.reference + " at each sequence length.");
     figure(accuracy_chart(t, colors), "Relative L2 error of the attention output against fp64 vs step time.");
     h += "<h3>Step time (median &plusmn; noise)</h3>\n" + time_grid(t).html();
@@ -197,6 +210,8 @@ std::string html_report(const Report& report, const TableOptions& options) {
       h += "<h3>Pairwise at " + format_tokens(len) + " (time of b / time of a; &gt; 1: a is faster)</h3>\n" +
            pairwise_grid(t, len).html();
     h += "<h3>Accuracy vs the fp64 reference</h3>\n" + accuracy_grid(t).html();
+    if (const std::string m = modeled_platforms(t); !m.empty())
+      h += "<h3>Measured | modeled on " + html_escape(m) + " (error of the modeled median)</h3>\n" + modeled_grid(t).html();
     const auto not_run = not_run_lines(t);
     if (!not_run.empty()) {
       h += "<h3>Points that did not run</h3>\n<ul class=\"failed\">\n";

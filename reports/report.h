@@ -136,6 +136,18 @@ struct Accuracy {
   bool has_needle() const { return needle_success_rate >= 0; }
 };
 
+// A performance model's prediction of a measured point, priced from the very steps that were
+// timed (`run --platform P` in measure mode, validate-model): modeled and measured side by side.
+struct ModeledAlongside {
+  std::string platform;          // the profile's name; empty = no prediction
+  std::string overlap;           // the overlap structure used (core/overlap.h text form)
+  Timing step;                   // modeled time of each timed step
+  std::map<std::string, double> phase_median_ns;  // modeled resources: cpu, accelerator, transfer, sync
+  // (modeled median - measured median) / measured median; 0 when either is missing.
+  double error_vs_measured = 0;
+  bool present() const { return !platform.empty(); }
+};
+
 struct Point {
   PointAxes axes;
   std::string status = "ok";     // one of kStatuses
@@ -148,6 +160,7 @@ struct Point {
   Accuracy accuracy;
   std::map<std::string, std::string> strategy_params;  // effective parameters
   std::vector<std::map<std::string, double>> trajectory;  // per-step scheduler state, if any
+  ModeledAlongside modeled;      // only on measured points run with a platform profile
 
   bool timed() const { return status == "ok" && step.summary.count > 0; }
 };

@@ -118,7 +118,7 @@ json point_json(const Point& p) {
     for (const auto& [k, v] : row) r[k] = v;
     trajectory.push_back(r);
   }
-  return {{"axes",
+  json j = {{"axes",
            {{"model", x.model}, {"family", x.family}, {"seq_len", x.seq_len}, {"batch", x.batch},
             {"strategy", x.strategy}, {"kv_dtype", x.kv_dtype}, {"workload", x.workload},
             {"accelerator", x.accelerator}, {"decode_steps", x.decode_steps}, {"page_tokens", x.page_tokens},
@@ -139,6 +139,16 @@ json point_json(const Point& p) {
             {"needle_success_rate", a.has_needle() ? json(a.needle_success_rate) : json(nullptr)}}},
           {"strategy_params", string_map(p.strategy_params)},
           {"trajectory", trajectory}};
+  if (p.modeled.present()) {
+    json phases_ns = json::object();
+    for (const auto& [k, v] : p.modeled.phase_median_ns) phases_ns[k] = v;
+    j["modeled"] = {{"platform", p.modeled.platform},
+                    {"overlap", p.modeled.overlap},
+                    {"step", timing_json(p.modeled.step)},
+                    {"phase_median_ns", phases_ns},
+                    {"error_vs_measured", p.modeled.error_vs_measured}};
+  }
+  return j;
 }
 
 // ---- reading ---------------------------------------------------------------------------------
@@ -321,6 +331,17 @@ Point read_point(const JsonReader& r) {
     row.each_member([&](const std::string& k, const JsonReader& v) { m[k] = v.as_number_or_nan(); });
     p.trajectory.push_back(std::move(m));
   });
+  if (r.has("modeled")) {  // optional: only measured points run with a platform profile
+    auto m = r.member("modeled");
+    p.modeled.platform = m.str("platform");
+    if (p.modeled.platform.empty()) m.member("platform").fail("the platform name is empty");
+    p.modeled.overlap = m.str("overlap");
+    read_timing(m.member("step"), p.modeled.step);
+    m.member("phase_median_ns").each_member([&](const std::string& k, const JsonReader& v) {
+      p.modeled.phase_median_ns[k] = v.as_number();
+    });
+    p.modeled.error_vs_measured = m.member("error_vs_measured").as_number_or_nan();
+  }
   return p;
 }
 

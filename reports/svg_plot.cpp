@@ -39,11 +39,12 @@ void SvgPlot::set_y(double lo, double hi, bool log, std::string label, std::vect
 double SvgPlot::px(double x) const { return plot_left() + x_.map(x) * (plot_right() - plot_left()); }
 double SvgPlot::py(double y) const { return plot_bottom() - y_.map(y) * (plot_bottom() - plot_top()); }
 
-void SvgPlot::polyline(const std::vector<std::pair<double, double>>& pts, const std::string& color) {
+void SvgPlot::polyline(const std::vector<std::pair<double, double>>& pts, const std::string& color, bool dashed) {
   if (pts.size() < 2) return;
   std::string p;
   for (const auto& [x, y] : pts) p += num(px(x)) + "," + num(py(y)) + " ";
-  body_ += "<polyline fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2\" points=\"" + p + "\"/>\n";
+  body_ += "<polyline fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2\"" +
+           (dashed ? " stroke-dasharray=\"6 4\"" : "") + " points=\"" + p + "\"/>\n";
 }
 
 void SvgPlot::marker(double x, double y, const std::string& color, const std::string& tooltip) {

@@ -29,7 +29,8 @@ class SvgPlot {
   double plot_top() const { return top_; }
   double plot_bottom() const { return height_ - bottom_; }
 
-  void polyline(const std::vector<std::pair<double, double>>& pts, const std::string& color);
+  // dashed: a second series of the same colour (e.g. the model's prediction next to the measurement).
+  void polyline(const std::vector<std::pair<double, double>>& pts, const std::string& color, bool dashed = false);
   void marker(double x, double y, const std::string& color, const std::string& tooltip);
   void range_bar(double x, double y_lo, double y_hi, const std::string& color);  // e.g. p10..p90
   // A failed point: an "x" at (pixel x, top of the plot) with a short status word under it.

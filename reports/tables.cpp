@@ -228,6 +228,28 @@ TextTable accuracy_grid(const ProcurementTable& t) {
   });
 }
 
+std::string modeled_platforms(const ProcurementTable& t) {
+  std::set<std::string> names;
+  for (const auto& [k, p] : t.cells)
+    if (p->modeled.present()) names.insert(p->modeled.platform);
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+TextTable modeled_grid(const ProcurementTable& t) {
+  return grid(t, [&](const std::string& s, int64_t len) -> std::string {
+    const Point* p = t.at(s, len);
+    if (!p) return "-";
+    if (!p->timed()) return p->status;
+    if (!p->modeled.present()) return "not modeled";
+    char err[32];
+    std::snprintf(err, sizeof err, "%+.1f%%", 100 * p->modeled.error_vs_measured);
+    return format_duration_ns(p->step.summary.median) + " | " + format_duration_ns(p->modeled.step.summary.median) +
+           " (" + err + ")";
+  });
+}
+
 TextTable pairwise_grid(const ProcurementTable& t, int64_t seq_len) {
   TextTable g;
   g.add_column("a \\ b");
@@ -269,6 +291,8 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
             pairwise_grid(t, len).markdown();
     md += "\n### Accuracy vs the fp64 reference\n\n";
     md += accuracy_grid(t).markdown();
+    if (const std::string m = modeled_platforms(t); !m.empty())
+      md += "\n### Measured | modeled on " + m + " (error of the modeled median)\n\n" + modeled_grid(t).markdown();
     const auto not_run = not_run_lines(t);
     if (!not_run.empty()) {
       md += "\nPoints that did not run:\n\n";
@@ -284,7 +308,7 @@ std::string csv_report(const Report& report, const TableOptions& options) {
       "model,family,seq_len,batch,strategy,kv_dtype,workload,accelerator,decode_steps,page_tokens,extra,status,reason,"
       "provenance,samples,step_median_ns,step_p10_ns,step_p90_ns,step_rel_stdev,step_robust_rel_noise,tokens_per_s,reference,"
       "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_rate,"
-      "h2d_bytes_per_step,d2h_bytes_per_step\n";
+      "h2d_bytes_per_step,d2h_bytes_per_step,modeled_platform,modeled_median_ns,model_error\n";
   for (const auto& t : tables)
     for (auto len : t.seq_lens)
       for (const auto& s : t.strategies) {
@@ -310,7 +334,9 @@ std::string csv_report(const Report& report, const TableOptions& options) {
             scored ? csv_number(a.max_abs_err) : "", scored ? csv_number(a.mass_recall) : "",
             scored && a.has_needle() ? csv_number(a.needle_success_rate) : "",
             p->timed() ? std::to_string(p->traffic_per_step.h2d_bytes) : "",
-            p->timed() ? std::to_string(p->traffic_per_step.d2h_bytes) : ""};
+            p->timed() ? std::to_string(p->traffic_per_step.d2h_bytes) : "",
+            p->modeled.platform, p->modeled.present() ? csv_number(p->modeled.step.summary.median) : "",
+            p->modeled.present() ? csv_number(p->modeled.error_vs_measured) : ""};
         for (size_t i = 0; i < f.size(); ++i) csv += (i ? "," : "") + csv_field(f[i]);
         csv += "\n";
       }

@@ -62,6 +62,10 @@ std::string status_cell(const Point& p);    // "oom: KV 2.0 GiB > capacity 1.0 G
 TextTable time_grid(const ProcurementTable& t);
 TextTable speedup_grid(const ProcurementTable& t);
 TextTable accuracy_grid(const ProcurementTable& t);
+// Measured points a platform profile also priced (Point::modeled): "measured | modeled (error)"
+// per cell. Empty string from modeled_platforms() = the table has none.
+std::string modeled_platforms(const ProcurementTable& t);
+TextTable modeled_grid(const ProcurementTable& t);
 // Every strategy against every other at one length: row a, column b, cell ratio(a, b).
 TextTable pairwise_grid(const ProcurementTable& t, int64_t seq_len);
 // "measured", or "mixed: measured, emulated; (e) emulated, (m) modeled" (cells then carry marks).

@@ -15,15 +15,17 @@ std::shared_ptr<run::StepModel> make_step_model(
   if (replace) {
     sm->accelerator_kind = m.accelerator.kind;
     sm->axes_extra["platform"] = m.name;
+  } else {
+    sm->platform = m.name;
   }
   sm->price = [m, on_step](const reports::PointAxes& axes, const Strategy& s, int step, const StepResult& out) {
-    const ModeledStep ms = model_step(out.traffic, overlap_for(s.name(), s.overlap()), m);
+    const ModeledStep ms = model_step(out.traffic, overlap_for(s.overlap()), m);
     if (on_step) on_step(axes, step, ms);
-    return run::StepPrice{ms.total_ns, ms.phase_ns};
+    return run::StepPrice{ms.total_ns, ms.phase_ns, ms.overlap};
   };
   sm->annotate = [m](const Strategy& s) {
     std::string from;
-    const OverlapStructure o = overlap_for(s.name(), s.overlap(), &from);
+    const OverlapStructure o = overlap_for(s.overlap(), &from);
     return std::map<std::string, std::string>{{"model.platform", m.name},
                                               {"model.overlap", o.to_string() + " (" + from + ")"}};
   };

@@ -47,12 +47,13 @@ Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment&
   const int warmup = spec.stop.warmup_steps;
   auto sm = std::make_shared<run::StepModel>();
   sm->replace = false;  // the run stays a measurement; the model only prices its steps
+  sm->platform = m.name;  // so the measured report (--report) carries the prediction alongside
   sm->price = [collected, warmup, m, live](const reports::PointAxes& axes, const Strategy& s, int step,
                                            const StepResult& out) {
     Collected& c = (*collected)[axes.key()];
     if (step < warmup || !c.error.empty()) return run::StepPrice{};
     try {
-      const OverlapStructure o = overlap_for(s.name(), s.overlap());
+      const OverlapStructure o = overlap_for(s.overlap());
       const ModeledStep fixed = model_step(out.traffic, o, m);
       c.total_static.push_back(fixed.total_ns);
       ModeledStep ms = fixed;
@@ -67,7 +68,7 @@ Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment&
       c.total.push_back(ms.total_ns);
       for (const auto& [k, v] : ms.phase_ns) c.phases[k].push_back(v);
       c.overlap = ms.overlap;
-      return run::StepPrice{ms.total_ns, ms.phase_ns};
+      return run::StepPrice{ms.total_ns, ms.phase_ns, ms.overlap};
     } catch (const Error& e) {
       c.error = e.problem();  // a pricing problem must not turn the measurement into an error
       return run::StepPrice{};

@@ -39,6 +39,10 @@ struct Contender {
   reports::Point point;
   std::vector<double> samples;
   std::map<std::string, std::vector<double>> phases;
+  // A model observing a measured run (StepModel::replace = false): its price of each timed step.
+  std::vector<double> modeled;
+  std::map<std::string, std::vector<double>> modeled_phases;
+  std::string modeled_overlap;
   Traffic traffic_sum;
   AccuracyAccumulator accuracy;
   int64_t first_timed_ns = 0;
@@ -68,7 +72,7 @@ bool converged(const std::vector<double>& s, const StopCriteria& stop, double el
   return summarize(s).rel_stdev() <= stop.max_noise;
 }
 
-void finish(Contender& c, const std::string& stop_reason) {
+void finish(Contender& c, const std::string& stop_reason, const std::string& platform) {
   if (!c.active) return;
   c.active = false;
   auto& p = c.point;
@@ -79,6 +83,15 @@ void finish(Contender& c, const std::string& stop_reason) {
   if (!c.samples.empty()) p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
   p.accuracy = c.accuracy.result();
   p.trajectory = c.strategy->trajectory();
+  // Side by side only when every timed step was priced: a partial set would compare different steps.
+  if (!platform.empty() && !c.modeled.empty() && c.modeled.size() == c.samples.size()) {
+    p.modeled.platform = platform;
+    p.modeled.overlap = c.modeled_overlap;
+    p.modeled.step = reports::Timing::from_samples(c.modeled);
+    for (const auto& [name, v] : c.modeled_phases) p.modeled.phase_median_ns[name] = summarize(v).median;
+    const double measured = p.step.summary.median;
+    p.modeled.error_vs_measured = measured > 0 ? (p.modeled.step.summary.median - measured) / measured : 0;
+  }
 }
 
 void fail(Contender& c, const std::string& status, const std::string& reason) {
@@ -92,6 +105,9 @@ void fail(Contender& c, const std::string& status, const std::string& reason) {
 
 reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, const ProgressFn& progress) {
   spec.validate();
+  // A model that only observes (validate-model, run --platform in measure mode) is reported
+  // next to the measurement under this platform name.
+  const std::string side_platform = env.model && !env.model->replace ? env.model->platform : "";
   const auto names = resolve_strategies(spec.strategies);
   // Option typos are caught before anything runs: every strategy reads its options once.
   {
@@ -229,6 +245,10 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
                     out.total_ns = std::llround(m.total_ns);
                     out.phase_ns.clear();
                     for (const auto& [ph, ns] : m.phase_ns) out.phase_ns[ph] = std::llround(ns);
+                  } else if (s >= spec.stop.warmup_steps && m.total_ns > 0) {
+                    c.modeled.push_back(m.total_ns);
+                    for (const auto& [ph, ns] : m.phase_ns) c.modeled_phases[ph].push_back(ns);
+                    c.modeled_overlap = m.overlap;
                   }
                 }
               } catch (const Error& e) {
@@ -248,8 +268,8 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
               const double elapsed = (now_ns() - c.first_timed_ns) * 1e-9;
               // Keep stepping until accuracy has its samples too, then stop on noise or time.
               const bool scored_enough = spec.accuracy_steps < 0 ? false : c.scored >= spec.accuracy_steps;
-              if (elapsed >= spec.stop.timeout_s) finish(c, "timeout");
-              else if (scored_enough && converged(c.samples, spec.stop, elapsed)) finish(c, "noise");
+              if (elapsed >= spec.stop.timeout_s) finish(c, "timeout", side_platform);
+              else if (scored_enough && converged(c.samples, spec.stop, elapsed)) finish(c, "noise", side_platform);
             }
             if (progress)
               progress({done, total, where + ": step " + std::to_string(s + 1) + "/" + std::to_string(spec.decode_steps),
@@ -257,7 +277,7 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
             if (!any) break;
           }
           for (auto& c : cs) {
-            finish(*c, "max-steps");
+            finish(*c, "max-steps", side_platform);
             // The point is over: free its memory before the next one.
             c->strategy.reset();
             c->accelerator.reset();

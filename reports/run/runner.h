@@ -28,12 +28,15 @@ using ProgressFn = std::function<void(const Progress&)>;
 // points carry the modeled timing and provenance "modeled"; false: the measured timing stays
 // and the hook only observes (validate-model prices the very steps it measured).
 struct StepPrice {
-  double total_ns = 0;
+  double total_ns = 0;             // <= 0: this step was not priced
   std::map<std::string, double> phase_ns;
+  std::string overlap;             // the overlap structure used, text form
 };
 struct StepModel {
   bool replace = true;
   std::string accelerator_kind;                   // axes.accelerator of modeled points ("" = keep)
+  // replace = false: the profile's name; the timed steps' prices then go to Point::modeled.
+  std::string platform;
   std::map<std::string, std::string> axes_extra;  // added to axes.extra, e.g. "platform" -> name
   // Step s of the point with these axes (warm-up steps included); throws hb::Error on failure.
   std::function<StepPrice(const reports::PointAxes&, const Strategy&, int s, const StepResult&)> price;

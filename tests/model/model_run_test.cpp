@@ -160,8 +160,16 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
     EXPECT_NEAR(p.error, (p.modeled_ns - p.measured_ns) / p.measured_ns, 1e-12);
     EXPECT_FALSE(p.overlap.empty());
   }
-  // The measured run stays a measurement.
-  for (const auto& p : v.measured.points) EXPECT_EQ(p.provenance, "emulated");
+  // The measured run stays a measurement, with the prediction of the same steps alongside.
+  for (size_t i = 0; i < v.measured.points.size(); ++i) {
+    const auto& p = v.measured.points[i];
+    EXPECT_EQ(p.provenance, "emulated");
+    ASSERT_TRUE(p.modeled.present());
+    EXPECT_EQ(p.modeled.platform, m.name);
+    EXPECT_EQ(p.modeled.step.summary.count, p.step.summary.count);
+    EXPECT_NEAR(p.modeled.step.summary.median, v.points[i].modeled_ns, 1e-6 * v.points[i].modeled_ns);
+    EXPECT_NEAR(p.modeled.error_vs_measured, v.points[i].error, 1e-9);
+  }
   ASSERT_EQ(v.strategies.size(), 2u);
   EXPECT_EQ(v.strategies[0].strategy, "cpu-only");
   EXPECT_TRUE(v.strategies[0].cpu_bound);
@@ -215,7 +223,21 @@ TEST(ModelCli, RunModeModelAndErrors) {
     EXPECT_TRUE(p.axes.extra.count("platform"));
   }
   std::remove(json.c_str());
-  EXPECT_EQ(run_cli("run --platform preset:gh200-c2c --strategy cpu-only -q", &out), 2) << out;
+  // Measure mode with one profile: measured points, the model's prediction alongside, shown by `report`.
+  ASSERT_EQ(run_cli("run --platform preset:gh200-c2c --model qwen2.5-0.5b --seq-len 256 --strategy cpu-only "
+                    "--decode-steps 4 --warmup 1 --min-samples 2 --accuracy-steps 1 --accelerator-threads 1 "
+                    "--host-threads 1 -q --out " + json, &out), 0)
+      << out;
+  const reports::Report side = reports::read_report(json);
+  ASSERT_EQ(side.points.size(), 1u);
+  EXPECT_NE(side.points[0].provenance, "modeled");
+  ASSERT_TRUE(side.points[0].modeled.present());
+  EXPECT_EQ(side.points[0].modeled.platform, "gh200-c2c");
+  ASSERT_EQ(run_cli("report " + json, &out), 0) << out;
+  EXPECT_NE(out.find("Measured | modeled on gh200-c2c"), std::string::npos) << out;
+  std::remove(json.c_str());
+  EXPECT_EQ(run_cli("run --platform preset:gh200-c2c,preset:a100-40gb-pcie4-spr --strategy cpu-only -q", &out), 2)
+      << out;
   EXPECT_NE(out.find("--mode model"), std::string::npos) << out;
   EXPECT_EQ(run_cli("run --mode model --strategy cpu-only -q", &out), 2) << out;
   EXPECT_NE(out.find("no platform profile"), std::string::npos) << out;

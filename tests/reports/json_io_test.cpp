@@ -73,6 +73,30 @@ TEST(ReportJson, RoundTripIsExact) {
   EXPECT_EQ(back.speedups.size(), r.speedups.size());
 }
 
+TEST(ReportJson, ModeledAlongsideRoundTripsAndIsOptional) {
+  Report r = make_report();
+  Point& p = r.points[0];
+  p.modeled.platform = "this-machine";
+  p.modeled.overlap = "cpu|accelerator > transfer > sync";
+  p.modeled.step = Timing::from_samples({1000, 1100, 1200});
+  p.modeled.phase_median_ns = {{"cpu", 800}, {"sync", 50}};
+  p.modeled.error_vs_measured = -0.125;
+  const std::string text = to_json_text(r);
+  const Report back = from_json_text(text, "mem");
+  EXPECT_EQ(to_json_text(back), text);
+  EXPECT_EQ(back.points[0].modeled.platform, "this-machine");
+  EXPECT_EQ(back.points[0].modeled.step.samples_ns, p.modeled.step.samples_ns);
+  EXPECT_EQ(back.points[0].modeled.phase_median_ns, p.modeled.phase_median_ns);
+  EXPECT_DOUBLE_EQ(back.points[0].modeled.error_vs_measured, -0.125);
+  EXPECT_FALSE(back.points[1].modeled.present());  // absent member: no prediction
+  EXPECT_EQ(to_json_text(make_report()).find("\"modeled\": {"), std::string::npos);
+  // A prediction with an empty platform name is a broken file.
+  std::string broken = text;
+  const std::string named = "\"platform\": \"this-machine\"";
+  broken.replace(broken.find(named), named.size(), "\"platform\": \"\"");
+  expect_read_error(broken, {"platform"});
+}
+
 TEST(ReportJson, UnitsAreInFieldNamesAndSchemaComesFirst) {
   const std::string text = to_json_text(make_report());
   EXPECT_EQ(text.rfind("{\n  \"schema\": \"hybridbench.report/1\"", 0), 0u) << text.substr(0, 80);

@@ -119,6 +119,32 @@ TEST(Html, SelfContainedWithChartsAndLabels) {
   EXPECT_TRUE(has(html, "<table>"));
 }
 
+// A profile's prediction of measured points: markdown and HTML show both, side by side.
+TEST(ModeledAlongside, TablesAndChartShowBoth) {
+  Report r = make_report();
+  int modeled = 0;
+  for (auto& p : r.points) {
+    if (!p.timed()) continue;
+    p.modeled.platform = "gh200-c2c";
+    p.modeled.overlap = "transfer > cpu > accelerator > sync";
+    p.modeled.step = Timing::from_samples(std::vector<double>(p.step.samples_ns.size(), 1.25 * p.step.summary.median));
+    p.modeled.error_vs_measured = 0.25;
+    ++modeled;
+  }
+  ASSERT_GE(modeled, 2);
+  const std::string md = markdown_report(r);
+  EXPECT_TRUE(has(md, "### Measured | modeled on gh200-c2c")) << md;
+  EXPECT_GE(count(md, "(+25.0%)"), static_cast<size_t>(modeled));
+  const std::string html = html_report(r);
+  EXPECT_TRUE(has(html, "stroke-dasharray=\"6 4\" points="));  // the modeled series next to the measured line
+  EXPECT_TRUE(has(html, "Dashed: the median modeled on gh200-c2c"));
+  EXPECT_TRUE(has(csv_report(r), ",gh200-c2c,"));
+  // Without predictions, nothing of it appears.
+  const Report plain = make_report();
+  EXPECT_FALSE(has(markdown_report(plain), "modeled on"));
+  EXPECT_FALSE(has(html_report(plain), "stroke-dasharray=\"6 4\" points="));
+}
+
 TEST(Html, EmptyReportStillRenders) {
   Report r = make_report();
   r.points.clear();
