@@ -1,4 +1,5 @@
 // `hybridbench run`: parse the sweep, resolve the platform, run it, write the report.
+#include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <functional>
@@ -14,7 +15,9 @@
 #include "core/error.h"
 #include "core/model_presets.h"
 #include "hybrid/register.h"
+#include "reports/format.h"
 #include "reports/json_io.h"
+#include "reports/text_table.h"
 #include "reports/model/model_run.h"
 #include "reports/run/runner.h"
 #include "reports/run/trace.h"
@@ -103,19 +106,42 @@ std::string default_out_path() {
   return buf;
 }
 
+// One line per point on stdout (the JSON has everything). Noise is the reports' robust figure,
+// IQR / (1.349 median), so a few preempted steps do not make a quiet point look noisy.
 void print_summary(const reports::Report& r) {
-  std::printf("%-14s %-8s %-6s %12s %8s %10s %10s  %s\n", "strategy", "seq_len", "batch", "median_us", "noise",
-              "rel_l2", "recall", "status");
+  const bool any_modeled =
+      std::any_of(r.points.begin(), r.points.end(), [](const auto& p) { return p.modeled.present(); });
+  reports::TextTable t;
+  using A = reports::TextTable::Align;
+  for (const char* h : {"strategy", "seq_len", "batch"}) t.add_column(h);
+  t.add_column("median", A::right);
+  t.add_column("noise", A::right);
+  if (any_modeled) t.add_column("modeled (err)", A::right);
+  t.add_column("rel_l2", A::right);
+  t.add_column("recall", A::right);
+  t.add_column("figures");
   for (const auto& p : r.points) {
-    if (p.timed())
-      std::printf("%-14s %-8lld %-6d %12.1f %7.1f%% %10.2e %10.4f  %s\n", p.axes.strategy.c_str(),
-                  static_cast<long long>(p.axes.seq_len), p.axes.batch, p.step.summary.median / 1e3,
-                  100 * p.step.summary.rel_stdev(), p.accuracy.rel_l2, p.accuracy.mass_recall, p.provenance.c_str());
-    else
-      std::printf("%-14s %-8lld %-6d %12s %8s %10s %10s  %s: %s\n", p.axes.strategy.c_str(),
-                  static_cast<long long>(p.axes.seq_len), p.axes.batch, "-", "-", "-", "-", p.status.c_str(),
-                  p.reason.c_str());
+    std::vector<std::string> row = {p.axes.strategy, reports::format_tokens(p.axes.seq_len), std::to_string(p.axes.batch)};
+    if (!p.timed()) {
+      row.insert(row.end(), {"-", "-"});
+      if (any_modeled) row.push_back("-");
+      row.insert(row.end(), {"-", "-", p.status + (p.reason.empty() ? "" : ": " + p.reason)});
+    } else {
+      row.push_back(reports::format_duration_ns(p.step.summary.median));
+      row.push_back(reports::format_percent(reports::robust_rel_noise(p.step.summary)));
+      if (any_modeled) {
+        row.push_back(p.modeled.present() ? reports::format_duration_ns(p.modeled.step.summary.median) + " (" +
+                                                reports::format_percent(p.modeled.error_vs_measured, true) + ")"
+                                          : "-");
+      }
+      const bool scored = p.accuracy.steps_scored > 0;
+      row.push_back(scored ? reports::format_sci(p.accuracy.rel_l2) : "-");
+      row.push_back(scored ? reports::format_percent(p.accuracy.mass_recall) : "-");
+      row.push_back(p.provenance);
+    }
+    t.add_row(std::move(row));
   }
+  std::fputs(t.plain().c_str(), stdout);
 }
 
 int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
