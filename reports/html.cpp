@@ -184,7 +184,7 @@ std::string html_report(const Report& report, const TableOptions& options) {
   for (const auto& [k, v] : context_facts(report.context))
     h += "<tr><td>" + html_escape(k) + "</td><td>" + html_escape(v) + "</td></tr>\n";
   h += "</table>\n<p>Step time is one decode step of one attention layer for the whole batch (what each sequence "
-       "waits per generated token, per layer): median, with p10&ndash;p90 bars in the charts and relative stdev in "
+       "waits per generated token, per layer): median, with p10&ndash;p90 bars in the charts and noise (IQR / 1.349 median) in "
        "the tables. Every figure says whether it is <i>measured</i> (this run, this hardware), <i>emulated</i> (a "
        "stand-in played a memory tier or the GPU) or <i>modeled</i>. Points that did not run are drawn as &times; "
        "with their status.</p>\n";

@@ -279,7 +279,7 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
   std::string md = "# hybridbench report\n\n";
   for (const auto& [k, v] : context_facts(report.context)) md += "- **" + k + "**: " + v + "\n";
   md += "\nStep time is one decode step of one attention layer for the whole batch (the time each sequence "
-        "waits per generated token, per layer), median ± relative stdev over the timed steps. Figures are "
+        "waits per generated token, per layer), median ± noise (IQR / 1.349 median, robust to a few preempted steps) over the timed steps. Figures are "
         "*measured* (this run, this hardware), *emulated* (a stand-in played a tier or the GPU) or *modeled*.\n";
   for (const auto& t : procurement_tables(report, options)) {
     md += "\n## " + t.title + "\n\nFigures: " + provenance_heading(t) + ".\n\n### Step time (median ± noise)\n\n";
