@@ -4,6 +4,7 @@
 // The KV itself never crosses the link.
 #include <memory>
 
+#include "baselines/common.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
 #include "core/step_io.h"
@@ -61,15 +62,7 @@ class CpuOnly final : public Strategy {
     for (int b = 0; b < B; ++b)
       kv_->cache(b).append_token(io_->k_host.data() + b * kn, io_->v_host.data() + b * kn, kv_->k_arena(),
                                  kv_->v_arena());
-    std::vector<cpu::DecodeAttentionArgs> args(B);
-    for (int b = 0; b < B; ++b) {
-      auto& a = args[b];
-      a.q = io_->q_host.data() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
-      a.kv = kv_->cache(b).view();
-      a.q_heads = shape.q_heads;
-      a.o = io_->o_host.data() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
-      a.lse = io_->lse_host.data() + static_cast<size_t>(b) * shape.q_heads;
-    }
+    auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) { return kv_->cache(b).view(); }, true);
     cpu::decode_attention(args.data(), B, *platform_.host_pool);
     int64_t t2 = now_ns();
     out.phase_ns["cpu"] = t2 - t1;

@@ -3,6 +3,7 @@
 // KV does not fit, and it reports status "oom" when it does not fit itself.
 #include <memory>
 
+#include "baselines/common.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
 #include "core/step_io.h"
@@ -50,15 +51,7 @@ class FullGpu final : public Strategy {
     const int B = problem_->batch;
     // The new token's k, v were produced on the accelerator: appending is accelerator-local.
     kv_->append_step(s);
-    std::vector<cpu::DecodeAttentionArgs> args(B);
-    for (int b = 0; b < B; ++b) {
-      auto& a = args[b];
-      a.q = io_->q_dev() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
-      a.kv = kv_->cache(b).view();
-      a.q_heads = shape.q_heads;
-      a.o = io_->o_dev() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
-      a.lse = io_->lse_dev() + static_cast<size_t>(b) * shape.q_heads;
-    }
+    auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) { return kv_->cache(b).view(); });
     acc.decode_attention(args.data(), B);
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
     out.phase_ns["accelerator"] = acc.synchronize();

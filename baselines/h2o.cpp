@@ -159,16 +159,10 @@ class H2o final : public Strategy {
       attended_tokens += count_[b];
     }
     // 2. Attention over every cached token, keeping the logits.
-    std::vector<cpu::DecodeAttentionArgs> args(B);
+    auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) { return kv_->cache(b).view(); });
     for (int b = 0; b < B; ++b) {
-      auto& a = args[b];
-      a.q = io_->q_dev() + static_cast<size_t>(b) * Hq * d;
-      a.kv = kv_->cache(b).view();
-      a.q_heads = Hq;
-      a.o = io_->o_dev() + static_cast<size_t>(b) * Hq * d;
-      a.lse = io_->lse_dev() + static_cast<size_t>(b) * Hq;
-      a.logits_out = logits_.as<float>() + static_cast<size_t>(b) * Hq * cap_;
-      a.logits_stride = cap_;
+      args[b].logits_out = logits_.as<float>() + static_cast<size_t>(b) * Hq * cap_;
+      args[b].logits_stride = cap_;
     }
     acc.decode_attention(args.data(), B);
     // 3. Policy kernel: accumulate the probabilities, choose each head's next victim.

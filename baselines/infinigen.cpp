@@ -245,19 +245,10 @@ class InfiniGen final : public Strategy {
       }
     });
     std::vector<KvHeadView> heads(BH);
-    std::vector<cpu::DecodeAttentionArgs> args(B);
-    for (int b = 0; b < B; ++b) {
-      for (int h = 0; h < Hkv; ++h) {
-        const size_t bh = static_cast<size_t>(b) * Hkv + h;
-        heads[bh] = KvHeadView{att_table_.data() + bh * att_pages_, k + 1};
-      }
-      auto& a = args[b];
-      a.q = io_->q_dev() + static_cast<size_t>(b) * Hq * d;
-      a.kv = PagedKvView{Hkv, d, P, shape.kv_dtype, heads.data() + static_cast<size_t>(b) * Hkv};
-      a.q_heads = Hq;
-      a.o = io_->o_dev() + static_cast<size_t>(b) * Hq * d;
-      a.lse = io_->lse_dev() + static_cast<size_t>(b) * Hq;
-    }
+    for (size_t bh = 0; bh < heads.size(); ++bh) heads[bh] = KvHeadView{att_table_.data() + bh * att_pages_, k + 1};
+    auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) {
+      return PagedKvView{Hkv, d, P, shape.kv_dtype, heads.data() + static_cast<size_t>(b) * Hkv};
+    });
     acc.decode_attention(args.data(), B);
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
     acc.synchronize();

@@ -78,15 +78,7 @@ class Offload final : public Strategy {
     out.phase_ns["transfer"] = t1 - t0;
 
     // 2. Stream the whole KV through the accelerator, copy overlapping attention.
-    std::vector<cpu::DecodeAttentionArgs> args(B);
-    for (int b = 0; b < B; ++b) {
-      auto& a = args[b];
-      a.q = io_->q_dev() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
-      a.kv = kv_->cache(b).view();
-      a.q_heads = shape.q_heads;
-      a.o = io_->o_dev() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
-      a.lse = io_->lse_dev() + static_cast<size_t>(b) * shape.q_heads;
-    }
+    auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) { return kv_->cache(b).view(); });
     acc.stream_attention(args.data(), B, chunk_);
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
     acc.synchronize();

@@ -199,24 +199,10 @@ class Quest final : public Strategy {
       const size_t moved = static_cast<size_t>(B) * Hkv * kp * 2 * block_;
       acc.copy_to_device(landing_.data(), stage, moved);
       auto* land = landing_.as<std::byte>();
-      std::vector<PageRef> table(static_cast<size_t>(B) * Hkv * kp);
-      std::vector<KvHeadView> heads(static_cast<size_t>(B) * Hkv);
-      std::vector<cpu::DecodeAttentionArgs> args(B);
-      for (int b = 0; b < B; ++b) {
-        for (int h = 0; h < Hkv; ++h) {
-          const size_t bh = static_cast<size_t>(b) * Hkv + h;
-          for (int64_t j = 0; j < kp; ++j)
-            table[bh * kp + j] = PageRef{land + ((bh * kp + j) * 2) * block_, land + ((bh * kp + j) * 2 + 1) * block_};
-          heads[bh] = KvHeadView{table.data() + bh * kp, tokens};
-        }
-        auto& a = args[b];
-        a.q = io_->q_dev() + static_cast<size_t>(b) * Hq * d;
-        a.kv = PagedKvView{Hkv, d, P, shape.kv_dtype, heads.data() + static_cast<size_t>(b) * Hkv};
-        a.q_heads = Hq;
-        a.o = io_->o_dev() + static_cast<size_t>(b) * Hq * d;
-        a.lse = io_->lse_dev() + static_cast<size_t>(b) * Hq;
-      }
-      acc.decode_attention(args.data(), B);
+      SelectedPages sp = selected_pages(kp, tokens, [&](size_t bh, int64_t j) {
+        return PageRef{land + ((bh * kp + j) * 2) * block_, land + ((bh * kp + j) * 2 + 1) * block_};
+      });
+      acc.decode_attention(sp.args.data(), B);
       acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
       acc.synchronize();
       out.phase_ns["accelerator"] = now_ns() - t2;
@@ -312,27 +298,38 @@ class Quest final : public Strategy {
 
   // Resident setting, on the accelerator: exact attention over the selected pages.
   void attend_resident(const std::vector<PagedKvView>& views, int64_t ctx, int64_t kp, ThreadPool& pool) {
-    const auto& shape = problem_->shape;
-    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim, P = problem_->page_tokens;
+    const int Hkv = problem_->shape.kv_heads, P = problem_->page_tokens;
     const int64_t last = pages_for(ctx, P) - 1, tokens = (kp - 1) * P + (ctx - last * P);
     const int32_t* sel = sel_.as<int32_t>();
-    std::vector<PageRef> table(static_cast<size_t>(B) * Hkv * kp);
-    std::vector<KvHeadView> heads(static_cast<size_t>(B) * Hkv);
-    std::vector<cpu::DecodeAttentionArgs> args(B);
-    for (int b = 0; b < B; ++b) {
-      for (int h = 0; h < Hkv; ++h) {
-        const size_t bh = static_cast<size_t>(b) * Hkv + h;
-        for (int64_t j = 0; j < kp; ++j) table[bh * kp + j] = views[b].heads[h].pages[sel[bh * kp + j]];
-        heads[bh] = KvHeadView{table.data() + bh * kp, tokens};
-      }
-      auto& a = args[b];
-      a.q = io_->q_dev() + static_cast<size_t>(b) * Hq * d;
-      a.kv = PagedKvView{Hkv, d, P, shape.kv_dtype, heads.data() + static_cast<size_t>(b) * Hkv};
-      a.q_heads = Hq;
-      a.o = io_->o_dev() + static_cast<size_t>(b) * Hq * d;
-      a.lse = io_->lse_dev() + static_cast<size_t>(b) * Hq;
+    SelectedPages sp = selected_pages(kp, tokens, [&](size_t bh, int64_t j) {
+      return views[bh / Hkv].heads[bh % Hkv].pages[sel[bh * kp + j]];
+    });
+    cpu::decode_attention(sp.args.data(), problem_->batch, pool);
+  }
+
+  // Attention over kp pages per (sequence, KV head) holding `tokens` tokens: page j of head
+  // bh = b * kv_heads + h is page_of(bh, j). The tables must outlive the attention call.
+  struct SelectedPages {
+    std::vector<PageRef> table;
+    std::vector<KvHeadView> heads;
+    std::vector<cpu::DecodeAttentionArgs> args;
+  };
+  template <class PageOf>
+  SelectedPages selected_pages(int64_t kp, int64_t tokens, PageOf&& page_of) {
+    const auto& shape = problem_->shape;
+    const size_t BH = static_cast<size_t>(problem_->batch) * shape.kv_heads;
+    SelectedPages sp;
+    sp.table.resize(BH * static_cast<size_t>(kp));
+    sp.heads.resize(BH);
+    for (size_t bh = 0; bh < BH; ++bh) {
+      for (int64_t j = 0; j < kp; ++j) sp.table[bh * kp + j] = page_of(bh, j);
+      sp.heads[bh] = KvHeadView{sp.table.data() + bh * kp, tokens};
     }
-    cpu::decode_attention(args.data(), B, pool);
+    sp.args = baselines::batch_attention_args(*problem_, *io_, [&](int b) {
+      return PagedKvView{shape.kv_heads, shape.head_dim, problem_->page_tokens, shape.kv_dtype,
+                         sp.heads.data() + static_cast<size_t>(b) * shape.kv_heads};
+    });
+    return sp;
   }
 
   double budget_opt_, offload_opt_, min_pages_opt_;

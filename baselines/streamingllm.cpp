@@ -103,15 +103,7 @@ class StreamingLlm final : public Strategy {
       }
       attended_tokens += static_cast<int64_t>(pos_[b].size());
     }
-    std::vector<cpu::DecodeAttentionArgs> args(B);
-    for (int b = 0; b < B; ++b) {
-      auto& a = args[b];
-      a.q = io_->q_dev() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
-      a.kv = kv_->cache(b).view();
-      a.q_heads = shape.q_heads;
-      a.o = io_->o_dev() + static_cast<size_t>(b) * shape.q_heads * shape.head_dim;
-      a.lse = io_->lse_dev() + static_cast<size_t>(b) * shape.q_heads;
-    }
+    auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) { return kv_->cache(b).view(); });
     acc.decode_attention(args.data(), B);
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
     out.phase_ns["accelerator"] = acc.synchronize();
