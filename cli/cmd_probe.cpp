@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "kernels/backend.h"
 #include "memtier/cpulist.h"
 #include "memtier/discover.h"
 #include "memtier/probe.h"
@@ -23,6 +24,7 @@ struct ProbeArgs {
   DiscoverOptions discover;
   std::string out, cpu_nodes, mem_nodes;
   bool quick = false, json = false, quiet = false;
+  int device = 0;
   double duration = 0;
 };
 
@@ -51,6 +53,9 @@ void print_table(std::ostream& o, const ProbeResult& r) {
     << (r.pairs.empty() ? "" : r.pairs[0].read_kernel) << "); latency: " << (opt.latency_bytes >> 20)
     << " MiB random cyclic pointer chase, one thread, " << opt.latency_hops
     << " loads per sample; buffers bound to the memory node with THP requested.\n";
+  for (const auto& l : r.links)
+    o << "  GPU " << l.device << " " << l.name << (l.name == "hbm-copy" ? " (read + write)" : " (pinned, NUMA node " + std::to_string(l.host_node) + ")")
+      << ": " << figure_text(l.gbps, "%.1f GB/s") << ", measured with CUDA events\n";
   char wall[64];
   std::snprintf(wall, sizeof wall, "  probe took %.1f s\n", r.wall_seconds);
   o << wall;
@@ -74,6 +79,8 @@ CommandFn add_probe_command(CLI::App& app) {
                   "to the profile (declared figures, never measured)");
   sub->add_flag("--json", args->json, "Print the platform profile JSON instead of the table");
   sub->add_flag("--quiet", args->quiet, "No progress lines on stderr");
+  sub->add_option("--device", args->device, "CUDA device whose links (pinned H2D/D2H) and HBM copy are measured")
+      ->capture_default_str();
   return [args] {
     const Topology topo = discover(args->discover);
     ProbeOptions opts = args->quick ? ProbeOptions::quick() : ProbeOptions{};
@@ -81,9 +88,16 @@ CommandFn add_probe_command(CLI::App& app) {
     if (!args->cpu_nodes.empty()) opts.cpu_nodes = parse_cpulist(args->cpu_nodes, "--cpu-nodes");
     if (!args->mem_nodes.empty()) opts.mem_nodes = parse_cpulist(args->mem_nodes, "--mem-nodes");
     const bool quiet = args->quiet;
-    const ProbeResult result = probe(topo, opts, [quiet](const std::string& line) {
+    ProbeResult result = probe(topo, opts, [quiet](const std::string& line) {
       if (!quiet) std::cerr << "probe: " << line << "\n";
     });
+    // The GPU side: link and HBM copy figures, when a GPU is usable (else the profile has none
+    // and says so by their absence; `run --mode model` then needs a preset or your figures).
+    std::string no_gpu;
+    const size_t link_bytes = (args->quick ? size_t{64} : size_t{256}) << 20;
+    for (auto& l : measure_accelerator_links(args->device, link_bytes, args->quick ? 5 : 15, &no_gpu))
+      result.links.push_back({l.name, l.host_node, l.device, Figure::of(std::move(l.gbps))});
+    if (!quiet) std::cerr << "probe: " << (no_gpu.empty() ? "GPU links measured" : "no GPU links: " + no_gpu) << "\n";
     PlatformProfile profile = make_platform_profile(topo, read_system_settings(), result);
     if (!args->out.empty()) save_platform_profile(profile, args->out);
     if (args->json) {

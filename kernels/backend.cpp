@@ -17,6 +17,18 @@ bool cuda_available(std::string* why_not) {
 #endif
 }
 
+std::vector<AcceleratorLinkSamples> measure_accelerator_links(int device, size_t bytes, int reps,
+                                                              std::string* why_not) {
+#ifdef HB_WITH_CUDA
+  if (!cuda::device_usable(device, why_not)) return {};
+  return cuda::measure_links(device, bytes, reps);
+#else
+  cuda_available(why_not);
+  (void)device, (void)bytes, (void)reps;
+  return {};
+#endif
+}
+
 std::unique_ptr<Accelerator> make_accelerator(const AcceleratorOptions& o) {
   if (o.kind == "cpu") return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads);
   if (o.kind == "cuda" || o.kind == "auto") {

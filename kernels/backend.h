@@ -2,6 +2,7 @@
 // Accelerator factory: picks the CUDA backend when a GPU is usable, else the cpu accelerator.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/accelerator.h"
 
@@ -17,6 +18,19 @@ struct AcceleratorOptions {
 // Throws hb::Error when "cuda" is asked for and no GPU is usable (saying why), or for an
 // unknown kind.
 std::unique_ptr<Accelerator> make_accelerator(const AcceleratorOptions& opts);
+
+// Copy bandwidth of CUDA device `device`, for `probe` and the platform profile: pinned host
+// memory on the device's local NUMA node to and from device memory ("h2d", "d2h") and device to
+// device ("hbm-copy", bytes read + written per second, as copy benchmarks count it). One GB/s
+// figure per repetition of a `bytes` copy, after one untimed warm-up. Empty, with why_not, when
+// no GPU is usable.
+struct AcceleratorLinkSamples {
+  std::string name;
+  int host_node = -1, device = 0;
+  std::vector<double> gbps;
+};
+std::vector<AcceleratorLinkSamples> measure_accelerator_links(int device, size_t bytes, int reps,
+                                                              std::string* why_not = nullptr);
 
 // Whether a CUDA device is usable; `why_not` says why not (CPU-only build, no driver, no
 // device). Any CUDA error counts as "no GPU".

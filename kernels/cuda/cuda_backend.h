@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/accelerator.h"
+#include "kernels/backend.h"
 
 namespace hb::cuda {
 
@@ -13,5 +14,7 @@ bool device_usable(int device, std::string* why_not);
 // The CUDA accelerator (cuda_accelerator.h has the full interface); capacity_bytes 0 = free
 // HBM minus 10%. Throws hb::Error when the device cannot be used.
 std::unique_ptr<Accelerator> make_cuda_accelerator(int device, int64_t capacity_bytes);
+// kernels/backend.h measure_accelerator_links on a usable device (link_probe.cpp).
+std::vector<AcceleratorLinkSamples> measure_links(int device, size_t bytes, int reps);
 
 }  // namespace hb::cuda

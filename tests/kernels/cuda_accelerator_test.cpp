@@ -23,7 +23,32 @@ TEST(CudaBackend, AskingForCudaWithoutAGpuSaysWhy) {
   EXPECT_EQ(make_accelerator(o)->info().kind, "cpu");  // auto falls back, labelled emulated
 }
 
+TEST(CudaBackend, LinkProbeWithoutAGpuIsEmptyAndSaysWhy) {
+  std::string why;
+  if (cuda_available(&why)) GTEST_SKIP() << "a GPU is present";
+  std::string link_why;
+  EXPECT_TRUE(measure_accelerator_links(0, 1 << 20, 2, &link_why).empty());
+  EXPECT_EQ(link_why, why);
+}
+
 #ifdef HB_WITH_CUDA
+
+// The link probe `probe` runs: three figures per repetition, plausible for any GPU on any link.
+TEST(CudaAccelerator, LinkProbeMeasuresH2dD2hAndDeviceCopy) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  const auto links = measure_accelerator_links(0, size_t{32} << 20, 3);
+  ASSERT_EQ(links.size(), 3u);
+  EXPECT_EQ(links[0].name, "h2d");
+  EXPECT_EQ(links[1].name, "d2h");
+  EXPECT_EQ(links[2].name, "hbm-copy");
+  for (const auto& l : links) {
+    ASSERT_EQ(l.gbps.size(), 3u) << l.name;
+    for (double g : l.gbps) {
+      EXPECT_GT(g, 0.5) << l.name;      // slower than any PCIe 1.0 x16 link: the timing is wrong
+      EXPECT_LT(g, 20000.0) << l.name;  // faster than any HBM: the timing is wrong
+    }
+  }
+}
 
 TEST(CudaAccelerator, DescribesTheDevice) {
   HB_REQUIRE_GPU_OR_SKIP();
