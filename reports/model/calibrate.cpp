@@ -210,7 +210,7 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
   }, 0.1);
   const double launch_us = std::max(0.0, (t_16 - t_one) / 15 * 1e6);
   const double sync_us = std::max(0.0, t_one * 1e6 - launch_us);
-  if (m.links.empty()) m.links.push_back(LinkModel{A.numa_node});
+  if (m.links.empty()) m.links.emplace_back();
   auto& L = m.links[0];
   L.host_node = A.numa_node;
   set(L.h2d_gbps, h2d, "links[0].h2d_gbps", here + "cpu accelerator copy_to_device at the largest working set");
