@@ -59,7 +59,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);  // --help and --version exit 0; bad usage exits non-zero with a message
+    // --help and --version exit 0; bad usage prints CLI11's message and exits with the usage
+    // code every other input error uses (CLI11's own codes, 100+, would mean nothing to scripts).
+    return app.exit(e) == 0 ? hb::kExitOk : hb::kExitUsage;
   }
   try {
     for (auto& [sub, fn] : commands)
