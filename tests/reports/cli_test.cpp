@@ -75,6 +75,10 @@ TEST_F(ReportCli, BrokenInputExitsTwoWithTheFileNamed) {
   EXPECT_NE(out_.find(file("cut.json")), std::string::npos) << out_;
   EXPECT_NE(out_.find("truncated"), std::string::npos) << out_;
   EXPECT_EQ(run("report " + file("cut.json")), 2);
+  // Command-line mistakes are usage errors too, with CLI11's message.
+  EXPECT_EQ(run("report"), 2) << out_;
+  EXPECT_EQ(run("compare --no-such-flag " + file("ok.json") + " " + file("ok.json")), 2) << out_;
+  EXPECT_EQ(run("--help"), 0) << out_;
 }
 
 TEST_F(ReportCli, ReportWritesTablesAndHtml) {
