@@ -157,6 +157,8 @@ Topology discover(const DiscoverOptions& opts) {
     merge_nodes(t, *sys);
     merge_devices(t, *sys);
     t.sysfs_root = sys->root;
+    for (int id : sys->possible)
+      if (!std::count(sys->online.begin(), sys->online.end(), id)) t.offline_nodes.push_back(id);
     t.notes.insert(t.notes.end(), sys->notes.begin(), sys->notes.end());
     if (!opts.topology_xml.empty()) t.source = "hwloc-xml+sysfs";
   }

@@ -175,6 +175,12 @@ void read_cxl(SysfsSnapshot& s) {
     CxlRegion r;
     r.name = "region" + std::to_string(id);
     r.mode = read_text(dir + "/mode").value_or("");
+    // Linux < 6.3 has no region `mode` file (seen in the tests/vm guest, kernel 6.1): the child
+    // device tells instead, pmem_regionN (to the nvdimm bus) or dax_regionN (ram).
+    for (const auto& child : r.mode.empty() ? list_dir(dir) : std::vector<std::string>{}) {
+      if (child.rfind("pmem_region", 0) == 0) r.mode = "pmem";
+      if (child.rfind("dax_region", 0) == 0) r.mode = "ram";
+    }
     r.start = hex_or_zero(dir + "/resource");
     r.size = hex_or_zero(dir + "/size");
     for (int t : numbered_entries(dir, "target"))

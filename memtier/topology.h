@@ -148,6 +148,8 @@ struct Topology {
   std::vector<CxlMemdev> cxl_memdevs;
   std::vector<CxlRegion> cxl_regions;
   std::vector<DaxDevice> dax_devices;
+  std::vector<int> offline_nodes;   // possible but not online (sysfs): e.g. a CXL window whose
+                                    // memory is not onlined yet; empty when unknown
   int cpu_node = -1;                // reference CPU node for local/remote (classify.h)
   std::optional<SimulatedTier> simulated_cxl;
   std::vector<std::string> notes;   // what could not be read or decided, and why
