@@ -59,6 +59,10 @@ void print_table(std::ostream& o, const ProbeResult& r) {
   char wall[64];
   std::snprintf(wall, sizeof wall, "  probe took %.1f s\n", r.wall_seconds);
   o << wall;
+  if (!r.virtual_machine.empty())
+    o << "  measured inside a virtual machine (" << r.virtual_machine
+      << "): these are a guest's figures, with the hypervisor between them and the hardware (under QEMU TCG "
+         "the memory itself is emulated); do not read them as bare-hardware figures\n";
 }
 
 }  // namespace

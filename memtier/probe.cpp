@@ -12,6 +12,7 @@
 #include "memtier/discover.h"
 #include "memtier/numa_allocator.h"
 #include "memtier/pointer_chase.h"
+#include "memtier/virtualization.h"
 
 namespace hb::memtier {
 
@@ -141,6 +142,7 @@ ProbeResult probe(const Topology& topo, const ProbeOptions& opts,
     }
   }
   r.wall_seconds = double(now_ns() - start) / 1e9;
+  r.virtual_machine = detect_virtual_machine();
   return r;
 }
 

@@ -59,6 +59,8 @@ struct ProbeResult {
   std::vector<PairProbe> pairs;
   std::vector<LinkProbe> links;
   double wall_seconds = 0;
+  std::string virtual_machine;               // evidence of a hypervisor ("" = none seen): the
+                                             // figures are then the VM's, not bare hardware's
   const PairProbe* pair(int cpu_node, int mem_node) const;
 };
 

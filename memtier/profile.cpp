@@ -121,6 +121,7 @@ Json probe_json(const ProbeResult& r) {
   Json j;
   j["source"] = r.source;
   j["wall_seconds"] = r.wall_seconds;
+  j["virtual_machine"] = r.virtual_machine;
   j["options"] = {{"bandwidth_bytes", o.bandwidth_bytes}, {"latency_bytes", o.latency_bytes},
                   {"latency_hops", o.latency_hops}, {"seconds_per_figure", o.seconds_per_figure},
                   {"min_repeats", o.min_repeats}, {"max_repeats", o.max_repeats}};
@@ -329,6 +330,7 @@ ProbeResult read_probe(const JsonIn& j, const Topology& t) {
   r.source = j["source"].str();
   if (r.source != "measured") j["source"].fail("expected \"measured\"");
   r.wall_seconds = j["wall_seconds"].num();
+  if (j.has("virtual_machine")) r.virtual_machine = j["virtual_machine"].str();  // absent in older profiles
   const JsonIn o = j["options"];
   r.options.bandwidth_bytes = static_cast<size_t>(o["bandwidth_bytes"].i64());
   r.options.latency_bytes = static_cast<size_t>(o["latency_bytes"].i64());

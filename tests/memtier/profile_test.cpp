@@ -53,6 +53,7 @@ PlatformProfile sample_profile() {
   p.bandwidth_placement.ok = true;
   r.pairs.push_back(p);
   r.wall_seconds = 1.5;
+  r.virtual_machine = "cpuinfo flag 'hypervisor'; DMI QEMU Standard PC (Q35 + ICH9, 2009)";
   return make_platform_profile(std::move(t), read_system_settings("/"), std::move(r));
 }
 
@@ -80,6 +81,7 @@ TEST(Profile, RoundTrip) {
   EXPECT_DOUBLE_EQ(b.probe.pairs[0].read_gbps.summary.median, 11.0);
   EXPECT_EQ(b.probe.pairs[0].bandwidth_placement.pages_per_node.at(1), 42);
   EXPECT_TRUE(b.probe.pairs[0].emulated);
+  EXPECT_EQ(b.probe.virtual_machine, a.probe.virtual_machine);  // the VM label survives the file
   // The topology JSON is the profile's "topology" section.
   const auto doc = nlohmann::json::parse(platform_profile_json(a));
   EXPECT_EQ(doc["topology"], nlohmann::json::parse(topology_json(a.topology, a.settings)));
