@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/dtype.h"
 #include "core/error.h"
+#include "core/model_presets.h"
 #include "memtier/discover.h"
 #include "memtier/host_tiers.h"
 #include "memtier/placement.h"
@@ -43,6 +45,41 @@ reports::TopologySummary summarize_topology(const memtier::Topology& topo) {
   return s;
 }
 
+std::string mib(int64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+// --kv-node names the node that holds offloaded KV. When it cannot hold the largest point's
+// whole KV cache (what cpu-only and offload put there), refuse before any workload is built:
+// otherwise the sweep spends minutes generating KV only to report those points as oom.
+void check_kv_node_fits(const run::SweepSpec& spec, const HostTier& tier, const std::vector<HostTier>& all) {
+  if (tier.free_bytes < 0) return;  // unknown free memory: the allocator's own check decides
+  int64_t need = 0;
+  std::string what;
+  for (const auto& m : spec.models)
+    for (const auto& dt : spec.kv_dtypes)
+      for (int64_t len : spec.seq_lens)
+        for (int b : spec.batches) {
+          AttentionShape shape = find_model_preset(m).shape;
+          shape.kv_dtype = parse_dtype(dt);
+          const int64_t pt = std::max(1, spec.page_tokens);
+          const int64_t tokens = (len + spec.decode_steps + pt - 1) / pt * pt;
+          const int64_t bytes = tokens * b * shape.kv_bytes_per_token();
+          if (bytes > need) {
+            need = bytes;
+            what = m + ", " + std::to_string(len) + " tokens, batch " + std::to_string(b) + ", " + dt;
+          }
+        }
+  if (need <= tier.free_bytes) return;
+  std::string others;
+  for (const auto& t : all)
+    if (t.location.node != tier.location.node && t.free_bytes >= 0)
+      others += (others.empty() ? "" : ", ") + t.location.to_string() + " " + mib(t.free_bytes) + " free";
+  throw Error("NUMA node " + std::to_string(tier.location.node) + " (" + tier.location.to_string() + ") has " +
+                  mib(tier.free_bytes) + " free, too little for the KV cache of the largest point (" + what + ": " +
+                  mib(need) + " per layer, all of it on this node for cpu-only and offload)",
+              "pick a node with more free memory" + (others.empty() ? std::string() : " (" + others + ")") +
+                  ", or lower --seq-len / --batch (see `hybridbench topo`)");
+}
+
 }  // namespace
 
 std::string command_line_text() {
@@ -74,9 +111,15 @@ PlatformSetup setup_platform(const run::SweepSpec& spec) {
     if (it == p.env.host_tiers.end()) {
       std::string nodes;
       for (const auto& t : p.env.host_tiers) nodes += (nodes.empty() ? "" : ", ") + std::to_string(t.location.node);
+      if (std::count(topo.offline_nodes.begin(), topo.offline_nodes.end(), node))
+        throw Error("NUMA node " + std::to_string(node) + " is offline: the kernel knows it as possible, but none of "
+                        "its memory is online (a CXL or DAX device not yet onlined as system RAM?)",
+                    "online its memory first (e.g. `daxctl reconfigure-device -m system-ram daxX.Y`), or pick one "
+                    "of the nodes with memory: " + nodes + " (see `hybridbench topo`)");
       throw Error("NUMA node " + std::to_string(node) + " does not exist or has no memory on this machine",
                   "pick one of the nodes with memory: " + nodes + " (see `hybridbench topo`)");
     }
+    check_kv_node_fits(spec, *it, p.env.host_tiers);
     std::rotate(p.env.host_tiers.begin(), it, it + 1);  // the chosen node becomes the default host tier
   }
   p.env.observe_pages = [](const void* ptr, size_t bytes) {

@@ -90,6 +90,19 @@ TEST_F(Cli, ClearErrors) {
   EXPECT_NE(r.out.find("probe: no NUMA node 63"), std::string::npos) << r.out;
 }
 
+// --kv-node on a node that cannot hold the KV fails before any workload is generated (the
+// tests/vm bad-input guest checks the same on a 128 MiB CXL node and an offline node).
+TEST_F(Cli, KvNodeTooSmallIsRefusedUpFront) {
+  const CmdResult r = run("run --strategy cpu-only --kv-node 0 --model llama-3.1-8b --seq-len 128k --batch 4096 "
+                          "--out /tmp/hb_never_written.json 2>&1");
+  EXPECT_EQ(r.rc, 2) << r.out;
+  EXPECT_NE(r.out.find("NUMA node 0 (local-dram@0) has"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("too little for the KV cache of the largest point (llama-3.1-8b, 131072 tokens, batch 4096"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fix: pick a node with more free memory"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists("/tmp/hb_never_written.json"));
+}
+
 TEST_F(Cli, ProbeWritesAProfileTopoShowsIt) {
   const std::string f = (std::filesystem::temp_directory_path() / ("hb_cli_" + std::to_string(getpid()) + ".json")).string();
   const CmdResult p = run("probe --quick --quiet --duration 0.02 --out " + f);
