@@ -3,8 +3,11 @@
 # The CUDA toolkit is not installed here: with nvcc at /usr/local/cuda the build compiles the
 # CUDA backend, without it the build is CPU-only (HYBRIDBENCH_CUDA=AUTO).
 set -euo pipefail
+# The second line is for the VM tests (tests/vm): QEMU, a Debian kernel and busybox make the
+# guests; ndctl/daxctl (ndctl ships cxl) turn the emulated CXL device into a NUMA node there.
 packages=(build-essential cmake pkg-config git libhwloc-dev hwloc-nox libnuma-dev numactl
-          libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev)
+          libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev
+          qemu-system-x86 busybox-static linux-image-amd64 ndctl daxctl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
