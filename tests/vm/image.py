@@ -17,6 +17,10 @@ TOOLS = ["/usr/bin/numactl", "/usr/bin/cxl", "/usr/bin/ndctl", "/usr/bin/daxctl"
 MODULES = ["cxl_acpi", "cxl_pci", "cxl_mem", "cxl_pmem", "cxl_port", "libnvdimm", "nd_pmem",
            "dax_pmem", "device_dax", "kmem", "virtio_pci", "virtio_blk"]
 
+# The guest has 2 GiB and the initramfs lives in it: a binary that loads more than this (a CUDA
+# build that links cuBLAS dynamically would: 100s of MiB) is refused with the way out.
+MAX_LIBRARY_BYTES = 256 << 20
+
 # hwloc finds PCI devices through this plugin (dlopen'ed, so ldd does not list it).
 HWLOC_PLUGINS = ["/usr/lib/x86_64-linux-gnu/hwloc/hwloc_pci.so"]
 
@@ -113,6 +117,12 @@ def build_initramfs(out_path, staging, binary, kernel_version, init_script, scen
     libs = set()
     for exe in [binary] + TOOLS + [p for p in HWLOC_PLUGINS if os.path.exists(p)]:
         libs.update(shared_libs(exe))
+    total = sum(os.path.getsize(os.path.realpath(lib)) for lib in libs)
+    if total > MAX_LIBRARY_BYTES:
+        big = sorted(libs, key=lambda lib: -os.path.getsize(os.path.realpath(lib)))[:3]
+        raise RuntimeError(f"{binary} and the tools load {total >> 20} MiB of libraries (largest: {', '.join(big)}), "
+                           f"too much for the guest's memory; give vm.py a CPU-only build "
+                           f"(cmake -DHYBRIDBENCH_CUDA=OFF) with --binary")
     for exe in TOOLS + [p for p in HWLOC_PLUGINS if os.path.exists(p)]:
         copy_into(staging, exe)
     for lib in libs:

@@ -149,7 +149,7 @@ def main():
     run.add_argument("scenario", choices=sorted(SCENARIOS))
     run.add_argument("--timeout", type=float, default=240, help="hard limit on the guest's wall time (s)")
     for p in (im, run):
-        p.add_argument("--binary", required=True, help="a CPU-only hybridbench")
+        p.add_argument("--binary", required=True, help="hybridbench (CPU-only or CUDA; in the guest it runs on the cpu accelerator)")
         p.add_argument("--work", required=True, help="folder for the image, disks and logs")
     args = ap.parse_args()
     return cmd_image(args) if args.cmd == "image" else cmd_run(args)
