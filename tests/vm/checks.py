@@ -124,6 +124,10 @@ def check_cxl(files):
                 fails.append(f"cxl node reasons do not name the region/DAX link: {n['reasons']}")
             if n["cpus"] != "":
                 fails.append(f"cxl node {n['os_index']} should be CPU-less")
+        # Linux 6.1 has no region mode file; memtier reads it from the pmem_region0 child.
+        regions = {r["name"]: r for r in (topo or {}).get("cxl_regions", [])}
+        if regions.get("region0", {}).get("mode") != "pmem":
+            fails.append(f"region0 should be read as a pmem region: {regions.get('region0')}")
     if _expect_ok(files, "run", fails):
         report = _json(files, "run.json")
         topo = _json(files, "topo_json.out") or {}
@@ -152,14 +156,15 @@ def check_cxl(files):
 
 def check_bad_input(files):
     fails = []
-    for step, node in (("offline", 2), ("missing", 9), ("too_small", 2)):
+    for step, node, says in (("offline", 2, "is offline"), ("missing", 9, "does not exist"),
+                             ("too_small", 2, "too little for the KV cache")):
         rc, err = _rc(files, step), _text(files, step + ".err")
         if rc is None:
             fails.append(f"step {step} did not run")
         elif rc == 0:
             fails.append(f"step {step}: placing KV on node {node} succeeded; it must fail")
-        elif rc != 2 or f"node {node}" not in err or "fix:" not in err:
-            fails.append(f"step {step}: exit {rc}, stderr does not name node {node} with a fix: {err.strip()}")
+        elif rc != 2 or f"node {node}" not in err or says not in err or "fix:" not in err:
+            fails.append(f"step {step}: exit {rc}, stderr does not say node {node} {says} with a fix: {err.strip()}")
     return fails
 
 
