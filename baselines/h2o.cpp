@@ -208,6 +208,8 @@ class H2o final : public Strategy {
     t.read(Processor::accelerator, acc_mem, attended_tokens * Hkv * (4 + 8));              // scores, tags
     t.write(Processor::accelerator, acc_mem, attended_tokens * Hkv * 4);                   // scores
     t.d2h_bytes = static_cast<int64_t>(evict_.size());
+    for (int b = 0; b < B; ++b)  // a full cache scans every head's scores for its victim
+      if (count_[b] >= cap_) t.select(Processor::accelerator, static_cast<double>(Hkv) * cap_);
     t.accelerator_flops = (4.0 * d + 2.0) * Hq * static_cast<double>(attended_tokens);
     t.kernel_launches = 2;
     t.syncs = 1;

@@ -283,6 +283,7 @@ class InfiniGen final : public Strategy {
     t.accelerator_flops = 2.0 * d * pd_pad_ * (static_cast<double>(Hq) + Hkv) * B +
                           2.0 * pd_pad_ * Hq * static_cast<double>(n_old) * B +
                           4.0 * Hq * d * static_cast<double>(k + 1) * B;
+    t.select(Processor::accelerator, 2.0 * BHi * n_old);  // threshold count, then top-k over old tokens
     t.kernel_launches = 5;  // partial q/k, speculation, selection, paging, attention
     t.syncs = 3;
   }

@@ -162,6 +162,7 @@ class Quest final : public Strategy {
     const int64_t meta_row = static_cast<int64_t>(d * es);
     if (np > budget_pages_) {
       t.read(Processor::accelerator, am, 2 * (np - 1) * meta_row * Hkv * B);  // center + radius planes
+      t.select(Processor::accelerator, static_cast<double>(np - 1) * Hkv * B);  // top-k over the page scores
       t.accelerator_flops += 4.0 * d * Hq * (np - 1) * B;
     }
     t.read(Processor::accelerator, am, (first_in_page ? 0 : 2 * d * 4) * Hkv * B);  // current box

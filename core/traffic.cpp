@@ -16,6 +16,7 @@ Traffic& Traffic::operator+=(const Traffic& o) {
   accelerator_flops += o.accelerator_flops;
   kernel_launches += o.kernel_launches;
   syncs += o.syncs;
+  for (int p = 0; p < 2; ++p) select_elements[p] += o.select_elements[p];
   return *this;
 }
 
@@ -33,6 +34,7 @@ Traffic Traffic::scaled(double f) const {
   t.accelerator_flops = accelerator_flops * f;
   t.kernel_launches = r(kernel_launches);
   t.syncs = r(syncs);
+  for (int p = 0; p < 2; ++p) t.select_elements[p] = select_elements[p] * f;
   return t;
 }
 

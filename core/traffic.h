@@ -22,9 +22,14 @@ struct Traffic {
   double cpu_flops = 0, accelerator_flops = 0;
   int64_t kernel_launches = 0;  // accelerator kernels (or cpu-accelerator tasks) issued
   int64_t syncs = 0;            // host waits on the accelerator
+  // Elements scanned by selection (top-k, argmin, threshold counts) per processor: branchy
+  // compare-and-move work that neither the bytes nor the flops above price (reports/model
+  // charges it at a measured rate). The scores' bytes are counted as reads as usual.
+  std::array<double, 2> select_elements{};
 
   void read(Processor p, MemoryKind k, int64_t bytes) { bytes_read[int(p)][int(k)] += bytes; }
   void write(Processor p, MemoryKind k, int64_t bytes) { bytes_written[int(p)][int(k)] += bytes; }
+  void select(Processor p, double elements) { select_elements[int(p)] += elements; }
   int64_t total_read(Processor p) const {
     int64_t s = 0;
     for (auto b : bytes_read[int(p)]) s += b;

@@ -913,6 +913,8 @@ void HybridGen::step(int s, StepResult& out) {
     tr.read(Processor::accelerator, MemoryKind::accelerator, static_cast<int64_t>(qn) * n_ext * (4 + row_v));
   tr.write(Processor::accelerator, MemoryKind::accelerator, m.shape.kv_bytes_per_token() * B);
   tr.cpu_flops = (m.logit ? 2.0 : 4.0) * Hq * d * static_cast<double>(cpu_tok_sum) / Hkv;
+  // Logit mode: each query head's top-k scans the logits of all its CPU tokens.
+  if (m.logit) tr.select(Processor::cpu, static_cast<double>(cpu_tok_sum) * Hq / Hkv);
   tr.accelerator_flops = 4.0 * Hq * d * static_cast<double>(acc_tok_sum) / Hkv +
                          (m.logit ? 2.0 * static_cast<double>(qn) * n_ext * d : 0.0);
   tr += m.mig;

@@ -59,7 +59,9 @@ json traffic_json(const Traffic& t) {
           {"cpu_flops", t.cpu_flops},
           {"accelerator_flops", t.accelerator_flops},
           {"kernel_launches", t.kernel_launches},
-          {"syncs", t.syncs}};
+          {"syncs", t.syncs},
+          {"select_elements", {{"cpu", t.select_elements[int(Processor::cpu)]},
+                               {"accelerator", t.select_elements[int(Processor::accelerator)]}}}};
 }
 
 json context_json(const ReportContext& c) {
@@ -229,6 +231,10 @@ Traffic read_traffic(const JsonReader& r) {
   t.accelerator_flops = r.num("accelerator_flops");
   t.kernel_launches = r.i64("kernel_launches");
   t.syncs = r.i64("syncs");
+  if (r.has("select_elements")) {  // optional: reports written before selection was counted
+    auto s = r.member("select_elements");
+    for (auto p : {Processor::cpu, Processor::accelerator}) t.select_elements[int(p)] = s.num(processor_name(p));
+  }
   return t;
 }
 

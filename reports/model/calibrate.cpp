@@ -12,6 +12,7 @@
 #include "core/timer.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/topk_select.h"
 #include "memtier/discover.h"
 #include "memtier/probe.h"
 #include "memtier/settings.h"
@@ -153,6 +154,24 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
     set(m.cpu.dispatch_us, std::max(1e-3, t_disp * 1e6), "cpu.dispatch_us", here + "empty parallel_for on the host pool");
   }
   if (m.cpu.name.empty()) m.cpu.name = "this machine's CPU (" + std::to_string(ht) + " host thread(s))";
+  // Selection: one core's top-k scan rate over rows of logits as a long context gives them
+  // (HybridGen's logit mode keeps about an eighth). Scattered values, so no branch is predictable.
+  double select_rate = 0;
+  {
+    constexpr int kRows = 8;
+    constexpr int64_t kN = 32768, kK = kN / 8;
+    std::vector<float> logits(static_cast<size_t>(kRows) * kN);
+    for (size_t i = 0; i < logits.size(); ++i) logits[i] = static_cast<float>((i * 2654435761u) % 100003u) * 1e-3f;
+    std::vector<int32_t> idx(static_cast<size_t>(kRows) * kK);
+    std::vector<float> val(idx.size());
+    const double t = fast_seconds(
+        [&] { cpu::topk_select_rows(logits.data(), kRows, kN, kN, kK, idx.data(), val.data(), nullptr); },
+        o.seconds_per_figure);
+    select_rate = kRows * kN / t * 1e-9;
+    set(m.cpu.select_gelems_per_core, select_rate, "cpu.select_gelems_per_core",
+        here + "top-k (k = n/8) of 8 rows of 32768 logits, one thread");
+    say(fmt("selection %.2f G elements/s per core", select_rate));
+  }
 
   // ---- the cpu accelerator: its threads' curve and roof, copies, launches, syncs.
   auto& A = m.accelerator;
@@ -176,6 +195,8 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
   set(A.memory_gbps, acc_curve.points.back().second, "accelerator.memory_gbps",
       here + what + " at the largest working set, the accelerator's threads");
   set(A.tflops, acc_gflops * at * 1e-3, "accelerator.tflops", here + what + ", fastest working set, the accelerator's threads");
+  set(A.select_gelems, select_rate * at, "accelerator.select_gelems",
+      here + "the per-core top-k rate x the accelerator's " + std::to_string(at) + " thread(s)");
 
   AcceleratorOptions ao;
   ao.kind = "cpu";

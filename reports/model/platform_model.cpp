@@ -141,7 +141,7 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
   if (j.has("accelerator")) {
     const In a = j.at("accelerator");
     a.only({"kind", "name", "numa_node", "threads", "memory_bytes", "memory_usable_share", "memory_gbps",
-            "attention_efficiency", "tflops", "launch_us", "sync_us", "memory_curve", "comment"});
+            "attention_efficiency", "tflops", "launch_us", "sync_us", "select_gelems", "memory_curve", "comment"});
     auto& A = m.accelerator;
     if (a.has("kind")) {
       A.kind = a.at("kind").str();
@@ -158,6 +158,7 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
     opt_figure(a, "tflops", p, A.tflops, S);
     opt_figure(a, "launch_us", p, A.launch_us, S);
     opt_figure(a, "sync_us", p, A.sync_us, S);
+    opt_figure(a, "select_gelems", p, A.select_gelems, S);
     if (a.has("memory_curve")) A.memory_curve = read_curve(a.at("memory_curve"), p + "memory_curve", S);
     if (complete)
       for (const char* k : {"name", "memory_bytes", "memory_gbps", "attention_efficiency", "tflops", "launch_us", "sync_us"})
@@ -183,8 +184,8 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
   }
   if (j.has("cpu")) {
     const In c = j.at("cpu");
-    c.only({"name", "cores", "core_read_gbps", "attention_gflops_per_core", "dispatch_us", "read_curve",
-            "comment"});
+    c.only({"name", "cores", "core_read_gbps", "attention_gflops_per_core", "dispatch_us", "select_gelems_per_core",
+            "read_curve", "comment"});
     auto& C = m.cpu;
     if (c.has("name")) C.name = c.at("name").str();
     const std::string p = "cpu.";
@@ -192,6 +193,7 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
     opt_figure(c, "core_read_gbps", p, C.core_read_gbps, S);
     opt_figure(c, "attention_gflops_per_core", p, C.attention_gflops_per_core, S);
     opt_figure(c, "dispatch_us", p, C.dispatch_us, S);
+    opt_figure(c, "select_gelems_per_core", p, C.select_gelems_per_core, S);
     if (c.has("read_curve")) C.read_curve = read_curve(c.at("read_curve"), p + "read_curve", S);
     if (complete)
       for (const char* k : {"cores", "core_read_gbps", "attention_gflops_per_core", "dispatch_us"})
@@ -362,6 +364,7 @@ Json section_json(const PlatformModel& m) {
   a["tflops"] = figure_json(A.tflops, S, "accelerator.tflops");
   a["launch_us"] = figure_json(A.launch_us, S, "accelerator.launch_us");
   a["sync_us"] = figure_json(A.sync_us, S, "accelerator.sync_us");
+  if (A.select_gelems > 0) a["select_gelems"] = figure_json(A.select_gelems, S, "accelerator.select_gelems");
   if (!A.memory_curve.empty()) a["memory_curve"] = curve_json(A.memory_curve, S, "accelerator.memory_curve");
   j["accelerator"] = a;
   j["links"] = Json::array();
@@ -380,6 +383,8 @@ Json section_json(const PlatformModel& m) {
               {"core_read_gbps", figure_json(C.core_read_gbps, S, "cpu.core_read_gbps")},
               {"attention_gflops_per_core", figure_json(C.attention_gflops_per_core, S, "cpu.attention_gflops_per_core")},
               {"dispatch_us", figure_json(C.dispatch_us, S, "cpu.dispatch_us")}};
+  if (C.select_gelems_per_core > 0)
+    j["cpu"]["select_gelems_per_core"] = figure_json(C.select_gelems_per_core, S, "cpu.select_gelems_per_core");
   if (!C.read_curve.empty()) j["cpu"]["read_curve"] = curve_json(C.read_curve, S, "cpu.read_curve");
   j["tiers"] = Json::array();
   for (size_t i = 0; i < m.tiers.size(); ++i) {
@@ -443,6 +448,7 @@ void PlatformModel::validate() const {
   pos(A.tflops, "accelerator.tflops");
   nonneg(A.launch_us, "accelerator.launch_us");
   nonneg(A.sync_us, "accelerator.sync_us");
+  nonneg(A.select_gelems, "accelerator.select_gelems");
   if (links.empty()) bad.push_back("links is empty (one host link per NUMA node the accelerator is attached to)");
   for (const auto& l : links) {
     pos(l.h2d_gbps, "links[].h2d_gbps");
@@ -453,6 +459,7 @@ void PlatformModel::validate() const {
   pos(cpu.core_read_gbps, "cpu.core_read_gbps");
   pos(cpu.attention_gflops_per_core, "cpu.attention_gflops_per_core");
   nonneg(cpu.dispatch_us, "cpu.dispatch_us");
+  nonneg(cpu.select_gelems_per_core, "cpu.select_gelems_per_core");
   if (tiers.empty()) bad.push_back("tiers is empty (at least the local DRAM)");
   std::set<std::pair<int, int>> seen;
   for (const auto& t : tiers) {

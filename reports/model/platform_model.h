@@ -39,6 +39,7 @@ struct AcceleratorModel {
   double tflops = 0;                  // attention compute roof, 1e12 flop/s
   double launch_us = 0;               // per kernel launch (accelerator-side issue cost)
   double sync_us = 0;                 // per host wait on the accelerator
+  double select_gelems = 0;           // top-k/argmin scan rate of the whole device, 1e9 elements/s; 0 = unpriced
   // Optional: effective memory bandwidth (efficiency included) by the step's accelerator-memory
   // working set; replaces memory_gbps x attention_efficiency when given.
   BandwidthCurve memory_curve;
@@ -59,6 +60,7 @@ struct CpuModel {
   double core_read_gbps = 0;           // one core's sustained read bandwidth, 1e9 B/s
   double attention_gflops_per_core = 0;  // one core's decode-attention compute roof
   double dispatch_us = 0;              // handing work to the host threads, once per step with CPU work
+  double select_gelems_per_core = 0;   // one core's top-k/argmin scan rate, 1e9 elements/s; 0 = unpriced
   // Optional: one core's read bandwidth on tiers[0] by the step's host working set (caches
   // included); replaces min(tier, cores x core_read_gbps) for tiers[0] bytes when given.
   BandwidthCurve read_curve;

@@ -61,11 +61,17 @@ ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
   const double cpu_compute = m.cpu.attention_gflops_per_core > 0
                                  ? t.cpu_flops / (cores * m.cpu.attention_gflops_per_core)
                                  : 0.0;
+  // Selection is branchy scalar work beside the streaming roofs, so it adds to them (1e9/s = 1/ns).
+  const double cpu_select_n = t.select_elements[cpu];
+  const double cpu_select =
+      m.cpu.select_gelems_per_core > 0 ? cpu_select_n / (cores * m.cpu.select_gelems_per_core) : 0.0;
+  cpu_work = cpu_work || cpu_select_n > 0;
   const double dispatch = cpu_work ? m.cpu.dispatch_us * 1e3 : 0.0;
   r.terms["cpu.memory"] = cpu_mem;
   r.terms["cpu.compute"] = cpu_compute;
+  r.terms["cpu.select"] = cpu_select;
   r.terms["cpu.dispatch"] = dispatch;
-  r.cpu_ns = std::max(cpu_mem, cpu_compute) + dispatch;
+  r.cpu_ns = std::max(cpu_mem, cpu_compute) + cpu_select + dispatch;
 
   // ---- accelerator: its own memory (reads of host kinds are link traffic, priced below).
   const auto& a = m.accelerator;
@@ -76,10 +82,12 @@ ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
   const double acc_mem = ns_of(hbm_bytes, acc_bw);
   const double acc_compute = a.tflops > 0 ? t.accelerator_flops / (a.tflops * 1e3) : 0.0;
   const double launch = static_cast<double>(t.kernel_launches) * a.launch_us * 1e3;
+  const double acc_select = a.select_gelems > 0 ? t.select_elements[acc] / a.select_gelems : 0.0;
   r.terms["accelerator.memory"] = acc_mem;
   r.terms["accelerator.compute"] = acc_compute;
+  r.terms["accelerator.select"] = acc_select;
   r.terms["accelerator.launch"] = launch;
-  r.accelerator_ns = std::max(acc_mem, acc_compute) + launch;
+  r.accelerator_ns = std::max(acc_mem, acc_compute) + acc_select + launch;
 
   // ---- transfer: host -> accelerator bytes the accelerator pulled straight from a host tier
   // go no faster than that tier; the rest (staged copies) at link speed.

@@ -63,6 +63,9 @@ TEST(Mapping, SemanticPutsKOnDramAndVOnCxl) {
   const int64_t k = static_cast<int64_t>(std::ceil(0.05 * static_cast<double>(host_tokens)));
   EXPECT_EQ(rd[int(MemoryKind::cxl)], 8 * k * 64 * 2);                  // k V rows per query head
   EXPECT_EQ(out.traffic.h2d_bytes, 8 * k * (4 + 64 * 2));              // top-k logits + V rows up
+  // Each of the 8 query heads' top-k scans the logits of all its KV head's CPU tokens.
+  EXPECT_DOUBLE_EQ(out.traffic.select_elements[int(Processor::cpu)], 8.0 * host_tokens);
+  EXPECT_DOUBLE_EQ(out.traffic.select_elements[int(Processor::accelerator)], 0.0);
 }
 
 TEST(Mapping, HotPagesArePromotedAndColdOnesStayFar) {

@@ -156,8 +156,8 @@ TEST(Profiles, MeasuredProfileGetsAModelMemberAndStaysMemtierReadable) {
     EXPECT_NE(e.fix().find("validate-model"), std::string::npos);
   }
   // Complete it the way validate-model --write-model does, and read it back.
-  m.accelerator = {"cpu", "cpu-accelerator", 0, 1, int64_t{1} << 30, 1.0, 5, 1.0, 0.01, 2, 20};
-  m.links = {{0, 4, 4, 2}};
+  m.accelerator = {"cpu", "cpu-accelerator", 0, 1, int64_t{1} << 30, 1.0, 5, 1.0, 0.01, 2, 20, 0, {}};
+  m.links = {{0, 4, 4, 2, {}}};
   m.cpu.attention_gflops_per_core = 7;
   m.sources["cpu.attention_gflops_per_core"] = "calibrated in a test";
   m.cpu.read_curve.points = {{1e6, 20}, {1e8, 5}};

@@ -14,9 +14,9 @@ PlatformModel toy() {
   PlatformModel m;
   m.name = "toy";
   m.origin = "test";
-  m.accelerator = {"cuda", "G", 0, 0, int64_t{1} << 34, 0.9, 1000, 0.5, 10, 5, 10};  // 500 GB/s effective, 10 TF
-  m.links = {{0, 20, 10, 2}};                                                       // 20 up, 10 down, 2 us
-  m.cpu = {"C", 4, 10, 20, 10};          // 4 cores x 10 GB/s, 20 GFLOP/s per core, 10 us dispatch
+  m.accelerator = {"cuda", "G", 0, 0, int64_t{1} << 34, 0.9, 1000, 0.5, 10, 5, 10, 0, {}};  // 500 GB/s effective, 10 TF
+  m.links = {{0, 20, 10, 2, {}}};        // 20 up, 10 down, 2 us
+  m.cpu = {"C", 4, 10, 20, 10, 0, {}};   // 4 cores x 10 GB/s, 20 GFLOP/s per core, 10 us dispatch; selection unpriced
   m.tiers = {{MemoryKind::local_dram, 0, "dram", int64_t{1} << 36, 30, 100, false},
              {MemoryKind::cxl, 2, "cxl", int64_t{1} << 36, 8, 250, false}};
   m.validate();
@@ -61,6 +61,31 @@ TEST(Roofline, AcceleratorUsesEfficiencyComputeRoofAndLaunches) {
   EXPECT_NEAR(r.accelerator_ns, 2e6 + 15e3, 1e-3);
   t.accelerator_flops = 1e11;  // 10 ms: compute-bound
   EXPECT_NEAR(price_resources(t, toy()).accelerator_ns, 10e6 + 15e3, 1e-3);
+}
+
+TEST(Roofline, SelectionAddsToTheRoofsAtItsRate) {
+  Traffic t;
+  t.bytes_read[kCpu][int(MemoryKind::local_dram)] = 30'000'000;  // 1 ms at 30 GB/s
+  t.select(Processor::cpu, 2e6);                                 // / (4 cores x 0.5 G/s) = 1 ms
+  t.bytes_read[kAcc][int(MemoryKind::accelerator)] = 500'000'000;  // 1 ms at 500 GB/s effective
+  t.select(Processor::accelerator, 4e6);                            // / 20 G/s = 0.2 ms
+  PlatformModel m = toy();
+  // Unpriced while the profile gives no rate (older profiles): only the roofs.
+  EXPECT_NEAR(price_resources(t, m).cpu_ns, 1e6 + 10e3, 1);
+  EXPECT_NEAR(price_resources(t, m).accelerator_ns, 1e6, 1);
+  m.cpu.select_gelems_per_core = 0.5;
+  m.accelerator.select_gelems = 20;
+  const ResourceTimes r = price_resources(t, m);
+  EXPECT_NEAR(r.terms.at("cpu.select"), 1e6, 1);
+  EXPECT_NEAR(r.cpu_ns, 2e6 + 10e3, 1);  // added to the memory roof, not hidden under it
+  EXPECT_NEAR(r.terms.at("accelerator.select"), 0.2e6, 1);
+  EXPECT_NEAR(r.accelerator_ns, 1.2e6, 1);
+  // Selection alone is CPU work: it pays the dispatch.
+  Traffic only;
+  only.select(Processor::cpu, 2e6);
+  EXPECT_NEAR(price_resources(only, m).cpu_ns, 1e6 + 10e3, 1);
+  m.cpu.select_gelems_per_core = -1;
+  EXPECT_THROW(m.validate(), Error);
 }
 
 TEST(Roofline, TransferPerDirectionAndCappedBySourceTier) {

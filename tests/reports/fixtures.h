@@ -41,6 +41,7 @@ inline Point make_point(const std::string& strategy, int64_t seq_len, double med
   p.traffic_per_step.cpu_flops = 4.0 * seq_len * 128;
   p.traffic_per_step.kernel_launches = 3;
   p.traffic_per_step.syncs = 1;
+  p.traffic_per_step.select(Processor::cpu, 0.5 * seq_len);
   p.placement.push_back({"K", "local-dram@0", seq_len * 512, {{0, seq_len / 8}}});
   p.accuracy.steps_scored = 8;
   p.accuracy.rel_l2 = 1e-3;
