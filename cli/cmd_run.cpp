@@ -10,6 +10,7 @@
 
 #include "baselines/register.h"
 #include "cli/command.h"
+#include "cli/fleet_run.h"
 #include "cli/platform_setup.h"
 #include "cli/progress.h"
 #include "core/error.h"
@@ -33,6 +34,8 @@ struct RunArgs {
   std::vector<std::string> opts;
   std::string mode = "measure";          // measure | model (reports/model)
   std::vector<std::string> platforms;    // --platform: profiles for --mode model
+  std::string distribute;                // fleet mode under mpirun/srun: points | replicate
+  double gather_timeout_s = 0;
   bool list_strategies = false, list_models = false, quiet = false;
 };
 
@@ -120,6 +123,9 @@ void print_summary(const reports::Report& r) {
   t.add_column("rel_l2", A::right);
   t.add_column("recall", A::right);
   t.add_column("figures");
+  // Fleet reports: the same point can come from several hosts, so say which.
+  const bool fleet = !r.context.hosts.empty();
+  if (fleet) t.add_column("ran on");
   for (const auto& p : r.points) {
     std::vector<std::string> row = {p.axes.strategy, reports::format_tokens(p.axes.seq_len), std::to_string(p.axes.batch)};
     if (!p.timed()) {
@@ -139,6 +145,7 @@ void print_summary(const reports::Report& r) {
       row.push_back(scored ? reports::format_percent(p.accuracy.mass_recall) : "-");
       row.push_back(p.provenance);
     }
+    if (fleet) row.push_back(p.ran_on.host);
     t.add_row(std::move(row));
   }
   std::fputs(t.plain().c_str(), stdout);
@@ -201,16 +208,29 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
     throw Error("a measured run takes one --platform (its model's prediction is reported next to each measured point)",
                 "pass one profile, or add --mode model to project onto several platforms");
 
-  PlatformSetup platform = setup_platform(spec);
-  if (a.mode == "measure" && !platforms.empty()) platform.env.model = model::make_step_model(platforms[0], false);
+  check_fleet_arguments(spec, a.distribute);
   const std::string out = a.out.empty() ? default_out_path() : a.out;
-  ProgressBar bar(a.quiet);
-  const run::ProgressFn on_progress = [&](const run::Progress& p) { bar.update(p); };
-  reports::Report report = a.mode == "model" ? model::run_model_sweep(spec, platforms, platform.env, on_progress)
-                                             : run::run_sweep(spec, platform.env, on_progress);
-  bar.finish();
-  fill_context(report.context, platform);
-  report.context.command_line = platform.command_line;
+  // One process's sweep on its own platform: the whole run, or one rank's share of a fleet run.
+  auto sweep = [&](const run::SweepSpec& s, bool show_progress) {
+    PlatformSetup platform = setup_platform(s);
+    if (a.mode == "measure" && !platforms.empty()) platform.env.model = model::make_step_model(platforms[0], false);
+    ProgressBar bar(a.quiet || !show_progress);
+    const run::ProgressFn on_progress = [&](const run::Progress& p) { bar.update(p); };
+    reports::Report report = a.mode == "model" ? model::run_model_sweep(s, platforms, platform.env, on_progress)
+                                               : run::run_sweep(s, platform.env, on_progress);
+    bar.finish();
+    fill_context(report.context, platform);
+    report.context.command_line = platform.command_line;
+    return report;
+  };
+  if (!a.distribute.empty()) {
+    run::resolve_strategies(spec.strategies);  // a typo fails here, before any rank starts MPI
+    FleetRunOptions fo{a.distribute, a.gather_timeout_s, sub.get_option("--device")->count() > 0, out};
+    return run_fleet(spec, fo, sweep, [&](const reports::Report& r) {
+      if (!a.quiet) print_summary(r);
+    });
+  }
+  const reports::Report report = sweep(spec, true);
   reports::write_report(out, report);
   if (!a.quiet) print_summary(report);
   std::cerr << "hybridbench: wrote " << out << " (" << report.points.size() << " points)\n";
@@ -229,7 +249,9 @@ CommandFn add_run_command(CLI::App& app) {
       "  hybridbench run --strategy cpu-only,hybridgen --seq-len 4k:128k:x2 --out r.json\n"
       "  hybridbench run --model qwen2.5-7b --batch 1,8 --workload needle\n"
       "  hybridbench run --accelerator cpu --accelerator-memory 256M   # force offloading on a small budget\n"
-      "  hybridbench run --opt h2o.heavy_ratio=0.2 --strategy h2o\n");
+      "  hybridbench run --opt h2o.heavy_ratio=0.2 --strategy h2o\n"
+      "  mpirun -np 8 hybridbench run --distribute points --out node.json      # one rank per GPU\n"
+      "  srun -N 4 hybridbench run --distribute replicate --out fleet.json     # one column per machine\n");
   auto a = std::make_shared<RunArgs>();
   auto& s = a->spec;
   sub->add_option("--model", a->models, "Model presets, comma separated (see --list-models)")->capture_default_str();
@@ -261,7 +283,9 @@ CommandFn add_run_command(CLI::App& app) {
   sub->add_option("--accuracy-steps", s.accuracy_steps, "Timed steps scored against the fp64 reference (-1 = all)")
       ->capture_default_str();
   sub->add_option("--opt", a->opts, "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");
-  sub->add_option("--kv-node", s.kv_node, "Host NUMA node for offloaded KV (default: the CPU's local node)");
+  sub->add_option("--kv-node", s.kv_node,
+                  "Host NUMA node for offloaded KV (default: the CPU's local node); with --distribute a list gives "
+                  "one node per rank (0,1,...)");
   sub->add_option("--emulate-cxl", s.emulate_cxl, "node=N (a NUMA node plays CXL) or bandwidth=GBps,latency=ns");
   sub->add_option("--out", a->out, "Report path (default: hybridbench-<UTC time>.json here)");
   sub->add_option("--mode", a->mode,
@@ -278,6 +302,15 @@ CommandFn add_run_command(CLI::App& app) {
                     for (const auto& x : model::preset_names()) n += (n.empty() ? "" : ", ") + x;
                     return n;
                   }() + ")");
+  sub->add_option("--distribute", a->distribute,
+                  "Fleet run under mpirun/srun (needs an MPI build): points = split the sweep over the ranks "
+                  "(e.g. one per GPU of a node); replicate = every rank runs all of it on its own hardware (compare "
+                  "machines). Rank 0 writes one report of every rank's points and hosts")
+      ->check(CLI::IsMember({"points", "replicate"}));
+  sub->add_option("--gather-timeout", a->gather_timeout_s,
+                  "--distribute: seconds rank 0 waits for the other ranks after finishing its own share "
+                  "(0 = max(300, twice its own time)); ranks still silent then are reported failed and the job ends")
+      ->capture_default_str();
   sub->add_option("--config", a->config, "JSON file with any of these options by long name; flags win");
   sub->add_flag("--list-strategies", a->list_strategies, "List strategies and exit");
   sub->add_flag("--list-models", a->list_models, "List model presets and exit");

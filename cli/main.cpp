@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/fleet_comm.h"
 #include "core/build_info.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
@@ -22,6 +23,8 @@ std::string version_text() {
   s += "  build type:  " + b.build_type + " (" + b.compiler + ")\n";
   s += "  CUDA:        " + std::string(b.cuda ? "on (toolkit " + b.cuda_version + ")" : "off") + "\n";
   s += "  GPU:         " + std::string(gpu ? "usable" : "none (" + why + ")") + "\n";
+  s += "  MPI:         " + std::string(hb::cli::mpi_built() ? "on (run --distribute under mpirun/srun)"
+                                                             : "off (MPI mode unavailable: built without MPI)") + "\n";
   s += "  SIMD (run time): " + std::string(hb::simd_level_name(hb::best_simd_level())) + "\n";
   return s;
 }

@@ -1,12 +1,18 @@
 #include "cli/platform_setup.h"
 
-#include <fstream>
+#include <sched.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/model_presets.h"
+#include "core/thread_pool.h"
+#include "kernels/backend.h"
+#include "memtier/cpulist.h"
 #include "memtier/discover.h"
 #include "memtier/host_tiers.h"
 #include "memtier/placement.h"
@@ -130,6 +136,77 @@ PlatformSetup setup_platform(const run::SweepSpec& spec) {
   p.topology = summarize_topology(topo);
   p.settings = memtier::read_system_settings().as_map();
   return p;
+}
+
+namespace {
+
+// Host NUMA node of each CUDA device index this process sees, from the topology's GPUs (PCI,
+// hwloc): in PCI bus order, which is CUDA's order under CUDA_DEVICE_ORDER=PCI_BUS_ID and on
+// nodes of identical GPUs, and through CUDA_VISIBLE_DEVICES when it lists indices (Slurm's
+// per-task GPU binding does). -1 where that cannot be told (UUIDs, an index not found).
+std::vector<int> visible_gpu_nodes(const memtier::Topology& topo) {
+  std::vector<const memtier::GpuDevice*> gpus;
+  for (const auto& g : topo.gpus) gpus.push_back(&g);
+  std::sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) { return a->pci_bus_id < b->pci_bus_id; });
+  std::vector<int> nodes;
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (!visible) {
+    for (auto* g : gpus) nodes.push_back(g->numa_node);
+    return nodes;
+  }
+  for (const auto& item : run::split_list(visible)) {
+    size_t used = 0;
+    int index = -1;
+    try {
+      index = std::stoi(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    const bool known = used == item.size() && index >= 0 && index < static_cast<int>(gpus.size());
+    nodes.push_back(known ? gpus[static_cast<size_t>(index)]->numa_node : -1);
+  }
+  return nodes;
+}
+
+}  // namespace
+
+std::string place_rank(run::SweepSpec& spec, int local_rank, int local_size, bool device_given) {
+  const memtier::Topology topo = memtier::discover({});
+  // The GPU path only where this binary can drive one; otherwise the cpu accelerator runs.
+  const std::vector<int> gpu_nodes =
+      spec.accelerator.kind != "cpu" && cuda_available() ? visible_gpu_nodes(topo) : std::vector<int>{};
+  int node = -1;
+  std::string why;
+  if (!gpu_nodes.empty()) {
+    if (!device_given) spec.accelerator.device = local_rank % static_cast<int>(gpu_nodes.size());
+    const int d = spec.accelerator.device;
+    if (d < 0 || d >= static_cast<int>(gpu_nodes.size())) return "not bound (no GPU " + std::to_string(d) + ")";
+    node = gpu_nodes[static_cast<size_t>(d)];
+    why = "local to GPU " + std::to_string(d) +
+          (local_size > static_cast<int>(gpu_nodes.size()) ? "; more ranks than GPUs on this host share them" : "");
+    if (node < 0) return "not bound (GPU " + std::to_string(d) + "'s NUMA node is unknown)";
+  } else {
+    const std::vector<int> nodes = topo.cpu_nodes();
+    if (nodes.empty()) return "not bound (no NUMA node with CPUs found)";
+    node = nodes[static_cast<size_t>(local_rank) % nodes.size()];
+    why = nodes.size() == 1 ? "the only node with CPUs"
+                            : "node-local rank " + std::to_string(local_rank) + " over " + std::to_string(nodes.size()) +
+                                  " nodes with CPUs";
+  }
+  const memtier::MemoryNode* n = topo.node(node);
+  if (!n || n->cpus.empty()) return "not bound (NUMA node " + std::to_string(node) + " has no CPUs)";
+  const std::vector<int> now = allowed_cpus();
+  const bool inside = std::all_of(now.begin(), now.end(), [&](int c) {
+    return std::find(n->cpus.begin(), n->cpus.end(), c) != n->cpus.end();
+  });
+  if (inside) return "CPUs " + memtier::format_cpulist(now) + " (NUMA node " + std::to_string(node) + ", " + why + ")";
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : n->cpus) CPU_SET(c, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    return "not bound (the CPUs of NUMA node " + std::to_string(node) + " are not allowed here; kept CPUs " +
+           memtier::format_cpulist(now) + ")";
+  return "CPUs " + memtier::format_cpulist(n->cpus) + " (NUMA node " + std::to_string(node) + ", " + why + ")";
 }
 
 void fill_context(reports::ReportContext& ctx, const PlatformSetup& platform) {

@@ -124,6 +124,9 @@ PointComparison compare_point(const Point& o, const Point& n, const CompareOptio
     if (o.status != n.status) c.notes.push_back("status " + o.status + " -> " + n.status);
   }
   if (o.status == "ok" && n.status == "ok") judge_accuracy(o, n, opt, c);
+  // Fleet runs split over ranks (--distribute points) may measure a point elsewhere next time.
+  if (o.ran_on.known() && n.ran_on.known() && o.ran_on.host != n.ran_on.host)
+    c.notes.push_back("ran on " + o.ran_on.host + ", now on " + n.ran_on.host);
   return c;
 }
 
@@ -136,6 +139,25 @@ void context_warnings(const ReportContext& o, const ReportContext& n, std::vecto
   differs("accelerator", o.accelerator.kind + " " + o.accelerator.name, n.accelerator.kind + " " + n.accelerator.name);
   differs("build type", o.build_type, n.build_type);
   differs("SIMD level", o.simd_level, n.simd_level);
+  // Fleet reports: the same host label on both sides should be the same hardware.
+  for (const auto& ho : o.hosts)
+    for (const auto& hn : n.hosts)
+      if (ho.label == hn.label) {
+        const std::string on = " on " + ho.label;
+        differs(("CPU model" + on).c_str(), ho.cpu_model, hn.cpu_model);
+        differs(("accelerator" + on).c_str(), ho.accelerator.kind + " " + ho.accelerator.name,
+                hn.accelerator.kind + " " + hn.accelerator.name);
+        if (ho.status != hn.status)
+          w.push_back("rank status" + on + " differs: " + ho.status + " vs " + hn.status +
+                      (hn.error.empty() ? "" : " (" + hn.error + ")"));
+      }
+  auto only = [&](const ReportContext& a, const ReportContext& b, const char* side) {
+    for (const auto& h : a.hosts)
+      if (std::none_of(b.hosts.begin(), b.hosts.end(), [&](const HostRecord& x) { return x.label == h.label; }))
+        w.push_back("host " + h.label + " (rank " + std::to_string(h.rank) + ") is only in " + side);
+  };
+  only(o, n, "OLD");
+  only(n, o, "NEW");
 }
 
 }  // namespace

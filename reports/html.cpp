@@ -197,21 +197,32 @@ std::string html_report(const Report& report, const TableOptions& options) {
       h += "<figure>\n" + svg + "<figcaption>Figure " + std::to_string(++fig) + ": " + html_escape(caption) +
            " Figures: " + prov + ".</figcaption>\n</figure>\n";
     };
-    const std::string modeled_on = modeled_platforms(t);
-    figure(time_chart(t, colors), "Median decode step time per strategy (log-log); bars span p10 to p90." +
-                                      (modeled_on.empty() ? std::string()
-                                                          : " Dashed: the median modeled on " + modeled_on +
-                                                                " for the same steps."));
-    figure(speedup_chart(t, colors), "Speedup of each strategy over " + t.reference + " at each sequence length.");
-    figure(accuracy_chart(t, colors), "Relative L2 error of the attention output against fp64 vs step time.");
+    // Charts and pairwise ratios compare strategies on one machine: one set per host of a fleet.
+    const std::vector<std::string> hosts = t.hosts.empty() ? std::vector<std::string>{""} : t.hosts;
+    for (const auto& host : hosts) {
+      const ProcurementTable one = t.for_host(host);
+      const std::string on = host.empty() ? "" : " (" + host + ")";
+      const std::string modeled_on = modeled_platforms(one);
+      figure(time_chart(one, colors), "Median decode step time per strategy (log-log); bars span p10 to p90" + on + "." +
+                                          (modeled_on.empty() ? std::string()
+                                                              : " Dashed: the median modeled on " + modeled_on +
+                                                                    " for the same steps."));
+      figure(speedup_chart(one, colors),
+             "Speedup of each strategy over " + t.reference + " at each sequence length" + on + ".");
+      figure(accuracy_chart(one, colors), "Relative L2 error of the attention output against fp64 vs step time" + on + ".");
+    }
     h += "<h3>Step time (median &plusmn; noise)</h3>\n" + time_grid(t).html();
     h += "<h3>Speedup vs " + html_escape(t.reference) + "</h3>\n" + speedup_grid(t).html();
-    if (const int64_t len = t.pairwise_length(); len > 0)
-      h += "<h3>Pairwise at " + format_tokens(len) + " (time of b / time of a; &gt; 1: a is faster)</h3>\n" +
-           pairwise_grid(t, len).html();
+    for (const auto& host : hosts) {
+      const ProcurementTable one = t.for_host(host);
+      if (const int64_t len = one.pairwise_length(); len > 0)
+        h += "<h3>Pairwise at " + format_tokens(len) + html_escape(host.empty() ? "" : " on " + host) +
+             " (time of b / time of a; &gt; 1: a is faster)</h3>\n" + pairwise_grid(one, len).html();
+    }
     h += "<h3>Accuracy vs the fp64 reference</h3>\n" + accuracy_grid(t).html();
     if (const std::string m = modeled_platforms(t); !m.empty())
       h += "<h3>Measured | modeled on " + html_escape(m) + " (error of the modeled median)</h3>\n" + modeled_grid(t).html();
+    if (auto where = ran_on_grid(t)) h += "<h3>Where each point ran (rank, host)</h3>\n" + where->html();
     const auto not_run = not_run_lines(t);
     if (!not_run.empty()) {
       h += "<h3>Points that did not run</h3>\n<ul class=\"failed\">\n";

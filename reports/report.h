@@ -50,6 +50,25 @@ struct TopologySummary {
   std::vector<MemoryNodeSummary> nodes;
 };
 
+// One process of a fleet run (`mpirun ... hybridbench run --distribute ...`, cli/fleet*): where
+// it ran, what it found there, and whether it finished. A single-process report has none.
+struct HostRecord {
+  int rank = 0;                  // MPI rank in the world communicator
+  std::string host;              // gethostname() of that rank ("unknown" when it never answered)
+  // Unique within the report: the host name, or "host/gpuN" / "host/rN" when several ranks share
+  // a host. In replicate mode it is the points' "host" axis (PointAxes::extra), so a fleet's
+  // points line up per platform in tables and in compare.
+  std::string label;
+  std::string os, cpu_model, simd_level;
+  TopologySummary topology;
+  std::map<std::string, std::string> system_settings;
+  AcceleratorInfo accelerator;
+  std::string binding;           // CPUs the rank ran on and why: "CPUs 0-7 (NUMA node 0, local to GPU 0)"
+  std::string status = "ok";     // "ok" | "error"
+  std::string error;             // what went wrong (status error): its points are then missing or marked error
+  int64_t points = 0;            // points this rank contributed
+};
+
 struct ReportContext {
   // Build (fill_host_context() fills these from core/build_info.h).
   std::string tool_version, git_commit, build_type, compiler;
@@ -64,6 +83,9 @@ struct ReportContext {
   AcceleratorInfo accelerator;   // core/accelerator.h: kind cpu|cuda, name, emulated, capacity, details
   std::string command_line;
   std::map<std::string, std::string> sweep;  // sweep spec echo: "seq_len" -> "4k:128k:x2", ...
+  // Fleet runs only (empty otherwise): every rank, in rank order. The fields above then describe
+  // rank 0 (build, accelerator, topology), except `host`, which lists every distinct host name.
+  std::vector<HostRecord> hosts;
 };
 
 // Fills build facts, date, host name, OS/kernel, CPU model and SIMD level of this process.
@@ -148,6 +170,13 @@ struct ModeledAlongside {
   bool present() const { return !platform.empty(); }
 };
 
+// Where a point of a fleet report ran; rank -1 = not a fleet run.
+struct RanOn {
+  int rank = -1;
+  std::string host;  // HostRecord::label of that rank
+  bool known() const { return rank >= 0; }
+};
+
 struct Point {
   PointAxes axes;
   std::string status = "ok";     // one of kStatuses
@@ -161,6 +190,7 @@ struct Point {
   std::map<std::string, std::string> strategy_params;  // effective parameters
   std::vector<std::map<std::string, double>> trajectory;  // per-step scheduler state, if any
   ModeledAlongside modeled;      // only on measured points run with a platform profile
+  RanOn ran_on;                  // fleet runs: which rank measured it
 
   bool timed() const { return status == "ok" && step.summary.count > 0; }
 };

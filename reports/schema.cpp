@@ -64,13 +64,37 @@ json traffic_json(const Traffic& t) {
                                {"accelerator", t.select_elements[int(Processor::accelerator)]}}}};
 }
 
-json context_json(const ReportContext& c) {
+json topology_json(const TopologySummary& t) {
   json nodes = json::array();
-  for (const auto& n : c.topology.nodes)
+  for (const auto& n : t.nodes)
     nodes.push_back({{"node", n.node}, {"kind", n.kind}, {"size_bytes", n.size_bytes},
                      {"emulated", n.emulated}, {"note", n.note}});
-  const auto& a = c.accelerator;
-  return {{"tool_version", c.tool_version},
+  return {{"facts", string_map(t.facts)}, {"nodes", nodes}};
+}
+
+json accelerator_json(const AcceleratorInfo& a) {
+  return {{"kind", a.kind}, {"name", a.name}, {"emulated", a.emulated}, {"capacity_bytes", a.capacity_bytes},
+          {"device", a.device}, {"numa_node", a.numa_node}, {"details", a.details}};
+}
+
+json host_json(const HostRecord& h) {
+  return {{"rank", h.rank},
+          {"host", h.host},
+          {"label", h.label},
+          {"status", h.status},
+          {"error", h.error},
+          {"points", h.points},
+          {"os", h.os},
+          {"cpu_model", h.cpu_model},
+          {"simd_level", h.simd_level},
+          {"binding", h.binding},
+          {"accelerator", accelerator_json(h.accelerator)},
+          {"topology", topology_json(h.topology)},
+          {"system_settings", string_map(h.system_settings)}};
+}
+
+json context_json(const ReportContext& c) {
+  json j = {{"tool_version", c.tool_version},
           {"git_commit", c.git_commit},
           {"build_type", c.build_type},
           {"compiler", c.compiler},
@@ -81,13 +105,18 @@ json context_json(const ReportContext& c) {
           {"os", c.os},
           {"cpu_model", c.cpu_model},
           {"simd_level", c.simd_level},
-          {"topology", {{"facts", string_map(c.topology.facts)}, {"nodes", nodes}}},
+          {"topology", topology_json(c.topology)},
           {"system_settings", string_map(c.system_settings)},
-          {"accelerator",
-           {{"kind", a.kind}, {"name", a.name}, {"emulated", a.emulated}, {"capacity_bytes", a.capacity_bytes},
-            {"device", a.device}, {"numa_node", a.numa_node}, {"details", a.details}}},
+          {"accelerator", accelerator_json(c.accelerator)},
           {"command_line", c.command_line},
           {"sweep", string_map(c.sweep)}};
+  // Optional (fleet runs only), so single-process files stay exactly as before.
+  if (!c.hosts.empty()) {
+    json hosts = json::array();
+    for (const auto& h : c.hosts) hosts.push_back(host_json(h));
+    j["hosts"] = std::move(hosts);
+  }
+  return j;
 }
 
 void check_vocabulary(const Point& p, size_t index) {
@@ -150,6 +179,7 @@ json point_json(const Point& p) {
                     {"phase_median_ns", phases_ns},
                     {"error_vs_measured", p.modeled.error_vs_measured}};
   }
+  if (p.ran_on.known()) j["ran_on"] = {{"rank", p.ran_on.rank}, {"host", p.ran_on.host}};
   return j;
 }
 
@@ -238,6 +268,53 @@ Traffic read_traffic(const JsonReader& r) {
   return t;
 }
 
+TopologySummary read_topology(const JsonReader& topo) {
+  TopologySummary t;
+  t.facts = read_string_map(topo.member("facts"));
+  topo.member("nodes").each_element([&](const JsonReader& n) {
+    MemoryNodeSummary s;
+    s.node = n.i32("node");
+    s.kind = n.str("kind");
+    s.size_bytes = n.i64("size_bytes");
+    s.emulated = n.boolean("emulated");
+    s.note = n.str("note");
+    t.nodes.push_back(std::move(s));
+  });
+  return t;
+}
+
+AcceleratorInfo read_accelerator(const JsonReader& a) {
+  AcceleratorInfo x;
+  x.kind = a.str("kind");
+  x.name = a.str("name");
+  x.emulated = a.boolean("emulated");
+  x.capacity_bytes = a.i64("capacity_bytes");
+  x.device = a.i32("device");
+  x.numa_node = a.i32("numa_node");
+  x.details = a.str("details");
+  return x;
+}
+
+HostRecord read_host(const JsonReader& r) {
+  HostRecord h;
+  h.rank = r.i32("rank");
+  h.host = r.str("host");
+  h.label = r.str("label");
+  auto status = r.member("status");
+  h.status = status.as_string();
+  if (h.status != "ok" && h.status != "error") status.fail("\"" + h.status + "\" is not one of: ok, error");
+  h.error = r.str("error");
+  h.points = r.i64("points");
+  h.os = r.str("os");
+  h.cpu_model = r.str("cpu_model");
+  h.simd_level = r.str("simd_level");
+  h.binding = r.str("binding");
+  h.accelerator = read_accelerator(r.member("accelerator"));
+  h.topology = read_topology(r.member("topology"));
+  h.system_settings = read_string_map(r.member("system_settings"));
+  return h;
+}
+
 ReportContext read_context(const JsonReader& r) {
   ReportContext c;
   c.tool_version = r.str("tool_version");
@@ -251,28 +328,12 @@ ReportContext read_context(const JsonReader& r) {
   c.os = r.str("os");
   c.cpu_model = r.str("cpu_model");
   c.simd_level = r.str("simd_level");
-  auto topo = r.member("topology");
-  c.topology.facts = read_string_map(topo.member("facts"));
-  topo.member("nodes").each_element([&](const JsonReader& n) {
-    MemoryNodeSummary s;
-    s.node = n.i32("node");
-    s.kind = n.str("kind");
-    s.size_bytes = n.i64("size_bytes");
-    s.emulated = n.boolean("emulated");
-    s.note = n.str("note");
-    c.topology.nodes.push_back(std::move(s));
-  });
+  c.topology = read_topology(r.member("topology"));
   c.system_settings = read_string_map(r.member("system_settings"));
-  auto a = r.member("accelerator");
-  c.accelerator.kind = a.str("kind");
-  c.accelerator.name = a.str("name");
-  c.accelerator.emulated = a.boolean("emulated");
-  c.accelerator.capacity_bytes = a.i64("capacity_bytes");
-  c.accelerator.device = a.i32("device");
-  c.accelerator.numa_node = a.i32("numa_node");
-  c.accelerator.details = a.str("details");
+  c.accelerator = read_accelerator(r.member("accelerator"));
   c.command_line = r.str("command_line");
   c.sweep = read_string_map(r.member("sweep"));
+  if (r.has("hosts")) r.member("hosts").each_element([&](const JsonReader& h) { c.hosts.push_back(read_host(h)); });
   return c;
 }
 
@@ -347,6 +408,11 @@ Point read_point(const JsonReader& r) {
       p.modeled.phase_median_ns[k] = v.as_number();
     });
     p.modeled.error_vs_measured = m.member("error_vs_measured").as_number_or_nan();
+  }
+  if (r.has("ran_on")) {
+    auto on = r.member("ran_on");
+    p.ran_on.rank = on.i32("rank");
+    p.ran_on.host = on.str("host");
   }
   return p;
 }

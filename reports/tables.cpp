@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "reports/fleet.h"
 #include "reports/format.h"
 #include "reports/text_table.h"
 
@@ -14,12 +15,20 @@ namespace hb::reports {
 
 namespace {
 
+// The host axis of a replicate fleet report becomes columns, so it is no part of the setting.
+std::string host_of(const PointAxes& a) {
+  auto it = a.extra.find(kHostAxis);
+  return it == a.extra.end() ? "" : it->second;
+}
+
 std::string setting_key(PointAxes a) {
   a.seq_len = 0;
+  a.extra.erase(kHostAxis);
   return a.group_key();
 }
 
-std::string setting_title(const PointAxes& a) {
+std::string setting_title(PointAxes a) {
+  a.extra.erase(kHostAxis);
   std::string s = a.model + ", batch " + std::to_string(a.batch) + ", kv " + a.kv_dtype + ", workload " + a.workload +
                   ", accelerator " + a.accelerator + ", " + std::to_string(a.decode_steps) + " decode steps, page " +
                   std::to_string(a.page_tokens) + " tokens";
@@ -42,14 +51,14 @@ std::string choose_reference(const std::set<std::string>& strategies, const std:
 
 }  // namespace
 
-const Point* ProcurementTable::at(const std::string& strategy, int64_t seq_len) const {
-  auto it = cells.find({strategy, seq_len});
+const Point* ProcurementTable::at(const std::string& strategy, int64_t seq_len, const std::string& host) const {
+  auto it = cells.find({strategy, seq_len, host});
   return it == cells.end() ? nullptr : it->second;
 }
 
 std::optional<std::pair<double, double>> ProcurementTable::ratio(const std::string& a, const std::string& b,
-                                                                  int64_t seq_len) const {
-  const Point* p = at(a, seq_len);
+                                                                  int64_t seq_len, const std::string& host) const {
+  const Point* p = at(a, seq_len, host);
   if (!p || !p->timed()) return std::nullopt;
   if (a == b) return std::pair(1.0, 0.0);
   const std::string key = p->axes.group_key();
@@ -58,27 +67,52 @@ std::optional<std::pair<double, double>> ProcurementTable::ratio(const std::stri
   return std::nullopt;
 }
 
-int64_t ProcurementTable::pairwise_length() const {
+int64_t ProcurementTable::pairwise_length(const std::string& host) const {
   for (auto it = seq_lens.rbegin(); it != seq_lens.rend(); ++it) {
     int ran = 0;
     for (const auto& s : strategies)
-      if (const Point* p = at(s, *it); p && p->timed()) ++ran;
+      if (const Point* p = at(s, *it, host); p && p->timed()) ++ran;
     if (ran >= 2) return *it;
   }
   return -1;
 }
 
-std::string ProcurementTable::fastest(int64_t seq_len) const {
+std::string ProcurementTable::fastest(int64_t seq_len, const std::string& host) const {
   std::string best;
   double best_ns = 0;
   for (const auto& s : strategies) {
-    const Point* p = at(s, seq_len);
+    const Point* p = at(s, seq_len, host);
     if (p && p->timed() && (best.empty() || p->step.summary.median < best_ns)) best = s, best_ns = p->step.summary.median;
   }
   return best;
 }
 
+std::vector<std::pair<int64_t, std::string>> ProcurementTable::columns() const {
+  std::vector<std::pair<int64_t, std::string>> c;
+  for (auto len : seq_lens)
+    if (hosts.empty()) c.emplace_back(len, "");
+    else
+      for (const auto& h : hosts) c.emplace_back(len, h);
+  return c;
+}
+
+ProcurementTable ProcurementTable::for_host(const std::string& host) const {
+  ProcurementTable t = *this;
+  t.hosts.clear();
+  t.cells.clear();
+  for (const auto& [k, p] : cells)
+    if (std::get<2>(k) == host) t.cells[{std::get<0>(k), std::get<1>(k), ""}] = p;
+  if (!host.empty()) t.title += ", host " + host;
+  return t;
+}
+
 std::vector<ProcurementTable> procurement_tables(const Report& report, const TableOptions& options) {
+  // Replicate fleet reports: one column group per host, in rank order; hosts a hand-made report
+  // names only in its points follow.
+  std::vector<std::string> hosts = host_axis_labels(report);
+  for (const auto& p : report.points)
+    if (const std::string h = host_of(p.axes); !h.empty() && std::find(hosts.begin(), hosts.end(), h) == hosts.end())
+      hosts.push_back(h);
   std::set<std::string> all_strategies;
   for (const auto& p : report.points) all_strategies.insert(p.axes.strategy);
   const std::string reference = choose_reference(all_strategies, options.reference);
@@ -93,8 +127,9 @@ std::vector<ProcurementTable> procurement_tables(const Report& report, const Tab
       t.setting_key = setting_key(p.axes);
       t.title = setting_title(p.axes);
       t.reference = reference;
+      t.hosts = hosts;
     }
-    t.cells[{p.axes.strategy, p.axes.seq_len}] = &p;
+    t.cells[{p.axes.strategy, p.axes.seq_len, host_of(p.axes)}] = &p;
     if (std::find(t.seq_lens.begin(), t.seq_lens.end(), p.axes.seq_len) == t.seq_lens.end())
       t.seq_lens.push_back(p.axes.seq_len);
     if (std::find(t.strategies.begin(), t.strategies.end(), p.axes.strategy) == t.strategies.end())
@@ -135,6 +170,19 @@ std::vector<std::pair<std::string, std::string>> context_facts(const ReportConte
   for (const auto& [k, v] : c.topology.facts) f.emplace_back("topology " + k, v);
   for (const auto& [k, v] : c.system_settings) f.emplace_back("setting " + k, v);
   if (!c.command_line.empty()) f.emplace_back("command", c.command_line);
+  for (const auto& h : c.hosts) {
+    std::string v = h.label + ": ";
+    if (h.status != "ok") {
+      v += "FAILED: " + h.error;
+    } else {
+      const auto& a = h.accelerator;
+      v += h.cpu_model + ", SIMD " + h.simd_level + "; accelerator " + a.kind + " " + std::to_string(a.device) + ": " +
+           a.name + ", KV capacity " + format_bytes(static_cast<double>(a.capacity_bytes)) + "; " +
+           std::to_string(h.topology.nodes.size()) + " NUMA node(s); " + h.binding + "; " + std::to_string(h.points) +
+           " point(s)";
+    }
+    f.emplace_back("rank " + std::to_string(h.rank), v);
+  }
   return f;
 }
 
@@ -165,13 +213,20 @@ std::string provenance_mark(const ProcurementTable& t, const Point* p) {
   return p->provenance == "measured" ? "" : p->provenance == "emulated" ? " (e)" : " (m)";
 }
 
-TextTable grid(const ProcurementTable& t, const std::function<std::string(const std::string&, int64_t)>& cell) {
+using CellFn = std::function<std::string(const std::string&, int64_t, const std::string&)>;
+
+std::string column_title(int64_t len, const std::string& host) {
+  return format_tokens(len) + (host.empty() ? "" : " @ " + host);
+}
+
+TextTable grid(const ProcurementTable& t, const CellFn& cell) {
   TextTable g;
   g.add_column("strategy");
-  for (auto len : t.seq_lens) g.add_column(format_tokens(len), TextTable::Align::right);
+  const auto cols = t.columns();
+  for (const auto& [len, host] : cols) g.add_column(column_title(len, host), TextTable::Align::right);
   for (const auto& s : t.strategies) {
     std::vector<std::string> row = {s};
-    for (auto len : t.seq_lens) row.push_back(cell(s, len));
+    for (const auto& [len, host] : cols) row.push_back(cell(s, len, host));
     g.add_row(std::move(row));
   }
   return g;
@@ -201,29 +256,31 @@ std::string provenance_heading(const ProcurementTable& t) {
 }
 
 TextTable time_grid(const ProcurementTable& t) {
-  TextTable g = grid(t, [&](const std::string& s, int64_t len) {
-    const Point* p = t.at(s, len);
+  TextTable g = grid(t, [&](const std::string& s, int64_t len, const std::string& host) {
+    const Point* p = t.at(s, len, host);
     return time_cell(p) + provenance_mark(t, p);
   });
   std::vector<std::string> fastest = {"fastest"};
-  for (auto len : t.seq_lens) fastest.push_back(t.fastest(len).empty() ? "-" : t.fastest(len));
+  for (const auto& [len, host] : t.columns())
+    fastest.push_back(t.fastest(len, host).empty() ? "-" : t.fastest(len, host));
   g.add_row(std::move(fastest));
   return g;
 }
 
 TextTable speedup_grid(const ProcurementTable& t) {
-  return grid(t, [&](const std::string& s, int64_t len) -> std::string {
-    const Point* p = t.at(s, len);
-    if (auto sp = t.speedup(s, len)) return format_ratio(sp->first) + " ± " + format_percent(sp->second) + provenance_mark(t, p);
+  return grid(t, [&](const std::string& s, int64_t len, const std::string& host) -> std::string {
+    const Point* p = t.at(s, len, host);
+    if (auto sp = t.speedup(s, len, host))
+      return format_ratio(sp->first) + " ± " + format_percent(sp->second) + provenance_mark(t, p);
     if (p && !p->timed()) return p->status;
-    const Point* r = t.at(t.reference, len);
+    const Point* r = t.at(t.reference, len, host);
     return r && !r->timed() ? "n/a (" + t.reference + " " + r->status + ")" : "-";
   });
 }
 
 TextTable accuracy_grid(const ProcurementTable& t) {
-  return grid(t, [&](const std::string& s, int64_t len) {
-    const Point* p = t.at(s, len);
+  return grid(t, [&](const std::string& s, int64_t len, const std::string& host) {
+    const Point* p = t.at(s, len, host);
     return accuracy_cell(p) + provenance_mark(t, p);
   });
 }
@@ -238,8 +295,8 @@ std::string modeled_platforms(const ProcurementTable& t) {
 }
 
 TextTable modeled_grid(const ProcurementTable& t) {
-  return grid(t, [&](const std::string& s, int64_t len) -> std::string {
-    const Point* p = t.at(s, len);
+  return grid(t, [&](const std::string& s, int64_t len, const std::string& host) -> std::string {
+    const Point* p = t.at(s, len, host);
     if (!p) return "-";
     if (!p->timed()) return p->status;
     if (!p->modeled.present()) return "not modeled";
@@ -247,6 +304,17 @@ TextTable modeled_grid(const ProcurementTable& t) {
     std::snprintf(err, sizeof err, "%+.1f%%", 100 * p->modeled.error_vs_measured);
     return format_duration_ns(p->step.summary.median) + " | " + format_duration_ns(p->modeled.step.summary.median) +
            " (" + err + ")";
+  });
+}
+
+std::optional<TextTable> ran_on_grid(const ProcurementTable& t) {
+  std::set<int> ranks;
+  for (const auto& [k, p] : t.cells)
+    if (p->ran_on.known()) ranks.insert(p->ran_on.rank);
+  if (ranks.size() < 2 || !t.hosts.empty()) return std::nullopt;  // replicate: the columns say it
+  return grid(t, [&](const std::string& s, int64_t len, const std::string& host) -> std::string {
+    const Point* p = t.at(s, len, host);
+    return p && p->ran_on.known() ? "r" + std::to_string(p->ran_on.rank) + " " + p->ran_on.host : "-";
   });
 }
 
@@ -269,9 +337,9 @@ TextTable pairwise_grid(const ProcurementTable& t, int64_t seq_len) {
 std::vector<std::string> not_run_lines(const ProcurementTable& t) {
   std::vector<std::string> lines;
   for (const auto& s : t.strategies)
-    for (auto len : t.seq_lens)
-      if (const Point* p = t.at(s, len); p && p->status != "ok")
-        lines.push_back(s + " at " + format_tokens(len) + ": " + status_cell(*p));
+    for (const auto& [len, host] : t.columns())
+      if (const Point* p = t.at(s, len, host); p && p->status != "ok")
+        lines.push_back(s + " at " + column_title(len, host) + ": " + status_cell(*p));
   return lines;
 }
 
@@ -286,13 +354,18 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
     md += time_grid(t).markdown();
     md += "\n### Speedup vs " + t.reference + " (" + t.reference + " time / strategy time; > 1 is faster)\n\n";
     md += speedup_grid(t).markdown();
-    if (const int64_t len = t.pairwise_length(); len > 0)
-      md += "\n### Pairwise at " + format_tokens(len) + " (time of b / time of a; > 1: a is faster)\n\n" +
-            pairwise_grid(t, len).markdown();
+    // Pairwise ratios compare strategies on one machine: one matrix per host of a fleet.
+    for (const auto& host : t.hosts.empty() ? std::vector<std::string>{""} : t.hosts) {
+      const ProcurementTable one = t.for_host(host);
+      if (const int64_t len = one.pairwise_length(); len > 0)
+        md += "\n### Pairwise at " + format_tokens(len) + (host.empty() ? "" : " on " + host) +
+              " (time of b / time of a; > 1: a is faster)\n\n" + pairwise_grid(one, len).markdown();
+    }
     md += "\n### Accuracy vs the fp64 reference\n\n";
     md += accuracy_grid(t).markdown();
     if (const std::string m = modeled_platforms(t); !m.empty())
       md += "\n### Measured | modeled on " + m + " (error of the modeled median)\n\n" + modeled_grid(t).markdown();
+    if (auto where = ran_on_grid(t)) md += "\n### Where each point ran (rank, host)\n\n" + where->markdown();
     const auto not_run = not_run_lines(t);
     if (!not_run.empty()) {
       md += "\nPoints that did not run:\n\n";
@@ -308,17 +381,17 @@ std::string csv_report(const Report& report, const TableOptions& options) {
       "model,family,seq_len,batch,strategy,kv_dtype,workload,accelerator,decode_steps,page_tokens,extra,status,reason,"
       "provenance,samples,step_median_ns,step_p10_ns,step_p90_ns,step_rel_stdev,step_robust_rel_noise,tokens_per_s,reference,"
       "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_rate,"
-      "h2d_bytes_per_step,d2h_bytes_per_step,modeled_platform,modeled_median_ns,model_error\n";
+      "h2d_bytes_per_step,d2h_bytes_per_step,modeled_platform,modeled_median_ns,model_error,ran_on_rank,ran_on_host\n";
   for (const auto& t : tables)
-    for (auto len : t.seq_lens)
+    for (const auto& [len, host] : t.columns())
       for (const auto& s : t.strategies) {
-        const Point* p = t.at(s, len);
+        const Point* p = t.at(s, len, host);
         if (!p) continue;
         const auto& x = p->axes;
         const auto& sum = p->step.summary;
         std::string extra;
         for (const auto& [k, v] : x.extra) extra += (extra.empty() ? "" : ";") + k + "=" + v;
-        const auto sp = t.speedup(s, len);
+        const auto sp = t.speedup(s, len, host);
         const bool scored = p->status == "ok" && p->accuracy.steps_scored > 0;
         const Accuracy& a = p->accuracy;
         std::vector<std::string> f = {
@@ -336,7 +409,8 @@ std::string csv_report(const Report& report, const TableOptions& options) {
             p->timed() ? std::to_string(p->traffic_per_step.h2d_bytes) : "",
             p->timed() ? std::to_string(p->traffic_per_step.d2h_bytes) : "",
             p->modeled.platform, p->modeled.present() ? csv_number(p->modeled.step.summary.median) : "",
-            p->modeled.present() ? csv_number(p->modeled.error_vs_measured) : ""};
+            p->modeled.present() ? csv_number(p->modeled.error_vs_measured) : "",
+            p->ran_on.known() ? std::to_string(p->ran_on.rank) : "", p->ran_on.host};
         for (size_t i = 0; i < f.size(); ++i) csv += (i ? "," : "") + csv_field(f[i]);
         csv += "\n";
       }

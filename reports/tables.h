@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "reports/report.h"
@@ -19,28 +20,38 @@ struct TableOptions {
 };
 
 struct ProcurementTable {
-  std::string setting_key;    // PointAxes::group_key() with seq_len = 0: what the rows share
+  std::string setting_key;    // PointAxes::group_key() with seq_len = 0 and no host: what the rows share
   std::string title;          // "llama-3.1-8b, batch 1, fp16, structured, accelerator cpu"
   std::vector<int64_t> seq_lens;        // ascending
   std::vector<std::string> strategies;  // by name
-  std::map<std::pair<std::string, int64_t>, const Point*> cells;  // (strategy, seq_len) -> point
+  // Fleet reports in replicate mode (reports/fleet.h): the hosts' labels in rank order, one
+  // column per (sequence length, host); empty otherwise (host "" everywhere below).
+  std::vector<std::string> hosts;
+  std::map<std::tuple<std::string, int64_t, std::string>, const Point*> cells;  // (strategy, seq_len, host) -> point
   std::string reference;      // strategy the speedups are against
   std::vector<std::string> provenances;  // distinct labels of the points shown, sorted
   std::vector<Speedup> speedups;         // the report's speedups among this table's points
 
-  const Point* at(const std::string& strategy, int64_t seq_len) const;
+  const Point* at(const std::string& strategy, int64_t seq_len, const std::string& host = "") const;
   // Time of b / time of a (> 1: a is faster) and its relative noise, from the report's
   // speedups section; nullopt when either point did not run. ratio(a, a) is 1 when a ran.
-  std::optional<std::pair<double, double>> ratio(const std::string& a, const std::string& b, int64_t seq_len) const;
+  std::optional<std::pair<double, double>> ratio(const std::string& a, const std::string& b, int64_t seq_len,
+                                                 const std::string& host = "") const;
   // ratio(strategy, reference): > 1 means faster than the reference.
-  std::optional<std::pair<double, double>> speedup(const std::string& strategy, int64_t seq_len) const {
-    return ratio(strategy, reference, seq_len);
+  std::optional<std::pair<double, double>> speedup(const std::string& strategy, int64_t seq_len,
+                                                   const std::string& host = "") const {
+    return ratio(strategy, reference, seq_len, host);
   }
   // The longest sequence length at which at least two strategies ran (for the pairwise
   // matrix), or -1.
-  int64_t pairwise_length() const;
+  int64_t pairwise_length(const std::string& host = "") const;
   // The fastest timed strategy at a length, or "" when none ran.
-  std::string fastest(int64_t seq_len) const;
+  std::string fastest(int64_t seq_len, const std::string& host = "") const;
+  // The grids' columns: each length, and within it each host (just "" without hosts).
+  std::vector<std::pair<int64_t, std::string>> columns() const;
+  // One host's part as a table of its own (no hosts; title names the host), for charts and the
+  // pairwise matrix, which compare strategies on one machine.
+  ProcurementTable for_host(const std::string& host) const;
 };
 
 // Tables in a stable order (by title). Throws hb::Error when options.reference names a strategy
@@ -48,7 +59,8 @@ struct ProcurementTable {
 std::vector<ProcurementTable> procurement_tables(const Report& report, const TableOptions& options = {});
 
 // Context as (label, value) lines for the page header: tool, build, date, host, CPU,
-// accelerator, memory nodes, system settings, command line.
+// accelerator, memory nodes, system settings, command line; for a fleet report one line per
+// rank (label, CPU, accelerator, binding, points or its error).
 std::vector<std::pair<std::string, std::string>> context_facts(const ReportContext& c);
 
 // Cell texts shared by the renderers.
@@ -72,6 +84,10 @@ TextTable pairwise_grid(const ProcurementTable& t, int64_t seq_len);
 std::string provenance_heading(const ProcurementTable& t);
 // "- full-gpu at 128k: oom: ..." lines for the points that did not run; empty when all ran.
 std::vector<std::string> not_run_lines(const ProcurementTable& t);
+// Fleet reports whose points are spread over ranks (--distribute points): which rank and host
+// measured each cell ("r1 nodeB"); nullopt when the table's points carry no ran_on or all ran on
+// one rank.
+std::optional<TextTable> ran_on_grid(const ProcurementTable& t);
 
 // Renderers. Markdown: context, then per setting the time, speedup and accuracy tables and the
 // points that did not run with their reasons. CSV: one row per point (long form, which any

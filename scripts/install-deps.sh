@@ -7,7 +7,8 @@ set -euo pipefail
 # guests; ndctl/daxctl (ndctl ships cxl) turn the emulated CXL device into a NUMA node there.
 packages=(build-essential cmake pkg-config git libhwloc-dev hwloc-nox libnuma-dev numactl
           libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev
-          qemu-system-x86 busybox-static linux-image-amd64 ndctl daxctl)
+          qemu-system-x86 busybox-static linux-image-amd64 ndctl daxctl
+          libopenmpi-dev openmpi-bin)  # MPI: fleet runs (run --distribute) and their tests
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -29,6 +29,35 @@ std::vector<std::string> resolve_strategies(const std::vector<std::string>& name
   return out;
 }
 
+std::vector<SweepGroup> sweep_groups(const SweepSpec& spec) {
+  std::vector<SweepGroup> out;
+  int64_t index = 0;
+  for (const auto& model : spec.models)
+    for (const auto& dt : spec.kv_dtypes)
+      for (int64_t seq_len : spec.seq_lens)
+        for (int batch : spec.batches)
+          if (index++ % spec.share_count == spec.share_index) out.push_back({model, dt, seq_len, batch});
+  return out;
+}
+
+reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, const SweepGroup& g,
+                              const std::string& strategy, const std::string& workload,
+                              const std::string& accelerator_kind) {
+  return reports::PointAxes{g.model, preset.family, g.seq_len, g.batch, strategy,
+                            std::string(dtype_name(parse_dtype(g.kv_dtype))), workload, accelerator_kind,
+                            spec.decode_steps, spec.page_tokens, {}};
+}
+
+std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec, const std::string& accelerator_kind) {
+  std::vector<reports::PointAxes> out;
+  const auto names = resolve_strategies(spec.strategies);
+  for (const auto& g : sweep_groups(spec)) {
+    const ModelPreset& preset = find_model_preset(g.model);
+    for (const auto& name : names) out.push_back(point_axes(spec, preset, g, name, spec.workload, accelerator_kind));
+  }
+  return out;
+}
+
 namespace {
 
 // One strategy's state at the point being run.
@@ -153,141 +182,136 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
                                  MemoryLocation{MemoryKind::local_dram, env.cpu_node, false})});
   bool context_accel_set = false;
 
-  const int64_t total = static_cast<int64_t>(spec.models.size() * spec.kv_dtypes.size() * spec.seq_lens.size() *
-                                             spec.batches.size() * names.size());
+  const int64_t total = static_cast<int64_t>(sweep_groups(spec).size() * names.size());
   int64_t done = 0;
   const int64_t t_start = now_ns();
 
-  for (const auto& model : spec.models) {
+  for (const SweepGroup& g : sweep_groups(spec)) {
+    const std::string& model = g.model;
     const ModelPreset& preset = find_model_preset(model);
-    for (const auto& dt : spec.kv_dtypes) {
-      AttentionShape shape = preset.shape;
-      shape.kv_dtype = parse_dtype(dt);
-      for (int64_t seq_len : spec.seq_lens) {
-        for (int batch : spec.batches) {
-          const std::string where = model + " " + std::to_string(seq_len) + " tok b" + std::to_string(batch);
-          if (progress) progress({done, total, where + ": generating workload", (now_ns() - t_start) * 1e-9});
-          const auto workloads = make_workloads(spec, shape, seq_len, batch);
-          Problem problem;
-          problem.shape = shape;
-          problem.batch = batch;
-          problem.page_tokens = spec.page_tokens;
-          problem.workloads = &workloads;
-          ReferenceOracle oracle(problem, ThreadPool::global());
-          const StrategyOptions opts(spec.strategy_options);
+    AttentionShape shape = preset.shape;
+    shape.kv_dtype = parse_dtype(g.kv_dtype);
+    const int64_t seq_len = g.seq_len;
+    const int batch = g.batch;
+    const std::string where = model + " " + std::to_string(seq_len) + " tok b" + std::to_string(batch);
+    if (progress) progress({done, total, where + ": generating workload", (now_ns() - t_start) * 1e-9});
+    const auto workloads = make_workloads(spec, shape, seq_len, batch);
+    Problem problem;
+    problem.shape = shape;
+    problem.batch = batch;
+    problem.page_tokens = spec.page_tokens;
+    problem.workloads = &workloads;
+    ReferenceOracle oracle(problem, ThreadPool::global());
+    const StrategyOptions opts(spec.strategy_options);
 
-          std::vector<std::unique_ptr<Contender>> cs;
-          for (const auto& name : names) {
-            auto c = std::make_unique<Contender>(problem);
-            c->name = name;
-            auto& p = c->point;
-            p.axes = reports::PointAxes{model, preset.family, seq_len, batch, name, std::string(dtype_name(shape.kv_dtype)),
-                                        workloads[0].source.rfind("trace:", 0) == 0 ? workloads[0].source : spec.workload,
-                                        "", spec.decode_steps, spec.page_tokens, {}};
-            try {
-              c->accelerator = make_accelerator(spec.accelerator);
-              const auto& ai = c->accelerator->info();
-              p.axes.accelerator = ai.kind;
-              p.provenance = ai.emulated ? "emulated" : "measured";
-              if (!context_accel_set) {
-                report.context.accelerator = ai;
-                context_accel_set = true;
-              }
-              if (env.model && env.model->replace) {
-                p.provenance = "modeled";
-                if (!env.model->accelerator_kind.empty()) p.axes.accelerator = env.model->accelerator_kind;
-                for (const auto& [k, v] : env.model->axes_extra) p.axes.extra[k] = v;
-              }
-              Platform platform{tiers, c->accelerator.get(), &host_pool, env.cpu_node};
-              c->strategy = StrategyRegistry::instance().find(name).make(opts);
-              if (progress) progress({done, total, where + ": " + name + " loading", (now_ns() - t_start) * 1e-9});
-              PlanResult plan = c->strategy->plan(problem, platform);
-              p.strategy_params = plan.parameters;
-              if (env.model && env.model->annotate)
-                for (const auto& [k, v] : env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
-              if (plan.status != "ok") {
-                fail(*c, plan.status, plan.reason);
-              } else {
-                c->strategy->load();
-                for (const auto& r : c->strategy->memory_regions()) {
-                  reports::PlacedRegion pr{r.role, r.intended.to_string(), static_cast<int64_t>(r.bytes), {}};
-                  if (env.observe_pages && r.intended.kind != MemoryKind::accelerator)
-                    pr.observed_pages_per_node = env.observe_pages(r.ptr, r.bytes);
-                  p.placement.push_back(std::move(pr));
-                }
-                c->active = true;
-              }
-            } catch (const Error& e) {
-              const bool oom = std::string(e.what()).find("capacity") != std::string::npos;
-              fail(*c, oom ? "oom" : "error", e.problem());
-              c->strategy.reset();
-            }
-            cs.push_back(std::move(c));
-          }
-
-          for (int s = 0; s < spec.decode_steps; ++s) {
-            bool any = false;
-            // Rotate the order each step so no strategy always runs right after another's
-            // cache pollution.
-            for (size_t i = 0; i < cs.size(); ++i) {
-              Contender& c = *cs[(i + static_cast<size_t>(s)) % cs.size()];
-              if (!c.active) continue;
-              any = true;
-              StepResult out;
-              try {
-                c.strategy->prepare_step(s);
-                const int64_t t0 = now_ns();
-                c.strategy->step(s, out);
-                out.total_ns = now_ns() - t0;
-                if (env.model) {
-                  const StepPrice m = env.model->price(c.point.axes, *c.strategy, s, out);
-                  if (env.model->replace) {
-                    out.total_ns = std::llround(m.total_ns);
-                    out.phase_ns.clear();
-                    for (const auto& [ph, ns] : m.phase_ns) out.phase_ns[ph] = std::llround(ns);
-                  } else if (s >= spec.stop.warmup_steps && m.total_ns > 0) {
-                    c.modeled.push_back(m.total_ns);
-                    for (const auto& [ph, ns] : m.phase_ns) c.modeled_phases[ph].push_back(ns);
-                    c.modeled_overlap = m.overlap;
-                  }
-                }
-              } catch (const Error& e) {
-                fail(c, "error", "step " + std::to_string(s) + ": " + e.problem());
-                continue;
-              }
-              if (s < spec.stop.warmup_steps) continue;
-              if (c.samples.empty()) c.first_timed_ns = now_ns() - out.total_ns;
-              c.samples.push_back(static_cast<double>(out.total_ns));
-              for (const auto& [ph, ns] : out.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
-              c.traffic_sum += out.traffic;
-              if (spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps) {
-                const bool probs = !out.attended.empty();
-                c.accuracy.add(oracle.at(s, probs), out);
-                ++c.scored;
-              }
-              const double elapsed = (now_ns() - c.first_timed_ns) * 1e-9;
-              // Keep stepping until accuracy has its samples too, then stop on noise or time.
-              const bool scored_enough = spec.accuracy_steps < 0 ? false : c.scored >= spec.accuracy_steps;
-              if (elapsed >= spec.stop.timeout_s) finish(c, "timeout", side_platform);
-              else if (scored_enough && converged(c.samples, spec.stop, elapsed)) finish(c, "noise", side_platform);
-            }
-            if (progress)
-              progress({done, total, where + ": step " + std::to_string(s + 1) + "/" + std::to_string(spec.decode_steps),
-                        (now_ns() - t_start) * 1e-9});
-            if (!any) break;
-          }
-          for (auto& c : cs) {
-            finish(*c, "max-steps", side_platform);
-            // The point is over: free its memory before the next one.
-            c->strategy.reset();
-            c->accelerator.reset();
-            report.points.push_back(std::move(c->point));
-            ++done;
-          }
-          if (progress) progress({done, total, where + ": done", (now_ns() - t_start) * 1e-9});
+    std::vector<std::unique_ptr<Contender>> cs;
+    for (const auto& name : names) {
+      auto c = std::make_unique<Contender>(problem);
+      c->name = name;
+      auto& p = c->point;
+      p.axes = point_axes(spec, preset, g, name,
+                          workloads[0].source.rfind("trace:", 0) == 0 ? workloads[0].source : spec.workload, "");
+      try {
+        c->accelerator = make_accelerator(spec.accelerator);
+        const auto& ai = c->accelerator->info();
+        p.axes.accelerator = ai.kind;
+        p.provenance = ai.emulated ? "emulated" : "measured";
+        if (!context_accel_set) {
+          report.context.accelerator = ai;
+          context_accel_set = true;
         }
+        if (env.model && env.model->replace) {
+          p.provenance = "modeled";
+          if (!env.model->accelerator_kind.empty()) p.axes.accelerator = env.model->accelerator_kind;
+          for (const auto& [k, v] : env.model->axes_extra) p.axes.extra[k] = v;
+        }
+        Platform platform{tiers, c->accelerator.get(), &host_pool, env.cpu_node};
+        c->strategy = StrategyRegistry::instance().find(name).make(opts);
+        if (progress) progress({done, total, where + ": " + name + " loading", (now_ns() - t_start) * 1e-9});
+        PlanResult plan = c->strategy->plan(problem, platform);
+        p.strategy_params = plan.parameters;
+        if (env.model && env.model->annotate)
+          for (const auto& [k, v] : env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
+        if (plan.status != "ok") {
+          fail(*c, plan.status, plan.reason);
+        } else {
+          c->strategy->load();
+          for (const auto& r : c->strategy->memory_regions()) {
+            reports::PlacedRegion pr{r.role, r.intended.to_string(), static_cast<int64_t>(r.bytes), {}};
+            if (env.observe_pages && r.intended.kind != MemoryKind::accelerator)
+              pr.observed_pages_per_node = env.observe_pages(r.ptr, r.bytes);
+            p.placement.push_back(std::move(pr));
+          }
+          c->active = true;
+        }
+      } catch (const Error& e) {
+        const bool oom = std::string(e.what()).find("capacity") != std::string::npos;
+        fail(*c, oom ? "oom" : "error", e.problem());
+        c->strategy.reset();
       }
+      cs.push_back(std::move(c));
     }
+
+    for (int s = 0; s < spec.decode_steps; ++s) {
+      bool any = false;
+      // Rotate the order each step so no strategy always runs right after another's
+      // cache pollution.
+      for (size_t i = 0; i < cs.size(); ++i) {
+        Contender& c = *cs[(i + static_cast<size_t>(s)) % cs.size()];
+        if (!c.active) continue;
+        any = true;
+        StepResult out;
+        try {
+          c.strategy->prepare_step(s);
+          const int64_t t0 = now_ns();
+          c.strategy->step(s, out);
+          out.total_ns = now_ns() - t0;
+          if (env.model) {
+            const StepPrice m = env.model->price(c.point.axes, *c.strategy, s, out);
+            if (env.model->replace) {
+              out.total_ns = std::llround(m.total_ns);
+              out.phase_ns.clear();
+              for (const auto& [ph, ns] : m.phase_ns) out.phase_ns[ph] = std::llround(ns);
+            } else if (s >= spec.stop.warmup_steps && m.total_ns > 0) {
+              c.modeled.push_back(m.total_ns);
+              for (const auto& [ph, ns] : m.phase_ns) c.modeled_phases[ph].push_back(ns);
+              c.modeled_overlap = m.overlap;
+            }
+          }
+        } catch (const Error& e) {
+          fail(c, "error", "step " + std::to_string(s) + ": " + e.problem());
+          continue;
+        }
+        if (s < spec.stop.warmup_steps) continue;
+        if (c.samples.empty()) c.first_timed_ns = now_ns() - out.total_ns;
+        c.samples.push_back(static_cast<double>(out.total_ns));
+        for (const auto& [ph, ns] : out.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
+        c.traffic_sum += out.traffic;
+        if (spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps) {
+          const bool probs = !out.attended.empty();
+          c.accuracy.add(oracle.at(s, probs), out);
+          ++c.scored;
+        }
+        const double elapsed = (now_ns() - c.first_timed_ns) * 1e-9;
+        // Keep stepping until accuracy has its samples too, then stop on noise or time.
+        const bool scored_enough = spec.accuracy_steps < 0 ? false : c.scored >= spec.accuracy_steps;
+        if (elapsed >= spec.stop.timeout_s) finish(c, "timeout", side_platform);
+        else if (scored_enough && converged(c.samples, spec.stop, elapsed)) finish(c, "noise", side_platform);
+      }
+      if (progress)
+        progress({done, total, where + ": step " + std::to_string(s + 1) + "/" + std::to_string(spec.decode_steps),
+                  (now_ns() - t_start) * 1e-9});
+      if (!any) break;
+    }
+    for (auto& c : cs) {
+      finish(*c, "max-steps", side_platform);
+      // The point is over: free its memory before the next one.
+      c->strategy.reset();
+      c->accelerator.reset();
+      report.points.push_back(std::move(c->point));
+      ++done;
+    }
+    if (progress) progress({done, total, where + ": done", (now_ns() - t_start) * 1e-9});
   }
   report.speedups = reports::compute_speedups(report.points);
   return report;

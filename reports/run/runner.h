@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model_presets.h"
 #include "core/strategy.h"
 #include "reports/report.h"
 #include "reports/run/sweep_spec.h"
@@ -59,6 +60,23 @@ struct RunEnvironment {
 
 // Strategy names the spec selects ("all" expands to every registered strategy).
 std::vector<std::string> resolve_strategies(const std::vector<std::string>& names);
+
+// One workload group of a sweep: every strategy runs side by side on it. Groups are numbered in
+// sweep order (model, dtype, length, batch); spec.share_index/share_count select this process's.
+struct SweepGroup {
+  std::string model, kv_dtype;
+  int64_t seq_len = 0;
+  int batch = 1;
+};
+std::vector<SweepGroup> sweep_groups(const SweepSpec& spec);
+// The axes of a point of group g, as the runner fills them (accelerator kind known once the
+// accelerator exists).
+reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, const SweepGroup& g,
+                              const std::string& strategy, const std::string& workload,
+                              const std::string& accelerator_kind);
+// The axes of every point the spec (its share) would produce, in run order: what a fleet run
+// reports as failed when the rank that owned them failed.
+std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec, const std::string& accelerator_kind);
 
 // Runs the sweep; fills report.points and report.speedups and the accelerator / sweep parts of
 // the context (the caller fills host, topology and settings). Throws hb::Error up front for

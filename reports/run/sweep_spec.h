@@ -39,6 +39,11 @@ struct SweepSpec {
   // Placement (memtier): host NUMA node for KV ("" = the CPU's local node) and CXL emulation.
   std::string kv_node;
   std::string emulate_cxl;
+  // Fleet runs (`--distribute points`, cli/fleet*): run only the workload groups g (model x dtype
+  // x length x batch, numbered in sweep order) with g % share_count == share_index. All strategies
+  // of a group run in one process, so speedups never mix machines. Not in echo(): every rank
+  // runs the same sweep and must echo it alike.
+  int share_index = 0, share_count = 1;
 
   // Throws hb::Error naming the offending field and the fix.
   void validate() const;

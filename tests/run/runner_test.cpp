@@ -1,6 +1,7 @@
 #include "reports/run/runner.h"
 
 #include <cmath>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -87,6 +88,27 @@ TEST(Runner, FullGpuReportsOomOnASmallBudget) {
       saw_oom = true;
     }
   EXPECT_TRUE(saw_oom);
+}
+
+TEST(Runner, SharesPartitionTheSweepByWorkloadGroup) {
+  // --distribute points: ranks 0 and 1 of 2 take alternate (model, length, batch) groups, each
+  // with every strategy, and together cover the sweep once.
+  SweepSpec spec = tiny_spec();
+  spec.seq_lens = {100, 200, 300};
+  spec.decode_steps = 3;
+  spec.share_count = 2;
+  std::map<int64_t, int> runs;
+  for (int share : {0, 1}) {
+    spec.share_index = share;
+    const auto report = run_sweep(spec, RunEnvironment{});
+    for (const auto& p : report.points) {
+      ++runs[p.axes.seq_len];
+      EXPECT_EQ(p.axes.seq_len == 200 ? 1 : 0, share) << p.axes.seq_len;
+    }
+  }
+  EXPECT_EQ(runs, (std::map<int64_t, int>{{100, 2}, {200, 2}, {300, 2}}));
+  spec.share_index = 2;
+  EXPECT_THROW(run_sweep(spec, RunEnvironment{}), Error);
 }
 
 TEST(Runner, RejectsBadSweepsUpFront) {

@@ -1,0 +1,203 @@
+#include "cli/fleet_run.h"
+
+#include <chrono>
+#include <iostream>
+#include <optional>
+
+#include "cli/fleet_comm.h"
+#include "cli/platform_setup.h"
+#include "core/build_info.h"
+#include "core/error.h"
+#include "reports/fleet.h"
+#include "reports/json_io.h"
+#include "reports/run/runner.h"
+
+namespace hb::cli {
+
+namespace {
+
+// Long enough for every rank to start its process and read its options.
+constexpr double kAgreeTimeoutS = 120;
+
+// What every rank must agree on, one "key=value" line each: the sweep as echoed in reports,
+// the strategies "all" expands to, and the build (a fleet of mixed versions would compare
+// different code).
+std::string sweep_fingerprint(const run::SweepSpec& spec, const std::string& mode) {
+  auto echo = spec.echo();
+  echo["distribute"] = mode;
+  std::string strategies;
+  for (const auto& s : run::resolve_strategies(spec.strategies)) strategies += (strategies.empty() ? "" : ",") + s;
+  echo["resolved_strategies"] = strategies;
+  echo["tool"] = build_info().version + " " + build_info().git_commit;
+  std::string text;
+  for (const auto& [k, v] : echo) text += k + "=" + v + "\n";
+  return text;
+}
+
+// "" when equal, else the first line that differs, for the error message.
+std::string first_difference(const std::string& mine, const std::string& root) {
+  size_t a = 0, b = 0;
+  while (a < mine.size() || b < root.size()) {
+    const size_t ea = mine.find('\n', a), eb = root.find('\n', b);
+    const std::string la = mine.substr(a, ea - a), lb = root.substr(b, eb - b);
+    if (la != lb) return "here '" + la + "', on rank 0 '" + lb + "'";
+    if (ea == std::string::npos || eb == std::string::npos) break;
+    a = ea + 1, b = eb + 1;
+  }
+  return mine == root ? "" : "the option lists differ in length";
+}
+
+// --kv-node "0,7": one node per rank (a single value applies to every rank).
+std::string kv_node_of_rank(const std::string& list, int rank, int size) {
+  const auto nodes = run::split_list(list);
+  if (nodes.size() <= 1) return list;
+  if (static_cast<int>(nodes.size()) != size)
+    throw Error("--kv-node lists " + std::to_string(nodes.size()) + " nodes for " + std::to_string(size) + " ranks",
+                "give one node for every rank, or a single node for all (e.g. --kv-node 0)");
+  return nodes[static_cast<size_t>(rank)];
+}
+
+// A rank's report when it failed: its host facts and the reason, no points.
+reports::Report failed_report(int rank, const std::string& binding, const std::string& why) {
+  reports::Report r;
+  reports::fill_host_context(r.context);
+  reports::HostRecord h = reports::host_record(r.context, rank, binding);
+  h.status = "error";
+  h.error = why;
+  r.context.hosts = {h};
+  return r;
+}
+
+// The points a failed rank owned, marked error with its reason, so they are never silently
+// missing from the report (DESIGN: a point that cannot run appears with status and reason).
+void add_planned_points(reports::Report& failed, const run::SweepSpec& spec, const std::string& mode, int rank,
+                        int size, const std::string& accelerator_kind) {
+  run::SweepSpec s = spec;
+  if (mode == "points") s.share_index = rank, s.share_count = size;
+  const auto& h = failed.context.hosts.at(0);
+  for (auto& axes : run::planned_axes(s, accelerator_kind)) {
+    reports::Point p;
+    p.axes = std::move(axes);
+    p.status = "error";
+    p.reason = "rank " + std::to_string(rank) + " on " + h.host + " failed: " + h.error;
+    p.provenance = accelerator_kind == "cpu" ? "emulated" : "measured";
+    failed.points.push_back(std::move(p));
+  }
+}
+
+std::string error_text(const Error& e) { return e.problem() + (e.fix().empty() ? "" : " (fix: " + e.fix() + ")"); }
+
+}  // namespace
+
+void check_fleet_arguments(const run::SweepSpec& spec, const std::string& distribute) {
+  if (!distribute.empty()) return;
+  if (const int n = launcher_world_size(); n > 1)
+    throw Error("this process is one of " + std::to_string(n) +
+                    " ranks started by mpirun/srun, but --distribute was not given (every rank would run the whole "
+                    "sweep and write the same file)",
+                "add --distribute points (split the sweep over the ranks) or --distribute replicate (every rank "
+                "runs it: fleet comparison), or start hybridbench without a launcher");
+  if (run::split_list(spec.kv_node).size() > 1)
+    throw Error("--kv-node '" + spec.kv_node + "' lists one node per rank, which only a fleet run has",
+                "pass a single node, or run under mpirun with --distribute");
+}
+
+int run_fleet(const run::SweepSpec& spec, const FleetRunOptions& o, const SweepFn& sweep,
+              const std::function<void(const reports::Report&)>& summary) {
+  FleetComm comm;  // throws the "unavailable" error in a build without MPI
+  const int rank = comm.rank();
+  const auto t0 = std::chrono::steady_clock::now();
+
+  // Every rank ends up here with either its points or the reason it has none, so rank 0's
+  // gather never waits on a rank that gave up.
+  reports::Report mine;
+  std::optional<Error> my_error;
+  std::string binding = "not bound";
+  auto fail = [&](const Error& e) {
+    my_error = e;
+    mine = failed_report(rank, binding, error_text(e));
+  };
+  // Agreement first: rank 0's sweep is the one; a rank with another reports why and runs nothing.
+  const std::string fp = sweep_fingerprint(spec, o.mode);
+  std::string root_fp;
+  try {
+    root_fp = comm.broadcast(fp, kAgreeTimeoutS);
+  } catch (const Error& e) {  // rank 0 is gone: nobody would gather, so end the job
+    std::cerr << "hybridbench: error: " << e.problem() << "\n  fix: " << e.fix() << "\n";
+    comm.abort(kExitFailure);
+  }
+  try {
+    if (const std::string diff = first_difference(fp, root_fp); !diff.empty())
+      throw Error("rank " + std::to_string(rank) + "'s sweep differs from rank 0's: " + diff,
+                  "give every rank the same options, config file and hybridbench build");
+    run::SweepSpec s = spec;
+    s.kv_node = kv_node_of_rank(spec.kv_node, rank, comm.size());
+    if (o.mode == "points") s.share_index = rank, s.share_count = comm.size();
+    binding = place_rank(s, comm.local_rank(), comm.local_size(), o.device_given);
+    mine = sweep(s, rank == 0);
+    mine.context.hosts = {reports::host_record(mine.context, rank, binding)};
+  } catch (const Error& e) {
+    fail(e);
+  } catch (const std::exception& e) {
+    fail(Error(std::string("internal error: ") + e.what(), "", kExitFailure));
+  }
+
+  if (rank != 0) {
+    comm.send_to_root(reports::to_json_text(mine));
+    if (my_error) throw *my_error;  // the lead writes it into the report; this rank still fails
+    return kExitOk;
+  }
+
+  const double own_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double timeout = o.gather_timeout_s > 0 ? o.gather_timeout_s : std::max(300.0, 2 * own_s);
+  const auto texts = comm.gather_at_root(reports::to_json_text(mine), timeout);
+  std::vector<reports::Report> ranks;
+  std::vector<std::string> failed;
+  bool missing = false;
+  for (size_t r = 0; r < texts.size(); ++r) {
+    if (!texts[r]) {
+      missing = true;
+      ranks.push_back(reports::failed_rank_report(
+          static_cast<int>(r), "",
+          "no result within " + std::to_string(static_cast<int>(timeout)) +
+              " s after rank 0 finished its share (the rank hung, died or is far slower; raise --gather-timeout)"));
+    } else if (r == 0) {
+      ranks.push_back(std::move(mine));
+    } else {
+      try {
+        ranks.push_back(reports::from_json_text(*texts[r], "rank " + std::to_string(r) + "'s result"));
+      } catch (const Error& e) {
+        ranks.push_back(reports::failed_rank_report(static_cast<int>(r), "", "its result was unreadable: " + e.problem()));
+      }
+    }
+    const auto& h = ranks.back().context.hosts.at(0);
+    if (h.status != "ok") failed.push_back("rank " + std::to_string(r) + " on " + h.host + ": " + h.error);
+  }
+  // The accelerator the failed ranks' points would have had: rank 0's, else what was asked for.
+  const std::string kind = !ranks[0].context.accelerator.kind.empty() ? ranks[0].context.accelerator.kind
+                           : spec.accelerator.kind == "auto"          ? "cuda"
+                                                                      : spec.accelerator.kind;
+  for (size_t r = 0; r < ranks.size(); ++r)
+    if (ranks[r].context.hosts.at(0).status != "ok" && ranks[r].points.empty())
+      add_planned_points(ranks[r], spec, o.mode, static_cast<int>(r), static_cast<int>(ranks.size()), kind);
+  const reports::Report merged = reports::merge_fleet(std::move(ranks), o.mode);
+  reports::write_report(o.out, merged);
+  summary(merged);
+  std::cerr << "hybridbench: wrote " << o.out << " (" << merged.points.size() << " points from "
+            << texts.size() - failed.size() << " of " << texts.size() << " ranks)\n";
+  if (missing) {
+    std::cerr << "hybridbench: error: some ranks never answered; ending the job so it does not hang\n";
+    for (const auto& f : failed) std::cerr << "  " << f << "\n";
+    comm.abort(kExitFailure);
+  }
+  if (!failed.empty()) {
+    std::string list;
+    for (const auto& f : failed) list += "\n  " + f;
+    throw Error(std::to_string(failed.size()) + " of " + std::to_string(texts.size()) +
+                    " ranks failed; the report holds the others' points and each failure:" + list,
+                "fix the failing ranks' placement or options and run again", kExitFailure);
+  }
+  return kExitOk;
+}
+
+}  // namespace hb::cli
