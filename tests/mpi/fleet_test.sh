@@ -2,7 +2,7 @@
 # Fleet runs end to end: `mpirun --oversubscribe -np 2 hybridbench run --distribute ...` on this
 # machine (loopback only), checked through `hybridbench report`, which also validates the file.
 # Usage: fleet_test.sh HYBRIDBENCH MPIRUN CASE; CASE: points | replicate | bad-placement |
-# slow-rank | no-launcher | unavailable. Exit 77 (CTest: skipped) with the reason when a case cannot run here.
+# slow-rank | mismatch | no-launcher | unavailable. Exit 77 (CTest: skipped) with the reason when a case cannot run here.
 set -uo pipefail
 hb=$1 mpirun=$2 case=$3
 skip() { echo "SKIP: $*"; exit 77; }
@@ -17,12 +17,12 @@ mpi_built() { "$hb" --version | grep -q "MPI: *on"; }
 base=(run --model qwen2.5-0.5b --accelerator cpu --accelerator-threads 1 --host-threads 1 --strategy cpu-only,full-gpu
       --warmup 1 --accuracy-steps 1 --quiet)
 sweep=("${base[@]}" --decode-steps 4 --min-samples 2 --timeout 5)
-launch() {  # launch NP ARGS...: mpirun with loopback-only transports, output in $log
-  local np=$1; shift
+mpi() {  # mpi MPIRUN-ARGS...: mpirun with loopback-only transports, output in $log
   OMPI_MCA_btl=self,vader,tcp OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo \
   OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_rmaps_base_oversubscribe=1 \
-    timeout 240 "$mpirun" --oversubscribe -np "$np" "$hb" "$@" >"$log" 2>&1
+    timeout 240 "$mpirun" --oversubscribe "$@" >"$log" 2>&1
 }
+launch() { local np=$1; shift; mpi -np "$np" "$hb" "$@"; }  # launch NP HYBRIDBENCH-ARGS...
 report_md() { "$hb" report "$1" >"$work/report.md" 2>>"$log" || fail "hybridbench report cannot read $1"; }
 report_csv() { "$hb" report "$1" --format csv >"$work/report.csv" 2>>"$log" || fail "no CSV from $1"; }
 # Rows of the CSV whose ran_on_rank (second to last column) is $1.
@@ -77,6 +77,18 @@ slow-rank)
   [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "expected a failed job that ends by itself (exit $rc)"
   report_md "$work/r.json"
   grep -q "rank 1\*\*: .*FAILED: no result within 1 s" "$work/report.md" || fail "rank 1's timeout not in the report"
+  grep -q "rank 0\*\*: .* 2 point(s)" "$work/report.md" || fail "rank 0's points did not survive"
+  ;;
+mismatch)
+  # Rank 1 is given another sweep (MPMD launch): it must say so and run nothing, rank 0 runs.
+  need_mpi
+  common=("${sweep[@]}" --distribute replicate --out "$work/r.json")
+  mpi -np 1 "$hb" "${common[@]}" --seq-len 1k : -np 1 "$hb" "${common[@]}" --seq-len 2k
+  rc=$?
+  [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "expected a failed job that ends by itself (exit $rc)"
+  report_md "$work/r.json"
+  grep -q "rank 1\*\*: .*FAILED: rank 1's sweep differs from rank 0's: here 'seq_lens=2048', on rank 0 'seq_lens=1024'" \
+    "$work/report.md" || fail "the disagreement is not in the report"
   grep -q "rank 0\*\*: .* 2 point(s)" "$work/report.md" || fail "rank 0's points did not survive"
   ;;
 no-launcher)

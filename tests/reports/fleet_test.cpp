@@ -5,6 +5,7 @@
 #include "fixtures.h"
 #include "reports/compare.h"
 #include "reports/fleet.h"
+#include "reports/html.h"
 #include "reports/json_io.h"
 #include "reports/tables.h"
 
@@ -112,6 +113,16 @@ TEST(Fleet, TableHasAColumnPerHost) {
   EXPECT_EQ(t.speedup(t.strategies.front(), len, "a").has_value(), t.speedup(t.strategies.front(), len, "b").has_value());
   EXPECT_NE(markdown_report(merged).find("Pairwise at"), std::string::npos);
   EXPECT_NE(csv_report(merged).find(",ran_on_rank,ran_on_host\n"), std::string::npos);
+}
+
+TEST(Fleet, HtmlDrawsChartsPerHostAndTablesWithHostColumns) {
+  const Report merged = merge_fleet({rank_report(0, "a"), rank_report(1, "b", 2.0)}, "replicate");
+  const std::string html = html_report(merged);
+  // Charts compare strategies on one machine: one set per host, each saying which.
+  EXPECT_NE(html.find("bars span p10 to p90 (a)."), std::string::npos);
+  EXPECT_NE(html.find("bars span p10 to p90 (b)."), std::string::npos);
+  EXPECT_NE(html.find("4k @ b"), std::string::npos);
+  EXPECT_NE(html.find("b: Test CPU"), std::string::npos);  // the rank's line in the context
 }
 
 TEST(Fleet, PointsModeShowsWhereEachPointRan) {
