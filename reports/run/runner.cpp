@@ -216,6 +216,7 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
         const auto& ai = c->accelerator->info();
         p.axes.accelerator = ai.kind;
         p.provenance = ai.emulated ? "emulated" : "measured";
+        p.step.warmup_steps = spec.stop.warmup_steps;
         if (!context_accel_set) {
           report.context.accelerator = ai;
           context_accel_set = true;

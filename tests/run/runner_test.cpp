@@ -49,6 +49,7 @@ TEST(Runner, ExactStrategiesMatchTheReference) {
     EXPECT_GT(p.accuracy.cosine, 0.9999);
     EXPECT_DOUBLE_EQ(p.accuracy.mass_recall, 1.0);
     EXPECT_NE(p.step.stop_reason, "none");
+    EXPECT_EQ(p.step.warmup_steps, 1);  // the report says how many steps were not timed
   }
   EXPECT_FALSE(report.speedups.empty());
 }
