@@ -280,6 +280,10 @@ CommandFn add_run_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--min-time", s.stop.min_time_s, "Sample each point for at least this many seconds")->capture_default_str();
   sub->add_option("--timeout", s.stop.timeout_s, "Stop sampling a point after this many seconds")->capture_default_str();
+  sub->add_option("--repetitions", s.repetitions,
+                  "Passes over the whole sweep, pooled per point: the noise then covers the machine's drift over "
+                  "minutes, which a point's consecutive steps miss (use 3-5 for CI gating with `compare`)")
+      ->capture_default_str();
   sub->add_option("--accuracy-steps", s.accuracy_steps, "Timed steps scored against the fp64 reference (-1 = all)")
       ->capture_default_str();
   sub->add_option("--opt", a->opts, "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");

@@ -123,6 +123,33 @@ void finish(Contender& c, const std::string& stop_reason, const std::string& pla
   }
 }
 
+// Pools a later pass's point into the first pass's (SweepSpec::repetitions). Timed steps and
+// phases are concatenated; a pass that failed makes the point fail (a strategy that errs one
+// time in three is broken, not noisy). Traffic, placement, accuracy and trajectory are the
+// first pass's: the same seeded workload gives the same ones.
+void pool_pass(reports::Point& into, reports::Point&& more) {
+  if (into.status != "ok") return;
+  if (more.status != "ok") {
+    into.status = more.status;
+    into.reason = "in a later --repetitions pass: " + more.reason;
+    return;
+  }
+  auto pool = [](reports::Timing& a, const reports::Timing& b) {
+    std::vector<double> v = a.samples_ns;
+    v.insert(v.end(), b.samples_ns.begin(), b.samples_ns.end());
+    a = reports::Timing::from_samples(std::move(v));
+  };
+  const std::string stop = more.step.stop_reason;
+  pool(into.step, more.step);
+  into.step.stop_reason = stop;
+  for (const auto& [name, t] : more.phases) pool(into.phases[name], t);
+  if (into.modeled.present() && more.modeled.present()) {
+    pool(into.modeled.step, more.modeled.step);
+    const double measured = into.step.summary.median;
+    into.modeled.error_vs_measured = measured > 0 ? (into.modeled.step.summary.median - measured) / measured : 0;
+  }
+}
+
 void fail(Contender& c, const std::string& status, const std::string& reason) {
   c.active = false;
   c.point.status = status;
@@ -182,10 +209,12 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
                                  MemoryLocation{MemoryKind::local_dram, env.cpu_node, false})});
   bool context_accel_set = false;
 
-  const int64_t total = static_cast<int64_t>(sweep_groups(spec).size() * names.size());
+  const int64_t total = static_cast<int64_t>(sweep_groups(spec).size() * names.size()) * spec.repetitions;
   int64_t done = 0;
   const int64_t t_start = now_ns();
+  std::map<std::string, size_t> first_pass;  // point key -> index in report.points
 
+  for (int pass = 0; pass < spec.repetitions; ++pass)
   for (const SweepGroup& g : sweep_groups(spec)) {
     const std::string& model = g.model;
     const ModelPreset& preset = find_model_preset(model);
@@ -193,7 +222,10 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
     shape.kv_dtype = parse_dtype(g.kv_dtype);
     const int64_t seq_len = g.seq_len;
     const int batch = g.batch;
-    const std::string where = model + " " + std::to_string(seq_len) + " tok b" + std::to_string(batch);
+    const std::string where = model + " " + std::to_string(seq_len) + " tok b" + std::to_string(batch) +
+                              (spec.repetitions > 1 ? " pass " + std::to_string(pass + 1) + "/" +
+                                                          std::to_string(spec.repetitions)
+                                                    : "");
     if (progress) progress({done, total, where + ": generating workload", (now_ns() - t_start) * 1e-9});
     const auto workloads = make_workloads(spec, shape, seq_len, batch);
     Problem problem;
@@ -309,7 +341,13 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
       // The point is over: free its memory before the next one.
       c->strategy.reset();
       c->accelerator.reset();
-      report.points.push_back(std::move(c->point));
+      const std::string key = c->point.axes.key();
+      if (auto it = first_pass.find(key); it != first_pass.end()) {
+        pool_pass(report.points[it->second], std::move(c->point));
+      } else {
+        first_pass[key] = report.points.size();
+        report.points.push_back(std::move(c->point));
+      }
       ++done;
     }
     if (progress) progress({done, total, where + ": done", (now_ns() - t_start) * 1e-9});

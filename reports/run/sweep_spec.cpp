@@ -88,6 +88,8 @@ void SweepSpec::validate() const {
                     std::to_string(stop.warmup_steps) + " warm-up steps",
                 "raise --decode-steps or lower --warmup");
   if (stop.min_samples < 1) throw Error("--min-samples must be >= 1", "pass --min-samples 5");
+  if (repetitions < 1 || repetitions > 100)
+    throw Error("--repetitions " + std::to_string(repetitions) + " is out of range", "use 1 to 100 (3-5 gate CI well)");
   if (stop.max_noise <= 0) throw Error("--max-noise must be > 0", "pass e.g. --max-noise 0.05 (5%)");
   if (stop.timeout_s <= 0) throw Error("--timeout must be > 0 seconds", "pass e.g. --timeout 30");
   if (page_tokens <= 0 || page_tokens % 16 != 0)
@@ -113,6 +115,7 @@ std::map<std::string, std::string> SweepSpec::echo() const {
       {"batches", join(batches)}, {"strategies", join(strategies)},
       {"decode_steps", std::to_string(decode_steps)}, {"page_tokens", std::to_string(page_tokens)},
       {"workload", workload}, {"seed", std::to_string(seed)}, {"accuracy_steps", std::to_string(accuracy_steps)},
+      {"repetitions", std::to_string(repetitions)},
       {"warmup_steps", std::to_string(stop.warmup_steps)}, {"min_samples", std::to_string(stop.min_samples)},
       {"max_noise", std::to_string(stop.max_noise)}, {"min_time_s", std::to_string(stop.min_time_s)},
       {"timeout_s", std::to_string(stop.timeout_s)}, {"accelerator", accelerator.kind},

@@ -32,6 +32,11 @@ struct SweepSpec {
   std::string workload = "structured";  // structured | uniform | needle | trace:FILE
   uint64_t seed = 42;
   int accuracy_steps = 8;     // timed steps scored against the fp64 reference (-1 = all)
+  // Passes over the whole sweep, one after another; each point's timed steps from every pass
+  // are pooled. A point's own consecutive steps miss the drift of a shared machine between
+  // minutes; pooled passes put it into the samples and the noise figure (Google Benchmark's
+  // interleaved repetitions), which is what compare needs to tell drift from a regression.
+  int repetitions = 1;
   StopCriteria stop;
   AcceleratorOptions accelerator;
   int host_threads = 0;       // threads for strategies' CPU side (0 = CPUs left by the accelerator)

@@ -77,6 +77,33 @@ TEST(Runner, CountsTrafficExactly) {
   }
 }
 
+// --repetitions: every pass's timed steps pooled into one point per axes, nothing else doubled.
+TEST(Runner, RepetitionsPoolEachPointsPasses) {
+  auto spec = tiny_spec();
+  spec.stop.min_samples = 5;  // 5 timed steps per pass: decode_steps 6 - 1 warm-up
+  spec.stop.max_noise = 1e-9;
+  const auto once = run_sweep(spec, RunEnvironment{});
+  spec.repetitions = 3;
+  const auto pooled = run_sweep(spec, RunEnvironment{});
+  ASSERT_EQ(pooled.points.size(), once.points.size());
+  EXPECT_EQ(pooled.context.sweep.at("repetitions"), "3");
+  for (size_t i = 0; i < pooled.points.size(); ++i) {
+    const auto& p = pooled.points[i];
+    SCOPED_TRACE(p.axes.key());
+    ASSERT_EQ(p.status, "ok") << p.reason;
+    EXPECT_EQ(p.axes, once.points[i].axes);
+    EXPECT_EQ(p.step.summary.count, 3 * once.points[i].step.summary.count);
+    EXPECT_EQ(p.step.samples_ns.size(), static_cast<size_t>(p.step.summary.count));
+    for (const auto& [name, t] : p.phases) EXPECT_EQ(t.summary.count, p.step.summary.count) << name;
+    EXPECT_EQ(p.accuracy.steps_scored, once.points[i].accuracy.steps_scored);  // the first pass's
+    EXPECT_DOUBLE_EQ(p.accuracy.rel_l2, once.points[i].accuracy.rel_l2);       // same seeded workload
+    EXPECT_EQ(p.traffic_per_step, once.points[i].traffic_per_step);
+  }
+  EXPECT_EQ(pooled.speedups.size(), once.speedups.size());
+  spec.repetitions = 0;
+  EXPECT_THROW(spec.validate(), Error);
+}
+
 TEST(Runner, FullGpuReportsOomOnASmallBudget) {
   auto spec = tiny_spec();
   spec.accelerator.capacity_bytes = 64 * 1024;
