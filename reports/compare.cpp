@@ -59,9 +59,18 @@ void judge_timing(const Point& o, const Point& n, const CompareOptions& opt, Poi
   c.change = n.step.summary.median / o.step.summary.median - 1.0;
   const double noise_o = robust_rel_noise(o.step.summary), noise_n = robust_rel_noise(n.step.summary);
   c.change_rel_noise = std::hypot(noise_o, noise_n);
-  const UTest t = mann_whitney_u(o.step.samples_ns, n.step.samples_ns);
+  // Pooled runs (run --repetitions on both sides): the passes, minutes apart, are the
+  // independent replicates, so the test runs on their medians and their spread is the noise
+  // that matters. Steps inside one pass share that pass's machine state, so testing them as
+  // independent samples calls drift between runs significant.
+  const bool pooled = o.step.pass_sizes.size() >= 2 && n.step.pass_sizes.size() >= 2;
+  const UTest t = pooled ? mann_whitney_u(o.step.pass_medians(), n.step.pass_medians())
+                         : mann_whitney_u(o.step.samples_ns, n.step.samples_ns);
   c.p_value = t.p_value;
   c.exact_test = t.exact;
+  if (pooled)
+    c.notes.push_back("pass medians " + std::to_string(o.step.pass_sizes.size()) + " vs " +
+                      std::to_string(n.step.pass_sizes.size()));
   const bool significant = t.p_value < opt.alpha;
   const bool large = std::fabs(c.change) >= opt.min_effect;
   // The U test assumes each run's samples come from one distribution. Two runs on a busy machine
@@ -69,8 +78,8 @@ void judge_timing(const Point& o, const Point& n, const CompareOptions& opt, Poi
   // "+30%, p = 1e-4" that way. A run noisier than --max-noise is therefore only trusted with a
   // change well beyond its noise (3x), e.g. a doubling.
   const double noise = std::max(noise_o, noise_n);
-  const bool too_noisy = noise > opt.max_noise;
-  c.too_noisy = too_noisy;
+  c.too_noisy = noise > opt.max_noise;
+  const bool too_noisy = c.too_noisy && !pooled;  // pooled: the pass medians' spread already counts
   if (significant && large && (!too_noisy || std::fabs(c.change) > 3 * noise))
     c.verdict = c.change > 0 ? Verdict::slower : Verdict::faster;
   else if (!large && (significant || !too_noisy))

@@ -127,4 +127,15 @@ std::vector<Speedup> compute_speedups(const std::vector<Point>& points) {
   return out;
 }
 
+std::vector<double> StepTiming::pass_medians() const {
+  std::vector<double> m;
+  size_t at = 0;
+  for (int64_t n : pass_sizes) {
+    const size_t end = std::min(samples_ns.size(), at + static_cast<size_t>(std::max<int64_t>(n, 0)));
+    if (end > at) m.push_back(summarize(std::vector<double>(samples_ns.begin() + at, samples_ns.begin() + end)).median);
+    at = end;
+  }
+  return m;
+}
+
 }  // namespace hb::reports

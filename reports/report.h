@@ -137,6 +137,11 @@ struct Timing {
 struct StepTiming : Timing {
   std::string stop_reason = "none";  // one of kStopReasons
   int warmup_steps = 0;
+  // run --repetitions: timed steps of each pass, in order (they sum to samples_ns.size());
+  // empty for a single pass. compare judges pooled runs on their pass medians.
+  std::vector<int64_t> pass_sizes;
+  // The median of each pass's samples (empty unless pass_sizes is).
+  std::vector<double> pass_medians() const;
 };
 
 // A KV region the strategy placed, with where its pages were actually found.

@@ -170,6 +170,7 @@ json point_json(const Point& p) {
             {"needle_success_rate", a.has_needle() ? json(a.needle_success_rate) : json(nullptr)}}},
           {"strategy_params", string_map(p.strategy_params)},
           {"trajectory", trajectory}};
+  if (!p.step.pass_sizes.empty()) j["step"]["pass_sizes"] = p.step.pass_sizes;
   if (p.modeled.present()) {
     json phases_ns = json::object();
     for (const auto& [k, v] : p.modeled.phase_median_ns) phases_ns[k] = v;
@@ -361,6 +362,18 @@ Point read_point(const JsonReader& r) {
   p.step.stop_reason =
       read_vocab(step, "stop_reason", is_stop_reason, "noise, min-samples, min-time, max-steps, timeout, none");
   p.step.warmup_steps = step.i32("warmup_steps");
+  if (step.has("pass_sizes")) {  // optional: only pooled runs (run --repetitions) write it
+    int64_t sum = 0;
+    step.member("pass_sizes").each_element([&](const JsonReader& n) {
+      const int64_t v = n.as_int();
+      if (v < 0) n.fail("a pass cannot have a negative number of steps");
+      p.step.pass_sizes.push_back(v);
+      sum += v;
+    });
+    if (sum != static_cast<int64_t>(p.step.samples_ns.size()))
+      step.member("pass_sizes").fail("the passes hold " + std::to_string(sum) + " steps but samples_ns has " +
+                                     std::to_string(p.step.samples_ns.size()));
+  }
   r.member("phases").each_member([&](const std::string& name, const JsonReader& t) { read_timing(t, p.phases[name]); });
   p.traffic_per_step = read_traffic(r.member("traffic_per_step"));
 

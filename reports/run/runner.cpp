@@ -140,6 +140,8 @@ void pool_pass(reports::Point& into, reports::Point&& more) {
     a = reports::Timing::from_samples(std::move(v));
   };
   const std::string stop = more.step.stop_reason;
+  if (into.step.pass_sizes.empty()) into.step.pass_sizes.push_back(static_cast<int64_t>(into.step.samples_ns.size()));
+  into.step.pass_sizes.push_back(static_cast<int64_t>(more.step.samples_ns.size()));
   pool(into.step, more.step);
   into.step.stop_reason = stop;
   for (const auto& [name, t] : more.phases) pool(into.phases[name], t);

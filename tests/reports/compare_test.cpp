@@ -121,6 +121,37 @@ TEST(Compare, DoublingIsCaughtEvenOnABusyMachine) {
   EXPECT_TRUE(c.has_regression());
 }
 
+// run --repetitions: 5 passes of 10 steps; each pass met its own machine state (a level drawn
+// from `levels`), the steps inside a pass are quiet. The passes are the replicates.
+Point pooled_point(double median_ns, const std::vector<double>& levels, uint64_t seed) {
+  Point p = make_point("x", 4096, median_ns, 0.01, 1, seed);
+  std::vector<double> v;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    const auto pass = make_point("x", 4096, median_ns * levels[i], 0.01, 10, seed * 31 + i).step.samples_ns;
+    v.insert(v.end(), pass.begin(), pass.end());
+    p.step.pass_sizes.push_back(10);
+  }
+  static_cast<Timing&>(p.step) = Timing::from_samples(v);
+  return p;
+}
+
+TEST(Compare, PooledRunsAreJudgedOnTheirPassMedians) {
+  // Identical code, passes 15% apart: the samples' U test would call it significant (quiet steps,
+  // shifted medians); on the pass medians it is not.
+  const auto same = compare_reports(single(pooled_point(1e6, {0.92, 1.0, 0.95, 1.05, 0.97}, 1)),
+                                    single(pooled_point(1e6, {1.08, 1.0, 1.1, 0.96, 1.04}, 2)), {});
+  EXPECT_NE(only(same).verdict, Verdict::slower);
+  EXPECT_FALSE(same.has_regression());
+  ASSERT_FALSE(only(same).notes.empty());
+  EXPECT_EQ(only(same).notes.back(), "pass medians 5 vs 5");
+  // A 20% slowdown moves every pass: caught although the pooled noise is above --max-noise.
+  const auto slow = compare_reports(single(pooled_point(1e6, {0.92, 1.0, 0.95, 1.05, 0.97}, 1)),
+                                    single(pooled_point(1.2e6, {0.92, 1.0, 0.95, 1.05, 0.97}, 3)), {});
+  EXPECT_EQ(only(slow).verdict, Verdict::slower);
+  EXPECT_TRUE(slow.has_regression());
+  EXPECT_LT(only(slow).p_value, 0.01);  // 5 vs 5 fully separated: exact p = 2/252
+}
+
 TEST(Compare, MissingAndNewPointsAreListedNotFailed) {
   Report o = make_report(), n = make_report();
   o.points.push_back(make_point("quest", 4096, 1e6));

@@ -97,6 +97,19 @@ TEST(ReportJson, ModeledAlongsideRoundTripsAndIsOptional) {
   expect_read_error(broken, {"platform"});
 }
 
+TEST(ReportJson, PassSizesRoundTripAndMustCoverTheSamples) {
+  Report r = make_report();
+  const int64_t n = static_cast<int64_t>(r.points[0].step.samples_ns.size());
+  r.points[0].step.pass_sizes = {n - 10, 10};
+  const std::string text = to_json_text(r);
+  const Report back = from_json_text(text, "mem");
+  EXPECT_EQ(back.points[0].step.pass_sizes, r.points[0].step.pass_sizes);
+  EXPECT_EQ(back.points[0].step.pass_medians().size(), 2u);
+  EXPECT_TRUE(back.points[1].step.pass_sizes.empty());  // single pass: the member is absent
+  r.points[0].step.pass_sizes = {n - 10, 9};            // one sample unaccounted for
+  expect_read_error(to_json_text(r), {"pass_sizes", "passes hold"});
+}
+
 TEST(ReportJson, UnitsAreInFieldNamesAndSchemaComesFirst) {
   const std::string text = to_json_text(make_report());
   EXPECT_EQ(text.rfind("{\n  \"schema\": \"hybridbench.report/1\"", 0), 0u) << text.substr(0, 80);

@@ -94,6 +94,8 @@ TEST(Runner, RepetitionsPoolEachPointsPasses) {
     EXPECT_EQ(p.axes, once.points[i].axes);
     EXPECT_EQ(p.step.summary.count, 3 * once.points[i].step.summary.count);
     EXPECT_EQ(p.step.samples_ns.size(), static_cast<size_t>(p.step.summary.count));
+    ASSERT_EQ(p.step.pass_sizes.size(), 3u);
+    EXPECT_EQ(p.step.pass_sizes[0] + p.step.pass_sizes[1] + p.step.pass_sizes[2], p.step.summary.count);
     for (const auto& [name, t] : p.phases) EXPECT_EQ(t.summary.count, p.step.summary.count) << name;
     EXPECT_EQ(p.accuracy.steps_scored, once.points[i].accuracy.steps_scored);  // the first pass's
     EXPECT_DOUBLE_EQ(p.accuracy.rel_l2, once.points[i].accuracy.rel_l2);       // same seeded workload
