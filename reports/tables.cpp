@@ -300,10 +300,8 @@ TextTable modeled_grid(const ProcurementTable& t) {
     if (!p) return "-";
     if (!p->timed()) return p->status;
     if (!p->modeled.present()) return "not modeled";
-    char err[32];
-    std::snprintf(err, sizeof err, "%+.1f%%", 100 * p->modeled.error_vs_measured);
     return format_duration_ns(p->step.summary.median) + " | " + format_duration_ns(p->modeled.step.summary.median) +
-           " (" + err + ")";
+           " (" + format_percent(p->modeled.error_vs_measured, true) + ")";
   });
 }
 

@@ -101,6 +101,12 @@ bool converged(const std::vector<double>& s, const StopCriteria& stop, double el
   return summarize(s).rel_stdev() <= stop.max_noise;
 }
 
+// Point::modeled's error from the two medians as they stand now.
+void update_model_error(reports::Point& p) {
+  const double measured = p.step.summary.median;
+  p.modeled.error_vs_measured = measured > 0 ? (p.modeled.step.summary.median - measured) / measured : 0;
+}
+
 void finish(Contender& c, const std::string& stop_reason, const std::string& platform) {
   if (!c.active) return;
   c.active = false;
@@ -118,8 +124,7 @@ void finish(Contender& c, const std::string& stop_reason, const std::string& pla
     p.modeled.overlap = c.modeled_overlap;
     p.modeled.step = reports::Timing::from_samples(c.modeled);
     for (const auto& [name, v] : c.modeled_phases) p.modeled.phase_median_ns[name] = summarize(v).median;
-    const double measured = p.step.summary.median;
-    p.modeled.error_vs_measured = measured > 0 ? (p.modeled.step.summary.median - measured) / measured : 0;
+    update_model_error(p);
   }
 }
 
@@ -147,8 +152,7 @@ void pool_pass(reports::Point& into, reports::Point&& more) {
   for (const auto& [name, t] : more.phases) pool(into.phases[name], t);
   if (into.modeled.present() && more.modeled.present()) {
     pool(into.modeled.step, more.modeled.step);
-    const double measured = into.step.summary.median;
-    into.modeled.error_vs_measured = measured > 0 ? (into.modeled.step.summary.median - measured) / measured : 0;
+    update_model_error(into);
   }
 }
 
