@@ -193,7 +193,7 @@ CommandFn add_topo_command(CLI::App& app) {
   CLI::App* sub =
       app.add_subcommand("topo", "Discover this node's memory topology and classify each memory node into a tier");
   sub->add_option("--topology", args->discover.topology_xml,
-                  "Read an hwloc XML export instead of this machine (e.g. ../shared/topologies/*.xml)")
+                  "Read an hwloc XML export instead of this machine (e.g. tests/memtier/fixtures/topologies/*.xml)")
       ->check(CLI::ExistingFile);
   sub->add_option("--sysfs-root", args->discover.sysfs_root,
                   "Read Linux sysfs under this root prefix (a copy of /sys for another machine)");

@@ -19,7 +19,7 @@ TEST(ModelPresets, PublicConfigsAndLookup) {
   EXPECT_EQ(l.shape.q_heads, 32);
   EXPECT_EQ(l.shape.kv_heads, 8);
   EXPECT_EQ(l.shape.head_dim, 128);
-  EXPECT_EQ(l.shape.kv_bytes_per_token(), 4096);  // 4 KiB per token per layer (REFERENCES.md)
+  EXPECT_EQ(l.shape.kv_bytes_per_token(), 4096);  // 4 KiB per token per layer: 2 (K,V) x 8 kv heads x 128 x 2 bytes
   EXPECT_EQ(find_model_preset("opt-13b").layers, 40);
   EXPECT_EQ(find_model_preset("qwen2.5-7b").shape.kv_heads, 4);
   for (const auto& p : model_presets()) {

@@ -29,7 +29,7 @@ CmdResult run(const std::string& args) {
   return r;
 }
 
-std::string topo_file(const char* name) { return std::string(HB_SHARED_DIR) + "/topologies/" + name; }
+std::string topo_file(const char* name) { return std::string(HB_TOPOLOGY_DIR) + "/" + name; }
 
 class Cli : public ::testing::Test {
  protected:

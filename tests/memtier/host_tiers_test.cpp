@@ -10,7 +10,7 @@
 namespace hb::memtier {
 namespace {
 
-std::string xml(const char* name) { return std::string(HB_SHARED_DIR) + "/topologies/" + name; }
+std::string xml(const char* name) { return std::string(HB_TOPOLOGY_DIR) + "/" + name; }
 
 std::vector<std::string> names(const std::vector<HostTier>& tiers) {
   std::vector<std::string> s;

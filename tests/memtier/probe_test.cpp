@@ -56,7 +56,7 @@ TEST(Probe, TinyProbeOfThisMachine) {
 
 TEST(Probe, RefusesAnotherMachinesTopology) {
   DiscoverOptions o;
-  o.topology_xml = std::string(HB_SHARED_DIR) + "/topologies/24em64t-2n6c2t-pci.xml";
+  o.topology_xml = std::string(HB_TOPOLOGY_DIR) + "/24em64t-2n6c2t-pci.xml";
   try {
     probe(discover(o), ProbeOptions::quick());
     FAIL() << "probe accepted an XML topology";

@@ -35,7 +35,7 @@ fs::path temp(const std::string& name) {
 // A profile of a file topology with a synthetic measurement: fast, and covers every field.
 PlatformProfile sample_profile() {
   DiscoverOptions o;
-  o.topology_xml = std::string(HB_SHARED_DIR) + "/topologies/fakeheteromemtiers.hwloc29.xml";
+  o.topology_xml = std::string(HB_TOPOLOGY_DIR) + "/fakeheteromemtiers.hwloc29.xml";
   o.emulate_cxl = "node=1";
   Topology t = discover(o);
   ProbeResult r;

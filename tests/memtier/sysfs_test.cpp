@@ -131,7 +131,7 @@ TEST(Sysfs, CpuLessIsNotSlow) {
 TEST(Sysfs, MergesWithHwlocXml) {
   // The KNL XML with a sysfs tree of a different shape: sysfs decides CPUs, hwloc subtypes.
   DiscoverOptions o;
-  o.topology_xml = std::string(HB_SHARED_DIR) + "/topologies/cxlmem+dax.v2.xml";
+  o.topology_xml = std::string(HB_TOPOLOGY_DIR) + "/cxlmem+dax.v2.xml";
   o.sysfs_root = fixture("cxl-region");
   const Topology t = discover(o);
   EXPECT_EQ(t.source, "hwloc-xml+sysfs");

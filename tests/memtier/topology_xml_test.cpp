@@ -1,4 +1,4 @@
-// Golden facts of the four hwloc XML topologies in ../shared/topologies (their README lists
+// Golden facts of the four hwloc XML topologies in tests/memtier/fixtures/topologies (their README lists
 // them), plus the classification each should get.
 #include <algorithm>
 #include <string>
@@ -10,7 +10,7 @@
 namespace hb::memtier {
 namespace {
 
-std::string xml(const char* name) { return std::string(HB_SHARED_DIR) + "/topologies/" + name; }
+std::string xml(const char* name) { return std::string(HB_TOPOLOGY_DIR) + "/" + name; }
 
 Topology load(const char* name) {
   DiscoverOptions o;

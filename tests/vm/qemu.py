@@ -1,4 +1,4 @@
-"""The guest machines (QEMU 7.2 command lines from ../shared/VM-NOTES.md) and one boot with a
+"""The guest machines (QEMU 7.2 command lines) and one boot with a
 hard time-out. TCG only: KVM on these hosts is kvm_pvm, which aborts or hangs (see the notes)."""
 import os
 import signal
