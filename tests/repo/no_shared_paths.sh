@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test suite is the project's own: a user's clone has nothing beside it, so no tracked file
-# under tests/, scripts/ or a CMakeLists.txt may name the sibling folder ../shared (where design
+# under tests/, scripts/ or a CMakeLists.txt may name the sibling folder of design notes (where design
 # notes for the developers live). Fails listing each offending line.
 set -euo pipefail
 cd "$1"
