@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test suite is the project's own: a user's clone has nothing beside it, so no tracked file
-# under tests/, scripts/ or a CMakeLists.txt may name the sibling folder of design notes (where design
-# notes for the developers live). Fails listing each offending line.
+# under tests/, scripts/ or a CMakeLists.txt may name the developers' sibling folder of design
+# notes. Fails listing each offending line.
 set -euo pipefail
 cd "$1"
 if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
