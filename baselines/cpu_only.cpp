@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "baselines/common.h"
+#include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
 #include "core/step_io.h"
@@ -14,37 +15,23 @@
 namespace hb {
 namespace {
 
-class CpuOnly final : public Strategy {
+class CpuOnly final : public baselines::KvStrategyBase {
  public:
-  std::string name() const override { return "cpu-only"; }
+  CpuOnly() : KvStrategyBase("cpu-only") {}
 
-  PlanResult plan(const Problem& problem, const Platform& platform) override {
-    problem_ = &problem;
-    platform_ = platform;
-    PlanResult r;
+  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     const HostTier& tier = platform.host_tiers.at(0);
     r.parameters["kv_tier"] = tier.location.to_string();
     r.parameters["host_threads"] = std::to_string(platform.host_pool->size());
     KvSet probe(problem, tier.allocator, tier.allocator);
-    const int64_t need = probe.bytes_for(problem.prompt_len() + problem.decode_steps());
-    if (tier.free_bytes >= 0 && need > tier.free_bytes) {
-      r.status = "oom";
-      r.reason = "KV needs " + std::to_string(need >> 20) + " MiB on " + tier.location.to_string() + "; " +
-                 std::to_string(tier.free_bytes >> 20) + " MiB free";
-    }
-    return r;
+    baselines::check_host_fit(tier, probe.bytes_for(full_context()), r);
   }
 
   void load() override {
     const HostTier& tier = platform_.host_tiers.at(0);
-    kv_ = std::make_unique<KvSet>(*problem_, tier.allocator, tier.allocator);
-    kv_->reserve_tokens(problem_->prompt_len() + problem_->decode_steps());
-    kv_->append_prompt(0, problem_->prompt_len());
-    io_ = std::make_unique<StepIO>(*problem_, *platform_.accelerator);
+    load_whole_prompt(tier.allocator, full_context());
+    make_step_io();
   }
-
-  std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
-  void prepare_step(int s) override { io_->stage(s); }
 
   void step(int s, StepResult& out) override {
     Accelerator& acc = *platform_.accelerator;
@@ -58,10 +45,7 @@ class CpuOnly final : public Strategy {
     int64_t t1 = now_ns();
     out.phase_ns["transfer"] = t1 - t0;
 
-    const size_t kn = static_cast<size_t>(shape.kv_heads) * shape.head_dim;
-    for (int b = 0; b < B; ++b)
-      kv_->cache(b).append_token(io_->k_host.data() + b * kn, io_->v_host.data() + b * kn, kv_->k_arena(),
-                                 kv_->v_arena());
+    append_new_token_from_host_rows();
     auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) { return kv_->cache(b).view(); }, true);
     cpu::decode_attention(args.data(), B, *platform_.host_pool);
     int64_t t2 = now_ns();
@@ -81,19 +65,12 @@ class CpuOnly final : public Strategy {
     t.cpu_flops = 4.0 * shape.q_heads * shape.head_dim * static_cast<double>(ctx) * B;
     t.syncs = 2;
   }
-
- private:
-  const Problem* problem_ = nullptr;
-  Platform platform_;
-  std::unique_ptr<KvSet> kv_;
-  std::unique_ptr<StepIO> io_;
 };
 
 }  // namespace
 
-void register_cpu_only(StrategyRegistry& r) {
-  r.add({"cpu-only", "all KV in host memory, attention on the CPU; only q, new k/v and the output cross the link",
-         "offload", [](const StrategyOptions&) { return std::make_unique<CpuOnly>(); }});
+std::unique_ptr<Strategy> make_cpu_only(const StrategyOptions& options) {
+  return baselines::make_strategy<CpuOnly>(options);
 }
 
 }  // namespace hb

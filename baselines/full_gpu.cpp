@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "baselines/common.h"
+#include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
 #include "core/step_io.h"
@@ -13,37 +14,22 @@
 namespace hb {
 namespace {
 
-class FullGpu final : public Strategy {
+class FullGpu final : public baselines::KvStrategyBase {
  public:
-  std::string name() const override { return "full-gpu"; }
+  FullGpu() : KvStrategyBase("full-gpu") {}
 
-  PlanResult plan(const Problem& problem, const Platform& platform) override {
-    problem_ = &problem;
-    platform_ = platform;
-    PlanResult r;
-    const int64_t tokens = problem.prompt_len() + problem.decode_steps();
+  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
-    const int64_t need = probe.bytes_for(tokens);
-    const int64_t cap = platform.accelerator->info().capacity_bytes - platform.accelerator->bytes_in_use();
+    const int64_t need = probe.bytes_for(full_context());
     r.parameters["kv_bytes"] = std::to_string(need);
-    if (need > cap) {
-      r.status = "oom";
-      r.reason = "all KV needs " + std::to_string(need >> 20) + " MiB of accelerator memory; " +
-                 std::to_string(cap >> 20) + " MiB available";
-    }
-    return r;
+    baselines::check_accelerator_fit(platform, need, "all KV", "", r);
   }
 
   void load() override {
     auto mem = platform_.accelerator->memory();
-    kv_ = std::make_unique<KvSet>(*problem_, mem, mem);
-    kv_->reserve_tokens(problem_->prompt_len() + problem_->decode_steps());
-    kv_->append_prompt(0, problem_->prompt_len());
-    io_ = std::make_unique<StepIO>(*problem_, *platform_.accelerator);
+    load_whole_prompt(mem, full_context());
+    make_step_io();
   }
-
-  std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
-  void prepare_step(int s) override { io_->stage(s); }
 
   void step(int s, StepResult& out) override {
     Accelerator& acc = *platform_.accelerator;
@@ -65,19 +51,12 @@ class FullGpu final : public Strategy {
     t.kernel_launches = 1;
     t.syncs = 1;
   }
-
- private:
-  const Problem* problem_ = nullptr;
-  Platform platform_;
-  std::unique_ptr<KvSet> kv_;
-  std::unique_ptr<StepIO> io_;
 };
 
 }  // namespace
 
-void register_full_gpu(StrategyRegistry& r) {
-  r.add({"full-gpu", "all KV resident in accelerator memory, dense attention there (oom when it does not fit)",
-         "reference", [](const StrategyOptions&) { return std::make_unique<FullGpu>(); }});
+std::unique_ptr<Strategy> make_full_gpu(const StrategyOptions& options) {
+  return baselines::make_strategy<FullGpu>(options);
 }
 
 }  // namespace hb

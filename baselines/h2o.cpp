@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "baselines/common.h"
+#include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/error.h"
 #include "core/kv_set.h"
@@ -27,19 +28,16 @@ namespace {
 
 using namespace baselines;
 
-class H2o final : public Strategy {
+class H2o final : public baselines::KvStrategyBase {
  public:
   explicit H2o(const StrategyOptions& o)
-      : heavy_ratio_(o.number("h2o", "heavy_ratio", 0.1)),
-        recent_ratio_(o.number("h2o", "recent_ratio", 0.1)),
-        heavy_opt_(o.number("h2o", "heavy", -1)),
-        recent_opt_(o.number("h2o", "recent", -1)) {}
-  std::string name() const override { return "h2o"; }
+      : KvStrategyBase("h2o"),
+        heavy_ratio_(option(o, "heavy_ratio", 0.1)),
+        recent_ratio_(option(o, "recent_ratio", 0.1)),
+        heavy_opt_(option(o, "heavy", -1)),
+        recent_opt_(option(o, "recent", -1)) {}
 
-  PlanResult plan(const Problem& problem, const Platform& platform) override {
-    problem_ = &problem;
-    platform_ = platform;
-    PlanResult r;
+  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     if (heavy_ratio_ < 0 || recent_ratio_ < 0 || heavy_ratio_ + recent_ratio_ > 1)
       throw Error("h2o.heavy_ratio and h2o.recent_ratio must be >= 0 and sum to at most 1",
                   "e.g. --opt h2o.heavy_ratio=0.1 --opt h2o.recent_ratio=0.1");
@@ -54,13 +52,12 @@ class H2o final : public Strategy {
     r.parameters["budget_tokens"] = std::to_string(heavy_ + recent_);
     r.parameters["prefill_queries"] = std::to_string((*problem.workloads)[0].num_prompt_queries());
     r.parameters["score"] = "accumulated softmax probability per KV head, summed over its query heads";
-    if (!check_host_kernels(platform, "h2o", r)) return r;
+    if (!check_host_kernels(platform, "h2o", r)) return;
     KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
     const int64_t policy = policy_bytes(problem);
     check_accelerator_fit(platform, probe.bytes_for(cap_) + policy + step_io_bytes(problem),
                           std::to_string(cap_) + " cached tokens and their scores", "lower h2o.heavy_ratio/recent_ratio",
                           r);
-    return r;
   }
 
   void load() override {
@@ -68,8 +65,7 @@ class H2o final : public Strategy {
     auto mem = acc.memory();
     const auto& shape = problem_->shape;
     const int B = problem_->batch, Hkv = shape.kv_heads, d = shape.head_dim;
-    kv_ = std::make_unique<KvSet>(*problem_, mem, mem);
-    kv_->reserve_tokens(cap_);
+    make_kv(mem, mem, cap_);
     scores_ = mem->allocate(static_cast<size_t>(B) * Hkv * cap_ * 4);
     tags_ = mem->allocate(static_cast<size_t>(B) * Hkv * cap_ * 8);
     logits_ = mem->allocate(static_cast<size_t>(B) * shape.q_heads * cap_ * 4);
@@ -122,11 +118,8 @@ class H2o final : public Strategy {
     acc.copy_to_device(scores_.data(), score_init.data(), scores_.size());
     acc.copy_to_device(tags_.data(), tag_init.data(), tags_.size());
     acc.synchronize();
-    io_ = std::make_unique<StepIO>(*problem_, acc);
+    make_step_io();
   }
-
-  std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
-  void prepare_step(int s) override { io_->stage(s); }
 
   void step(int s, StepResult& out) override {
     Accelerator& acc = *platform_.accelerator;
@@ -262,10 +255,6 @@ class H2o final : public Strategy {
 
   double heavy_ratio_, recent_ratio_, heavy_opt_, recent_opt_;
   int64_t heavy_ = 0, recent_ = 0, cap_ = 0;
-  const Problem* problem_ = nullptr;
-  Platform platform_;
-  std::unique_ptr<KvSet> kv_;
-  std::unique_ptr<StepIO> io_;
   Buffer scores_, tags_, logits_, evict_;       // accelerator memory
   std::vector<int32_t> evict_host_;             // [batch][kv_head] next slot to overwrite
   std::vector<std::vector<int64_t>> pos_;       // [batch][kv_head][slot] original positions
@@ -274,11 +263,8 @@ class H2o final : public Strategy {
 
 }  // namespace
 
-void register_h2o(StrategyRegistry& r) {
-  r.add({"h2o",
-         "Heavy-Hitter Oracle: accelerator keeps 10% heavy hitters (accumulated attention) + 10% recent tokens, "
-         "evicting one per step (opts: heavy_ratio, recent_ratio, heavy, recent)",
-         "pruning", [](const StrategyOptions& o) { return std::make_unique<H2o>(o); }});
+std::unique_ptr<Strategy> make_h2o(const StrategyOptions& options) {
+  return baselines::make_strategy<H2o>(options);
 }
 
 }  // namespace hb

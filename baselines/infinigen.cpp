@@ -14,6 +14,7 @@
 #include <numeric>
 
 #include "baselines/common.h"
+#include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
 #include "core/step_io.h"
@@ -30,19 +31,16 @@ namespace {
 
 using namespace baselines;
 
-class InfiniGen final : public Strategy {
+class InfiniGen final : public baselines::KvStrategyBase {
  public:
   explicit InfiniGen(const StrategyOptions& o)
-      : partial_ratio_(o.number("infinigen", "partial_ratio", 0.2)),
-        alpha_(o.number("infinigen", "alpha", 4.0)),
-        max_ratio_(o.number("infinigen", "max_ratio", 0.2)),
-        skew_(o.number("infinigen", "skew", 1)) {}
-  std::string name() const override { return "infinigen"; }
+      : KvStrategyBase("infinigen"),
+        partial_ratio_(option(o, "partial_ratio", 0.2)),
+        alpha_(option(o, "alpha", 4.0)),
+        max_ratio_(option(o, "max_ratio", 0.2)),
+        skew_(option(o, "skew", 1)) {}
 
-  PlanResult plan(const Problem& problem, const Platform& platform) override {
-    problem_ = &problem;
-    platform_ = platform;
-    PlanResult r;
+  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     if (partial_ratio_ <= 0 || partial_ratio_ > 1 || max_ratio_ <= 0 || max_ratio_ > 1 || alpha_ < 0 ||
         (skew_ != 0 && skew_ != 1))
       throw Error("infinigen.partial_ratio and infinigen.max_ratio must be in (0, 1], alpha >= 0, skew 0 or 1",
@@ -51,7 +49,7 @@ class InfiniGen final : public Strategy {
     const int d = shape.head_dim, P = problem.page_tokens;
     pd_ = std::clamp(static_cast<int>(std::ceil(partial_ratio_ * d - 1e-9)), 1, d);
     pd_pad_ = (pd_ + 15) / 16 * 16;  // zero-padded for the SIMD scoring kernel
-    max_tokens_ = problem.prompt_len() + problem.decode_steps();
+    max_tokens_ = full_context();
     max_pages_ = pages_for(max_tokens_, P);
     kmax_ = std::max<int64_t>(1, static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(max_tokens_))));
     att_pages_ = pages_for(kmax_ + 1, P);
@@ -67,15 +65,14 @@ class InfiniGen final : public Strategy {
     r.parameters["selection"] = "per KV head, speculated logit = max over its query heads";
     r.parameters["speculation_input"] = "this step's query (single layer; original: previous layer's input)";
     r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
-    if (!check_host_kernels(platform, "infinigen", r)) return r;
+    if (!check_host_kernels(platform, "infinigen", r)) return;
     const HostTier& tier = platform.host_tiers.at(0);
     KvSet probe(problem, tier.allocator, tier.allocator);
-    if (!check_host_fit(tier, probe.bytes_for(max_tokens_), r)) return r;
+    if (!check_host_fit(tier, probe.bytes_for(max_tokens_), r)) return;
     check_accelerator_fit(platform, accel_bytes(problem) + step_io_bytes(problem),
                           "partial keys (" + std::to_string(pd_) + " dims) and " + std::to_string(kmax_) +
                               " fetched tokens per head",
                           "lower infinigen.partial_ratio or infinigen.max_ratio", r);
-    return r;
   }
 
   void load() override {
@@ -85,9 +82,7 @@ class InfiniGen final : public Strategy {
     const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
     const int P = problem_->page_tokens;
     const HostTier& tier = platform_.host_tiers.at(0);
-    kv_ = std::make_unique<KvSet>(*problem_, tier.allocator, tier.allocator);
-    kv_->reserve_tokens(max_tokens_);
-    kv_->append_prompt(0, problem_->prompt_len());
+    load_whole_prompt(tier.allocator, max_tokens_);
 
     const size_t BH = static_cast<size_t>(B) * Hkv;
     proj_ = mem->allocate(BH * d * pd_pad_ * 4);
@@ -131,7 +126,7 @@ class InfiniGen final : public Strategy {
       for (int64_t j = 0; j < att_pages_; ++j)
         att_table_[bh * att_pages_ + j] = PageRef{base + j * block_, base + (att_pages_ + j) * block_};
     }
-    io_ = std::make_unique<StepIO>(*problem_, acc);
+    make_step_io();
   }
 
   std::vector<MemoryRegion> memory_regions() const override {
@@ -139,7 +134,6 @@ class InfiniGen final : public Strategy {
     r.push_back({pk_.data(), pk_.size(), pk_.location(), "partial-K"});
     return r;
   }
-  void prepare_step(int s) override { io_->stage(s); }
 
   void step(int s, StepResult& out) override {
     Accelerator& acc = *platform_.accelerator;
@@ -209,9 +203,7 @@ class InfiniGen final : public Strategy {
     const int64_t k = k32;
     // The host stores the new token while the indices come back.
     acc.copy_to_host(sel_host_.data(), sel_.data(), BH * k * 4);
-    const size_t kn = static_cast<size_t>(Hkv) * d;
-    for (int b = 0; b < B; ++b)
-      kv_->cache(b).append_token(io_->k_host.data() + b * kn, io_->v_host.data() + b * kn, kv_->k_arena(), kv_->v_arena());
+    append_new_token_from_host_rows();
     acc.synchronize();
     const int64_t t1 = now_ns();
     out.phase_ns["select"] = t1 - t0;
@@ -359,10 +351,6 @@ class InfiniGen final : public Strategy {
   int pd_ = 0, pd_pad_ = 0;
   int64_t max_tokens_ = 0, max_pages_ = 0, kmax_ = 0, att_pages_ = 0;
   size_t es_ = 2, block_ = 0, pblock_ = 0;
-  const Problem* problem_ = nullptr;
-  Platform platform_;
-  std::unique_ptr<KvSet> kv_;
-  std::unique_ptr<StepIO> io_;
   // Accelerator memory: projections [b][kv][d][pd_pad] fp32, partial keys (page-blocked),
   // partial queries, speculated logits, per-KV-head scores, selection (+ k), landing rows,
   // attention pages.
@@ -374,12 +362,8 @@ class InfiniGen final : public Strategy {
 
 }  // namespace
 
-void register_infinigen(StrategyRegistry& r) {
-  r.add({"infinigen",
-         "InfiniGen: KV in host memory, skewed 20% partial keys on the accelerator speculate each step's tokens "
-         "(within alpha=4 of the best, <=20% of context); only those rows are fetched (opts: partial_ratio, alpha, "
-         "max_ratio, skew)",
-         "selection", [](const StrategyOptions& o) { return std::make_unique<InfiniGen>(o); }});
+std::unique_ptr<Strategy> make_infinigen(const StrategyOptions& options) {
+  return baselines::make_strategy<InfiniGen>(options);
 }
 
 }  // namespace hb

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "baselines/common.h"
+#include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
 #include "core/step_io.h"
@@ -17,15 +18,11 @@ namespace {
 
 using namespace baselines;
 
-class Offload final : public Strategy {
+class Offload final : public baselines::KvStrategyBase {
  public:
-  explicit Offload(const StrategyOptions& o) : chunk_opt_(o.number("offload", "chunk_tokens", 1024)) {}
-  std::string name() const override { return "offload"; }
+  explicit Offload(const StrategyOptions& o) : KvStrategyBase("offload"), chunk_opt_(option(o, "chunk_tokens", 1024)) {}
 
-  PlanResult plan(const Problem& problem, const Platform& platform) override {
-    problem_ = &problem;
-    platform_ = platform;
-    PlanResult r;
+  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     const int P = problem.page_tokens;
     if (chunk_opt_ < 1)
       throw Error("offload.chunk_tokens must be at least 1", "e.g. --opt offload.chunk_tokens=1024");
@@ -36,7 +33,7 @@ class Offload final : public Strategy {
     r.parameters["chunk_tokens"] = std::to_string(chunk_);
     r.parameters["chunk_buffers"] = std::to_string(2);  // (a literal trips GCC 12 -Wrestrict)
     KvSet probe(problem, tier.allocator, tier.allocator);
-    if (!check_host_fit(tier, probe.bytes_for(problem.prompt_len() + problem.decode_steps()), r)) return r;
+    if (!check_host_fit(tier, probe.bytes_for(full_context()), r)) return;
     // Two chunk buffers (K and V blocks of every sequence and head; one spare page per head
     // as the CUDA streaming path sizes them) plus the step's activations.
     const int64_t block = static_cast<int64_t>(P) * problem.shape.head_dim * dtype_size(problem.shape.kv_dtype);
@@ -44,22 +41,17 @@ class Offload final : public Strategy {
     r.parameters["chunk_buffer_bytes"] = std::to_string(buffers);
     check_accelerator_fit(platform, buffers + step_io_bytes(problem), "two chunk buffers of " +
                           std::to_string(chunk_) + " tokens", "lower offload.chunk_tokens", r);
-    return r;
   }
 
   void load() override {
     const HostTier& tier = platform_.host_tiers.at(0);
-    kv_ = std::make_unique<KvSet>(*problem_, tier.allocator, tier.allocator);
-    kv_->reserve_tokens(problem_->prompt_len() + problem_->decode_steps());
-    kv_->append_prompt(0, problem_->prompt_len());
-    io_ = std::make_unique<StepIO>(*problem_, *platform_.accelerator);
+    load_whole_prompt(tier.allocator, full_context());
+    make_step_io();
   }
 
-  std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
   // Chunk c+1's copy overlaps attention on chunk c (double buffering); the host append of the
   // new token and the final waits are serial.
   OverlapStructure overlap() const override { return {{{"transfer", "accelerator"}, {"cpu"}, {"sync"}}}; }
-  void prepare_step(int s) override { io_->stage(s); }
 
   void step(int s, StepResult& out) override {
     Accelerator& acc = *platform_.accelerator;
@@ -70,10 +62,7 @@ class Offload final : public Strategy {
     acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
     acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
     acc.synchronize();
-    const size_t kn = static_cast<size_t>(shape.kv_heads) * shape.head_dim;
-    for (int b = 0; b < B; ++b)
-      kv_->cache(b).append_token(io_->k_host.data() + b * kn, io_->v_host.data() + b * kn, kv_->k_arena(),
-                                 kv_->v_arena());
+    append_new_token_from_host_rows();
     const int64_t t1 = now_ns();
     out.phase_ns["transfer"] = t1 - t0;
 
@@ -104,19 +93,12 @@ class Offload final : public Strategy {
  private:
   double chunk_opt_;
   int64_t chunk_ = 0;
-  const Problem* problem_ = nullptr;
-  Platform platform_;
-  std::unique_ptr<KvSet> kv_;
-  std::unique_ptr<StepIO> io_;
 };
 
 }  // namespace
 
-void register_offload(StrategyRegistry& r) {
-  r.add({"offload",
-         "FlexGen path 0: all KV in host memory, streamed to the accelerator in double-buffered chunks each step; "
-         "dense exact attention there (opts: chunk_tokens)",
-         "offload", [](const StrategyOptions& o) { return std::make_unique<Offload>(o); }});
+std::unique_ptr<Strategy> make_offload(const StrategyOptions& options) {
+  return baselines::make_strategy<Offload>(options);
 }
 
 }  // namespace hb

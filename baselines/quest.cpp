@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "baselines/common.h"
+#include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
 #include "core/step_io.h"
@@ -25,18 +26,15 @@ namespace {
 
 using namespace baselines;
 
-class Quest final : public Strategy {
+class Quest final : public baselines::KvStrategyBase {
  public:
   explicit Quest(const StrategyOptions& o)
-      : budget_opt_(o.number("quest", "budget", 2048)),
-        offload_opt_(o.number("quest", "offload", 0)),
-        min_pages_opt_(o.number("quest", "min_pages", 3)) {}
-  std::string name() const override { return "quest"; }
+      : KvStrategyBase("quest"),
+        budget_opt_(option(o, "budget", 2048)),
+        offload_opt_(option(o, "offload", 0)),
+        min_pages_opt_(option(o, "min_pages", 3)) {}
 
-  PlanResult plan(const Problem& problem, const Platform& platform) override {
-    problem_ = &problem;
-    platform_ = platform;
-    PlanResult r;
+  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     if (budget_opt_ < 1 || min_pages_opt_ < 1 || (offload_opt_ != 0 && offload_opt_ != 1))
       throw Error("quest.budget and quest.min_pages must be >= 1 and quest.offload 0 or 1",
                   "e.g. --opt quest.budget=2048 --opt quest.offload=1");
@@ -45,7 +43,7 @@ class Quest final : public Strategy {
     const auto& shape = problem.shape;
     // Quest's controller: max(3, budget / page) pages, the current page included.
     budget_pages_ = std::max<int64_t>(static_cast<int64_t>(min_pages_opt_), static_cast<int64_t>(budget_opt_) / P);
-    const int64_t max_tokens = problem.prompt_len() + problem.decode_steps();
+    const int64_t max_tokens = full_context();
     max_pages_ = pages_for(max_tokens, P);
     block_ = static_cast<size_t>(P) * shape.head_dim * dtype_size(shape.kv_dtype);
     r.parameters["page_tokens"] = std::to_string(P);
@@ -55,7 +53,7 @@ class Quest final : public Strategy {
     r.parameters["gqa"] = "per KV head, page score = max over its query heads";
     r.parameters["metadata"] = "per-page key box as center/radius in " + std::string(dtype_name(shape.kv_dtype));
     if (offload_) r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
-    if (!check_host_kernels(platform, "quest", r)) return r;
+    if (!check_host_kernels(platform, "quest", r)) return;
     const int64_t B = problem.batch, Hkv = shape.kv_heads;
     meta_blocks_ = pages_for(max_pages_, kMetaSlots);
     const int64_t meta = 2 * B * Hkv * meta_blocks_ * kMetaSlots * shape.head_dim *
@@ -67,7 +65,7 @@ class Quest final : public Strategy {
     if (offload_) {
       const HostTier& tier = platform.host_tiers.at(0);
       KvSet host_probe(problem, tier.allocator, tier.allocator);
-      if (!check_host_fit(tier, host_probe.bytes_for(max_tokens), r)) return r;
+      if (!check_host_fit(tier, host_probe.bytes_for(max_tokens), r)) return;
       need += B * Hkv * budget_pages_ * 2 * static_cast<int64_t>(block_);  // landing pages
       check_accelerator_fit(platform, need, "page metadata and " + std::to_string(budget_pages_) + " landing pages",
                             "lower quest.budget", r);
@@ -75,7 +73,6 @@ class Quest final : public Strategy {
       need += probe.bytes_for(max_tokens);
       check_accelerator_fit(platform, need, "all KV plus page metadata", "quest.offload=1 keeps KV in host memory", r);
     }
-    return r;
   }
 
   void load() override {
@@ -84,9 +81,7 @@ class Quest final : public Strategy {
     const auto& shape = problem_->shape;
     const int B = problem_->batch, Hkv = shape.kv_heads;
     auto kv_alloc = offload_ ? platform_.host_tiers.at(0).allocator : mem;
-    kv_ = std::make_unique<KvSet>(*problem_, kv_alloc, kv_alloc);
-    kv_->reserve_tokens(problem_->prompt_len() + problem_->decode_steps());
-    kv_->append_prompt(0, problem_->prompt_len());
+    load_whole_prompt(kv_alloc, full_context());
     const int d = shape.head_dim, Hq = shape.q_heads;
     const size_t mblock = static_cast<size_t>(kMetaSlots) * d * dtype_size(shape.kv_dtype);
     const size_t BH = static_cast<size_t>(B) * Hkv;
@@ -125,11 +120,8 @@ class Quest final : public Strategy {
       });
     });
     acc.synchronize();
-    io_ = std::make_unique<StepIO>(*problem_, acc);
+    make_step_io();
   }
-
-  std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
-  void prepare_step(int s) override { io_->stage(s); }
 
   void step(int s, StepResult& out) override {
     Accelerator& acc = *platform_.accelerator;
@@ -180,10 +172,7 @@ class Quest final : public Strategy {
       const int64_t t1 = now_ns();
       out.phase_ns["select"] = t1 - t0;
       // Host: store the new token, gather the selected pages (the current one included).
-      const size_t kn = static_cast<size_t>(Hkv) * d;
-      for (int b = 0; b < B; ++b)
-        kv_->cache(b).append_token(io_->k_host.data() + b * kn, io_->v_host.data() + b * kn, kv_->k_arena(),
-                                   kv_->v_arena());
+      append_new_token_from_host_rows();
       auto* stage = stage_.as<std::byte>();
       for (int b = 0; b < B; ++b)
         for (int h = 0; h < Hkv; ++h) {
@@ -337,10 +326,6 @@ class Quest final : public Strategy {
   bool offload_ = false;
   int64_t budget_pages_ = 0, max_pages_ = 0;
   size_t block_ = 0;
-  const Problem* problem_ = nullptr;
-  Platform platform_;
-  std::unique_ptr<KvSet> kv_;
-  std::unique_ptr<StepIO> io_;
   static constexpr int kMetaSlots = 16;  // page bounds per metadata block
   int64_t meta_blocks_ = 0;
   // Accelerator memory: center and radius planes of the page bounds, the current page's exact
@@ -354,11 +339,8 @@ class Quest final : public Strategy {
 
 }  // namespace
 
-void register_quest(StrategyRegistry& r) {
-  r.add({"quest",
-         "Quest: per-page min/max key bounds pick the top 16-token pages within a 2048-token budget; exact "
-         "attention over them (opts: budget, offload=0|1, min_pages)",
-         "selection", [](const StrategyOptions& o) { return std::make_unique<Quest>(o); }});
+std::unique_ptr<Strategy> make_quest(const StrategyOptions& options) {
+  return baselines::make_strategy<Quest>(options);
 }
 
 }  // namespace hb

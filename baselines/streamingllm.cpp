@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "baselines/common.h"
+#include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
 #include "core/step_io.h"
@@ -18,18 +19,15 @@ namespace {
 
 using namespace baselines;
 
-class StreamingLlm final : public Strategy {
+class StreamingLlm final : public baselines::KvStrategyBase {
  public:
   explicit StreamingLlm(const StrategyOptions& o)
-      : sinks_opt_(o.number("streamingllm", "sinks", 4)),
-        window_opt_(o.number("streamingllm", "window", -1)),
-        ratio_(o.number("streamingllm", "budget_ratio", 0.2)) {}
-  std::string name() const override { return "streamingllm"; }
+      : KvStrategyBase("streamingllm"),
+        sinks_opt_(option(o, "sinks", 4)),
+        window_opt_(option(o, "window", -1)),
+        ratio_(option(o, "budget_ratio", 0.2)) {}
 
-  PlanResult plan(const Problem& problem, const Platform& platform) override {
-    problem_ = &problem;
-    platform_ = platform;
-    PlanResult r;
+  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     if (sinks_opt_ < 0 || ratio_ < 0 || ratio_ > 1)
       throw Error("streamingllm.sinks must be >= 0 and streamingllm.budget_ratio in [0, 1]",
                   "e.g. --opt streamingllm.sinks=4 --opt streamingllm.budget_ratio=0.2");
@@ -48,13 +46,11 @@ class StreamingLlm final : public Strategy {
     KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
     check_accelerator_fit(platform, probe.bytes_for(cap_) + step_io_bytes(problem),
                           std::to_string(cap_) + " cached tokens", "lower streamingllm.window", r);
-    return r;
   }
 
   void load() override {
     auto mem = platform_.accelerator->memory();
-    kv_ = std::make_unique<KvSet>(*problem_, mem, mem);
-    kv_->reserve_tokens(cap_);
+    make_kv(mem, mem, cap_);
     const int64_t n = problem_->prompt_len();
     const int B = problem_->batch;
     pos_.assign(B, {});
@@ -74,11 +70,8 @@ class StreamingLlm final : public Strategy {
       }
       next_[b] = sinks_;  // the window's oldest slot once the cache is full
     }
-    io_ = std::make_unique<StepIO>(*problem_, *platform_.accelerator);
+    make_step_io();
   }
-
-  std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
-  void prepare_step(int s) override { io_->stage(s); }
 
   void step(int s, StepResult& out) override {
     Accelerator& acc = *platform_.accelerator;
@@ -123,21 +116,14 @@ class StreamingLlm final : public Strategy {
  private:
   double sinks_opt_, window_opt_, ratio_;
   int64_t sinks_ = 4, window_ = 0, cap_ = 0;
-  const Problem* problem_ = nullptr;
-  Platform platform_;
-  std::unique_ptr<KvSet> kv_;
-  std::unique_ptr<StepIO> io_;
   std::vector<std::vector<int64_t>> pos_;  // [batch][slot] original position of each cached token
   std::vector<int64_t> next_;              // [batch] next window slot to overwrite
 };
 
 }  // namespace
 
-void register_streamingllm(StrategyRegistry& r) {
-  r.add({"streamingllm",
-         "4 attention sinks + recent window on the accelerator (budget 20% of context); evicted tokens are gone "
-         "(opts: sinks, window, budget_ratio)",
-         "pruning", [](const StrategyOptions& o) { return std::make_unique<StreamingLlm>(o); }});
+std::unique_ptr<Strategy> make_streamingllm(const StrategyOptions& options) {
+  return baselines::make_strategy<StreamingLlm>(options);
 }
 
 }  // namespace hb
