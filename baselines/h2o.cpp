@@ -231,7 +231,7 @@ class H2o final : public baselines::KvStrategyBase {
         o(static_cast<size_t>(kQueriesPerPass) * Hq * d);
     for (int64_t i0 = 0; i0 < nq; i0 += kQueriesPerPass) {
       const int64_t m = std::min(kQueriesPerPass, nq - i0);
-      std::vector<cpu::DecodeAttentionArgs> args(m);
+      std::vector<DecodeAttentionArgs> args(m);
       for (int64_t j = 0; j < m; ++j) {
         auto& a = args[j];
         a.q = w.prompt_queries.data() + static_cast<size_t>(i0 + j) * Hq * d;
