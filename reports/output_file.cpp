@@ -36,8 +36,8 @@ std::optional<int> own_descriptor(const std::string& path) {
   if (path == "/dev/stdin") return 0;
   if (path == "/dev/stdout") return 1;
   if (path == "/dev/stderr") return 2;
-  for (const std::string prefix : {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/",
-                                   "/proc/" + std::to_string(::getpid()) + "/fd/"})
+  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+                                    std::string("/proc/thread-self/fd/"), "/proc/" + std::to_string(::getpid()) + "/fd/"})
     if (path.rfind(prefix, 0) == 0) return parse_fd(path.substr(prefix.size()));
   return std::nullopt;
 }
@@ -198,7 +198,7 @@ void replace_atomically(const std::string& path, const std::string& text, const 
 
 }  // namespace
 
-bool is_stdout_path(const std::string& path) { return path == "-"; }
+bool is_stdout_path(const std::string& path) { return path == "-" || own_descriptor(path) == 1; }
 
 void check_output_path(const std::string& option, const std::string& path, const std::vector<std::string>& inputs) {
   if (path.empty() || is_stdout_path(path)) return;
@@ -250,7 +250,7 @@ void check_output_path(const std::string& option, const std::string& path, const
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
   // The file each output ends in: a regular file's inode, or the normalised path it will have.
   auto key = [](const std::string& path) -> std::optional<std::string> {
-    if (is_stdout_path(path)) return std::string("-");
+    if (is_stdout_path(path)) return std::string("-");  // also /dev/stdout: same stream
     const Target t = resolve(path);
     if (t.fd || (t.exists && !S_ISREG(t.st.st_mode))) return std::nullopt;  // /dev/null twice is fine
     if (t.exists) return std::to_string(t.st.st_dev) + ":" + std::to_string(t.st.st_ino);

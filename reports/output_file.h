@@ -17,7 +17,8 @@
 
 namespace hb::reports {
 
-// True for "-" (standard output).
+// True for "-" and for the names of descriptor 1 (/dev/stdout, /dev/fd/1, /proc/self/fd/1): a
+// command that prints a human summary on stdout sends it to stderr instead when this is true.
 bool is_stdout_path(const std::string& path);
 
 // Refuses (hb::Error, exit 2, naming `option` and the fix) an output path that cannot be
