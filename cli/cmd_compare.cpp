@@ -84,7 +84,9 @@ CommandFn add_compare_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--needle-tolerance", o.needle_tolerance, "Absolute drop in needle success rate allowed")
       ->capture_default_str();
-  sub->add_option("--json", a->json_out, "Also write the verdicts as JSON (schema hybridbench.compare/1; - = stdout, the table then goes to stderr)");
+  sub->add_option("--json", a->json_out,
+                  "Also write the verdicts as JSON (schema hybridbench.compare/1; - = stdout, the table then goes to "
+                  "stderr)");
   sub->add_option("--bmf", a->bmf_out, "Also write NEW in Bencher Metric Format (bencher run --adapter json)");
   sub->add_option("--github-benchmark", a->github_out,
                   "Also write NEW for github-action-benchmark (tool: customSmallerIsBetter)");

@@ -75,7 +75,8 @@ CommandFn add_probe_command(CLI::App& app) {
   sub->add_flag("--quick", args->quick, "Smaller buffers and a shorter time per figure (about 4x faster)");
   sub->add_option("--duration", args->duration, "Seconds of sampling per figure (default 0.5, --quick 0.1)")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--out", args->out, "Write a platform profile (JSON) for `--platform FILE` (- = stdout, instead of the table)");
+  sub->add_option("--out", args->out,
+                  "Write a platform profile (JSON) for `--platform FILE` (- = stdout, instead of the table)");
   sub->add_option("--cpu-nodes", args->cpu_nodes, "CPU nodes to probe from, e.g. 0 or 0-1 (default: all)");
   sub->add_option("--mem-nodes", args->mem_nodes, "Memory nodes to probe, e.g. 0,2 (default: all with memory)");
   sub->add_option("--cpu-node", args->discover.cpu_node, "Reference CPU node for the kinds shown");

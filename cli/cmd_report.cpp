@@ -56,7 +56,9 @@ CommandFn add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"md", "csv"}))
       ->capture_default_str();
   sub->add_option("--out", a->out, "Write the table here instead of stdout (- = stdout)");
-  sub->add_option("--html", a->html, "Also write a self-contained HTML page with charts (works offline; - = stdout, then give the table --out FILE)");
+  sub->add_option("--html", a->html,
+                  "Also write a self-contained HTML page with charts (works offline; - = stdout, then give the "
+                  "table --out FILE)");
   sub->add_option("--reference", a->tables.reference,
                   "Strategy the speedups are against (default: full-gpu when present, else the first by name)");
   return [a] { return report_command(*a); };

@@ -304,7 +304,9 @@ CommandFn add_run_command(CLI::App& app) {
                   "Host NUMA node for offloaded KV (default: the CPU's local node); with --distribute a list gives "
                   "one node per rank (0,1,...)");
   sub->add_option("--emulate-cxl", s.emulate_cxl, "node=N (a NUMA node plays CXL) or bandwidth=GBps,latency=ns");
-  sub->add_option("--out", a->out, "Report path (default: hybridbench-<UTC time>.json here; - = stdout, the summary then goes to stderr)");
+  sub->add_option("--out", a->out,
+                  "Report path (default: hybridbench-<UTC time>.json here; - = stdout, the summary then goes to "
+                  "stderr)");
   sub->add_option("--mode", a->mode,
                   "measure: time this machine; model: run each strategy here for its selection, accuracy and exact "
                   "traffic, and time it with the --platform profiles' performance model (reports/model)")

@@ -208,7 +208,8 @@ CommandFn add_validate_model_command(CLI::App& app) {
                 "Price steps only with the ceilings calibrated before the sweep (default: also re-measure them "
                 "next to each step, for machines shared with other work)");
 
-  sub->add_option("--out", a->out, "Write the validation (JSON: figures with sources, points, per strategy; - = stdout)");
+  sub->add_option("--out", a->out,
+                  "Write the validation (JSON: figures with sources, points, per strategy; - = stdout)");
   sub->add_option("--report", a->report, "Also write the measured sweep as a report JSON");
   sub->add_option("--write-model", a->write_model,
                   "Write the platform document with the \"model\" member used (reusable with --platform)");

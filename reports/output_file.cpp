@@ -36,8 +36,9 @@ std::optional<int> own_descriptor(const std::string& path) {
   if (path == "/dev/stdin") return 0;
   if (path == "/dev/stdout") return 1;
   if (path == "/dev/stderr") return 2;
-  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
-                                    std::string("/proc/thread-self/fd/"), "/proc/" + std::to_string(::getpid()) + "/fd/"})
+  const std::string pid_fd = "/proc/" + std::to_string(::getpid()) + "/fd/";
+  for (const std::string& prefix :
+       {std::string("/dev/fd/"), std::string("/proc/self/fd/"), std::string("/proc/thread-self/fd/"), pid_fd})
     if (path.rfind(prefix, 0) == 0) return parse_fd(path.substr(prefix.size()));
   return std::nullopt;
 }
@@ -275,7 +276,8 @@ void write_output(const std::string& path, const std::string& text) {
   if (path.empty()) throw Error("no output path given", "name a file, or - for standard output");
   if (is_stdout_path(path)) return write_descriptor(STDOUT_FILENO, text, "standard output");
   const Target t = resolve(path);
-  if (t.loop) throw Error("cannot write " + path + ": too many levels of symbolic links", "check the path", kExitFailure);
+  if (t.loop)
+    throw Error("cannot write " + path + ": too many levels of symbolic links", "check the path", kExitFailure);
   if (t.fd) return write_descriptor(*t.fd, text, path);
   if (t.exists && S_ISDIR(t.st.st_mode))
     throw Error("cannot write " + path + ": it is a folder", "give a file name", kExitFailure);
