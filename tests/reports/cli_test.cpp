@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "fixtures.h"
+#include "tests/cli_fixture.h"
 #include "reports/json_io.h"
 
 namespace hb::reports {
@@ -18,29 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ReportCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!fs::exists(HB_BINARY)) GTEST_SKIP() << "hybridbench not built: " << HB_BINARY;
-    std::string t = (fs::temp_directory_path() / "hb-cli-XXXXXX").string();
-    dir_ = ::mkdtemp(t.data());
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-  // Runs hybridbench with `args`; returns the exit status, output in out_.
-  int run(const std::string& args) {
-    const std::string cmd = std::string(HB_BINARY) + " " + args + " > " + file("out.txt") + " 2>&1";
-    const int st = std::system(cmd.c_str());
-    std::ifstream in(file("out.txt"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    out_ = ss.str();
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  std::string dir_, out_;
-};
+class ReportCli : public hb::cli_test::CliTest {};
 
 Report slowed(Report r, size_t index, double factor) {
   std::vector<double> v = r.points[index].step.samples_ns;

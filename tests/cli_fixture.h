@@ -1,0 +1,42 @@
+#pragma once
+// End-to-end CLI tests: runs the built binary (HB_BINARY) with a fresh temporary folder per test
+// and returns the exit status, with stdout and stderr together in out_. Skips when the binary has
+// not been built (a folder's test binary does not depend on it). Shared by every folder's CLI tests.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace hb::cli_test {
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(HB_BINARY)) GTEST_SKIP() << "hybridbench not built: " << HB_BINARY;
+    std::string t = (std::filesystem::temp_directory_path() / "hb-cli-XXXXXX").string();
+    dir_ = ::mkdtemp(t.data());
+  }
+  void TearDown() override {
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+  std::string file(const std::string& name) const { return (std::filesystem::path(dir_) / name).string(); }
+  // Runs hybridbench with `args` (in the current directory); returns the exit status, output in out_.
+  int run(const std::string& args) {
+    const std::string cmd = std::string(HB_BINARY) + " " + args + " > " + file("out.txt") + " 2>&1";
+    const int st = std::system(cmd.c_str());
+    std::ifstream in(file("out.txt"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    out_ = ss.str();
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  std::string dir_, out_;
+};
+
+}  // namespace hb::cli_test
