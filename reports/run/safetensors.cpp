@@ -138,7 +138,8 @@ std::map<std::string, SafetensorsTensor> parse_safetensors_header(std::string_vi
 }
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO given as the trace must not block the open (it is refused just below).
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) throw Error("cannot open '" + path + "': " + std::strerror(errno), "check the path");
   struct stat st{};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -3,6 +3,7 @@
 // identity does not depend on how the path was spelled.
 #include "reports/run/trace.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -211,6 +212,14 @@ TEST_F(Trace, ShapesWhoseCountOverflowsAreRefusedAsSuch) {
                                    16);
     EXPECT_THROW(inspect_trace(file("dim.safetensors")), Error) << dim;
   }
+}
+
+// A directory or a FIFO is refused at once (a FIFO used to block the open forever).
+TEST_F(Trace, OnlyRegularFilesAreRead) {
+  ASSERT_EQ(::mkfifo(file("fifo").c_str(), 0600), 0);
+  EXPECT_THROW(inspect_trace(file("fifo")), Error);
+  EXPECT_THROW(inspect_trace(dir_), Error);
+  EXPECT_THROW(inspect_trace(file("missing.safetensors")), Error);
 }
 
 // Defect 6: the same file named three ways gives points with the same workload axis (compare
