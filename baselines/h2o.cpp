@@ -130,7 +130,7 @@ class H2o final : public baselines::KvStrategyBase {
     std::vector<int64_t> slot(static_cast<size_t>(B) * Hkv);
     int64_t attended_tokens = 0;
     for (int b = 0; b < B; ++b) {
-      const DecodeStep& st = (*problem_->workloads)[b].steps[s];
+      const DecodeStep& st = (*problem_->workloads)[b].step(s);
       PagedKvCache& c = kv_->cache(b);
       if (count_[b] < cap_) {
         c.append_token(st.k.data(), st.v.data(), kv_->k_arena(), kv_->v_arena());

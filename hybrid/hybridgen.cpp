@@ -686,7 +686,7 @@ void HybridGen::step(int s, StepResult& out) {
     m.apply_window(n_pages + (new_page ? 1 : 0), window_pages_);
   }
   for (int b = 0; b < B; ++b) {
-    const DecodeStep& st = (*pr.workloads)[b].steps[s];
+    const DecodeStep& st = (*pr.workloads)[b].step(s);
     // The new token's k, v were produced on the accelerator: appending is accelerator-local.
     m.seqs[b].cache->append_token(st.k.data(), st.v.data(), *m.acc_arena, *m.acc_arena);
     for (int h = 0; h < Hkv; ++h)

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fixtures.h"
+#include "tests/cli_fixture.h"
 #include "reports/json_io.h"
 
 namespace hb::reports {
@@ -19,35 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ReportCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!fs::exists(HB_BINARY)) GTEST_SKIP() << "hybridbench not built: " << HB_BINARY;
-    std::string t = (fs::temp_directory_path() / "hb-cli-XXXXXX").string();
-    dir_ = ::mkdtemp(t.data());
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-  std::string slurp(const std::string& path) const {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  // Runs hybridbench with `args`; returns the exit status, standard output in stdout_, both
-  // streams in out_ (stdout first).
-  int run(const std::string& args) {
-    const std::string cmd =
-        std::string(HB_BINARY) + " " + args + " > " + file("out.txt") + " 2> " + file("err.txt");
-    const int st = std::system(cmd.c_str());
-    stdout_ = slurp(file("out.txt"));
-    out_ = stdout_ + slurp(file("err.txt"));
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  std::string dir_, out_, stdout_;
-};
+class ReportCli : public hb::cli_test::CliTest {};
 
 Report slowed(Report r, size_t index, double factor) {
   std::vector<double> v = r.points[index].step.samples_ns;
