@@ -90,14 +90,14 @@ std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& wha
       throw Error(what + " '" + s + "' has more than " + std::to_string(kMaxSeqLenPoints) + " sequence lengths",
                   too_many_fix);
   }
-  if (out.empty()) throw Error("no sequence lengths given", "pass e.g. " + what + " 4k,32k or 4k:128k:x2");
+  if (out.empty()) throw Error(what + " '" + s + "' gives no sequence lengths", "pass e.g. " + what + " 4k,32k or 4k:128k:x2");
   return {out.begin(), out.end()};
 }
 
 std::vector<int> parse_batches(const std::string& s, const std::string& what) {
   std::vector<int> out;
   for (const auto& b : split_list(s)) out.push_back(static_cast<int>(parse::integer(b, what, 1, kMaxBatch)));
-  if (out.empty()) throw Error("no batch size given", "pass e.g. " + what + " 1,4,16");
+  if (out.empty()) throw Error(what + " '" + s + "' gives no batch size", "pass e.g. " + what + " 1,4,16");
   return out;
 }
 
