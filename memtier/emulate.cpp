@@ -12,9 +12,13 @@ namespace {
 const char* kForms = "use --emulate-cxl node=N (an existing NUMA node plays CXL) or "
                      "--emulate-cxl bandwidth=GBPS,latency=NS (simulated tier on one node)";
 
-// Strict (core/parse.h): "inf", "nan", "5x" are refused, naming the key.
+// Strict (core/parse.h): "inf", "nan", "5x" are refused like "-1", with the two forms as the fix.
 double positive(const std::string& key, const std::string& value) {
-  return parse::real(value, "--emulate-cxl " + key, parse::RealRange::above(0));
+  try {
+    return parse::real(value, "--emulate-cxl " + key, parse::RealRange::above(0));
+  } catch (const Error&) {
+    throw Error("--emulate-cxl " + key + "=" + value + " is not a positive finite number", kForms);
+  }
 }
 }  // namespace
 
