@@ -141,6 +141,12 @@ TEST_F(NumericOptionsCli, RunRefusesSilentlyWrongValues) {
   expect_refused("run -q --seq-len 1:1000:xabc", {"--seq-len", "'abc'"});
   expect_refused("validate-model -q --accelerator-memory 1e30G", {"--accelerator-memory", "'1e30G'"});
   expect_refused("validate-model -q --batch 2x", {"--batch", "'2x'"});
+  expect_refused("run -q --seed -1", {"--seed", "'-1'"});
+  expect_refused("run -q --gather-timeout nan", {"--gather-timeout", "'nan'"});
+  expect_refused("run -q --strategy cpu-only --seq-len 256 --kv-node 1x", {"--kv-node", "'1x'"});  // was node 1
+  expect_refused("run -q --strategy cpu-only --seq-len 256 --emulate-cxl bandwidth=inf,latency=5", {"--emulate-cxl", "inf"});
+  expect_refused("topo --cpu-node 99999999999", {"--cpu-node", "'99999999999'"});
+  expect_refused("probe --quiet --duration nan", {"--duration", "'nan'"});
 }
 
 TEST_F(NumericOptionsCli, CompareRefusesNonFiniteTolerances) {
