@@ -73,7 +73,7 @@ std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& wha
         points = geometric_points(from, to, f);
         if (points <= kMaxSeqLenPoints)
           for (double v = static_cast<double>(from); v <= static_cast<double>(to) * (1 + 1e-9); v *= f)
-            out.insert(static_cast<int64_t>(v + 0.5));
+            out.insert(std::min(to, static_cast<int64_t>(v + 0.5)));  // the 1e-9 slack never passes TO
       } else {
         const int64_t inc = parse_token_count(step.substr(1), what + " range step");
         points = arithmetic_points(from, to, inc);
