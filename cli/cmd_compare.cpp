@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/numeric_options.h"
 #include "core/error.h"
 #include "reports/compare.h"
 #include "reports/compare_render.h"
@@ -69,20 +70,27 @@ CommandFn add_compare_command(CLI::App& app) {
   auto& o = a->options;
   sub->add_option("OLD", a->old_path, "Baseline report (JSON from `hybridbench run`)")->required();
   sub->add_option("NEW", a->new_path, "Report to check against it")->required();
-  sub->add_option("--threshold", o.threshold, "Fail on a significant slowdown beyond this relative change")
+  using parse::RealRange;
+  add_real_option(*sub, "--threshold", o.threshold, "Fail on a significant slowdown beyond this relative change",
+                  RealRange::above(0))
       ->capture_default_str();
-  sub->add_option("--alpha", o.alpha, "Significance level of the U test")->capture_default_str();
-  sub->add_option("--min-effect", o.min_effect, "Relative changes below this are SAME (must be <= --threshold)")
+  add_real_option(*sub, "--alpha", o.alpha, "Significance level of the U test", RealRange{0, 1, true, true})
       ->capture_default_str();
-  sub->add_option("--max-noise", o.max_noise,
-                  "Runs noisier than this (IQR / 1.349 median) are NOISY unless the change is 3x the noise")
+  add_real_option(*sub, "--min-effect", o.min_effect, "Relative changes below this are SAME (must be <= --threshold)",
+                  RealRange::at_least(0))
       ->capture_default_str();
-  sub->add_option("--accuracy-tolerance", o.rel_l2_rel_tolerance,
-                  "Relative growth of rel_l2 allowed before it is an accuracy regression")
+  add_real_option(*sub, "--max-noise", o.max_noise,
+                  "Runs noisier than this (IQR / 1.349 median) are NOISY unless the change is 3x the noise",
+                  RealRange::above(0))
       ->capture_default_str();
-  sub->add_option("--recall-tolerance", o.mass_recall_tolerance, "Absolute drop in attention-mass recall allowed")
+  add_real_option(*sub, "--accuracy-tolerance", o.rel_l2_rel_tolerance,
+                  "Relative growth of rel_l2 allowed before it is an accuracy regression", RealRange::at_least(0))
       ->capture_default_str();
-  sub->add_option("--needle-tolerance", o.needle_tolerance, "Absolute drop in needle success rate allowed")
+  add_real_option(*sub, "--recall-tolerance", o.mass_recall_tolerance, "Absolute drop in attention-mass recall allowed",
+                  RealRange::between(0, 1))
+      ->capture_default_str();
+  add_real_option(*sub, "--needle-tolerance", o.needle_tolerance, "Absolute drop in needle success rate allowed",
+                  RealRange::between(0, 1))
       ->capture_default_str();
   sub->add_option("--json", a->json_out,
                   "Also write the verdicts as JSON (schema hybridbench.compare/1; - = stdout, the table then goes to "

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/numeric_options.h"
 #include "core/error.h"
 #include "kernels/backend.h"
 #include "memtier/cpulist.h"
@@ -73,19 +74,20 @@ CommandFn add_probe_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "probe", "Measure bandwidth and latency of each (CPU node, memory node) pair and the host link");
   sub->add_flag("--quick", args->quick, "Smaller buffers and a shorter time per figure (about 4x faster)");
-  sub->add_option("--duration", args->duration, "Seconds of sampling per figure (default 0.5, --quick 0.1)")
-      ->check(CLI::PositiveNumber);
+  add_seconds_option(*sub, "--duration", args->duration, "Seconds of sampling per figure (default 0.5, --quick 0.1)",
+                     parse::RealRange{0, 3600, true, false});
   sub->add_option("--out", args->out,
                   "Write a platform profile (JSON) for `--platform FILE` (- = stdout, instead of the table)");
   sub->add_option("--cpu-nodes", args->cpu_nodes, "CPU nodes to probe from, e.g. 0 or 0-1 (default: all)");
   sub->add_option("--mem-nodes", args->mem_nodes, "Memory nodes to probe, e.g. 0,2 (default: all with memory)");
-  sub->add_option("--cpu-node", args->discover.cpu_node, "Reference CPU node for the kinds shown");
+  add_integer_option(*sub, "--cpu-node", args->discover.cpu_node, "Reference CPU node for the kinds shown", -1, kMaxNodeId);
   sub->add_option("--emulate-cxl", args->discover.emulate_cxl,
                   "node=N: label NUMA node N as (emulated) CXL; bandwidth=GBPS,latency=NS: add a simulated tier "
                   "to the profile (declared figures, never measured)");
   sub->add_flag("--json", args->json, "Print the platform profile JSON instead of the table");
   sub->add_flag("--quiet", args->quiet, "No progress lines on stderr");
-  sub->add_option("--device", args->device, "CUDA device whose links (pinned H2D/D2H) and HBM copy are measured")
+  add_integer_option(*sub, "--device", args->device, "CUDA device whose links (pinned H2D/D2H) and HBM copy are measured",
+                     0, kMaxDeviceIndex)
       ->capture_default_str();
   return [args] {
     reports::check_output_path("--out", args->out);  // before probing: a bad path should cost nothing

@@ -11,6 +11,7 @@
 #include "baselines/register.h"
 #include "cli/command.h"
 #include "cli/fleet_run.h"
+#include "cli/numeric_options.h"
 #include "cli/platform_setup.h"
 #include "cli/progress.h"
 #include "core/error.h"
@@ -31,7 +32,7 @@ namespace {
 struct RunArgs {
   run::SweepSpec spec;
   std::string models = "llama-3.1-8b", seq_lens = "4k,16k,32k", batches = "1", strategies = "all", dtypes = "fp16";
-  std::string accel_memory, out, config;
+  std::string out, config;
   std::vector<std::string> opts;
   std::string mode = "measure";          // measure | model (reports/model)
   std::vector<std::string> platforms;    // --platform: profiles for --mode model
@@ -39,24 +40,6 @@ struct RunArgs {
   double gather_timeout_s = 0;
   bool list_strategies = false, list_models = false, quiet = false;
 };
-
-int64_t parse_bytes(const std::string& s) {
-  size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (...) {
-    throw Error("'" + s + "' is not a size", "write sizes like 512M, 2G or 80G");
-  }
-  const std::string u = s.substr(pos);
-  double m = 1;
-  if (u == "k" || u == "K" || u == "KiB") m = 1024.0;
-  else if (u == "m" || u == "M" || u == "MiB") m = 1024.0 * 1024;
-  else if (u == "g" || u == "G" || u == "GiB") m = 1024.0 * 1024 * 1024;
-  else if (!u.empty()) throw Error("'" + s + "' is not a size", "write sizes like 512M, 2G or 80G");
-  if (v <= 0) throw Error("size '" + s + "' must be positive", "write sizes like 512M, 2G or 80G");
-  return static_cast<int64_t>(v * m);
-}
 
 // Applies a --config JSON file: same names as the long options (with - or _), command-line
 // flags win over the file.
@@ -98,8 +81,13 @@ void apply_config(RunArgs& a, CLI::App& sub) {
       if (v.is_boolean() && !v.get<bool>()) continue;
       values = {"true"};
     }
-    for (const auto& val : values) opt->add_result(val);
-    opt->run_callback();
+    try {  // the option's own strict parser (cli/numeric_options.h) judges the value
+      for (const auto& val : values) opt->add_result(val);
+      opt->run_callback();
+    } catch (const CLI::ParseError& e) {
+      throw Error("config file '" + a.config + "', key '" + it.key() + "': " + e.what(),
+                  "fix the value in the file (`hybridbench run --help` gives each option's range)");
+    }
   }
 }
 
@@ -173,14 +161,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   spec.models = run::split_list(a.models);
   spec.kv_dtypes = run::split_list(a.dtypes);
   spec.strategies = run::split_list(a.strategies);
-  spec.batches.clear();
-  for (const auto& b : run::split_list(a.batches)) {
-    try {
-      spec.batches.push_back(std::stoi(b));
-    } catch (...) {
-      throw Error("batch '" + b + "' is not a number", "pass e.g. --batch 1,4,16");
-    }
-  }
+  spec.batches = run::parse_batches(a.batches);
   // A trace fixes its own length unless --seq-len was given.
   if (spec.workload.rfind("trace:", 0) == 0 && sub.get_option("--seq-len")->count() == 0) {
     const auto info = run::inspect_trace(spec.workload.substr(6));
@@ -188,12 +169,9 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   } else {
     spec.seq_lens = run::parse_seq_lens(a.seq_lens);
   }
-  if (!a.accel_memory.empty()) spec.accelerator.capacity_bytes = parse_bytes(a.accel_memory);
   for (const auto& o : a.opts) {
-    const size_t eq = o.find('=');
-    if (eq == std::string::npos || o.find('.') == std::string::npos || o.find('.') > eq)
-      throw Error("--opt '" + o + "' is not STRATEGY.KEY=VALUE", "e.g. --opt h2o.heavy_ratio=0.2");
-    spec.strategy_options[o.substr(0, eq)] = o.substr(eq + 1);
+    auto [key, value] = run::parse_strategy_option(o);
+    spec.strategy_options[key] = value;
   }
   spec.validate();
   // Loaded (and validated) before anything runs. --mode model: the platforms to project onto;
@@ -274,30 +252,43 @@ CommandFn add_run_command(CLI::App& app) {
   sub->add_option("--strategy", a->strategies, "Strategies, comma separated, or 'all' (see --list-strategies)")
       ->capture_default_str();
   sub->add_option("--kv-dtype", a->dtypes, "KV cache element types: fp16, bf16, fp32")->capture_default_str();
-  sub->add_option("--decode-steps", s.decode_steps, "Most decode steps per point (warm-up + timed)")->capture_default_str();
+  add_integer_option(*sub, "--decode-steps", s.decode_steps, "Most decode steps per point (warm-up + timed)", 1,
+                     run::kMaxDecodeSteps)->capture_default_str();
   sub->add_option("--workload", s.workload, "structured | uniform | needle | trace:FILE.safetensors")->capture_default_str();
-  sub->add_option("--seed", s.seed, "Workload seed (sequence b of a batch uses seed + 7919*b)")->capture_default_str();
-  sub->add_option("--page-tokens", s.page_tokens, "Tokens per KV page (multiple of 16)")->capture_default_str();
+  add_integer_option(*sub, "--seed", s.seed, "Workload seed (sequence b of a batch uses seed + 7919*b)")->capture_default_str();
+  add_integer_option(*sub, "--page-tokens", s.page_tokens, "Tokens per KV page (multiple of 16)", 16, 65536)->capture_default_str();
   sub->add_option("--accelerator", s.accelerator.kind, "cuda | cpu | auto (cpu = CPU threads emulating a GPU)")
       ->capture_default_str();
-  sub->add_option("--device", s.accelerator.device, "CUDA device index")->capture_default_str();
-  sub->add_option("--accelerator-memory", a->accel_memory,
-                  "KV budget in accelerator memory, e.g. 512M or 60G (default: cpu 2G, cuda free HBM - 10%)");
-  sub->add_option("--accelerator-threads", s.accelerator.cpu_threads, "cpu accelerator threads (0 = half the CPUs)")
+  add_integer_option(*sub, "--device", s.accelerator.device, "CUDA device index", 0, kMaxDeviceIndex)->capture_default_str();
+  add_size_option(*sub, "--accelerator-memory", s.accelerator.capacity_bytes,
+                  "KV budget in accelerator memory, e.g. 512M or 60G (default: cpu 2G, cuda free HBM - 10%)",
+                  kMinAcceleratorBytes);
+  add_integer_option(*sub, "--accelerator-threads", s.accelerator.cpu_threads, "cpu accelerator threads (0 = half the CPUs)",
+                     0, max_threads_option(), max_threads_note())
       ->capture_default_str();
-  sub->add_option("--host-threads", s.host_threads, "Threads for strategies' CPU side (0 = the rest)")->capture_default_str();
-  sub->add_option("--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point")->capture_default_str();
-  sub->add_option("--min-samples", s.stop.min_samples, "Timed steps before the noise test may stop a point")
+  add_integer_option(*sub, "--host-threads", s.host_threads, "Threads for strategies' CPU side (0 = the rest)", 0,
+                     max_threads_option(), max_threads_note())
       ->capture_default_str();
-  sub->add_option("--max-noise", s.stop.max_noise, "Stop when relative stdev of step times is below this")
+  add_integer_option(*sub, "--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point", 0, run::kMaxDecodeSteps - 1)
       ->capture_default_str();
-  sub->add_option("--min-time", s.stop.min_time_s, "Sample each point for at least this many seconds")->capture_default_str();
-  sub->add_option("--timeout", s.stop.timeout_s, "Stop sampling a point after this many seconds")->capture_default_str();
-  sub->add_option("--repetitions", s.repetitions,
+  add_integer_option(*sub, "--min-samples", s.stop.min_samples, "Timed steps before the noise test may stop a point", 1,
+                     run::kMaxDecodeSteps)
+      ->capture_default_str();
+  add_real_option(*sub, "--max-noise", s.stop.max_noise, "Stop when relative stdev of step times is below this",
+                  parse::RealRange{0, 1, true, false})
+      ->capture_default_str();
+  add_seconds_option(*sub, "--min-time", s.stop.min_time_s, "Sample each point for at least this many seconds",
+                     parse::RealRange::between(0, run::kMaxSeconds))
+      ->capture_default_str();
+  add_seconds_option(*sub, "--timeout", s.stop.timeout_s, "Stop sampling a point after this many seconds",
+                     parse::RealRange{0, run::kMaxSeconds, true, false})
+      ->capture_default_str();
+  add_integer_option(*sub, "--repetitions", s.repetitions,
                   "Passes over the whole sweep, pooled per point: the noise then covers the machine's drift over "
-                  "minutes, which a point's consecutive steps miss (use 3-5 for CI gating with `compare`)")
+                  "minutes, which a point's consecutive steps miss (use 3-5 for CI gating with `compare`)", 1, 100)
       ->capture_default_str();
-  sub->add_option("--accuracy-steps", s.accuracy_steps, "Timed steps scored against the fp64 reference (-1 = all)")
+  add_integer_option(*sub, "--accuracy-steps", s.accuracy_steps, "Timed steps scored against the fp64 reference (-1 = all)",
+                     -1, run::kMaxDecodeSteps)
       ->capture_default_str();
   sub->add_option("--opt", a->opts, "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");
   sub->add_option("--kv-node", s.kv_node,
@@ -326,9 +317,10 @@ CommandFn add_run_command(CLI::App& app) {
                   "(e.g. one per GPU of a node); replicate = every rank runs all of it on its own hardware (compare "
                   "machines). Rank 0 writes one report of every rank's points and hosts")
       ->check(CLI::IsMember({"points", "replicate"}));
-  sub->add_option("--gather-timeout", a->gather_timeout_s,
+  add_seconds_option(*sub, "--gather-timeout", a->gather_timeout_s,
                   "--distribute: seconds rank 0 waits for the other ranks after finishing its own share "
-                  "(0 = max(300, twice its own time)); ranks still silent then are reported failed and the job ends")
+                  "(0 = max(300, twice its own time)); ranks still silent then are reported failed and the job ends",
+                     parse::RealRange::between(0, run::kMaxSeconds))
       ->capture_default_str();
   sub->add_option("--config", a->config, "JSON file with any of these options by long name; flags win");
   sub->add_flag("--list-strategies", a->list_strategies, "List strategies and exit");

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cli/command.h"
+#include "cli/numeric_options.h"
 #include "core/error.h"
 #include "memtier/cpulist.h"
 #include "memtier/discover.h"
@@ -197,8 +198,8 @@ CommandFn add_topo_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   sub->add_option("--sysfs-root", args->discover.sysfs_root,
                   "Read Linux sysfs under this root prefix (a copy of /sys for another machine)");
-  sub->add_option("--cpu-node", args->discover.cpu_node,
-                  "Reference CPU node for local/remote (default: where this process runs)");
+  add_integer_option(*sub, "--cpu-node", args->discover.cpu_node,
+                     "Reference CPU node for local/remote (default: where this process runs)", -1, kMaxNodeId);
   sub->add_option("--emulate-cxl", args->discover.emulate_cxl,
                   "node=N: NUMA node N plays the CXL tier; bandwidth=GBPS,latency=NS: simulated tier "
                   "(always labelled emulated)");

@@ -9,6 +9,7 @@
 
 #include "baselines/register.h"
 #include "cli/command.h"
+#include "cli/numeric_options.h"
 #include "cli/platform_setup.h"
 #include "cli/progress.h"
 #include "core/error.h"
@@ -27,7 +28,7 @@ namespace {
 struct ValidateArgs {
   run::SweepSpec spec;
   std::string platform, models = "llama-3.1-8b", seq_lens = "8k,32k,64k", strategies = "all", dtype = "fp16";
-  std::string batches = "1", out, report, write_model, accel_memory;
+  std::string batches = "1", out, report, write_model;
   std::vector<std::string> opts;
   double goal = 0.15;
   bool check = false, quiet = false, no_live = false;
@@ -41,18 +42,6 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-int64_t parse_size(const std::string& s) {
-  size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (...) {
-    throw Error("'" + s + "' is not a size", "write sizes like 512M or 2G");
-  }
-  const std::string u = s.substr(pos);
-  const double m = u == "k" || u == "K" ? 1024.0 : u == "m" || u == "M" ? 1048576.0 : u == "g" || u == "G" ? 1073741824.0 : 1.0;
-  if ((m == 1.0 && !u.empty()) || v <= 0) throw Error("'" + s + "' is not a size", "write sizes like 512M or 2G");
-  return static_cast<int64_t>(v * m);
 }
 
 int validate_command(ValidateArgs& a) {
@@ -63,20 +52,10 @@ int validate_command(ValidateArgs& a) {
   spec.kv_dtypes = {a.dtype};
   spec.strategies = run::split_list(a.strategies);
   spec.seq_lens = run::parse_seq_lens(a.seq_lens);
-  spec.batches.clear();
-  for (const auto& b : run::split_list(a.batches)) {
-    try {
-      spec.batches.push_back(std::stoi(b));
-    } catch (...) {
-      throw Error("batch '" + b + "' is not a number", "pass e.g. --batch 1,4");
-    }
-  }
-  if (!a.accel_memory.empty()) spec.accelerator.capacity_bytes = parse_size(a.accel_memory);
+  spec.batches = run::parse_batches(a.batches);
   for (const auto& o : a.opts) {
-    const size_t eq = o.find('=');
-    if (eq == std::string::npos || o.find('.') == std::string::npos || o.find('.') > eq)
-      throw Error("--opt '" + o + "' is not STRATEGY.KEY=VALUE", "e.g. --opt h2o.heavy_ratio=0.2");
-    spec.strategy_options[o.substr(0, eq)] = o.substr(eq + 1);
+    auto [key, value] = run::parse_strategy_option(o);
+    spec.strategy_options[key] = value;
   }
   if (spec.accelerator.kind != "cpu")
     throw Error("validate-model calibrates the cpu accelerator only (--accelerator " + spec.accelerator.kind + ")",
@@ -186,23 +165,35 @@ CommandFn add_validate_model_command(CLI::App& app) {
   sub->add_option("--batch", a->batches, "Batch sizes, comma separated")->capture_default_str();
   sub->add_option("--strategy", a->strategies, "Strategies, comma separated, or 'all'")->capture_default_str();
   sub->add_option("--kv-dtype", a->dtype, "KV cache element type")->capture_default_str();
-  sub->add_option("--decode-steps", s.decode_steps, "Most decode steps per point")->capture_default_str();
-  sub->add_option("--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point")->capture_default_str();
-  sub->add_option("--min-samples", s.stop.min_samples, "Timed steps before the noise test may stop a point")
+  add_integer_option(*sub, "--decode-steps", s.decode_steps, "Most decode steps per point", 1, run::kMaxDecodeSteps)
       ->capture_default_str();
-  sub->add_option("--max-noise", s.stop.max_noise, "Stop when relative stdev of step times is below this")
+  add_integer_option(*sub, "--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point", 0, run::kMaxDecodeSteps - 1)
       ->capture_default_str();
-  sub->add_option("--timeout", s.stop.timeout_s, "Stop sampling a point after this many seconds")->capture_default_str();
-  sub->add_option("--accuracy-steps", s.accuracy_steps, "Timed steps scored against the fp64 reference")
+  add_integer_option(*sub, "--min-samples", s.stop.min_samples, "Timed steps before the noise test may stop a point", 1,
+                     run::kMaxDecodeSteps)
+      ->capture_default_str();
+  add_real_option(*sub, "--max-noise", s.stop.max_noise, "Stop when relative stdev of step times is below this",
+                  parse::RealRange{0, 1, true, false})
+      ->capture_default_str();
+  add_seconds_option(*sub, "--timeout", s.stop.timeout_s, "Stop sampling a point after this many seconds",
+                     parse::RealRange{0, run::kMaxSeconds, true, false})
+      ->capture_default_str();
+  add_integer_option(*sub, "--accuracy-steps", s.accuracy_steps, "Timed steps scored against the fp64 reference", -1,
+                     run::kMaxDecodeSteps)
       ->capture_default_str();
   sub->add_option("--accelerator", s.accelerator.kind, "Only cpu is calibrated so far")->capture_default_str();
-  sub->add_option("--accelerator-memory", a->accel_memory, "KV budget of the cpu accelerator, e.g. 512M (default 2G)");
-  sub->add_option("--accelerator-threads", s.accelerator.cpu_threads, "cpu accelerator threads (0 = half the CPUs)")
+  add_size_option(*sub, "--accelerator-memory", s.accelerator.capacity_bytes,
+                  "KV budget of the cpu accelerator, e.g. 512M (default 2G)", kMinAcceleratorBytes);
+  add_integer_option(*sub, "--accelerator-threads", s.accelerator.cpu_threads, "cpu accelerator threads (0 = half the CPUs)",
+                     0, max_threads_option(), max_threads_note())
       ->capture_default_str();
-  sub->add_option("--host-threads", s.host_threads, "Threads for strategies' CPU side (0 = the rest)")
+  add_integer_option(*sub, "--host-threads", s.host_threads, "Threads for strategies' CPU side (0 = the rest)", 0,
+                     max_threads_option(), max_threads_note())
       ->capture_default_str();
   sub->add_option("--opt", a->opts, "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");
-  sub->add_option("--goal", a->goal, "Largest |error| accepted on CPU-bound strategies (fraction)")->capture_default_str();
+  add_real_option(*sub, "--goal", a->goal, "Largest |error| accepted on CPU-bound strategies (fraction)",
+                  parse::RealRange{0, 10, true, false})
+      ->capture_default_str();
   sub->add_flag("--check", a->check, "Exit 3 when a CPU-bound strategy misses the goal");
   sub->add_flag("--no-live", a->no_live,
                 "Price steps only with the ceilings calibrated before the sweep (default: also re-measure them "

@@ -10,6 +10,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/model_presets.h"
+#include "core/parse.h"
 #include "core/thread_pool.h"
 #include "kernels/backend.h"
 #include "memtier/cpulist.h"
@@ -106,12 +107,7 @@ PlatformSetup setup_platform(const run::SweepSpec& spec) {
   p.env.host_tiers = memtier::host_tiers(topo);
   p.env.cpu_node = topo.cpu_node;
   if (!spec.kv_node.empty()) {
-    int node = -1;
-    try {
-      node = std::stoi(spec.kv_node);
-    } catch (...) {
-      throw Error("--kv-node '" + spec.kv_node + "' is not a NUMA node number", "pass e.g. --kv-node 1 (see `hybridbench topo`)");
-    }
+    const int node = static_cast<int>(parse::integer(spec.kv_node, "--kv-node", 0, memtier::kMaxListId));
     auto it = std::find_if(p.env.host_tiers.begin(), p.env.host_tiers.end(),
                            [&](const HostTier& t) { return t.location.node == node; });
     if (it == p.env.host_tiers.end()) {

@@ -1,8 +1,7 @@
 #include "core/strategy.h"
 
-#include <cstdlib>
-
 #include "core/error.h"
+#include "core/parse.h"
 
 namespace hb {
 
@@ -17,11 +16,8 @@ double StrategyOptions::number(const std::string& strategy, const std::string& k
   auto it = kv_.find(full);
   if (it == kv_.end()) return def;
   used_[full] = true;
-  char* end = nullptr;
-  const double v = std::strtod(it->second.c_str(), &end);
-  if (end == it->second.c_str() || *end != '\0')
-    throw Error("option " + full + "=" + it->second + " is not a number", "pass e.g. --opt " + full + "=" + std::to_string(def));
-  return v;
+  // Strict: the whole value, finite ("nan", "inf", "0.2x" refused with the option named).
+  return parse::real(it->second, "--opt " + full, parse::RealRange{});
 }
 
 std::string StrategyOptions::text(const std::string& strategy, const std::string& key, const std::string& def) const {

@@ -3,6 +3,8 @@
 #include <hwloc.h>
 #include <sched.h>
 
+#include <system_error>
+
 #include "core/error.h"
 
 namespace hb {
@@ -19,12 +21,29 @@ std::vector<int> allowed_cpus() {
   return cpus;
 }
 
-ThreadPool::ThreadPool(int threads) {
+ThreadPool::ThreadPool(int threads, std::string option) {
   if (threads <= 0) threads = static_cast<int>(allowed_cpus().size());
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  workers_.reserve(static_cast<size_t>(threads - 1));
+  for (int i = 1; i < threads; ++i) {
+    try {
+      workers_.emplace_back([this, i] { worker_loop(i); });
+    } catch (const std::system_error& e) {
+      // The destructor does not run for a half-built pool: join what started, then say why.
+      stop_workers();
+      const std::string what = option.empty() ? "a thread pool" : option;
+      throw Error("cannot start thread " + std::to_string(i + 1) + " of " + std::to_string(threads) + " for " + what +
+                      ": " + e.what() + " (the system's limit on threads or processes, or memory for their stacks, "
+                      "is reached)",
+                  (option.empty() ? std::string("use fewer threads") : "lower " + option) +
+                      ", or raise the limit (ulimit -u, /proc/sys/kernel/threads-max, pid_max, the cgroup's pids.max)",
+                  kExitFailure);
+    }
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lk(mu_);
     stop_ = true;
@@ -32,6 +51,7 @@ ThreadPool::~ThreadPool() {
   }
   cv_.notify_all();
   for (auto& t : workers_) t.join();
+  workers_.clear();
 }
 
 ThreadPool& ThreadPool::global() {

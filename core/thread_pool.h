@@ -16,7 +16,10 @@ namespace hb {
 class ThreadPool {
  public:
   // threads = total workers including the caller; 0 = all CPUs this process may run on.
-  explicit ThreadPool(int threads = 0);
+  // `option` names what set the count (e.g. "--host-threads"): when the system refuses a thread
+  // (std::system_error: pid/thread limits, memory for stacks) the workers already started are
+  // stopped and an hb::Error says which limit was hit and which option to lower.
+  explicit ThreadPool(int threads = 0, std::string option = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -36,6 +39,7 @@ class ThreadPool {
 
  private:
   void worker_loop(int index);
+  void stop_workers();
   void run_tasks(int worker);
 
   std::vector<std::thread> workers_;

@@ -3,6 +3,8 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/parse.h"
+#include "memtier/cpulist.h"
 
 namespace hb::memtier {
 
@@ -10,14 +12,13 @@ namespace {
 const char* kForms = "use --emulate-cxl node=N (an existing NUMA node plays CXL) or "
                      "--emulate-cxl bandwidth=GBPS,latency=NS (simulated tier on one node)";
 
+// Strict (core/parse.h): "inf", "nan", "5x" are refused like "-1", with the two forms as the fix.
 double positive(const std::string& key, const std::string& value) {
   try {
-    size_t used = 0;
-    const double v = std::stod(value, &used);
-    if (used == value.size() && v > 0) return v;
-  } catch (...) {
+    return parse::real(value, "--emulate-cxl " + key, parse::RealRange::above(0));
+  } catch (const Error&) {
+    throw Error("--emulate-cxl " + key + "=" + value + " is not a positive finite number", kForms);
   }
-  throw Error("--emulate-cxl " + key + "=" + value + " is not a positive number", kForms);
 }
 }  // namespace
 
@@ -29,7 +30,7 @@ CxlEmulation parse_cxl_emulation(const std::string& spec) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
     if (key == "node" && !value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
-      e.node = std::stoi(value);
+      e.node = static_cast<int>(parse::integer(value, "--emulate-cxl node", 0, kMaxListId));
       node = true;
     } else if (key == "bandwidth") {
       e.bandwidth_gbps = positive(key, value);

@@ -219,7 +219,8 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
                                              : std::max<int>(1, static_cast<int>(allowed_cpus().size()) -
                                                                     std::max(1, spec.accelerator.cpu_threads > 0
                                                                                     ? spec.accelerator.cpu_threads
-                                                                                    : static_cast<int>(allowed_cpus().size()) / 2)));
+                                                                                    : static_cast<int>(allowed_cpus().size()) / 2)),
+                       "--host-threads");
   std::vector<HostTier> tiers = env.host_tiers;
   if (tiers.empty())
     tiers.push_back(HostTier{MemoryLocation{MemoryKind::local_dram, env.cpu_node, false}, host_allocator(

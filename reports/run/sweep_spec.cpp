@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "core/error.h"
 #include "core/model_presets.h"
+#include "core/parse.h"
+#include "core/thread_pool.h"
 
 namespace hb::run {
 
@@ -24,54 +28,93 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-int64_t parse_token_count(const std::string& s) {
-  if (s.empty()) throw Error("empty sequence length", "write lengths like 4096, 4k or 128K");
-  size_t pos = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(s, &pos);
-  } catch (...) {
-    throw Error("'" + s + "' is not a sequence length", "write lengths like 4096, 4k or 128K");
-  }
-  std::string suffix = s.substr(pos);
-  int64_t mult = 1;
-  if (suffix == "k" || suffix == "K") mult = 1024;
-  else if (suffix == "m" || suffix == "M") mult = 1024 * 1024;
-  else if (!suffix.empty()) throw Error("'" + s + "' is not a sequence length", "write lengths like 4096, 4k or 128K");
-  if (v < 0) throw Error("negative sequence length '" + s + "'", "sequence lengths are >= 0");
-  return v * mult;
+int64_t parse_token_count(const std::string& s, const std::string& what) {
+  return parse::count(s, what, 1, kMaxTokens);
 }
 
-std::vector<int64_t> parse_seq_lens(const std::string& s) {
+namespace {
+
+// Points of one range item, counted before any is built so a huge range fails at once.
+int64_t arithmetic_points(int64_t from, int64_t to, int64_t inc) { return (to - from) / inc + 1; }  // 0 <= from <= to
+
+int64_t geometric_points(int64_t from, int64_t to, double factor) {
+  // Steps of the loop below (not distinct lengths: x1.0001 repeats small ones), capped so the
+  // count itself is cheap and cannot overflow.
+  int64_t n = 0;
+  for (double v = static_cast<double>(from); v <= static_cast<double>(to) * (1 + 1e-9) && n <= kMaxSeqLenPoints;
+       v *= factor)
+    ++n;
+  return n;
+}
+
+}  // namespace
+
+std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& what) {
   std::set<int64_t> out;
+  const std::string too_many_fix = "a sweep takes at most " + std::to_string(kMaxSeqLenPoints) +
+                                   " sequence lengths: use a larger step (e.g. +1k or x2) or a shorter range";
   for (const auto& item : split_list(s)) {
     const size_t c1 = item.find(':');
     if (c1 == std::string::npos) {
-      out.insert(parse_token_count(item));
-      continue;
-    }
-    const size_t c2 = item.find(':', c1 + 1);
-    const std::string fix = "ranges are FROM:TO:xFACTOR or FROM:TO:+STEP, e.g. 4k:128k:x2";
-    if (c2 == std::string::npos) throw Error("sequence length range '" + item + "' has no step", fix);
-    const int64_t from = parse_token_count(item.substr(0, c1));
-    const int64_t to = parse_token_count(item.substr(c1 + 1, c2 - c1 - 1));
-    const std::string step = item.substr(c2 + 1);
-    if (step.size() < 2 || (step[0] != 'x' && step[0] != '+')) throw Error("bad range step '" + step + "'", fix);
-    if (from > to) throw Error("range '" + item + "' runs backwards", fix);
-    if (step[0] == 'x') {
-      const double f = std::stod(step.substr(1));
-      if (f <= 1.0 || from == 0) throw Error("geometric range '" + item + "' needs FROM > 0 and factor > 1", fix);
-      for (double v = static_cast<double>(from); v <= static_cast<double>(to) * (1 + 1e-9); v *= f)
-        out.insert(static_cast<int64_t>(v + 0.5));
+      out.insert(parse_token_count(item, what));
     } else {
-      const int64_t inc = parse_token_count(step.substr(1));
-      if (inc <= 0) throw Error("arithmetic range '" + item + "' needs a positive step", fix);
-      for (int64_t v = from; v <= to; v += inc) out.insert(v);
+      const size_t c2 = item.find(':', c1 + 1);
+      const std::string fix = "ranges are FROM:TO:xFACTOR or FROM:TO:+STEP, e.g. 4k:128k:x2";
+      if (c2 == std::string::npos) throw Error(what + " range '" + item + "' has no step", fix);
+      const int64_t from = parse_token_count(item.substr(0, c1), what + " range start");
+      const int64_t to = parse_token_count(item.substr(c1 + 1, c2 - c1 - 1), what + " range end");
+      const std::string step = item.substr(c2 + 1);
+      if (step.size() < 2 || (step[0] != 'x' && step[0] != '+'))
+        throw Error(what + " range '" + item + "' has a bad step '" + step + "'", fix);
+      if (from > to) throw Error(what + " range '" + item + "' runs backwards", fix);
+      int64_t points = 0;
+      if (step[0] == 'x') {
+        const double f = parse::real(step.substr(1), what + " range factor", parse::RealRange{1, 1024, true, false});
+        points = geometric_points(from, to, f);
+        if (points <= kMaxSeqLenPoints)
+          for (double v = static_cast<double>(from); v <= static_cast<double>(to) * (1 + 1e-9); v *= f)
+            out.insert(std::min(to, static_cast<int64_t>(v + 0.5)));  // the 1e-9 slack never passes TO
+      } else {
+        const int64_t inc = parse_token_count(step.substr(1), what + " range step");
+        points = arithmetic_points(from, to, inc);
+        if (points <= kMaxSeqLenPoints)
+          for (int64_t v = from; v <= to; v += inc) out.insert(v);  // to + inc <= 2^41: no overflow
+      }
+      if (points > kMaxSeqLenPoints)
+        throw Error(what + " range '" + item + "' has " +
+                        (step[0] == 'x' ? "more than " + std::to_string(kMaxSeqLenPoints) : std::to_string(points)) +
+                        " points, more than the " + std::to_string(kMaxSeqLenPoints) + " a sweep may have",
+                    too_many_fix);
     }
-    if (out.size() > 10000) throw Error("range '" + item + "' expands to too many points", fix);
+    if (static_cast<int64_t>(out.size()) > kMaxSeqLenPoints)
+      throw Error(what + " '" + s + "' has more than " + std::to_string(kMaxSeqLenPoints) + " sequence lengths",
+                  too_many_fix);
   }
-  if (out.empty()) throw Error("no sequence lengths given", "pass e.g. --seq-len 4k,32k or 4k:128k:x2");
+  if (out.empty()) throw Error(what + " '" + s + "' gives no sequence lengths", "pass e.g. " + what + " 4k,32k or 4k:128k:x2");
   return {out.begin(), out.end()};
+}
+
+std::vector<int> parse_batches(const std::string& s, const std::string& what) {
+  std::vector<int> out;
+  for (const auto& b : split_list(s)) out.push_back(static_cast<int>(parse::integer(b, what, 1, kMaxBatch)));
+  if (out.empty()) throw Error(what + " '" + s + "' gives no batch size", "pass e.g. " + what + " 1,4,16");
+  return out;
+}
+
+std::pair<std::string, std::string> parse_strategy_option(const std::string& s, const std::string& what) {
+  const size_t eq = s.find('=');
+  const size_t dot = s.find('.');
+  if (eq == std::string::npos || dot == std::string::npos || dot > eq)
+    throw Error(what + " '" + s + "' is not STRATEGY.KEY=VALUE", "e.g. " + what + " h2o.heavy_ratio=0.2");
+  std::string key = s.substr(0, eq), value = s.substr(eq + 1);
+  // strtod reads every spelling of NaN and infinity (and overflows to infinity): a value it takes
+  // whole but that is not finite is a number no strategy can use.
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  if (!value.empty() && end == value.c_str() + value.size() && !std::isfinite(v))
+    throw Error(what + " " + key + "='" + value + "' is not a finite number",
+                "pass a finite value, e.g. " + what + " h2o.heavy_ratio=0.2");
+  return {std::move(key), std::move(value)};
 }
 
 void SweepSpec::validate() const {
@@ -80,9 +123,31 @@ void SweepSpec::validate() const {
   if (models.empty()) throw Error("no model given", "pass --model llama-3.1-8b (see --list-models)");
   if (strategies.empty()) throw Error("no strategy given", "pass --strategy all or a list");
   for (int b : batches)
-    if (b <= 0 || b > 4096) throw Error("batch " + std::to_string(b) + " is out of range", "use --batch between 1 and 4096");
+    if (b <= 0 || b > kMaxBatch)
+      throw Error("batch " + std::to_string(b) + " is out of range", "use --batch between 1 and " + std::to_string(kMaxBatch));
   for (int64_t n : seq_lens)
     if (n <= 0) throw Error("sequence length " + std::to_string(n) + " leaves nothing to attend to", "use --seq-len >= 1");
+  for (int64_t n : seq_lens)
+    if (n > kMaxTokens)
+      throw Error("sequence length " + std::to_string(n) + " is out of range", "use --seq-len <= " + std::to_string(kMaxTokens));
+  if (decode_steps > kMaxDecodeSteps)
+    throw Error("--decode-steps " + std::to_string(decode_steps) + " is out of range",
+                "use --decode-steps from 1 to " + std::to_string(kMaxDecodeSteps));
+  if (stop.warmup_steps < 0) throw Error("--warmup " + std::to_string(stop.warmup_steps) + " is negative", "pass --warmup 0 or more");
+  if (accuracy_steps < -1)
+    throw Error("--accuracy-steps " + std::to_string(accuracy_steps) + " is out of range", "pass -1 (all) or a count >= 0");
+  if (accelerator.capacity_bytes < 0)
+    throw Error("accelerator memory " + std::to_string(accelerator.capacity_bytes) + " is negative",
+                "pass e.g. --accelerator-memory 2G");
+  // Threads: more than the CPUs this process may run on only time-slice, and a typo (200000) would
+  // exhaust the machine's process ids before the first point; refused before any thread starts.
+  const int cpus = static_cast<int>(allowed_cpus().size());
+  for (const auto& [name, n] : {std::pair<const char*, int>{"--accelerator-threads", accelerator.cpu_threads},
+                                std::pair<const char*, int>{"--host-threads", host_threads}})
+    if (n < 0 || n > cpus)
+      throw Error(std::string(name) + " " + std::to_string(n) + " is out of range: this process may run on " +
+                      std::to_string(cpus) + " CPUs (sched_getaffinity)",
+                  std::string("pass ") + name + " from 0 (automatic) to " + std::to_string(cpus));
   if (decode_steps < stop.warmup_steps + 1)
     throw Error("--decode-steps " + std::to_string(decode_steps) + " leaves no timed step after " +
                     std::to_string(stop.warmup_steps) + " warm-up steps",
@@ -90,8 +155,13 @@ void SweepSpec::validate() const {
   if (stop.min_samples < 1) throw Error("--min-samples must be >= 1", "pass --min-samples 5");
   if (repetitions < 1 || repetitions > 100)
     throw Error("--repetitions " + std::to_string(repetitions) + " is out of range", "use 1 to 100 (3-5 gate CI well)");
-  if (stop.max_noise <= 0) throw Error("--max-noise must be > 0", "pass e.g. --max-noise 0.05 (5%)");
-  if (stop.timeout_s <= 0) throw Error("--timeout must be > 0 seconds", "pass e.g. --timeout 30");
+  // Written !(x > 0) so NaN fails too.
+  if (!(stop.max_noise > 0 && stop.max_noise <= 1))
+    throw Error("--max-noise must be > 0 and <= 1", "pass e.g. --max-noise 0.05 (5%)");
+  if (!(stop.timeout_s > 0 && stop.timeout_s <= kMaxSeconds))
+    throw Error("--timeout must be > 0 and <= " + std::to_string(kMaxSeconds) + " seconds", "pass e.g. --timeout 30");
+  if (!(stop.min_time_s >= 0 && stop.min_time_s <= kMaxSeconds))
+    throw Error("--min-time must be >= 0 and <= " + std::to_string(kMaxSeconds) + " seconds", "pass e.g. --min-time 1");
   if (page_tokens <= 0 || page_tokens % 16 != 0)
     throw Error("--page-tokens " + std::to_string(page_tokens) + " is not a positive multiple of 16", "use 16, 32 or 64");
   if (workload.rfind("trace:", 0) != 0) parse_workload_kind(workload);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/workload.h"
@@ -55,10 +56,23 @@ struct SweepSpec {
   std::map<std::string, std::string> echo() const;  // for the report context
 };
 
-// "4096", "4k", "32K", "1m" -> tokens.
-int64_t parse_token_count(const std::string& s);
-// "4k,16k", "4k:128k:x2" (geometric), "1k:8k:+1k" (arithmetic) -> sorted unique list.
-std::vector<int64_t> parse_seq_lens(const std::string& s);
+// Limits on what a sweep may ask for, checked before anything is built.
+inline constexpr int64_t kMaxTokens = int64_t{1} << 40;       // a sequence length (1 Ti tokens)
+inline constexpr int64_t kMaxSeqLenPoints = 10000;          // distinct lengths in one sweep
+inline constexpr int kMaxBatch = 4096;
+inline constexpr int kMaxDecodeSteps = 100000;
+inline constexpr int kMaxSeconds = 7 * 24 * 3600;          // --timeout, --min-time: a week
+
+// "4096", "4k", "32K", "1m" -> tokens (0 to kMaxTokens); `what` names the option in errors.
+int64_t parse_token_count(const std::string& s, const std::string& what = "--seq-len");
+// "4k,16k", "4k:128k:x2" (geometric), "1k:8k:+1k" (arithmetic) -> sorted unique list. A range's
+// points are counted before any is built: more than kMaxSeqLenPoints is refused.
+std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& what = "--seq-len");
+// "1,4,16" -> batch sizes, each a whole number from 1 to kMaxBatch.
+std::vector<int> parse_batches(const std::string& s, const std::string& what = "--batch");
+// "h2o.heavy_ratio=0.2" -> {"h2o.heavy_ratio", "0.2"}. A value that reads as a number must be a
+// finite one ("nan", "inf" refused here, before any strategy sees it).
+std::pair<std::string, std::string> parse_strategy_option(const std::string& s, const std::string& what = "--opt");
 std::vector<std::string> split_list(const std::string& s);  // comma separated, trimmed
 
 }  // namespace hb::run

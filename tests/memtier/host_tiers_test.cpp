@@ -61,8 +61,12 @@ TEST(HostTiers, EmulationErrors) {
   EXPECT_NE(error_of([&] { discover(o); }).find("this machine has no NUMA node 9"), std::string::npos);
   EXPECT_NE(error_of([] { parse_cxl_emulation("bandwidth=10"); }).find("cannot understand --emulate-cxl"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_cxl_emulation("bandwidth=-1,latency=5"); }).find("is not a positive number"),
+  EXPECT_NE(error_of([] { parse_cxl_emulation("bandwidth=-1,latency=5"); }).find("is not a positive finite number"),
             std::string::npos);
+  // Once accepted: an infinite bandwidth, a NaN latency, a node number past int (std::out_of_range).
+  for (const char* bad : {"bandwidth=inf,latency=5", "bandwidth=10,latency=nan", "bandwidth=10x,latency=5"})
+    EXPECT_NE(error_of([&] { parse_cxl_emulation(bad); }).find("is not a positive finite number"), std::string::npos) << bad;
+  EXPECT_NE(error_of([] { parse_cxl_emulation("node=99999999999"); }).find("--emulate-cxl node"), std::string::npos);
   EXPECT_NE(error_of([] { parse_cxl_emulation("speed=3"); }).find("at 'speed=3'"), std::string::npos);
 }
 

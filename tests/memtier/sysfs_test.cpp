@@ -191,6 +191,34 @@ TEST(SysfsErrors, MalformedList) {
   EXPECT_NE(msg.find("cannot parse list '0-zz'"), std::string::npos) << msg;
 }
 
+// A huge range used to expand before anything looked at it: "0-2147483647" took 8.4 GB and the
+// process was killed. Ids are bounded (kMaxListId) and memory by that bound, whatever the text.
+TEST(Cpulist, HugeIdsAreRefusedBeforeExpanding) {
+  for (const char* bad : {"0-2147483647", "0-65536", "65536", "99999999999", "0-99999999999", "2147483648"}) {
+    const std::string msg = error_of([&] { parse_cpulist(bad, "--cpu-nodes"); });
+    EXPECT_NE(msg.find("in --cpu-nodes"), std::string::npos) << bad << ": " << msg;
+    EXPECT_NE(msg.find(bad), std::string::npos) << bad << ": " << msg;
+  }
+  EXPECT_EQ(parse_cpulist("0-65535", "x").size(), 65536u);
+  EXPECT_EQ(parse_cpulist("0-7", "x", 7).size(), 8u);
+  EXPECT_NE(error_of([] { parse_cpulist("8", "x", 7); }).find("larger than 7"), std::string::npos);
+  // Repeated and overlapping ranges are merged, not multiplied.
+  std::string repeated;
+  for (int i = 0; i < 2000; ++i) repeated += "0-65535,";
+  EXPECT_EQ(parse_cpulist(repeated, "x").size(), 65536u);
+  EXPECT_EQ(parse_cpulist("8,0-3,2-5,8", "x"), (std::vector<int>{0, 1, 2, 3, 4, 5, 8}));
+  for (const char* bad : {"-1", "1--2", "3-1", "0,,1", "1-", "x"})
+    EXPECT_NE(error_of([&] { parse_cpulist(bad, "x"); }), "(no error)") << bad;
+}
+
+TEST(SysfsErrors, HugeCpulistIsRefused) {
+  TempTree tree("cxl-region");
+  std::ofstream(tree.dir / "sys/devices/system/node/node0/cpulist") << "0-2147483647\n";
+  const std::string msg = error_of([&] { read_sysfs(tree.root()); });
+  EXPECT_NE(msg.find("node0/cpulist"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("larger than"), std::string::npos) << msg;
+}
+
 TEST(SysfsErrors, OptionalPartsBecomeNotes) {
   TempTree tree("hmat-tier");
   fs::remove_all(tree.dir / "sys/devices/virtual");

@@ -1,7 +1,11 @@
 #pragma once
 // Crafted reports for the reports tests: deterministic samples around a chosen median, so the
 // expected compare decisions and table cells are known in advance.
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -28,6 +32,18 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Makes a character device node at `path` (e.g. 1,3 = null, 1,7 = full): tests write to private
+// copies, never to the machine's /dev/null or /dev/full, so a writer that regresses to
+// replace-by-rename breaks only the test, not every later command on the machine. False (the
+// caller skips) when this process may not make device nodes (not root, a nodev mount).
+inline bool make_char_device(const std::string& path, unsigned major_id, unsigned minor_id) {
+  if (::mknod(path.c_str(), S_IFCHR | 0666, makedev(major_id, minor_id)) != 0) return false;
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
 
 // n samples ~ median_ns * (1 + rel_noise * N(0,1)), seeded by (seed, seq_len).
 inline std::vector<double> noisy_samples(double median_ns, double rel_noise, int n, uint64_t seed) {

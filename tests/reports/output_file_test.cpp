@@ -109,23 +109,35 @@ TEST(OutputFile, FifoIsWrittenInPlaceAndStaysAFifo) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);  // no temporaries
 }
 
+// Device nodes are private copies (testing::make_char_device): a regressed writer must not
+// replace the machine's /dev/null or /dev/full.
 TEST(OutputFile, DevNullIsWrittenInPlace) {
-  write_output("/dev/null", "discarded\n");
-  EXPECT_TRUE(S_ISCHR(lstat_mode("/dev/null")));
+  TempDir dir;
+  const std::string null = dir.file("null");
+  if (!testing::make_char_device(null, 1, 3)) GTEST_SKIP() << "cannot make device nodes here (needs root)";
+  write_output(null, "discarded\n");
+  EXPECT_TRUE(S_ISCHR(lstat_mode(null)));
 }
 
 TEST(OutputFile, DevFullFailsWithTheReasonAndStaysADevice) {
-  const Error e = error_of([] { write_output("/dev/full", "no room\n"); });
+  TempDir dir;
+  const std::string full = dir.file("full");
+  if (!testing::make_char_device(full, 1, 7)) GTEST_SKIP() << "cannot make device nodes here (needs root)";
+  const Error e = error_of([&] { write_output(full, "no room\n"); });
   EXPECT_EQ(e.exit_code(), kExitFailure);
-  EXPECT_TRUE(contains(e.what(), "/dev/full")) << e.what();
+  EXPECT_TRUE(contains(e.what(), full)) << e.what();
   EXPECT_TRUE(contains(e.what(), "No space left on device")) << e.what();
-  EXPECT_TRUE(S_ISCHR(lstat_mode("/dev/full")));
+  EXPECT_TRUE(S_ISCHR(lstat_mode(full)));
 }
 
 TEST(OutputFile, DashAndDevStdoutWriteToDescriptorOne) {
   EXPECT_EQ(captured_stdout([] { write_output("-", "dash\n"); }), "dash\n");
-  EXPECT_EQ(captured_stdout([] { write_output("/dev/stdout", "named\n"); }), "named\n");
-  EXPECT_TRUE(S_ISLNK(lstat_mode("/dev/stdout")));
+  // A link like /dev/stdout (a private one: a regressed writer must not replace the machine's).
+  TempDir dir;
+  const std::string link = dir.file("stdout");
+  fs::create_symlink("/proc/self/fd/1", link);
+  EXPECT_EQ(captured_stdout([&] { write_output(link, "named\n"); }), "named\n");
+  EXPECT_TRUE(S_ISLNK(lstat_mode(link)));
   EXPECT_TRUE(is_stdout_path("-"));
   EXPECT_TRUE(is_stdout_path("/proc/self/fd/1"));
   EXPECT_FALSE(is_stdout_path("/dev/stderr"));

@@ -1,0 +1,181 @@
+// Numeric options (cli/numeric_options.h on core/parse.h): each bad value is refused while the
+// command line is parsed, with exit 2, the option named, the value quoted and a fix; nothing
+// runs with a silently wrong value (issue 14, defects 5 and 7). First the CLI11 wiring on its
+// own, then representative options end to end through the built binary (HB_BINARY).
+#include "cli/numeric_options.h"
+
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/thread_pool.h"
+
+namespace hb::cli {
+namespace {
+
+// Parses `args` with one option declared by `declare`; returns CLI11's error text or "".
+template <class Declare>
+std::string parse_with(Declare declare, std::vector<std::string> args) {
+  CLI::App app{"t"};
+  declare(app);
+  std::vector<const char*> argv{"t"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+TEST(NumericOptions, StoreStrictlyParsedValues) {
+  int n = 0;
+  double x = 0, s = 0;
+  int64_t bytes = 0;
+  uint64_t seed = 0;
+  auto declare = [&](CLI::App& app) {
+    add_integer_option(app, "--n", n, "", 1, 4096);
+    add_real_option(app, "--x", x, "", parse::RealRange::above(0));
+    add_seconds_option(app, "--s", s, "", parse::RealRange::above(0));
+    add_size_option(app, "--bytes", bytes, "", 1 << 20);
+    add_integer_option(app, "--seed", seed, "");
+  };
+  EXPECT_EQ(parse_with(declare, {"--n", "16", "--x", "0.05", "--s", "500ms", "--bytes", "1.5G", "--seed",
+                                 "18446744073709551615"}),
+            "");
+  EXPECT_EQ(n, 16);
+  EXPECT_EQ(x, 0.05);
+  EXPECT_EQ(s, 0.5);
+  EXPECT_EQ(bytes, int64_t{3} << 29);
+  EXPECT_EQ(seed, 18446744073709551615u);
+}
+
+TEST(NumericOptions, RefuseWithOptionValueAndFix) {
+  int n = 0;
+  double x = 0;
+  int64_t bytes = 0;
+  auto declare = [&](CLI::App& app) {
+    add_integer_option(app, "--batch", n, "", 1, 4096);
+    add_real_option(app, "--max-noise", x, "", parse::RealRange::above(0));
+    add_size_option(app, "--accelerator-memory", bytes, "", 1 << 20);
+  };
+  for (const auto& [opt, bad] : std::vector<std::pair<std::string, std::string>>{
+           {"--batch", "2x"}, {"--batch", "1.9"}, {"--batch", "0"}, {"--max-noise", "nan"}, {"--max-noise", "inf"},
+           {"--accelerator-memory", "inf"}, {"--accelerator-memory", "nan"}, {"--accelerator-memory", "0.5"},
+           {"--accelerator-memory", "1e30G"}}) {
+    const std::string err = parse_with(declare, {opt, bad});
+    EXPECT_EQ(err.rfind(opt + ":", 0), 0u) << opt << " " << bad << ": " << err;
+    EXPECT_NE(err.find("'" + bad + "'"), std::string::npos) << err;
+    EXPECT_NE(err.find("fix:"), std::string::npos) << err;
+  }
+}
+
+TEST(NumericOptions, ThreadOptionsStopAtTheAllowedCpus) {
+  int t = 0;
+  auto declare = [&](CLI::App& app) {
+    add_integer_option(app, "--host-threads", t, "", 0, max_threads_option(), max_threads_note());
+  };
+  const int cpus = static_cast<int>(allowed_cpus().size());
+  EXPECT_EQ(parse_with(declare, {"--host-threads", std::to_string(cpus)}), "");
+  const std::string err = parse_with(declare, {"--host-threads", "200000"});
+  EXPECT_NE(err.find("--host-threads"), std::string::npos) << err;
+  EXPECT_NE(err.find("may run on " + std::to_string(cpus) + " CPUs"), std::string::npos) << err;
+}
+
+// ---- end to end -------------------------------------------------------------------------------
+
+struct Ran {
+  int rc = -1;
+  std::string out;  // stdout and stderr
+  double seconds = 0;
+};
+
+// Runs the binary under a 30 s timeout and an 8 GB address-space cap, so a regression (an
+// unbounded sweep, a huge CPU list, 200000 threads) fails the test instead of the machine.
+Ran run_cli(const std::string& args) {
+  const std::string cmd = "bash -c 'ulimit -v 8000000; exec timeout 30 " + std::string(HB_BINARY) + " " + args + "' 2>&1";
+  Ran r;
+  const auto start = std::chrono::steady_clock::now();
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int st = ::pclose(p);
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+class NumericOptionsCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(HB_BINARY)) GTEST_SKIP() << "hybridbench not built: " << HB_BINARY;
+  }
+  // Exit 2, quickly, with every `needle` in the output, and never an internal error.
+  static void expect_refused(const std::string& args, const std::vector<std::string>& needles) {
+    const Ran r = run_cli(args);
+    EXPECT_EQ(r.rc, 2) << args << "\n" << r.out;
+    EXPECT_LT(r.seconds, 20) << args;
+    for (const auto& n : needles) EXPECT_NE(r.out.find(n), std::string::npos) << args << ": no '" << n << "' in\n" << r.out;
+    EXPECT_EQ(r.out.find("internal error"), std::string::npos) << args << "\n" << r.out;
+  }
+};
+
+TEST_F(NumericOptionsCli, RunRefusesSilentlyWrongValues) {
+  for (const char* v : {"inf", "nan", "0.5", "1e30G"})
+    expect_refused(std::string("run -q --accelerator-memory ") + v, {"--accelerator-memory", std::string("'") + v + "'"});
+  expect_refused("run -q --batch 2x", {"--batch", "'2x'"});
+  expect_refused("run -q --batch 1.9", {"--batch", "'1.9'"});
+  expect_refused("run -q --warmup -5", {"--warmup", "'-5'"});
+  expect_refused("run -q --max-noise nan", {"--max-noise", "'nan'"});
+  expect_refused("run -q --timeout nan", {"--timeout", "'nan'"});
+  expect_refused("run -q --strategy h2o --opt h2o.heavy_ratio=nan", {"--opt", "nan"});
+  expect_refused("run -q --seq-len 1:1000:xnan", {"--seq-len", "'nan'"});
+  expect_refused("run -q --seq-len 1:1000:xabc", {"--seq-len", "'abc'"});
+  expect_refused("validate-model -q --accelerator-memory 1e30G", {"--accelerator-memory", "'1e30G'"});
+  expect_refused("validate-model -q --batch 2x", {"--batch", "'2x'"});
+  expect_refused("run -q --seed -1", {"--seed", "'-1'"});
+  expect_refused("run -q --gather-timeout nan", {"--gather-timeout", "'nan'"});
+  expect_refused("run -q --strategy cpu-only --seq-len 256 --kv-node 1x", {"--kv-node", "'1x'"});  // was node 1
+  expect_refused("run -q --strategy cpu-only --seq-len 256 --emulate-cxl bandwidth=inf,latency=5", {"--emulate-cxl", "inf"});
+  expect_refused("topo --cpu-node 99999999999", {"--cpu-node", "'99999999999'"});
+  expect_refused("probe --quiet --duration nan", {"--duration", "'nan'"});
+}
+
+TEST_F(NumericOptionsCli, CompareRefusesNonFiniteTolerances) {
+  // Refused while parsing, before the (missing) reports are read.
+  expect_refused("compare a.json b.json --accuracy-tolerance nan", {"--accuracy-tolerance", "'nan'"});
+  expect_refused("compare a.json b.json --recall-tolerance -5", {"--recall-tolerance", "'-5'"});
+  expect_refused("compare a.json b.json --threshold 5%", {"--threshold", "'5%'"});
+}
+
+TEST_F(NumericOptionsCli, UnboundedInputsFailFast) {
+  expect_refused("run -q --seq-len 1:1000000000000:+1", {"--seq-len", "1000000000000 points", "10000"});
+  expect_refused("run -q --seq-len 1:9223372036854775807:+4611686018427387904", {"--seq-len", "9223372036854775807"});
+  expect_refused("probe --quiet --cpu-nodes 0-2147483647", {"--cpu-nodes", "0-2147483647"});
+  const std::string cpus = std::to_string(allowed_cpus().size());
+  expect_refused("run -q --host-threads 200000", {"--host-threads", "'200000'", "may run on " + cpus + " CPUs"});
+  expect_refused("run -q --accelerator-threads 200000", {"--accelerator-threads", "may run on " + cpus + " CPUs"});
+}
+
+TEST_F(NumericOptionsCli, ConfigValuesAreParsedLikeOptions) {
+  const std::string dir = ::testing::TempDir();
+  const std::string cfg = dir + "hb_numeric_options_config.json";
+  std::ofstream(cfg) << R"({"decode-steps": "abc"})";
+  expect_refused("run -q --config " + cfg, {cfg, "decode-steps", "'abc'"});
+  std::ofstream(cfg) << R"({"accelerator-memory": "1e30G"})";
+  expect_refused("run -q --config " + cfg, {cfg, "accelerator-memory", "'1e30G'"});
+  std::ofstream(cfg) << R"({"seq-len": "1:1000:xabc"})";
+  expect_refused("run -q --config " + cfg, {"--seq-len", "'abc'"});
+  std::remove(cfg.c_str());
+}
+
+}  // namespace
+}  // namespace hb::cli
