@@ -31,10 +31,11 @@ const std::string kSlowSweep =
     "run --model qwen2.5-0.5b --seq-len 16k,20k,24k,28k,32k --strategy cpu-only,full-gpu --decode-steps 400 "
     "--warmup 1 --min-samples 400 --accuracy-steps 1 --timeout 0.3 --accelerator cpu --accelerator-threads 1 "
     "--host-threads 1 -q";
-// Fast: three units of two points.
-const std::string kFastSweep =
-    "run --model qwen2.5-0.5b --seq-len 256,512,768 --strategy cpu-only,full-gpu --decode-steps 4 --warmup 1 "
-    "--min-samples 2 --accuracy-steps 1 --accelerator cpu --accelerator-threads 1 --host-threads 1 -q";
+// Fast: three units of two points (kFastBase leaves --strategy and --accelerator to the test).
+const std::string kFastBase =
+    "run --model qwen2.5-0.5b --seq-len 256,512,768 --decode-steps 4 --warmup 1 --min-samples 2 --accuracy-steps 1 "
+    "--accelerator-threads 1 --host-threads 1 -q";
+const std::string kFastSweep = kFastBase + " --strategy cpu-only,full-gpu --accelerator cpu";
 
 std::vector<std::string> split_args(const std::string& s) {
   std::vector<std::string> v;
@@ -186,12 +187,12 @@ TEST_F(RunCli, FailureMidSweepKeepsFinishedPoints) {
 
 TEST_F(RunCli, FixableFailuresExitTwoBeforeTheSweep) {
   const std::string out = file("u.json");
-  EXPECT_EQ(run(kFastSweep + " --accelerator tpu --out " + out), 2) << out_;
+  EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator tpu --out " + out), 2) << out_;
   EXPECT_NE(out_.find("unknown accelerator 'tpu'"), std::string::npos) << out_;
-  EXPECT_EQ(run(kFastSweep + " --strategy h2o --opt h2o.heavy_ratio=-1 --out " + out), 2) << out_;
+  EXPECT_EQ(run(kFastBase + " --accelerator cpu --strategy h2o --opt h2o.heavy_ratio=-1 --out " + out), 2) << out_;
   EXPECT_NE(out_.find("h2o.heavy_ratio"), std::string::npos) << out_;
   if (!cuda_available()) {
-    EXPECT_EQ(run(kFastSweep + " --accelerator cuda --out " + out), 2) << out_;
+    EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator cuda --out " + out), 2) << out_;
     EXPECT_NE(out_.find("no GPU is usable"), std::string::npos) << out_;
   }
   // Refused before anything ran: no report, and no journal left to block the next run.
