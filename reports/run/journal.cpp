@@ -42,11 +42,23 @@ std::string start_over(const std::string& path) { return "or delete " + path + "
 std::string journal_path(const std::string& report_path) { return report_path + ".partial.jsonl"; }
 
 Journal Journal::create(const std::string& path, const SweepIdentity& identity) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
-  if (fd < 0 && errno == EEXIST)
-    throw Error(path + " holds the finished points of an interrupted sweep, which this run would lose",
-                "continue that sweep with the same options and --resume " +
-                    path.substr(0, path.size() - std::string(".partial.jsonl").size()) + ", " + start_over(path));
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+  if (fd < 0 && errno == EEXIST) {
+    // A journal without a finished point (a run killed during its first unit) loses nothing.
+    int64_t points = -1;
+    try {
+      points = read_journal(path).points;
+    } catch (const Error&) {
+      // damaged: refused below, the user decides
+    }
+    if (points == 0 && ::unlink(path.c_str()) == 0)
+      fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+    else
+      throw Error(path + " holds " + (points > 0 ? std::to_string(points) + " finished points" : "the journal") +
+                      " of an interrupted sweep, which this run would lose",
+                  "continue that sweep with the same options and --resume " +
+                      path.substr(0, path.size() - std::string(".partial.jsonl").size()) + ", " + start_over(path));
+  }
   if (fd < 0)
     throw Error("cannot create the sweep journal " + path + ": " + errno_text(),
                 "check that the directory of --out exists and is writable", kExitFailure);

@@ -293,6 +293,13 @@ TEST_F(JournalFile, CutLastLineIsIgnoredAndARerunUnitReplacesTheEarlierOne) {
   EXPECT_EQ(c.units.begin()->second[0].step.samples_ns, rec.units[0].points[0].step.samples_ns);
 }
 
+TEST_F(JournalFile, AJournalWithoutPointsDoesNotBlockANewRun) {
+  const SweepSpec spec = tiny_spec();
+  { Journal j = Journal::create(path_, identity(spec)); }  // killed during its first unit
+  EXPECT_NO_THROW(Journal::create(path_, identity(spec)));
+  EXPECT_EQ(read_journal(path_).points, 0);
+}
+
 TEST_F(JournalFile, DifferentOptionsAreNamed) {
   SweepSpec spec = tiny_spec();
   const SweepIdentity was = identity(spec);

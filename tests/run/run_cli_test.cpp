@@ -169,6 +169,18 @@ TEST_F(RunCli, SigtermExits143WithTheFinishedPoints) {
   EXPECT_GE(part.points.size(), 2u);
 }
 
+TEST_F(RunCli, SecondCtrlCExitsAtOnceTheJournalKeepsThePoints) {
+  const std::string out = file("s.json"), journal = out + ".partial.jsonl";
+  const pid_t pid = start(kSlowSweep + " --out " + out);
+  ASSERT_TRUE(wait_for_a_point(journal, pid));
+  ::kill(pid, SIGINT);
+  ::kill(pid, SIGINT);  // does not wait for the step in progress
+  ASSERT_EQ(wait(pid), 130) << out_;
+  EXPECT_GE(lines(journal), 2);  // header + the finished points: --resume can continue
+  ASSERT_EQ(run(kSlowSweep + " --resume " + out), 0) << out_;
+  EXPECT_EQ(reports::read_report(out).points.size(), 10u);
+}
+
 TEST_F(RunCli, FailureMidSweepKeepsFinishedPoints) {
   // HB_TEST_FAIL_AFTER_POINTS (cli/README.md): the error a failed thread creation raises,
   // once 2 points have finished.
