@@ -7,7 +7,6 @@
 #include <iostream>
 #include <system_error>
 
-#include "cli/platform_setup.h"
 #include "core/build_info.h"
 #include "core/error.h"
 #include "reports/json_io.h"
@@ -36,11 +35,12 @@ int64_t env_count(const char* name) {
 
 }  // namespace
 
-run::SweepIdentity sweep_identity(const run::SweepSpec& spec, const std::map<std::string, std::string>& extra) {
+run::SweepIdentity sweep_identity(const run::SweepSpec& spec, const std::map<std::string, std::string>& extra,
+                                  const std::string& command_line) {
   run::SweepIdentity id;
   const auto& b = build_info();
   id.build = b.version + " " + b.git_commit + " " + b.build_type;
-  id.command_line = command_line_text();
+  id.command_line = command_line;
   id.options = spec.echo();
   id.options["accelerator_threads"] = std::to_string(spec.accelerator.cpu_threads);
   id.options["device"] = std::to_string(spec.accelerator.device);
