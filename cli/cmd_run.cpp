@@ -312,7 +312,7 @@ CommandFn add_run_command(CLI::App& app) {
   sub->add_option("--emulate-cxl", s.emulate_cxl, "node=N (a NUMA node plays CXL) or bandwidth=GBps,latency=ns");
   sub->add_option("--out", a->out, "Report path (default: hybridbench-<UTC time>.json here)");
   sub->add_option("--resume", a->resume,
-                  "Continue the interrupted sweep whose report is OUT (Ctrl-C, SIGTERM, a failed point): its finished "
+                  "Continue the interrupted sweep whose report is OUT (Ctrl-C, SIGTERM, a failure mid-sweep): its finished "
                   "points come from OUT.partial.jsonl, the rest run; give the same options as the first run")
       ->type_name("OUT");
   sub->add_option("--mode", a->mode,
