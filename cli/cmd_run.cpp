@@ -245,8 +245,8 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
       if (!a.quiet) print_summary(r);
     });
   }
-  std::map<std::string, std::string> resume_must_match = {{"mode", a.mode}};
-  for (const auto& p : platforms) resume_must_match["platform." + p.name] = p.origin + " (" + p.source + ")";
+  std::map<std::string, std::string> resume_must_match = {{"--mode", a.mode}};
+  for (const auto& p : platforms) resume_must_match["--platform " + p.name] = p.origin + " (" + p.source + ")";
   SweepSession session(out, sweep_identity(spec, resume_must_match, command_line_text()), !a.resume.empty());
   control = session.control();
   on_points_done = [&](int64_t done) { session.check_injected_failure(done); };

@@ -41,10 +41,22 @@ run::SweepIdentity sweep_identity(const run::SweepSpec& spec, const std::map<std
   const auto& b = build_info();
   id.build = b.version + " " + b.git_commit + " " + b.build_type;
   id.command_line = command_line;
-  id.options = spec.echo();
-  id.options["accelerator_threads"] = std::to_string(spec.accelerator.cpu_threads);
-  id.options["device"] = std::to_string(spec.accelerator.device);
-  id.options["host_threads"] = std::to_string(spec.host_threads);
+  // Keyed by the flag a user would change, so a mismatch names it ("option --seq-len differs").
+  static const std::map<std::string, std::string> flag = {
+      {"models", "--model"}, {"kv_dtypes", "--kv-dtype"}, {"seq_lens", "--seq-len"}, {"batches", "--batch"},
+      {"strategies", "--strategy"}, {"decode_steps", "--decode-steps"}, {"page_tokens", "--page-tokens"},
+      {"workload", "--workload"}, {"seed", "--seed"}, {"accuracy_steps", "--accuracy-steps"},
+      {"repetitions", "--repetitions"}, {"warmup_steps", "--warmup"}, {"min_samples", "--min-samples"},
+      {"max_noise", "--max-noise"}, {"min_time_s", "--min-time"}, {"timeout_s", "--timeout"},
+      {"accelerator", "--accelerator"}, {"accelerator_capacity_bytes", "--accelerator-memory"},
+      {"kv_node", "--kv-node"}, {"emulate_cxl", "--emulate-cxl"}};
+  for (const auto& [k, v] : spec.echo()) {
+    auto f = flag.find(k);
+    id.options[f != flag.end() ? f->second : k.rfind("opt.", 0) == 0 ? "--opt " + k.substr(4) : k] = v;
+  }
+  id.options["--accelerator-threads"] = std::to_string(spec.accelerator.cpu_threads);
+  id.options["--device"] = std::to_string(spec.accelerator.device);
+  id.options["--host-threads"] = std::to_string(spec.host_threads);
   for (const auto& [k, v] : extra) id.options[k] = v;
   return id;
 }

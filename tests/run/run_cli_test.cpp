@@ -136,7 +136,7 @@ TEST_F(RunCli, CtrlCKeepsFinishedPointsAndResumeCompletesThem) {
   std::string other = kSlowSweep;
   other.replace(other.find("16k,20k,"), 8, "");
   EXPECT_EQ(run(other + " --resume " + out), 2) << out_;
-  EXPECT_NE(out_.find("option seq_lens differs"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("option --seq-len differs"), std::string::npos) << out_;
   // A new sweep onto the same file would lose the journal's points: refused too.
   EXPECT_EQ(run(kSlowSweep + " --out " + out), 2) << out_;
   EXPECT_NE(out_.find("--resume"), std::string::npos) << out_;
