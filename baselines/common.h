@@ -68,13 +68,13 @@ inline int64_t pages_for(int64_t tokens, int page_tokens) { return (tokens + pag
 // rows of `io` (its accelerator buffers, or with `host` its host mirrors) over the KV view
 // kv_of(b). Callers add logits or token ranges to the result.
 template <class ViewOf>
-std::vector<cpu::DecodeAttentionArgs> batch_attention_args(const Problem& p, StepIO& io, ViewOf&& kv_of,
+std::vector<DecodeAttentionArgs> batch_attention_args(const Problem& p, StepIO& io, ViewOf&& kv_of,
                                                            bool host = false) {
   const size_t hq = static_cast<size_t>(p.shape.q_heads), d = static_cast<size_t>(p.shape.head_dim);
   float* q = host ? io.q_host.data() : io.q_dev();
   float* o = host ? io.o_host.data() : io.o_dev();
   float* lse = host ? io.lse_host.data() : io.lse_dev();
-  std::vector<cpu::DecodeAttentionArgs> args(static_cast<size_t>(p.batch));
+  std::vector<DecodeAttentionArgs> args(static_cast<size_t>(p.batch));
   for (int b = 0; b < p.batch; ++b) {
     auto& a = args[static_cast<size_t>(b)];
     a.q = q + static_cast<size_t>(b) * hq * d;

@@ -133,7 +133,7 @@ class H2o final : public baselines::KvStrategyBase {
     std::vector<int64_t> slot(static_cast<size_t>(B) * Hkv);
     int64_t attended_tokens = 0;
     for (int b = 0; b < B; ++b) {
-      const DecodeStep& st = (*problem_->workloads)[b].steps[s];
+      const DecodeStep& st = (*problem_->workloads)[b].step(s);
       PagedKvCache& c = kv_->cache(b);
       if (count_[b] < cap_) {
         c.append_token(st.k.data(), st.v.data(), kv_->k_arena(), kv_->v_arena());
@@ -234,7 +234,7 @@ class H2o final : public baselines::KvStrategyBase {
         o(static_cast<size_t>(kQueriesPerPass) * Hq * d);
     for (int64_t i0 = 0; i0 < nq; i0 += kQueriesPerPass) {
       const int64_t m = std::min(kQueriesPerPass, nq - i0);
-      std::vector<cpu::DecodeAttentionArgs> args(m);
+      std::vector<DecodeAttentionArgs> args(m);
       for (int64_t j = 0; j < m; ++j) {
         auto& a = args[j];
         a.q = w.prompt_queries.data() + static_cast<size_t>(i0 + j) * Hq * d;

@@ -305,7 +305,7 @@ class Quest final : public baselines::KvStrategyBase {
   struct SelectedPages {
     std::vector<PageRef> table;
     std::vector<KvHeadView> heads;
-    std::vector<cpu::DecodeAttentionArgs> args;
+    std::vector<DecodeAttentionArgs> args;
   };
   template <class PageOf>
   SelectedPages selected_pages(int64_t kp, int64_t tokens, PageOf&& page_of) {

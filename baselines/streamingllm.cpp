@@ -86,7 +86,7 @@ class StreamingLlm final : public baselines::KvStrategyBase {
     // The new token (produced on the accelerator) enters the window, evicting the oldest one.
     int64_t attended_tokens = 0;
     for (int b = 0; b < B; ++b) {
-      const DecodeStep& st = (*problem_->workloads)[b].steps[s];
+      const DecodeStep& st = (*problem_->workloads)[b].step(s);
       PagedKvCache& c = kv_->cache(b);
       if (static_cast<int64_t>(pos_[b].size()) < cap_) {
         c.append_token(st.k.data(), st.v.data(), kv_->k_arena(), kv_->v_arena());

@@ -2,6 +2,8 @@
 // statistics and the table live in reports/compare*.
 #include <iostream>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "cli/command.h"
 #include "core/error.h"
@@ -9,6 +11,7 @@
 #include "reports/compare_render.h"
 #include "reports/exporters.h"
 #include "reports/json_io.h"
+#include "reports/output_file.h"
 
 namespace hb::cli {
 
@@ -21,16 +24,26 @@ struct CompareArgs {
   bool quiet = false;
 };
 
+// The files compare may write, by option.
+std::vector<std::pair<std::string, std::string>> outputs(const CompareArgs& a) {
+  return {{"--json", a.json_out}, {"--bmf", a.bmf_out}, {"--github-benchmark", a.github_out}};
+}
+
 int compare_command(const CompareArgs& a) {
   reports::validate(a.options);  // before reading: a bad flag should not wait for two files
+  for (const auto& [option, path] : outputs(a)) reports::check_output_path(option, path, {a.old_path, a.new_path});
+  reports::check_distinct_outputs(outputs(a));
   const reports::Report old_report = reports::read_report(a.old_path);
   const reports::Report new_report = reports::read_report(a.new_path);
   const reports::CompareResult result = reports::compare_reports(old_report, new_report, a.options);
-  if (!a.quiet) std::cout << reports::compare_table_text(result);
+  // With an output on standard output, the table goes to stderr so stdout stays machine-readable.
+  bool any_stdout = false;
+  for (const auto& o : outputs(a)) any_stdout = any_stdout || reports::is_stdout_path(o.second);
+  if (!a.quiet) (any_stdout ? std::cerr : std::cout) << reports::compare_table_text(result);
   if (!a.json_out.empty())
-    reports::write_file_atomic(a.json_out, reports::compare_json_text(result, a.old_path, a.new_path));
-  if (!a.bmf_out.empty()) reports::write_file_atomic(a.bmf_out, reports::bmf_json_text(new_report));
-  if (!a.github_out.empty()) reports::write_file_atomic(a.github_out, reports::github_benchmark_json_text(new_report));
+    reports::write_output(a.json_out, reports::compare_json_text(result, a.old_path, a.new_path));
+  if (!a.bmf_out.empty()) reports::write_output(a.bmf_out, reports::bmf_json_text(new_report));
+  if (!a.github_out.empty()) reports::write_output(a.github_out, reports::github_benchmark_json_text(new_report));
   if (result.has_regression()) {
     std::cerr << "hybridbench: compare: " << result.regressions << " regression(s) in " << a.new_path << " vs "
               << a.old_path << "\n";
@@ -71,7 +84,9 @@ CommandFn add_compare_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--needle-tolerance", o.needle_tolerance, "Absolute drop in needle success rate allowed")
       ->capture_default_str();
-  sub->add_option("--json", a->json_out, "Also write the verdicts as JSON (schema hybridbench.compare/1)");
+  sub->add_option("--json", a->json_out,
+                  "Also write the verdicts as JSON (schema hybridbench.compare/1; - = stdout, the table then goes to "
+                  "stderr)");
   sub->add_option("--bmf", a->bmf_out, "Also write NEW in Bencher Metric Format (bencher run --adapter json)");
   sub->add_option("--github-benchmark", a->github_out,
                   "Also write NEW for github-action-benchmark (tool: customSmallerIsBetter)");

@@ -13,6 +13,7 @@
 #include "memtier/probe.h"
 #include "memtier/profile.h"
 #include "memtier/settings.h"
+#include "reports/output_file.h"
 
 namespace hb::cli {
 
@@ -74,7 +75,8 @@ CommandFn add_probe_command(CLI::App& app) {
   sub->add_flag("--quick", args->quick, "Smaller buffers and a shorter time per figure (about 4x faster)");
   sub->add_option("--duration", args->duration, "Seconds of sampling per figure (default 0.5, --quick 0.1)")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--out", args->out, "Write a platform profile (JSON) for `--platform FILE`");
+  sub->add_option("--out", args->out,
+                  "Write a platform profile (JSON) for `--platform FILE` (- = stdout, instead of the table)");
   sub->add_option("--cpu-nodes", args->cpu_nodes, "CPU nodes to probe from, e.g. 0 or 0-1 (default: all)");
   sub->add_option("--mem-nodes", args->mem_nodes, "Memory nodes to probe, e.g. 0,2 (default: all with memory)");
   sub->add_option("--cpu-node", args->discover.cpu_node, "Reference CPU node for the kinds shown");
@@ -86,6 +88,8 @@ CommandFn add_probe_command(CLI::App& app) {
   sub->add_option("--device", args->device, "CUDA device whose links (pinned H2D/D2H) and HBM copy are measured")
       ->capture_default_str();
   return [args] {
+    reports::check_output_path("--out", args->out);  // before probing: a bad path should cost nothing
+    reports::check_distinct_outputs({{"--out", args->out}, {"--json", args->json ? "-" : ""}});
     const Topology topo = discover(args->discover);
     ProbeOptions opts = args->quick ? ProbeOptions::quick() : ProbeOptions{};
     if (args->duration > 0) opts.seconds_per_figure = args->duration;
@@ -103,11 +107,12 @@ CommandFn add_probe_command(CLI::App& app) {
       result.links.push_back({l.name, l.host_node, l.device, Figure::of(std::move(l.gbps))});
     if (!quiet) std::cerr << "probe: " << (no_gpu.empty() ? "GPU links measured" : "no GPU links: " + no_gpu) << "\n";
     PlatformProfile profile = make_platform_profile(topo, read_system_settings(), result);
-    if (!args->out.empty()) save_platform_profile(profile, args->out);
+    if (!args->out.empty()) reports::write_output(args->out, platform_profile_json(profile));
     if (args->json) {
       std::cout << platform_profile_json(profile);
       return kExitOk;
     }
+    if (reports::is_stdout_path(args->out)) return kExitOk;  // the profile is on stdout; no table there
     std::cout << "Probe of this machine (reference CPU node " << topo.cpu_node << ")\n";
     print_table(std::cout, result);
     if (topo.simulated_cxl)

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "reports/html.h"
 #include "reports/json_io.h"
+#include "reports/output_file.h"
 #include "reports/tables.h"
 
 namespace hb::cli {
@@ -19,16 +20,21 @@ struct ReportArgs {
 };
 
 int report_command(const ReportArgs& a) {
+  // Before reading: a bad output path, or one that is the input, fails before any work.
+  reports::check_output_path("--out", a.out, {a.path});
+  reports::check_output_path("--html", a.html, {a.path});
+  // No --out means the table goes to standard output, which --html - would share.
+  reports::check_distinct_outputs({{"--out", a.out.empty() ? "-" : a.out}, {"--html", a.html}});
   const reports::Report report = reports::read_report(a.path);
   const std::string text =
       a.format == "csv" ? reports::csv_report(report, a.tables) : reports::markdown_report(report, a.tables);
   if (a.out.empty())
     std::cout << text;
   else
-    reports::write_file_atomic(a.out, text);
+    reports::write_output(a.out, text);
   if (!a.html.empty()) {
-    reports::write_file_atomic(a.html, reports::html_report(report, a.tables));
-    std::cerr << "hybridbench: wrote " << a.html << "\n";
+    reports::write_output(a.html, reports::html_report(report, a.tables));
+    if (!reports::is_stdout_path(a.html)) std::cerr << "hybridbench: wrote " << a.html << "\n";
   }
   return kExitOk;
 }
@@ -49,8 +55,10 @@ CommandFn add_report_command(CLI::App& app) {
   sub->add_option("--format", a->format, "Table format: md (markdown) or csv (one row per point)")
       ->check(CLI::IsMember({"md", "csv"}))
       ->capture_default_str();
-  sub->add_option("--out", a->out, "Write the table here instead of stdout");
-  sub->add_option("--html", a->html, "Also write a self-contained HTML page with charts (works offline)");
+  sub->add_option("--out", a->out, "Write the table here instead of stdout (- = stdout)");
+  sub->add_option("--html", a->html,
+                  "Also write a self-contained HTML page with charts (works offline; - = stdout, then give the "
+                  "table --out FILE)");
   sub->add_option("--reference", a->tables.reference,
                   "Strategy the speedups are against (default: full-gpu when present, else the first by name)");
   return [a] { return report_command(*a); };

@@ -19,6 +19,7 @@
 #include "hybrid/register.h"
 #include "reports/format.h"
 #include "reports/json_io.h"
+#include "reports/output_file.h"
 #include "reports/text_table.h"
 #include "reports/model/model_run.h"
 #include "reports/run/runner.h"
@@ -111,9 +112,10 @@ std::string default_out_path() {
   return buf;
 }
 
-// One line per point on stdout (the JSON has everything). Noise is the reports' robust figure,
-// IQR / (1.349 median), so a few preempted steps do not make a quiet point look noisy.
-void print_summary(const reports::Report& r) {
+// One line per point on `to` (stdout, or stderr when the JSON goes to stdout; the JSON has everything).
+// Noise is the reports' robust figure, IQR / (1.349 median), so a few preempted steps do not make a
+// quiet point look noisy.
+void print_summary(const reports::Report& r, std::FILE* to) {
   const bool any_modeled =
       std::any_of(r.points.begin(), r.points.end(), [](const auto& p) { return p.modeled.present(); });
   reports::TextTable t;
@@ -150,7 +152,7 @@ void print_summary(const reports::Report& r) {
     if (fleet) row.push_back(p.ran_on.host);
     t.add_row(std::move(row));
   }
-  std::fputs(t.plain().c_str(), stdout);
+  std::fputs(t.plain().c_str(), to);
 }
 
 int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
@@ -221,6 +223,16 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   std::shared_ptr<const run::SweepControl> control;  // single-process runs: journal, signals, resume
   std::function<void(int64_t)> on_points_done;      // the session's test hook (HB_TEST_FAIL_AFTER_POINTS)
   const std::string out = a.out.empty() ? default_out_path() : a.out;
+  // Before the sweep: a bad --out would otherwise lose it, and one that is an input would destroy it.
+  // (Fleet runs: only rank 0 writes, on a host the others may not share, so ranks do not check.)
+  if (a.distribute.empty()) {
+    std::vector<std::string> inputs = {a.config};
+    if (spec.workload.rfind("trace:", 0) == 0) inputs.push_back(spec.workload.substr(6));
+    for (const auto& p : a.platforms)
+      for (const auto& f : run::split_list(p)) inputs.push_back(f);
+    reports::check_output_path("--out", out, inputs);
+  }
+  std::FILE* const summary_to = reports::is_stdout_path(out) ? stderr : stdout;
   // One process's sweep on its own platform: the whole run, or one rank's share of a fleet run.
   auto sweep = [&](const run::SweepSpec& s, bool show_progress) {
     PlatformSetup platform = setup_platform(s);
@@ -242,7 +254,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
     run::resolve_strategies(spec.strategies);  // a typo fails here, before any rank starts MPI
     FleetRunOptions fo{a.distribute, a.gather_timeout_s, sub.get_option("--device")->count() > 0, out};
     return run_fleet(spec, fo, sweep, [&](const reports::Report& r) {
-      if (!a.quiet) print_summary(r);
+      if (!a.quiet) print_summary(r, summary_to);
     });
   }
   std::map<std::string, std::string> resume_must_match = {{"--mode", a.mode}};
@@ -252,7 +264,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   on_points_done = [&](int64_t done) { session.check_injected_failure(done); };
   reports::Report report = sweep(spec, true);
   return session.finish(report, [&](const reports::Report& r) {
-    if (!a.quiet) print_summary(r);
+    if (!a.quiet) print_summary(r, summary_to);
   });
 }
 
@@ -310,7 +322,9 @@ CommandFn add_run_command(CLI::App& app) {
                   "Host NUMA node for offloaded KV (default: the CPU's local node); with --distribute a list gives "
                   "one node per rank (0,1,...)");
   sub->add_option("--emulate-cxl", s.emulate_cxl, "node=N (a NUMA node plays CXL) or bandwidth=GBps,latency=ns");
-  sub->add_option("--out", a->out, "Report path (default: hybridbench-<UTC time>.json here)");
+  sub->add_option("--out", a->out,
+                  "Report path (default: hybridbench-<UTC time>.json here; - = stdout, the summary then goes to "
+                  "stderr)");
   sub->add_option("--resume", a->resume,
                   "Continue the interrupted sweep whose report is OUT (Ctrl-C, SIGTERM, a failure mid-sweep): its finished "
                   "points come from OUT.partial.jsonl, the rest run; give the same options as the first run")

@@ -16,6 +16,7 @@
 #include "core/thread_pool.h"
 #include "hybrid/register.h"
 #include "reports/json_io.h"
+#include "reports/output_file.h"
 #include "reports/model/calibrate.h"
 #include "reports/model/validate.h"
 
@@ -54,12 +55,6 @@ int64_t parse_size(const std::string& s) {
   return static_cast<int64_t>(v * m);
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  if (!out) throw Error("cannot write '" + path + "'", "check that the folder exists and is writable", kExitFailure);
-}
-
 int validate_command(ValidateArgs& a) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
@@ -91,6 +86,15 @@ int validate_command(ValidateArgs& a) {
   if (spec.accelerator.cpu_threads <= 0) spec.accelerator.cpu_threads = std::max(1, cpus / 2);
   if (spec.host_threads <= 0) spec.host_threads = std::max(1, cpus - spec.accelerator.cpu_threads);
   spec.validate();
+  // Before calibrating or measuring anything. --write-model may be --platform: it extends the
+  // document it read (see --help); the validation and the report may not overwrite the profile.
+  reports::check_output_path("--out", a.out, {a.platform});
+  reports::check_output_path("--report", a.report, {a.platform});
+  reports::check_output_path("--write-model", a.write_model);
+  reports::check_distinct_outputs({{"--out", a.out}, {"--report", a.report}, {"--write-model", a.write_model}});
+  // With an output on standard output, the human text goes to stderr so stdout stays JSON.
+  const bool json_on_stdout = reports::is_stdout_path(a.out) || reports::is_stdout_path(a.report) ||
+                              reports::is_stdout_path(a.write_model);
 
   auto say = [&](const std::string& line) {
     if (!a.quiet) std::cerr << "validate-model: " << line << "\n";
@@ -128,7 +132,7 @@ int validate_command(ValidateArgs& a) {
   }
   m.validate();
   if (!a.write_model.empty()) {
-    write_file(a.write_model, model::with_model_section(doc, m, a.platform.empty() ? "probe" : a.platform));
+    reports::write_output(a.write_model, model::with_model_section(doc, m, a.platform.empty() ? "probe" : a.platform));
     say("wrote the profile with its \"model\" member to " + a.write_model);
   }
 
@@ -145,9 +149,9 @@ int validate_command(ValidateArgs& a) {
   bar.finish();
   fill_context(v.measured.context, platform);
   v.measured.context.command_line = platform.command_line;
-  std::cout << model::validation_text(v, a.goal);
+  (json_on_stdout ? std::cerr : std::cout) << model::validation_text(v, a.goal);
   if (!a.out.empty()) {
-    write_file(a.out, model::validation_json(v, a.goal));
+    reports::write_output(a.out, model::validation_json(v, a.goal));
     say("wrote " + a.out);
   }
   if (!a.report.empty()) {
@@ -204,7 +208,8 @@ CommandFn add_validate_model_command(CLI::App& app) {
                 "Price steps only with the ceilings calibrated before the sweep (default: also re-measure them "
                 "next to each step, for machines shared with other work)");
 
-  sub->add_option("--out", a->out, "Write the validation (JSON: figures with sources, points, per strategy)");
+  sub->add_option("--out", a->out,
+                  "Write the validation (JSON: figures with sources, points, per strategy; - = stdout)");
   sub->add_option("--report", a->report, "Also write the measured sweep as a report JSON");
   sub->add_option("--write-model", a->write_model,
                   "Write the platform document with the \"model\" member used (reusable with --platform)");

@@ -10,6 +10,8 @@
 #include "core/build_info.h"
 #include "core/error.h"
 #include "reports/json_io.h"
+#include "reports/output_file.h"
+#include "reports/run/trace.h"
 
 namespace hb::cli {
 
@@ -54,6 +56,8 @@ run::SweepIdentity sweep_identity(const run::SweepSpec& spec, const std::map<std
     auto f = flag.find(k);
     id.options[f != flag.end() ? f->second : k.rfind("opt.", 0) == 0 ? "--opt " + k.substr(4) : k] = v;
   }
+  // A trace by content, not path: a trace file changed since the interrupted run is another sweep.
+  id.options["--workload"] = run::workload_axis(spec.workload);
   id.options["--accelerator-threads"] = std::to_string(spec.accelerator.cpu_threads);
   id.options["--device"] = std::to_string(spec.accelerator.device);
   id.options["--host-threads"] = std::to_string(spec.host_threads);
@@ -112,9 +116,10 @@ int SweepSession::finish(reports::Report& report, const std::function<void(const
   }
   reports::write_report(out_, report);
   if (summary) summary(report);
+  const std::string written = reports::is_stdout_path(out_) ? "the report to standard output" : out_;
   if (in.interrupted) {
     std::cerr << "hybridbench: " << (guard_.requested() ? "interrupted" : "error") << ": " << in.reason << "\n"
-              << "  wrote " << out_ << " with the " << report.points.size()
+              << "  wrote " << written << " with the " << report.points.size()
               << " finished points (marked \"interrupted\")";
     if (journal_)
       std::cerr << "; continue the sweep with the same options and --resume " << out_ << " (journal " << journal
@@ -123,7 +128,7 @@ int SweepSession::finish(reports::Report& report, const std::function<void(const
     return in.exit_code != 0 ? in.exit_code : kExitFailure;
   }
   if (journal_) journal_->remove();  // the complete report holds every point now
-  std::cerr << "hybridbench: wrote " << out_ << " (" << report.points.size() << " points"
+  std::cerr << "hybridbench: wrote " << written << " (" << report.points.size() << " points"
             << (resumed_points_ > 0 ? ", " + std::to_string(resumed_points_) + " of them resumed from the journal" : "")
             << ")\n";
   // A point that failed (status error) makes the run fail: CI must not pass a sweep whose
@@ -135,7 +140,7 @@ int SweepSession::finish(reports::Report& report, const std::function<void(const
   if (failed > 0) {
     std::cerr << "hybridbench: error: " << failed << " of " << report.points.size() << " points failed; first: "
               << first->axes.strategy << " at " << first->axes.seq_len << " tokens: " << first->reason << "\n"
-              << "  fix: see each point's reason in " << out_ << " (status \"error\")\n";
+              << "  fix: see each point's reason in " << written << " (status \"error\")\n";
     return kExitFailure;
   }
   if (guard_.requested()) return guard_.exit_code();  // the signal came after the last point

@@ -12,16 +12,12 @@
 
 #include "core/error.h"
 #include "core/kv_cache.h"
+#include "core/attention_args.h"
 #include "core/memory.h"
 
 namespace hb {
 
 class ThreadPool;
-
-namespace cpu {
-struct DecodeAttentionArgs;
-struct LogitMergeArgs;
-}  // namespace cpu
 
 struct AcceleratorInfo {
   std::string kind;         // "cpu" or "cuda"
@@ -50,10 +46,10 @@ class Accelerator {
   // arg structs and page tables are copied at enqueue time, so they may be temporaries.
   virtual void copy_to_device(void* dst, const void* host_src, size_t bytes) = 0;
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
-  virtual void decode_attention(const cpu::DecodeAttentionArgs* seqs, int batch) = 0;
+  virtual void decode_attention(const DecodeAttentionArgs* seqs, int batch) = 0;
   virtual void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end,
                             float scale, float* logits, int64_t stride) = 0;
-  virtual void logit_merge_attention(const cpu::LogitMergeArgs& args) = 0;
+  virtual void logit_merge_attention(const LogitMergeArgs& args) = 0;
   virtual void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts, int heads,
                               int head_dim, float* o_out, float* lse_out) = 0;
   // Blocks until everything queued so far has finished; returns the accelerator-side busy
@@ -68,7 +64,7 @@ class Accelerator {
   // (o, lse) partial and one merge finishes. Same semantics as decode_attention; the chunk
   // buffers count against the capacity budget. Default: decode_attention reading the host
   // pages in place (right for an accelerator that addresses host memory, without overlap).
-  virtual void stream_attention(const cpu::DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) {
+  virtual void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) {
     decode_attention(seqs, batch);
   }
 

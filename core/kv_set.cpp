@@ -42,7 +42,7 @@ void KvSet::append_prompt(int64_t begin, int64_t end) {
 
 int64_t KvSet::append_step(int s) {
   for (int b = 0; b < batch(); ++b) {
-    const DecodeStep& st = (*problem_.workloads)[b].steps[s];
+    const DecodeStep& st = (*problem_.workloads)[b].step(s);
     caches_[b]->append_token(st.k.data(), st.v.data(), *k_arena_, *v_arena_);
   }
   return bytes_per_token() * batch();

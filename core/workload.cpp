@@ -30,6 +30,23 @@ int64_t Workload::num_prompt_queries() const {
   return per ? static_cast<int64_t>(prompt_queries.size()) / per : 0;
 }
 
+const DecodeStep& Workload::step(int64_t s) const {
+  if (s < 0 || s >= static_cast<int64_t>(steps.size()))
+    throw Error("decode step " + std::to_string(s) + " is past the workload (" + source + " has " +
+                    std::to_string(steps.size()) + " decode steps)",
+                "pass --decode-steps " + std::to_string(steps.size()) + " or fewer");
+  const DecodeStep& st = steps[static_cast<size_t>(s)];
+  const size_t kn = static_cast<size_t>(shape.kv_heads) * shape.head_dim;
+  const size_t qn = static_cast<size_t>(shape.q_heads) * shape.head_dim;
+  if (st.k.size() != kn || st.v.size() != kn || st.q.size() != qn)
+    throw Error("decode step " + std::to_string(s) + " of " + source + " has q/k/v of " + std::to_string(st.q.size()) +
+                    "/" + std::to_string(st.k.size()) + "/" + std::to_string(st.v.size()) + " values, not " +
+                    std::to_string(qn) + "/" + std::to_string(kn) + "/" + std::to_string(kn) + " (" +
+                    shape.to_string() + ")",
+                {}, kExitFailure);
+  return st;
+}
+
 namespace {
 
 // Latent coordinates: [sink | heavy x H | needle | cos,sin x F | noise ...].

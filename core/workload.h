@@ -74,6 +74,9 @@ struct Workload {
 
   int64_t prompt_len() const { return prompt.tokens; }
   int64_t num_prompt_queries() const;
+  // Step s, checked: hb::Error (never a read past the workload, e.g. a trace shorter than
+  // --decode-steps) when s is not one of its steps or the step's q, k, v are not the shape's sizes.
+  const DecodeStep& step(int64_t s) const;
 };
 
 // Values of K and V are rounded through shape.kv_dtype, so the fp64 reference sees exactly

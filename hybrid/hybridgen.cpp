@@ -686,7 +686,7 @@ void HybridGen::step(int s, StepResult& out) {
     m.apply_window(n_pages + (new_page ? 1 : 0), window_pages_);
   }
   for (int b = 0; b < B; ++b) {
-    const DecodeStep& st = (*pr.workloads)[b].steps[s];
+    const DecodeStep& st = (*pr.workloads)[b].step(s);
     // The new token's k, v were produced on the accelerator: appending is accelerator-local.
     m.seqs[b].cache->append_token(st.k.data(), st.v.data(), *m.acc_arena, *m.acc_arena);
     for (int h = 0; h < Hkv; ++h)
@@ -739,7 +739,7 @@ void HybridGen::step(int s, StepResult& out) {
   }
 
   // ---- 3. Accelerator side: attention over its resident tokens, as a partial (o, lse).
-  std::vector<cpu::DecodeAttentionArgs> args(B);
+  std::vector<DecodeAttentionArgs> args(B);
   for (int b = 0; b < B; ++b) {
     auto& a = args[b];
     a.q = m.io->q_dev() + static_cast<size_t>(b) * Hq * d;
@@ -787,7 +787,7 @@ void HybridGen::step(int s, StepResult& out) {
       });
       t_gather = now_ns();
     } else {
-      std::vector<cpu::DecodeAttentionArgs> cargs(B);
+      std::vector<DecodeAttentionArgs> cargs(B);
       for (int b = 0; b < B; ++b) {
         auto& a = cargs[b];
         a.q = m.io->q_host.data() + static_cast<size_t>(b) * Hq * d;
@@ -831,7 +831,7 @@ void HybridGen::step(int s, StepResult& out) {
     // is already a flash-decoding partial; the shipped logits become a second partial and the
     // two merge exactly (the same softmax over the union). lse mode merges the partials.
     if (m.logit) {
-      cpu::LogitMergeArgs la;
+      LogitMergeArgs la;
       la.q = m.io->q_dev();
       la.q_heads = static_cast<int>(qn);  // every (sequence, head) row at once: no local part
       la.scale = scale;

@@ -55,7 +55,8 @@ std::string resolved_path(const std::string& path) {
 }
 
 std::optional<uint64_t> parse_u64(const std::string& text) {
-  if (text.empty()) return std::nullopt;
+  // stoull would take a sign (and wrap "-1" to 2^64-1) or leading blanks: digits only.
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) return std::nullopt;
   try {
     size_t used = 0;
     const uint64_t v = std::stoull(text, &used, 0);

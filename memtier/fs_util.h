@@ -19,7 +19,7 @@ bool path_exists(const std::string& path);
 std::string link_target(const std::string& path);
 // Path with links resolved; `path` unchanged if it cannot be resolved.
 std::string resolved_path(const std::string& path);
-// Integer in decimal or 0x-hex; nullopt when malformed.
+// Integer in decimal or 0x-hex; nullopt when malformed, signed ("-1" is not 2^64-1) or too large.
 std::optional<uint64_t> parse_u64(const std::string& text);
 
 }  // namespace hb::memtier

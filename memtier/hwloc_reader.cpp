@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -12,12 +14,34 @@
 
 #include "core/error.h"
 #include "memtier/cpulist.h"
+#include "memtier/fs_util.h"
 
 namespace hb::memtier {
 
 namespace {
 
 using TopoPtr = std::unique_ptr<hwloc_topology, decltype(&hwloc_topology_destroy)>;
+
+// Values beyond these are not a machine's, they are a broken file or firmware table (an HMAT
+// "-1" reads back as 2^64-1): 1 PiB/s, 1 s, and a SLIT entry that does not fit an int.
+constexpr hwloc_uint64_t kMaxBandwidthMiBps = hwloc_uint64_t(1) << 30;
+constexpr hwloc_uint64_t kMaxLatencyNs = 1000000000;
+constexpr hwloc_uint64_t kMaxDistance = INT_MAX;
+
+// What a topology that cannot be trusted is refused as: an XML file the user gave is bad input
+// (exit 2, naming it); the live machine's hwloc data is what the firmware says, so callers mark
+// the value unknown with a note instead (see `refuse`).
+struct Origin {
+  std::string xml_path;
+  bool from_file() const { return !xml_path.empty(); }
+  [[noreturn]] void refuse(const std::string& what) const {
+    throw Error("hwloc topology file " + xml_path + ": " + what,
+                "fix or re-export the file (`lstopo-no-graphics --of xml FILE.xml` on the machine it describes)");
+  }
+};
+
+// hwloc's unsigned os_index as our int: HWLOC_UNKNOWN_INDEX (and anything past INT_MAX) is -1.
+int os_index_or_unknown(unsigned idx) { return idx > static_cast<unsigned>(INT_MAX) ? -1 : static_cast<int>(idx); }
 
 std::vector<int> bitmap_ids(hwloc_const_bitmap_t set) {
   std::vector<int> ids;
@@ -38,9 +62,9 @@ std::string bus_id(hwloc_obj_t pci) {
 }
 
 int package_of(hwloc_topology_t topo, hwloc_obj_t obj) {
-  if (obj->type == HWLOC_OBJ_PACKAGE) return static_cast<int>(obj->os_index);
+  if (obj->type == HWLOC_OBJ_PACKAGE) return os_index_or_unknown(obj->os_index);
   hwloc_obj_t p = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, obj);
-  return p ? static_cast<int>(p->os_index) : -1;
+  return p ? os_index_or_unknown(p->os_index) : -1;
 }
 
 // Memory that the OS never gives CPUs of its own. hwloc gives every NUMA node the cpuset of
@@ -76,19 +100,39 @@ void read_packages(hwloc_topology_t topo, Topology& t) {
   t.cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
   for (hwloc_obj_t p = nullptr; (p = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PACKAGE, p));) {
     Package pk;
-    pk.os_index = static_cast<int>(p->os_index);
+    pk.os_index = os_index_or_unknown(p->os_index);  // -1 = unknown, as the field says
     pk.cpus = bitmap_ids(p->cpuset);
     pk.cores = hwloc_get_nbobjs_inside_cpuset_by_type(topo, p->cpuset, HWLOC_OBJ_CORE);
     t.packages.push_back(std::move(pk));
   }
 }
 
-void read_nodes(hwloc_topology_t topo, Topology& t, std::map<int, hwloc_obj_t>& objs) {
+void read_nodes(hwloc_topology_t topo, Topology& t, std::map<int, hwloc_obj_t>& objs, const Origin& origin) {
   for (hwloc_obj_t n = nullptr; (n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n));) {
     MemoryNode m;
-    m.os_index = static_cast<int>(n->os_index);
+    // A node is known by its OS index everywhere (--kv-node, placement, reports): one without a
+    // usable index cannot be used at all, and would show as "node -1".
+    m.os_index = os_index_or_unknown(n->os_index);
+    const std::string logical = "NUMA node L#" + std::to_string(n->logical_index);
+    if (m.os_index < 0) {
+      const std::string what = logical + " has os_index " + std::to_string(n->os_index) +
+                               (n->os_index == HWLOC_UNKNOWN_INDEX ? " (unknown)" : " (past INT_MAX)");
+      if (origin.from_file()) origin.refuse(what);
+      throw Error("this machine's hwloc topology: " + what, "report it with `lstopo-no-graphics --of xml`", kExitFailure);
+    }
+    if (objs.count(m.os_index)) {
+      const std::string what = logical + " repeats os_index " + std::to_string(m.os_index);
+      if (origin.from_file()) origin.refuse(what);
+      throw Error("this machine's hwloc topology: " + what, "report it with `lstopo-no-graphics --of xml`", kExitFailure);
+    }
     m.subtype = n->subtype ? n->subtype : "";
-    m.total_bytes = static_cast<int64_t>(n->attr->numanode.local_memory);
+    const hwloc_uint64_t mem = n->attr->numanode.local_memory;
+    if (mem > static_cast<hwloc_uint64_t>(INT64_MAX)) {
+      if (origin.from_file()) origin.refuse("NUMA node " + std::to_string(m.os_index) + " local_memory " + std::to_string(mem) + " is not a size");
+      t.notes.push_back("hwloc size of node " + std::to_string(m.os_index) + " (" + std::to_string(mem) + ") is not plausible; unknown");
+    } else {
+      m.total_bytes = static_cast<int64_t>(mem);
+    }
     m.locality_cpus = bitmap_ids(n->cpuset);
     m.package = package_of(topo, n);
     const bool first = n->parent && n->parent->memory_first_child == n;
@@ -106,7 +150,7 @@ void read_nodes(hwloc_topology_t topo, Topology& t, std::map<int, hwloc_obj_t>& 
   std::sort(t.nodes.begin(), t.nodes.end(), [](auto& a, auto& b) { return a.os_index < b.os_index; });
 }
 
-void read_distances(hwloc_topology_t topo, Topology& t) {
+void read_distances(hwloc_topology_t topo, Topology& t, const Origin& origin) {
   unsigned nr = 1;
   hwloc_distances_s* d = nullptr;
   if (hwloc_distances_get_by_name(topo, "NUMALatency", &nr, &d, 0) != 0 || nr == 0 || !d) {
@@ -115,9 +159,21 @@ void read_distances(hwloc_topology_t topo, Topology& t) {
   }
   const char* name = hwloc_distances_get_name(topo, d);
   std::map<int, unsigned> index;  // os_index -> row in d
-  for (unsigned i = 0; i < d->nbobjs; ++i) index[static_cast<int>(d->objs[i]->os_index)] = i;
+  for (unsigned i = 0; i < d->nbobjs; ++i) index[os_index_or_unknown(d->objs[i]->os_index)] = i;
   bool complete = true;
   for (const auto& n : t.nodes) complete = complete && index.count(n.os_index);
+  std::string implausible;  // the first entry no SLIT could hold (a "-1" reads back as 2^64-1)
+  for (unsigned i = 0; i < d->nbobjs * d->nbobjs && implausible.empty(); ++i)
+    if (d->values[i] > kMaxDistance)
+      implausible = std::string("distance matrix ") + (name ? name : "") + " entry from node " +
+                    std::to_string(d->objs[i / d->nbobjs]->os_index) + " to node " +
+                    std::to_string(d->objs[i % d->nbobjs]->os_index) + " is " + std::to_string(d->values[i]);
+  if (!implausible.empty()) {
+    hwloc_distances_release(topo, d);
+    if (origin.from_file()) origin.refuse(implausible);
+    t.notes.push_back("hwloc " + implausible + ": not plausible; matrix ignored");
+    return;
+  }
   if (complete) {
     for (auto& a : t.nodes) {
       a.distances.clear();
@@ -140,15 +196,15 @@ int initiator_node(const Topology& t, const std::vector<int>& cpus) {
   return -1;
 }
 
-void read_memattrs(hwloc_topology_t topo, Topology& t, const std::map<int, hwloc_obj_t>& objs) {
-  struct Attr { const char* name; hwloc_memattr_id_t id; double AccessPerf::*field; };
+void read_memattrs(hwloc_topology_t topo, Topology& t, const std::map<int, hwloc_obj_t>& objs, const Origin& origin) {
+  struct Attr { const char* name; hwloc_memattr_id_t id; double AccessPerf::*field; hwloc_uint64_t max; };
   const Attr attrs[] = {
-      {"Bandwidth", HWLOC_MEMATTR_ID_BANDWIDTH, &AccessPerf::bandwidth_mibps},
-      {"ReadBandwidth", HWLOC_MEMATTR_ID_READ_BANDWIDTH, &AccessPerf::read_bandwidth_mibps},
-      {"WriteBandwidth", HWLOC_MEMATTR_ID_WRITE_BANDWIDTH, nullptr},
-      {"Latency", HWLOC_MEMATTR_ID_LATENCY, &AccessPerf::latency_ns},
-      {"ReadLatency", HWLOC_MEMATTR_ID_READ_LATENCY, &AccessPerf::read_latency_ns},
-      {"WriteLatency", HWLOC_MEMATTR_ID_WRITE_LATENCY, nullptr},
+      {"Bandwidth", HWLOC_MEMATTR_ID_BANDWIDTH, &AccessPerf::bandwidth_mibps, kMaxBandwidthMiBps},
+      {"ReadBandwidth", HWLOC_MEMATTR_ID_READ_BANDWIDTH, &AccessPerf::read_bandwidth_mibps, kMaxBandwidthMiBps},
+      {"WriteBandwidth", HWLOC_MEMATTR_ID_WRITE_BANDWIDTH, nullptr, kMaxBandwidthMiBps},
+      {"Latency", HWLOC_MEMATTR_ID_LATENCY, &AccessPerf::latency_ns, kMaxLatencyNs},
+      {"ReadLatency", HWLOC_MEMATTR_ID_READ_LATENCY, &AccessPerf::read_latency_ns, kMaxLatencyNs},
+      {"WriteLatency", HWLOC_MEMATTR_ID_WRITE_LATENCY, nullptr, kMaxLatencyNs},
   };
   for (const Attr& a : attrs) {
     bool any = false;
@@ -159,13 +215,24 @@ void read_memattrs(hwloc_topology_t topo, Topology& t, const std::map<int, hwloc
       if (hwloc_memattr_get_initiators(topo, a.id, objs.at(node.os_index), 0, &nr, inits.data(), vals.data()) != 0)
         continue;
       for (unsigned i = 0; i < std::min(nr, 64u); ++i) {
-        any = true;
-        if (!a.field) continue;
         const hwloc_const_bitmap_t set = inits[i].type == HWLOC_LOCATION_TYPE_CPUSET
                                              ? inits[i].location.cpuset
                                              : inits[i].location.object->cpuset;
         const std::vector<int> cpus = bitmap_ids(set);
         const std::string key = format_cpulist(cpus);
+        // 0 is "not reported" in AccessPerf; past the limit is garbage (HMAT -1 = 2^64-1 MiB/s).
+        if (vals[i] == 0) continue;
+        if (vals[i] > a.max) {
+          const std::string what = "memory attribute " + std::string(a.name) + " of NUMA node " +
+                                   std::to_string(node.os_index) + " from CPUs " + key + " is " +
+                                   std::to_string(vals[i]) +
+                                   (a.max == kMaxLatencyNs ? " ns (more than 1 s)" : " MiB/s (more than 1 PiB/s)");
+          if (origin.from_file()) origin.refuse(what);
+          t.notes.push_back("hwloc " + what + ": not plausible; unknown");
+          continue;
+        }
+        any = true;
+        if (!a.field) continue;
         auto it = std::find_if(node.perf.begin(), node.perf.end(),
                                [&](const AccessPerf& p) { return p.initiator_cpus == key; });
         if (it == node.perf.end()) {
@@ -183,6 +250,17 @@ void read_memattrs(hwloc_topology_t topo, Topology& t, const std::map<int, hwloc
   }
 }
 
+// A size info attribute in KiB as bytes; absent or not a plausible size (a sign, garbage, more
+// than 2^52 KiB) is 0, with a note for the latter.
+int64_t kib_info(hwloc_obj_t o, const char* attr, const std::string& name, Topology& t) {
+  const char* v = info(o, attr);
+  if (!v) return 0;
+  const auto kib = parse_u64(v);
+  if (kib && *kib <= (uint64_t(1) << 52)) return static_cast<int64_t>(*kib * 1024);
+  t.notes.push_back("hwloc " + std::string(attr) + " of " + name + " is '" + v + "': not a size in KiB; unknown");
+  return 0;
+}
+
 void read_io(hwloc_topology_t topo, Topology& t) {
   for (hwloc_obj_t p = nullptr; (p = hwloc_get_next_pcidev(topo, p));) {
     const auto& a = p->attr->pcidev;
@@ -196,7 +274,7 @@ void read_io(hwloc_topology_t topo, Topology& t) {
     const char* vendor = info(p, "PCIVendor");
     const char* device = info(p, "PCIDevice");
     g.name = std::string(vendor ? vendor : "") + (vendor && device ? " " : "") + (device ? device : "");
-    g.pci_link_gbps = a.linkspeed;
+    g.pci_link_gbps = std::isfinite(a.linkspeed) && a.linkspeed > 0 && a.linkspeed < 1e6 ? a.linkspeed : 0;  // 0 unknown
     hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, p);
     g.local_nodes = bitmap_ids(anc->nodeset);
     for (int n : g.local_nodes)
@@ -209,8 +287,8 @@ void read_io(hwloc_topology_t topo, Topology& t) {
     if (o->subtype && std::strcmp(o->subtype, "CXLMem") == 0) {
       CxlMemdev m;
       m.name = name;
-      if (const char* v = info(o, "CXLRAMSize")) m.ram_bytes = std::atoll(v) * 1024;   // KiB
-      if (const char* v = info(o, "CXLPMEMSize")) m.pmem_bytes = std::atoll(v) * 1024;
+      m.ram_bytes = kib_info(o, "CXLRAMSize", name, t);
+      m.pmem_bytes = kib_info(o, "CXLPMEMSize", name, t);
       if (o->parent && o->parent->type == HWLOC_OBJ_PCI_DEVICE) m.pci_bus_id = bus_id(o->parent);
       m.source = "hwloc";
       t.cxl_memdevs.push_back(std::move(m));
@@ -235,10 +313,11 @@ Topology read_hwloc(const std::string& xml_path) {
   t.source = xml_path.empty() ? "live" : "hwloc-xml";
   t.hwloc_xml = xml_path;
   std::map<int, hwloc_obj_t> objs;
+  const Origin origin{xml_path};
   read_packages(topo.get(), t);
-  read_nodes(topo.get(), t, objs);
-  read_distances(topo.get(), t);
-  read_memattrs(topo.get(), t, objs);
+  read_nodes(topo.get(), t, objs, origin);
+  read_distances(topo.get(), t, origin);
+  read_memattrs(topo.get(), t, objs, origin);
   read_io(topo.get(), t);
   return t;
 }

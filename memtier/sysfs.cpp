@@ -32,7 +32,8 @@ std::vector<int> numbered_entries(const std::string& dir, const std::string& pre
   for (const auto& name : list_dir(dir)) {
     if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
     const std::string digits = name.substr(prefix.size());
-    if (std::all_of(digits.begin(), digits.end(), ::isdigit)) ids.push_back(std::stoi(digits));
+    // At most 9 digits: an id past int (a crafted tree) is not an entry, never an exception.
+    if (digits.size() <= 9 && std::all_of(digits.begin(), digits.end(), ::isdigit)) ids.push_back(std::stoi(digits));
   }
   std::sort(ids.begin(), ids.end());
   return ids;
@@ -50,7 +51,7 @@ void read_meminfo(const std::string& path, SysfsNode& n) {
     std::string word, id, key;
     int64_t kb = -1;
     ls >> word >> id >> key >> kb;
-    if (kb < 0) continue;
+    if (kb < 0 || kb > (int64_t(1) << 50)) continue;  // absent, negative or beyond 1 EiB: unknown
     if (key == "MemTotal:") n.total_bytes = kb * 1024;
     else if (key == "MemFree:") n.free_bytes = kb * 1024;
     else if (key == "FilePages:") file_pages = kb * 1024;
@@ -60,13 +61,26 @@ void read_meminfo(const std::string& path, SysfsNode& n) {
     n.available_bytes = n.free_bytes + std::max<int64_t>(0, file_pages - shmem);
 }
 
-std::vector<AccessPerf> read_access_class(const std::string& node_dir, int access) {
+// HMAT figures beyond these are a broken table, not a machine: 1 PiB/s, 1 s.
+constexpr uint64_t kMaxBandwidthMiBps = uint64_t(1) << 30;
+constexpr uint64_t kMaxLatencyNs = 1000000000;
+
+std::vector<AccessPerf> read_access_class(const std::string& node_dir, int access, std::vector<std::string>& notes) {
   const std::string dir = node_dir + "/access" + std::to_string(access) + "/initiators";
   if (!path_exists(dir)) return {};
+  // 0 = not reported. A value that is not a plain number ("-1", garbage) or is past the limit
+  // is unknown, with a note, never wrapped into 2^64-1 MiB/s.
   auto num = [&](const char* f) -> double {
-    auto t = read_text(dir + "/" + f);
-    auto v = t ? parse_u64(*t) : std::nullopt;
-    return v ? static_cast<double>(*v) : 0.0;
+    const std::string path = dir + "/" + f;
+    auto t = read_text(path);
+    if (!t) return 0.0;
+    auto v = parse_u64(*t);
+    const uint64_t max = std::string(f).find("latency") != std::string::npos ? kMaxLatencyNs : kMaxBandwidthMiBps;
+    if (!v || *v > max) {
+      notes.push_back(path + " reads '" + *t + "': not plausible; unknown");
+      return 0.0;
+    }
+    return static_cast<double>(*v);
   };
   AccessPerf base;
   base.read_bandwidth_mibps = num("read_bandwidth");
@@ -108,7 +122,12 @@ void read_nodes(SysfsSnapshot& s) {
     if (auto d = read_text(dir + "/distance")) {
       std::istringstream in(*d);
       for (int v; in >> v;) n.distances.push_back(v);
-      if (n.distances.size() != s.online.size()) {
+      // SLIT entries are 0..255; anything else (or a word that stopped the reading) is garbage.
+      const bool sane = in.eof() && std::all_of(n.distances.begin(), n.distances.end(), [](int v) { return v >= 0 && v <= 255; });
+      if (!sane) {
+        s.notes.push_back(dir + "/distance is not a list of SLIT distances (0-255); ignored");
+        n.distances.clear();
+      } else if (n.distances.size() != s.online.size()) {
         s.notes.push_back(dir + "/distance has " + std::to_string(n.distances.size()) + " entries for " +
                           std::to_string(s.online.size()) + " online nodes; ignored");
         n.distances.clear();
@@ -116,8 +135,8 @@ void read_nodes(SysfsSnapshot& s) {
     } else {
       s.notes.push_back(dir + "/distance absent");
     }
-    n.perf = read_access_class(dir, 1);  // CPU initiators: what the benchmark's threads see
-    if (n.perf.empty()) n.perf = read_access_class(dir, 0);
+    n.perf = read_access_class(dir, 1, s.notes);  // CPU initiators: what the benchmark's threads see
+    if (n.perf.empty()) n.perf = read_access_class(dir, 0, s.notes);
     if (!have_has_cpu && !n.cpus.empty()) s.has_cpu.push_back(id);
     if (!have_has_memory && n.total_bytes > 0) s.has_memory.push_back(id);
     s.nodes.push_back(std::move(n));
@@ -193,7 +212,8 @@ void read_cxl(SysfsSnapshot& s) {
 // for ram and pmem regions alike), else by the device's place in the sysfs hierarchy.
 std::string cxl_region_of(const SysfsSnapshot& s, const DaxDevice& d, const std::string& resolved) {
   for (const auto& r : s.regions)
-    if (d.size > 0 && r.size > 0 && d.start >= r.start && d.start + d.size <= r.start + r.size) return r.name;
+    if (d.size > 0 && r.size > 0 && d.start >= r.start && d.size <= r.size && d.start - r.start <= r.size - d.size)
+      return r.name;  // written without start + size, which a crafted tree could wrap
   static const std::regex region(R"(/decoder\d+\.\d+/(region\d+)/)");
   std::smatch m;
   if (std::regex_search(resolved, m, region)) return m[1];
@@ -208,7 +228,11 @@ void read_dax(SysfsSnapshot& s) {
     const std::string dir = base + "/" + name;
     DaxDevice d;
     d.name = name;
-    if (auto t = read_text(dir + "/target_node")) d.target_node = std::atoi(t->c_str());
+    if (auto t = read_text(dir + "/target_node")) {
+      // "-1" is the kernel's "none"; anything else that is not a node id stays unknown (-1).
+      const auto v = parse_u64(*t);
+      d.target_node = v && *v <= 1u << 20 ? static_cast<int>(*v) : -1;
+    }
     d.start = hex_or_zero(dir + "/resource");
     d.size = hex_or_zero(dir + "/size");
     const std::string drv = link_target(dir + "/driver");

@@ -1,16 +1,12 @@
 #include "reports/json_io.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/error.h"
+#include "reports/output_file.h"
 #include "reports/schema.h"
 
 namespace hb::reports {
@@ -35,57 +31,7 @@ Report from_json_text(const std::string& text, const std::string& source) {
 
 static std::string errno_text() { return std::strerror(errno); }
 
-void write_file_atomic(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  // Same directory as the target, so rename() is atomic (never across file systems); hidden so a
-  // leftover from a killed process does not look like a report.
-  std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX.tmp")).string();
-  const int fd = mkstemps(tmpl.data(), 4);
-  if (fd < 0)
-    throw Error("cannot create a temporary file next to " + path + ": " + errno_text(),
-                "check that the directory " + dir.string() + " exists and is writable", kExitFailure);
-  auto fail = [&](const std::string& what) {
-    const std::string why = errno_text();
-    ::close(fd);
-    ::unlink(tmpl.c_str());
-    throw Error("cannot write " + path + ": " + what + ": " + why, "check free space and permissions of " + dir.string(),
-                kExitFailure);
-  };
-  // mkstemp creates 0600; give the file the mode a plain open() would (0666 minus umask).
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  if (::fchmod(fd, 0666 & ~mask) != 0) fail("chmod");
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("write");
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) fail("fsync");
-  if (::close(fd) != 0) {
-    const std::string why = errno_text();
-    ::unlink(tmpl.c_str());
-    throw Error("cannot write " + path + ": close: " + why, "check free space of " + dir.string(), kExitFailure);
-  }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-    const std::string why = errno_text();
-    ::unlink(tmpl.c_str());
-    throw Error("cannot replace " + path + ": " + why, "check permissions of " + dir.string(), kExitFailure);
-  }
-  // Make the rename itself durable; failure here loses nothing already visible, so it is ignored.
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
-}
-
-void write_report(const std::string& path, const Report& report) { write_file_atomic(path, to_json_text(report)); }
+void write_report(const std::string& path, const Report& report) { write_output(path, to_json_text(report)); }
 
 Report read_report(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -4,6 +4,7 @@
 // supplied from elsewhere plus local ones).
 #include <cstdint>
 
+#include "core/attention_args.h"
 #include "core/cpu_features.h"
 #include "core/kv_cache.h"
 #include "core/thread_pool.h"
@@ -28,25 +29,8 @@ void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t
 void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count, void* v_out,
                  void* k_out = nullptr);
 
-// One softmax over [external logits | local logits] per query head, weighted sum over
-// [external V rows | local V]:
-//   ext_logits [q_heads][n_ext] (already scaled), ext_v [q_heads][n_ext][head_dim] in ext_dtype,
-//   local: tokens [0, num_tokens) of each head of `local` (may be empty).
-// Output o [q_heads][head_dim], lse [q_heads]. With all tokens supplied this is exact.
-// (One softmax over the union equals the LSE merge of the two sides' partials, which is how
-// it is computed: the local side runs on the decode-attention engine.)
-struct LogitMergeArgs {
-  const float* q = nullptr;
-  int q_heads = 0;
-  float scale = 0;
-  const float* ext_logits = nullptr;
-  const void* ext_v = nullptr;
-  DType ext_dtype = DType::f16;
-  int64_t n_ext = 0;
-  PagedKvView local;
-  float* o = nullptr;
-  float* lse = nullptr;
-};
+// One softmax over [external logits | local logits] per query head (the contract is at
+// LogitMergeArgs in core/attention_args.h); exact when all tokens are supplied.
 void logit_merge_attention(const LogitMergeArgs& args, ThreadPool& pool, SimdLevel simd = best_simd_level());
 
 }  // namespace hb::cpu

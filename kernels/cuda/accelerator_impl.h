@@ -37,10 +37,10 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
   std::shared_ptr<BufferAllocator> staging_memory(int numa_node) override;
   void copy_to_device(void* dst, const void* host_src, size_t bytes) override;
   void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
-  void decode_attention(const cpu::DecodeAttentionArgs* seqs, int batch) override;
+  void decode_attention(const DecodeAttentionArgs* seqs, int batch) override;
   void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end, float scale,
                     float* logits, int64_t stride) override;
-  void logit_merge_attention(const cpu::LogitMergeArgs& args) override;
+  void logit_merge_attention(const LogitMergeArgs& args) override;
   void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts, int heads,
                       int head_dim, float* o_out, float* lse_out) override;
   int64_t synchronize() override;
@@ -52,7 +52,7 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
   void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count, void* v_out,
                    void* k_out) override;
   void page_minmax(const PagedKvView& kv, float* kmin, float* kmax, int64_t page_stride) override;
-  void stream_attention(const cpu::DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) override;
+  void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) override;
 
  private:
   // Brackets one public operation: serialises callers, selects the device, opens an NVTX
@@ -60,7 +60,7 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
   class Op;
 
   // attention_ops.cpp
-  LaunchShape check_shape(const cpu::DecodeAttentionArgs* seqs, int batch, const char* op) const;
+  LaunchShape check_shape(const DecodeAttentionArgs* seqs, int batch, const char* op) const;
   int resident_ctas(const LaunchShape& s, bool with_v) const;
   DecodeLaunch decode_launch(const LaunchShape& s, int batch, bool with_v) const;
   // Uploads `bytes` of host descriptors into fresh scratch and returns it.

@@ -55,7 +55,7 @@ std::string LaunchShape::describe() const {
          dtype_str(dtype) + ", page " + std::to_string(page_tokens);
 }
 
-LaunchShape CudaAcceleratorImpl::check_shape(const cpu::DecodeAttentionArgs* seqs, int batch, const char* op) const {
+LaunchShape CudaAcceleratorImpl::check_shape(const DecodeAttentionArgs* seqs, int batch, const char* op) const {
   const PagedKvView& kv = seqs[0].kv;
   LaunchShape s;
   s.q_heads = seqs[0].q_heads;
@@ -132,7 +132,7 @@ static_assert(sizeof(SeqDesc) % alignof(HeadDesc) == 0, "HeadDescs follow the Se
 
 }  // namespace
 
-void CudaAcceleratorImpl::decode_attention(const cpu::DecodeAttentionArgs* seqs, int batch) {
+void CudaAcceleratorImpl::decode_attention(const DecodeAttentionArgs* seqs, int batch) {
   Op op(*this, "hb.cuda.decode_attention");
   if (batch <= 0) return;
   const LaunchShape s = check_shape(seqs, batch, "decode_attention");
@@ -142,7 +142,7 @@ void CudaAcceleratorImpl::decode_attention(const cpu::DecodeAttentionArgs* seqs,
   int64_t max_tiles = 0;
   bool logits = false;
   for (int b = 0; b < batch; ++b) {
-    const cpu::DecodeAttentionArgs& a = seqs[b];
+    const DecodeAttentionArgs& a = seqs[b];
     d.seqs[b] = SeqDesc{a.q, a.o, a.lse, a.logits_out, a.logits_stride, resolve_scale(a.scale, s.head_dim), 0};
     logits = logits || a.logits_out != nullptr;
     for (int h = 0; h < s.kv_heads; ++h) {
@@ -191,7 +191,7 @@ void CudaAcceleratorImpl::score_logits(const float* q, int q_heads, const PagedK
   if (!logits) return;
   if (begin < 0)
     throw Error("score_logits: negative token_begin " + std::to_string(begin), {}, kExitUsage);
-  cpu::DecodeAttentionArgs a;
+  DecodeAttentionArgs a;
   a.q = q;
   a.kv = kv;
   a.q_heads = q_heads;
@@ -221,7 +221,7 @@ void CudaAcceleratorImpl::score_logits(const float* q, int q_heads, const PagedK
                                                  std::to_string(end) + ")");
 }
 
-void CudaAcceleratorImpl::logit_merge_attention(const cpu::LogitMergeArgs& args) {
+void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
   Op op(*this, "hb.cuda.logit_merge_attention");
   const bool has_local = args.local.kv_heads > 0 && args.local.heads != nullptr;
   const int D = args.local.head_dim;
@@ -238,7 +238,7 @@ void CudaAcceleratorImpl::logit_merge_attention(const cpu::LogitMergeArgs& args)
   DecodeLaunch L{};
   LaunchShape s;
   if (has_local) {
-    cpu::DecodeAttentionArgs a;
+    DecodeAttentionArgs a;
     a.q = args.q;
     a.kv = args.local;
     a.q_heads = args.q_heads;

@@ -46,7 +46,7 @@ class CudaAccelerator : public Accelerator {
   // tokens: the H2D copy of chunk c+1 (copy stream) overlaps attention on chunk c (queue),
   // each chunk leaves LSE partials, and one merge finishes. Same semantics as
   // decode_attention. The chunk buffers count against the capacity budget.
-  virtual void stream_attention(const cpu::DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) = 0;
+  virtual void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) = 0;
 };
 
 // Throws hb::Error when the device is not usable. capacity_bytes 0 = free HBM minus 10%.

@@ -17,7 +17,7 @@
 
 namespace hb::cuda {
 
-void CudaAcceleratorImpl::stream_attention(const cpu::DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) {
+void CudaAcceleratorImpl::stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) {
   Op op(*this, "hb.cuda.stream_attention");
   if (batch <= 0) return;
   const LaunchShape s = check_shape(seqs, batch, "stream_attention");
@@ -29,7 +29,7 @@ void CudaAcceleratorImpl::stream_attention(const cpu::DecodeAttentionArgs* seqs,
   int64_t lo_all = INT64_MAX, hi_all = 0;
   std::vector<SeqDesc> seq_desc(batch);
   for (int b = 0; b < batch; ++b) {
-    const cpu::DecodeAttentionArgs& a = seqs[b];
+    const DecodeAttentionArgs& a = seqs[b];
     const float scale = a.scale > 0 ? a.scale : 1.0f / std::sqrt(static_cast<float>(s.head_dim));
     seq_desc[b] = SeqDesc{a.q, a.o, a.lse, a.logits_out, a.logits_stride, scale, 0};
     for (int h = 0; h < H; ++h) {

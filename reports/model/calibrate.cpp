@@ -70,7 +70,7 @@ struct AttentionBench {
     lse.resize(s.q_heads);
   }
   void run(ThreadPool& pool, int64_t n) {
-    cpu::DecodeAttentionArgs a;
+    DecodeAttentionArgs a;
     a.q = q.data();
     a.kv = cache->view();
     a.token_end = n;

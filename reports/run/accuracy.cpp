@@ -27,6 +27,7 @@ const StepReference& ReferenceOracle::at(int s, bool with_probs) {
   const auto& shape = problem_.shape;
   const int B = problem_.batch, H = shape.q_heads, d = shape.head_dim;
   const int64_t prompt = problem_.prompt_len(), ctx = problem_.context_at(s);
+  for (const auto& w : *problem_.workloads) w.step(s);  // checked here, outside the pool's tasks
   cur_.step = s;
   cur_.context = ctx;
   cur_.o.assign(static_cast<size_t>(B) * H * d, 0.0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 
 #include "core/error.h"
 #include "core/model_presets.h"
@@ -51,9 +52,10 @@ reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, 
 std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec, const std::string& accelerator_kind) {
   std::vector<reports::PointAxes> out;
   const auto names = resolve_strategies(spec.strategies);
+  const std::string workload = workload_axis(spec.workload);  // a trace's identity, as run_sweep records it
   for (const auto& g : sweep_groups(spec)) {
     const ModelPreset& preset = find_model_preset(g.model);
-    for (const auto& name : names) out.push_back(point_axes(spec, preset, g, name, spec.workload, accelerator_kind));
+    for (const auto& name : names) out.push_back(point_axes(spec, preset, g, name, workload, accelerator_kind));
   }
   return out;
 }
@@ -89,11 +91,13 @@ struct Contender {
   Contender(const Problem& p) : accuracy(p) {}
 };
 
-std::vector<Workload> make_workloads(const SweepSpec& spec, const AttentionShape& shape, int64_t seq_len, int batch) {
+std::vector<Workload> make_workloads(const SweepSpec& spec, const TraceFile* trace, const AttentionShape& shape,
+                                     int64_t seq_len, int batch) {
   std::vector<Workload> ws;
-  if (spec.workload.rfind("trace:", 0) == 0) {
-    Workload w = load_trace_workload(spec.workload.substr(6), shape, seq_len, spec.decode_steps);
-    for (int b = 0; b < batch; ++b) ws.push_back(w);  // a trace is one sequence; batch repeats it
+  if (trace) {
+    Workload w = trace->workload(shape, seq_len, spec.decode_steps);
+    for (int b = 1; b < batch; ++b) ws.push_back(w);  // a trace is one sequence; batch repeats it
+    ws.push_back(std::move(w));
     return ws;
   }
   WorkloadSpec ws_spec;
@@ -208,6 +212,13 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
       opts.check_all_used(owner);
     }
   }
+  // A trace is opened once per sweep, and what it cannot serve (shape, lengths, decode steps,
+  // NaN/Inf in the rows the points read) is refused before the first point runs.
+  std::optional<TraceFile> trace;
+  if (spec.workload.rfind("trace:", 0) == 0) {
+    trace.emplace(spec.workload.substr(6));
+    trace->check_sweep(spec);
+  }
   // Host memory for workloads is checked for every point before the first one runs.
   if (env.host_memory_budget_bytes > 0) {
     for (const auto& m : spec.models)
@@ -271,7 +282,7 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
     std::vector<reports::Point> unit_points = resumed_unit(control, unit, names);
     if (unit_points.empty()) {  // not finished by an interrupted run: run it (block kept flat)
     if (progress) progress({done, total, where + ": generating workload", (now_ns() - t_start) * 1e-9});
-    const auto workloads = make_workloads(spec, shape, seq_len, batch);
+    const auto workloads = make_workloads(spec, trace ? &*trace : nullptr, shape, seq_len, batch);
     Problem problem;
     problem.shape = shape;
     problem.batch = batch;

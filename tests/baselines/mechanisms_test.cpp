@@ -62,7 +62,7 @@ TEST(Mechanisms, StreamAttentionEqualsDecodeAttention) {
       SCOPED_TRACE("chunk " + std::to_string(chunk) + (ranged ? " ranged" : ""));
       std::vector<float> o1(3 * 8 * 64), l1(3 * 8), o2(o1.size()), l2(l1.size());
       std::vector<float> g1(3 * 8 * 700, 0.0f), g2(g1.size(), 0.0f);  // logits, stride 700
-      std::vector<cpu::DecodeAttentionArgs> a(3);
+      std::vector<DecodeAttentionArgs> a(3);
       for (int b = 0; b < 3; ++b) {
         a[b].q = q.data() + b * 8 * 64;
         a[b].kv = caches[b]->view();

@@ -110,7 +110,7 @@ void BM_DecodeAttention(benchmark::State& state) {
   for (auto& x : q) x = rng.normal();
   size_t i = 0;
   for (auto _ : state) {
-    cpu::DecodeAttentionArgs a;
+    DecodeAttentionArgs a;
     a.q = q.data();
     a.kv = cs[i++ % cs.size()]->view;
     a.q_heads = kShape.q_heads;
@@ -141,7 +141,7 @@ void BM_DecodeAttentionInCache(benchmark::State& state) {
   Rng rng(7);
   for (auto& x : q) x = rng.normal();
   for (auto _ : state) {
-    cpu::DecodeAttentionArgs a;
+    DecodeAttentionArgs a;
     a.q = q.data();
     a.kv = c->view;
     a.q_heads = kShape.q_heads;
@@ -199,7 +199,7 @@ void BM_AttentionVsStream(benchmark::State& state, SimdLevel level) {
   std::vector<double> attn_s, stream_s, ratio, ratio_cpu;
   size_t i = 0;
   for (auto _ : state) {
-    cpu::DecodeAttentionArgs a;
+    DecodeAttentionArgs a;
     a.q = q.data();
     a.kv = cs[i % cs.size()]->view;
     a.q_heads = kShape.q_heads;

@@ -34,7 +34,7 @@ Out run(const test::PagedInput& in, SimdLevel level, ThreadPool& pool, int64_t b
   const AttentionShape& s = in.w.shape;
   Out r{std::vector<float>(static_cast<size_t>(s.q_heads) * s.head_dim, 123.0f), std::vector<float>(s.q_heads, 9.0f)};
   PagedKvView kv = in.view();
-  cpu::DecodeAttentionArgs a;
+  DecodeAttentionArgs a;
   a.q = in.q();
   a.kv = kv;
   a.q_heads = s.q_heads;
@@ -171,7 +171,7 @@ TEST(DecodeAttentionBatch, SequencesOfDifferentShapesInOneCall) {
   const auto c = test::make_paged_input({12, 4, 80, DType::bf16}, 2500, WorkloadSpec::Kind::uniform, 3);
   const test::PagedInput* ins[3] = {&a, &b, &c};
   std::vector<Out> outs(3);
-  std::vector<cpu::DecodeAttentionArgs> args(3);
+  std::vector<DecodeAttentionArgs> args(3);
   std::vector<PagedKvView> views(3);
   for (int i = 0; i < 3; ++i) {
     const AttentionShape& s = ins[i]->w.shape;

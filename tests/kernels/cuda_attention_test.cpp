@@ -41,7 +41,7 @@ std::vector<Out> gpu_decode(const std::vector<Request>& reqs) {
   auto& acc = test::gpu();
   std::vector<std::unique_ptr<cuda::DeviceKvCopy>> copies;
   std::vector<test::DevVec<float>> q, o, lse, lg;
-  std::vector<cpu::DecodeAttentionArgs> args(reqs.size());
+  std::vector<DecodeAttentionArgs> args(reqs.size());
   for (size_t b = 0; b < reqs.size(); ++b) {
     const auto& r = reqs[b];
     const AttentionShape& s = r.in->w.shape;
@@ -95,7 +95,7 @@ Out cpu_decode(const test::PagedInput& in, int64_t begin = 0, int64_t end = -1) 
   static ThreadPool pool(2);
   const AttentionShape& s = in.w.shape;
   Out r{std::vector<float>(static_cast<size_t>(s.q_heads) * s.head_dim), std::vector<float>(s.q_heads), {}};
-  cpu::DecodeAttentionArgs a;
+  DecodeAttentionArgs a;
   a.q = in.q();
   a.kv = in.view();
   a.q_heads = s.q_heads;

@@ -160,7 +160,7 @@ TEST(CudaMergePartials, MergedHalvesEqualTheWhole) {
   cuda::DeviceKvCopy dev(acc, in.view());
   const size_t qn = static_cast<size_t>(shape.q_heads) * shape.head_dim;
   test::DevVec<float> q(std::vector<float>(in.q(), in.q() + qn)), o0(qn), o1(qn), l0(32), l1(32);
-  cpu::DecodeAttentionArgs a[2];
+  DecodeAttentionArgs a[2];
   for (int i = 0; i < 2; ++i) {
     a[i].q = q.get();
     a[i].kv = dev.view();

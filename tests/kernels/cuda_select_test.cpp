@@ -93,7 +93,7 @@ struct LogitMergeCase {
     cuda::DeviceKvCopy local(acc, gpu_side.view());
     test::DevVec<float> qd(std::vector<float>(q(), q() + static_cast<size_t>(hq) * d));
     test::DevVec<float> od(std::vector<float>(static_cast<size_t>(hq) * d, 3.0f)), ld(std::vector<float>(hq, 3.0f));
-    cpu::LogitMergeArgs a;
+    LogitMergeArgs a;
     a.q = qd.get();
     a.q_heads = hq;
     a.ext_logits = lg.as<float>();

@@ -45,7 +45,7 @@ void stream_and_check(const std::vector<const HostKv*>& kvs, int64_t chunk, int6
   auto& acc = test::gpu();
   std::vector<test::DevVec<float>> q, o, l;
   std::vector<PagedKvView> views;
-  std::vector<cpu::DecodeAttentionArgs> args(kvs.size());
+  std::vector<DecodeAttentionArgs> args(kvs.size());
   for (size_t b = 0; b < kvs.size(); ++b) {
     const AttentionShape& s = kvs[b]->w.shape;
     const float* qh = kvs[b]->w.steps[0].q.data();

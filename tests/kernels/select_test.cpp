@@ -165,7 +165,7 @@ struct LogitMergeCase {
     }
     o.assign(static_cast<size_t>(hq) * d, 0);
     lse.assign(hq, 0);
-    cpu::LogitMergeArgs a;
+    LogitMergeArgs a;
     a.q = q();
     a.q_heads = hq;
     a.ext_logits = top.data();

@@ -90,6 +90,23 @@ TEST_F(Cli, ClearErrors) {
   EXPECT_NE(r.out.find("probe: no NUMA node 63"), std::string::npos) << r.out;
 }
 
+// Defect 9: `topo --topology` on a file with an HMAT bandwidth of -1 or a NUMA os_index of
+// 4294967295 exits 2 naming the file, the node and the attribute (it showed 2^64-1 MiB/s and
+// "node -1").
+TEST_F(Cli, TopologyWithImpossibleValuesIsRefused) {
+  struct Want {
+    const char* file;
+    const char* part;
+  };
+  for (const Want& w : {Want{"crafted/hmat-bandwidth-minus1.xml", "memory attribute Bandwidth of NUMA node 0"},
+                        Want{"crafted/numa-os-index-unknown.xml", "NUMA node L#1 has os_index 4294967295"}}) {
+    const CmdResult r = run("topo --json --topology " + topo_file(w.file) + " 2>&1");
+    EXPECT_EQ(r.rc, 2) << w.file << "\n" << r.out;
+    EXPECT_NE(r.out.find("hwloc topology file " + topo_file(w.file)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(w.part), std::string::npos) << r.out;
+  }
+}
+
 // --kv-node on a node that cannot hold the KV fails before any workload is generated (the
 // tests/vm bad-input guest checks the same on a 128 MiB CXL node and an offline node).
 TEST_F(Cli, KvNodeTooSmallIsRefusedUpFront) {

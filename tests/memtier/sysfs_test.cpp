@@ -201,5 +201,31 @@ TEST(SysfsErrors, OptionalPartsBecomeNotes) {
   EXPECT_TRUE(s.nodes[0].distances.empty());
 }
 
+// Defect 9: HMAT figures that are not plain numbers or past any machine ("-1" used to wrap to
+// 2^64-1 MiB/s) and SLIT rows with impossible entries become unknown, with a note.
+TEST(SysfsErrors, ImplausibleValuesAreUnknownNotWrapped) {
+  TempTree tree("cxl-region");
+  const fs::path init = tree.dir / "sys/devices/system/node/node1/access1/initiators";
+  std::ofstream(init / "read_bandwidth") << "-1\n";
+  std::ofstream(init / "read_latency") << "18446744073709551615\n";
+  std::ofstream(tree.dir / "sys/devices/system/node/node0/distance") << "10 -1 20\n";
+  const SysfsSnapshot s = read_sysfs(tree.root());
+  const SysfsNode* n = s.node(1);
+  ASSERT_TRUE(n && !n->perf.empty());
+  for (const auto& p : n->perf) {
+    EXPECT_EQ(p.read_bandwidth_mibps, 0) << p.initiator_node;
+    EXPECT_EQ(p.read_latency_ns, 0) << p.initiator_node;
+    EXPECT_LE(p.bandwidth_mibps, 1e9);
+    EXPECT_LE(p.latency_ns, 1e9);
+  }
+  auto noted = [&](const std::string& part) {
+    return std::any_of(s.notes.begin(), s.notes.end(), [&](auto& x) { return x.find(part) != std::string::npos; });
+  };
+  EXPECT_TRUE(noted("read_bandwidth reads '-1': not plausible; unknown"));
+  EXPECT_TRUE(noted("read_latency reads '18446744073709551615'"));
+  EXPECT_TRUE(s.node(0)->distances.empty());
+  EXPECT_TRUE(noted("node0/distance is not a list of SLIT distances"));
+}
+
 }  // namespace
 }  // namespace hb::memtier

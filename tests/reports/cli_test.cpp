@@ -9,8 +9,10 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "fixtures.h"
+#include "tests/cli_fixture.h"
 #include "reports/json_io.h"
 
 namespace hb::reports {
@@ -18,29 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ReportCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!fs::exists(HB_BINARY)) GTEST_SKIP() << "hybridbench not built: " << HB_BINARY;
-    std::string t = (fs::temp_directory_path() / "hb-cli-XXXXXX").string();
-    dir_ = ::mkdtemp(t.data());
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-  // Runs hybridbench with `args`; returns the exit status, output in out_.
-  int run(const std::string& args) {
-    const std::string cmd = std::string(HB_BINARY) + " " + args + " > " + file("out.txt") + " 2>&1";
-    const int st = std::system(cmd.c_str());
-    std::ifstream in(file("out.txt"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    out_ = ss.str();
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  }
-  std::string dir_, out_;
-};
+class ReportCli : public hb::cli_test::CliTest {};
 
 Report slowed(Report r, size_t index, double factor) {
   std::vector<double> v = r.points[index].step.samples_ns;
@@ -107,6 +87,102 @@ TEST_F(ReportCli, ReportWritesTablesAndHtml) {
   ss << html.rdbuf();
   EXPECT_NE(ss.str().find("<svg"), std::string::npos);
   EXPECT_TRUE(fs::exists(file("r.csv")));
+}
+
+// Outputs (reports/output_file.h) through each command: checked before any work, never an input,
+// "-" is standard output with the human text moved to stderr, devices are written in place.
+
+// A sweep of one point that takes a second or two on the CPU accelerator.
+const std::string kTinyRun = " --model qwen2.5-0.5b --seq-len 256 --decode-steps 4 --warmup 1 --min-samples 2 "
+                             "--accuracy-steps 1 --accelerator cpu --accelerator-threads 1 --host-threads 1 "
+                             "--strategy cpu-only";
+
+TEST_F(ReportCli, OutputThatIsAnInputIsRefusedAndTheInputUntouched) {
+  write_report(file("r.json"), testing::make_report());
+  write_report(file("new.json"), testing::make_report());
+  fs::create_symlink(file("r.json"), file("alias.json"));
+  const std::string before = slurp(file("r.json"));
+  EXPECT_EQ(run("report " + file("r.json") + " --out " + file("r.json")), 2) << out_;
+  EXPECT_NE(out_.find("--out " + file("r.json") + ": is the input"), std::string::npos) << out_;
+  EXPECT_EQ(run("report " + file("r.json") + " --out " + file("t.md") + " --html " + file("alias.json")), 2) << out_;
+  EXPECT_FALSE(fs::exists(file("t.md")));  // refused before any work
+  EXPECT_EQ(run("compare " + file("r.json") + " " + file("new.json") + " --json " + file("alias.json")), 2) << out_;
+  EXPECT_EQ(run("compare " + file("r.json") + " " + file("new.json") + " --bmf " + file("r.json")), 2) << out_;
+  EXPECT_EQ(slurp(file("r.json")), before);
+  EXPECT_TRUE(fs::is_symlink(file("alias.json")));
+}
+
+TEST_F(ReportCli, OutputCheckedBeforeReadingAndTwoOutputsMayNotShareAFile) {
+  write_report(file("r.json"), testing::make_report());
+  EXPECT_EQ(run("report " + file("r.json") + " --out /nonexistent-hb/d/t.md"), 2) << out_;
+  EXPECT_NE(out_.find("--out /nonexistent-hb/d/t.md: the folder /nonexistent-hb/d does not exist"), std::string::npos)
+      << out_;
+  EXPECT_EQ(run("compare " + file("r.json") + " " + file("r.json") + " --json " + file("v.json") + " --bmf " +
+                file("v.json")),
+            2)
+      << out_;
+  EXPECT_EQ(run("report " + file("r.json") + " --html -"), 2) << out_;  // the table is on stdout already
+}
+
+TEST_F(ReportCli, DashIsStandardOutputWithTheTableOnStderr) {
+  write_report(file("r.json"), testing::make_report());
+  ASSERT_EQ(run("compare " + file("r.json") + " " + file("r.json") + " --json -"), 0) << out_;
+  const auto verdicts = nlohmann::json::parse(stdout_, nullptr, false);
+  ASSERT_FALSE(verdicts.is_discarded()) << stdout_;
+  EXPECT_EQ(verdicts.value("schema", ""), "hybridbench.compare/1");
+  EXPECT_NE(out_.find("OK: no regression"), std::string::npos) << out_;  // on stderr
+  EXPECT_FALSE(fs::exists("-"));
+  ASSERT_EQ(run("report " + file("r.json") + " --out /dev/null --html -"), 0) << out_;
+  EXPECT_EQ(stdout_.rfind("<!DOCTYPE html>", 0), 0u) << stdout_.substr(0, 200);
+}
+
+TEST_F(ReportCli, DevFullFailsNonZeroAndStaysADevice) {
+  write_report(file("r.json"), testing::make_report());
+  EXPECT_EQ(run("report " + file("r.json") + " --out /dev/full"), 1) << out_;
+  EXPECT_NE(out_.find("cannot write /dev/full: No space left on device"), std::string::npos) << out_;
+  EXPECT_TRUE(fs::is_character_file("/dev/full"));
+  EXPECT_EQ(run("report " + file("r.json") + " --out /dev/null"), 0) << out_;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+}
+
+TEST_F(ReportCli, RunChecksOutBeforeTheSweep) {
+  // Before: the sweep ran, then the write failed with exit 1 and the points were lost.
+  EXPECT_EQ(run("run" + kTinyRun + " --out /nonexistent-hb/d/r.json"), 2) << out_;
+  EXPECT_NE(out_.find("--out /nonexistent-hb/d/r.json: the folder /nonexistent-hb/d does not exist"),
+            std::string::npos)
+      << out_;
+  EXPECT_EQ(out_.find("cpu-only"), std::string::npos) << out_;  // no summary: nothing ran
+  EXPECT_EQ(run("run" + kTinyRun + " --out " + dir_), 2) << out_;
+  EXPECT_NE(out_.find("is a folder"), std::string::npos) << out_;
+  // The config file is an input: --out may not overwrite it.
+  std::ofstream(file("c.json")) << "{\"decode-steps\": 4}\n";
+  const std::string config = slurp(file("c.json"));
+  EXPECT_EQ(run("run" + kTinyRun + " --config " + file("c.json") + " --out " + file("c.json")), 2) << out_;
+  EXPECT_NE(out_.find("is the input"), std::string::npos) << out_;
+  EXPECT_EQ(slurp(file("c.json")), config);
+}
+
+TEST_F(ReportCli, RunOutDashPutsTheReportOnStdoutAndTheSummaryOnStderr) {
+  ASSERT_EQ(run("run" + kTinyRun + " --out -"), 0) << out_;
+  const Report r = from_json_text(stdout_, "stdout");
+  ASSERT_EQ(r.points.size(), 1u);
+  EXPECT_EQ(r.points[0].axes.strategy, "cpu-only");
+  EXPECT_NE(out_.find("wrote the report to standard output"), std::string::npos) << out_;
+  EXPECT_NE(out_.substr(stdout_.size()).find("cpu-only"), std::string::npos) << out_;  // the summary, on stderr
+  EXPECT_FALSE(fs::exists("-"));
+}
+
+TEST_F(ReportCli, ValidateModelChecksItsOutputsFirst) {
+  // Before: the probe, calibration and sweep ran, then the ofstream failed (exit 1).
+  EXPECT_EQ(run("validate-model" + kTinyRun + " --no-live --out /nonexistent-hb/d/v.json"), 2) << out_;
+  EXPECT_NE(out_.find("--out /nonexistent-hb/d/v.json: the folder"), std::string::npos) << out_;
+  EXPECT_EQ(out_.find("probing"), std::string::npos) << out_;
+  // The profile read is an input of --out and --report (--write-model may extend it in place).
+  std::ofstream(file("me.json")) << "{}\n";
+  EXPECT_EQ(run("validate-model" + kTinyRun + " --platform " + file("me.json") + " --report " + file("me.json")), 2)
+      << out_;
+  EXPECT_NE(out_.find("--report " + file("me.json") + ": is the input"), std::string::npos) << out_;
+  EXPECT_EQ(slurp(file("me.json")), "{}\n");
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #pragma once
 // Crafted reports for the reports tests: deterministic samples around a chosen median, so the
 // expected compare decisions and table cells are known in advance.
+#include <stdlib.h>
+
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -8,6 +11,23 @@
 #include "reports/report.h"
 
 namespace hb::reports::testing {
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string t = (std::filesystem::temp_directory_path() / "hb-reports-XXXXXX").string();
+    path_ = ::mkdtemp(t.data());
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string file(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // n samples ~ median_ns * (1 + rel_noise * N(0,1)), seeded by (seed, seq_len).
 inline std::vector<double> noisy_samples(double median_ns, double rel_noise, int n, uint64_t seed) {

@@ -19,21 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::make_report;
-
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "hb-reports-XXXXXX").string();
-    path_ = ::mkdtemp(t.data());
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (fs::path(path_) / name).string(); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 

@@ -14,9 +14,11 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
+#include "tests/cli_fixture.h"
 #include "kernels/backend.h"
 #include "reports/json_io.h"
 
@@ -44,52 +46,42 @@ std::vector<std::string> split_args(const std::string& s) {
   return v;
 }
 
-class RunCli : public ::testing::Test {
+// The shared CLI fixture (tests/cli_fixture.h), plus starting the binary in the background so
+// a test can signal it.
+class RunCli : public cli_test::CliTest {
  protected:
-  void SetUp() override {
-    if (!fs::exists(HB_BINARY)) GTEST_SKIP() << "hybridbench not built: " << HB_BINARY;
-    std::string t = (fs::temp_directory_path() / "hb-run-cli-XXXXXX").string();
-    dir_ = ::mkdtemp(t.data());
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-
-  // Starts hybridbench with `args` (and extra environment entries), output to log.txt.
-  pid_t start(const std::string& args, const std::vector<std::string>& env = {}) {
+  // Starts hybridbench with `args`, both streams to log.txt.
+  pid_t start(const std::string& args) {
     std::vector<std::string> argv_s = split_args(args);
     argv_s.insert(argv_s.begin(), HB_BINARY);
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());
     argv.push_back(nullptr);
-    std::vector<std::string> env_s = env;
-    for (char** e = environ; *e; ++e) env_s.emplace_back(*e);
-    std::vector<char*> envp;
-    for (auto& e : env_s) envp.push_back(e.data());
-    envp.push_back(nullptr);
     const std::string log = file("log.txt");
     const pid_t pid = ::fork();
     if (pid == 0) {  // only async-signal-safe calls until exec
       const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(fd, 1);
       ::dup2(fd, 2);
-      ::execve(argv[0], argv.data(), envp.data());
+      ::execv(argv[0], argv.data());
       ::_exit(127);
     }
     return pid;
   }
-  // Exit status (128 + signal when killed by one); output in out_.
+  // Exit status of a started run (128 + signal when killed by one); its output in out_.
   int wait(pid_t pid) {
     int st = 0;
     ::waitpid(pid, &st, 0);
-    std::ifstream in(file("log.txt"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    out_ = ss.str();
+    out_ = slurp(file("log.txt"));
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
-  int run(const std::string& args, const std::vector<std::string>& env = {}) { return wait(start(args, env)); }
+  // run() with one environment variable set for the child.
+  int run_with(const std::string& var, const std::string& value, const std::string& args) {
+    ::setenv(var.c_str(), value.c_str(), 1);
+    const int rc = run(args);
+    ::unsetenv(var.c_str());
+    return rc;
+  }
 
   static int lines(const std::string& path) {
     std::ifstream in(path);
@@ -107,7 +99,6 @@ class RunCli : public ::testing::Test {
     }
     return false;
   }
-  std::string dir_, out_;
 };
 
 std::map<std::string, const reports::Point*> by_key(const reports::Report& r) {
@@ -185,7 +176,7 @@ TEST_F(RunCli, FailureMidSweepKeepsFinishedPoints) {
   // HB_TEST_FAIL_AFTER_POINTS (cli/README.md): the error a failed thread creation raises,
   // once 2 points have finished.
   const std::string out = file("f.json");
-  ASSERT_EQ(run(kFastSweep + " --out " + out, {"HB_TEST_FAIL_AFTER_POINTS=2"}), 1) << out_;
+  ASSERT_EQ(run_with("HB_TEST_FAIL_AFTER_POINTS", "2", kFastSweep + " --out " + out), 1) << out_;
   EXPECT_NE(out_.find("Resource temporarily unavailable"), std::string::npos) << out_;
   const reports::Report part = reports::read_report(out);
   EXPECT_TRUE(part.interruption.interrupted);

@@ -193,7 +193,7 @@ int run(int reps) {
       // Page i of every head next to each other, per sequence, as PagedKvCache appends them.
       std::vector<std::vector<hb::PageRef>> tables(static_cast<size_t>(batch) * H);
       std::vector<hb::KvHeadView> heads(static_cast<size_t>(batch) * H);
-      std::vector<hb::cpu::DecodeAttentionArgs> args(batch);
+      std::vector<hb::DecodeAttentionArgs> args(batch);
       auto* base = kv.as<std::byte>();
       for (int b = 0; b < batch; ++b) {
         for (int h = 0; h < H; ++h) {
