@@ -35,12 +35,15 @@ class H2o final : public baselines::KvStrategyBase {
         heavy_ratio_(option(o, "heavy_ratio", 0.1)),
         recent_ratio_(option(o, "recent_ratio", 0.1)),
         heavy_opt_(option(o, "heavy", -1)),
-        recent_opt_(option(o, "recent", -1)) {}
-
-  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
+        recent_opt_(option(o, "recent", -1)) {
+    // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
+    // so a bad option is refused up front (exit 2) instead of failing every point.
     if (heavy_ratio_ < 0 || recent_ratio_ < 0 || heavy_ratio_ + recent_ratio_ > 1)
       throw Error("h2o.heavy_ratio and h2o.recent_ratio must be >= 0 and sum to at most 1",
                   "e.g. --opt h2o.heavy_ratio=0.1 --opt h2o.recent_ratio=0.1");
+  }
+
+  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     const int64_t n = problem.prompt_len();
     heavy_ = heavy_opt_ >= 0 ? static_cast<int64_t>(heavy_opt_) : ratio_tokens(heavy_ratio_, n);
     recent_ = recent_opt_ >= 0 ? static_cast<int64_t>(recent_opt_) : ratio_tokens(recent_ratio_, n);

@@ -38,13 +38,16 @@ class InfiniGen final : public baselines::KvStrategyBase {
         partial_ratio_(option(o, "partial_ratio", 0.2)),
         alpha_(option(o, "alpha", 4.0)),
         max_ratio_(option(o, "max_ratio", 0.2)),
-        skew_(option(o, "skew", 1)) {}
-
-  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
+        skew_(option(o, "skew", 1)) {
+    // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
+    // so a bad option is refused up front (exit 2) instead of failing every point.
     if (partial_ratio_ <= 0 || partial_ratio_ > 1 || max_ratio_ <= 0 || max_ratio_ > 1 || alpha_ < 0 ||
         (skew_ != 0 && skew_ != 1))
       throw Error("infinigen.partial_ratio and infinigen.max_ratio must be in (0, 1], alpha >= 0, skew 0 or 1",
                   "e.g. --opt infinigen.partial_ratio=0.2 --opt infinigen.alpha=4");
+  }
+
+  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     const auto& shape = problem.shape;
     const int d = shape.head_dim, P = problem.page_tokens;
     pd_ = std::clamp(static_cast<int>(std::ceil(partial_ratio_ * d - 1e-9)), 1, d);

@@ -20,12 +20,15 @@ using namespace baselines;
 
 class Offload final : public baselines::KvStrategyBase {
  public:
-  explicit Offload(const StrategyOptions& o) : KvStrategyBase("offload"), chunk_opt_(option(o, "chunk_tokens", 1024)) {}
+  explicit Offload(const StrategyOptions& o) : KvStrategyBase("offload"), chunk_opt_(option(o, "chunk_tokens", 1024)) {
+    // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
+    // so a bad option is refused up front (exit 2) instead of failing every point.
+    if (chunk_opt_ < 1)
+      throw Error("offload.chunk_tokens must be at least 1", "e.g. --opt offload.chunk_tokens=1024");
+  }
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     const int P = problem.page_tokens;
-    if (chunk_opt_ < 1)
-      throw Error("offload.chunk_tokens must be at least 1", "e.g. --opt offload.chunk_tokens=1024");
     // Chunks are whole pages so no page crosses the link twice.
     chunk_ = pages_for(static_cast<int64_t>(chunk_opt_), P) * P;
     const HostTier& tier = platform.host_tiers.at(0);

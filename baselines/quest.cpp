@@ -32,12 +32,15 @@ class Quest final : public baselines::KvStrategyBase {
       : KvStrategyBase("quest"),
         budget_opt_(option(o, "budget", 2048)),
         offload_opt_(option(o, "offload", 0)),
-        min_pages_opt_(option(o, "min_pages", 3)) {}
-
-  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
+        min_pages_opt_(option(o, "min_pages", 3)) {
+    // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
+    // so a bad option is refused up front (exit 2) instead of failing every point.
     if (budget_opt_ < 1 || min_pages_opt_ < 1 || (offload_opt_ != 0 && offload_opt_ != 1))
       throw Error("quest.budget and quest.min_pages must be >= 1 and quest.offload 0 or 1",
                   "e.g. --opt quest.budget=2048 --opt quest.offload=1");
+  }
+
+  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     offload_ = offload_opt_ == 1;
     const int P = problem.page_tokens;
     const auto& shape = problem.shape;

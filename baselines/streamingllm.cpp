@@ -25,12 +25,17 @@ class StreamingLlm final : public baselines::KvStrategyBase {
       : KvStrategyBase("streamingllm"),
         sinks_opt_(option(o, "sinks", 4)),
         window_opt_(option(o, "window", -1)),
-        ratio_(option(o, "budget_ratio", 0.2)) {}
-
-  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
+        ratio_(option(o, "budget_ratio", 0.2)) {
+    // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
+    // so a bad option is refused up front (exit 2) instead of failing every point.
     if (sinks_opt_ < 0 || ratio_ < 0 || ratio_ > 1)
       throw Error("streamingllm.sinks must be >= 0 and streamingllm.budget_ratio in [0, 1]",
                   "e.g. --opt streamingllm.sinks=4 --opt streamingllm.budget_ratio=0.2");
+    if (window_opt_ >= 0 && window_opt_ < 1)
+      throw Error("streamingllm.window must be at least 1", "e.g. --opt streamingllm.window=2044");
+  }
+
+  void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     const int64_t n = problem.prompt_len();
     sinks_ = static_cast<int64_t>(sinks_opt_);
     // Default window: the total budget matches the other pruning strategies (20% of the context).

@@ -14,6 +14,7 @@
 #include "cli/numeric_options.h"
 #include "cli/platform_setup.h"
 #include "cli/progress.h"
+#include "cli/run_session.h"
 #include "core/error.h"
 #include "core/model_presets.h"
 #include "hybrid/register.h"
@@ -33,6 +34,7 @@ struct RunArgs {
   run::SweepSpec spec;
   std::string models = "llama-3.1-8b", seq_lens = "4k,16k,32k", batches = "1", strategies = "all", dtypes = "fp16";
   std::string out, config;
+  std::string resume;                    // --resume OUT: continue OUT's interrupted sweep (cli/run_session.h)
   std::vector<std::string> opts;
   std::string mode = "measure";          // measure | model (reports/model)
   std::vector<std::string> platforms;    // --platform: profiles for --mode model
@@ -189,6 +191,15 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
                 "pass one profile, or add --mode model to project onto several platforms");
 
   check_fleet_arguments(spec, a.distribute);
+  if (!a.resume.empty()) {
+    if (!a.distribute.empty())
+      throw Error("--resume does not apply to --distribute runs", "re-run the fleet sweep without --resume");
+    if (!a.out.empty() && a.out != a.resume)
+      throw Error("--resume " + a.resume + " writes that report, but --out names " + a.out, "drop --out");
+    a.out = a.resume;
+  }
+  std::shared_ptr<const run::SweepControl> control;  // single-process runs: journal, signals, resume
+  std::function<void(int64_t)> on_points_done;      // the session's test hook (HB_TEST_FAIL_AFTER_POINTS)
   const std::string out = a.out.empty() ? default_out_path() : a.out;
   // Before the sweep: a bad --out would otherwise lose it, and one that is an input would destroy it.
   // (Fleet runs: only rank 0 writes, on a host the others may not share, so ranks do not check.)
@@ -204,8 +215,12 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   auto sweep = [&](const run::SweepSpec& s, bool show_progress) {
     PlatformSetup platform = setup_platform(s);
     if (a.mode == "measure" && !platforms.empty()) platform.env.model = model::make_step_model(platforms[0], false);
+    platform.env.control = control;
     ProgressBar bar(a.quiet || !show_progress);
-    const run::ProgressFn on_progress = [&](const run::Progress& p) { bar.update(p); };
+    const run::ProgressFn on_progress = [&](const run::Progress& p) {
+      bar.update(p);
+      if (on_points_done) on_points_done(p.done);
+    };
     reports::Report report = a.mode == "model" ? model::run_model_sweep(s, platforms, platform.env, on_progress)
                                                : run::run_sweep(s, platform.env, on_progress);
     bar.finish();
@@ -220,12 +235,15 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
       if (!a.quiet) print_summary(r, summary_to);
     });
   }
-  const reports::Report report = sweep(spec, true);
-  reports::write_report(out, report);
-  if (!a.quiet) print_summary(report, summary_to);
-  std::cerr << "hybridbench: wrote " << (reports::is_stdout_path(out) ? "the report to standard output" : out)
-            << " (" << report.points.size() << " points)\n";
-  return kExitOk;
+  std::map<std::string, std::string> resume_must_match = {{"--mode", a.mode}};
+  for (const auto& p : platforms) resume_must_match["--platform " + p.name] = p.origin + " (" + p.source + ")";
+  SweepSession session(out, sweep_identity(spec, resume_must_match, command_line_text()), !a.resume.empty());
+  control = session.control();
+  on_points_done = [&](int64_t done) { session.check_injected_failure(done); };
+  reports::Report report = sweep(spec, true);
+  return session.finish(report, [&](const reports::Report& r) {
+    if (!a.quiet) print_summary(r, summary_to);
+  });
 }
 
 }  // namespace
@@ -298,6 +316,10 @@ CommandFn add_run_command(CLI::App& app) {
   sub->add_option("--out", a->out,
                   "Report path (default: hybridbench-<UTC time>.json here; - = stdout, the summary then goes to "
                   "stderr)");
+  sub->add_option("--resume", a->resume,
+                  "Continue the interrupted sweep whose report is OUT (Ctrl-C, SIGTERM, a failure mid-sweep): its finished "
+                  "points come from OUT.partial.jsonl, the rest run; give the same options as the first run")
+      ->type_name("OUT");
   sub->add_option("--mode", a->mode,
                   "measure: time this machine; model: run each strategy here for its selection, accuracy and exact "
                   "traffic, and time it with the --platform profiles' performance model (reports/model)")

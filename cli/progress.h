@@ -10,8 +10,13 @@ namespace hb::cli {
 class ProgressBar {
  public:
   explicit ProgressBar(bool quiet);
+  // Clears the line however the run ends (an error, an interrupted sweep): the next message
+  // must not be printed over a half-drawn bar.
+  ~ProgressBar() { finish(); }
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
   void update(const run::Progress& p);
-  void finish();
+  void finish();  // clears the line; idempotent
 
  private:
   bool enabled_;

@@ -200,8 +200,31 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
     }
   std::sort(r.points.begin(), r.points.end(),
             [](const PointComparison& a, const PointComparison& b) { return axes_less(a.axes, b.axes); });
+  // No pair at all: every verdict would be MISSING/NEW and the check would pass having judged
+  // nothing, which a CI gate must not mistake for "no regression".
+  const bool any_pair = std::any_of(r.points.begin(), r.points.end(), [](const PointComparison& p) {
+    return p.verdict != Verdict::missing && p.verdict != Verdict::added;
+  });
+  if (!any_pair) {
+    const char* empty = old_report.points.empty() ? "OLD" : new_report.points.empty() ? "NEW" : nullptr;
+    if (empty)
+      throw Error(std::string("nothing to compare: the ") + empty + " report has no points",
+                  "pass reports of sweeps that ran (`hybridbench run --out FILE.json`)");
+    throw Error("nothing to compare: no point of NEW has the axes of a point of OLD (" +
+                    std::to_string(old_report.points.size()) + " vs " + std::to_string(new_report.points.size()) +
+                    " points; e.g. OLD " + old_report.points[0].axes.key() + ", NEW " +
+                    new_report.points[0].axes.key() + ")",
+                "compare two runs of the same sweep (same models, lengths, batches, strategies, dtypes, workload, "
+                "accelerator, --decode-steps and --page-tokens)");
+  }
   for (const auto& p : r.points) r.regressions += p.regression();
   context_warnings(old_report.context, new_report.context, r.warnings);
+  // An interrupted run lacks points; its MISSING ones are the sweep's unfinished part.
+  if (old_report.interruption.interrupted)
+    r.warnings.push_back("OLD is an interrupted sweep (" + old_report.interruption.reason + ")");
+  if (new_report.interruption.interrupted)
+    r.warnings.push_back("NEW is an interrupted sweep (" + new_report.interruption.reason +
+                         "); finish it with `hybridbench run ... --resume`");
   const int noisy = static_cast<int>(std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.too_noisy; }));
   if (noisy > 0)
     r.warnings.push_back(std::to_string(noisy) + " of " + std::to_string(r.points.size()) +

@@ -217,8 +217,20 @@ struct Speedup {
 // key then strategies. Points that are not timed (oom, unsupported, error) get no entry.
 std::vector<Speedup> compute_speedups(const std::vector<Point>& points);
 
+// A sweep that did not run to its end: stopped by SIGINT/SIGTERM, or by a failure that escaped
+// a point (reports/run/runner.h, SweepControl). `points` then holds only what finished; `run
+// --resume` completes it from the journal (cli/README.md).
+struct Interruption {
+  bool interrupted = false;
+  std::string reason;            // "SIGINT (Ctrl-C) after 12 of 36 points", "internal error: ..."
+  // The exit status the run ends with (130 SIGINT, 143 SIGTERM, the failure's code). Process
+  // state, not a property of the data: not written to the file (reads back as 0).
+  int exit_code = 0;
+};
+
 struct Report {
   std::string schema = schema_string();
+  Interruption interruption;     // written only when interrupted
   ReportContext context;
   std::vector<Point> points;
   std::vector<Speedup> speedups;  // compute_speedups(points) when written by the runner

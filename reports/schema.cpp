@@ -143,6 +143,7 @@ json point_json(const Point& p) {
                          {"observed_pages_per_node", pages}});
   }
   const auto& a = p.accuracy;
+  const bool scored = a.steps_scored > 0;
   json trajectory = json::array();
   for (const auto& row : p.trajectory) {
     json r = json::object();
@@ -163,11 +164,15 @@ json point_json(const Point& p) {
           {"phases", phases},
           {"traffic_per_step", traffic_json(p.traffic_per_step)},
           {"placement", placement},
+          // Nothing scored (a failed point, --accuracy-steps 0): the figures are absent (null),
+          // never the defaults, which would read as a perfect score.
           {"accuracy",
-           {{"steps_scored", a.steps_scored}, {"rel_l2", a.rel_l2}, {"cosine", a.cosine},
-            {"max_abs_err", a.max_abs_err}, {"mass_recall", a.mass_recall},
+           {{"steps_scored", a.steps_scored}, {"rel_l2", scored ? json(a.rel_l2) : json(nullptr)},
+            {"cosine", scored ? json(a.cosine) : json(nullptr)},
+            {"max_abs_err", scored ? json(a.max_abs_err) : json(nullptr)},
+            {"mass_recall", scored ? json(a.mass_recall) : json(nullptr)},
             // null, not -1, in the file: "no needle" should not look like a rate.
-            {"needle_success_rate", a.has_needle() ? json(a.needle_success_rate) : json(nullptr)}}},
+            {"needle_success_rate", scored && a.has_needle() ? json(a.needle_success_rate) : json(nullptr)}}},
           {"strategy_params", string_map(p.strategy_params)},
           {"trajectory", trajectory}};
   if (!p.step.pass_sizes.empty()) j["step"]["pass_sizes"] = p.step.pass_sizes;
@@ -432,6 +437,15 @@ Point read_point(const JsonReader& r) {
 
 }  // namespace
 
+json point_to_json(const Point& point) {
+  check_vocabulary(point, 0);
+  return point_json(point);
+}
+
+Point point_from_json(const json& j, const std::string& source, const std::string& path) {
+  return read_point(JsonReader(j, path, source));
+}
+
 json report_to_json(const Report& report) {
   json points = json::array();
   for (size_t i = 0; i < report.points.size(); ++i) {
@@ -445,6 +459,12 @@ json report_to_json(const Report& report) {
   // Insertion-ordered: "schema" first so `head` on a file shows what it is.
   json j = json::object();
   j["schema"] = report.schema;
+  // Optional: only an incomplete sweep has it (older readers ignore it; complete files are as
+  // before). Second, so `head` shows it right after what the file is.
+  if (report.interruption.interrupted) {
+    j["interrupted"] = true;
+    j["interrupted_reason"] = report.interruption.reason;
+  }
   j["context"] = context_json(report.context);
   j["points"] = std::move(points);
   j["speedups"] = std::move(speedups);
@@ -470,6 +490,10 @@ Report report_from_json(const json& j, const std::string& source) {
   }
   Report report;
   report.schema = schema;
+  if (root.has("interrupted")) {  // optional: only an incomplete sweep's report has it
+    report.interruption.interrupted = root.boolean("interrupted");
+    if (report.interruption.interrupted) report.interruption.reason = root.str("interrupted_reason");
+  }
   report.context = read_context(root.member("context"));
   root.member("points").each_element([&](const JsonReader& p) { report.points.push_back(read_point(p)); });
   root.member("speedups").each_element([&](const JsonReader& s) {

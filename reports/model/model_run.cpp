@@ -80,8 +80,14 @@ reports::Report run_model_sweep(const run::SweepSpec& spec, const std::vector<Pl
       all.context.sweep["model.kv_budget_bytes." + m.name + "." + model] =
           std::to_string(s.accelerator.capacity_bytes) + (given ? " (--accelerator-memory)" : " (profile HBM - weights)");
       for (auto& p : r.points) all.points.push_back(std::move(p));
+      // Stopped or failed (run's SweepControl): what finished is the report; nothing more runs.
+      if (r.interruption.interrupted) {
+        all.interruption = r.interruption;
+        break;
+      }
     }
     all.context.sweep["model.profile." + m.name] = m.origin + " (" + m.source + "): " + m.description;
+    if (all.interruption.interrupted) break;
   }
   all.context.sweep["models"] = [&] {
     std::string s;

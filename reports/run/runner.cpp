@@ -60,6 +60,15 @@ std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec, const std::s
   return out;
 }
 
+std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env) {
+  std::string k = "pass=" + std::to_string(pass) + ";model=" + g.model + ";kv_dtype=" + g.kv_dtype +
+                  ";seq_len=" + std::to_string(g.seq_len) + ";batch=" + std::to_string(g.batch);
+  // Model mode runs the same groups once per platform; the platform tells them apart.
+  if (env.model)
+    for (const auto& [key, value] : env.model->axes_extra) k += ";" + key + "=" + value;
+  return k;
+}
+
 namespace {
 
 // One strategy's state at the point being run.
@@ -141,6 +150,7 @@ void pool_pass(reports::Point& into, reports::Point&& more) {
   if (more.status != "ok") {
     into.status = more.status;
     into.reason = "in a later --repetitions pass: " + more.reason;
+    into.accuracy = {};  // failed: no accuracy figures, not the first pass's
     return;
   }
   auto pool = [](reports::Timing& a, const reports::Timing& b) {
@@ -165,6 +175,19 @@ void fail(Contender& c, const std::string& status, const std::string& reason) {
   c.point.status = status;
   c.point.reason = reason;
   c.point.step.stop_reason = "none";
+  c.point.accuracy = {};  // a failed point carries no accuracy figures
+}
+
+// The points a previous run finished for `unit`, when they are this sweep's strategies in its
+// order; empty otherwise (the unit then runs).
+std::vector<reports::Point> resumed_unit(const SweepControl* control, const std::string& unit,
+                                         const std::vector<std::string>& names) {
+  if (!control) return {};
+  auto it = control->finished.find(unit);
+  if (it == control->finished.end() || it->second.size() != names.size()) return {};
+  for (size_t i = 0; i < names.size(); ++i)
+    if (it->second[i].axes.strategy != names[i]) return {};
+  return it->second;
 }
 
 }  // namespace
@@ -212,6 +235,10 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
         }
   }
 
+  // The accelerator is had once before anything runs: an unknown kind or `cuda` without a usable
+  // GPU is the user's to fix (exit 2), not an error on every point. Released before the sweep.
+  AcceleratorInfo accelerator_info = make_accelerator(spec.accelerator)->info();
+
   reports::Report report;
   report.context.sweep = spec.echo();
   if (env.model && env.model->replace) report.context.sweep["mode"] = "model";
@@ -231,9 +258,17 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
   int64_t done = 0;
   const int64_t t_start = now_ns();
   std::map<std::string, size_t> first_pass;  // point key -> index in report.points
+  const SweepControl* control = env.control.get();
+  auto stop_requested = [&] { return control && control->should_stop && control->should_stop(); };
+  bool stopped = false;
 
-  for (int pass = 0; pass < spec.repetitions; ++pass)
+  try {  // with a control, a failure escaping a unit ends the sweep with what finished (below)
+  for (int pass = 0; pass < spec.repetitions && !stopped; ++pass)
   for (const SweepGroup& g : sweep_groups(spec)) {
+    if (stop_requested()) {
+      stopped = true;
+      break;
+    }
     const std::string& model = g.model;
     const ModelPreset& preset = find_model_preset(model);
     AttentionShape shape = preset.shape;
@@ -244,6 +279,9 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
                               (spec.repetitions > 1 ? " pass " + std::to_string(pass + 1) + "/" +
                                                           std::to_string(spec.repetitions)
                                                     : "");
+    const std::string unit = unit_key(pass, g, env);
+    std::vector<reports::Point> unit_points = resumed_unit(control, unit, names);
+    if (unit_points.empty()) {  // not finished by an interrupted run: run it (block kept flat)
     if (progress) progress({done, total, where + ": generating workload", (now_ns() - t_start) * 1e-9});
     const auto workloads = make_workloads(spec, trace ? &*trace : nullptr, shape, seq_len, batch);
     Problem problem;
@@ -304,6 +342,11 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
     }
 
     for (int s = 0; s < spec.decode_steps; ++s) {
+      // Between steps, not inside one: a stop drops this unit (its points are incomplete).
+      if (stop_requested()) {
+        stopped = true;
+        break;
+      }
       bool any = false;
       // Rotate the order each step so no strategy always runs right after another's
       // cache pollution.
@@ -354,22 +397,41 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, cons
                   (now_ns() - t_start) * 1e-9});
       if (!any) break;
     }
+    if (stopped) break;
     for (auto& c : cs) {
       finish(*c, "max-steps", side_platform);
       // The point is over: free its memory before the next one.
       c->strategy.reset();
       c->accelerator.reset();
-      const std::string key = c->point.axes.key();
+      unit_points.push_back(std::move(c->point));
+    }
+    // Durable (the journal) before it counts: a stop or crash from here on keeps it.
+    if (control && control->on_unit_done) control->on_unit_done({unit, unit_points});
+    }
+    for (auto& point : unit_points) {
+      const std::string key = point.axes.key();
       if (auto it = first_pass.find(key); it != first_pass.end()) {
-        pool_pass(report.points[it->second], std::move(c->point));
+        pool_pass(report.points[it->second], std::move(point));
       } else {
         first_pass[key] = report.points.size();
-        report.points.push_back(std::move(c->point));
+        report.points.push_back(std::move(point));
       }
       ++done;
     }
     if (progress) progress({done, total, where + ": done", (now_ns() - t_start) * 1e-9});
   }
+  } catch (const Error& e) {
+    if (!control) throw;
+    report.interruption = {true, e.problem() + (e.fix().empty() ? "" : " (fix: " + e.fix() + ")"), e.exit_code()};
+  } catch (const std::exception& e) {
+    if (!control) throw;
+    report.interruption = {true, std::string("internal error: ") + e.what(), kExitFailure};
+  }
+  if (stopped) report.interruption = {true, "stopped", kExitFailure};
+  if (report.interruption.interrupted)
+    report.interruption.reason += " (after " + std::to_string(done) + " of " + std::to_string(total) + " points)";
+  // Every unit came from the journal: the context still says which accelerator they ran on.
+  if (!context_accel_set) report.context.accelerator = accelerator_info;
   report.speedups = reports::compute_speedups(report.points);
   return report;
 }

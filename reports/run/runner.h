@@ -45,6 +45,27 @@ struct StepModel {
   std::function<std::map<std::string, std::string>(const Strategy&)> annotate;
 };
 
+// A unit of a sweep that finishes as a whole: every strategy's point of one workload group in
+// one pass (the strategies step side by side, so they end together).
+struct FinishedUnit {
+  std::string key;                     // unit_key(): stable across runs of the same sweep
+  std::vector<reports::Point> points;  // one per strategy, in sweep order, before pass pooling
+};
+
+// How a caller steers a sweep it may have to stop and later resume (`run`: Ctrl-C, the journal,
+// --resume). Without one (env.control null) a failure escaping a point propagates as before.
+struct SweepControl {
+  // Polled between decode steps and between units; true stops the sweep: the unit in progress
+  // is dropped and run_sweep returns what finished, marked interrupted. Must be cheap and must
+  // not throw (cli: reads a flag a signal handler set).
+  std::function<bool()> should_stop;
+  // Called once a unit has finished, before the next starts (the journal appends it durably).
+  std::function<void(const FinishedUnit&)> on_unit_done;
+  // Units an interrupted run already finished, by key: reported as they are instead of run
+  // again (a unit whose strategies do not match this sweep's runs again).
+  std::map<std::string, std::vector<reports::Point>> finished;
+};
+
 // What the caller resolved about the machine (memtier): where host KV may go and how to check
 // where pages really are.
 struct RunEnvironment {
@@ -56,6 +77,8 @@ struct RunEnvironment {
   int64_t host_memory_budget_bytes = 0;
   // Model mode: null = measure.
   std::shared_ptr<const StepModel> model;
+  // Stop/resume (run's journal); null = run to the end, failures propagate.
+  std::shared_ptr<const SweepControl> control;
 };
 
 // Strategy names the spec selects ("all" expands to every registered strategy).
@@ -78,9 +101,17 @@ reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, 
 // reports as failed when the rank that owned them failed.
 std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec, const std::string& accelerator_kind);
 
+// The key of the unit (pass, group) of a sweep in `env` (model mode: the platform too).
+std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env);
+
 // Runs the sweep; fills report.points and report.speedups and the accelerator / sweep parts of
 // the context (the caller fills host, topology and settings). Throws hb::Error up front for
-// an impossible sweep (nothing is half-run).
+// an impossible sweep (nothing is half-run): unknown strategy or option, an option a strategy
+// refuses, an accelerator that cannot be had (unknown kind, cuda without a usable GPU).
+// With env.control: should_stop() or a failure escaping a point (hb::Error or any
+// std::exception, e.g. thread creation failing) ends the sweep early; the report then holds the
+// finished units and report.interruption says why (exit code 130/143 is the caller's to set for
+// signals; a failure's is its hb::Error code, 1 for other exceptions).
 reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, const ProgressFn& progress = {});
 
 }  // namespace hb::run

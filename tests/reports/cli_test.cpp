@@ -47,6 +47,21 @@ TEST_F(ReportCli, CompareExitCodes) {
   EXPECT_EQ(run("compare " + file("old.json") + " " + file("slow.json") + " --threshold 0.25"), 0) << out_;
 }
 
+TEST_F(ReportCli, CompareWithNothingInCommonExitsTwo) {
+  Report base = testing::make_report(), other = testing::make_report(), empty = testing::make_report();
+  for (auto& p : other.points) p.axes.model = "qwen2.5-7b";
+  empty.points.clear();
+  empty.speedups.clear();
+  write_report(file("old.json"), base);
+  write_report(file("other.json"), other);
+  write_report(file("empty.json"), empty);
+  EXPECT_EQ(run("compare " + file("old.json") + " " + file("other.json")), 2) << out_;
+  EXPECT_NE(out_.find("nothing to compare"), std::string::npos) << out_;
+  EXPECT_EQ(out_.find("OK: no regression"), std::string::npos) << out_;
+  EXPECT_EQ(run("compare " + file("empty.json") + " " + file("old.json")), 2) << out_;
+  EXPECT_NE(out_.find("the OLD report has no points"), std::string::npos) << out_;
+}
+
 TEST_F(ReportCli, BrokenInputExitsTwoWithTheFileNamed) {
   const std::string text = to_json_text(testing::make_report());
   std::ofstream(file("cut.json")) << text.substr(0, text.size() / 3);

@@ -170,6 +170,31 @@ TEST(Compare, MissingAndNewPointsAreListedNotFailed) {
   }
 }
 
+TEST(Compare, NothingInCommonIsAnErrorNotAPass) {
+  // Every verdict MISSING/NEW judges nothing: a CI gate must not read that as "no regression".
+  Report o = single(make_point("full-gpu", 8192, 1e6)), n = single(make_point("full-gpu", 4096, 1e6));
+  try {
+    compare_reports(o, n, {});
+    ADD_FAILURE() << "disjoint reports compared";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_NE(e.problem().find("nothing to compare"), std::string::npos) << e.problem();
+  }
+  Report empty = make_report();
+  empty.points.clear();
+  try {
+    compare_reports(o, empty, {});
+    ADD_FAILURE() << "an empty report compared";
+  } catch (const Error& e) {
+    EXPECT_NE(e.problem().find("the NEW report has no points"), std::string::npos) << e.problem();
+  }
+  // An interrupted NEW is compared on what it has, with a warning saying it is incomplete.
+  Report part = o;
+  part.interruption = {true, "SIGINT (Ctrl-C): stopped (after 1 of 2 points)", 130};
+  const auto c = compare_reports(o, part, {});
+  EXPECT_NE(c.warnings.back().find("NEW is an interrupted sweep"), std::string::npos);
+}
+
 TEST(Compare, PointThatStopsRunningIsARegression) {
   const auto c = compare_reports(single(make_point("full-gpu", 8192, 1e6)),
                                  single(make_failed_point("full-gpu", 8192, "oom", "capacity")), {});

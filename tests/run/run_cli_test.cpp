@@ -1,0 +1,213 @@
+// `hybridbench run` end to end through the binary (HB_BINARY): Ctrl-C / SIGTERM keep the
+// finished points (journal + interrupted report, exit 130 / 143), `--resume` completes the
+// sweep with them unchanged, a failure mid-sweep keeps them too, and exit codes CI can trust.
+// Skipped when the binary has not been built.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/cli_fixture.h"
+#include "kernels/backend.h"
+#include "reports/json_io.h"
+
+namespace hb::run {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Units of about a second each on a busy 2-core machine (the --timeout ends each point's
+// sampling), so a signal lands between the first finished unit and the last.
+const std::string kSlowSweep =
+    "run --model qwen2.5-0.5b --seq-len 16k,20k,24k,28k,32k --strategy cpu-only,full-gpu --decode-steps 400 "
+    "--warmup 1 --min-samples 400 --accuracy-steps 1 --timeout 0.3 --accelerator cpu --accelerator-threads 1 "
+    "--host-threads 1 -q";
+// Fast: three units of two points (kFastBase leaves --strategy and --accelerator to the test).
+const std::string kFastBase =
+    "run --model qwen2.5-0.5b --seq-len 256,512,768 --decode-steps 4 --warmup 1 --min-samples 2 --accuracy-steps 1 "
+    "--accelerator-threads 1 --host-threads 1 -q";
+const std::string kFastSweep = kFastBase + " --strategy cpu-only,full-gpu --accelerator cpu";
+
+std::vector<std::string> split_args(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  for (std::string a; in >> a;) v.push_back(a);
+  return v;
+}
+
+// The shared CLI fixture (tests/cli_fixture.h), plus starting the binary in the background so
+// a test can signal it.
+class RunCli : public cli_test::CliTest {
+ protected:
+  // Starts hybridbench with `args`, both streams to log.txt.
+  pid_t start(const std::string& args) {
+    std::vector<std::string> argv_s = split_args(args);
+    argv_s.insert(argv_s.begin(), HB_BINARY);
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const std::string log = file("log.txt");
+    const pid_t pid = ::fork();
+    if (pid == 0) {  // only async-signal-safe calls until exec
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    return pid;
+  }
+  // Exit status of a started run (128 + signal when killed by one); its output in out_.
+  int wait(pid_t pid) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    out_ = slurp(file("log.txt"));
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  }
+  // run() with one environment variable set for the child.
+  int run_with(const std::string& var, const std::string& value, const std::string& args) {
+    ::setenv(var.c_str(), value.c_str(), 1);
+    const int rc = run(args);
+    ::unsetenv(var.c_str());
+    return rc;
+  }
+
+  static int lines(const std::string& path) {
+    std::ifstream in(path);
+    int n = 0;
+    for (std::string l; std::getline(in, l);) ++n;
+    return n;
+  }
+  // Waits until the journal holds at least one finished point (header + a point line).
+  bool wait_for_a_point(const std::string& journal, pid_t pid) {
+    for (int i = 0; i < 6000; ++i) {
+      if (lines(journal) >= 2) return true;
+      int st = 0;
+      if (::waitpid(pid, &st, WNOHANG) == pid) return false;  // ended before: cannot interrupt it
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+};
+
+std::map<std::string, const reports::Point*> by_key(const reports::Report& r) {
+  std::map<std::string, const reports::Point*> m;
+  for (const auto& p : r.points) m[p.axes.key()] = &p;
+  return m;
+}
+
+TEST_F(RunCli, CtrlCKeepsFinishedPointsAndResumeCompletesThem) {
+  const std::string out = file("r.json"), journal = out + ".partial.jsonl";
+  const pid_t pid = start(kSlowSweep + " --out " + out);
+  ASSERT_TRUE(wait_for_a_point(journal, pid)) << "the sweep ended before a point was journaled";
+  ::kill(pid, SIGINT);
+  ASSERT_EQ(wait(pid), 130) << out_;
+  EXPECT_NE(out_.find("SIGINT"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("--resume " + out), std::string::npos) << out_;
+  const reports::Report part = reports::read_report(out);
+  EXPECT_TRUE(part.interruption.interrupted);
+  EXPECT_NE(part.interruption.reason.find("SIGINT"), std::string::npos) << part.interruption.reason;
+  ASSERT_GE(part.points.size(), 2u);
+  ASSERT_LT(part.points.size(), 10u);
+  for (const auto& p : part.points) EXPECT_EQ(p.status, "ok") << p.reason;
+  ASSERT_TRUE(fs::exists(journal));
+
+  // Other options: refused, naming the option; the journal is untouched.
+  std::string other = kSlowSweep;
+  other.replace(other.find("16k,20k,"), 8, "");
+  EXPECT_EQ(run(other + " --resume " + out), 2) << out_;
+  EXPECT_NE(out_.find("option --seq-len differs"), std::string::npos) << out_;
+  // A new sweep onto the same file would lose the journal's points: refused too.
+  EXPECT_EQ(run(kSlowSweep + " --out " + out), 2) << out_;
+  EXPECT_NE(out_.find("--resume"), std::string::npos) << out_;
+  ASSERT_TRUE(fs::exists(journal));
+
+  ASSERT_EQ(run(kSlowSweep + " --resume " + out), 0) << out_;
+  const reports::Report full = reports::read_report(out);
+  EXPECT_FALSE(full.interruption.interrupted);
+  ASSERT_EQ(full.points.size(), 10u);
+  const auto now = by_key(full);
+  for (const auto& p : part.points) {
+    SCOPED_TRACE(p.axes.key());
+    ASSERT_TRUE(now.count(p.axes.key()));
+    EXPECT_EQ(now.at(p.axes.key())->step.samples_ns, p.step.samples_ns);  // the same measurement
+  }
+  EXPECT_FALSE(fs::exists(journal));  // a complete report needs no journal
+  EXPECT_EQ(run(kSlowSweep + " --resume " + out), 2) << out_;  // nothing left to resume
+  EXPECT_NE(out_.find("no sweep journal"), std::string::npos) << out_;
+}
+
+TEST_F(RunCli, SigtermExits143WithTheFinishedPoints) {
+  const std::string out = file("t.json");
+  const pid_t pid = start(kSlowSweep + " --out " + out);
+  ASSERT_TRUE(wait_for_a_point(out + ".partial.jsonl", pid));
+  ::kill(pid, SIGTERM);
+  ASSERT_EQ(wait(pid), 143) << out_;
+  const reports::Report part = reports::read_report(out);
+  EXPECT_TRUE(part.interruption.interrupted);
+  EXPECT_NE(part.interruption.reason.find("SIGTERM"), std::string::npos);
+  EXPECT_GE(part.points.size(), 2u);
+}
+
+TEST_F(RunCli, SecondCtrlCExitsAtOnceTheJournalKeepsThePoints) {
+  const std::string out = file("s.json"), journal = out + ".partial.jsonl";
+  const pid_t pid = start(kSlowSweep + " --out " + out);
+  ASSERT_TRUE(wait_for_a_point(journal, pid));
+  ::kill(pid, SIGINT);
+  ::kill(pid, SIGINT);  // does not wait for the step in progress
+  ASSERT_EQ(wait(pid), 130) << out_;
+  EXPECT_GE(lines(journal), 2);  // header + the finished points: --resume can continue
+  ASSERT_EQ(run(kSlowSweep + " --resume " + out), 0) << out_;
+  EXPECT_EQ(reports::read_report(out).points.size(), 10u);
+}
+
+TEST_F(RunCli, FailureMidSweepKeepsFinishedPoints) {
+  // HB_TEST_FAIL_AFTER_POINTS (cli/README.md): the error a failed thread creation raises,
+  // once 2 points have finished.
+  const std::string out = file("f.json");
+  ASSERT_EQ(run_with("HB_TEST_FAIL_AFTER_POINTS", "2", kFastSweep + " --out " + out), 1) << out_;
+  EXPECT_NE(out_.find("Resource temporarily unavailable"), std::string::npos) << out_;
+  const reports::Report part = reports::read_report(out);
+  EXPECT_TRUE(part.interruption.interrupted);
+  EXPECT_NE(part.interruption.reason.find("internal error"), std::string::npos) << part.interruption.reason;
+  ASSERT_EQ(part.points.size(), 2u);
+  ASSERT_EQ(run(kFastSweep + " --resume " + out), 0) << out_;
+  const reports::Report full = reports::read_report(out);
+  ASSERT_EQ(full.points.size(), 6u);
+  EXPECT_EQ(by_key(full).at(part.points[0].axes.key())->step.samples_ns, part.points[0].step.samples_ns);
+}
+
+TEST_F(RunCli, FixableFailuresExitTwoBeforeTheSweep) {
+  const std::string out = file("u.json");
+  EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator tpu --out " + out), 2) << out_;
+  EXPECT_NE(out_.find("unknown accelerator 'tpu'"), std::string::npos) << out_;
+  EXPECT_EQ(run(kFastBase + " --accelerator cpu --strategy h2o --opt h2o.heavy_ratio=-1 --out " + out), 2) << out_;
+  EXPECT_NE(out_.find("h2o.heavy_ratio"), std::string::npos) << out_;
+  if (!cuda_available()) {
+    EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator cuda --out " + out), 2) << out_;
+    EXPECT_NE(out_.find("no GPU is usable"), std::string::npos) << out_;
+  }
+  // Refused before anything ran: no report, and no journal left to block the next run.
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".partial.jsonl"));
+  // Out of accelerator memory is a finding of the sweep, not a failure of the run.
+  ASSERT_EQ(run(kFastSweep + " --accelerator-memory 64K --out " + out), 0) << out_;
+  const reports::Report r = reports::read_report(out);
+  bool oom = false;
+  for (const auto& p : r.points) oom |= p.status == "oom";
+  EXPECT_TRUE(oom);
+}
+
+}  // namespace
+}  // namespace hb::run
