@@ -42,8 +42,6 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-}
-
 int validate_command(ValidateArgs& a) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
