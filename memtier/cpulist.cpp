@@ -32,6 +32,9 @@ int parse_id(std::string_view s, std::string_view whole, const std::string& what
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < 0)
     throw Error(bad_list("cannot parse list", whole, what), "expected the Linux list format, e.g. 0-3,8");
+  if (v > kMaxListId)
+    throw Error(bad_list("id " + std::to_string(v) + " is larger than any CPU or NUMA node number, in list", whole, what),
+                "CPU and node numbers are at most " + std::to_string(kMaxListId) + "; check the list");
   return v;
 }
 
