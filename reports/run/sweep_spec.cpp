@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <set>
 
 #include "core/error.h"
@@ -59,7 +60,16 @@ std::vector<int64_t> parse_seq_lens(const std::string& s) {
     if (step.size() < 2 || (step[0] != 'x' && step[0] != '+')) throw Error("bad range step '" + step + "'", fix);
     if (from > to) throw Error("range '" + item + "' runs backwards", fix);
     if (step[0] == 'x') {
-      const double f = std::stod(step.substr(1));
+      // The whole factor must be a finite number: std::stod alone threw std::invalid_argument
+      // (an "internal error") on "x?" and ignored junk after the digits.
+      double f = 0;
+      size_t used = 0;
+      try {
+        f = std::stod(step.substr(1), &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != step.size() - 1 || !std::isfinite(f)) throw Error("bad range factor '" + step + "'", fix);
       if (f <= 1.0 || from == 0) throw Error("geometric range '" + item + "' needs FROM > 0 and factor > 1", fix);
       for (double v = static_cast<double>(from); v <= static_cast<double>(to) * (1 + 1e-9); v *= f)
         out.insert(static_cast<int64_t>(v + 0.5));
