@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "core/error.h"
@@ -40,6 +41,8 @@ int64_t parse_token_count(const std::string& s) {
   else if (suffix == "m" || suffix == "M") mult = 1024 * 1024;
   else if (!suffix.empty()) throw Error("'" + s + "' is not a sequence length", "write lengths like 4096, 4k or 128K");
   if (v < 0) throw Error("negative sequence length '" + s + "'", "sequence lengths are >= 0");
+  if (v > std::numeric_limits<int64_t>::max() / mult)
+    throw Error("sequence length '" + s + "' is too large", "write lengths like 4096, 4k or 128K");
   return v * mult;
 }
 

@@ -16,3 +16,11 @@ TEST(SeqLenParse, FactorMustBeAWholeFiniteNumber) {
   EXPECT_THROW(parse_seq_lens("1k:8k:xinf"), hb::Error);
   EXPECT_EQ(parse_seq_lens("1k:4k:x2.0"), (std::vector<int64_t>{1024, 2048, 4096}));
 }
+
+// "2k:44444444444444447k:+2k": 44444444444444447 x 1024 overflowed int64_t (undefined behaviour,
+// reported by UBSan in the sanitizer build; a wrapped value in a normal one).
+TEST(SeqLenParse, SuffixThatOverflowsIsRefused) {
+  EXPECT_THROW(parse_token_count("44444444444444447k"), hb::Error);
+  EXPECT_THROW(parse_token_count("9223372036854775807m"), hb::Error);
+  EXPECT_EQ(parse_token_count("8796093022207m"), int64_t{8796093022207} * 1024 * 1024);
+}
