@@ -47,6 +47,7 @@ int64_t parse_token_count(const std::string& s) {
 }
 
 std::vector<int64_t> parse_seq_lens(const std::string& s) {
+  constexpr int64_t kMaxPoints = 10000;
   std::set<int64_t> out;
   for (const auto& item : split_list(s)) {
     const size_t c1 = item.find(':');
@@ -74,14 +75,22 @@ std::vector<int64_t> parse_seq_lens(const std::string& s) {
       }
       if (used != step.size() - 1 || !std::isfinite(f)) throw Error("bad range factor '" + step + "'", fix);
       if (f <= 1.0 || from == 0) throw Error("geometric range '" + item + "' needs FROM > 0 and factor > 1", fix);
+      // Points are counted before any is built, and none is rounded past TO (which would not
+      // fit int64_t when TO is near its maximum).
+      if (std::log(static_cast<double>(to) / static_cast<double>(from)) / std::log(f) + 1 > kMaxPoints)
+        throw Error("range '" + item + "' expands to too many points", fix);
       for (double v = static_cast<double>(from); v <= static_cast<double>(to) * (1 + 1e-9); v *= f)
-        out.insert(static_cast<int64_t>(v + 0.5));
+        out.insert(v + 0.5 >= static_cast<double>(to) ? to : static_cast<int64_t>(v + 0.5));
     } else {
       const int64_t inc = parse_token_count(step.substr(1));
       if (inc <= 0) throw Error("arithmetic range '" + item + "' needs a positive step", fix);
-      for (int64_t v = from; v <= to; v += inc) out.insert(v);
+      if ((to - from) / inc + 1 > kMaxPoints) throw Error("range '" + item + "' expands to too many points", fix);
+      for (int64_t v = from;; v += inc) {  // stops before v + inc could pass TO (or overflow)
+        out.insert(v);
+        if (to - v < inc) break;
+      }
     }
-    if (out.size() > 10000) throw Error("range '" + item + "' expands to too many points", fix);
+    if (out.size() > kMaxPoints) throw Error("range '" + item + "' expands to too many points", fix);
   }
   if (out.empty()) throw Error("no sequence lengths given", "pass e.g. --seq-len 4k,32k or 4k:128k:x2");
   return {out.begin(), out.end()};

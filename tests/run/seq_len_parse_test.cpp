@@ -24,3 +24,19 @@ TEST(SeqLenParse, SuffixThatOverflowsIsRefused) {
   EXPECT_THROW(parse_token_count("9223372036854775807m"), hb::Error);
   EXPECT_EQ(parse_token_count("8796093022207m"), int64_t{8796093022207} * 1024 * 1024);
 }
+
+// Issue 14 (5), the inputs a fuzz run can stumble on at any time: "1:1000000000000:+1" built
+// points until memory ran out, "1:9223372036854775807:+4611686018427387904" overflowed `v += inc`
+// and never ended, and a geometric range up to INT64_MAX rounded its last point past int64_t.
+// Points are now counted before they are built.
+TEST(SeqLenParse, RangesAreCountedBeforeTheyAreBuilt) {
+  EXPECT_THROW(parse_seq_lens("1:1000000000000:+1"), hb::Error);
+  EXPECT_THROW(parse_seq_lens("1:8m:+1"), hb::Error);
+  EXPECT_THROW(parse_seq_lens("1:1000000:x1.0000001"), hb::Error);
+  EXPECT_EQ(parse_seq_lens("1:9223372036854775807:+4611686018427387904"),
+            (std::vector<int64_t>{1, 4611686018427387905}));
+  const auto top = parse_seq_lens("4611686018427387904:9223372036854775807:x2");
+  EXPECT_EQ(top.back(), INT64_MAX);
+  EXPECT_EQ(parse_seq_lens("1:10000:+1").size(), 10000u);
+  EXPECT_EQ(parse_seq_lens("1k:3k:+1k"), (std::vector<int64_t>{1024, 2048, 3072}));
+}
