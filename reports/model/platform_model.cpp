@@ -122,7 +122,7 @@ void opt_figure(const In& parent, const char* name, const std::string& prefix, T
   if constexpr (std::is_integral_v<T>) {
     if (v != std::floor(v)) parent.at(name).fail("expected a whole number");
     // Range first: casting a value T cannot hold (numa_node 1e10) is undefined behaviour.
-    if (v < static_cast<double>(std::numeric_limits<T>::min()) || v >= -2.0 * static_cast<double>(std::numeric_limits<T>::min()))
+    if (v < static_cast<double>(std::numeric_limits<T>::min()) || v >= -static_cast<double>(std::numeric_limits<T>::min()))
       parent.at(name).fail("whole number out of range");
     out = static_cast<T>(v);
   } else {
