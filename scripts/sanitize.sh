@@ -20,6 +20,10 @@ cmake --build build-asan -j "$(nproc)"
 # inherit these settings.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# hwloc's PCI plugin (libpciaccess) leaks ~1 KB per live discovery and is dlclose()d before
+# LeakSanitizer looks, so the leak cannot even be symbolized or suppressed: live discovery runs
+# without it here. PCI objects are still read from the hwloc XML fixtures the tests load.
+export HWLOC_COMPONENTS=-pci
 # Not run here (scripts/README.md): vm boots QEMU guests and mpi runs OpenMPI jobs, both slow
 # and neither exercising code the other labels do not; the normal suite runs them.
 ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 600 -LE '^(vm|mpi)$'
