@@ -1,5 +1,7 @@
 #include "core/cpu_features.h"
 
+#include <cpuid.h>
+
 #include "core/error.h"
 
 namespace hb {
@@ -10,7 +12,9 @@ const CpuFeatures& cpu_features() {
     __builtin_cpu_init();
     c.avx2 = __builtin_cpu_supports("avx2");
     c.fma = __builtin_cpu_supports("fma");
-    c.f16c = __builtin_cpu_supports("f16c");
+    // CPUID leaf 1, ECX bit 29 directly: clang (14) has no "f16c" for __builtin_cpu_supports.
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    c.f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C);
     c.avx512f = __builtin_cpu_supports("avx512f");
     c.avx512bw = __builtin_cpu_supports("avx512bw");
     c.avx512vl = __builtin_cpu_supports("avx512vl");

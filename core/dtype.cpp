@@ -97,7 +97,7 @@ __attribute__((target("avx2,f16c"))) static void fp32_to_fp16_f16c(const float* 
 
 void convert_to_fp32(DType t, const void* src, float* dst, size_t n) {
   switch (t) {
-    case DType::f32: std::memcpy(dst, src, n * 4); return;
+    case DType::f32: if (n) std::memcpy(dst, src, n * 4); return;  // memcpy of a null pointer is UB even for 0 bytes
     case DType::f16: {
       auto* s = static_cast<const uint16_t*>(src);
       if (cpu_features().f16c) return fp16_to_fp32_f16c(s, dst, n);
@@ -114,7 +114,7 @@ void convert_to_fp32(DType t, const void* src, float* dst, size_t n) {
 
 void convert_from_fp32(DType t, const float* src, void* dst, size_t n) {
   switch (t) {
-    case DType::f32: std::memcpy(dst, src, n * 4); return;
+    case DType::f32: if (n) std::memcpy(dst, src, n * 4); return;  // memcpy of a null pointer is UB even for 0 bytes
     case DType::f16: {
       auto* d = static_cast<uint16_t*>(dst);
       if (cpu_features().f16c) return fp32_to_fp16_f16c(src, d, n);

@@ -1,5 +1,6 @@
 #include "reports/json_checked.h"
 
+#include <cmath>
 #include <limits>
 
 #include "core/error.h"
@@ -46,9 +47,10 @@ std::string JsonReader::as_string() const {
 
 int64_t JsonReader::as_int() const {
   // Integers written as 3.0 by other tools are accepted; 3.5 is not an integer.
+  // Only a value inside int64_t's range may be cast (casting 1e300 is undefined behaviour).
   if (j_->is_number_float()) {
     const double d = j_->get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d))) return static_cast<int64_t>(d);
+    if (d >= -0x1p63 && d < 0x1p63 && d == std::trunc(d)) return static_cast<int64_t>(d);
   }
   expect(j_->is_number_integer(), "an integer");
   return j_->get<int64_t>();

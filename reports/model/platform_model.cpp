@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -120,6 +121,9 @@ void opt_figure(const In& parent, const char* name, const std::string& prefix, T
   const double v = figure(parent.at(name), prefix + name, sources);
   if constexpr (std::is_integral_v<T>) {
     if (v != std::floor(v)) parent.at(name).fail("expected a whole number");
+    // Range first: casting a value T cannot hold (numa_node 1e10) is undefined behaviour.
+    if (v < static_cast<double>(std::numeric_limits<T>::min()) || v >= -static_cast<double>(std::numeric_limits<T>::min()))
+      parent.at(name).fail("whole number out of range");
     out = static_cast<T>(v);
   } else {
     out = v;

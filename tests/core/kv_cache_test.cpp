@@ -14,8 +14,10 @@ TEST(PagedKvCache, AppendAndReadBackEveryToken) {
   for (DType t : {DType::f16, DType::bf16, DType::f32}) {
     const auto shape = small_shape(t);
     auto w = make_workload(shape, 37, 0, WorkloadSpec{});  // 37: two full pages + a partial one
+    // Arenas first: the cache hands its blocks back to them when it is destroyed.
+    const size_t block = PagedKvCache(shape, 16).block_bytes();
+    PageArena ka(host_allocator(), block), va(host_allocator(), block);
     PagedKvCache cache(shape, 16);
-    PageArena ka(host_allocator(), cache.block_bytes()), va(host_allocator(), cache.block_bytes());
     cache.append(w.prompt, 0, w.prompt.tokens, ka, va);
     ASSERT_EQ(cache.num_tokens(0), 37);
     ASSERT_EQ(cache.num_pages(1), 3);
@@ -34,8 +36,10 @@ TEST(PagedKvCache, AppendAndReadBackEveryToken) {
 
 TEST(PagedKvCache, BlockedLayoutAndZeroPadding) {
   const auto shape = AttentionShape{1, 1, 32, DType::f32};
+  // Arenas first: the cache hands its blocks back to them when it is destroyed.
+  const size_t block = PagedKvCache(shape, 16).block_bytes();
+  PageArena ka(host_allocator(), block), va(host_allocator(), block);
   PagedKvCache cache(shape, 16);
-  PageArena ka(host_allocator(), cache.block_bytes()), va(host_allocator(), cache.block_bytes());
   std::vector<float> k(32), v(32);
   for (int t = 0; t < 3; ++t) {
     for (int j = 0; j < 32; ++j) { k[j] = 100.0f * t + j; v[j] = -k[j]; }
@@ -52,9 +56,10 @@ TEST(PagedKvCache, BlockedLayoutAndZeroPadding) {
 TEST(PagedKvCache, MigratePageMovesBytesAndKeepsValues) {
   const auto shape = small_shape();
   auto w = make_workload(shape, 40, 0, WorkloadSpec{});
-  PagedKvCache cache(shape, 16);
-  PageArena fast(host_allocator({MemoryKind::local_dram, 0}), cache.block_bytes());
-  PageArena slow(host_allocator({MemoryKind::cxl, 1, true}), cache.block_bytes());
+  const size_t block = PagedKvCache(shape, 16).block_bytes();
+  PageArena fast(host_allocator({MemoryKind::local_dram, 0}), block);
+  PageArena slow(host_allocator({MemoryKind::cxl, 1, true}), block);
+  PagedKvCache cache(shape, 16);  // after its arenas: it hands its blocks back when destroyed
   cache.append(w.prompt, 0, 40, fast, fast);
   EXPECT_EQ(cache.migrate_page(1, 1, nullptr, &slow), cache.block_bytes());  // V only
   EXPECT_EQ(cache.v_location(1, 1).kind, MemoryKind::cxl);
@@ -76,8 +81,10 @@ TEST(PagedKvCache, RejectsBadPageSizeAndShape) {
 TEST(PagedKvCache, ViewListsEveryHead) {
   const auto shape = small_shape();
   auto w = make_workload(shape, 1, 0, WorkloadSpec{});
+  // Arenas first: the cache hands its blocks back to them when it is destroyed.
+  const size_t block = PagedKvCache(shape, 16).block_bytes();
+  PageArena ka(host_allocator(), block), va(host_allocator(), block);
   PagedKvCache cache(shape, 16);
-  PageArena ka(host_allocator(), cache.block_bytes()), va(host_allocator(), cache.block_bytes());
   cache.append(w.prompt, 0, 1, ka, va);
   const auto view = cache.view();
   ASSERT_EQ(view.kv_heads, 2);

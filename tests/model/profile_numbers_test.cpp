@@ -1,0 +1,35 @@
+// Whole-number figures of a platform profile (reports/model/platform_model.h) out of range,
+// found while writing tests/fuzz/fuzz_platform_profile.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "reports/model/platform_model.h"
+
+using namespace hb::model;
+
+namespace {
+
+std::string preset_with(const std::string& from, const std::string& to) {
+  std::string text = preset_text("gh200-c2c");
+  const size_t at = text.find(from);
+  if (at == std::string::npos) return {};
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+// "numa_node": 1e10 was cast to int before any range check: undefined behaviour (UBSan: "1e+10
+// is outside the range of representable values of type 'int'"), whatever a normal build then
+// read. Now it is refused, naming the member.
+TEST(ProfileNumbers, WholeNumbersOutsideTheirTypeAreRefused) {
+  ASSERT_FALSE(preset_with("\"numa_node\": 0", "\"numa_node\": 0").empty()) << "preset changed";
+  EXPECT_EQ(parse_platform_model(preset_with("\"numa_node\": 0", "\"numa_node\": 1"), "t.json", false).accelerator.numa_node, 1);
+  for (const char* v : {"1e10", "-3e9", "2147483648"}) {
+    try {
+      parse_platform_model(preset_with("\"numa_node\": 0", std::string("\"numa_node\": ") + v), "t.json", false);
+      ADD_FAILURE() << v << " was accepted";
+    } catch (const hb::Error& e) {
+      EXPECT_NE(e.problem().find("numa_node"), std::string::npos) << e.problem();
+    }
+  }
+}
