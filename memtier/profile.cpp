@@ -433,23 +433,4 @@ PlatformProfile load_platform_profile(const std::string& path) {
   return parse_platform_profile(ss.str(), path);
 }
 
-void save_platform_profile(const PlatformProfile& profile, const std::string& path) {
-  const std::string text = platform_profile_json(profile);
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw Error("cannot write platform profile " + path, "check that the folder exists and is writable",
-                  kExitFailure);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw Error("cannot move the platform profile into place at " + path, "check permissions", kExitFailure);
-  }
-}
-
 }  // namespace hb::memtier

@@ -32,7 +32,5 @@ std::string platform_profile_json(const PlatformProfile& profile);
 // with source "profile" (it describes the machine the profile was measured on).
 PlatformProfile parse_platform_profile(const std::string& text, const std::string& file);
 PlatformProfile load_platform_profile(const std::string& path);
-// Written to a temporary file in the same folder and renamed, so readers never see half a file.
-void save_platform_profile(const PlatformProfile& profile, const std::string& path);
 
 }  // namespace hb::memtier
