@@ -19,6 +19,7 @@
 #include "reports/json_io.h"
 #include "reports/run/journal.h"
 #include "reports/run/runner.h"
+#include "tests/run/tiny_spec.h"
 
 namespace hb::run {
 namespace {
@@ -60,23 +61,10 @@ class Broken final : public Strategy {
 };
 
 SweepSpec tiny_spec() {
-  register_baselines(StrategyRegistry::instance());
-  register_hybrid(StrategyRegistry::instance());
   StrategyRegistry::instance().add({"broken", "fails on purpose (tests)", "test",
                                     [](const StrategyOptions& o) { return std::make_unique<Broken>(o); }});
   g_plans = 0;
-  SweepSpec s;
-  s.models = {"qwen2.5-0.5b"};
-  s.seq_lens = {100, 200, 300};
-  s.strategies = {"full-gpu", "cpu-only"};
-  s.decode_steps = 6;
-  s.stop.warmup_steps = 1;
-  s.stop.min_samples = 3;
-  s.accuracy_steps = 2;
-  s.accelerator.kind = "cpu";
-  s.accelerator.cpu_threads = 1;
-  s.host_threads = 1;
-  return s;
+  return testing::tiny_spec({100, 200, 300});
 }
 
 // A control that records what the runner reports done.

@@ -11,26 +11,12 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/reference/attention_ref.h"
 #include "reports/run/accuracy.h"
+#include "tests/run/tiny_spec.h"
 
 namespace hb::run {
 namespace {
 
-SweepSpec tiny_spec() {
-  register_baselines(StrategyRegistry::instance());
-  register_hybrid(StrategyRegistry::instance());
-  SweepSpec s;
-  s.models = {"qwen2.5-0.5b"};  // 14 q heads, 2 KV heads, d = 64: small and GQA
-  s.seq_lens = {100, 300};
-  s.strategies = {"full-gpu", "cpu-only"};
-  s.decode_steps = 6;
-  s.stop.warmup_steps = 1;
-  s.stop.min_samples = 3;
-  s.accuracy_steps = 2;
-  s.accelerator.kind = "cpu";
-  s.accelerator.cpu_threads = 1;
-  s.host_threads = 1;
-  return s;
-}
+SweepSpec tiny_spec() { return testing::tiny_spec({100, 300}); }
 
 TEST(Runner, ExactStrategiesMatchTheReference) {
   auto report = run_sweep(tiny_spec(), RunEnvironment{});
