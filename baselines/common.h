@@ -30,8 +30,8 @@ inline int64_t accelerator_free(const Platform& pf) {
 }
 
 // Sets status "oom" with a reason when `need` accelerator bytes do not fit; returns fit.
-inline bool check_accelerator_fit(const Platform& pf, int64_t need, const std::string& what, const std::string& fix,
-                                  PlanResult& r) {
+inline bool check_accelerator_fit(const Platform& pf, int64_t need, const std::string& what,
+                                  const std::string& fix, PlanResult& r) {
   const int64_t cap = accelerator_free(pf);
   if (need <= cap) return true;
   r.status = "oom";
@@ -44,7 +44,8 @@ inline bool check_accelerator_fit(const Platform& pf, int64_t need, const std::s
 inline bool check_host_fit(const HostTier& tier, int64_t need, PlanResult& r) {
   if (tier.free_bytes < 0 || need <= tier.free_bytes) return true;
   r.status = "oom";
-  r.reason = "KV needs " + mib(need) + " on " + tier.location.to_string() + "; " + mib(tier.free_bytes) + " free";
+  r.reason = "KV needs " + mib(need) + " on " + tier.location.to_string() + "; " +
+             mib(tier.free_bytes) + " free";
   return false;
 }
 
@@ -52,24 +53,29 @@ inline bool check_host_fit(const HostTier& tier, int64_t need, PlanResult& r) {
 inline bool check_host_kernels(const Platform& pf, const std::string& strategy, PlanResult& r) {
   if (pf.accelerator->runs_host_kernels()) return true;
   r.status = "unsupported";
-  r.reason = strategy + "'s policy kernels (selection/scoring) run only on accelerators that run host-code kernels (" +
+  r.reason = strategy +
+             "'s policy kernels (selection/scoring) run only on accelerators that run host-code "
+             "kernels (" +
              pf.accelerator->info().kind + " does not yet); use --accelerator cpu";
   return false;
 }
 
 // round(ratio * n), clamped to [0, n].
 inline int64_t ratio_tokens(double ratio, int64_t n) {
-  return std::clamp<int64_t>(static_cast<int64_t>(std::llround(ratio * static_cast<double>(n))), 0, n);
+  return std::clamp<int64_t>(static_cast<int64_t>(std::llround(ratio * static_cast<double>(n))), 0,
+                             n);
 }
 
-inline int64_t pages_for(int64_t tokens, int page_tokens) { return (tokens + page_tokens - 1) / page_tokens; }
+inline int64_t pages_for(int64_t tokens, int page_tokens) {
+  return (tokens + page_tokens - 1) / page_tokens;
+}
 
 // One decode-attention argument per sequence of the batch: sequence b's query, output and LSE
 // rows of `io` (its accelerator buffers, or with `host` its host mirrors) over the KV view
 // kv_of(b). Callers add logits or token ranges to the result.
 template <class ViewOf>
 std::vector<DecodeAttentionArgs> batch_attention_args(const Problem& p, StepIO& io, ViewOf&& kv_of,
-                                                           bool host = false) {
+                                                      bool host = false) {
   const size_t hq = static_cast<size_t>(p.shape.q_heads), d = static_cast<size_t>(p.shape.head_dim);
   float* q = host ? io.q_host.data() : io.q_dev();
   float* o = host ? io.o_host.data() : io.o_dev();

@@ -46,7 +46,8 @@ class CpuOnly final : public baselines::KvStrategyBase {
     out.phase_ns["transfer"] = t1 - t0;
 
     append_new_token_from_host_rows();
-    auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) { return kv_->cache(b).view(); }, true);
+    auto args = baselines::batch_attention_args(
+        *problem_, *io_, [&](int b) { return kv_->cache(b).view(); }, true);
     cpu::decode_attention(args.data(), B, *platform_.host_pool);
     int64_t t2 = now_ns();
     out.phase_ns["cpu"] = t2 - t1;

@@ -37,7 +37,8 @@ class FullGpu final : public baselines::KvStrategyBase {
     const int B = problem_->batch;
     // The new token's k, v were produced on the accelerator: appending is accelerator-local.
     kv_->append_step(s);
-    auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) { return kv_->cache(b).view(); });
+    auto args = baselines::batch_attention_args(*problem_, *io_,
+                                                [&](int b) { return kv_->cache(b).view(); });
     acc.decode_attention(args.data(), B);
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
     out.phase_ns["accelerator"] = acc.synchronize();

@@ -54,13 +54,14 @@ class H2o final : public baselines::KvStrategyBase {
     r.parameters["recent_ratio"] = recent_opt_ >= 0 ? "-" : num(recent_ratio_);
     r.parameters["budget_tokens"] = std::to_string(heavy_ + recent_);
     r.parameters["prefill_queries"] = std::to_string((*problem.workloads)[0].num_prompt_queries());
-    r.parameters["score"] = "accumulated softmax probability per KV head, summed over its query heads";
+    r.parameters["score"] =
+        "accumulated softmax probability per KV head, summed over its query heads";
     if (!check_host_kernels(platform, "h2o", r)) return;
     KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
     const int64_t policy = policy_bytes(problem);
     check_accelerator_fit(platform, probe.bytes_for(cap_) + policy + step_io_bytes(problem),
-                          std::to_string(cap_) + " cached tokens and their scores", "lower h2o.heavy_ratio/recent_ratio",
-                          r);
+                          std::to_string(cap_) + " cached tokens and their scores",
+                          "lower h2o.heavy_ratio/recent_ratio", r);
   }
 
   void load() override {
@@ -79,7 +80,8 @@ class H2o final : public baselines::KvStrategyBase {
 
     const int64_t n = problem_->prompt_len();
     std::vector<float> score_init(static_cast<size_t>(B) * Hkv * cap_, 0.0f);
-    std::vector<int64_t> tag_init(static_cast<size_t>(B) * Hkv * cap_, std::numeric_limits<int64_t>::max());
+    std::vector<int64_t> tag_init(static_cast<size_t>(B) * Hkv * cap_,
+                                  std::numeric_limits<int64_t>::max());
     for (int b = 0; b < B; ++b) {
       const Workload& w = (*problem_->workloads)[b];
       const std::vector<float> prefill = prefill_scores(w);  // [Hkv][n]
@@ -93,7 +95,8 @@ class H2o final : public baselines::KvStrategyBase {
         } else {
           const int64_t older = n - recent_;
           std::vector<int32_t> idx(heavy_);
-          cpu::topk_rows(prefill.data() + static_cast<size_t>(h) * n, 1, older, n, heavy_, idx.data(), nullptr);
+          cpu::topk_rows(prefill.data() + static_cast<size_t>(h) * n, 1, older, n, heavy_,
+                         idx.data(), nullptr);
           k.assign(idx.begin(), idx.end());
           std::sort(k.begin(), k.end());
           for (int64_t t = older; t < n; ++t) k.push_back(t);
@@ -146,8 +149,10 @@ class H2o final : public baselines::KvStrategyBase {
         for (int h = 0; h < Hkv; ++h) {
           const size_t bh = static_cast<size_t>(b) * Hkv + h;
           const int64_t e = evict_host_[bh];
-          if (e < 0 || e >= cap_) throw Error("h2o: no eviction victim for a full cache (internal)", {}, kExitFailure);
-          c.write_token(h, e, st.k.data() + static_cast<size_t>(h) * d, st.v.data() + static_cast<size_t>(h) * d);
+          if (e < 0 || e >= cap_)
+            throw Error("h2o: no eviction victim for a full cache (internal)", {}, kExitFailure);
+          c.write_token(h, e, st.k.data() + static_cast<size_t>(h) * d,
+                        st.v.data() + static_cast<size_t>(h) * d);
           slot[bh] = e;
           pos_[bh][e] = pos;
         }
@@ -155,7 +160,8 @@ class H2o final : public baselines::KvStrategyBase {
       attended_tokens += count_[b];
     }
     // 2. Attention over every cached token, keeping the logits.
-    auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) { return kv_->cache(b).view(); });
+    auto args = baselines::batch_attention_args(*problem_, *io_,
+                                                [&](int b) { return kv_->cache(b).view(); });
     for (int b = 0; b < B; ++b) {
       args[b].logits_out = logits_.as<float>() + static_cast<size_t>(b) * Hq * cap_;
       args[b].logits_stride = cap_;
@@ -174,14 +180,16 @@ class H2o final : public baselines::KvStrategyBase {
           scores[bh * cap_ + slot[bh]] = 0.0f;  // a new token starts from nothing
           tags[bh * cap_ + slot[bh]] = pos;
         }
-        cpu::accumulate_probabilities(logits + static_cast<size_t>(b) * Hq * cap_, cap_, lse + static_cast<size_t>(b) * Hq,
-                                      Hq, Hkv, counts[b], scores + static_cast<size_t>(b) * Hkv * cap_, cap_, &pool);
+        cpu::accumulate_probabilities(logits + static_cast<size_t>(b) * Hq * cap_, cap_,
+                                      lse + static_cast<size_t>(b) * Hq, Hq, Hkv, counts[b],
+                                      scores + static_cast<size_t>(b) * Hkv * cap_, cap_, &pool);
         for (int h = 0; h < Hkv; ++h) {
           const size_t bh = static_cast<size_t>(b) * Hkv + h;
           // Full cache: evict the lowest score outside the recent window [ctx - recent, ctx).
-          evict[bh] = counts[b] < cap_ ? -1
-                                        : static_cast<int32_t>(cpu::argmin_tagged(scores + bh * cap_, tags + bh * cap_,
-                                                                                  cap_, ctx - recent_));
+          evict[bh] = counts[b] < cap_
+                          ? -1
+                          : static_cast<int32_t>(cpu::argmin_tagged(
+                                scores + bh * cap_, tags + bh * cap_, cap_, ctx - recent_));
         }
       }
     });
@@ -193,16 +201,18 @@ class H2o final : public baselines::KvStrategyBase {
     out.attended.resize(static_cast<size_t>(B) * Hq);
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < Hq; ++h)
-        out.attended[static_cast<size_t>(b) * Hq + h] = pos_[static_cast<size_t>(b) * Hkv + shape.kv_head_of(h)];
+        out.attended[static_cast<size_t>(b) * Hq + h] =
+            pos_[static_cast<size_t>(b) * Hkv + shape.kv_head_of(h)];
 
     Traffic& t = out.traffic;
     const MemoryKind acc_mem = MemoryKind::accelerator;
-    t.read(Processor::accelerator, acc_mem, attended_tokens * shape.kv_bytes_per_token());  // attention
-    t.write(Processor::accelerator, acc_mem, shape.kv_bytes_per_token() * B);              // new token
-    t.write(Processor::accelerator, acc_mem, attended_tokens * Hq * 4);                    // logits out
-    t.read(Processor::accelerator, acc_mem, attended_tokens * Hq * 4);                     // logits in
-    t.read(Processor::accelerator, acc_mem, attended_tokens * Hkv * (4 + 8));              // scores, tags
-    t.write(Processor::accelerator, acc_mem, attended_tokens * Hkv * 4);                   // scores
+    t.read(Processor::accelerator, acc_mem,
+           attended_tokens * shape.kv_bytes_per_token());                      // attention
+    t.write(Processor::accelerator, acc_mem, shape.kv_bytes_per_token() * B);  // new token
+    t.write(Processor::accelerator, acc_mem, attended_tokens * Hq * 4);        // logits out
+    t.read(Processor::accelerator, acc_mem, attended_tokens * Hq * 4);         // logits in
+    t.read(Processor::accelerator, acc_mem, attended_tokens * Hkv * (4 + 8));  // scores, tags
+    t.write(Processor::accelerator, acc_mem, attended_tokens * Hkv * 4);       // scores
     t.d2h_bytes = static_cast<int64_t>(evict_.size());
     for (int b = 0; b < B; ++b)  // a full cache scans every head's scores for its victim
       if (count_[b] >= cap_) t.select(Processor::accelerator, static_cast<double>(Hkv) * cap_);
@@ -213,7 +223,8 @@ class H2o final : public baselines::KvStrategyBase {
 
  private:
   int64_t policy_bytes(const Problem& p) const {
-    return static_cast<int64_t>(p.batch) * cap_ * (p.shape.kv_heads * (4 + 8) + p.shape.q_heads * 4) +
+    return static_cast<int64_t>(p.batch) * cap_ *
+               (p.shape.kv_heads * (4 + 8) + p.shape.q_heads * 4) +
            4LL * p.batch * p.shape.kv_heads;
   }
 
@@ -225,13 +236,14 @@ class H2o final : public baselines::KvStrategyBase {
     const int64_t n = w.prompt_len(), nq = w.num_prompt_queries();
     std::vector<float> score(static_cast<size_t>(shape.kv_heads) * n, 0.0f);
     if (n == 0 || nq == 0) return score;
-    PageArena arena(host_allocator(), static_cast<size_t>(problem_->page_tokens) * d * dtype_size(shape.kv_dtype));
+    PageArena arena(host_allocator(),
+                    static_cast<size_t>(problem_->page_tokens) * d * dtype_size(shape.kv_dtype));
     PagedKvCache cache(shape, problem_->page_tokens);
     cache.append(w.prompt, 0, n, arena, arena);
     // A few prompt queries at a time bounds the logits buffer at long contexts.
     constexpr int64_t kQueriesPerPass = 8;
-    std::vector<float> logits(static_cast<size_t>(kQueriesPerPass) * Hq * n), lse(kQueriesPerPass * Hq),
-        o(static_cast<size_t>(kQueriesPerPass) * Hq * d);
+    std::vector<float> logits(static_cast<size_t>(kQueriesPerPass) * Hq * n),
+        lse(kQueriesPerPass * Hq), o(static_cast<size_t>(kQueriesPerPass) * Hq * d);
     for (int64_t i0 = 0; i0 < nq; i0 += kQueriesPerPass) {
       const int64_t m = std::min(kQueriesPerPass, nq - i0);
       std::vector<DecodeAttentionArgs> args(m);
@@ -249,8 +261,8 @@ class H2o final : public baselines::KvStrategyBase {
       cpu::decode_attention(args.data(), static_cast<int>(m), *platform_.host_pool);
       for (int64_t j = 0; j < m; ++j)
         cpu::accumulate_probabilities(logits.data() + static_cast<size_t>(j) * Hq * n, n,
-                                      lse.data() + static_cast<size_t>(j) * Hq, Hq, shape.kv_heads, args[j].token_end,
-                                      score.data(), n);
+                                      lse.data() + static_cast<size_t>(j) * Hq, Hq, shape.kv_heads,
+                                      args[j].token_end, score.data(), n);
     }
     cache.release_all();
     return score;
@@ -258,10 +270,10 @@ class H2o final : public baselines::KvStrategyBase {
 
   double heavy_ratio_, recent_ratio_, heavy_opt_, recent_opt_;
   int64_t heavy_ = 0, recent_ = 0, cap_ = 0;
-  Buffer scores_, tags_, logits_, evict_;       // accelerator memory
-  std::vector<int32_t> evict_host_;             // [batch][kv_head] next slot to overwrite
-  std::vector<std::vector<int64_t>> pos_;       // [batch][kv_head][slot] original positions
-  std::vector<int64_t> count_;                  // [batch] filled slots
+  Buffer scores_, tags_, logits_, evict_;  // accelerator memory
+  std::vector<int32_t> evict_host_;        // [batch][kv_head] next slot to overwrite
+  std::vector<std::vector<int64_t>> pos_;  // [batch][kv_head][slot] original positions
+  std::vector<int64_t> count_;             // [batch] filled slots
 };
 
 }  // namespace

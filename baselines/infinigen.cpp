@@ -41,10 +41,12 @@ class InfiniGen final : public baselines::KvStrategyBase {
         skew_(option(o, "skew", 1)) {
     // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
     // so a bad option is refused up front (exit 2) instead of failing every point.
-    if (partial_ratio_ <= 0 || partial_ratio_ > 1 || max_ratio_ <= 0 || max_ratio_ > 1 || alpha_ < 0 ||
-        (skew_ != 0 && skew_ != 1))
-      throw Error("infinigen.partial_ratio and infinigen.max_ratio must be in (0, 1], alpha >= 0, skew 0 or 1",
-                  "e.g. --opt infinigen.partial_ratio=0.2 --opt infinigen.alpha=4");
+    if (partial_ratio_ <= 0 || partial_ratio_ > 1 || max_ratio_ <= 0 || max_ratio_ > 1 ||
+        alpha_ < 0 || (skew_ != 0 && skew_ != 1))
+      throw Error(
+          "infinigen.partial_ratio and infinigen.max_ratio must be in (0, 1], alpha >= 0, skew 0 "
+          "or 1",
+          "e.g. --opt infinigen.partial_ratio=0.2 --opt infinigen.alpha=4");
   }
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
@@ -54,7 +56,8 @@ class InfiniGen final : public baselines::KvStrategyBase {
     pd_pad_ = (pd_ + 15) / 16 * 16;  // zero-padded for the SIMD scoring kernel
     max_tokens_ = full_context();
     max_pages_ = pages_for(max_tokens_, P);
-    kmax_ = std::max<int64_t>(1, static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(max_tokens_))));
+    kmax_ = std::max<int64_t>(
+        1, static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(max_tokens_))));
     att_pages_ = pages_for(kmax_ + 1, P);
     es_ = dtype_size(shape.kv_dtype);
     block_ = static_cast<size_t>(P) * d * es_;
@@ -66,15 +69,16 @@ class InfiniGen final : public baselines::KvStrategyBase {
     r.parameters["max_ratio"] = num(max_ratio_);
     r.parameters["skew"] = skew_ == 1 ? "svd of prompt queries per KV head" : "none (raw dims)";
     r.parameters["selection"] = "per KV head, speculated logit = max over its query heads";
-    r.parameters["speculation_input"] = "this step's query (single layer; original: previous layer's input)";
+    r.parameters["speculation_input"] =
+        "this step's query (single layer; original: previous layer's input)";
     r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
     if (!check_host_kernels(platform, "infinigen", r)) return;
     const HostTier& tier = platform.host_tiers.at(0);
     KvSet probe(problem, tier.allocator, tier.allocator);
     if (!check_host_fit(tier, probe.bytes_for(max_tokens_), r)) return;
     check_accelerator_fit(platform, accel_bytes(problem) + step_io_bytes(problem),
-                          "partial keys (" + std::to_string(pd_) + " dims) and " + std::to_string(kmax_) +
-                              " fetched tokens per head",
+                          "partial keys (" + std::to_string(pd_) + " dims) and " +
+                              std::to_string(kmax_) + " fetched tokens per head",
                           "lower infinigen.partial_ratio or infinigen.max_ratio", r);
   }
 
@@ -102,7 +106,9 @@ class InfiniGen final : public baselines::KvStrategyBase {
     // One-time analysis per sequence and KV head: the skewing rotation and the partial dims.
     std::vector<float> proj(BH * d * pd_pad_, 0.0f);
     for (int b = 0; b < B; ++b)
-      for (int h = 0; h < Hkv; ++h) analyse((*problem_->workloads)[b], h, proj.data() + (static_cast<size_t>(b) * Hkv + h) * d * pd_pad_);
+      for (int h = 0; h < Hkv; ++h)
+        analyse((*problem_->workloads)[b], h,
+                proj.data() + (static_cast<size_t>(b) * Hkv + h) * d * pd_pad_);
     // The prompt's partial keys (in the skewed basis), page-blocked like any key cache.
     const int64_t n = problem_->prompt_len();
     std::vector<std::byte> pk(pk_.size(), std::byte{0});
@@ -124,10 +130,12 @@ class InfiniGen final : public baselines::KvStrategyBase {
     att_table_.resize(BH * att_pages_);
     for (size_t bh = 0; bh < BH; ++bh) {
       for (int64_t j = 0; j < max_pages_; ++j)
-        pk_table_[bh * max_pages_ + j] = PageRef{pk_.as<std::byte>() + (bh * max_pages_ + j) * pblock_, nullptr};
+        pk_table_[bh * max_pages_ + j] =
+            PageRef{pk_.as<std::byte>() + (bh * max_pages_ + j) * pblock_, nullptr};
       std::byte* base = att_.as<std::byte>() + bh * att_pages_ * 2 * block_;
       for (int64_t j = 0; j < att_pages_; ++j)
-        att_table_[bh * att_pages_ + j] = PageRef{base + j * block_, base + (att_pages_ + j) * block_};
+        att_table_[bh * att_pages_ + j] =
+            PageRef{base + j * block_, base + (att_pages_ + j) * block_};
     }
     make_step_io();
   }
@@ -141,12 +149,13 @@ class InfiniGen final : public baselines::KvStrategyBase {
   void step(int s, StepResult& out) override {
     Accelerator& acc = *platform_.accelerator;
     const auto& shape = problem_->shape;
-    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim, G = shape.group_size();
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim,
+              G = shape.group_size();
     const int P = problem_->page_tokens;
     const int64_t ctx = problem_->context_at(s), n_old = ctx - 1;
     const size_t BH = static_cast<size_t>(B) * Hkv;
-    const int64_t kcap = std::clamp<int64_t>(static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(ctx))),
-                                             1, kmax_);
+    const int64_t kcap = std::clamp<int64_t>(
+        static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(ctx))), 1, kmax_);
     const int64_t t0 = now_ns();
     // The new token's k, v go to the host cache; speculation runs meanwhile on the accelerator.
     acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
@@ -170,11 +179,15 @@ class InfiniGen final : public baselines::KvStrategyBase {
     });
     // 2. Speculated logits over every older token.
     std::vector<KvHeadView> pk_heads(BH);
-    for (size_t bh = 0; bh < BH; ++bh) pk_heads[bh] = KvHeadView{pk_table_.data() + bh * max_pages_, n_old};
+    for (size_t bh = 0; bh < BH; ++bh)
+      pk_heads[bh] = KvHeadView{pk_table_.data() + bh * max_pages_, n_old};
     for (int b = 0; b < B; ++b) {
-      const PagedKvView v{Hkv, pd_pad_, P, shape.kv_dtype, pk_heads.data() + static_cast<size_t>(b) * Hkv};
-      acc.score_logits(pq_.as<float>() + static_cast<size_t>(b) * Hq * pd_pad_, Hq, v, 0, n_old, shape.softmax_scale(),
-                       logits_.as<float>() + static_cast<size_t>(b) * Hq * max_tokens_, max_tokens_);
+      const PagedKvView v{Hkv, pd_pad_, P, shape.kv_dtype,
+                          pk_heads.data() + static_cast<size_t>(b) * Hkv};
+      acc.score_logits(pq_.as<float>() + static_cast<size_t>(b) * Hq * pd_pad_, Hq, v, 0, n_old,
+                       shape.softmax_scale(),
+                       logits_.as<float>() + static_cast<size_t>(b) * Hq * max_tokens_,
+                       max_tokens_);
     }
     // 3. Selection: count within alpha of the best, k = mean over batch x heads (capped),
     //    each KV head's top-k positions, ascending.
@@ -183,22 +196,27 @@ class InfiniGen final : public baselines::KvStrategyBase {
       int32_t* sel = sel_.as<int32_t>();
       double total = 0;
       for (int b = 0; b < B; ++b) {
-        cpu::group_max_rows(logits_.as<float>() + static_cast<size_t>(b) * Hq * max_tokens_, Hq, G, n_old, max_tokens_,
-                            agg + static_cast<size_t>(b) * Hkv * max_tokens_, max_tokens_);
+        cpu::group_max_rows(logits_.as<float>() + static_cast<size_t>(b) * Hq * max_tokens_, Hq, G,
+                            n_old, max_tokens_, agg + static_cast<size_t>(b) * Hkv * max_tokens_,
+                            max_tokens_);
         for (int h = 0; h < Hkv; ++h)
-          total += static_cast<double>(cpu::count_within(agg + (static_cast<size_t>(b) * Hkv + h) * max_tokens_, n_old,
-                                                         static_cast<float>(alpha_)));
+          total += static_cast<double>(
+              cpu::count_within(agg + (static_cast<size_t>(b) * Hkv + h) * max_tokens_, n_old,
+                                static_cast<float>(alpha_)));
       }
       // int(mean) as the original, at least one token, capped.
-      const int64_t k = n_old == 0 ? 0
-                                   : std::clamp<int64_t>(static_cast<int64_t>(total / static_cast<double>(BH)), 1,
-                                                         std::min(kcap, n_old));
+      const int64_t k =
+          n_old == 0 ? 0
+                     : std::clamp<int64_t>(static_cast<int64_t>(total / static_cast<double>(BH)), 1,
+                                           std::min(kcap, n_old));
       for (int b = 0; b < B; ++b) {
         int32_t* out = sel + static_cast<size_t>(b) * Hkv * k;
-        cpu::topk_rows(agg + static_cast<size_t>(b) * Hkv * max_tokens_, Hkv, n_old, max_tokens_, k, out, nullptr, &pool);
+        cpu::topk_rows(agg + static_cast<size_t>(b) * Hkv * max_tokens_, Hkv, n_old, max_tokens_, k,
+                       out, nullptr, &pool);
         for (int h = 0; h < Hkv; ++h) std::sort(out + h * k, out + (h + 1) * k);
       }
-      reinterpret_cast<int32_t*>(sel_.as<std::byte>() + sel_.size() - 4)[0] = static_cast<int32_t>(k);
+      reinterpret_cast<int32_t*>(sel_.as<std::byte>() + sel_.size() - 4)[0] =
+          static_cast<int32_t>(k);
     });
     int32_t k32 = 0;
     acc.copy_to_host(&k32, sel_.as<std::byte>() + sel_.size() - 4, 4);
@@ -219,7 +237,8 @@ class InfiniGen final : public baselines::KvStrategyBase {
       const PagedKvView v = kv_->cache(b).view();
       for (int h = 0; h < Hkv; ++h) {
         const size_t bh = static_cast<size_t>(b) * Hkv + h;
-        cpu::gather_rows(v, h, sel_host_.data() + bh * k, k, stage_v + bh * k * row_bytes, stage_k + bh * k * row_bytes);
+        cpu::gather_rows(v, h, sel_host_.data() + bh * k, k, stage_v + bh * k * row_bytes,
+                         stage_k + bh * k * row_bytes);
       }
     }
     const int64_t t2 = now_ns();
@@ -235,12 +254,15 @@ class InfiniGen final : public baselines::KvStrategyBase {
       for (size_t bh = 0; bh < BH; ++bh) {
         std::byte* kb = att_table_[bh * att_pages_].k;
         std::byte* vb = att_table_[bh * att_pages_].v;
-        cpu::rows_to_pages(rk + bh * k * row_bytes, rv + bh * k * row_bytes, k, d, P, problem_->shape.kv_dtype, kb, vb);
-        cpu::write_row_to_pages(io_->k_dev() + bh * d, io_->v_dev() + bh * d, k, d, P, problem_->shape.kv_dtype, kb, vb);
+        cpu::rows_to_pages(rk + bh * k * row_bytes, rv + bh * k * row_bytes, k, d, P,
+                           problem_->shape.kv_dtype, kb, vb);
+        cpu::write_row_to_pages(io_->k_dev() + bh * d, io_->v_dev() + bh * d, k, d, P,
+                                problem_->shape.kv_dtype, kb, vb);
       }
     });
     std::vector<KvHeadView> heads(BH);
-    for (size_t bh = 0; bh < heads.size(); ++bh) heads[bh] = KvHeadView{att_table_.data() + bh * att_pages_, k + 1};
+    for (size_t bh = 0; bh < heads.size(); ++bh)
+      heads[bh] = KvHeadView{att_table_.data() + bh * att_pages_, k + 1};
     auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) {
       return PagedKvView{Hkv, d, P, shape.kv_dtype, heads.data() + static_cast<size_t>(b) * Hkv};
     });
@@ -263,32 +285,38 @@ class InfiniGen final : public baselines::KvStrategyBase {
     const int64_t BHi = static_cast<int64_t>(BH);
     t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes()) + 4 + BHi * k * 4;
     t.h2d_bytes = static_cast<int64_t>(moved);
-    t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);    // new token stored
-    t.read(Processor::cpu, tier, static_cast<int64_t>(moved));         // gather
+    t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);  // new token stored
+    t.read(Processor::cpu, tier, static_cast<int64_t>(moved));      // gather
     t.write(Processor::cpu, MemoryKind::local_dram, static_cast<int64_t>(moved));  // staging
     t.read(Processor::accelerator, am, BHi * d * pd_pad_ * 4);                     // projections
-    t.write(Processor::accelerator, am, BHi * pd_pad_ * static_cast<int64_t>(es_));  // new partial key
-    t.read(Processor::accelerator, am, BHi * n_old * pd_pad_ * static_cast<int64_t>(es_));  // partial keys
-    t.write(Processor::accelerator, am, static_cast<int64_t>(B) * Hq * n_old * 4);  // speculated logits
+    t.write(Processor::accelerator, am,
+            BHi * pd_pad_ * static_cast<int64_t>(es_));  // new partial key
+    t.read(Processor::accelerator, am,
+           BHi * n_old * pd_pad_ * static_cast<int64_t>(es_));  // partial keys
+    t.write(Processor::accelerator, am,
+            static_cast<int64_t>(B) * Hq * n_old * 4);  // speculated logits
     t.read(Processor::accelerator, am, static_cast<int64_t>(B) * Hq * n_old * 4);
-    t.write(Processor::accelerator, am, static_cast<int64_t>(moved));               // landing rows
-    t.read(Processor::accelerator, am, static_cast<int64_t>(moved));                // paging them
-    t.write(Processor::accelerator, am, BHi * pages_for(k + 1, P) * 2 * static_cast<int64_t>(block_));
+    t.write(Processor::accelerator, am, static_cast<int64_t>(moved));  // landing rows
+    t.read(Processor::accelerator, am, static_cast<int64_t>(moved));   // paging them
+    t.write(Processor::accelerator, am,
+            BHi * pages_for(k + 1, P) * 2 * static_cast<int64_t>(block_));
     t.read(Processor::accelerator, am, (k + 1) * shape.kv_bytes_per_token() * B);  // attention
     t.accelerator_flops = 2.0 * d * pd_pad_ * (static_cast<double>(Hq) + Hkv) * B +
                           2.0 * pd_pad_ * Hq * static_cast<double>(n_old) * B +
                           4.0 * Hq * d * static_cast<double>(k + 1) * B;
-    t.select(Processor::accelerator, 2.0 * BHi * n_old);  // threshold count, then top-k over old tokens
-    t.kernel_launches = 5;  // partial q/k, speculation, selection, paging, attention
+    t.select(Processor::accelerator,
+             2.0 * BHi * n_old);  // threshold count, then top-k over old tokens
+    t.kernel_launches = 5;        // partial q/k, speculation, selection, paging, attention
     t.syncs = 3;
   }
 
  private:
   int64_t accel_bytes(const Problem& p) const {
     const int64_t B = p.batch, Hq = p.shape.q_heads, Hkv = p.shape.kv_heads, d = p.shape.head_dim;
-    return B * Hkv * d * pd_pad_ * 4 + B * Hkv * max_pages_ * static_cast<int64_t>(pblock_) + B * Hq * pd_pad_ * 4 +
-           B * Hq * max_tokens_ * 4 + B * Hkv * max_tokens_ * 4 + B * Hkv * kmax_ * 4 + 4 +
-           2 * B * Hkv * kmax_ * d * static_cast<int64_t>(es_) + B * Hkv * att_pages_ * 2 * static_cast<int64_t>(block_);
+    return B * Hkv * d * pd_pad_ * 4 + B * Hkv * max_pages_ * static_cast<int64_t>(pblock_) +
+           B * Hq * pd_pad_ * 4 + B * Hq * max_tokens_ * 4 + B * Hkv * max_tokens_ * 4 +
+           B * Hkv * kmax_ * 4 + 4 + 2 * B * Hkv * kmax_ * d * static_cast<int64_t>(es_) +
+           B * Hkv * att_pages_ * 2 * static_cast<int64_t>(block_);
   }
 
   // out[c] = sum_i x[i] * proj[i][c] for c in [0, pd_pad).
@@ -317,7 +345,8 @@ class InfiniGen final : public baselines::KvStrategyBase {
         rows.insert(rows.end(), q, q + d);
       }
     if (rows.empty())  // no prompt queries: fall back to the prompt keys' energy
-      for (int64_t t = 0; t < w.prompt_len(); ++t) rows.insert(rows.end(), w.prompt.k_row(t, h), w.prompt.k_row(t, h) + d);
+      for (int64_t t = 0; t < w.prompt_len(); ++t)
+        rows.insert(rows.end(), w.prompt.k_row(t, h), w.prompt.k_row(t, h) + d);
     const int64_t m = static_cast<int64_t>(rows.size()) / d;
     std::vector<double> basis(static_cast<size_t>(d) * d, 0.0);
     if (skew_ == 1 && m > 0) {
@@ -328,7 +357,8 @@ class InfiniGen final : public baselines::KvStrategyBase {
           for (int j = i; j < d; ++j) gram[static_cast<size_t>(i) * d + j] += x[i] * x[j];
       }
       for (int i = 0; i < d; ++i)
-        for (int j = 0; j < i; ++j) gram[static_cast<size_t>(i) * d + j] = gram[static_cast<size_t>(j) * d + i];
+        for (int j = 0; j < i; ++j)
+          gram[static_cast<size_t>(i) * d + j] = gram[static_cast<size_t>(j) * d + i];
       cpu::symmetric_eigen(d, gram, values, basis);
     } else {
       for (int i = 0; i < d; ++i) basis[static_cast<size_t>(i) * d + i] = 1.0;
@@ -347,7 +377,8 @@ class InfiniGen final : public baselines::KvStrategyBase {
     std::stable_sort(cols.begin(), cols.end(), [&](int a, int b) { return energy[a] > energy[b]; });
     for (int i = 0; i < d; ++i)
       for (int c = 0; c < pd_pad_; ++c)
-        proj[static_cast<size_t>(i) * pd_pad_ + c] = c < pd_ ? static_cast<float>(basis[static_cast<size_t>(i) * d + cols[c]]) : 0.0f;
+        proj[static_cast<size_t>(i) * pd_pad_ + c] =
+            c < pd_ ? static_cast<float>(basis[static_cast<size_t>(i) * d + cols[c]]) : 0.0f;
   }
 
   double partial_ratio_, alpha_, max_ratio_, skew_;

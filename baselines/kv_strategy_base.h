@@ -43,7 +43,8 @@ class KvStrategyBase : public Strategy {
   int64_t full_context() const { return problem_->prompt_len() + problem_->decode_steps(); }
   // An empty KV set, K on k_alloc and V on v_alloc, with pages reserved for `tokens` tokens per
   // sequence so no timed step allocates.
-  void make_kv(std::shared_ptr<BufferAllocator> k_alloc, std::shared_ptr<BufferAllocator> v_alloc, int64_t tokens) {
+  void make_kv(std::shared_ptr<BufferAllocator> k_alloc, std::shared_ptr<BufferAllocator> v_alloc,
+               int64_t tokens) {
     kv_ = std::make_unique<KvSet>(*problem_, std::move(k_alloc), std::move(v_alloc));
     kv_->reserve_tokens(tokens);
   }
@@ -57,8 +58,8 @@ class KvStrategyBase : public Strategy {
   void append_new_token_from_host_rows() {
     const size_t row = static_cast<size_t>(problem_->shape.kv_heads) * problem_->shape.head_dim;
     for (int b = 0; b < problem_->batch; ++b)
-      kv_->cache(b).append_token(io_->k_host.data() + b * row, io_->v_host.data() + b * row, kv_->k_arena(),
-                                 kv_->v_arena());
+      kv_->cache(b).append_token(io_->k_host.data() + b * row, io_->v_host.data() + b * row,
+                                 kv_->k_arena(), kv_->v_arena());
   }
 
   std::string name_;

@@ -20,11 +20,13 @@ using namespace baselines;
 
 class Offload final : public baselines::KvStrategyBase {
  public:
-  explicit Offload(const StrategyOptions& o) : KvStrategyBase("offload"), chunk_opt_(option(o, "chunk_tokens", 1024)) {
+  explicit Offload(const StrategyOptions& o)
+      : KvStrategyBase("offload"), chunk_opt_(option(o, "chunk_tokens", 1024)) {
     // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
     // so a bad option is refused up front (exit 2) instead of failing every point.
     if (chunk_opt_ < 1)
-      throw Error("offload.chunk_tokens must be at least 1", "e.g. --opt offload.chunk_tokens=1024");
+      throw Error("offload.chunk_tokens must be at least 1",
+                  "e.g. --opt offload.chunk_tokens=1024");
   }
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
@@ -39,11 +41,14 @@ class Offload final : public baselines::KvStrategyBase {
     if (!check_host_fit(tier, probe.bytes_for(full_context()), r)) return;
     // Two chunk buffers (K and V blocks of every sequence and head; one spare page per head
     // as the CUDA streaming path sizes them) plus the step's activations.
-    const int64_t block = static_cast<int64_t>(P) * problem.shape.head_dim * dtype_size(problem.shape.kv_dtype);
-    const int64_t buffers = 2LL * problem.batch * problem.shape.kv_heads * 2 * (chunk_ / P + 1) * block;
+    const int64_t block =
+        static_cast<int64_t>(P) * problem.shape.head_dim * dtype_size(problem.shape.kv_dtype);
+    const int64_t buffers =
+        2LL * problem.batch * problem.shape.kv_heads * 2 * (chunk_ / P + 1) * block;
     r.parameters["chunk_buffer_bytes"] = std::to_string(buffers);
-    check_accelerator_fit(platform, buffers + step_io_bytes(problem), "two chunk buffers of " +
-                          std::to_string(chunk_) + " tokens", "lower offload.chunk_tokens", r);
+    check_accelerator_fit(platform, buffers + step_io_bytes(problem),
+                          "two chunk buffers of " + std::to_string(chunk_) + " tokens",
+                          "lower offload.chunk_tokens", r);
   }
 
   void load() override {
@@ -54,7 +59,9 @@ class Offload final : public baselines::KvStrategyBase {
 
   // Chunk c+1's copy overlaps attention on chunk c (double buffering); the host append of the
   // new token and the final waits are serial.
-  OverlapStructure overlap() const override { return {{{"transfer", "accelerator"}, {"cpu"}, {"sync"}}}; }
+  OverlapStructure overlap() const override {
+    return {{{"transfer", "accelerator"}, {"cpu"}, {"sync"}}};
+  }
 
   void step(int s, StepResult& out) override {
     Accelerator& acc = *platform_.accelerator;
@@ -70,7 +77,8 @@ class Offload final : public baselines::KvStrategyBase {
     out.phase_ns["transfer"] = t1 - t0;
 
     // 2. Stream the whole KV through the accelerator, copy overlapping attention.
-    auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) { return kv_->cache(b).view(); });
+    auto args = baselines::batch_attention_args(*problem_, *io_,
+                                                [&](int b) { return kv_->cache(b).view(); });
     acc.stream_attention(args.data(), B, chunk_);
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
     acc.synchronize();
@@ -84,10 +92,11 @@ class Offload final : public baselines::KvStrategyBase {
     Traffic& t = out.traffic;
     t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes());
     t.h2d_bytes = moved;
-    t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);        // host append
-    t.read(Processor::accelerator, tier, moved);                          // copy engine reads host
-    t.write(Processor::accelerator, MemoryKind::accelerator, moved);      // into chunk buffers
-    t.read(Processor::accelerator, MemoryKind::accelerator, ctx * shape.kv_bytes_per_token() * B);  // attention
+    t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);    // host append
+    t.read(Processor::accelerator, tier, moved);                      // copy engine reads host
+    t.write(Processor::accelerator, MemoryKind::accelerator, moved);  // into chunk buffers
+    t.read(Processor::accelerator, MemoryKind::accelerator,
+           ctx * shape.kv_bytes_per_token() * B);  // attention
     t.accelerator_flops = 4.0 * shape.q_heads * shape.head_dim * static_cast<double>(ctx) * B;
     t.kernel_launches = pages_for(ctx, static_cast<int>(chunk_)) + 1;  // one per chunk + the merge
     t.syncs = 2;

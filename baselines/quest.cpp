@@ -45,7 +45,8 @@ class Quest final : public baselines::KvStrategyBase {
     const int P = problem.page_tokens;
     const auto& shape = problem.shape;
     // Quest's controller: max(3, budget / page) pages, the current page included.
-    budget_pages_ = std::max<int64_t>(static_cast<int64_t>(min_pages_opt_), static_cast<int64_t>(budget_opt_) / P);
+    budget_pages_ = std::max<int64_t>(static_cast<int64_t>(min_pages_opt_),
+                                      static_cast<int64_t>(budget_opt_) / P);
     const int64_t max_tokens = full_context();
     max_pages_ = pages_for(max_tokens, P);
     block_ = static_cast<size_t>(P) * shape.head_dim * dtype_size(shape.kv_dtype);
@@ -54,14 +55,16 @@ class Quest final : public baselines::KvStrategyBase {
     r.parameters["budget_pages"] = std::to_string(budget_pages_);
     r.parameters["offload"] = offload_ ? "1" : "0";
     r.parameters["gqa"] = "per KV head, page score = max over its query heads";
-    r.parameters["metadata"] = "per-page key box as center/radius in " + std::string(dtype_name(shape.kv_dtype));
+    r.parameters["metadata"] =
+        "per-page key box as center/radius in " + std::string(dtype_name(shape.kv_dtype));
     if (offload_) r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
     if (!check_host_kernels(platform, "quest", r)) return;
     const int64_t B = problem.batch, Hkv = shape.kv_heads;
     meta_blocks_ = pages_for(max_pages_, kMetaSlots);
     const int64_t meta = 2 * B * Hkv * meta_blocks_ * kMetaSlots * shape.head_dim *
                          static_cast<int64_t>(dtype_size(shape.kv_dtype));
-    const int64_t scratch = B * Hkv * max_pages_ * 4 + B * Hkv * budget_pages_ * 4 + B * Hkv * 2 * shape.head_dim * 4 +
+    const int64_t scratch = B * Hkv * max_pages_ * 4 + B * Hkv * budget_pages_ * 4 +
+                            B * Hkv * 2 * shape.head_dim * 4 +
                             B * shape.q_heads * (shape.head_dim + 2 * max_pages_) * 4;
     int64_t need = meta + scratch + step_io_bytes(problem);
     KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
@@ -70,11 +73,13 @@ class Quest final : public baselines::KvStrategyBase {
       KvSet host_probe(problem, tier.allocator, tier.allocator);
       if (!check_host_fit(tier, host_probe.bytes_for(max_tokens), r)) return;
       need += B * Hkv * budget_pages_ * 2 * static_cast<int64_t>(block_);  // landing pages
-      check_accelerator_fit(platform, need, "page metadata and " + std::to_string(budget_pages_) + " landing pages",
+      check_accelerator_fit(platform, need,
+                            "page metadata and " + std::to_string(budget_pages_) + " landing pages",
                             "lower quest.budget", r);
     } else {
       need += probe.bytes_for(max_tokens);
-      check_accelerator_fit(platform, need, "all KV plus page metadata", "quest.offload=1 keeps KV in host memory", r);
+      check_accelerator_fit(platform, need, "all KV plus page metadata",
+                            "quest.offload=1 keeps KV in host memory", r);
     }
   }
 
@@ -104,7 +109,8 @@ class Quest final : public baselines::KvStrategyBase {
     }
     if (offload_) {
       landing_ = mem->allocate(BH * budget_pages_ * 2 * block_);
-      stage_ = acc.staging_memory(platform_.host_tiers.at(0).location.node)->allocate(landing_.size());
+      stage_ =
+          acc.staging_memory(platform_.host_tiers.at(0).location.node)->allocate(landing_.size());
     }
     // Prefill: the bounds of every prompt page (computed where the keys are, as Quest does
     // right after prefill); the current page's exact box is kept to fold new keys into.
@@ -129,14 +135,16 @@ class Quest final : public baselines::KvStrategyBase {
   void step(int s, StepResult& out) override {
     Accelerator& acc = *platform_.accelerator;
     const auto& shape = problem_->shape;
-    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim, P = problem_->page_tokens;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim,
+              P = problem_->page_tokens;
     const int64_t ctx = problem_->context_at(s), np = pages_for(ctx, P), last = np - 1;
     const int64_t kp = std::min(np, budget_pages_);  // pages attended, current one included
     const int64_t tokens = (kp - 1) * P + (ctx - last * P);
     const bool first_in_page = (ctx - 1) % P == 0;
     const size_t es = dtype_size(shape.kv_dtype);
     const int64_t t0 = now_ns();
-    if (!offload_) kv_->append_step(s);  // produced on the accelerator: an accelerator-local append
+    if (!offload_)
+      kv_->append_step(s);  // produced on the accelerator: an accelerator-local append
     else {
       acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
       acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
@@ -156,12 +164,14 @@ class Quest final : public baselines::KvStrategyBase {
     const MemoryKind am = MemoryKind::accelerator;
     const int64_t meta_row = static_cast<int64_t>(d * es);
     if (np > budget_pages_) {
-      t.read(Processor::accelerator, am, 2 * (np - 1) * meta_row * Hkv * B);  // center + radius planes
-      t.select(Processor::accelerator, static_cast<double>(np - 1) * Hkv * B);  // top-k over the page scores
+      t.read(Processor::accelerator, am,
+             2 * (np - 1) * meta_row * Hkv * B);  // center + radius planes
+      t.select(Processor::accelerator,
+               static_cast<double>(np - 1) * Hkv * B);  // top-k over the page scores
       t.accelerator_flops += 4.0 * d * Hq * (np - 1) * B;
     }
     t.read(Processor::accelerator, am, (first_in_page ? 0 : 2 * d * 4) * Hkv * B);  // current box
-    t.write(Processor::accelerator, am, (2 * d * 4 + 2 * meta_row) * Hkv * B);      // box, its bound
+    t.write(Processor::accelerator, am, (2 * d * 4 + 2 * meta_row) * Hkv * B);  // box, its bound
     t.accelerator_flops += 4.0 * Hq * d * static_cast<double>(tokens) * B;
     t.read(Processor::accelerator, am, tokens * shape.kv_bytes_per_token() * B);  // attention
     if (!offload_) {
@@ -193,19 +203,21 @@ class Quest final : public baselines::KvStrategyBase {
       acc.copy_to_device(landing_.data(), stage, moved);
       auto* land = landing_.as<std::byte>();
       SelectedPages sp = selected_pages(kp, tokens, [&](size_t bh, int64_t j) {
-        return PageRef{land + ((bh * kp + j) * 2) * block_, land + ((bh * kp + j) * 2 + 1) * block_};
+        return PageRef{land + ((bh * kp + j) * 2) * block_,
+                       land + ((bh * kp + j) * 2 + 1) * block_};
       });
       acc.decode_attention(sp.args.data(), B);
       acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
       acc.synchronize();
       out.phase_ns["accelerator"] = now_ns() - t2;
       const MemoryKind tier = platform_.host_tiers.at(0).location.kind;
-      t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes()) + static_cast<int64_t>(B) * Hkv * kp * 4;
+      t.d2h_bytes =
+          static_cast<int64_t>(2 * io_->kv_row_bytes()) + static_cast<int64_t>(B) * Hkv * kp * 4;
       t.h2d_bytes = static_cast<int64_t>(moved);
-      t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);  // new token
-      t.read(Processor::cpu, tier, static_cast<int64_t>(moved));       // gather
+      t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);                 // new token
+      t.read(Processor::cpu, tier, static_cast<int64_t>(moved));                     // gather
       t.write(Processor::cpu, MemoryKind::local_dram, static_cast<int64_t>(moved));  // staging
-      t.write(Processor::accelerator, am, static_cast<int64_t>(moved));               // landing pages
+      t.write(Processor::accelerator, am, static_cast<int64_t>(moved));  // landing pages
       t.kernel_launches = 2;  // selection kernel, attention
       t.syncs = 2;
     }
@@ -222,7 +234,8 @@ class Quest final : public baselines::KvStrategyBase {
           const int64_t p = sel_host_[bh * kp + j];
           for (int64_t tk = p * P; tk < std::min(ctx, (p + 1) * P); ++tk) v[i++] = tk;
         }
-        for (int g = 1; g < shape.group_size(); ++g) out.attended[static_cast<size_t>(b) * Hq + kvh * shape.group_size() + g] = v;
+        for (int g = 1; g < shape.group_size(); ++g)
+          out.attended[static_cast<size_t>(b) * Hq + kvh * shape.group_size() + g] = v;
       }
   }
 
@@ -232,7 +245,8 @@ class Quest final : public baselines::KvStrategyBase {
     const auto& shape = problem_->shape;
     const PageRef& c = mc_table_[bh * meta_blocks_ + p / kMetaSlots];
     const PageRef& r = mr_table_[bh * meta_blocks_ + p / kMetaSlots];
-    cpu::write_page_bound(lo, hi, shape.head_dim, kMetaSlots, shape.kv_dtype, static_cast<int>(p % kMetaSlots), c.k, r.k);
+    cpu::write_page_bound(lo, hi, shape.head_dim, kMetaSlots, shape.kv_dtype,
+                          static_cast<int>(p % kMetaSlots), c.k, r.k);
   }
 
   // On the accelerator: fold the new key into the current page's box, then bound every older
@@ -241,7 +255,8 @@ class Quest final : public baselines::KvStrategyBase {
   // the current one, ascending, into sel_.
   void select_pages(int64_t ctx, int64_t kp, bool first_in_page, ThreadPool& pool) {
     const auto& shape = problem_->shape;
-    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim, P = problem_->page_tokens;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim,
+              P = problem_->page_tokens;
     const int G = shape.group_size();
     const int64_t np = pages_for(ctx, P), last = np - 1;
     int32_t* sel = sel_.as<int32_t>();
@@ -271,10 +286,10 @@ class Quest final : public baselines::KvStrategyBase {
       float* s1 = bounds_.as<float>() + static_cast<size_t>(b) * 2 * Hq * max_pages_;
       float* s2 = s1 + static_cast<size_t>(Hq) * max_pages_;
       const float scale = shape.softmax_scale();
-      cpu::score_logits(q, Hq, PagedKvView{Hkv, d, kMetaSlots, shape.kv_dtype, ch.data()}, 0, last, scale, s1,
-                        max_pages_, pool);
-      cpu::score_logits(qa, Hq, PagedKvView{Hkv, d, kMetaSlots, shape.kv_dtype, rh.data()}, 0, last, scale, s2,
-                        max_pages_, pool);
+      cpu::score_logits(q, Hq, PagedKvView{Hkv, d, kMetaSlots, shape.kv_dtype, ch.data()}, 0, last,
+                        scale, s1, max_pages_, pool);
+      cpu::score_logits(qa, Hq, PagedKvView{Hkv, d, kMetaSlots, shape.kv_dtype, rh.data()}, 0, last,
+                        scale, s2, max_pages_, pool);
       for (int h = 0; h < Hq; ++h)
         for (int64_t p = 0; p < last; ++p) s1[h * max_pages_ + p] += s2[h * max_pages_ + p];
       float* sc = scores_.as<float>() + static_cast<size_t>(b) * Hkv * max_pages_;
@@ -290,7 +305,8 @@ class Quest final : public baselines::KvStrategyBase {
   }
 
   // Resident setting, on the accelerator: exact attention over the selected pages.
-  void attend_resident(const std::vector<PagedKvView>& views, int64_t ctx, int64_t kp, ThreadPool& pool) {
+  void attend_resident(const std::vector<PagedKvView>& views, int64_t ctx, int64_t kp,
+                       ThreadPool& pool) {
     const int Hkv = problem_->shape.kv_heads, P = problem_->page_tokens;
     const int64_t last = pages_for(ctx, P) - 1, tokens = (kp - 1) * P + (ctx - last * P);
     const int32_t* sel = sel_.as<int32_t>();
@@ -336,7 +352,7 @@ class Quest final : public baselines::KvStrategyBase {
   // landing pages (offloaded setting).
   Buffer mc_, mr_, box_, qabs_, bounds_, scores_, sel_, landing_;
   std::vector<PageRef> mc_table_, mr_table_;
-  Buffer stage_;                                 // host staging for the offloaded setting
+  Buffer stage_;  // host staging for the offloaded setting
   std::vector<int32_t> sel_host_;
 };
 

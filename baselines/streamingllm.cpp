@@ -41,7 +41,8 @@ class StreamingLlm final : public baselines::KvStrategyBase {
     // Default window: the total budget matches the other pruning strategies (20% of the context).
     window_ = window_opt_ >= 0 ? static_cast<int64_t>(window_opt_)
                                : std::max<int64_t>(1, ratio_tokens(ratio_, n) - sinks_);
-    if (window_ < 1) throw Error("streamingllm.window must be at least 1", "e.g. --opt streamingllm.window=2044");
+    if (window_ < 1)
+      throw Error("streamingllm.window must be at least 1", "e.g. --opt streamingllm.window=2044");
     cap_ = sinks_ + window_;
     r.parameters["sinks"] = std::to_string(sinks_);
     r.parameters["window"] = std::to_string(window_);
@@ -101,19 +102,23 @@ class StreamingLlm final : public baselines::KvStrategyBase {
       }
       attended_tokens += static_cast<int64_t>(pos_[b].size());
     }
-    auto args = baselines::batch_attention_args(*problem_, *io_, [&](int b) { return kv_->cache(b).view(); });
+    auto args = baselines::batch_attention_args(*problem_, *io_,
+                                                [&](int b) { return kv_->cache(b).view(); });
     acc.decode_attention(args.data(), B);
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
     out.phase_ns["accelerator"] = acc.synchronize();
     out.o = io_->o_host;
     out.attended.resize(static_cast<size_t>(B) * shape.q_heads);
     for (int b = 0; b < B; ++b)
-      for (int h = 0; h < shape.q_heads; ++h) out.attended[static_cast<size_t>(b) * shape.q_heads + h] = pos_[b];
+      for (int h = 0; h < shape.q_heads; ++h)
+        out.attended[static_cast<size_t>(b) * shape.q_heads + h] = pos_[b];
 
     Traffic& t = out.traffic;
-    t.read(Processor::accelerator, MemoryKind::accelerator, attended_tokens * shape.kv_bytes_per_token());
+    t.read(Processor::accelerator, MemoryKind::accelerator,
+           attended_tokens * shape.kv_bytes_per_token());
     t.write(Processor::accelerator, MemoryKind::accelerator, shape.kv_bytes_per_token() * B);
-    t.accelerator_flops = 4.0 * shape.q_heads * shape.head_dim * static_cast<double>(attended_tokens);
+    t.accelerator_flops =
+        4.0 * shape.q_heads * shape.head_dim * static_cast<double>(attended_tokens);
     t.kernel_launches = 1;
     t.syncs = 1;
   }

@@ -32,7 +32,8 @@ std::vector<std::pair<std::string, std::string>> outputs(const CompareArgs& a) {
 
 int compare_command(const CompareArgs& a) {
   reports::validate(a.options);  // before reading: a bad flag should not wait for two files
-  for (const auto& [option, path] : outputs(a)) reports::check_output_path(option, path, {a.old_path, a.new_path});
+  for (const auto& [option, path] : outputs(a))
+    reports::check_output_path(option, path, {a.old_path, a.new_path});
   reports::check_distinct_outputs(outputs(a));
   const reports::Report old_report = reports::read_report(a.old_path);
   const reports::Report new_report = reports::read_report(a.new_path);
@@ -44,10 +45,11 @@ int compare_command(const CompareArgs& a) {
   if (!a.json_out.empty())
     reports::write_output(a.json_out, reports::compare_json_text(result, a.old_path, a.new_path));
   if (!a.bmf_out.empty()) reports::write_output(a.bmf_out, reports::bmf_json_text(new_report));
-  if (!a.github_out.empty()) reports::write_output(a.github_out, reports::github_benchmark_json_text(new_report));
+  if (!a.github_out.empty())
+    reports::write_output(a.github_out, reports::github_benchmark_json_text(new_report));
   if (result.has_regression()) {
-    std::cerr << "hybridbench: compare: " << result.regressions << " regression(s) in " << a.new_path << " vs "
-              << a.old_path << "\n";
+    std::cerr << "hybridbench: compare: " << result.regressions << " regression(s) in "
+              << a.new_path << " vs " << a.old_path << "\n";
     return kExitRegression;
   }
   return kExitOk;
@@ -58,8 +60,10 @@ int compare_command(const CompareArgs& a) {
 CommandFn add_compare_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "compare",
-      "Compare two reports point by point (CI regression check). Each point's step-time samples are\n"
-      "compared with a Mann-Whitney U test plus a minimum effect size: FASTER / SLOWER / SAME / NOISY.\n"
+      "Compare two reports point by point (CI regression check). Each point's step-time samples "
+      "are\n"
+      "compared with a Mann-Whitney U test plus a minimum effect size: FASTER / SLOWER / SAME / "
+      "NOISY.\n"
       "Exit status: 0 no regression; 3 a significant slowdown beyond --threshold, a point that no\n"
       "longer runs, or an accuracy regression; 2 unreadable input.\n\n"
       "Examples:\n"
@@ -71,31 +75,37 @@ CommandFn add_compare_command(CLI::App& app) {
   sub->add_option("OLD", a->old_path, "Baseline report (JSON from `hybridbench run`)")->required();
   sub->add_option("NEW", a->new_path, "Report to check against it")->required();
   using parse::RealRange;
-  add_real_option(*sub, "--threshold", o.threshold, "Fail on a significant slowdown beyond this relative change",
-                  RealRange::above(0))
+  add_real_option(*sub, "--threshold", o.threshold,
+                  "Fail on a significant slowdown beyond this relative change", RealRange::above(0))
       ->capture_default_str();
-  add_real_option(*sub, "--alpha", o.alpha, "Significance level of the U test", RealRange{0, 1, true, true})
+  add_real_option(*sub, "--alpha", o.alpha, "Significance level of the U test",
+                  RealRange{0, 1, true, true})
       ->capture_default_str();
-  add_real_option(*sub, "--min-effect", o.min_effect, "Relative changes below this are SAME (must be <= --threshold)",
+  add_real_option(*sub, "--min-effect", o.min_effect,
+                  "Relative changes below this are SAME (must be <= --threshold)",
                   RealRange::at_least(0))
       ->capture_default_str();
-  add_real_option(*sub, "--max-noise", o.max_noise,
-                  "Runs noisier than this (IQR / 1.349 median) are NOISY unless the change is 3x the noise",
-                  RealRange::above(0))
+  add_real_option(
+      *sub, "--max-noise", o.max_noise,
+      "Runs noisier than this (IQR / 1.349 median) are NOISY unless the change is 3x the noise",
+      RealRange::above(0))
       ->capture_default_str();
   add_real_option(*sub, "--accuracy-tolerance", o.rel_l2_rel_tolerance,
-                  "Relative growth of rel_l2 allowed before it is an accuracy regression", RealRange::at_least(0))
+                  "Relative growth of rel_l2 allowed before it is an accuracy regression",
+                  RealRange::at_least(0))
       ->capture_default_str();
-  add_real_option(*sub, "--recall-tolerance", o.mass_recall_tolerance, "Absolute drop in attention-mass recall allowed",
-                  RealRange::between(0, 1))
+  add_real_option(*sub, "--recall-tolerance", o.mass_recall_tolerance,
+                  "Absolute drop in attention-mass recall allowed", RealRange::between(0, 1))
       ->capture_default_str();
-  add_real_option(*sub, "--needle-tolerance", o.needle_tolerance, "Absolute drop in needle success rate allowed",
-                  RealRange::between(0, 1))
+  add_real_option(*sub, "--needle-tolerance", o.needle_tolerance,
+                  "Absolute drop in needle success rate allowed", RealRange::between(0, 1))
       ->capture_default_str();
   sub->add_option("--json", a->json_out,
-                  "Also write the verdicts as JSON (schema hybridbench.compare/1; - = stdout, the table then goes to "
+                  "Also write the verdicts as JSON (schema hybridbench.compare/1; - = stdout, the "
+                  "table then goes to "
                   "stderr)");
-  sub->add_option("--bmf", a->bmf_out, "Also write NEW in Bencher Metric Format (bencher run --adapter json)");
+  sub->add_option("--bmf", a->bmf_out,
+                  "Also write NEW in Bencher Metric Format (bencher run --adapter json)");
   sub->add_option("--github-benchmark", a->github_out,
                   "Also write NEW for github-action-benchmark (tool: customSmallerIsBetter)");
   sub->add_flag("-q,--quiet", a->quiet, "Print no table; only the exit status and files tell");

@@ -34,36 +34,44 @@ std::string figure_text(const Figure& f, const char* unit_fmt) {
   char buf[96];
   std::snprintf(buf, sizeof buf, unit_fmt, f.summary.median);
   std::string s = buf;
-  std::snprintf(buf, sizeof buf, " ±%.1f%% (n=%lld)", 100 * f.summary.rel_stdev(), static_cast<long long>(f.summary.count));
+  std::snprintf(buf, sizeof buf, " ±%.1f%% (n=%lld)", 100 * f.summary.rel_stdev(),
+                static_cast<long long>(f.summary.count));
   return s + buf;
 }
 
 void print_table(std::ostream& o, const ProbeResult& r) {
-  o << "  cpu -> mem  kind                 read bandwidth (median, noise)  idle latency (median, noise)  pages\n";
+  o << "  cpu -> mem  kind                 read bandwidth (median, noise)  idle latency (median, "
+       "noise)  pages\n";
   for (const auto& p : r.pairs) {
     std::string kind(tier_kind_name(p.kind));
     if (p.emulated) kind += " (emulated)";
     char head[64];
     std::snprintf(head, sizeof head, "  %3d -> %-3d  %-19s", p.cpu_node, p.mem_node, kind.c_str());
-    std::string bw = figure_text(p.read_gbps, "%.2f GB/s"), lat = figure_text(p.latency_ns, "%.1f ns");
+    std::string bw = figure_text(p.read_gbps, "%.2f GB/s"),
+                lat = figure_text(p.latency_ns, "%.1f ns");
     bw.resize(std::max<size_t>(bw.size(), 30), ' ');
     lat.resize(std::max<size_t>(lat.size(), 28), ' ');
     o << head << "  " << bw << "  " << lat << "  " << p.bandwidth_placement.summary() << "\n";
   }
   const auto& opt = r.options;
-  o << "\n  read: " << (opt.bandwidth_bytes >> 20) << " MiB per pass with all CPUs of the CPU node ("
-    << (r.pairs.empty() ? "" : r.pairs[0].read_kernel) << "); latency: " << (opt.latency_bytes >> 20)
+  o << "\n  read: " << (opt.bandwidth_bytes >> 20)
+    << " MiB per pass with all CPUs of the CPU node ("
+    << (r.pairs.empty() ? "" : r.pairs[0].read_kernel)
+    << "); latency: " << (opt.latency_bytes >> 20)
     << " MiB random cyclic pointer chase, one thread, " << opt.latency_hops
     << " loads per sample; buffers bound to the memory node with THP requested.\n";
   for (const auto& l : r.links)
-    o << "  GPU " << l.device << " " << l.name << (l.name == "hbm-copy" ? " (read + write)" : " (pinned, NUMA node " + std::to_string(l.host_node) + ")")
+    o << "  GPU " << l.device << " " << l.name
+      << (l.name == "hbm-copy" ? " (read + write)"
+                               : " (pinned, NUMA node " + std::to_string(l.host_node) + ")")
       << ": " << figure_text(l.gbps, "%.1f GB/s") << ", measured with CUDA events\n";
   char wall[64];
   std::snprintf(wall, sizeof wall, "  probe took %.1f s\n", r.wall_seconds);
   o << wall;
   if (!r.virtual_machine.empty())
     o << "  measured inside a virtual machine (" << r.virtual_machine
-      << "): these are a guest's figures, with the hypervisor between them and the hardware (under QEMU TCG "
+      << "): these are a guest's figures, with the hypervisor between them and the hardware (under "
+         "QEMU TCG "
          "the memory itself is emulated); do not read them as bare-hardware figures\n";
 }
 
@@ -72,25 +80,35 @@ void print_table(std::ostream& o, const ProbeResult& r) {
 CommandFn add_probe_command(CLI::App& app) {
   auto args = std::make_shared<ProbeArgs>();
   CLI::App* sub = app.add_subcommand(
-      "probe", "Measure bandwidth and latency of each (CPU node, memory node) pair and the host link");
-  sub->add_flag("--quick", args->quick, "Smaller buffers and a shorter time per figure (about 4x faster)");
-  add_seconds_option(*sub, "--duration", args->duration, "Seconds of sampling per figure (default 0.5, --quick 0.1)",
+      "probe",
+      "Measure bandwidth and latency of each (CPU node, memory node) pair and the host link");
+  sub->add_flag("--quick", args->quick,
+                "Smaller buffers and a shorter time per figure (about 4x faster)");
+  add_seconds_option(*sub, "--duration", args->duration,
+                     "Seconds of sampling per figure (default 0.5, --quick 0.1)",
                      parse::RealRange{0, 3600, true, false});
-  sub->add_option("--out", args->out,
-                  "Write a platform profile (JSON) for `--platform FILE` (- = stdout, instead of the table)");
-  sub->add_option("--cpu-nodes", args->cpu_nodes, "CPU nodes to probe from, e.g. 0 or 0-1 (default: all)");
-  sub->add_option("--mem-nodes", args->mem_nodes, "Memory nodes to probe, e.g. 0,2 (default: all with memory)");
-  add_integer_option(*sub, "--cpu-node", args->discover.cpu_node, "Reference CPU node for the kinds shown", -1, kMaxNodeId);
+  sub->add_option(
+      "--out", args->out,
+      "Write a platform profile (JSON) for `--platform FILE` (- = stdout, instead of the table)");
+  sub->add_option("--cpu-nodes", args->cpu_nodes,
+                  "CPU nodes to probe from, e.g. 0 or 0-1 (default: all)");
+  sub->add_option("--mem-nodes", args->mem_nodes,
+                  "Memory nodes to probe, e.g. 0,2 (default: all with memory)");
+  add_integer_option(*sub, "--cpu-node", args->discover.cpu_node,
+                     "Reference CPU node for the kinds shown", -1, kMaxNodeId);
   sub->add_option("--emulate-cxl", args->discover.emulate_cxl,
-                  "node=N: label NUMA node N as (emulated) CXL; bandwidth=GBPS,latency=NS: add a simulated tier "
+                  "node=N: label NUMA node N as (emulated) CXL; bandwidth=GBPS,latency=NS: add a "
+                  "simulated tier "
                   "to the profile (declared figures, never measured)");
   sub->add_flag("--json", args->json, "Print the platform profile JSON instead of the table");
   sub->add_flag("--quiet", args->quiet, "No progress lines on stderr");
-  add_integer_option(*sub, "--device", args->device, "CUDA device whose links (pinned H2D/D2H) and HBM copy are measured",
-                     0, kMaxDeviceIndex)
+  add_integer_option(*sub, "--device", args->device,
+                     "CUDA device whose links (pinned H2D/D2H) and HBM copy are measured", 0,
+                     kMaxDeviceIndex)
       ->capture_default_str();
   return [args] {
-    reports::check_output_path("--out", args->out);  // before probing: a bad path should cost nothing
+    reports::check_output_path("--out",
+                               args->out);  // before probing: a bad path should cost nothing
     reports::check_distinct_outputs({{"--out", args->out}, {"--json", args->json ? "-" : ""}});
     const Topology topo = discover(args->discover);
     ProbeOptions opts = args->quick ? ProbeOptions::quick() : ProbeOptions{};
@@ -105,16 +123,20 @@ CommandFn add_probe_command(CLI::App& app) {
     // and says so by their absence; `run --mode model` then needs a preset or your figures).
     std::string no_gpu;
     const size_t link_bytes = (args->quick ? size_t{64} : size_t{256}) << 20;
-    for (auto& l : measure_accelerator_links(args->device, link_bytes, args->quick ? 5 : 15, &no_gpu))
+    for (auto& l :
+         measure_accelerator_links(args->device, link_bytes, args->quick ? 5 : 15, &no_gpu))
       result.links.push_back({l.name, l.host_node, l.device, Figure::of(std::move(l.gbps))});
-    if (!quiet) std::cerr << "probe: " << (no_gpu.empty() ? "GPU links measured" : "no GPU links: " + no_gpu) << "\n";
+    if (!quiet)
+      std::cerr << "probe: " << (no_gpu.empty() ? "GPU links measured" : "no GPU links: " + no_gpu)
+                << "\n";
     PlatformProfile profile = make_platform_profile(topo, read_system_settings(), result);
     if (!args->out.empty()) reports::write_output(args->out, platform_profile_json(profile));
     if (args->json) {
       std::cout << platform_profile_json(profile);
       return kExitOk;
     }
-    if (reports::is_stdout_path(args->out)) return kExitOk;  // the profile is on stdout; no table there
+    if (reports::is_stdout_path(args->out))
+      return kExitOk;  // the profile is on stdout; no table there
     std::cout << "Probe of this machine (reference CPU node " << topo.cpu_node << ")\n";
     print_table(std::cout, result);
     if (topo.simulated_cxl)

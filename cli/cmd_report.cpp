@@ -26,8 +26,8 @@ int report_command(const ReportArgs& a) {
   // No --out means the table goes to standard output, which --html - would share.
   reports::check_distinct_outputs({{"--out", a.out.empty() ? "-" : a.out}, {"--html", a.html}});
   const reports::Report report = reports::read_report(a.path);
-  const std::string text =
-      a.format == "csv" ? reports::csv_report(report, a.tables) : reports::markdown_report(report, a.tables);
+  const std::string text = a.format == "csv" ? reports::csv_report(report, a.tables)
+                                             : reports::markdown_report(report, a.tables);
   if (a.out.empty())
     std::cout << text;
   else
@@ -45,7 +45,8 @@ CommandFn add_report_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "report",
       "Turn a JSON report into the procurement table (strategies x sequence lengths: step time,\n"
-      "speedups, accuracy) as markdown or CSV, and optionally one self-contained HTML page with charts.\n\n"
+      "speedups, accuracy) as markdown or CSV, and optionally one self-contained HTML page with "
+      "charts.\n\n"
       "Examples:\n"
       "  hybridbench report run.json                      # markdown on stdout\n"
       "  hybridbench report run.json --format csv --out run.csv\n"
@@ -56,11 +57,13 @@ CommandFn add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"md", "csv"}))
       ->capture_default_str();
   sub->add_option("--out", a->out, "Write the table here instead of stdout (- = stdout)");
-  sub->add_option("--html", a->html,
-                  "Also write a self-contained HTML page with charts (works offline; - = stdout, then give the "
-                  "table --out FILE)");
-  sub->add_option("--reference", a->tables.reference,
-                  "Strategy the speedups are against (default: full-gpu when present, else the first by name)");
+  sub->add_option(
+      "--html", a->html,
+      "Also write a self-contained HTML page with charts (works offline; - = stdout, then give the "
+      "table --out FILE)");
+  sub->add_option(
+      "--reference", a->tables.reference,
+      "Strategy the speedups are against (default: full-gpu when present, else the first by name)");
   return [a] { return report_command(*a); };
 }
 

@@ -32,13 +32,14 @@ namespace {
 
 struct RunArgs {
   run::SweepSpec spec;
-  std::string models = "llama-3.1-8b", seq_lens = "4k,16k,32k", batches = "1", strategies = "all", dtypes = "fp16";
+  std::string models = "llama-3.1-8b", seq_lens = "4k,16k,32k", batches = "1", strategies = "all",
+              dtypes = "fp16";
   std::string out, config;
-  std::string resume;                    // --resume OUT: continue OUT's interrupted sweep (cli/run_session.h)
+  std::string resume;  // --resume OUT: continue OUT's interrupted sweep (cli/run_session.h)
   std::vector<std::string> opts;
-  std::string mode = "measure";          // measure | model (reports/model)
-  std::vector<std::string> platforms;    // --platform: profiles for --mode model
-  std::string distribute;                // fleet mode under mpirun/srun: points | replicate
+  std::string mode = "measure";        // measure | model (reports/model)
+  std::vector<std::string> platforms;  // --platform: profiles for --mode model
+  std::string distribute;              // fleet mode under mpirun/srun: points | replicate
   double gather_timeout_s = 0;
   bool list_strategies = false, list_models = false, quiet = false;
 };
@@ -52,9 +53,12 @@ void apply_config(RunArgs& a, CLI::App& sub) {
   try {
     f >> j;
   } catch (const std::exception& e) {
-    throw Error("config file '" + a.config + "' is not valid JSON: " + e.what(), "fix the file (see `run --help`)");
+    throw Error("config file '" + a.config + "' is not valid JSON: " + e.what(),
+                "fix the file (see `run --help`)");
   }
-  if (!j.is_object()) throw Error("config file '" + a.config + "' must hold a JSON object", "e.g. {\"seq-len\": \"4k:32k:x2\"}");
+  if (!j.is_object())
+    throw Error("config file '" + a.config + "' must hold a JSON object",
+                "e.g. {\"seq-len\": \"4k:32k:x2\"}");
   for (auto it = j.begin(); it != j.end(); ++it) {
     std::string key = it.key();
     for (auto& c : key)
@@ -69,7 +73,9 @@ void apply_config(RunArgs& a, CLI::App& sub) {
     if (opt->count() > 0 || key == "config") continue;  // the command line wins
     std::vector<std::string> values;
     const auto& v = it.value();
-    auto text = [](const nlohmann::json& x) { return x.is_string() ? x.get<std::string>() : x.dump(); };
+    auto text = [](const nlohmann::json& x) {
+      return x.is_string() ? x.get<std::string>() : x.dump();
+    };
     if (v.is_array()) {
       std::string joined;
       for (const auto& x : v) joined += (joined.empty() ? "" : ",") + text(x);
@@ -100,12 +106,12 @@ std::string default_out_path() {
   return buf;
 }
 
-// One line per point on `to` (stdout, or stderr when the JSON goes to stdout; the JSON has everything).
-// Noise is the reports' robust figure, IQR / (1.349 median), so a few preempted steps do not make a
-// quiet point look noisy.
+// One line per point on `to` (stdout, or stderr when the JSON goes to stdout; the JSON has
+// everything). Noise is the reports' robust figure, IQR / (1.349 median), so a few preempted steps
+// do not make a quiet point look noisy.
 void print_summary(const reports::Report& r, std::FILE* to) {
-  const bool any_modeled =
-      std::any_of(r.points.begin(), r.points.end(), [](const auto& p) { return p.modeled.present(); });
+  const bool any_modeled = std::any_of(r.points.begin(), r.points.end(),
+                                       [](const auto& p) { return p.modeled.present(); });
   reports::TextTable t;
   using A = reports::TextTable::Align;
   for (const char* h : {"strategy", "seq_len", "batch"}) t.add_column(h);
@@ -119,7 +125,8 @@ void print_summary(const reports::Report& r, std::FILE* to) {
   const bool fleet = !r.context.hosts.empty();
   if (fleet) t.add_column("ran on");
   for (const auto& p : r.points) {
-    std::vector<std::string> row = {p.axes.strategy, reports::format_tokens(p.axes.seq_len), std::to_string(p.axes.batch)};
+    std::vector<std::string> row = {p.axes.strategy, reports::format_tokens(p.axes.seq_len),
+                                    std::to_string(p.axes.batch)};
     if (!p.timed()) {
       row.insert(row.end(), {"-", "-"});
       if (any_modeled) row.push_back("-");
@@ -128,9 +135,10 @@ void print_summary(const reports::Report& r, std::FILE* to) {
       row.push_back(reports::format_duration_ns(p.step.summary.median));
       row.push_back(reports::format_percent(reports::robust_rel_noise(p.step.summary)));
       if (any_modeled) {
-        row.push_back(p.modeled.present() ? reports::format_duration_ns(p.modeled.step.summary.median) + " (" +
-                                                reports::format_percent(p.modeled.error_vs_measured, true) + ")"
-                                          : "-");
+        row.push_back(p.modeled.present()
+                          ? reports::format_duration_ns(p.modeled.step.summary.median) + " (" +
+                                reports::format_percent(p.modeled.error_vs_measured, true) + ")"
+                          : "-");
       }
       const bool scored = p.accuracy.steps_scored > 0;
       row.push_back(scored ? reports::format_sci(p.accuracy.rel_l2) : "-");
@@ -147,10 +155,12 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
   if (a.list_models) {
-    std::printf("%-16s %-6s %6s %6s %4s %4s %5s %8s\n", "model", "family", "layers", "hidden", "q", "kv", "d", "ctx");
+    std::printf("%-16s %-6s %6s %6s %4s %4s %5s %8s\n", "model", "family", "layers", "hidden", "q",
+                "kv", "d", "ctx");
     for (const auto& m : model_presets())
-      std::printf("%-16s %-6s %6d %6d %4d %4d %5d %8d\n", m.name.c_str(), m.family.c_str(), m.layers, m.hidden,
-                  m.shape.q_heads, m.shape.kv_heads, m.shape.head_dim, m.max_context);
+      std::printf("%-16s %-6s %6d %6d %4d %4d %5d %8d\n", m.name.c_str(), m.family.c_str(),
+                  m.layers, m.hidden, m.shape.q_heads, m.shape.kv_heads, m.shape.head_dim,
+                  m.max_context);
     return kExitOk;
   }
   if (a.list_strategies) {
@@ -179,30 +189,39 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   // Loaded (and validated) before anything runs. --mode model: the platforms to project onto;
   // measure mode: at most one profile, whose prediction of each measured step goes alongside.
   std::vector<model::PlatformModel> platforms;
-  if (!a.platforms.empty()) platforms = model::load_platform_models(run::split_list([&] {
-                              std::string j;
-                              for (const auto& p : a.platforms) j += (j.empty() ? "" : ",") + p;
-                              return j;
-                            }()));
+  if (!a.platforms.empty())
+    platforms = model::load_platform_models(run::split_list([&] {
+      std::string j;
+      for (const auto& p : a.platforms) j += (j.empty() ? "" : ",") + p;
+      return j;
+    }()));
   if (a.mode == "model" && platforms.empty())
-    throw Error("--mode model was given no platform profile", "add --platform presets, --platform preset:NAME or --platform FILE.json");
+    throw Error("--mode model was given no platform profile",
+                "add --platform presets, --platform preset:NAME or --platform FILE.json");
   if (a.mode == "measure" && platforms.size() > 1)
-    throw Error("a measured run takes one --platform (its model's prediction is reported next to each measured point)",
-                "pass one profile, or add --mode model to project onto several platforms");
+    throw Error(
+        "a measured run takes one --platform (its model's prediction is reported next to each "
+        "measured point)",
+        "pass one profile, or add --mode model to project onto several platforms");
 
   check_fleet_arguments(spec, a.distribute);
   if (!a.resume.empty()) {
     if (!a.distribute.empty())
-      throw Error("--resume does not apply to --distribute runs", "re-run the fleet sweep without --resume");
+      throw Error("--resume does not apply to --distribute runs",
+                  "re-run the fleet sweep without --resume");
     if (!a.out.empty() && a.out != a.resume)
-      throw Error("--resume " + a.resume + " writes that report, but --out names " + a.out, "drop --out");
+      throw Error("--resume " + a.resume + " writes that report, but --out names " + a.out,
+                  "drop --out");
     a.out = a.resume;
   }
-  std::shared_ptr<const run::SweepControl> control;  // single-process runs: journal, signals, resume
-  std::function<void(int64_t)> on_points_done;      // the session's test hook (HB_TEST_FAIL_AFTER_POINTS)
+  std::shared_ptr<const run::SweepControl>
+      control;  // single-process runs: journal, signals, resume
+  std::function<void(int64_t)>
+      on_points_done;  // the session's test hook (HB_TEST_FAIL_AFTER_POINTS)
   const std::string out = a.out.empty() ? default_out_path() : a.out;
-  // Before the sweep: a bad --out would otherwise lose it, and one that is an input would destroy it.
-  // (Fleet runs: only rank 0 writes, on a host the others may not share, so ranks do not check.)
+  // Before the sweep: a bad --out would otherwise lose it, and one that is an input would destroy
+  // it. (Fleet runs: only rank 0 writes, on a host the others may not share, so ranks do not
+  // check.)
   if (a.distribute.empty()) {
     std::vector<std::string> inputs = {a.config};
     if (spec.workload.rfind("trace:", 0) == 0) inputs.push_back(spec.workload.substr(6));
@@ -214,15 +233,17 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   // One process's sweep on its own platform: the whole run, or one rank's share of a fleet run.
   auto sweep = [&](const run::SweepSpec& s, bool show_progress) {
     PlatformSetup platform = setup_platform(s);
-    if (a.mode == "measure" && !platforms.empty()) platform.env.model = model::make_step_model(platforms[0], false);
+    if (a.mode == "measure" && !platforms.empty())
+      platform.env.model = model::make_step_model(platforms[0], false);
     platform.env.control = control;
     ProgressBar bar(a.quiet || !show_progress);
     const run::ProgressFn on_progress = [&](const run::Progress& p) {
       bar.update(p);
       if (on_points_done) on_points_done(p.done);
     };
-    reports::Report report = a.mode == "model" ? model::run_model_sweep(s, platforms, platform.env, on_progress)
-                                               : run::run_sweep(s, platform.env, on_progress);
+    reports::Report report = a.mode == "model"
+                                 ? model::run_model_sweep(s, platforms, platform.env, on_progress)
+                                 : run::run_sweep(s, platform.env, on_progress);
     bar.finish();
     fill_context(report.context, platform);
     report.context.command_line = platform.command_line;
@@ -230,14 +251,17 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   };
   if (!a.distribute.empty()) {
     run::resolve_strategies(spec.strategies);  // a typo fails here, before any rank starts MPI
-    FleetRunOptions fo{a.distribute, a.gather_timeout_s, sub.get_option("--device")->count() > 0, out};
+    FleetRunOptions fo{a.distribute, a.gather_timeout_s, sub.get_option("--device")->count() > 0,
+                       out};
     return run_fleet(spec, fo, sweep, [&](const reports::Report& r) {
       if (!a.quiet) print_summary(r, summary_to);
     });
   }
   std::map<std::string, std::string> resume_must_match = {{"--mode", a.mode}};
-  for (const auto& p : platforms) resume_must_match["--platform " + p.name] = p.origin + " (" + p.source + ")";
-  SweepSession session(out, sweep_identity(spec, resume_must_match, command_line_text()), !a.resume.empty());
+  for (const auto& p : platforms)
+    resume_must_match["--platform " + p.name] = p.origin + " (" + p.source + ")";
+  SweepSession session(out, sweep_identity(spec, resume_must_match, command_line_text()),
+                       !a.resume.empty());
   control = session.control();
   on_points_done = [&](int64_t done) { session.check_injected_failure(done); };
   reports::Report report = sweep(spec, true);
@@ -251,100 +275,148 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
 CommandFn add_run_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "run",
-      "Sweep KV-cache strategies over models, sequence lengths and batch sizes; time each decode step\n"
-      "until its noise converges, score it against an exact fp64 reference, and write a JSON report.\n\n"
+      "Sweep KV-cache strategies over models, sequence lengths and batch sizes; time each decode "
+      "step\n"
+      "until its noise converges, score it against an exact fp64 reference, and write a JSON "
+      "report.\n\n"
       "Examples:\n"
-      "  hybridbench run                                        # default sweep, < 2 min on 2 cores\n"
+      "  hybridbench run                                        # default sweep, < 2 min on 2 "
+      "cores\n"
       "  hybridbench run --strategy cpu-only,hybridgen --seq-len 4k:128k:x2 --out r.json\n"
       "  hybridbench run --model qwen2.5-7b --batch 1,8 --workload needle\n"
-      "  hybridbench run --accelerator cpu --accelerator-memory 256M   # force offloading on a small budget\n"
+      "  hybridbench run --accelerator cpu --accelerator-memory 256M   # force offloading on a "
+      "small budget\n"
       "  hybridbench run --opt h2o.heavy_ratio=0.2 --strategy h2o\n"
       "  mpirun -np 8 hybridbench run --distribute points --out node.json      # one rank per GPU\n"
-      "  srun -N 4 hybridbench run --distribute replicate --out fleet.json     # one column per machine\n");
+      "  srun -N 4 hybridbench run --distribute replicate --out fleet.json     # one column per "
+      "machine\n");
   auto a = std::make_shared<RunArgs>();
   auto& s = a->spec;
-  sub->add_option("--model", a->models, "Model presets, comma separated (see --list-models)")->capture_default_str();
-  sub->add_option("--seq-len", a->seq_lens, "Prompt lengths: list (4k,32k) or range (4k:128k:x2, 1k:8k:+1k)")
+  sub->add_option("--model", a->models, "Model presets, comma separated (see --list-models)")
       ->capture_default_str();
-  sub->add_option("--batch", a->batches, "Batch sizes (sequences decoded together), comma separated")->capture_default_str();
-  sub->add_option("--strategy", a->strategies, "Strategies, comma separated, or 'all' (see --list-strategies)")
+  sub->add_option("--seq-len", a->seq_lens,
+                  "Prompt lengths: list (4k,32k) or range (4k:128k:x2, 1k:8k:+1k)")
       ->capture_default_str();
-  sub->add_option("--kv-dtype", a->dtypes, "KV cache element types: fp16, bf16, fp32")->capture_default_str();
-  add_integer_option(*sub, "--decode-steps", s.decode_steps, "Most decode steps per point (warm-up + timed)", 1,
-                     run::kMaxDecodeSteps)->capture_default_str();
-  sub->add_option("--workload", s.workload, "structured | uniform | needle | trace:FILE.safetensors")->capture_default_str();
-  add_integer_option(*sub, "--seed", s.seed, "Workload seed (sequence b of a batch uses seed + 7919*b)")->capture_default_str();
-  add_integer_option(*sub, "--page-tokens", s.page_tokens, "Tokens per KV page (multiple of 16)", 16, 65536)->capture_default_str();
-  sub->add_option("--accelerator", s.accelerator.kind, "cuda | cpu | auto (cpu = CPU threads emulating a GPU)")
+  sub->add_option("--batch", a->batches,
+                  "Batch sizes (sequences decoded together), comma separated")
       ->capture_default_str();
-  add_integer_option(*sub, "--device", s.accelerator.device, "CUDA device index", 0, kMaxDeviceIndex)->capture_default_str();
-  add_size_option(*sub, "--accelerator-memory", s.accelerator.capacity_bytes,
-                  "KV budget in accelerator memory, e.g. 512M or 60G (default: cpu 2G, cuda free HBM - 10%)",
-                  kMinAcceleratorBytes);
-  add_integer_option(*sub, "--accelerator-threads", s.accelerator.cpu_threads, "cpu accelerator threads (0 = half the CPUs)",
-                     0, max_threads_option(), max_threads_note())
+  sub->add_option("--strategy", a->strategies,
+                  "Strategies, comma separated, or 'all' (see --list-strategies)")
       ->capture_default_str();
-  add_integer_option(*sub, "--host-threads", s.host_threads, "Threads for strategies' CPU side (0 = the rest)", 0,
-                     max_threads_option(), max_threads_note())
+  sub->add_option("--kv-dtype", a->dtypes, "KV cache element types: fp16, bf16, fp32")
       ->capture_default_str();
-  add_integer_option(*sub, "--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point", 0, run::kMaxDecodeSteps - 1)
+  add_integer_option(*sub, "--decode-steps", s.decode_steps,
+                     "Most decode steps per point (warm-up + timed)", 1, run::kMaxDecodeSteps)
       ->capture_default_str();
-  add_integer_option(*sub, "--min-samples", s.stop.min_samples, "Timed steps before the noise test may stop a point", 1,
-                     run::kMaxDecodeSteps)
+  sub->add_option("--workload", s.workload,
+                  "structured | uniform | needle | trace:FILE.safetensors")
       ->capture_default_str();
-  add_real_option(*sub, "--max-noise", s.stop.max_noise, "Stop when relative stdev of step times is below this",
+  add_integer_option(*sub, "--seed", s.seed,
+                     "Workload seed (sequence b of a batch uses seed + 7919*b)")
+      ->capture_default_str();
+  add_integer_option(*sub, "--page-tokens", s.page_tokens, "Tokens per KV page (multiple of 16)",
+                     16, 65536)
+      ->capture_default_str();
+  sub->add_option("--accelerator", s.accelerator.kind,
+                  "cuda | cpu | auto (cpu = CPU threads emulating a GPU)")
+      ->capture_default_str();
+  add_integer_option(*sub, "--device", s.accelerator.device, "CUDA device index", 0,
+                     kMaxDeviceIndex)
+      ->capture_default_str();
+  add_size_option(
+      *sub, "--accelerator-memory", s.accelerator.capacity_bytes,
+      "KV budget in accelerator memory, e.g. 512M or 60G (default: cpu 2G, cuda free HBM - 10%)",
+      kMinAcceleratorBytes);
+  add_integer_option(*sub, "--accelerator-threads", s.accelerator.cpu_threads,
+                     "cpu accelerator threads (0 = half the CPUs)", 0, max_threads_option(),
+                     max_threads_note())
+      ->capture_default_str();
+  add_integer_option(*sub, "--host-threads", s.host_threads,
+                     "Threads for strategies' CPU side (0 = the rest)", 0, max_threads_option(),
+                     max_threads_note())
+      ->capture_default_str();
+  add_integer_option(*sub, "--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point", 0,
+                     run::kMaxDecodeSteps - 1)
+      ->capture_default_str();
+  add_integer_option(*sub, "--min-samples", s.stop.min_samples,
+                     "Timed steps before the noise test may stop a point", 1, run::kMaxDecodeSteps)
+      ->capture_default_str();
+  add_real_option(*sub, "--max-noise", s.stop.max_noise,
+                  "Stop when relative stdev of step times is below this",
                   parse::RealRange{0, 1, true, false})
       ->capture_default_str();
-  add_seconds_option(*sub, "--min-time", s.stop.min_time_s, "Sample each point for at least this many seconds",
+  add_seconds_option(*sub, "--min-time", s.stop.min_time_s,
+                     "Sample each point for at least this many seconds",
                      parse::RealRange::between(0, run::kMaxSeconds))
       ->capture_default_str();
-  add_seconds_option(*sub, "--timeout", s.stop.timeout_s, "Stop sampling a point after this many seconds",
+  add_seconds_option(*sub, "--timeout", s.stop.timeout_s,
+                     "Stop sampling a point after this many seconds",
                      parse::RealRange{0, run::kMaxSeconds, true, false})
       ->capture_default_str();
-  add_integer_option(*sub, "--repetitions", s.repetitions,
-                  "Passes over the whole sweep, pooled per point: the noise then covers the machine's drift over "
-                  "minutes, which a point's consecutive steps miss (use 3-5 for CI gating with `compare`)", 1, 100)
+  add_integer_option(
+      *sub, "--repetitions", s.repetitions,
+      "Passes over the whole sweep, pooled per point: the noise then covers the machine's drift "
+      "over "
+      "minutes, which a point's consecutive steps miss (use 3-5 for CI gating with `compare`)",
+      1, 100)
       ->capture_default_str();
-  add_integer_option(*sub, "--accuracy-steps", s.accuracy_steps, "Timed steps scored against the fp64 reference (-1 = all)",
-                     -1, run::kMaxDecodeSteps)
+  add_integer_option(*sub, "--accuracy-steps", s.accuracy_steps,
+                     "Timed steps scored against the fp64 reference (-1 = all)", -1,
+                     run::kMaxDecodeSteps)
       ->capture_default_str();
   sub->add_option("--opt", a->opts, "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");
   sub->add_option("--kv-node", s.kv_node,
-                  "Host NUMA node for offloaded KV (default: the CPU's local node); with --distribute a list gives "
+                  "Host NUMA node for offloaded KV (default: the CPU's local node); with "
+                  "--distribute a list gives "
                   "one node per rank (0,1,...)");
-  sub->add_option("--emulate-cxl", s.emulate_cxl, "node=N (a NUMA node plays CXL) or bandwidth=GBps,latency=ns");
+  sub->add_option("--emulate-cxl", s.emulate_cxl,
+                  "node=N (a NUMA node plays CXL) or bandwidth=GBps,latency=ns");
   sub->add_option("--out", a->out,
-                  "Report path (default: hybridbench-<UTC time>.json here; - = stdout, the summary then goes to "
+                  "Report path (default: hybridbench-<UTC time>.json here; - = stdout, the summary "
+                  "then goes to "
                   "stderr)");
-  sub->add_option("--resume", a->resume,
-                  "Continue the interrupted sweep whose report is OUT (Ctrl-C, SIGTERM, a failure mid-sweep): its finished "
-                  "points come from OUT.partial.jsonl, the rest run; give the same options as the first run")
+  sub->add_option(
+         "--resume", a->resume,
+         "Continue the interrupted sweep whose report is OUT (Ctrl-C, SIGTERM, a failure "
+         "mid-sweep): its finished "
+         "points come from OUT.partial.jsonl, the rest run; give the same options as the first run")
       ->type_name("OUT");
-  sub->add_option("--mode", a->mode,
-                  "measure: time this machine; model: run each strategy here for its selection, accuracy and exact "
-                  "traffic, and time it with the --platform profiles' performance model (reports/model)")
+  sub->add_option(
+         "--mode", a->mode,
+         "measure: time this machine; model: run each strategy here for its selection, accuracy "
+         "and exact "
+         "traffic, and time it with the --platform profiles' performance model (reports/model)")
       ->check(CLI::IsMember({"measure", "model"}))
       ->capture_default_str();
-  sub->add_option("--platform", a->platforms,
-                  "--mode model: platform profiles to project onto, comma separated; measure mode: one profile "
-                  "(e.g. this machine's `probe --out` + `validate-model --write-model`) whose modeled time is reported "
-                  "next to each measured point. FILE.json, "
-                  "preset:NAME, or 'presets' for every shipped one (" + [] {
-                    std::string n;
-                    for (const auto& x : model::preset_names()) n += (n.empty() ? "" : ", ") + x;
-                    return n;
-                  }() + ")");
+  sub->add_option(
+      "--platform", a->platforms,
+      "--mode model: platform profiles to project onto, comma separated; measure mode: one profile "
+      "(e.g. this machine's `probe --out` + `validate-model --write-model`) whose modeled time is "
+      "reported "
+      "next to each measured point. FILE.json, "
+      "preset:NAME, or 'presets' for every shipped one (" +
+          [] {
+            std::string n;
+            for (const auto& x : model::preset_names()) n += (n.empty() ? "" : ", ") + x;
+            return n;
+          }() +
+          ")");
   sub->add_option("--distribute", a->distribute,
-                  "Fleet run under mpirun/srun (needs an MPI build): points = split the sweep over the ranks "
-                  "(e.g. one per GPU of a node); replicate = every rank runs all of it on its own hardware (compare "
+                  "Fleet run under mpirun/srun (needs an MPI build): points = split the sweep over "
+                  "the ranks "
+                  "(e.g. one per GPU of a node); replicate = every rank runs all of it on its own "
+                  "hardware (compare "
                   "machines). Rank 0 writes one report of every rank's points and hosts")
       ->check(CLI::IsMember({"points", "replicate"}));
-  add_seconds_option(*sub, "--gather-timeout", a->gather_timeout_s,
-                  "--distribute: seconds rank 0 waits for the other ranks after finishing its own share "
-                  "(0 = max(300, twice its own time)); ranks still silent then are reported failed and the job ends",
-                     parse::RealRange::between(0, run::kMaxSeconds))
+  add_seconds_option(
+      *sub, "--gather-timeout", a->gather_timeout_s,
+      "--distribute: seconds rank 0 waits for the other ranks after finishing its own share "
+      "(0 = max(300, twice its own time)); ranks still silent then are reported failed and the job "
+      "ends",
+      parse::RealRange::between(0, run::kMaxSeconds))
       ->capture_default_str();
-  sub->add_option("--config", a->config, "JSON file with any of these options by long name; flags win");
+  sub->add_option("--config", a->config,
+                  "JSON file with any of these options by long name; flags win");
   sub->add_flag("--list-strategies", a->list_strategies, "List strategies and exit");
   sub->add_flag("--list-models", a->list_models, "List model presets and exit");
   sub->add_flag("-q,--quiet", a->quiet, "No progress bar, no summary table");

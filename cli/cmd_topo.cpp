@@ -32,7 +32,9 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string gib(int64_t bytes) { return bytes < 0 ? "?" : fmt("%.2f GiB", double(bytes) / double(1 << 30)); }
+std::string gib(int64_t bytes) {
+  return bytes < 0 ? "?" : fmt("%.2f GiB", double(bytes) / double(1 << 30));
+}
 std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
 std::string num_or_dash(int v) { return v < 0 ? "-" : std::to_string(v); }
 
@@ -53,8 +55,10 @@ std::string measured_text(const PlatformProfile* prof, int cpu_node, int node) {
   if (!prof) return "";
   const PairProbe* p = prof->probe.pair(cpu_node, node);
   if (!p) return "not probed";
-  return fmt("%.1f GB/s", p->read_gbps.summary.median) + fmt(" (±%.1f%%), ", 100 * p->read_gbps.summary.rel_stdev()) +
-         fmt("%.0f ns", p->latency_ns.summary.median) + fmt(" (±%.1f%%)", 100 * p->latency_ns.summary.rel_stdev());
+  return fmt("%.1f GB/s", p->read_gbps.summary.median) +
+         fmt(" (±%.1f%%), ", 100 * p->read_gbps.summary.rel_stdev()) +
+         fmt("%.0f ns", p->latency_ns.summary.median) +
+         fmt(" (±%.1f%%)", 100 * p->latency_ns.summary.rel_stdev());
 }
 
 // Columns as wide as their widest cell; each node's reasons follow its row.
@@ -85,13 +89,14 @@ void print_nodes(std::ostream& o, const Topology& t, const PlatformProfile* prof
   std::vector<std::vector<std::string>> rows, notes;
   rows.push_back({"node", "kind", "size", "free", "subtype", "tier", "pkg",
                   "HMAT from node " + std::to_string(t.cpu_node), "CPUs"});
-  if (prof) rows[0].push_back("measured from node " + std::to_string(t.cpu_node) + " (read, latency)");
+  if (prof)
+    rows[0].push_back("measured from node " + std::to_string(t.cpu_node) + " (read, latency)");
   for (const auto& n : t.nodes) {
     std::string kind(tier_kind_name(n.kind));
     if (n.emulated) kind += " (emulated)";
-    rows.push_back({std::to_string(n.os_index), kind, gib(n.total_bytes), gib(n.free_bytes), or_dash(n.subtype),
-                    num_or_dash(n.memory_tier), num_or_dash(n.package), hmat_text(n, t.cpu_node),
-                    n.has_cpu() ? format_cpulist(n.cpus) : "none"});
+    rows.push_back({std::to_string(n.os_index), kind, gib(n.total_bytes), gib(n.free_bytes),
+                    or_dash(n.subtype), num_or_dash(n.memory_tier), num_or_dash(n.package),
+                    hmat_text(n, t.cpu_node), n.has_cpu() ? format_cpulist(n.cpus) : "none"});
     if (prof) rows.back().push_back(measured_text(prof, t.cpu_node, n.os_index));
     notes.push_back(n.reasons);
   }
@@ -125,24 +130,28 @@ void print_devices(std::ostream& o, const Topology& t) {
   for (const auto& g : t.gpus) {
     char id[16];
     std::snprintf(id, sizeof id, "%04x:%04x", g.vendor_id, g.device_id);
-    o << "  " << g.pci_bus_id << "  " << id << "  " << (g.cuda_name.empty() ? or_dash(g.name) : g.cuda_name)
-      << "  local node " << num_or_dash(g.numa_node) << ", package " << num_or_dash(g.package);
+    o << "  " << g.pci_bus_id << "  " << id << "  "
+      << (g.cuda_name.empty() ? or_dash(g.name) : g.cuda_name) << "  local node "
+      << num_or_dash(g.numa_node) << ", package " << num_or_dash(g.package);
     if (g.pci_link_gbps > 0) o << fmt(", PCI link %.1f GB/s", g.pci_link_gbps);
-    if (g.cuda_index >= 0) o << ", cuda:" << g.cuda_index << ", " << g.sm_count << " SMs, " << gib(g.memory_bytes);
+    if (g.cuda_index >= 0)
+      o << ", cuda:" << g.cuda_index << ", " << g.sm_count << " SMs, " << gib(g.memory_bytes);
     o << "\n";
   }
   o << "\nCXL / DAX";
   if (t.cxl_memdevs.empty() && t.cxl_regions.empty() && t.dax_devices.empty()) o << ": none";
   o << "\n";
   for (const auto& m : t.cxl_memdevs)
-    o << "  memdev " << m.name << "  PCI " << or_dash(m.pci_bus_id) << "  ram " << gib(m.ram_bytes) << ", pmem "
-      << gib(m.pmem_bytes) << "  (" << m.source << ")\n";
+    o << "  memdev " << m.name << "  PCI " << or_dash(m.pci_bus_id) << "  ram " << gib(m.ram_bytes)
+      << ", pmem " << gib(m.pmem_bytes) << "  (" << m.source << ")\n";
   for (const auto& r : t.cxl_regions)
-    o << "  region " << r.name << "  mode " << or_dash(r.mode) << "  " << gib(static_cast<int64_t>(r.size))
-      << "  -> NUMA node " << (r.numa_node >= 0 ? std::to_string(r.numa_node) : "none (not onlined)") << "\n";
+    o << "  region " << r.name << "  mode " << or_dash(r.mode) << "  "
+      << gib(static_cast<int64_t>(r.size)) << "  -> NUMA node "
+      << (r.numa_node >= 0 ? std::to_string(r.numa_node) : "none (not onlined)") << "\n";
   for (const auto& d : t.dax_devices)
-    o << "  dax " << d.name << "  type " << or_dash(d.dax_type) << "  mode " << or_dash(d.mode) << "  target node "
-      << num_or_dash(d.target_node) << (d.cxl_region.empty() ? "" : "  in CXL " + d.cxl_region) << "\n";
+    o << "  dax " << d.name << "  type " << or_dash(d.dax_type) << "  mode " << or_dash(d.mode)
+      << "  target node " << num_or_dash(d.target_node)
+      << (d.cxl_region.empty() ? "" : "  in CXL " + d.cxl_region) << "\n";
   bool cxl_node = false;
   for (const auto& n : t.nodes) cxl_node = cxl_node || (n.kind == TierKind::cxl && !n.emulated);
   if (!t.cxl_memdevs.empty() && !cxl_node)
@@ -152,7 +161,8 @@ void print_devices(std::ostream& o, const Topology& t) {
 void print_settings(std::ostream& o, const Topology& t, const SystemSettings& s) {
   if (!t.memory_tiers.empty()) {
     o << "\nMemory tiers (lower = faster):";
-    for (const auto& m : t.memory_tiers) o << "  memory_tier" << m.id << ": " << or_dash(format_cpulist(m.nodes));
+    for (const auto& m : t.memory_tiers)
+      o << "  memory_tier" << m.id << ": " << or_dash(format_cpulist(m.nodes));
     o << "\n";
   }
   o << "\nSettings";
@@ -169,13 +179,15 @@ void print_settings(std::ostream& o, const Topology& t, const SystemSettings& s)
   }
 }
 
-void print_text(std::ostream& o, const Topology& t, const SystemSettings& s, const PlatformProfile* prof) {
+void print_text(std::ostream& o, const Topology& t, const SystemSettings& s,
+                const PlatformProfile* prof) {
   o << "Topology from " << t.source;
   if (!t.hwloc_xml.empty()) o << " (" << t.hwloc_xml << ")";
   if (!t.sysfs_root.empty()) o << " (sysfs root " << t.sysfs_root << ")";
   o << "\n";
-  o << "  " << t.packages.size() << " package(s), " << t.cores << " cores, " << t.pus << " PUs, " << t.nodes.size()
-    << " NUMA node(s); reference CPU node " << t.cpu_node << " (where host threads run)\n";
+  o << "  " << t.packages.size() << " package(s), " << t.cores << " cores, " << t.pus << " PUs, "
+    << t.nodes.size() << " NUMA node(s); reference CPU node " << t.cpu_node
+    << " (where host threads run)\n";
   if (!t.memattrs.empty()) {
     o << "  hwloc memory attributes:";
     for (const auto& m : t.memattrs) o << " " << m;
@@ -191,24 +203,29 @@ void print_text(std::ostream& o, const Topology& t, const SystemSettings& s, con
 
 CommandFn add_topo_command(CLI::App& app) {
   auto args = std::make_shared<TopoArgs>();
-  CLI::App* sub =
-      app.add_subcommand("topo", "Discover this node's memory topology and classify each memory node into a tier");
+  CLI::App* sub = app.add_subcommand(
+      "topo", "Discover this node's memory topology and classify each memory node into a tier");
   sub->add_option("--topology", args->discover.topology_xml,
-                  "Read an hwloc XML export instead of this machine (e.g. tests/memtier/fixtures/topologies/*.xml)")
+                  "Read an hwloc XML export instead of this machine (e.g. "
+                  "tests/memtier/fixtures/topologies/*.xml)")
       ->check(CLI::ExistingFile);
   sub->add_option("--sysfs-root", args->discover.sysfs_root,
                   "Read Linux sysfs under this root prefix (a copy of /sys for another machine)");
   add_integer_option(*sub, "--cpu-node", args->discover.cpu_node,
-                     "Reference CPU node for local/remote (default: where this process runs)", -1, kMaxNodeId);
-  sub->add_option("--emulate-cxl", args->discover.emulate_cxl,
-                  "node=N: NUMA node N plays the CXL tier; bandwidth=GBPS,latency=NS: simulated tier "
-                  "(always labelled emulated)");
-  sub->add_option("--platform", args->platform, "Show a platform profile written by `probe --out` instead")
+                     "Reference CPU node for local/remote (default: where this process runs)", -1,
+                     kMaxNodeId);
+  sub->add_option(
+      "--emulate-cxl", args->discover.emulate_cxl,
+      "node=N: NUMA node N plays the CXL tier; bandwidth=GBPS,latency=NS: simulated tier "
+      "(always labelled emulated)");
+  sub->add_option("--platform", args->platform,
+                  "Show a platform profile written by `probe --out` instead")
       ->excludes("--topology")
       ->excludes("--sysfs-root")
       ->excludes("--cpu-node")
       ->excludes("--emulate-cxl");
-  sub->add_flag("--json", args->json, "Print JSON (schema hybridbench.topology/1, memtier/README.md)");
+  sub->add_flag("--json", args->json,
+                "Print JSON (schema hybridbench.topology/1, memtier/README.md)");
   return [args] {
     Topology topo;
     SystemSettings settings;

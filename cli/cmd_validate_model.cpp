@@ -27,7 +27,8 @@ namespace {
 
 struct ValidateArgs {
   run::SweepSpec spec;
-  std::string platform, models = "llama-3.1-8b", seq_lens = "8k,32k,64k", strategies = "all", dtype = "fp16";
+  std::string platform, models = "llama-3.1-8b", seq_lens = "8k,32k,64k", strategies = "all",
+                        dtype = "fp16";
   std::string batches = "1", out, report, write_model;
   std::vector<std::string> opts;
   double goal = 0.15;
@@ -56,8 +57,10 @@ int validate_command(ValidateArgs& a) {
     spec.strategy_options[key] = value;
   }
   if (spec.accelerator.kind != "cpu")
-    throw Error("validate-model calibrates the cpu accelerator only (--accelerator " + spec.accelerator.kind + ")",
-                "use --accelerator cpu; GPU validation needs a complete cuda profile and is not wired yet");
+    throw Error(
+        "validate-model calibrates the cpu accelerator only (--accelerator " +
+            spec.accelerator.kind + ")",
+        "use --accelerator cpu; GPU validation needs a complete cuda profile and is not wired yet");
   // Pin down the thread counts the runner would pick, so the calibration measures the same ones.
   const int cpus = static_cast<int>(allowed_cpus().size());
   if (spec.accelerator.cpu_threads <= 0) spec.accelerator.cpu_threads = std::max(1, cpus / 2);
@@ -68,7 +71,8 @@ int validate_command(ValidateArgs& a) {
   reports::check_output_path("--out", a.out, {a.platform});
   reports::check_output_path("--report", a.report, {a.platform});
   reports::check_output_path("--write-model", a.write_model);
-  reports::check_distinct_outputs({{"--out", a.out}, {"--report", a.report}, {"--write-model", a.write_model}});
+  reports::check_distinct_outputs(
+      {{"--out", a.out}, {"--report", a.report}, {"--write-model", a.write_model}});
   // With an output on standard output, the human text goes to stderr so stdout stays JSON.
   const bool json_on_stdout = reports::is_stdout_path(a.out) || reports::is_stdout_path(a.report) ||
                               reports::is_stdout_path(a.write_model);
@@ -79,7 +83,8 @@ int validate_command(ValidateArgs& a) {
   model::CalibrationOptions co;
   co.host_threads = spec.host_threads;
   co.accelerator_threads = spec.accelerator.cpu_threads;
-  co.accelerator_capacity_bytes = spec.accelerator.capacity_bytes > 0 ? spec.accelerator.capacity_bytes : int64_t{2} << 30;
+  co.accelerator_capacity_bytes =
+      spec.accelerator.capacity_bytes > 0 ? spec.accelerator.capacity_bytes : int64_t{2} << 30;
   co.shape = find_model_preset(spec.models[0]).shape;
   co.shape.kv_dtype = parse_dtype(a.dtype);
   co.page_tokens = spec.page_tokens;
@@ -99,7 +104,8 @@ int validate_command(ValidateArgs& a) {
       complete = false;
     }
     if (!complete || m.accelerator.kind != "cpu") {
-      say("profile " + a.platform + " lacks figures for this run's cpu accelerator: calibrating them");
+      say("profile " + a.platform +
+          " lacks figures for this run's cpu accelerator: calibrating them");
       m = model::calibrate_this_machine(m, co, false, say);
     } else if (m.cpu.cores != spec.host_threads) {
       say("profile has cpu.cores " + std::to_string(m.cpu.cores) + "; this run uses " +
@@ -109,7 +115,8 @@ int validate_command(ValidateArgs& a) {
   }
   m.validate();
   if (!a.write_model.empty()) {
-    reports::write_output(a.write_model, model::with_model_section(doc, m, a.platform.empty() ? "probe" : a.platform));
+    reports::write_output(a.write_model, model::with_model_section(
+                                             doc, m, a.platform.empty() ? "probe" : a.platform));
     say("wrote the profile with its \"model\" member to " + a.write_model);
   }
 
@@ -118,11 +125,13 @@ int validate_command(ValidateArgs& a) {
   // Live ceilings: the bench covers the sweep's largest working set (offload's accelerator side
   // touches the KV twice).
   model::CalibrationOptions live = co;
-  const int64_t max_n = *std::max_element(spec.seq_lens.begin(), spec.seq_lens.end()) + spec.decode_steps;
+  const int64_t max_n =
+      *std::max_element(spec.seq_lens.begin(), spec.seq_lens.end()) + spec.decode_steps;
   const int max_b = *std::max_element(spec.batches.begin(), spec.batches.end());
   live.max_bytes = static_cast<size_t>(2 * max_n * max_b * co.shape.kv_bytes_per_token());
-  model::Validation v = model::validate_model(spec, platform.env, m, [&](const run::Progress& p) { bar.update(p); },
-                                              a.no_live ? nullptr : &live);
+  model::Validation v = model::validate_model(
+      spec, platform.env, m, [&](const run::Progress& p) { bar.update(p); },
+      a.no_live ? nullptr : &live);
   bar.finish();
   fill_context(v.measured.context, platform);
   v.measured.context.command_line = platform.command_line;
@@ -144,64 +153,82 @@ int validate_command(ValidateArgs& a) {
 CommandFn add_validate_model_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "validate-model",
-      "Model error on this machine: measure a small sweep here and price every measured step from its exact\n"
+      "Model error on this machine: measure a small sweep here and price every measured step from "
+      "its exact\n"
       "traffic with a profile of this machine; print the per-point and per-strategy error.\n\n"
       "Examples:\n"
-      "  hybridbench validate-model                                   # quick probe + calibration, default sweep\n"
-      "  hybridbench probe --out me.json && hybridbench validate-model --platform me.json --write-model me.json\n"
-      "  hybridbench validate-model --strategy cpu-only,offload --seq-len 4k:32k:x2 --out err.json\n");
+      "  hybridbench validate-model                                   # quick probe + calibration, "
+      "default sweep\n"
+      "  hybridbench probe --out me.json && hybridbench validate-model --platform me.json "
+      "--write-model me.json\n"
+      "  hybridbench validate-model --strategy cpu-only,offload --seq-len 4k:32k:x2 --out "
+      "err.json\n");
   auto a = std::make_shared<ValidateArgs>();
   auto& s = a->spec;
   s.decode_steps = 16;
   s.accuracy_steps = 1;
   s.accelerator.kind = "cpu";
   sub->add_option("--platform", a->platform,
-                  "Profile of this machine (`probe --out`, possibly with a \"model\" member); default: probe and "
+                  "Profile of this machine (`probe --out`, possibly with a \"model\" member); "
+                  "default: probe and "
                   "calibrate now");
   sub->add_option("--model", a->models, "Model presets, comma separated")->capture_default_str();
-  sub->add_option("--seq-len", a->seq_lens, "Prompt lengths: list or range (4k:32k:x2)")->capture_default_str();
+  sub->add_option("--seq-len", a->seq_lens, "Prompt lengths: list or range (4k:32k:x2)")
+      ->capture_default_str();
   sub->add_option("--batch", a->batches, "Batch sizes, comma separated")->capture_default_str();
-  sub->add_option("--strategy", a->strategies, "Strategies, comma separated, or 'all'")->capture_default_str();
+  sub->add_option("--strategy", a->strategies, "Strategies, comma separated, or 'all'")
+      ->capture_default_str();
   sub->add_option("--kv-dtype", a->dtype, "KV cache element type")->capture_default_str();
-  add_integer_option(*sub, "--decode-steps", s.decode_steps, "Most decode steps per point", 1, run::kMaxDecodeSteps)
-      ->capture_default_str();
-  add_integer_option(*sub, "--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point", 0, run::kMaxDecodeSteps - 1)
-      ->capture_default_str();
-  add_integer_option(*sub, "--min-samples", s.stop.min_samples, "Timed steps before the noise test may stop a point", 1,
+  add_integer_option(*sub, "--decode-steps", s.decode_steps, "Most decode steps per point", 1,
                      run::kMaxDecodeSteps)
       ->capture_default_str();
-  add_real_option(*sub, "--max-noise", s.stop.max_noise, "Stop when relative stdev of step times is below this",
+  add_integer_option(*sub, "--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point", 0,
+                     run::kMaxDecodeSteps - 1)
+      ->capture_default_str();
+  add_integer_option(*sub, "--min-samples", s.stop.min_samples,
+                     "Timed steps before the noise test may stop a point", 1, run::kMaxDecodeSteps)
+      ->capture_default_str();
+  add_real_option(*sub, "--max-noise", s.stop.max_noise,
+                  "Stop when relative stdev of step times is below this",
                   parse::RealRange{0, 1, true, false})
       ->capture_default_str();
-  add_seconds_option(*sub, "--timeout", s.stop.timeout_s, "Stop sampling a point after this many seconds",
+  add_seconds_option(*sub, "--timeout", s.stop.timeout_s,
+                     "Stop sampling a point after this many seconds",
                      parse::RealRange{0, run::kMaxSeconds, true, false})
       ->capture_default_str();
-  add_integer_option(*sub, "--accuracy-steps", s.accuracy_steps, "Timed steps scored against the fp64 reference", -1,
-                     run::kMaxDecodeSteps)
+  add_integer_option(*sub, "--accuracy-steps", s.accuracy_steps,
+                     "Timed steps scored against the fp64 reference", -1, run::kMaxDecodeSteps)
       ->capture_default_str();
-  sub->add_option("--accelerator", s.accelerator.kind, "Only cpu is calibrated so far")->capture_default_str();
+  sub->add_option("--accelerator", s.accelerator.kind, "Only cpu is calibrated so far")
+      ->capture_default_str();
   add_size_option(*sub, "--accelerator-memory", s.accelerator.capacity_bytes,
                   "KV budget of the cpu accelerator, e.g. 512M (default 2G)", kMinAcceleratorBytes);
-  add_integer_option(*sub, "--accelerator-threads", s.accelerator.cpu_threads, "cpu accelerator threads (0 = half the CPUs)",
-                     0, max_threads_option(), max_threads_note())
+  add_integer_option(*sub, "--accelerator-threads", s.accelerator.cpu_threads,
+                     "cpu accelerator threads (0 = half the CPUs)", 0, max_threads_option(),
+                     max_threads_note())
       ->capture_default_str();
-  add_integer_option(*sub, "--host-threads", s.host_threads, "Threads for strategies' CPU side (0 = the rest)", 0,
-                     max_threads_option(), max_threads_note())
+  add_integer_option(*sub, "--host-threads", s.host_threads,
+                     "Threads for strategies' CPU side (0 = the rest)", 0, max_threads_option(),
+                     max_threads_note())
       ->capture_default_str();
   sub->add_option("--opt", a->opts, "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");
-  add_real_option(*sub, "--goal", a->goal, "Largest |error| accepted on CPU-bound strategies (fraction)",
+  add_real_option(*sub, "--goal", a->goal,
+                  "Largest |error| accepted on CPU-bound strategies (fraction)",
                   parse::RealRange{0, 10, true, false})
       ->capture_default_str();
   sub->add_flag("--check", a->check, "Exit 3 when a CPU-bound strategy misses the goal");
   sub->add_flag("--no-live", a->no_live,
-                "Price steps only with the ceilings calibrated before the sweep (default: also re-measure them "
+                "Price steps only with the ceilings calibrated before the sweep (default: also "
+                "re-measure them "
                 "next to each step, for machines shared with other work)");
 
-  sub->add_option("--out", a->out,
-                  "Write the validation (JSON: figures with sources, points, per strategy; - = stdout)");
+  sub->add_option(
+      "--out", a->out,
+      "Write the validation (JSON: figures with sources, points, per strategy; - = stdout)");
   sub->add_option("--report", a->report, "Also write the measured sweep as a report JSON");
-  sub->add_option("--write-model", a->write_model,
-                  "Write the platform document with the \"model\" member used (reusable with --platform)");
+  sub->add_option(
+      "--write-model", a->write_model,
+      "Write the platform document with the \"model\" member used (reusable with --platform)");
   sub->add_flag("-q,--quiet", a->quiet, "No progress, no calibration lines");
   return [a] { return validate_command(*a); };
 }

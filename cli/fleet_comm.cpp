@@ -76,13 +76,15 @@ std::string FleetComm::broadcast(const std::string& text, double timeout_s) {
   MPI_Request req;
   MPI_Ibcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD, &req);
   auto timed_out = [&] {
-    return Error("rank " + std::to_string(rank_) + ": no word from rank 0 within " + std::to_string(int(timeout_s)) +
-                     " s while agreeing on the sweep",
-                 "check that every rank started (the launcher's output), then run again", kExitFailure);
+    return Error("rank " + std::to_string(rank_) + ": no word from rank 0 within " +
+                     std::to_string(int(timeout_s)) + " s while agreeing on the sweep",
+                 "check that every rank started (the launcher's output), then run again",
+                 kExitFailure);
   };
   if (!wait_until(req, deadline)) throw timed_out();
   if (n > static_cast<unsigned long long>(INT_MAX))
-    throw Error("the sweep description is too large to broadcast", "use a smaller sweep", kExitFailure);
+    throw Error("the sweep description is too large to broadcast", "use a smaller sweep",
+                kExitFailure);
   std::string out = rank_ == 0 ? text : std::string(n, '\0');
   MPI_Ibcast(out.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD, &req);
   if (!wait_until(req, deadline)) throw timed_out();
@@ -91,13 +93,16 @@ std::string FleetComm::broadcast(const std::string& text, double timeout_s) {
 
 void FleetComm::send_to_root(const std::string& text) {
   if (text.size() > static_cast<size_t>(INT_MAX))
-    throw Error("rank " + std::to_string(rank_) + "'s report is over 2 GiB", "split the sweep", kExitFailure);
+    throw Error("rank " + std::to_string(rank_) + "'s report is over 2 GiB", "split the sweep",
+                kExitFailure);
   MPI_Request req;
-  MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, kResultTag, MPI_COMM_WORLD, &req);
+  MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_CHAR, 0, kResultTag, MPI_COMM_WORLD,
+            &req);
   wait_until(req, Clock::time_point::max());
 }
 
-std::vector<std::optional<std::string>> FleetComm::gather_at_root(const std::string& own, double timeout_s) {
+std::vector<std::optional<std::string>> FleetComm::gather_at_root(const std::string& own,
+                                                                  double timeout_s) {
   std::vector<std::optional<std::string>> out(static_cast<size_t>(size_));
   out[0] = own;
   int missing = size_ - 1;
@@ -115,7 +120,8 @@ std::vector<std::optional<std::string>> FleetComm::gather_at_root(const std::str
     int count = 0;
     MPI_Get_count(&st, MPI_CHAR, &count);
     std::string text(static_cast<size_t>(count), '\0');
-    MPI_Recv(text.data(), count, MPI_CHAR, st.MPI_SOURCE, kResultTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(text.data(), count, MPI_CHAR, st.MPI_SOURCE, kResultTag, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
     if (!out[static_cast<size_t>(st.MPI_SOURCE)]) --missing;
     out[static_cast<size_t>(st.MPI_SOURCE)] = std::move(text);
   }
@@ -133,14 +139,18 @@ void FleetComm::abort(int exit_code) {
 bool mpi_built() { return false; }
 
 FleetComm::FleetComm() {
-  throw Error("MPI mode is unavailable: this hybridbench was built without MPI, so --distribute cannot be used",
-              "install libopenmpi-dev and openmpi-bin (scripts/install-deps.sh does) and rebuild with "
-              "-DHYBRIDBENCH_MPI=ON, or drop --distribute to run on this machine only");
+  throw Error(
+      "MPI mode is unavailable: this hybridbench was built without MPI, so --distribute cannot be "
+      "used",
+      "install libopenmpi-dev and openmpi-bin (scripts/install-deps.sh does) and rebuild with "
+      "-DHYBRIDBENCH_MPI=ON, or drop --distribute to run on this machine only");
 }
 FleetComm::~FleetComm() = default;
 std::string FleetComm::broadcast(const std::string& text, double) { return text; }
 void FleetComm::send_to_root(const std::string&) {}
-std::vector<std::optional<std::string>> FleetComm::gather_at_root(const std::string& own, double) { return {own}; }
+std::vector<std::optional<std::string>> FleetComm::gather_at_root(const std::string& own, double) {
+  return {own};
+}
 void FleetComm::abort(int exit_code) { std::_Exit(exit_code); }
 
 #endif

@@ -26,7 +26,8 @@ std::string sweep_fingerprint(const run::SweepSpec& spec, const std::string& mod
   auto echo = spec.echo();
   echo["distribute"] = mode;
   std::string strategies;
-  for (const auto& s : run::resolve_strategies(spec.strategies)) strategies += (strategies.empty() ? "" : ",") + s;
+  for (const auto& s : run::resolve_strategies(spec.strategies))
+    strategies += (strategies.empty() ? "" : ",") + s;
   echo["resolved_strategies"] = strategies;
   echo["tool"] = build_info().version + " " + build_info().git_commit;
   std::string text;
@@ -52,7 +53,8 @@ std::string kv_node_of_rank(const std::string& list, int rank, int size) {
   const auto nodes = run::split_list(list);
   if (nodes.size() <= 1) return list;
   if (static_cast<int>(nodes.size()) != size)
-    throw Error("--kv-node lists " + std::to_string(nodes.size()) + " nodes for " + std::to_string(size) + " ranks",
+    throw Error("--kv-node lists " + std::to_string(nodes.size()) + " nodes for " +
+                    std::to_string(size) + " ranks",
                 "give one node for every rank, or a single node for all (e.g. --kv-node 0)");
   return nodes[static_cast<size_t>(rank)];
 }
@@ -70,8 +72,9 @@ reports::Report failed_report(int rank, const std::string& binding, const std::s
 
 // The points a failed rank owned, marked error with its reason, so they are never silently
 // missing from the report (DESIGN: a point that cannot run appears with status and reason).
-void add_planned_points(reports::Report& failed, const run::SweepSpec& spec, const std::string& mode, int rank,
-                        int size, const std::string& accelerator_kind) {
+void add_planned_points(reports::Report& failed, const run::SweepSpec& spec,
+                        const std::string& mode, int rank, int size,
+                        const std::string& accelerator_kind) {
   run::SweepSpec s = spec;
   if (mode == "points") s.share_index = rank, s.share_count = size;
   const auto& h = failed.context.hosts.at(0);
@@ -85,7 +88,9 @@ void add_planned_points(reports::Report& failed, const run::SweepSpec& spec, con
   }
 }
 
-std::string error_text(const Error& e) { return e.problem() + (e.fix().empty() ? "" : " (fix: " + e.fix() + ")"); }
+std::string error_text(const Error& e) {
+  return e.problem() + (e.fix().empty() ? "" : " (fix: " + e.fix() + ")");
+}
 
 }  // namespace
 
@@ -93,13 +98,16 @@ void check_fleet_arguments(const run::SweepSpec& spec, const std::string& distri
   if (!distribute.empty()) return;
   if (const int n = launcher_world_size(); n > 1)
     throw Error("this process is one of " + std::to_string(n) +
-                    " ranks started by mpirun/srun, but --distribute was not given (every rank would run the whole "
+                    " ranks started by mpirun/srun, but --distribute was not given (every rank "
+                    "would run the whole "
                     "sweep and write the same file)",
-                "add --distribute points (split the sweep over the ranks) or --distribute replicate (every rank "
+                "add --distribute points (split the sweep over the ranks) or --distribute "
+                "replicate (every rank "
                 "runs it: fleet comparison), or start hybridbench without a launcher");
   if (run::split_list(spec.kv_node).size() > 1)
-    throw Error("--kv-node '" + spec.kv_node + "' lists one node per rank, which only a fleet run has",
-                "pass a single node, or run under mpirun with --distribute");
+    throw Error(
+        "--kv-node '" + spec.kv_node + "' lists one node per rank, which only a fleet run has",
+        "pass a single node, or run under mpirun with --distribute");
 }
 
 int run_fleet(const run::SweepSpec& spec, const FleetRunOptions& o, const SweepFn& sweep,
@@ -160,33 +168,40 @@ int run_fleet(const run::SweepSpec& spec, const FleetRunOptions& o, const SweepF
       ranks.push_back(reports::failed_rank_report(
           static_cast<int>(r), "",
           "no result within " + std::to_string(static_cast<int>(timeout)) +
-              " s after rank 0 finished its share (the rank hung, died or is far slower; raise --gather-timeout)"));
+              " s after rank 0 finished its share (the rank hung, died or is far slower; raise "
+              "--gather-timeout)"));
     } else if (r == 0) {
       ranks.push_back(std::move(mine));
     } else {
       try {
-        ranks.push_back(reports::from_json_text(*texts[r], "rank " + std::to_string(r) + "'s result"));
+        ranks.push_back(
+            reports::from_json_text(*texts[r], "rank " + std::to_string(r) + "'s result"));
       } catch (const Error& e) {
-        ranks.push_back(reports::failed_rank_report(static_cast<int>(r), "", "its result was unreadable: " + e.problem()));
+        ranks.push_back(reports::failed_rank_report(static_cast<int>(r), "",
+                                                    "its result was unreadable: " + e.problem()));
       }
     }
     const auto& h = ranks.back().context.hosts.at(0);
-    if (h.status != "ok") failed.push_back("rank " + std::to_string(r) + " on " + h.host + ": " + h.error);
+    if (h.status != "ok")
+      failed.push_back("rank " + std::to_string(r) + " on " + h.host + ": " + h.error);
   }
   // The accelerator the failed ranks' points would have had: rank 0's, else what was asked for.
-  const std::string kind = !ranks[0].context.accelerator.kind.empty() ? ranks[0].context.accelerator.kind
-                           : spec.accelerator.kind == "auto"          ? "cuda"
-                                                                      : spec.accelerator.kind;
+  const std::string kind = !ranks[0].context.accelerator.kind.empty()
+                               ? ranks[0].context.accelerator.kind
+                           : spec.accelerator.kind == "auto" ? "cuda"
+                                                             : spec.accelerator.kind;
   for (size_t r = 0; r < ranks.size(); ++r)
     if (ranks[r].context.hosts.at(0).status != "ok" && ranks[r].points.empty())
-      add_planned_points(ranks[r], spec, o.mode, static_cast<int>(r), static_cast<int>(ranks.size()), kind);
+      add_planned_points(ranks[r], spec, o.mode, static_cast<int>(r),
+                         static_cast<int>(ranks.size()), kind);
   const reports::Report merged = reports::merge_fleet(std::move(ranks), o.mode);
   reports::write_report(o.out, merged);
   summary(merged);
   std::cerr << "hybridbench: wrote " << o.out << " (" << merged.points.size() << " points from "
             << texts.size() - failed.size() << " of " << texts.size() << " ranks)\n";
   if (missing) {
-    std::cerr << "hybridbench: error: some ranks never answered; ending the job so it does not hang\n";
+    std::cerr
+        << "hybridbench: error: some ranks never answered; ending the job so it does not hang\n";
     for (const auto& f : failed) std::cerr << "  " << f << "\n";
     comm.abort(kExitFailure);
   }

@@ -12,10 +12,10 @@
 namespace hb::cli {
 
 struct FleetRunOptions {
-  std::string mode;              // "points" | "replicate"
-  double gather_timeout_s = 0;   // rank 0's wait for the others after its own share; 0 = auto
-  bool device_given = false;     // --device on the command line: do not pick by node-local rank
-  std::string out;               // report path (written by rank 0)
+  std::string mode;             // "points" | "replicate"
+  double gather_timeout_s = 0;  // rank 0's wait for the others after its own share; 0 = auto
+  bool device_given = false;    // --device on the command line: do not pick by node-local rank
+  std::string out;              // report path (written by rank 0)
 };
 
 // Measures `spec` on this process's platform and returns the report with its context filled

@@ -21,7 +21,8 @@ struct sigaction g_old_int, g_old_term;
 
 extern "C" void on_signal(int sig) {
   int expected = 0;
-  if (g_signal.compare_exchange_strong(expected, sig)) return;  // first: the sweep stops at the next step
+  if (g_signal.compare_exchange_strong(expected, sig))
+    return;  // first: the sweep stops at the next step
   // Second: the finished points are in the journal; end now.
   (void)!::write(STDERR_FILENO, g_message, g_message_len);
   ::_exit(128 + sig);
@@ -33,7 +34,8 @@ InterruptGuard::InterruptGuard(const std::string& journal) {
   // On a terminal the progress bar (cli/progress.*, at most 120 columns) is blanked first.
   const std::string clear = ::isatty(STDERR_FILENO) ? "\r" + std::string(120, ' ') + "\r" : "";
   const std::string m = clear + "hybridbench: second interrupt: exiting now" +
-                        (journal.empty() ? std::string() : "; finished points are in " + journal) + "\n";
+                        (journal.empty() ? std::string() : "; finished points are in " + journal) +
+                        "\n";
   g_message_len = std::min(m.size(), sizeof g_message);
   std::memcpy(g_message, m.data(), g_message_len);
   g_signal.store(0);
@@ -55,10 +57,14 @@ int InterruptGuard::signal() const { return g_signal.load(); }
 
 std::string InterruptGuard::signal_text() const {
   switch (signal()) {
-    case SIGINT: return "SIGINT (Ctrl-C)";
-    case SIGTERM: return "SIGTERM";
-    case 0: return "no signal";
-    default: return "signal " + std::to_string(signal());
+    case SIGINT:
+      return "SIGINT (Ctrl-C)";
+    case SIGTERM:
+      return "SIGTERM";
+    case 0:
+      return "no signal";
+    default:
+      return "signal " + std::to_string(signal());
   }
 }
 

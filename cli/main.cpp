@@ -21,10 +21,13 @@ std::string version_text() {
   std::string s = "hybridbench " + b.version + "\n";
   s += "  git commit:  " + b.git_commit + "\n";
   s += "  build type:  " + b.build_type + " (" + b.compiler + ")\n";
-  s += "  CUDA:        " + std::string(b.cuda ? "on (toolkit " + b.cuda_version + ")" : "off") + "\n";
+  s += "  CUDA:        " + std::string(b.cuda ? "on (toolkit " + b.cuda_version + ")" : "off") +
+       "\n";
   s += "  GPU:         " + std::string(gpu ? "usable" : "none (" + why + ")") + "\n";
-  s += "  MPI:         " + std::string(hb::cli::mpi_built() ? "on (run --distribute under mpirun/srun)"
-                                                             : "off (MPI mode unavailable: built without MPI)") + "\n";
+  s += "  MPI:         " +
+       std::string(hb::cli::mpi_built() ? "on (run --distribute under mpirun/srun)"
+                                        : "off (MPI mode unavailable: built without MPI)") +
+       "\n";
   s += "  SIMD (run time): " + std::string(hb::simd_level_name(hb::best_simd_level())) + "\n";
   return s;
 }
@@ -33,10 +36,13 @@ std::string version_text() {
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "hybridbench: what does long-context decode attention cost on this machine's memory hierarchy\n"
-      "(GPU HBM, local/remote DRAM, CXL) under each KV-cache strategy, and how accurate is each?\n\n"
+      "hybridbench: what does long-context decode attention cost on this machine's memory "
+      "hierarchy\n"
+      "(GPU HBM, local/remote DRAM, CXL) under each KV-cache strategy, and how accurate is "
+      "each?\n\n"
       "Typical use:\n"
-      "  hybridbench topo                       # what memory this node has, classified into tiers\n"
+      "  hybridbench topo                       # what memory this node has, classified into "
+      "tiers\n"
       "  hybridbench probe                      # measure bandwidth/latency of each tier\n"
       "  hybridbench run                        # default sweep -> hybridbench-<time>.json\n"
       "  hybridbench report run.json --html r.html   # tables and charts\n"

@@ -12,7 +12,8 @@ namespace {
 
 // A CLI11 transform: `canonical` parses the text strictly (throwing hb::Error) and returns the
 // exact number CLI11 then stores. CLI11 prefixes the message with the option's name.
-CLI::Validator strict(const std::string& type, std::function<std::string(const std::string&)> canonical,
+CLI::Validator strict(const std::string& type,
+                      std::function<std::string(const std::string&)> canonical,
                       const std::string& note = {}) {
   return CLI::Validator(
       [canonical = std::move(canonical), note](std::string& text) -> std::string {
@@ -28,49 +29,60 @@ CLI::Validator strict(const std::string& type, std::function<std::string(const s
 
 }  // namespace
 
-CLI::Option* add_integer_option(CLI::App& app, const std::string& name, int& target, const std::string& description,
-                                int64_t min, int64_t max, const std::string& note) {
+CLI::Option* add_integer_option(CLI::App& app, const std::string& name, int& target,
+                                const std::string& description, int64_t min, int64_t max,
+                                const std::string& note) {
   if (max > INT_MAX) max = INT_MAX;
   if (min < INT_MIN) min = INT_MIN;
-  const std::string type = max == INT_MAX ? "INT>=" + std::to_string(min)
-                                          : "INT:" + std::to_string(min) + ".." + std::to_string(max);
+  const std::string type = max == INT_MAX
+                               ? "INT>=" + std::to_string(min)
+                               : "INT:" + std::to_string(min) + ".." + std::to_string(max);
   return app.add_option(name, target, description)
       ->transform(strict(
-          type, [min, max](const std::string& t) { return std::to_string(parse::integer(t, "value", min, max)); }, note));
+          type,
+          [min, max](const std::string& t) {
+            return std::to_string(parse::integer(t, "value", min, max));
+          },
+          note));
 }
 
 CLI::Option* add_integer_option(CLI::App& app, const std::string& name, uint64_t& target,
                                 const std::string& description) {
-  return app.add_option(name, target, description)->transform(strict("UINT64", [](const std::string& t) {
-    return std::to_string(parse::unsigned_integer(t, "value"));
-  }));
+  return app.add_option(name, target, description)
+      ->transform(strict("UINT64", [](const std::string& t) {
+        return std::to_string(parse::unsigned_integer(t, "value"));
+      }));
 }
 
-CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& target, const std::string& description,
-                             const parse::RealRange& range) {
+CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& target,
+                             const std::string& description, const parse::RealRange& range) {
   return app.add_option(name, target, description)
-      ->transform(strict("NUMBER " + range.text(),
-                         [range](const std::string& t) { return parse::exact_text(parse::real(t, "value", range)); }));
+      ->transform(strict("NUMBER " + range.text(), [range](const std::string& t) {
+        return parse::exact_text(parse::real(t, "value", range));
+      }));
 }
 
 CLI::Option* add_seconds_option(CLI::App& app, const std::string& name, double& target,
                                 const std::string& description, const parse::RealRange& range) {
   return app.add_option(name, target, description)
-      ->transform(strict("SECONDS " + range.text(),
-                         [range](const std::string& t) { return parse::exact_text(parse::seconds(t, "value", range)); }));
+      ->transform(strict("SECONDS " + range.text(), [range](const std::string& t) {
+        return parse::exact_text(parse::seconds(t, "value", range));
+      }));
 }
 
-CLI::Option* add_size_option(CLI::App& app, const std::string& name, int64_t& target, const std::string& description,
-                             int64_t min_bytes) {
-  return app.add_option(name, target, description)->transform(strict("SIZE", [min_bytes](const std::string& t) {
-    return std::to_string(parse::bytes(t, "value", min_bytes));
-  }));
+CLI::Option* add_size_option(CLI::App& app, const std::string& name, int64_t& target,
+                             const std::string& description, int64_t min_bytes) {
+  return app.add_option(name, target, description)
+      ->transform(strict("SIZE", [min_bytes](const std::string& t) {
+        return std::to_string(parse::bytes(t, "value", min_bytes));
+      }));
 }
 
 int max_threads_option() { return static_cast<int>(allowed_cpus().size()); }
 
 std::string max_threads_note() {
-  return "this process may run on " + std::to_string(max_threads_option()) + " CPUs (sched_getaffinity)";
+  return "this process may run on " + std::to_string(max_threads_option()) +
+         " CPUs (sched_getaffinity)";
 }
 
 }  // namespace hb::cli

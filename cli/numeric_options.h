@@ -15,23 +15,24 @@ namespace hb::cli {
 
 // Ranges of options several subcommands share.
 inline constexpr int64_t kMinAcceleratorBytes = int64_t{1} << 20;  // --accelerator-memory: 1 MiB
-inline constexpr int kMaxDeviceIndex = 1023;                        // --device (CUDA device index)
-inline constexpr int kMaxNodeId = (1 << 16) - 1;                     // --cpu-node, NUMA node numbers
+inline constexpr int kMaxDeviceIndex = 1023;                       // --device (CUDA device index)
+inline constexpr int kMaxNodeId = (1 << 16) - 1;                   // --cpu-node, NUMA node numbers
 
 // Integer in [min, max]; `note` (optional) is added to the fix, e.g. why max is what it is.
-CLI::Option* add_integer_option(CLI::App& app, const std::string& name, int& target, const std::string& description,
-                                int64_t min, int64_t max, const std::string& note = {});
+CLI::Option* add_integer_option(CLI::App& app, const std::string& name, int& target,
+                                const std::string& description, int64_t min, int64_t max,
+                                const std::string& note = {});
 CLI::Option* add_integer_option(CLI::App& app, const std::string& name, uint64_t& target,
                                 const std::string& description);  // every uint64_t (seeds)
 // Finite real number in `range`.
-CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& target, const std::string& description,
-                             const parse::RealRange& range);
+CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& target,
+                             const std::string& description, const parse::RealRange& range);
 // Seconds: "30", "500ms", "2min", "1h", checked against `range` (in seconds).
 CLI::Option* add_seconds_option(CLI::App& app, const std::string& name, double& target,
                                 const std::string& description, const parse::RealRange& range);
 // Bytes: "512M", "2G", "1.5GiB", at least `min_bytes`.
-CLI::Option* add_size_option(CLI::App& app, const std::string& name, int64_t& target, const std::string& description,
-                             int64_t min_bytes);
+CLI::Option* add_size_option(CLI::App& app, const std::string& name, int64_t& target,
+                             const std::string& description, int64_t min_bytes);
 
 // Threads a process may usefully start: the CPUs it may run on (sched_getaffinity). More
 // threads than that only time-slice, and a typo like 200000 would exhaust the machine's pids.

@@ -42,12 +42,14 @@ reports::TopologySummary summarize_topology(const memtier::Topology& topo) {
   s.facts["cpu_node"] = std::to_string(topo.cpu_node);
   s.facts["gpus"] = std::to_string(topo.gpus.size());
   if (topo.simulated_cxl)
-    s.facts["simulated_cxl"] = "bandwidth " + std::to_string(topo.simulated_cxl->bandwidth_gbps) + " GB/s, latency " +
-                               std::to_string(topo.simulated_cxl->latency_ns) + " ns (declared, not measured)";
+    s.facts["simulated_cxl"] = "bandwidth " + std::to_string(topo.simulated_cxl->bandwidth_gbps) +
+                               " GB/s, latency " + std::to_string(topo.simulated_cxl->latency_ns) +
+                               " ns (declared, not measured)";
   for (const auto& n : topo.nodes) {
     std::string why;
     for (const auto& r : n.reasons) why += (why.empty() ? "" : "; ") + r;
-    s.nodes.push_back({n.os_index, std::string(memtier::tier_kind_name(n.kind)), n.total_bytes, n.emulated, why});
+    s.nodes.push_back(
+        {n.os_index, std::string(memtier::tier_kind_name(n.kind)), n.total_bytes, n.emulated, why});
   }
   return s;
 }
@@ -57,7 +59,8 @@ std::string mib(int64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 // --kv-node names the node that holds offloaded KV. When it cannot hold the largest point's
 // whole KV cache (what cpu-only and offload put there), refuse before any workload is built:
 // otherwise the sweep spends minutes generating KV only to report those points as oom.
-void check_kv_node_fits(const run::SweepSpec& spec, const HostTier& tier, const std::vector<HostTier>& all) {
+void check_kv_node_fits(const run::SweepSpec& spec, const HostTier& tier,
+                        const std::vector<HostTier>& all) {
   if (tier.free_bytes < 0) return;  // unknown free memory: the allocator's own check decides
   int64_t need = 0;
   std::string what;
@@ -72,18 +75,22 @@ void check_kv_node_fits(const run::SweepSpec& spec, const HostTier& tier, const 
           const int64_t bytes = tokens * b * shape.kv_bytes_per_token();
           if (bytes > need) {
             need = bytes;
-            what = m + ", " + std::to_string(len) + " tokens, batch " + std::to_string(b) + ", " + dt;
+            what =
+                m + ", " + std::to_string(len) + " tokens, batch " + std::to_string(b) + ", " + dt;
           }
         }
   if (need <= tier.free_bytes) return;
   std::string others;
   for (const auto& t : all)
     if (t.location.node != tier.location.node && t.free_bytes >= 0)
-      others += (others.empty() ? "" : ", ") + t.location.to_string() + " " + mib(t.free_bytes) + " free";
-  throw Error("NUMA node " + std::to_string(tier.location.node) + " (" + tier.location.to_string() + ") has " +
-                  mib(tier.free_bytes) + " free, too little for the KV cache of the largest point (" + what + ": " +
+      others +=
+          (others.empty() ? "" : ", ") + t.location.to_string() + " " + mib(t.free_bytes) + " free";
+  throw Error("NUMA node " + std::to_string(tier.location.node) + " (" + tier.location.to_string() +
+                  ") has " + mib(tier.free_bytes) +
+                  " free, too little for the KV cache of the largest point (" + what + ": " +
                   mib(need) + " per layer, all of it on this node for cpu-only and offload)",
-              "pick a node with more free memory" + (others.empty() ? std::string() : " (" + others + ")") +
+              "pick a node with more free memory" +
+                  (others.empty() ? std::string() : " (" + others + ")") +
                   ", or lower --seq-len / --batch (see `hybridbench topo`)");
 }
 
@@ -107,22 +114,29 @@ PlatformSetup setup_platform(const run::SweepSpec& spec) {
   p.env.host_tiers = memtier::host_tiers(topo);
   p.env.cpu_node = topo.cpu_node;
   if (!spec.kv_node.empty()) {
-    const int node = static_cast<int>(parse::integer(spec.kv_node, "--kv-node", 0, memtier::kMaxListId));
+    const int node =
+        static_cast<int>(parse::integer(spec.kv_node, "--kv-node", 0, memtier::kMaxListId));
     auto it = std::find_if(p.env.host_tiers.begin(), p.env.host_tiers.end(),
                            [&](const HostTier& t) { return t.location.node == node; });
     if (it == p.env.host_tiers.end()) {
       std::string nodes;
-      for (const auto& t : p.env.host_tiers) nodes += (nodes.empty() ? "" : ", ") + std::to_string(t.location.node);
+      for (const auto& t : p.env.host_tiers)
+        nodes += (nodes.empty() ? "" : ", ") + std::to_string(t.location.node);
       if (std::count(topo.offline_nodes.begin(), topo.offline_nodes.end(), node))
-        throw Error("NUMA node " + std::to_string(node) + " is offline: the kernel knows it as possible, but none of "
+        throw Error("NUMA node " + std::to_string(node) +
+                        " is offline: the kernel knows it as possible, but none of "
                         "its memory is online (a CXL or DAX device not yet onlined as system RAM?)",
-                    "online its memory first (e.g. `daxctl reconfigure-device -m system-ram daxX.Y`), or pick one "
-                    "of the nodes with memory: " + nodes + " (see `hybridbench topo`)");
-      throw Error("NUMA node " + std::to_string(node) + " does not exist or has no memory on this machine",
-                  "pick one of the nodes with memory: " + nodes + " (see `hybridbench topo`)");
+                    "online its memory first (e.g. `daxctl reconfigure-device -m system-ram "
+                    "daxX.Y`), or pick one "
+                    "of the nodes with memory: " +
+                        nodes + " (see `hybridbench topo`)");
+      throw Error(
+          "NUMA node " + std::to_string(node) + " does not exist or has no memory on this machine",
+          "pick one of the nodes with memory: " + nodes + " (see `hybridbench topo`)");
     }
     check_kv_node_fits(spec, *it, p.env.host_tiers);
-    std::rotate(p.env.host_tiers.begin(), it, it + 1);  // the chosen node becomes the default host tier
+    std::rotate(p.env.host_tiers.begin(), it,
+                it + 1);  // the chosen node becomes the default host tier
   }
   p.env.observe_pages = [](const void* ptr, size_t bytes) {
     return memtier::verify_placement(ptr, bytes, {}, 4096).pages_per_node;
@@ -143,7 +157,8 @@ namespace {
 std::vector<int> visible_gpu_nodes(const memtier::Topology& topo) {
   std::vector<const memtier::GpuDevice*> gpus;
   for (const auto& g : topo.gpus) gpus.push_back(&g);
-  std::sort(gpus.begin(), gpus.end(), [](auto* a, auto* b) { return a->pci_bus_id < b->pci_bus_id; });
+  std::sort(gpus.begin(), gpus.end(),
+            [](auto* a, auto* b) { return a->pci_bus_id < b->pci_bus_id; });
   std::vector<int> nodes;
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   if (!visible) {
@@ -169,40 +184,48 @@ std::vector<int> visible_gpu_nodes(const memtier::Topology& topo) {
 std::string place_rank(run::SweepSpec& spec, int local_rank, int local_size, bool device_given) {
   const memtier::Topology topo = memtier::discover({});
   // The GPU path only where this binary can drive one; otherwise the cpu accelerator runs.
-  const std::vector<int> gpu_nodes =
-      spec.accelerator.kind != "cpu" && cuda_available() ? visible_gpu_nodes(topo) : std::vector<int>{};
+  const std::vector<int> gpu_nodes = spec.accelerator.kind != "cpu" && cuda_available()
+                                         ? visible_gpu_nodes(topo)
+                                         : std::vector<int>{};
   int node = -1;
   std::string why;
   if (!gpu_nodes.empty()) {
     if (!device_given) spec.accelerator.device = local_rank % static_cast<int>(gpu_nodes.size());
     const int d = spec.accelerator.device;
-    if (d < 0 || d >= static_cast<int>(gpu_nodes.size())) return "not bound (no GPU " + std::to_string(d) + ")";
+    if (d < 0 || d >= static_cast<int>(gpu_nodes.size()))
+      return "not bound (no GPU " + std::to_string(d) + ")";
     node = gpu_nodes[static_cast<size_t>(d)];
     why = "local to GPU " + std::to_string(d) +
-          (local_size > static_cast<int>(gpu_nodes.size()) ? "; more ranks than GPUs on this host share them" : "");
+          (local_size > static_cast<int>(gpu_nodes.size())
+               ? "; more ranks than GPUs on this host share them"
+               : "");
     if (node < 0) return "not bound (GPU " + std::to_string(d) + "'s NUMA node is unknown)";
   } else {
     const std::vector<int> nodes = topo.cpu_nodes();
     if (nodes.empty()) return "not bound (no NUMA node with CPUs found)";
     node = nodes[static_cast<size_t>(local_rank) % nodes.size()];
     why = nodes.size() == 1 ? "the only node with CPUs"
-                            : "node-local rank " + std::to_string(local_rank) + " over " + std::to_string(nodes.size()) +
-                                  " nodes with CPUs";
+                            : "node-local rank " + std::to_string(local_rank) + " over " +
+                                  std::to_string(nodes.size()) + " nodes with CPUs";
   }
   const memtier::MemoryNode* n = topo.node(node);
-  if (!n || n->cpus.empty()) return "not bound (NUMA node " + std::to_string(node) + " has no CPUs)";
+  if (!n || n->cpus.empty())
+    return "not bound (NUMA node " + std::to_string(node) + " has no CPUs)";
   const std::vector<int> now = allowed_cpus();
   const bool inside = std::all_of(now.begin(), now.end(), [&](int c) {
     return std::find(n->cpus.begin(), n->cpus.end(), c) != n->cpus.end();
   });
-  if (inside) return "CPUs " + memtier::format_cpulist(now) + " (NUMA node " + std::to_string(node) + ", " + why + ")";
+  if (inside)
+    return "CPUs " + memtier::format_cpulist(now) + " (NUMA node " + std::to_string(node) + ", " +
+           why + ")";
   cpu_set_t set;
   CPU_ZERO(&set);
   for (int c : n->cpus) CPU_SET(c, &set);
   if (sched_setaffinity(0, sizeof set, &set) != 0)
-    return "not bound (the CPUs of NUMA node " + std::to_string(node) + " are not allowed here; kept CPUs " +
-           memtier::format_cpulist(now) + ")";
-  return "CPUs " + memtier::format_cpulist(n->cpus) + " (NUMA node " + std::to_string(node) + ", " + why + ")";
+    return "not bound (the CPUs of NUMA node " + std::to_string(node) +
+           " are not allowed here; kept CPUs " + memtier::format_cpulist(now) + ")";
+  return "CPUs " + memtier::format_cpulist(n->cpus) + " (NUMA node " + std::to_string(node) + ", " +
+         why + ")";
 }
 
 void fill_context(reports::ReportContext& ctx, const PlatformSetup& platform) {

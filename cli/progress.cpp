@@ -21,10 +21,12 @@ void ProgressBar::update(const run::Progress& p) {
   }
   char line[256];
   std::snprintf(line, sizeof line, "[%s] %lld/%lld  %.0fs elapsed, ETA %s  %s", bar.c_str(),
-                static_cast<long long>(p.done), static_cast<long long>(p.total), p.elapsed_s, eta, p.label.c_str());
+                static_cast<long long>(p.done), static_cast<long long>(p.total), p.elapsed_s, eta,
+                p.label.c_str());
   std::string s(line);
   if (s.size() > 120) s.resize(120);
-  std::fprintf(stderr, "\r%s%s", s.c_str(), s.size() < last_len_ ? std::string(last_len_ - s.size(), ' ').c_str() : "");
+  std::fprintf(stderr, "\r%s%s", s.c_str(),
+               s.size() < last_len_ ? std::string(last_len_ - s.size(), ' ').c_str() : "");
   last_len_ = s.size();
 }
 

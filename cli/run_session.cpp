@@ -20,7 +20,7 @@ namespace {
 // The journal lives next to a report file; a device, FIFO or standard output has no "next to".
 bool journal_possible(const std::string& out) {
   if (out.empty() || out == "-") return false;
-  struct stat st{};
+  struct stat st {};
   if (::stat(out.c_str(), &st) != 0) return errno == ENOENT;
   return S_ISREG(st.st_mode);
 }
@@ -31,13 +31,15 @@ int64_t env_count(const char* name) {
   char* end = nullptr;
   const long long n = std::strtoll(v, &end, 10);
   if (*end != '\0' || n < 0)
-    throw Error(std::string(name) + "='" + v + "' is not a point count", "unset it, or set a number of points");
+    throw Error(std::string(name) + "='" + v + "' is not a point count",
+                "unset it, or set a number of points");
   return n;
 }
 
 }  // namespace
 
-run::SweepIdentity sweep_identity(const run::SweepSpec& spec, const std::map<std::string, std::string>& extra,
+run::SweepIdentity sweep_identity(const run::SweepSpec& spec,
+                                  const std::map<std::string, std::string>& extra,
                                   const std::string& command_line) {
   run::SweepIdentity id;
   const auto& b = build_info();
@@ -45,16 +47,31 @@ run::SweepIdentity sweep_identity(const run::SweepSpec& spec, const std::map<std
   id.command_line = command_line;
   // Keyed by the flag a user would change, so a mismatch names it ("option --seq-len differs").
   static const std::map<std::string, std::string> flag = {
-      {"models", "--model"}, {"kv_dtypes", "--kv-dtype"}, {"seq_lens", "--seq-len"}, {"batches", "--batch"},
-      {"strategies", "--strategy"}, {"decode_steps", "--decode-steps"}, {"page_tokens", "--page-tokens"},
-      {"workload", "--workload"}, {"seed", "--seed"}, {"accuracy_steps", "--accuracy-steps"},
-      {"repetitions", "--repetitions"}, {"warmup_steps", "--warmup"}, {"min_samples", "--min-samples"},
-      {"max_noise", "--max-noise"}, {"min_time_s", "--min-time"}, {"timeout_s", "--timeout"},
-      {"accelerator", "--accelerator"}, {"accelerator_capacity_bytes", "--accelerator-memory"},
-      {"kv_node", "--kv-node"}, {"emulate_cxl", "--emulate-cxl"}};
+      {"models", "--model"},
+      {"kv_dtypes", "--kv-dtype"},
+      {"seq_lens", "--seq-len"},
+      {"batches", "--batch"},
+      {"strategies", "--strategy"},
+      {"decode_steps", "--decode-steps"},
+      {"page_tokens", "--page-tokens"},
+      {"workload", "--workload"},
+      {"seed", "--seed"},
+      {"accuracy_steps", "--accuracy-steps"},
+      {"repetitions", "--repetitions"},
+      {"warmup_steps", "--warmup"},
+      {"min_samples", "--min-samples"},
+      {"max_noise", "--max-noise"},
+      {"min_time_s", "--min-time"},
+      {"timeout_s", "--timeout"},
+      {"accelerator", "--accelerator"},
+      {"accelerator_capacity_bytes", "--accelerator-memory"},
+      {"kv_node", "--kv-node"},
+      {"emulate_cxl", "--emulate-cxl"}};
   for (const auto& [k, v] : spec.echo()) {
     auto f = flag.find(k);
-    id.options[f != flag.end() ? f->second : k.rfind("opt.", 0) == 0 ? "--opt " + k.substr(4) : k] = v;
+    id.options[f != flag.end()           ? f->second
+               : k.rfind("opt.", 0) == 0 ? "--opt " + k.substr(4)
+                                         : k] = v;
   }
   // A trace by content, not path: a trace file changed since the interrupted run is another sweep.
   id.options["--workload"] = run::workload_axis(spec.workload);
@@ -66,7 +83,8 @@ run::SweepIdentity sweep_identity(const run::SweepSpec& spec, const std::map<std
 }
 
 SweepSession::SweepSession(const std::string& out, const run::SweepIdentity& identity, bool resume)
-    : out_(out), guard_(journal_possible(out) ? run::journal_path(out) : std::string()),
+    : out_(out),
+      guard_(journal_possible(out) ? run::journal_path(out) : std::string()),
       control_(std::make_shared<run::SweepControl>()) {
   fail_after_ = env_count("HB_TEST_FAIL_AFTER_POINTS");
   if (journal_possible(out)) {
@@ -101,7 +119,8 @@ void SweepSession::check_injected_failure(int64_t points_done) const {
                             "HB_TEST_FAIL_AFTER_POINTS=" + std::to_string(fail_after_));
 }
 
-int SweepSession::finish(reports::Report& report, const std::function<void(const reports::Report&)>& summary) {
+int SweepSession::finish(reports::Report& report,
+                         const std::function<void(const reports::Report&)>& summary) {
   auto& in = report.interruption;
   if (in.interrupted && guard_.requested()) {
     in.reason = guard_.signal_text() + ": " + in.reason;
@@ -110,26 +129,30 @@ int SweepSession::finish(reports::Report& report, const std::function<void(const
   const std::string journal = journal_ ? journal_->path() : "";
   if (in.interrupted && report.points.empty()) {
     // Nothing finished: no report (the destructor removes the empty journal).
-    std::cerr << "hybridbench: " << (guard_.requested() ? "interrupted" : "error") << ": " << in.reason
-              << "; no point finished, nothing written\n";
+    std::cerr << "hybridbench: " << (guard_.requested() ? "interrupted" : "error") << ": "
+              << in.reason << "; no point finished, nothing written\n";
     return in.exit_code;
   }
   reports::write_report(out_, report);
   if (summary) summary(report);
-  const std::string written = reports::is_stdout_path(out_) ? "the report to standard output" : out_;
+  const std::string written =
+      reports::is_stdout_path(out_) ? "the report to standard output" : out_;
   if (in.interrupted) {
-    std::cerr << "hybridbench: " << (guard_.requested() ? "interrupted" : "error") << ": " << in.reason << "\n"
+    std::cerr << "hybridbench: " << (guard_.requested() ? "interrupted" : "error") << ": "
+              << in.reason << "\n"
               << "  wrote " << written << " with the " << report.points.size()
               << " finished points (marked \"interrupted\")";
     if (journal_)
-      std::cerr << "; continue the sweep with the same options and --resume " << out_ << " (journal " << journal
-                << ")";
+      std::cerr << "; continue the sweep with the same options and --resume " << out_
+                << " (journal " << journal << ")";
     std::cerr << "\n";
     return in.exit_code != 0 ? in.exit_code : kExitFailure;
   }
   if (journal_) journal_->remove();  // the complete report holds every point now
   std::cerr << "hybridbench: wrote " << written << " (" << report.points.size() << " points"
-            << (resumed_points_ > 0 ? ", " + std::to_string(resumed_points_) + " of them resumed from the journal" : "")
+            << (resumed_points_ > 0
+                    ? ", " + std::to_string(resumed_points_) + " of them resumed from the journal"
+                    : "")
             << ")\n";
   // A point that failed (status error) makes the run fail: CI must not pass a sweep whose
   // strategies broke. oom and unsupported are findings of the sweep, not failures.
@@ -138,8 +161,9 @@ int SweepSession::finish(reports::Report& report, const std::function<void(const
   for (const auto& p : report.points)
     if (p.status == "error" && failed++ == 0) first = &p;
   if (failed > 0) {
-    std::cerr << "hybridbench: error: " << failed << " of " << report.points.size() << " points failed; first: "
-              << first->axes.strategy << " at " << first->axes.seq_len << " tokens: " << first->reason << "\n"
+    std::cerr << "hybridbench: error: " << failed << " of " << report.points.size()
+              << " points failed; first: " << first->axes.strategy << " at " << first->axes.seq_len
+              << " tokens: " << first->reason << "\n"
               << "  fix: see each point's reason in " << written << " (status \"error\")\n";
     return kExitFailure;
   }

@@ -19,7 +19,8 @@ namespace hb::cli {
 // The options a resumed run must share with the interrupted one: the sweep spec's echo plus the
 // execution options it omits (threads, device) and `extra` (mode, platform profiles);
 // `command_line` is shown when they differ.
-run::SweepIdentity sweep_identity(const run::SweepSpec& spec, const std::map<std::string, std::string>& extra,
+run::SweepIdentity sweep_identity(const run::SweepSpec& spec,
+                                  const std::map<std::string, std::string>& extra,
                                   const std::string& command_line);
 
 class SweepSession {

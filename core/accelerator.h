@@ -20,13 +20,13 @@ namespace hb {
 class ThreadPool;
 
 struct AcceleratorInfo {
-  std::string kind;         // "cpu" or "cuda"
-  std::string name;         // "cpu-accelerator (1 thread)", "NVIDIA H200"
-  bool emulated = false;    // true for the cpu accelerator
+  std::string kind;            // "cpu" or "cuda"
+  std::string name;            // "cpu-accelerator (1 thread)", "NVIDIA H200"
+  bool emulated = false;       // true for the cpu accelerator
   int64_t capacity_bytes = 0;  // KV budget in accelerator memory
   int device = 0;
-  int numa_node = -1;       // host NUMA node local to the device (-1 unknown)
-  std::string details;      // SMs, PCIe link, threads, ...
+  int numa_node = -1;   // host NUMA node local to the device (-1 unknown)
+  std::string details;  // SMs, PCIe link, threads, ...
 };
 
 class Accelerator {
@@ -47,11 +47,12 @@ class Accelerator {
   virtual void copy_to_device(void* dst, const void* host_src, size_t bytes) = 0;
   virtual void copy_to_host(void* host_dst, const void* src, size_t bytes) = 0;
   virtual void decode_attention(const DecodeAttentionArgs* seqs, int batch) = 0;
-  virtual void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end,
-                            float scale, float* logits, int64_t stride) = 0;
+  virtual void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin,
+                            int64_t end, float scale, float* logits, int64_t stride) = 0;
   virtual void logit_merge_attention(const LogitMergeArgs& args) = 0;
-  virtual void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts, int heads,
-                              int head_dim, float* o_out, float* lse_out) = 0;
+  virtual void merge_partials(int n_parts, const float* const* o_parts,
+                              const float* const* lse_parts, int heads, int head_dim, float* o_out,
+                              float* lse_out) = 0;
   // Blocks until everything queued so far has finished; returns the accelerator-side busy
   // time since the previous synchronize, in ns (for phase breakdowns and the scheduler).
   virtual int64_t synchronize() = 0;

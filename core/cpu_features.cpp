@@ -33,9 +33,12 @@ SimdLevel best_simd_level() {
 
 const char* simd_level_name(SimdLevel s) {
   switch (s) {
-    case SimdLevel::scalar: return "scalar";
-    case SimdLevel::avx2: return "avx2";
-    case SimdLevel::avx512: return "avx512";
+    case SimdLevel::scalar:
+      return "scalar";
+    case SimdLevel::avx2:
+      return "avx2";
+    case SimdLevel::avx512:
+      return "avx512";
   }
   return "?";
 }
@@ -43,13 +46,17 @@ const char* simd_level_name(SimdLevel s) {
 SimdLevel parse_simd_level(const std::string& s) {
   SimdLevel want;
   if (s == "auto") return best_simd_level();
-  if (s == "scalar") want = SimdLevel::scalar;
-  else if (s == "avx2") want = SimdLevel::avx2;
-  else if (s == "avx512") want = SimdLevel::avx512;
-  else throw Error("unknown SIMD level '" + s + "'", "use one of: auto, scalar, avx2, avx512");
+  if (s == "scalar")
+    want = SimdLevel::scalar;
+  else if (s == "avx2")
+    want = SimdLevel::avx2;
+  else if (s == "avx512")
+    want = SimdLevel::avx512;
+  else
+    throw Error("unknown SIMD level '" + s + "'", "use one of: auto, scalar, avx2, avx512");
   if (static_cast<int>(want) > static_cast<int>(best_simd_level()))
-    throw Error(std::string("this CPU cannot run the ") + s + " kernels (best level here: " +
-                    simd_level_name(best_simd_level()) + ")",
+    throw Error(std::string("this CPU cannot run the ") + s +
+                    " kernels (best level here: " + simd_level_name(best_simd_level()) + ")",
                 "pick --simd auto or a lower level");
   return want;
 }

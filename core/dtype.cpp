@@ -12,9 +12,12 @@ size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
 
 std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::f32: return "fp32";
-    case DType::f16: return "fp16";
-    case DType::bf16: return "bf16";
+    case DType::f32:
+      return "fp32";
+    case DType::f16:
+      return "fp16";
+    case DType::bf16:
+      return "bf16";
   }
   return "?";
 }
@@ -26,15 +29,24 @@ DType parse_dtype(std::string_view s) {
   throw Error("unknown KV dtype '" + std::string(s) + "'", "use one of: fp16, bf16, fp32");
 }
 
-static uint32_t bits_of(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-static float float_of(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+static uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+static float float_of(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 
 uint16_t fp32_to_fp16(float f) {
   const uint32_t x = bits_of(f);
   const uint32_t sign = (x >> 16) & 0x8000u;
   const uint32_t abs = x & 0x7fffffffu;
   if (abs >= 0x7f800000u) {  // inf or NaN; keep NaN quiet and non-zero
-    return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u | ((abs >> 13) & 0x3ffu) : 0u));
+    return static_cast<uint16_t>(sign | 0x7c00u |
+                                 (abs > 0x7f800000u ? 0x200u | ((abs >> 13) & 0x3ffu) : 0u));
   }
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520: inf
   if (abs < 0x38800000u) {  // result is subnormal (or zero) in fp16
@@ -71,7 +83,8 @@ float fp16_to_fp32(uint16_t h) {
 
 uint16_t fp32_to_bf16(float f) {
   const uint32_t x = bits_of(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  if ((x & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
   const uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>((x + rounding) >> 16);
 }
@@ -79,15 +92,16 @@ uint16_t fp32_to_bf16(float f) {
 float bf16_to_fp32(uint16_t h) { return float_of(static_cast<uint32_t>(h) << 16); }
 
 __attribute__((target("avx2,f16c"))) static void fp16_to_fp32_f16c(const uint16_t* s, float* d,
-                                                                      size_t n) {
+                                                                   size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
-    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+    _mm256_storeu_ps(d + i,
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
   for (; i < n; ++i) d[i] = fp16_to_fp32(s[i]);
 }
 
 __attribute__((target("avx2,f16c"))) static void fp32_to_fp16_f16c(const float* s, uint16_t* d,
-                                                                      size_t n) {
+                                                                   size_t n) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
@@ -97,7 +111,9 @@ __attribute__((target("avx2,f16c"))) static void fp32_to_fp16_f16c(const float* 
 
 void convert_to_fp32(DType t, const void* src, float* dst, size_t n) {
   switch (t) {
-    case DType::f32: if (n) std::memcpy(dst, src, n * 4); return;  // memcpy of a null pointer is UB even for 0 bytes
+    case DType::f32:
+      if (n) std::memcpy(dst, src, n * 4);
+      return;  // memcpy of a null pointer is UB even for 0 bytes
     case DType::f16: {
       auto* s = static_cast<const uint16_t*>(src);
       if (cpu_features().f16c) return fp16_to_fp32_f16c(s, dst, n);
@@ -114,7 +130,9 @@ void convert_to_fp32(DType t, const void* src, float* dst, size_t n) {
 
 void convert_from_fp32(DType t, const float* src, void* dst, size_t n) {
   switch (t) {
-    case DType::f32: if (n) std::memcpy(dst, src, n * 4); return;  // memcpy of a null pointer is UB even for 0 bytes
+    case DType::f32:
+      if (n) std::memcpy(dst, src, n * 4);
+      return;  // memcpy of a null pointer is UB even for 0 bytes
     case DType::f16: {
       auto* d = static_cast<uint16_t*>(dst);
       if (cpu_features().f16c) return fp32_to_fp16_f16c(src, d, n);
@@ -131,8 +149,10 @@ void convert_from_fp32(DType t, const float* src, void* dst, size_t n) {
 
 void round_through(DType t, float* v, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    if (t == DType::f16) v[i] = fp16_to_fp32(fp32_to_fp16(v[i]));
-    else if (t == DType::bf16) v[i] = bf16_to_fp32(fp32_to_bf16(v[i]));
+    if (t == DType::f16)
+      v[i] = fp16_to_fp32(fp32_to_fp16(v[i]));
+    else if (t == DType::bf16)
+      v[i] = bf16_to_fp32(fp32_to_bf16(v[i]));
   }
 }
 

@@ -11,7 +11,7 @@ namespace hb {
 enum class DType : uint8_t { f32, f16, bf16 };
 
 size_t dtype_size(DType t);
-std::string_view dtype_name(DType t);  // "fp32", "fp16", "bf16"
+std::string_view dtype_name(DType t);   // "fp32", "fp16", "bf16"
 DType parse_dtype(std::string_view s);  // throws hb::Error naming the accepted values
 
 // Scalar conversions (portable, bit-exact, round-to-nearest-even, NaN stays NaN).

@@ -7,8 +7,11 @@
 
 namespace hb {
 
-PageArena::PageArena(std::shared_ptr<BufferAllocator> alloc, size_t block_bytes, size_t blocks_per_slab)
-    : alloc_(std::move(alloc)), location_(alloc_->location()), block_bytes_(block_bytes),
+PageArena::PageArena(std::shared_ptr<BufferAllocator> alloc, size_t block_bytes,
+                     size_t blocks_per_slab)
+    : alloc_(std::move(alloc)),
+      location_(alloc_->location()),
+      block_bytes_(block_bytes),
       blocks_per_slab_(std::max<size_t>(1, blocks_per_slab)) {}
 
 void PageArena::reserve(size_t blocks) {
@@ -50,8 +53,9 @@ PagedKvCache::PagedKvCache(const AttentionShape& shape, int page_tokens)
     : shape_(shape), page_tokens_(page_tokens), heads_(shape.kv_heads) {
   shape_.validate();
   if (page_tokens <= 0 || page_tokens % 16 != 0)
-    throw Error("page size " + std::to_string(page_tokens) + " is not a positive multiple of 16 tokens",
-                "use --page-tokens 16, 32 or 64");
+    throw Error(
+        "page size " + std::to_string(page_tokens) + " is not a positive multiple of 16 tokens",
+        "use --page-tokens 16, 32 or 64");
 }
 
 PagedKvCache::~PagedKvCache() { release_all(); }
@@ -60,13 +64,18 @@ size_t PagedKvCache::block_bytes() const {
   return static_cast<size_t>(page_tokens_) * shape_.head_dim * dtype_size(shape_.kv_dtype);
 }
 
-MemoryLocation PagedKvCache::k_location(int h, int64_t i) const { return heads_[h].k_arena[i]->location(); }
-MemoryLocation PagedKvCache::v_location(int h, int64_t i) const { return heads_[h].v_arena[i]->location(); }
+MemoryLocation PagedKvCache::k_location(int h, int64_t i) const {
+  return heads_[h].k_arena[i]->location();
+}
+MemoryLocation PagedKvCache::v_location(int h, int64_t i) const {
+  return heads_[h].v_arena[i]->location();
+}
 
 void PagedKvCache::ensure_room(Head& h, PageArena& ka, PageArena& va) {
   if (h.num_tokens < static_cast<int64_t>(h.pages.size()) * page_tokens_) return;
   if (ka.block_bytes() != block_bytes() || va.block_bytes() != block_bytes())
-    throw Error("internal: page arena block size does not match the cache's page size", {}, kExitFailure);
+    throw Error("internal: page arena block size does not match the cache's page size", {},
+                kExitFailure);
   PageRef p{ka.acquire(), va.acquire()};
   // Slots past the last token must read as zero (kernels may load whole blocks).
   std::vector<std::byte> zeros(block_bytes());
@@ -77,10 +86,11 @@ void PagedKvCache::ensure_room(Head& h, PageArena& ka, PageArena& va) {
   h.v_arena.push_back(&va);
 }
 
-void PagedKvCache::append(const DenseKv& src, int64_t begin, int64_t end, PageArena& ka, PageArena& va) {
+void PagedKvCache::append(const DenseKv& src, int64_t begin, int64_t end, PageArena& ka,
+                          PageArena& va) {
   if (src.kv_heads != shape_.kv_heads || src.head_dim != shape_.head_dim)
-    throw Error("KV source has " + std::to_string(src.kv_heads) + " heads x " + std::to_string(src.head_dim) +
-                    " dims but the cache is " + shape_.to_string(),
+    throw Error("KV source has " + std::to_string(src.kv_heads) + " heads x " +
+                    std::to_string(src.head_dim) + " dims but the cache is " + shape_.to_string(),
                 "make the workload and the cache use the same attention shape");
   if (begin < 0 || end > src.tokens || begin > end)
     throw Error("internal: KV append range out of bounds", {}, kExitFailure);
@@ -117,9 +127,11 @@ void PagedKvCache::write_token(int kv_head, int64_t slot, const float* k, const 
   PageArena* ka = head.k_arena[slot / page_tokens_];
   convert_from_fp32(shape_.kv_dtype, k, buf, d);
   if (ka->host_accessible()) {  // common case: skip a copy call per element
-    for (int j = 0; j < d; ++j) std::memcpy(p.k + k_block_offset(j, s, page_tokens_) * es, buf + j * es, es);
+    for (int j = 0; j < d; ++j)
+      std::memcpy(p.k + k_block_offset(j, s, page_tokens_) * es, buf + j * es, es);
   } else {
-    for (int j = 0; j < d; ++j) ka->copy_in(p.k + k_block_offset(j, s, page_tokens_) * es, buf + j * es, es);
+    for (int j = 0; j < d; ++j)
+      ka->copy_in(p.k + k_block_offset(j, s, page_tokens_) * es, buf + j * es, es);
   }
 }
 
@@ -133,7 +145,8 @@ void PagedKvCache::read_token(int kv_head, int64_t slot, float* k, float* v) con
   head.v_arena[slot / page_tokens_]->copy_out(buf, p.v + v_block_offset(0, s, d) * es, d * es);
   convert_to_fp32(shape_.kv_dtype, buf, v, d);
   PageArena* ka = head.k_arena[slot / page_tokens_];
-  for (int j = 0; j < d; ++j) ka->copy_out(buf + j * es, p.k + k_block_offset(j, s, page_tokens_) * es, es);
+  for (int j = 0; j < d; ++j)
+    ka->copy_out(buf + j * es, p.k + k_block_offset(j, s, page_tokens_) * es, es);
   convert_to_fp32(shape_.kv_dtype, buf, k, d);
 }
 
@@ -175,7 +188,8 @@ PagedKvView PagedKvCache::view() const {
   view_heads_.resize(heads_.size());
   for (size_t h = 0; h < heads_.size(); ++h)
     view_heads_[h] = KvHeadView{heads_[h].pages.data(), heads_[h].num_tokens};
-  return PagedKvView{shape_.kv_heads, shape_.head_dim, page_tokens_, shape_.kv_dtype, view_heads_.data()};
+  return PagedKvView{shape_.kv_heads, shape_.head_dim, page_tokens_, shape_.kv_dtype,
+                     view_heads_.data()};
 }
 
 }  // namespace hb

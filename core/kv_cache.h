@@ -49,7 +49,8 @@ struct PagedKvView {
 // freed and moved between tiers without a system call per page.
 class PageArena {
  public:
-  PageArena(std::shared_ptr<BufferAllocator> alloc, size_t block_bytes, size_t blocks_per_slab = 256);
+  PageArena(std::shared_ptr<BufferAllocator> alloc, size_t block_bytes,
+            size_t blocks_per_slab = 256);
   std::byte* acquire();
   void release(std::byte* block);
   size_t block_bytes() const { return block_bytes_; }
@@ -59,7 +60,9 @@ class PageArena {
   bool host_accessible() const { return alloc_->host_accessible(); }
   // Copies into / out of a block of this arena (a device copy for GPU memory).
   void copy_in(std::byte* dst, const void* src, size_t bytes) { alloc_->copy_in(dst, src, bytes); }
-  void copy_out(void* dst, const std::byte* src, size_t bytes) { alloc_->copy_out(dst, src, bytes); }
+  void copy_out(void* dst, const std::byte* src, size_t bytes) {
+    alloc_->copy_out(dst, src, bytes);
+  }
   // Pre-reserves room for `blocks` more blocks (one slab) so timed code never allocates.
   void reserve(size_t blocks);
   // The slabs' address ranges (for page-placement verification).
@@ -92,14 +95,17 @@ class PagedKvCache {
   int page_tokens() const { return page_tokens_; }
   size_t block_bytes() const;  // bytes of one K (or V) block
   int64_t num_tokens(int kv_head) const { return heads_[kv_head].num_tokens; }
-  int64_t num_pages(int kv_head) const { return static_cast<int64_t>(heads_[kv_head].pages.size()); }
+  int64_t num_pages(int kv_head) const {
+    return static_cast<int64_t>(heads_[kv_head].pages.size());
+  }
   const PageRef& page(int kv_head, int64_t i) const { return heads_[kv_head].pages[i]; }
   MemoryLocation k_location(int kv_head, int64_t i) const;
   MemoryLocation v_location(int kv_head, int64_t i) const;
 
   // Appends tokens [begin, end) of `src` to every head, K into `k_arena`, V into `v_arena`
   // (both host-accessible), converting to the cache dtype.
-  void append(const DenseKv& src, int64_t begin, int64_t end, PageArena& k_arena, PageArena& v_arena);
+  void append(const DenseKv& src, int64_t begin, int64_t end, PageArena& k_arena,
+              PageArena& v_arena);
   // Appends one token given as fp32 rows [kv_heads][head_dim].
   void append_token(const float* k, const float* v, PageArena& k_arena, PageArena& v_arena);
   // Overwrites token `slot` of one head in place (eviction reuses slots; order is irrelevant

@@ -2,7 +2,8 @@
 
 namespace hb {
 
-KvSet::KvSet(const Problem& problem, std::shared_ptr<BufferAllocator> k_alloc, std::shared_ptr<BufferAllocator> v_alloc)
+KvSet::KvSet(const Problem& problem, std::shared_ptr<BufferAllocator> k_alloc,
+             std::shared_ptr<BufferAllocator> v_alloc)
     : problem_(problem) {
   for (int b = 0; b < problem.batch; ++b)
     caches_.push_back(std::make_unique<PagedKvCache>(problem.shape, problem.page_tokens));
@@ -51,9 +52,11 @@ int64_t KvSet::append_step(int s) {
 std::vector<MemoryRegion> KvSet::regions(const std::string& prefix) const {
   std::vector<MemoryRegion> r;
   const bool shared = v_arena_ == k_arena_.get();
-  for (const auto& [p, n] : k_arena_->slabs()) r.push_back({p, n, k_arena_->location(), prefix + (shared ? "K+V" : "K")});
+  for (const auto& [p, n] : k_arena_->slabs())
+    r.push_back({p, n, k_arena_->location(), prefix + (shared ? "K+V" : "K")});
   if (!shared)
-    for (const auto& [p, n] : v_arena_->slabs()) r.push_back({p, n, v_arena_->location(), prefix + "V"});
+    for (const auto& [p, n] : v_arena_->slabs())
+      r.push_back({p, n, v_arena_->location(), prefix + "V"});
   return r;
 }
 

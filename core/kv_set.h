@@ -13,7 +13,8 @@ namespace hb {
 class KvSet {
  public:
   // K blocks come from k_alloc and V blocks from v_alloc (the same allocator is fine).
-  KvSet(const Problem& problem, std::shared_ptr<BufferAllocator> k_alloc, std::shared_ptr<BufferAllocator> v_alloc);
+  KvSet(const Problem& problem, std::shared_ptr<BufferAllocator> k_alloc,
+        std::shared_ptr<BufferAllocator> v_alloc);
 
   // Pre-reserves pages for `tokens` tokens per sequence, so no allocation happens in timed steps.
   void reserve_tokens(int64_t tokens);

@@ -10,12 +10,18 @@ namespace hb {
 
 std::string_view memory_kind_name(MemoryKind k) {
   switch (k) {
-    case MemoryKind::local_dram: return "local-dram";
-    case MemoryKind::remote_dram: return "remote-dram";
-    case MemoryKind::cxl: return "cxl";
-    case MemoryKind::far: return "far";
-    case MemoryKind::hbm: return "hbm";
-    case MemoryKind::accelerator: return "accelerator";
+    case MemoryKind::local_dram:
+      return "local-dram";
+    case MemoryKind::remote_dram:
+      return "remote-dram";
+    case MemoryKind::cxl:
+      return "cxl";
+    case MemoryKind::far:
+      return "far";
+    case MemoryKind::hbm:
+      return "hbm";
+    case MemoryKind::accelerator:
+      return "accelerator";
   }
   return "?";
 }
@@ -54,8 +60,12 @@ void Buffer::reset() {
   bytes_ = 0;
 }
 
-void BufferAllocator::copy_in(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-void BufferAllocator::copy_out(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void BufferAllocator::copy_in(void* dst, const void* src, size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+void BufferAllocator::copy_out(void* dst, const void* src, size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
 
 namespace {
 

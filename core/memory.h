@@ -19,8 +19,8 @@ enum class MemoryKind : uint8_t {
   hbm,          // CPU-visible high-bandwidth memory (MCDRAM, HBM nodes)
   accelerator,  // memory of the accelerator (GPU HBM, or the cpu accelerator's pool)
 };
-std::string_view memory_kind_name(MemoryKind k);  // "local-dram", "cxl", ...
-MemoryKind parse_memory_kind(std::string_view s);   // throws hb::Error
+std::string_view memory_kind_name(MemoryKind k);   // "local-dram", "cxl", ...
+MemoryKind parse_memory_kind(std::string_view s);  // throws hb::Error
 
 struct MemoryLocation {
   MemoryKind kind = MemoryKind::local_dram;
@@ -44,7 +44,10 @@ class Buffer {
 
   void reset();
   void* data() const { return p_; }
-  template <class T> T* as() const { return static_cast<T*>(p_); }
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
   size_t size() const { return bytes_; }
   const MemoryLocation& location() const { return loc_; }
   explicit operator bool() const { return p_ != nullptr; }

@@ -12,9 +12,9 @@ struct ModelPreset {
   std::string name;    // e.g. "llama-3.1-8b"
   std::string family;  // "opt", "llama", "qwen"
   int layers = 0;
-  int hidden = 0;      // model width (q_heads * head_dim for these families)
-  int ffn = 0;         // FFN intermediate width
-  int max_context = 0; // positions the released checkpoint supports
+  int hidden = 0;       // model width (q_heads * head_dim for these families)
+  int ffn = 0;          // FFN intermediate width
+  int max_context = 0;  // positions the released checkpoint supports
   AttentionShape shape;
   std::string source;  // where the figures come from (the public config)
 };

@@ -52,15 +52,18 @@ struct OverlapStructure {
     size_t pos = 0;
     while (pos <= text.size()) {
       const size_t gt = text.find('>', pos);
-      const std::string_view stage = trim(text.substr(pos, gt == std::string_view::npos ? text.npos : gt - pos));
+      const std::string_view stage =
+          trim(text.substr(pos, gt == std::string_view::npos ? text.npos : gt - pos));
       std::vector<std::string> rs;
       size_t p = 0;
       while (p <= stage.size()) {
         const size_t bar = stage.find('|', p);
-        const std::string r(trim(stage.substr(p, bar == std::string_view::npos ? stage.npos : bar - p)));
+        const std::string r(
+            trim(stage.substr(p, bar == std::string_view::npos ? stage.npos : bar - p)));
         if (!is_resource(r))
           throw Error("overlap structure '" + std::string(text) + "': unknown resource '" + r + "'",
-                      "use cpu, accelerator, transfer and sync, e.g. \"cpu|accelerator > transfer > sync\"");
+                      "use cpu, accelerator, transfer and sync, e.g. \"cpu|accelerator > transfer "
+                      "> sync\"");
         for (const auto& x : seen)
           if (x == r)
             throw Error("overlap structure '" + std::string(text) + "' names '" + r + "' twice",

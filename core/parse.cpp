@@ -45,7 +45,9 @@ std::string range_suffix(const RealRange& r) {
   return s;
 }
 
-[[noreturn]] void refuse(std::string problem, std::string fix) { throw Error(std::move(problem), std::move(fix)); }
+[[noreturn]] void refuse(std::string problem, std::string fix) {
+  throw Error(std::move(problem), std::move(fix));
+}
 
 void require_text(std::string_view t, std::string_view what, const std::string& fix) {
   if (t.empty()) refuse(quoted(what, t) + " is empty", fix);
@@ -54,14 +56,16 @@ void require_text(std::string_view t, std::string_view what, const std::string& 
 // Reads a finite double taking the whole of `t`; the caller has the messages.
 bool read_finite(std::string_view t, double& v) {
   if (t.empty()) return false;
-  const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v, std::chars_format::general);
+  const auto [p, ec] =
+      std::from_chars(t.data(), t.data() + t.size(), v, std::chars_format::general);
   return ec == std::errc() && p == t.data() + t.size() && std::isfinite(v);
 }
 
 // Splits "1.5G" into the number "1.5" and the unit "G": the unit is the trailing letters.
 void split_unit(std::string_view t, std::string_view& number, std::string_view& unit) {
   size_t i = t.size();
-  while (i > 0 && ((t[i - 1] >= 'a' && t[i - 1] <= 'z') || (t[i - 1] >= 'A' && t[i - 1] <= 'Z'))) --i;
+  while (i > 0 && ((t[i - 1] >= 'a' && t[i - 1] <= 'z') || (t[i - 1] >= 'A' && t[i - 1] <= 'Z')))
+    --i;
   number = t.substr(0, i);
   unit = t.substr(i);
 }
@@ -97,24 +101,28 @@ std::string RealRange::text() const {
 
 int64_t integer(std::string_view text, std::string_view what, int64_t min, int64_t max) {
   const std::string_view t = trim(text);
-  const std::string fix = "pass a whole number " + integer_range_text(min, max) + " (no fraction, no unit)";
+  const std::string fix =
+      "pass a whole number " + integer_range_text(min, max) + " (no fraction, no unit)";
   require_text(t, what, fix);
   int64_t v = 0;
   const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ec == std::errc::result_out_of_range) refuse(quoted(what, t) + " is out of range", fix);
-  if (ec != std::errc() || p != t.data() + t.size()) refuse(quoted(what, t) + " is not a whole number", fix);
+  if (ec != std::errc() || p != t.data() + t.size())
+    refuse(quoted(what, t) + " is not a whole number", fix);
   if (v < min || v > max) refuse(quoted(what, t) + " is out of range", fix);
   return v;
 }
 
 uint64_t unsigned_integer(std::string_view text, std::string_view what) {
   const std::string_view t = trim(text);
-  const std::string fix = "pass a whole number from 0 to " + std::to_string(std::numeric_limits<uint64_t>::max());
+  const std::string fix =
+      "pass a whole number from 0 to " + std::to_string(std::numeric_limits<uint64_t>::max());
   require_text(t, what, fix);
   uint64_t v = 0;
   const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (ec == std::errc::result_out_of_range) refuse(quoted(what, t) + " is out of range", fix);
-  if (ec != std::errc() || p != t.data() + t.size()) refuse(quoted(what, t) + " is not a whole number >= 0", fix);
+  if (ec != std::errc() || p != t.data() + t.size())
+    refuse(quoted(what, t) + " is not a whole number >= 0", fix);
   return v;
 }
 
@@ -130,15 +138,19 @@ double real(std::string_view text, std::string_view what, const RealRange& range
 
 int64_t count(std::string_view text, std::string_view what, int64_t min, int64_t max) {
   const std::string_view t = trim(text);
-  const std::string fix = "pass a whole number " + integer_range_text(min, max) + ", optionally with k (x1024) or m (x1048576), e.g. 4096 or 4k";
+  const std::string fix = "pass a whole number " + integer_range_text(min, max) +
+                          ", optionally with k (x1024) or m (x1048576), e.g. 4096 or 4k";
   require_text(t, what, fix);
   std::string_view number, unit;
   split_unit(t, number, unit);
   if (number.empty()) refuse(quoted(what, t) + " is not a whole number", fix);
   int64_t mult = 1;
-  if (unit == "k" || unit == "K") mult = int64_t{1} << 10;
-  else if (unit == "m" || unit == "M") mult = int64_t{1} << 20;
-  else if (!unit.empty()) refuse(quoted(what, t) + " has an unknown suffix '" + std::string(unit) + "'", fix);
+  if (unit == "k" || unit == "K")
+    mult = int64_t{1} << 10;
+  else if (unit == "m" || unit == "M")
+    mult = int64_t{1} << 20;
+  else if (!unit.empty())
+    refuse(quoted(what, t) + " has an unknown suffix '" + std::string(unit) + "'", fix);
   int64_t v = 0;
   const auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), v);
   if (ec == std::errc::result_out_of_range) refuse(quoted(what, t) + " is out of range", fix);
@@ -146,7 +158,8 @@ int64_t count(std::string_view text, std::string_view what, int64_t min, int64_t
     refuse(quoted(what, t) + " is not a whole number", fix);
   // Checked before multiplying: v * mult must neither overflow nor leave [min, max].
   if (v > 0 && v > max / mult) refuse(quoted(what, t) + " is out of range", fix);
-  if (v < 0 && v < std::numeric_limits<int64_t>::min() / mult) refuse(quoted(what, t) + " is out of range", fix);
+  if (v < 0 && v < std::numeric_limits<int64_t>::min() / mult)
+    refuse(quoted(what, t) + " is out of range", fix);
   const int64_t r = v * mult;
   if (r < min || r > max) refuse(quoted(what, t) + " is out of range", fix);
   return r;
@@ -162,12 +175,18 @@ int64_t bytes(std::string_view text, std::string_view what, int64_t min_bytes, i
   split_unit(t, number, unit);
   if (number.empty()) refuse(quoted(what, t) + " is not a size", fix);  // "nan", "inf", "G"
   double mult = 0;
-  if (unit.empty() || unit == "B") mult = 1;
-  else if (unit == "k" || unit == "K" || unit == "KiB") mult = 0x1p10;
-  else if (unit == "m" || unit == "M" || unit == "MiB") mult = 0x1p20;
-  else if (unit == "g" || unit == "G" || unit == "GiB") mult = 0x1p30;
-  else if (unit == "t" || unit == "T" || unit == "TiB") mult = 0x1p40;
-  else refuse(quoted(what, t) + " has an unknown unit '" + std::string(unit) + "'", fix);
+  if (unit.empty() || unit == "B")
+    mult = 1;
+  else if (unit == "k" || unit == "K" || unit == "KiB")
+    mult = 0x1p10;
+  else if (unit == "m" || unit == "M" || unit == "MiB")
+    mult = 0x1p20;
+  else if (unit == "g" || unit == "G" || unit == "GiB")
+    mult = 0x1p30;
+  else if (unit == "t" || unit == "T" || unit == "TiB")
+    mult = 0x1p40;
+  else
+    refuse(quoted(what, t) + " has an unknown unit '" + std::string(unit) + "'", fix);
   int64_t b = 0;
   double v = 0;
   if (mult == 1) {
@@ -175,11 +194,14 @@ int64_t bytes(std::string_view text, std::string_view what, int64_t min_bytes, i
     const auto [p, ec] = std::from_chars(number.data(), number.data() + number.size(), b);
     if (ec == std::errc::result_out_of_range) refuse(quoted(what, t) + " is too large", fix);
     if (ec != std::errc() || p != number.data() + number.size())
-      refuse(quoted(what, t) + (read_finite(number, v) ? " is not a whole number of bytes" : " is not a size"), fix);
+      refuse(quoted(what, t) +
+                 (read_finite(number, v) ? " is not a whole number of bytes" : " is not a size"),
+             fix);
   } else {
     if (!read_finite(number, v)) refuse(quoted(what, t) + " is not a size", fix);
     if (!(v > 0)) refuse(quoted(what, t) + " is not a positive size", fix);
-    const double d = std::floor(v * mult);  // exact for every value that fits: mult is a power of two
+    const double d =
+        std::floor(v * mult);  // exact for every value that fits: mult is a power of two
     if (!(d < kTwoTo63)) refuse(quoted(what, t) + " is too large", fix);
     b = static_cast<int64_t>(d);
   }
@@ -191,17 +213,25 @@ int64_t bytes(std::string_view text, std::string_view what, int64_t min_bytes, i
 
 double seconds(std::string_view text, std::string_view what, const RealRange& range) {
   const std::string_view t = trim(text);
-  const std::string fix = "pass a duration" + range_suffix(range) + " seconds, a number with an optional unit ms, s, min or h, e.g. 30 or 500ms";
+  const std::string fix =
+      "pass a duration" + range_suffix(range) +
+      " seconds, a number with an optional unit ms, s, min or h, e.g. 30 or 500ms";
   require_text(t, what, fix);
   std::string_view number, unit;
   split_unit(t, number, unit);
-  if (number.empty()) refuse(quoted(what, t) + " is not a finite number of seconds", fix);  // "nan", "inf"
+  if (number.empty())
+    refuse(quoted(what, t) + " is not a finite number of seconds", fix);  // "nan", "inf"
   double mult = 0;
-  if (unit.empty() || unit == "s") mult = 1;
-  else if (unit == "ms") mult = 1e-3;
-  else if (unit == "min") mult = 60;
-  else if (unit == "h") mult = 3600;
-  else refuse(quoted(what, t) + " has an unknown unit '" + std::string(unit) + "'", fix);
+  if (unit.empty() || unit == "s")
+    mult = 1;
+  else if (unit == "ms")
+    mult = 1e-3;
+  else if (unit == "min")
+    mult = 60;
+  else if (unit == "h")
+    mult = 3600;
+  else
+    refuse(quoted(what, t) + " has an unknown unit '" + std::string(unit) + "'", fix);
   double v = 0;
   if (!read_finite(number, v)) refuse(quoted(what, t) + " is not a finite number of seconds", fix);
   const double s = v * mult;

@@ -19,8 +19,12 @@ struct RealRange {
   bool min_open = false;  // true: min itself is outside (e.g. "> 0")
   bool max_open = false;
 
-  static RealRange at_least(double lo) { return {lo, std::numeric_limits<double>::infinity(), false, false}; }
-  static RealRange above(double lo) { return {lo, std::numeric_limits<double>::infinity(), true, false}; }
+  static RealRange at_least(double lo) {
+    return {lo, std::numeric_limits<double>::infinity(), false, false};
+  }
+  static RealRange above(double lo) {
+    return {lo, std::numeric_limits<double>::infinity(), true, false};
+  }
   static RealRange between(double lo, double hi) { return {lo, hi, false, false}; }
   bool contains(double v) const;
   std::string text() const;  // "> 0", ">= 0 and <= 1", "any finite number"

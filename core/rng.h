@@ -10,7 +10,8 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : s_(seed ^ 0x9e3779b97f4a7c15ull) { next(); }
   // Independent stream for (seed, a, b): reproducible no matter which thread uses it.
-  Rng(uint64_t seed, uint64_t a, uint64_t b) : Rng(seed ^ mix(a + 0x632be59bd9b4e019ull) ^ mix(mix(b) + 1)) {}
+  Rng(uint64_t seed, uint64_t a, uint64_t b)
+      : Rng(seed ^ mix(a + 0x632be59bd9b4e019ull) ^ mix(mix(b) + 1)) {}
 
   uint64_t next() {  // splitmix64
     uint64_t z = (s_ += 0x9e3779b97f4a7c15ull);
@@ -20,7 +21,10 @@ class Rng {
   float uniformf(float lo, float hi) { return lo + static_cast<float>(uniform()) * (hi - lo); }
   int64_t below(int64_t n) { return static_cast<int64_t>(uniform() * static_cast<double>(n)); }
   float normal() {  // Box-Muller, caching the second value
-    if (has_spare_) { has_spare_ = false; return spare_; }
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
     double u1 = uniform(), u2 = uniform();
     if (u1 < 1e-300) u1 = 1e-300;
     const double r = std::sqrt(-2.0 * std::log(u1));

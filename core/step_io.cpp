@@ -7,7 +7,8 @@ namespace hb {
 StepIO::StepIO(const Problem& problem, Accelerator& accel) : problem_(problem), accel_(accel) {
   const auto& s = problem.shape;
   const size_t B = problem.batch;
-  const size_t qn = B * s.q_heads * s.head_dim, kn = B * s.kv_heads * s.head_dim, ln = B * s.q_heads;
+  const size_t qn = B * s.q_heads * s.head_dim, kn = B * s.kv_heads * s.head_dim,
+               ln = B * s.q_heads;
   auto mem = accel.memory();
   q_ = mem->allocate(qn * 4);
   k_ = mem->allocate(kn * 4);
@@ -28,13 +29,15 @@ void StepIO::stage(int s) {
   std::vector<float> q(qn * ws.size()), k(kn * ws.size()), v(kn * ws.size());
   // The staging buffers were sized for problem_.batch sequences of the problem's shape.
   if (ws.size() != static_cast<size_t>(problem_.batch))
-    throw Error("step " + std::to_string(s) + ": " + std::to_string(ws.size()) + " workloads for a batch of " +
-                    std::to_string(problem_.batch),
+    throw Error("step " + std::to_string(s) + ": " + std::to_string(ws.size()) +
+                    " workloads for a batch of " + std::to_string(problem_.batch),
                 {}, kExitFailure);
   for (size_t b = 0; b < ws.size(); ++b) {
-    const DecodeStep& st = ws[b].step(s);  // checked: a short trace is an hb::Error, not a read past it
+    const DecodeStep& st =
+        ws[b].step(s);  // checked: a short trace is an hb::Error, not a read past it
     if (st.q.size() != qn || st.k.size() != kn)
-      throw Error("step " + std::to_string(s) + ": sequence " + std::to_string(b) + " does not have the problem's shape",
+      throw Error("step " + std::to_string(s) + ": sequence " + std::to_string(b) +
+                      " does not have the problem's shape",
                   {}, kExitFailure);
     std::copy(st.q.begin(), st.q.end(), q.begin() + b * qn);
     std::copy(st.k.begin(), st.k.end(), k.begin() + b * kn);

@@ -11,7 +11,8 @@ const HostTier* Platform::tier_of_kind(MemoryKind k) const {
   return nullptr;
 }
 
-double StrategyOptions::number(const std::string& strategy, const std::string& key, double def) const {
+double StrategyOptions::number(const std::string& strategy, const std::string& key,
+                               double def) const {
   const std::string full = strategy + "." + key;
   auto it = kv_.find(full);
   if (it == kv_.end()) return def;
@@ -20,7 +21,8 @@ double StrategyOptions::number(const std::string& strategy, const std::string& k
   return parse::real(it->second, "--opt " + full, parse::RealRange{});
 }
 
-std::string StrategyOptions::text(const std::string& strategy, const std::string& key, const std::string& def) const {
+std::string StrategyOptions::text(const std::string& strategy, const std::string& key,
+                                  const std::string& def) const {
   const std::string full = strategy + "." + key;
   auto it = kv_.find(full);
   if (it == kv_.end()) return def;
@@ -43,7 +45,10 @@ StrategyRegistry& StrategyRegistry::instance() {
 
 void StrategyRegistry::add(StrategyInfo info) {
   for (auto& i : infos_)
-    if (i.name == info.name) { i = std::move(info); return; }
+    if (i.name == info.name) {
+      i = std::move(info);
+      return;
+    }
   infos_.push_back(std::move(info));
 }
 

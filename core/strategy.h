@@ -23,17 +23,17 @@ namespace hb {
 
 // A host memory tier the platform offers for KV (memtier fills these in).
 struct HostTier {
-  MemoryLocation location;                    // kind, NUMA node, emulated?
-  std::shared_ptr<BufferAllocator> allocator; // allocates on that node (verified placement)
-  int64_t free_bytes = -1;                    // -1 unknown
-  double read_bandwidth_bytes_per_s = 0;      // 0 unknown (from probe/profile when available)
+  MemoryLocation location;                     // kind, NUMA node, emulated?
+  std::shared_ptr<BufferAllocator> allocator;  // allocates on that node (verified placement)
+  int64_t free_bytes = -1;                     // -1 unknown
+  double read_bandwidth_bytes_per_s = 0;       // 0 unknown (from probe/profile when available)
 };
 
 struct Platform {
   std::vector<HostTier> host_tiers;  // fastest first; host_tiers[0] is the default host tier
   Accelerator* accelerator = nullptr;
-  ThreadPool* host_pool = nullptr;   // threads for the strategy's CPU-side work
-  int cpu_node = -1;                 // NUMA node the host threads run on
+  ThreadPool* host_pool = nullptr;                   // threads for the strategy's CPU-side work
+  int cpu_node = -1;                                 // NUMA node the host threads run on
   const HostTier* tier_of_kind(MemoryKind k) const;  // nullptr when absent
 };
 
@@ -55,7 +55,8 @@ class StrategyOptions {
   StrategyOptions() = default;
   explicit StrategyOptions(std::map<std::string, std::string> kv) : kv_(std::move(kv)) {}
   double number(const std::string& strategy, const std::string& key, double def) const;
-  std::string text(const std::string& strategy, const std::string& key, const std::string& def) const;
+  std::string text(const std::string& strategy, const std::string& key,
+                   const std::string& def) const;
   // Throws hb::Error for keys addressed to `strategy` that were never read.
   void check_all_used(const std::string& strategy) const;
   const std::map<std::string, std::string>& all() const { return kv_; }
@@ -73,8 +74,8 @@ struct PlanResult {
 
 // What one decode step produced, for every sequence of the batch.
 struct StepResult {
-  std::vector<float> o;  // [batch][q_heads][head_dim]
-  int64_t total_ns = 0;  // filled by the runner
+  std::vector<float> o;                     // [batch][q_heads][head_dim]
+  int64_t total_ns = 0;                     // filled by the runner
   std::map<std::string, int64_t> phase_ns;  // e.g. "cpu", "accelerator", "transfer", "merge"
   Traffic traffic;
   // Tokens attended per (sequence, query head), by original position; empty = all tokens

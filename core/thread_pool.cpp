@@ -31,11 +31,13 @@ ThreadPool::ThreadPool(int threads, std::string option) {
       // The destructor does not run for a half-built pool: join what started, then say why.
       stop_workers();
       const std::string what = option.empty() ? "a thread pool" : option;
-      throw Error("cannot start thread " + std::to_string(i + 1) + " of " + std::to_string(threads) + " for " + what +
-                      ": " + e.what() + " (the system's limit on threads or processes, or memory for their stacks, "
+      throw Error("cannot start thread " + std::to_string(i + 1) + " of " +
+                      std::to_string(threads) + " for " + what + ": " + e.what() +
+                      " (the system's limit on threads or processes, or memory for their stacks, "
                       "is reached)",
                   (option.empty() ? std::string("use fewer threads") : "lower " + option) +
-                      ", or raise the limit (ulimit -u, /proc/sys/kernel/threads-max, pid_max, the cgroup's pids.max)",
+                      ", or raise the limit (ulimit -u, /proc/sys/kernel/threads-max, pid_max, the "
+                      "cgroup's pids.max)",
                   kExitFailure);
     }
   }

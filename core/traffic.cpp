@@ -21,7 +21,9 @@ Traffic& Traffic::operator+=(const Traffic& o) {
 }
 
 Traffic Traffic::scaled(double f) const {
-  auto r = [f](int64_t x) { return static_cast<int64_t>(std::llround(static_cast<double>(x) * f)); };
+  auto r = [f](int64_t x) {
+    return static_cast<int64_t>(std::llround(static_cast<double>(x) * f));
+  };
   Traffic t;
   for (int p = 0; p < 2; ++p)
     for (int k = 0; k < kMemoryKinds; ++k) {

@@ -10,7 +10,9 @@
 namespace hb {
 
 enum class Processor : uint8_t { cpu = 0, accelerator = 1 };
-inline const char* processor_name(Processor p) { return p == Processor::cpu ? "cpu" : "accelerator"; }
+inline const char* processor_name(Processor p) {
+  return p == Processor::cpu ? "cpu" : "accelerator";
+}
 inline constexpr int kMemoryKinds = 6;
 
 struct Traffic {

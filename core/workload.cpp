@@ -11,9 +11,12 @@ namespace hb {
 
 std::string WorkloadSpec::name() const {
   switch (kind) {
-    case Kind::structured: return "structured";
-    case Kind::uniform: return "uniform";
-    case Kind::needle: return "needle";
+    case Kind::structured:
+      return "structured";
+    case Kind::uniform:
+      return "uniform";
+    case Kind::needle:
+      return "needle";
   }
   return "?";
 }
@@ -22,7 +25,8 @@ WorkloadSpec::Kind parse_workload_kind(const std::string& s) {
   if (s == "structured") return WorkloadSpec::Kind::structured;
   if (s == "uniform") return WorkloadSpec::Kind::uniform;
   if (s == "needle") return WorkloadSpec::Kind::needle;
-  throw Error("unknown workload '" + s + "'", "use one of: structured, uniform, needle, trace:FILE.safetensors");
+  throw Error("unknown workload '" + s + "'",
+              "use one of: structured, uniform, needle, trace:FILE.safetensors");
 }
 
 int64_t Workload::num_prompt_queries() const {
@@ -39,10 +43,10 @@ const DecodeStep& Workload::step(int64_t s) const {
   const size_t kn = static_cast<size_t>(shape.kv_heads) * shape.head_dim;
   const size_t qn = static_cast<size_t>(shape.q_heads) * shape.head_dim;
   if (st.k.size() != kn || st.v.size() != kn || st.q.size() != qn)
-    throw Error("decode step " + std::to_string(s) + " of " + source + " has q/k/v of " + std::to_string(st.q.size()) +
-                    "/" + std::to_string(st.k.size()) + "/" + std::to_string(st.v.size()) + " values, not " +
-                    std::to_string(qn) + "/" + std::to_string(kn) + "/" + std::to_string(kn) + " (" +
-                    shape.to_string() + ")",
+    throw Error("decode step " + std::to_string(s) + " of " + source + " has q/k/v of " +
+                    std::to_string(st.q.size()) + "/" + std::to_string(st.k.size()) + "/" +
+                    std::to_string(st.v.size()) + " values, not " + std::to_string(qn) + "/" +
+                    std::to_string(kn) + "/" + std::to_string(kn) + " (" + shape.to_string() + ")",
                 {}, kExitFailure);
   return st;
 }
@@ -67,7 +71,10 @@ struct Rotation {
     for (auto& v : u) {
       v.resize(d);
       double n = 0;
-      for (auto& x : v) { x = rng.normal(); n += double(x) * x; }
+      for (auto& x : v) {
+        x = rng.normal();
+        n += double(x) * x;
+      }
       const float s = static_cast<float>(1.0 / std::sqrt(n));
       for (auto& x : v) x *= s;
     }
@@ -90,10 +97,12 @@ struct HeadModel {
 
 }  // namespace
 
-Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int decode_steps, const WorkloadSpec& in) {
+Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int decode_steps,
+                       const WorkloadSpec& in) {
   shape.validate();
   if (prompt_len < 0 || decode_steps < 0)
-    throw Error("negative sequence length or decode steps", "pass --seq-len >= 0 and --decode-steps >= 0");
+    throw Error("negative sequence length or decode steps",
+                "pass --seq-len >= 0 and --decode-steps >= 0");
   WorkloadSpec spec = in;
   if (spec.kind == WorkloadSpec::Kind::uniform) {
     spec.sink_logit = spec.recency_logit = spec.heavy_logit = 0;
@@ -128,13 +137,18 @@ Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int deco
     for (int g = 0; g < G * L.H; ++g) heads[h].q_heavy.push_back(rng.uniformf(0.5f, 1.0f));
     heads[h].needle_v.resize(d);
     double n = 0;
-    for (auto& x : heads[h].needle_v) { x = rng.normal(); n += double(x) * x; }
+    for (auto& x : heads[h].needle_v) {
+      x = rng.normal();
+      n += double(x) * x;
+    }
     for (auto& x : heads[h].needle_v) x = static_cast<float>(x / std::sqrt(n));
   }
   if (spec.needle && prompt_len > 0) {
-    w.needle_token = std::clamp<int64_t>(static_cast<int64_t>(spec.needle_position * prompt_len), 0, prompt_len - 1);
+    w.needle_token = std::clamp<int64_t>(static_cast<int64_t>(spec.needle_position * prompt_len), 0,
+                                         prompt_len - 1);
     w.needle_value.resize(static_cast<size_t>(kvh) * d);
-    for (int h = 0; h < kvh; ++h) std::copy(heads[h].needle_v.begin(), heads[h].needle_v.end(), w.needle_value.begin() + h * d);
+    for (int h = 0; h < kvh; ++h)
+      std::copy(heads[h].needle_v.begin(), heads[h].needle_v.end(), w.needle_value.begin() + h * d);
   }
 
   // Keys and values of every position (prompt and generated), filled in parallel chunks with
@@ -158,7 +172,8 @@ Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int deco
       if (t < spec.sink_tokens) lat[L.sink()] = spec.sink_logit;
       // Sinks are excluded from heavy hitters; generated tokens may be heavy too.
       if (L.H > 0 && t >= spec.sink_tokens && rng.uniform() < spec.heavy_fraction)
-        lat[L.heavy(static_cast<int>(rng.below(L.H)))] = spec.heavy_logit * rng.uniformf(0.75f, 1.25f);
+        lat[L.heavy(static_cast<int>(rng.below(L.H)))] =
+            spec.heavy_logit * rng.uniformf(0.75f, 1.25f);
       if (t == w.needle_token) lat[L.needle()] = spec.needle_logit;
       for (int j = 0; j < L.F; ++j) {
         lat[L.pos(j)] = pos_amp * std::cos(hm.freq[j] * t);
@@ -170,7 +185,8 @@ Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int deco
       std::copy(lat.begin(), lat.end(), k);
       float* v = all.v.data() + (t * kvh + h) * d;
       if (t == w.needle_token) {
-        for (int i = 0; i < d; ++i) v[i] = spec.needle_value_scale * hm.needle_v[i] + 0.1f * rng.normal();
+        for (int i = 0; i < d; ++i)
+          v[i] = spec.needle_value_scale * hm.needle_v[i] + 0.1f * rng.normal();
       } else {
         for (int i = 0; i < d; ++i) v[i] = rng.normal();
       }
@@ -226,7 +242,8 @@ Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int deco
     const int64_t t = prompt_len + s;
     w.steps[s].k.assign(all.k.begin() + t * row, all.k.begin() + (t + 1) * row);
     w.steps[s].v.assign(all.v.begin() + t * row, all.v.begin() + (t + 1) * row);
-    w.steps[s].q.assign(queries.begin() + (n_pq + s) * qrow, queries.begin() + (n_pq + s + 1) * qrow);
+    w.steps[s].q.assign(queries.begin() + (n_pq + s) * qrow,
+                        queries.begin() + (n_pq + s + 1) * qrow);
   }
   return w;
 }

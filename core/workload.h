@@ -65,12 +65,12 @@ struct DecodeStep {
 struct Workload {
   AttentionShape shape;
   WorkloadSpec spec;
-  DenseKv prompt;                          // [prompt_len][kv_heads][head_dim]
+  DenseKv prompt;  // [prompt_len][kv_heads][head_dim]
   std::vector<DecodeStep> steps;
-  std::vector<float> prompt_queries;       // [n][q_heads][head_dim], positions prompt_len-n..
-  int64_t needle_token = -1;               // position of the planted needle, -1 if none
-  std::vector<float> needle_value;         // [kv_heads][head_dim] distinctive value direction (unit)
-  std::string source;                      // "synthetic:<spec>" or "trace:<file>"
+  std::vector<float> prompt_queries;  // [n][q_heads][head_dim], positions prompt_len-n..
+  int64_t needle_token = -1;          // position of the planted needle, -1 if none
+  std::vector<float> needle_value;    // [kv_heads][head_dim] distinctive value direction (unit)
+  std::string source;                 // "synthetic:<spec>" or "trace:<file>"
 
   int64_t prompt_len() const { return prompt.tokens; }
   int64_t num_prompt_queries() const;

@@ -23,11 +23,12 @@ namespace {
 bool parse_bool(const std::string& full, const std::string& v) {
   if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
   if (v == "0" || v == "off" || v == "false" || v == "no") return false;
-  throw Error("option " + full + "=" + v + " is not on/off", "pass " + full + "=1 or " + full + "=0");
+  throw Error("option " + full + "=" + v + " is not on/off",
+              "pass " + full + "=1 or " + full + "=0");
 }
 
-std::string choice(const StrategyOptions& o, const std::string& name, const std::string& key, const std::string& def,
-                   std::initializer_list<const char*> allowed) {
+std::string choice(const StrategyOptions& o, const std::string& name, const std::string& key,
+                   const std::string& def, std::initializer_list<const char*> allowed) {
   const std::string v = o.text(name, key, def);
   std::string list;
   for (const char* a : allowed) {
@@ -46,13 +47,16 @@ HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const st
   c.merge = choice(o, n, "merge", d.merge, {"logit", "lse"});
   c.ratio = o.number(n, "ratio", d.ratio);
   if (!(c.ratio > 0 && c.ratio <= 1))
-    throw Error("option " + n + ".ratio must be in (0, 1]", "pass e.g. --opt " + n + ".ratio=0.05 (1 = exact)");
-  const std::string sched = choice(o, n, "scheduler", d.scheduler.adaptive ? "feedback" : "static", {"feedback", "static"});
+    throw Error("option " + n + ".ratio must be in (0, 1]",
+                "pass e.g. --opt " + n + ".ratio=0.05 (1 = exact)");
+  const std::string sched = choice(o, n, "scheduler", d.scheduler.adaptive ? "feedback" : "static",
+                                   {"feedback", "static"});
   c.scheduler.adaptive = sched == "feedback";
-  const std::string boundary =
-      choice(o, n, "boundary", d.scheduler.adapt_boundary ? "adaptive" : "fixed", {"adaptive", "fixed"});
+  const std::string boundary = choice(
+      o, n, "boundary", d.scheduler.adapt_boundary ? "adaptive" : "fixed", {"adaptive", "fixed"});
   c.scheduler.adapt_boundary = boundary == "adaptive";
-  c.scheduler.adapt_ratio = parse_bool(n + ".adapt_ratio", o.text(n, "adapt_ratio", d.scheduler.adapt_ratio ? "1" : "0"));
+  c.scheduler.adapt_ratio =
+      parse_bool(n + ".adapt_ratio", o.text(n, "adapt_ratio", d.scheduler.adapt_ratio ? "1" : "0"));
   c.scheduler.interval = static_cast<int>(o.number(n, "interval", d.scheduler.interval));
   c.scheduler.ratio_min = o.number(n, "ratio_min", d.scheduler.ratio_min);
   c.scheduler.ratio_max = o.number(n, "ratio_max", d.scheduler.ratio_max);
@@ -61,14 +65,19 @@ HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const st
   c.scheduler.boundary_gain = o.number(n, "boundary_gain", d.scheduler.boundary_gain);
   c.scheduler.dead_band = o.number(n, "dead_band", d.scheduler.dead_band);
   c.scheduler.cost_weight = o.number(n, "cost_weight", d.scheduler.cost_weight);
-  if (c.scheduler.interval < 1) throw Error("option " + n + ".interval must be >= 1", "pass e.g. " + n + ".interval=4");
-  if (!(c.scheduler.ratio_min > 0 && c.scheduler.ratio_min <= c.scheduler.ratio_max && c.scheduler.ratio_max <= 1))
-    throw Error("options " + n + ".ratio_min/ratio_max must satisfy 0 < min <= max <= 1", "e.g. 0.01 and 0.5");
+  if (c.scheduler.interval < 1)
+    throw Error("option " + n + ".interval must be >= 1", "pass e.g. " + n + ".interval=4");
+  if (!(c.scheduler.ratio_min > 0 && c.scheduler.ratio_min <= c.scheduler.ratio_max &&
+        c.scheduler.ratio_max <= 1))
+    throw Error("options " + n + ".ratio_min/ratio_max must satisfy 0 < min <= max <= 1",
+                "e.g. 0.01 and 0.5");
   c.gpu_tokens = static_cast<int64_t>(o.number(n, "gpu_tokens", static_cast<double>(d.gpu_tokens)));
-  c.min_gpu_tokens = static_cast<int64_t>(o.number(n, "min_gpu_tokens", static_cast<double>(d.min_gpu_tokens)));
+  c.min_gpu_tokens =
+      static_cast<int64_t>(o.number(n, "min_gpu_tokens", static_cast<double>(d.min_gpu_tokens)));
   c.min_host_share = o.number(n, "min_host_share", d.min_host_share);
   if (!(c.min_host_share >= 0 && c.min_host_share < 1))
-    throw Error("option " + n + ".min_host_share must be in [0, 1)", "pass e.g. " + n + ".min_host_share=0.5");
+    throw Error("option " + n + ".min_host_share must be in [0, 1)",
+                "pass e.g. " + n + ".min_host_share=0.5");
   c.mapping = choice(o, n, "mapping", d.mapping, {"semantic", "naive", "interleave"});
   c.naive_tier = static_cast<int>(o.number(n, "naive_tier", d.naive_tier));
   c.migrate_every = static_cast<int>(o.number(n, "migrate_every", d.migrate_every));
@@ -78,10 +87,13 @@ HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const st
   c.ext_share = o.number(n, "ext_share", d.ext_share);
   if (!(c.hot_share >= 0 && c.hot_share < 1) || !(c.fast_v_share >= 0 && c.fast_v_share <= 1) ||
       !(c.score_alpha > 0 && c.score_alpha <= 1) || !(c.ext_share > 0 && c.ext_share < 1))
-    throw Error("options " + n + ".hot_share [0,1), fast_v_share [0,1], score_alpha (0,1], ext_share (0,1) out of range",
-                "see hybrid/README.md for each option's range");
+    throw Error(
+        "options " + n +
+            ".hot_share [0,1), fast_v_share [0,1], score_alpha (0,1], ext_share (0,1) out of range",
+        "see hybrid/README.md for each option's range");
   c.overlap = parse_bool(n + ".overlap", o.text(n, "overlap", d.overlap ? "1" : "0"));
-  c.report_attended = parse_bool(n + ".attended", o.text(n, "attended", d.report_attended ? "1" : "0"));
+  c.report_attended =
+      parse_bool(n + ".attended", o.text(n, "attended", d.report_attended ? "1" : "0"));
   return c;
 }
 
@@ -95,8 +107,8 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 struct PageInfo {
   PageHome home = PageHome::window;
   int8_t k_tier = -1, v_tier = -1;  // host tier indices while the page is on the host
-  float score = 0;                   // EMA of top-k hits per step (frozen while promoted)
-  int32_t hits = 0;                  // hits of the current step
+  float score = 0;                  // EMA of top-k hits per step (frozen while promoted)
+  int32_t hits = 0;                 // hits of the current step
 };
 
 struct HeadState {
@@ -131,36 +143,38 @@ struct HybridGen::Impl {
   size_t es = 2, block = 0;
   int64_t t_end = 0, pages_end = 0;
   bool logit = true, all_fit = false, semantic = true;
-  int fast = 0, far = -1;            // host tier indices; far -1: no CXL/far tier
+  int fast = 0, far = -1;  // host tier indices; far -1: no CXL/far tier
   int naive_tier = 0;
-  int64_t fast_k_cap = INT64_MAX;    // per head: host pages whose K fits the fast tier
-  int64_t fast_v_cap = 0;            // per head: V pages promotable to the fast tier (semantic)
-  int64_t k_cap = 0;                 // shipped rows per query head the buffers hold
-  int64_t ccap = 0;                  // logits scratch stride (max CPU tokens per head)
-  int64_t first_window = 0;          // first page of the recent window (all heads, sequences)
+  int64_t fast_k_cap = INT64_MAX;  // per head: host pages whose K fits the fast tier
+  int64_t fast_v_cap = 0;          // per head: V pages promotable to the fast tier (semantic)
+  int64_t k_cap = 0;               // shipped rows per query head the buffers hold
+  int64_t ccap = 0;                // logits scratch stride (max CPU tokens per head)
+  int64_t first_window = 0;        // first page of the recent window (all heads, sequences)
   int64_t min_window_pages = 1;
-  double ratio_limit = 1.0;          // ratio the shipped-row buffers allow at the longest context
+  double ratio_limit = 1.0;  // ratio the shipped-row buffers allow at the longest context
   std::string ext_note;
 
   std::unique_ptr<PageArena> acc_arena;
   std::vector<std::unique_ptr<PageArena>> k_arenas, v_arenas;  // per host tier, created on use
   std::vector<SeqState> seqs;
   std::unique_ptr<StepIO> io;
-  Buffer o_loc, lse_loc, o_x, lse_x, ext_logits_dev, ext_v_dev;   // accelerator memory
-  Buffer ext_logits_host, ext_v_host, o_cpu_host, lse_cpu_host;   // staging (pinned on CUDA)
+  Buffer o_loc, lse_loc, o_x, lse_x, ext_logits_dev, ext_v_dev;  // accelerator memory
+  Buffer ext_logits_host, ext_v_host, o_cpu_host, lse_cpu_host;  // staging (pinned on CUDA)
   std::vector<float> logits, topv;
   std::vector<int32_t> topi;
   std::vector<int64_t> krow;  // rows shipped per (b, q head) this step
   bool dirty = true;
-  Traffic mig;                // migration traffic of the current step
+  Traffic mig;  // migration traffic of the current step
   int64_t migrated_pages_step = 0;
 
   PageArena& k_arena(int t) {
-    if (!k_arenas[t]) k_arenas[t] = std::make_unique<PageArena>(platform.host_tiers[t].allocator, block, 64);
+    if (!k_arenas[t])
+      k_arenas[t] = std::make_unique<PageArena>(platform.host_tiers[t].allocator, block, 64);
     return *k_arenas[t];
   }
   PageArena& v_arena(int t) {
-    if (!v_arenas[t]) v_arenas[t] = std::make_unique<PageArena>(platform.host_tiers[t].allocator, block, 64);
+    if (!v_arenas[t])
+      v_arenas[t] = std::make_unique<PageArena>(platform.host_tiers[t].allocator, block, 64);
     return *v_arenas[t];
   }
   MemoryKind tier_kind(int t) const { return platform.host_tiers[t].location.kind; }
@@ -288,7 +302,8 @@ struct HybridGen::Impl {
             hs.acc_refs.push_back(s.cache->page(h, i));
             hs.acc_ids.push_back(static_cast<int32_t>(i));
           }
-        s.cpu_view[h] = KvHeadView{hs.cpu_refs.data(), static_cast<int64_t>(hs.cpu_refs.size()) * P};
+        s.cpu_view[h] =
+            KvHeadView{hs.cpu_refs.data(), static_cast<int64_t>(hs.cpu_refs.size()) * P};
         s.acc_view[h] = KvHeadView{hs.acc_refs.data(), 0};
       }
     }
@@ -302,7 +317,8 @@ struct HybridGen::Impl {
       for (int h = 0; h < Hkv; ++h) {
         const int64_t n = s.cache->num_tokens(h);
         const int64_t last = n - (s.cache->num_pages(h) - 1) * P;
-        s.acc_view[h].num_tokens = (static_cast<int64_t>(s.heads[h].acc_refs.size()) - 1) * P + last;
+        s.acc_view[h].num_tokens =
+            (static_cast<int64_t>(s.heads[h].acc_refs.size()) - 1) * P + last;
       }
   }
 
@@ -324,10 +340,12 @@ struct HybridGen::Impl {
         if (host.empty()) continue;
         // A page's expected hits per step if the top-k picked uniformly.
         // (k of the C = pages * P tokens per query head, G query heads per KV head.)
-        const double uniform = static_cast<double>(G) * static_cast<double>(hs.last_k) / static_cast<double>(host.size());
+        const double uniform = static_cast<double>(G) * static_cast<double>(hs.last_k) /
+                               static_cast<double>(host.size());
         const double hot_at = std::max(2.0 * uniform, 1e-6), cold_below = uniform;
         std::sort(host.begin(), host.end(), [&](int64_t a, int64_t b) {
-          return hs.pages[a].score != hs.pages[b].score ? hs.pages[a].score > hs.pages[b].score : a < b;
+          return hs.pages[a].score != hs.pages[b].score ? hs.pages[a].score > hs.pages[b].score
+                                                        : a < b;
         });
         // Whole pages to the accelerator's hot slots (hysteresis 1.5x against the coldest).
         std::vector<int64_t> promoted;
@@ -341,7 +359,8 @@ struct HybridGen::Impl {
             }
             int64_t coldest = -1;
             for (int64_t i = 0; i < first_window; ++i)
-              if (hs.pages[i].home == PageHome::hot && (coldest < 0 || hs.pages[i].score < hs.pages[coldest].score))
+              if (hs.pages[i].home == PageHome::hot &&
+                  (coldest < 0 || hs.pages[i].score < hs.pages[coldest].score))
                 coldest = i;
             if (coldest < 0 || hs.pages[c].score <= 1.5 * hs.pages[coldest].score) break;
             const auto [kt, vt] = host_tiers_for(hs, coldest);
@@ -372,7 +391,8 @@ struct HybridGen::Impl {
 
 // ---------------------------------------------------------------------------------------------
 
-HybridGen::HybridGen(std::string name, HybridGenConfig cfg) : name_(std::move(name)), cfg_(std::move(cfg)) {}
+HybridGen::HybridGen(std::string name, HybridGenConfig cfg)
+    : name_(std::move(name)), cfg_(std::move(cfg)) {}
 HybridGen::~HybridGen() = default;
 
 PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
@@ -422,11 +442,13 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
   // Accelerator budget: what is left after the step buffers (q, k, v, o, lse and two partials).
   Accelerator& acc = *platform.accelerator;
   const int64_t cap = acc.info().capacity_bytes - acc.bytes_in_use();
-  const int64_t fixed = static_cast<int64_t>(m.B) * (2LL * m.Hq * m.d + 2LL * m.Hkv * m.d + m.Hq) * 4 +
-                        2LL * m.B * m.Hq * (m.d + 1) * 4;
+  const int64_t fixed =
+      static_cast<int64_t>(m.B) * (2LL * m.Hq * m.d + 2LL * m.Hkv * m.d + m.Hq) * 4 +
+      2LL * m.B * m.Hq * (m.d + 1) * 4;
   const int64_t avail = cap - fixed;
-  const int64_t page_slot = 2LL * static_cast<int64_t>(m.block) * m.Hkv * m.B;  // one page index, K+V, all heads
-  const int64_t row_bytes = 4 + static_cast<int64_t>(m.d * m.es);               // one shipped logit + V row
+  const int64_t page_slot =
+      2LL * static_cast<int64_t>(m.block) * m.Hkv * m.B;           // one page index, K+V, all heads
+  const int64_t row_bytes = 4 + static_cast<int64_t>(m.d * m.es);  // one shipped logit + V row
   const bool exact = cfg_.ratio >= 1.0 && !cfg_.scheduler.adaptive;
   const bool adapt_boundary = cfg_.scheduler.adaptive && cfg_.scheduler.adapt_boundary;
 
@@ -441,26 +463,33 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
     // Shipped rows: k_cap rows per query head and sequence, sized for the largest ratio the
     // scheduler may reach at the longest context, within ext_share of the budget (exact mode
     // takes what it needs).
-    const double rmax = cfg_.scheduler.adaptive ? std::max(cfg_.ratio, cfg_.scheduler.ratio_max) : cfg_.ratio;
+    const double rmax =
+        cfg_.scheduler.adaptive ? std::max(cfg_.ratio, cfg_.scheduler.ratio_max) : cfg_.ratio;
     // Page layout for a given accelerator page count: hot slots, window, smallest window.
     struct Layout {
       int64_t hot, w, wmin;
     };
     auto layout = [&](int64_t acc_pages) {
       Layout l;
-      l.hot = m.semantic ? static_cast<int64_t>(cfg_.hot_share * static_cast<double>(acc_pages)) : 0;
+      l.hot =
+          m.semantic ? static_cast<int64_t>(cfg_.hot_share * static_cast<double>(acc_pages)) : 0;
       l.w = std::max<int64_t>(1, acc_pages - l.hot);
       if (cfg_.gpu_tokens >= 0) l.w = std::clamp<int64_t>(ceil_div(cfg_.gpu_tokens, m.P), 1, l.w);
       if (cfg_.min_host_share > 0)
-        l.w = std::min(l.w, std::max<int64_t>(1, static_cast<int64_t>((1.0 - cfg_.min_host_share) * m.pages_end)));
-      l.wmin = adapt_boundary ? std::clamp<int64_t>(ceil_div(cfg_.min_gpu_tokens, m.P), 1, l.w) : l.w;
+        l.w = std::min(l.w, std::max<int64_t>(1, static_cast<int64_t>((1.0 - cfg_.min_host_share) *
+                                                                      m.pages_end)));
+      l.wmin =
+          adapt_boundary ? std::clamp<int64_t>(ceil_div(cfg_.min_gpu_tokens, m.P), 1, l.w) : l.w;
       return l;
     };
     // The most CPU tokens a head can have: everything but the smallest window (whose last page
     // may hold a single token).
-    auto c_max_of = [&](const Layout& l) { return std::max<int64_t>(0, m.t_end - (l.wmin - 1) * m.P); };
+    auto c_max_of = [&](const Layout& l) {
+      return std::max<int64_t>(0, m.t_end - (l.wmin - 1) * m.P);
+    };
     auto ext_of = [&](const Layout& l) {
-      const int64_t k_need = m.logit ? static_cast<int64_t>(std::ceil(rmax * static_cast<double>(c_max_of(l)))) : 0;
+      const int64_t k_need =
+          m.logit ? static_cast<int64_t>(std::ceil(rmax * static_cast<double>(c_max_of(l)))) : 0;
       const int64_t need = static_cast<int64_t>(m.B) * m.Hq * k_need * row_bytes;
       const int64_t share = static_cast<int64_t>(cfg_.ext_share * static_cast<double>(avail));
       return std::pair<int64_t, int64_t>{k_need, exact ? need : std::min(need, share)};
@@ -468,14 +497,16 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
     // Fixed point: fewer accelerator pages -> more CPU tokens -> more shipped rows (monotone).
     int64_t acc_pages = std::max<int64_t>(0, avail / page_slot);
     for (int iter = 0; iter < 256 && acc_pages > 0; ++iter) {
-      const int64_t next = std::max<int64_t>(0, (avail - ext_of(layout(acc_pages)).second) / page_slot);
+      const int64_t next =
+          std::max<int64_t>(0, (avail - ext_of(layout(acc_pages)).second) / page_slot);
       if (next == acc_pages) break;
       acc_pages = next;
     }
     const Layout l = layout(acc_pages);
     const auto [k_need, ext] = ext_of(l);
     ext_bytes = ext;
-    m.k_cap = m.logit ? std::min(k_need, ext_bytes / (static_cast<int64_t>(m.B) * m.Hq * row_bytes)) : 0;
+    m.k_cap =
+        m.logit ? std::min(k_need, ext_bytes / (static_cast<int64_t>(m.B) * m.Hq * row_bytes)) : 0;
     m.ccap = c_max_of(l);
     acc_pages_ = acc_pages;
     hot_slots_ = l.hot;
@@ -484,25 +515,32 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
     if (acc_pages_ * page_slot + ext_bytes > avail) acc_pages_ = 0;  // did not converge
     if (acc_pages_ < window_pages_ + hot_slots_ || acc_pages_ < 1) {
       r.status = "oom";
-      r.reason = "the accelerator budget (" + std::to_string(cap >> 20) + " MiB free) cannot hold one page per KV head" +
-                 (m.logit && ext_bytes > 0 ? " next to " + std::to_string(ext_bytes >> 20) + " MiB for shipped rows" : "");
+      r.reason = "the accelerator budget (" + std::to_string(cap >> 20) +
+                 " MiB free) cannot hold one page per KV head" +
+                 (m.logit && ext_bytes > 0
+                      ? " next to " + std::to_string(ext_bytes >> 20) + " MiB for shipped rows"
+                      : "");
       return r;
     }
     m.ratio_limit = m.ccap > 0 ? static_cast<double>(m.k_cap) / static_cast<double>(m.ccap) : 1.0;
     if (m.logit && m.k_cap < static_cast<int64_t>(std::ceil(rmax * static_cast<double>(m.ccap))))
-      m.ext_note = "shipped-row buffers hold " + std::to_string(m.k_cap) + " rows per query head (ratio " +
-                   std::to_string(m.ratio_limit) + " at the longest context; raise ext_share or the budget)";
+      m.ext_note = "shipped-row buffers hold " + std::to_string(m.k_cap) +
+                   " rows per query head (ratio " + std::to_string(m.ratio_limit) +
+                   " at the longest context; raise ext_share or the budget)";
   }
   const int64_t hot_slots = hot_slots_;
 
   // Host capacity (when memtier knows the free bytes): K that does not fit the fast tier
   // spills to the far tier (oldest first, as pages arrive).
   const int64_t host_pages_max = std::max<int64_t>(0, m.pages_end - m.min_window_pages);
-  const int64_t head_page_bytes = static_cast<int64_t>(m.block) * m.Hkv * m.B;  // one block per head and seq
+  const int64_t head_page_bytes =
+      static_cast<int64_t>(m.block) * m.Hkv * m.B;  // one block per head and seq
   if (m.semantic) {
     const int64_t free_fast = platform.host_tiers[m.fast].free_bytes;
     if (free_fast >= 0 && m.far >= 0) m.fast_k_cap = free_fast / head_page_bytes;
-    m.fast_v_cap = m.far >= 0 ? static_cast<int64_t>(cfg_.fast_v_share * static_cast<double>(host_pages_max)) : 0;
+    m.fast_v_cap =
+        m.far >= 0 ? static_cast<int64_t>(cfg_.fast_v_share * static_cast<double>(host_pages_max))
+                   : 0;
   }
   auto tier_need_ok = [&](int t, int64_t bytes) {
     const int64_t f = platform.host_tiers[t].free_bytes;
@@ -519,19 +557,22 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
       ok = tier_need_ok(m.fast, host_bytes);
       where = platform.host_tiers[m.fast].location.to_string();
     } else if (m.semantic) {
-      ok = tier_need_ok(m.far, host_pages_max * head_page_bytes +
-                                   std::max<int64_t>(0, host_pages_max - m.fast_k_cap) * head_page_bytes);
+      ok = tier_need_ok(m.far,
+                        host_pages_max * head_page_bytes +
+                            std::max<int64_t>(0, host_pages_max - m.fast_k_cap) * head_page_bytes);
       where = platform.host_tiers[m.far].location.to_string();
     }
     if (!ok) {
       r.status = "oom";
-      r.reason = "host KV needs " + std::to_string(host_bytes >> 20) + " MiB; " + where + " has less free";
+      r.reason =
+          "host KV needs " + std::to_string(host_bytes >> 20) + " MiB; " + where + " has less free";
       return r;
     }
   }
 
   sched_ = std::make_unique<FeedbackScheduler>(cfg_.scheduler, cfg_.ratio, window_pages_ * m.P);
-  sched_->set_window_limits(m.min_window_pages * m.P, std::max<int64_t>(1, acc_pages_ - hot_slots) * m.P);
+  sched_->set_window_limits(m.min_window_pages * m.P,
+                            std::max<int64_t>(1, acc_pages_ - hot_slots) * m.P);
   if (m.all_fit) sched_->set_window_limits(window_pages_ * m.P, window_pages_ * m.P);
 
   par["merge"] = cfg_.merge;
@@ -539,7 +580,8 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
   par["topk_rounding"] = "k = min(C, ceil(ratio * C)) per query head, C = that head's CPU tokens";
   par["scheduler"] = cfg_.scheduler.adaptive ? "feedback" : "static";
   par["scheduler.interval"] = std::to_string(cfg_.scheduler.interval);
-  par["scheduler.ratio_range"] = std::to_string(cfg_.scheduler.ratio_min) + ".." + std::to_string(cfg_.scheduler.ratio_max);
+  par["scheduler.ratio_range"] =
+      std::to_string(cfg_.scheduler.ratio_min) + ".." + std::to_string(cfg_.scheduler.ratio_max);
   par["boundary"] = adapt_boundary ? "adaptive (ours: toward the equalising split)" : "fixed";
   par["accelerator_pages_per_head"] = std::to_string(acc_pages_);
   par["gpu_window_tokens"] = std::to_string(window_pages_ * m.P);
@@ -553,7 +595,8 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
   if (m.semantic) {
     par["k_tier"] = platform.host_tiers[m.fast].location.to_string();
     par["v_tier"] = m.far >= 0 ? platform.host_tiers[m.far].location.to_string()
-                               : platform.host_tiers[m.fast].location.to_string() + " (no CXL/far tier: same as K)";
+                               : platform.host_tiers[m.fast].location.to_string() +
+                                     " (no CXL/far tier: same as K)";
     par["migrate_every"] = std::to_string(cfg_.migrate_every);
     par["fast_v_pages_per_head"] = std::to_string(m.fast_v_cap);
     if (m.fast_k_cap != INT64_MAX) par["fast_k_pages_per_head"] = std::to_string(m.fast_k_cap);
@@ -600,7 +643,8 @@ void HybridGen::load() {
   m.acc_arena = std::make_unique<PageArena>(mem, m.block, 64);
   m.acc_arena->reserve(static_cast<size_t>(acc_pages_) * 2 * blocks_per_page_index);
   if (!m.all_fit) {
-    const size_t host_pages = static_cast<size_t>(std::max<int64_t>(0, m.pages_end - m.min_window_pages));
+    const size_t host_pages =
+        static_cast<size_t>(std::max<int64_t>(0, m.pages_end - m.min_window_pages));
     const size_t blocks = host_pages * blocks_per_page_index;
     if (cfg_.mapping == "naive") {
       m.k_arena(m.naive_tier).reserve(blocks);
@@ -612,12 +656,15 @@ void HybridGen::load() {
         m.v_arena(static_cast<int>(t)).reserve((host_pages + n - 1) / n * blocks_per_page_index);
       }
     } else {
-      const size_t k_fast = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(host_pages), m.fast_k_cap));
+      const size_t k_fast =
+          static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(host_pages), m.fast_k_cap));
       m.k_arena(m.fast).reserve(k_fast * blocks_per_page_index);
       if (m.far >= 0) {
         m.v_arena(m.far).reserve(blocks);
-        if (k_fast < host_pages) m.k_arena(m.far).reserve((host_pages - k_fast) * blocks_per_page_index);
-        if (m.fast_v_cap > 0) m.v_arena(m.fast).reserve(static_cast<size_t>(m.fast_v_cap) * blocks_per_page_index);
+        if (k_fast < host_pages)
+          m.k_arena(m.far).reserve((host_pages - k_fast) * blocks_per_page_index);
+        if (m.fast_v_cap > 0)
+          m.v_arena(m.fast).reserve(static_cast<size_t>(m.fast_v_cap) * blocks_per_page_index);
       } else {
         m.v_arena(m.fast).reserve(blocks);
       }
@@ -682,7 +729,8 @@ void HybridGen::step(int s, StepResult& out) {
   const bool new_page = m.seqs[0].cache->num_tokens(0) % P == 0;
   if (!m.all_fit) {
     window_pages_ = std::max<int64_t>(1, ceil_div(sched_->gpu_window(), P));
-    if (m.semantic && cfg_.migrate_every > 0 && s > 0 && s % cfg_.migrate_every == 0) m.migrate_pass();
+    if (m.semantic && cfg_.migrate_every > 0 && s > 0 && s % cfg_.migrate_every == 0)
+      m.migrate_pass();
     m.apply_window(n_pages + (new_page ? 1 : 0), window_pages_);
   }
   for (int b = 0; b < B; ++b) {
@@ -693,8 +741,10 @@ void HybridGen::step(int s, StepResult& out) {
       if (new_page) m.seqs[b].heads[h].pages.push_back(PageInfo{});
   }
   if (new_page) m.dirty = true;
-  if (m.dirty) m.rebuild_views();
-  else m.refresh_counts();
+  if (m.dirty)
+    m.rebuild_views();
+  else
+    m.refresh_counts();
   pages_migrated_ += m.migrated_pages_step;
   const int64_t t_struct = now_ns();
   out.phase_ns["migrate"] = t_struct - t_begin;
@@ -716,14 +766,16 @@ void HybridGen::step(int s, StepResult& out) {
     for (int b = 0; b < B; ++b)
       for (int qh = 0; qh < Hq; ++qh) {
         const int64_t c = m.seqs[b].cpu_view[m.shape.kv_head_of(qh)].num_tokens;
-        int64_t k = std::min<int64_t>(c, static_cast<int64_t>(std::ceil(ratio * static_cast<double>(c))));
+        int64_t k =
+            std::min<int64_t>(c, static_cast<int64_t>(std::ceil(ratio * static_cast<double>(c))));
         k = std::min(k, m.k_cap);
         m.krow[static_cast<size_t>(b) * Hq + qh] = k;
         n_ext = std::max(n_ext, k);
         if (k < c) approx = true;
       }
     for (int b = 0; b < B; ++b)
-      for (int h = 0; h < Hkv; ++h) m.seqs[b].heads[h].last_k = m.krow[static_cast<size_t>(b) * Hq + h * G];
+      for (int h = 0; h < Hkv; ++h)
+        m.seqs[b].heads[h].last_k = m.krow[static_cast<size_t>(b) * Hq + h * G];
   }
 
   // ---- 2. q down to the host (the CPU side needs it).
@@ -761,15 +813,16 @@ void HybridGen::step(int s, StepResult& out) {
   if (has_cpu) {
     if (m.logit) {
       for (int b = 0; b < B; ++b)
-        cpu::score_logits(m.io->q_host.data() + static_cast<size_t>(b) * Hq * d, Hq, m.cpu_view(b), 0, -1, scale,
-                          m.logits.data() + static_cast<size_t>(b) * Hq * m.ccap, m.ccap, pool);
+        cpu::score_logits(m.io->q_host.data() + static_cast<size_t>(b) * Hq * d, Hq, m.cpu_view(b),
+                          0, -1, scale, m.logits.data() + static_cast<size_t>(b) * Hq * m.ccap,
+                          m.ccap, pool);
       t_score = now_ns();
       pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
         const int b = static_cast<int>(row / Hq), qh = static_cast<int>(row % Hq);
         const int64_t c = m.seqs[b].cpu_view[m.shape.kv_head_of(qh)].num_tokens;
         // Unordered (ascending positions): the gather then reads the V pages in address order.
-        cpu::topk_select_rows(m.logits.data() + static_cast<size_t>(row) * m.ccap, 1, c, m.ccap, m.krow[row],
-                              m.topi.data() + static_cast<size_t>(row) * n_ext,
+        cpu::topk_select_rows(m.logits.data() + static_cast<size_t>(row) * m.ccap, 1, c, m.ccap,
+                              m.krow[row], m.topi.data() + static_cast<size_t>(row) * n_ext,
                               m.topv.data() + static_cast<size_t>(row) * n_ext, nullptr);
       });
       t_topk = now_ns();
@@ -779,11 +832,13 @@ void HybridGen::step(int s, StepResult& out) {
         const int b = static_cast<int>(row / Hq), qh = static_cast<int>(row % Hq);
         const int64_t k = m.krow[row];
         const size_t base = static_cast<size_t>(row) * n_ext;
-        cpu::gather_rows(m.cpu_view(b), m.shape.kv_head_of(qh), m.topi.data() + base, k, ext_v + base * d * es);
+        cpu::gather_rows(m.cpu_view(b), m.shape.kv_head_of(qh), m.topi.data() + base, k,
+                         ext_v + base * d * es);
         std::memcpy(ext_l + base, m.topv.data() + base, static_cast<size_t>(k) * 4);
         // Padding rows (heads with fewer CPU tokens) weigh exactly zero.
         for (int64_t i = k; i < n_ext; ++i) ext_l[base + i] = kNegInf;
-        if (k < n_ext) std::memset(ext_v + (base + k) * d * es, 0, static_cast<size_t>(n_ext - k) * d * es);
+        if (k < n_ext)
+          std::memset(ext_v + (base + k) * d * es, 0, static_cast<size_t>(n_ext - k) * d * es);
       });
       t_gather = now_ns();
     } else {
@@ -845,9 +900,11 @@ void HybridGen::step(int s, StepResult& out) {
       acc.logit_merge_attention(la);
       ++launches;
     }
-    const float* o_parts[2] = {m.o_x.as<float>(), m.o_loc.as<float>()};  // fixed order: CPU, accelerator
+    const float* o_parts[2] = {m.o_x.as<float>(),
+                               m.o_loc.as<float>()};  // fixed order: CPU, accelerator
     const float* l_parts[2] = {m.lse_x.as<float>(), m.lse_loc.as<float>()};
-    acc.merge_partials(2, o_parts, l_parts, static_cast<int>(qn), d, m.io->o_dev(), m.io->lse_dev());
+    acc.merge_partials(2, o_parts, l_parts, static_cast<int>(qn), d, m.io->o_dev(),
+                       m.io->lse_dev());
     ++launches;
   }
   acc.copy_to_host(m.io->o_host.data(), m.io->o_dev(), m.io->o_bytes());
@@ -889,20 +946,23 @@ void HybridGen::step(int s, StepResult& out) {
       const float a = static_cast<float>(cfg_.score_alpha);
       for (int h = 0; h < Hkv; ++h)
         for (auto& pi : sq.heads[h].pages) {
-          if (pi.home == PageHome::host) pi.score = (1 - a) * pi.score + a * static_cast<float>(pi.hits);
+          if (pi.home == PageHome::host)
+            pi.score = (1 - a) * pi.score + a * static_cast<float>(pi.hits);
           pi.hits = 0;
         }
     }
   }
   // Traffic, counted from the sizes asked for.
-  const int64_t kv_tok = static_cast<int64_t>(2) * d * static_cast<int64_t>(es);  // K+V of one token, one head
+  const int64_t kv_tok =
+      static_cast<int64_t>(2) * d * static_cast<int64_t>(es);  // K+V of one token, one head
   for (const auto& sq : m.seqs)
     for (int h = 0; h < Hkv; ++h) {
       const HeadState& hs = sq.heads[h];
       for (size_t t = 0; t < m.platform.host_tiers.size() && has_cpu; ++t) {
         const MemoryKind kind = m.tier_kind(static_cast<int>(t));
         tr.read(Processor::cpu, kind, hs.cpu_k_pages_by_tier[t] * static_cast<int64_t>(m.block));
-        if (!m.logit) tr.read(Processor::cpu, kind, hs.cpu_v_pages_by_tier[t] * static_cast<int64_t>(m.block));
+        if (!m.logit)
+          tr.read(Processor::cpu, kind, hs.cpu_v_pages_by_tier[t] * static_cast<int64_t>(m.block));
       }
       tr.read(Processor::accelerator, MemoryKind::accelerator, sq.acc_view[h].num_tokens * kv_tok);
     }
@@ -910,7 +970,8 @@ void HybridGen::step(int s, StepResult& out) {
     tr.read(Processor::cpu, m.tier_kind(static_cast<int>(t)), v_rows_by_tier[t] * row_v);
   const size_t qn = static_cast<size_t>(B) * Hq;
   if (has_cpu && m.logit)
-    tr.read(Processor::accelerator, MemoryKind::accelerator, static_cast<int64_t>(qn) * n_ext * (4 + row_v));
+    tr.read(Processor::accelerator, MemoryKind::accelerator,
+            static_cast<int64_t>(qn) * n_ext * (4 + row_v));
   tr.write(Processor::accelerator, MemoryKind::accelerator, m.shape.kv_bytes_per_token() * B);
   tr.cpu_flops = (m.logit ? 2.0 : 4.0) * Hq * d * static_cast<double>(cpu_tok_sum) / Hkv;
   // Logit mode: each query head's top-k scans the logits of all its CPU tokens.
@@ -951,20 +1012,23 @@ void HybridGen::step(int s, StepResult& out) {
 
   // ---- 10. Scheduler: CPU side = scoring, top-k, gather and the copy up.
   const int64_t heads_total = static_cast<int64_t>(B) * Hkv;
-  sched_->record(s, static_cast<double>(cpu_ns + (has_cpu ? transfer_ns : 0)), static_cast<double>(acc_ns),
-                 cpu_tok_sum / heads_total, acc_tok_sum / heads_total);
+  sched_->record(s, static_cast<double>(cpu_ns + (has_cpu ? transfer_ns : 0)),
+                 static_cast<double>(acc_ns), cpu_tok_sum / heads_total, acc_tok_sum / heads_total);
 }
 
 std::vector<MemoryRegion> HybridGen::memory_regions() const {
   std::vector<MemoryRegion> r;
   if (!impl_) return r;
   const Impl& m = *impl_;
-  for (const auto& [p, n] : m.acc_arena->slabs()) r.push_back({p, n, m.acc_arena->location(), "K+V"});
+  for (const auto& [p, n] : m.acc_arena->slabs())
+    r.push_back({p, n, m.acc_arena->location(), "K+V"});
   for (size_t t = 0; t < m.k_arenas.size(); ++t) {
     if (m.k_arenas[t])
-      for (const auto& [p, n] : m.k_arenas[t]->slabs()) r.push_back({p, n, m.k_arenas[t]->location(), "K"});
+      for (const auto& [p, n] : m.k_arenas[t]->slabs())
+        r.push_back({p, n, m.k_arenas[t]->location(), "K"});
     if (m.v_arenas[t])
-      for (const auto& [p, n] : m.v_arenas[t]->slabs()) r.push_back({p, n, m.v_arenas[t]->location(), "V"});
+      for (const auto& [p, n] : m.v_arenas[t]->slabs())
+        r.push_back({p, n, m.v_arenas[t]->location(), "V"});
   }
   return r;
 }
@@ -988,7 +1052,9 @@ std::map<std::string, int64_t> HybridGen::block_placement() const {
   return c;
 }
 
-PageHome HybridGen::page_home(int b, int h, int64_t i) const { return impl_->seqs[b].heads[h].pages[i].home; }
+PageHome HybridGen::page_home(int b, int h, int64_t i) const {
+  return impl_->seqs[b].heads[h].pages[i].home;
+}
 MemoryLocation HybridGen::page_k_location(int b, int h, int64_t i) const {
   return impl_->seqs[b].cache->k_location(h, i);
 }

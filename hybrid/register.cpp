@@ -13,7 +13,8 @@ namespace {
 void add_variant(StrategyRegistry& r, const std::string& name, const std::string& summary,
                  const hybrid::HybridGenConfig& defaults) {
   r.add({name, summary, "hybrid", [name, defaults](const StrategyOptions& opts) {
-           return std::make_unique<hybrid::HybridGen>(name, hybrid::HybridGenConfig::from_options(opts, name, defaults));
+           return std::make_unique<hybrid::HybridGen>(
+               name, hybrid::HybridGenConfig::from_options(opts, name, defaults));
          }});
 }
 
@@ -22,13 +23,15 @@ void add_variant(StrategyRegistry& r, const std::string& name, const std::string
 void register_hybrid(StrategyRegistry& registry) {
   hybrid::HybridGenConfig d;
   add_variant(registry, "hybridgen",
-              "HybridGen: recent KV on the accelerator, older in host tiers; CPU top-k logits + V rows merged in one "
+              "HybridGen: recent KV on the accelerator, older in host tiers; CPU top-k logits + V "
+              "rows merged in one "
               "softmax, feedback scheduler, semantic K/V tier mapping",
               d);
   auto lse = d;
   lse.merge = "lse";
   add_variant(registry, "hybridgen-lse",
-              "HybridGen, exact mode: the CPU returns the partial (o, lse) over its tokens, LSE-merged on the accelerator",
+              "HybridGen, exact mode: the CPU returns the partial (o, lse) over its tokens, "
+              "LSE-merged on the accelerator",
               lse);
   auto st = d;
   st.scheduler.adaptive = false;
@@ -37,11 +40,14 @@ void register_hybrid(StrategyRegistry& registry) {
   auto naive = d;
   naive.mapping = "naive";
   add_variant(registry, "hybridgen-naive",
-              "HybridGen ablation: semantic mapping off (all host KV on one tier, no promotion)", naive);
+              "HybridGen ablation: semantic mapping off (all host KV on one tier, no promotion)",
+              naive);
   auto serial = d;
   serial.overlap = false;
-  add_variant(registry, "hybridgen-serial",
-              "HybridGen ablation: no CPU/accelerator overlap (CPU side first, then the accelerator side)", serial);
+  add_variant(
+      registry, "hybridgen-serial",
+      "HybridGen ablation: no CPU/accelerator overlap (CPU side first, then the accelerator side)",
+      serial);
 }
 
 }  // namespace hb

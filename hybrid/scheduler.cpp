@@ -80,7 +80,8 @@ bool FeedbackScheduler::record(int step, double cpu_ns, double accelerator_ns, i
       const double c = c_est_, a = a_est_;
       const double total = row.cpu_tokens + row.gpu_tokens;
       row.equalising_gpu_tokens = total * c / (c + a);
-      const double imbalance = std::fabs(row.cpu_ns - row.accelerator_ns) / std::max(row.cpu_ns, row.accelerator_ns);
+      const double imbalance =
+          std::fabs(row.cpu_ns - row.accelerator_ns) / std::max(row.cpu_ns, row.accelerator_ns);
       if (imbalance > cfg_.dead_band) {
         const double delta = cfg_.boundary_gain * (row.equalising_gpu_tokens - row.gpu_tokens);
         int64_t next = round_to_granule(static_cast<double>(window_) + delta);

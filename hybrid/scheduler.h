@@ -30,17 +30,17 @@ struct SchedulerConfig {
   double ratio_up = 1.2, ratio_down = 0.8;
   double ratio_min = 0.01, ratio_max = 0.5;
   double boundary_gain = 0.5;  // share of the gap to the equalising split closed per interval
-  double dead_band = 0.1;      // relative imbalance |cpu - acc| / max below which the boundary stays
-  double cost_weight = 0.5;    // EMA weight of the newest interval's per-token costs
-  int64_t granule = 16;        // boundary moves in whole pages of this many tokens
+  double dead_band = 0.1;    // relative imbalance |cpu - acc| / max below which the boundary stays
+  double cost_weight = 0.5;  // EMA weight of the newest interval's per-token costs
+  int64_t granule = 16;      // boundary moves in whole pages of this many tokens
 };
 
 // One decision interval, as it appears in the report's trajectory.
 struct SchedulerRow {
-  int step = 0;                 // last decode step of the interval
-  double ratio = 0;             // top-k ratio in effect during the interval
-  int64_t boundary = 0;         // first token position of the accelerator's recent window
-  int64_t gpu_window = 0;       // recent tokens targeted on the accelerator
+  int step = 0;                           // last decode step of the interval
+  double ratio = 0;                       // top-k ratio in effect during the interval
+  int64_t boundary = 0;                   // first token position of the accelerator's recent window
+  int64_t gpu_window = 0;                 // recent tokens targeted on the accelerator
   double cpu_tokens = 0, gpu_tokens = 0;  // interval means (gpu includes promoted pages)
   double cpu_ns = 0, accelerator_ns = 0;  // interval medians
   double next_ratio = 0;
@@ -57,7 +57,8 @@ class FeedbackScheduler {
 
   // Records one decode step's measurements. At the end of every interval it decides, appends a
   // trajectory row and returns true. total_tokens = cpu_tokens + gpu_tokens of the step.
-  bool record(int step, double cpu_ns, double accelerator_ns, int64_t cpu_tokens, int64_t gpu_tokens);
+  bool record(int step, double cpu_ns, double accelerator_ns, int64_t cpu_tokens,
+              int64_t gpu_tokens);
 
   double ratio() const { return ratio_; }
   int64_t gpu_window() const { return window_; }

@@ -34,7 +34,8 @@ std::unique_ptr<Accelerator> make_accelerator(const AcceleratorOptions& o) {
   if (o.kind == "cuda" || o.kind == "auto") {
     std::string why;
 #ifdef HB_WITH_CUDA
-    if (cuda::device_usable(o.device, &why)) return cuda::make_cuda_accelerator(o.device, o.capacity_bytes);
+    if (cuda::device_usable(o.device, &why))
+      return cuda::make_cuda_accelerator(o.device, o.capacity_bytes);
 #else
     cuda_available(&why);
 #endif

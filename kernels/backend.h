@@ -9,7 +9,7 @@
 namespace hb {
 
 struct AcceleratorOptions {
-  std::string kind = "auto";   // auto | cpu | cuda
+  std::string kind = "auto";  // auto | cpu | cuda
   int device = 0;
   int64_t capacity_bytes = 0;  // KV budget; 0 = default (cpu: 2 GiB; cuda: free HBM minus 10%)
   int cpu_threads = 0;         // cpu accelerator worker threads (0 = half the CPUs, at least 1)

@@ -28,14 +28,16 @@ const AccessPerf* perf_from(const MemoryNode& n, int cpu_node) {
 // The node's figure as seen from the reference CPU node, else its best from any initiator
 // (fakeheteromemtiers gives HBM figures only for the CPUs of its own group).
 double bandwidth_of(const MemoryNode& n, int cpu_node) {
-  if (const AccessPerf* p = perf_from(n, cpu_node); p && p->best_bandwidth() > 0) return p->best_bandwidth();
+  if (const AccessPerf* p = perf_from(n, cpu_node); p && p->best_bandwidth() > 0)
+    return p->best_bandwidth();
   double best = 0;
   for (const auto& p : n.perf) best = std::max(best, p.best_bandwidth());
   return best;
 }
 
 double latency_of(const MemoryNode& n, int cpu_node) {
-  if (const AccessPerf* p = perf_from(n, cpu_node); p && p->best_latency() > 0) return p->best_latency();
+  if (const AccessPerf* p = perf_from(n, cpu_node); p && p->best_latency() > 0)
+    return p->best_latency();
   double best = 0;
   for (const auto& p : n.perf)
     if (p.best_latency() > 0 && (best == 0 || p.best_latency() < best)) best = p.best_latency();
@@ -89,15 +91,17 @@ void classify_node(const Topology& t, const Reference& ref, MemoryNode& n) {
   std::vector<std::string> slow;
   if (st == "NVM" || st == "SPM") slow.push_back("subtype " + st);
   if (n.memory_tier >= 0 && ref.tier >= 0 && n.memory_tier > ref.tier)
-    slow.push_back("slower memory tier " + std::to_string(n.memory_tier) + " > " + std::to_string(ref.tier) +
-                   " of local DRAM");
+    slow.push_back("slower memory tier " + std::to_string(n.memory_tier) + " > " +
+                   std::to_string(ref.tier) + " of local DRAM");
   if (dist >= 0 && ref.self_distance >= 0 && dist > ref.self_distance)
-    slow.push_back("distance " + std::to_string(dist) + " > " + std::to_string(ref.self_distance) + " from node " +
-                   std::to_string(ref.node));
+    slow.push_back("distance " + std::to_string(dist) + " > " + std::to_string(ref.self_distance) +
+                   " from node " + std::to_string(ref.node));
   if (bw > 0 && ref.bandwidth > 0 && bw <= kSlowBandwidthRatio * ref.bandwidth)
-    slow.push_back("lower HMAT bandwidth " + num(bw) + " MiB/s vs " + num(ref.bandwidth) + " of local DRAM");
+    slow.push_back("lower HMAT bandwidth " + num(bw) + " MiB/s vs " + num(ref.bandwidth) +
+                   " of local DRAM");
   if (lat > 0 && ref.latency > 0 && lat >= kSlowLatencyRatio * ref.latency)
-    slow.push_back("higher HMAT latency " + num(lat) + " ns vs " + num(ref.latency) + " of local DRAM");
+    slow.push_back("higher HMAT latency " + num(lat) + " ns vs " + num(ref.latency) +
+                   " of local DRAM");
   const std::string cpu_less = "CPU-less (" + n.has_cpu_source + ")";
 
   if (!n.cxl_link.empty() || st.rfind("CXL", 0) == 0) {
@@ -115,7 +119,8 @@ void classify_node(const Topology& t, const Reference& ref, MemoryNode& n) {
     if (fast_hmat) {
       char ratio[16];
       std::snprintf(ratio, sizeof ratio, "%.1f", bw / ref.bandwidth);
-      why.push_back("HMAT bandwidth " + num(bw) + " MiB/s = " + ratio + "x local DRAM's " + num(ref.bandwidth));
+      why.push_back("HMAT bandwidth " + num(bw) + " MiB/s = " + ratio + "x local DRAM's " +
+                    num(ref.bandwidth));
     }
     return;
   }
@@ -126,7 +131,9 @@ void classify_node(const Topology& t, const Reference& ref, MemoryNode& n) {
       why.insert(why.end(), slow.begin(), slow.end());
     } else {
       n.kind = TierKind::remote_dram;
-      why.push_back("no sign of slower memory (same tier, no larger distance or lower HMAT figures): DRAM without CPUs");
+      why.push_back(
+          "no sign of slower memory (same tier, no larger distance or lower HMAT figures): DRAM "
+          "without CPUs");
     }
     return;
   }
@@ -139,7 +146,8 @@ void classify_node(const Topology& t, const Reference& ref, MemoryNode& n) {
   std::string r = "has CPUs " + format_cpulist(n.cpus) + "; another CPU node";
   const MemoryNode* local = t.node(ref.node);
   if (local && local->package >= 0 && n.package >= 0 && local->package != n.package)
-    r += " (package " + std::to_string(n.package) + ", reference is in package " + std::to_string(local->package) + ")";
+    r += " (package " + std::to_string(n.package) + ", reference is in package " +
+         std::to_string(local->package) + ")";
   why.push_back(r);
   why.insert(why.end(), slow.begin(), slow.end());
 }

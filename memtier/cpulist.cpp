@@ -29,16 +29,18 @@ int parse_id(std::string_view s, std::string_view whole, const std::string& what
   s = trim(s);
   int v = -1;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || (ec != std::errc() && ec != std::errc::result_out_of_range) || p != s.data() + s.size() || v < 0)
-    throw Error(bad_list("cannot parse list", whole, what), "expected the Linux list format, e.g. 0-3,8");
-  if (ec == std::errc::result_out_of_range || v > max_id)
-  {
+  if (s.empty() || (ec != std::errc() && ec != std::errc::result_out_of_range) ||
+      p != s.data() + s.size() || v < 0)
+    throw Error(bad_list("cannot parse list", whole, what),
+                "expected the Linux list format, e.g. 0-3,8");
+  if (ec == std::errc::result_out_of_range || v > max_id) {
     std::string problem = "id ";
     problem += s;
     problem += " is larger than ";
     problem += std::to_string(max_id);
     problem += " in list";
-    throw Error(bad_list(problem, whole, what), "list CPUs or nodes this machine has (see `hybridbench topo`), e.g. 0-3,8");
+    throw Error(bad_list(problem, whole, what),
+                "list CPUs or nodes this machine has (see `hybridbench topo`), e.g. 0-3,8");
   }
   return v;
 }
@@ -56,8 +58,11 @@ std::vector<int> parse_cpulist(std::string_view text, const std::string& what, i
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     const size_t dash = item.find('-');
     const int lo = parse_id(item.substr(0, dash), whole, what, max_id);
-    const int hi = dash == std::string_view::npos ? lo : parse_id(item.substr(dash + 1), whole, what, max_id);
-    if (hi < lo) throw Error(bad_list("descending range in list", whole, what), "write ranges low-high, e.g. 0-3");
+    const int hi =
+        dash == std::string_view::npos ? lo : parse_id(item.substr(dash + 1), whole, what, max_id);
+    if (hi < lo)
+      throw Error(bad_list("descending range in list", whole, what),
+                  "write ranges low-high, e.g. 0-3");
     if (seen.size() <= static_cast<size_t>(hi)) seen.resize(static_cast<size_t>(hi) + 1);
     for (int i = lo; i <= hi; ++i) seen[static_cast<size_t>(i)] = true;
   }

@@ -15,7 +15,8 @@ inline constexpr int kMaxListId = (1 << 16) - 1;
 // Parses "0-3,8" into {0,1,2,3,8} (sorted, unique). Empty/blank text is the empty list.
 // Throws hb::Error naming `what` (e.g. the file or option) when the text is malformed or holds
 // an id above `max_id`. Memory is bounded by max_id, whatever the text.
-std::vector<int> parse_cpulist(std::string_view text, const std::string& what, int max_id = kMaxListId);
+std::vector<int> parse_cpulist(std::string_view text, const std::string& what,
+                               int max_id = kMaxListId);
 std::string format_cpulist(const std::vector<int>& ids);
 
 }  // namespace hb::memtier

@@ -42,7 +42,8 @@ void merge_nodes(Topology& t, const SysfsSnapshot& s) {
       t.nodes.push_back(std::move(fresh));
       n = &t.nodes.back();
       added = true;
-      if (t.source != "sysfs") t.notes.push_back("node " + std::to_string(sn.id) + " is known to sysfs only");
+      if (t.source != "sysfs")
+        t.notes.push_back("node " + std::to_string(sn.id) + " is known to sysfs only");
     }
     n->cpus = sn.cpus;  // sysfs knows which CPUs a node really has; hwloc only localities
     n->has_cpu_source = "sysfs cpulist";
@@ -51,11 +52,13 @@ void merge_nodes(Topology& t, const SysfsSnapshot& s) {
     n->free_bytes = sn.available_bytes;
     if (n->perf.empty()) n->perf = sn.perf;
   }
-  std::sort(t.nodes.begin(), t.nodes.end(), [](auto& a, auto& b) { return a.os_index < b.os_index; });
+  std::sort(t.nodes.begin(), t.nodes.end(),
+            [](auto& a, auto& b) { return a.os_index < b.os_index; });
   for (auto& n : t.nodes)
     for (auto& p : n.perf)
       if (p.initiator_cpus.empty())
-        if (const MemoryNode* init = t.node(p.initiator_node)) p.initiator_cpus = format_cpulist(init->cpus);
+        if (const MemoryNode* init = t.node(p.initiator_node))
+          p.initiator_cpus = format_cpulist(init->cpus);
   // Distances: keep hwloc's SLIT when it covers every node, else take sysfs's rows.
   const bool hwloc_ok = !t.distances_source.empty() && !added;
   bool sysfs_ok = t.nodes.size() == s.online.size();
@@ -76,7 +79,8 @@ void merge_nodes(Topology& t, const SysfsSnapshot& s) {
 
 void merge_devices(Topology& t, const SysfsSnapshot& s) {
   for (const auto& m : s.memdevs) {
-    auto it = std::find_if(t.cxl_memdevs.begin(), t.cxl_memdevs.end(), [&](auto& x) { return x.name == m.name; });
+    auto it = std::find_if(t.cxl_memdevs.begin(), t.cxl_memdevs.end(),
+                           [&](auto& x) { return x.name == m.name; });
     if (it == t.cxl_memdevs.end()) {
       t.cxl_memdevs.push_back(m);
       continue;
@@ -88,7 +92,8 @@ void merge_devices(Topology& t, const SysfsSnapshot& s) {
   }
   t.cxl_regions = s.regions;
   for (const auto& d : s.dax) {
-    auto it = std::find_if(t.dax_devices.begin(), t.dax_devices.end(), [&](auto& x) { return x.name == d.name; });
+    auto it = std::find_if(t.dax_devices.begin(), t.dax_devices.end(),
+                           [&](auto& x) { return x.name == d.name; });
     if (it == t.dax_devices.end()) {
       t.dax_devices.push_back(d);
       continue;
@@ -101,8 +106,9 @@ void merge_devices(Topology& t, const SysfsSnapshot& s) {
   const auto& has_memory = s.has_memory;
   for (const auto& d : t.dax_devices) {
     if (d.cxl_region.empty() || d.target_node < 0) continue;
-    const bool online = d.mode == "system-ram" ||
-                        (d.mode.empty() && std::count(has_memory.begin(), has_memory.end(), d.target_node));
+    const bool online =
+        d.mode == "system-ram" ||
+        (d.mode.empty() && std::count(has_memory.begin(), has_memory.end(), d.target_node));
     MemoryNode* n = t.node(d.target_node);
     if (!online || !n) continue;
     n->cxl_link = d.cxl_region + " via " + d.name;
@@ -130,7 +136,8 @@ void choose_cpu_node(Topology& t, int requested, bool live) {
   }
   t.cpu_node = live ? live_cpu_node(t) : -1;
   if (t.cpu_node < 0 && !t.cpu_nodes().empty()) t.cpu_node = t.cpu_nodes().front();
-  if (t.cpu_node < 0) t.notes.push_back("no NUMA node with CPUs: local/remote cannot be told apart");
+  if (t.cpu_node < 0)
+    t.notes.push_back("no NUMA node with CPUs: local/remote cannot be told apart");
 }
 
 }  // namespace

@@ -11,11 +11,11 @@
 namespace hb::memtier {
 
 struct DiscoverOptions {
-  std::string topology_xml;   // --topology FILE.xml
-  std::string sysfs_root;     // --sysfs-root DIR (a tree holding sys/devices/system/node/...)
-  int cpu_node = -1;          // reference CPU node; -1 = the node this process runs on (live)
-                              // or the lowest node with CPUs (files)
-  std::string emulate_cxl;    // --emulate-cxl spec (memtier/emulate.h); empty none
+  std::string topology_xml;  // --topology FILE.xml
+  std::string sysfs_root;    // --sysfs-root DIR (a tree holding sys/devices/system/node/...)
+  int cpu_node = -1;         // reference CPU node; -1 = the node this process runs on (live)
+                             // or the lowest node with CPUs (files)
+  std::string emulate_cxl;   // --emulate-cxl spec (memtier/emulate.h); empty none
 };
 
 // Throws hb::Error for unreadable inputs, a cpu_node without CPUs, or a bad emulation spec.

@@ -9,8 +9,9 @@
 namespace hb::memtier {
 
 namespace {
-const char* kForms = "use --emulate-cxl node=N (an existing NUMA node plays CXL) or "
-                     "--emulate-cxl bandwidth=GBPS,latency=NS (simulated tier on one node)";
+const char* kForms =
+    "use --emulate-cxl node=N (an existing NUMA node plays CXL) or "
+    "--emulate-cxl bandwidth=GBPS,latency=NS (simulated tier on one node)";
 
 // Strict (core/parse.h): "inf", "nan", "5x" are refused like "-1", with the two forms as the fix.
 double positive(const std::string& key, const std::string& value) {
@@ -28,8 +29,10 @@ CxlEmulation parse_cxl_emulation(const std::string& spec) {
   bool node = false, bw = false, lat = false;
   for (std::string item; std::getline(in, item, ',');) {
     const size_t eq = item.find('=');
-    const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    if (key == "node" && !value.empty() && value.find_first_not_of("0123456789") == std::string::npos) {
+    const std::string key = item.substr(0, eq),
+                      value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (key == "node" && !value.empty() &&
+        value.find_first_not_of("0123456789") == std::string::npos) {
       e.node = static_cast<int>(parse::integer(value, "--emulate-cxl node", 0, kMaxListId));
       node = true;
     } else if (key == "bandwidth") {
@@ -42,34 +45,41 @@ CxlEmulation parse_cxl_emulation(const std::string& spec) {
       throw Error("cannot understand --emulate-cxl '" + spec + "' (at '" + item + "')", kForms);
     }
   }
-  if (node == (bw || lat) || bw != lat) throw Error("cannot understand --emulate-cxl '" + spec + "'", kForms);
+  if (node == (bw || lat) || bw != lat)
+    throw Error("cannot understand --emulate-cxl '" + spec + "'", kForms);
   return e;
 }
 
 void apply_cxl_emulation(Topology& topo, const CxlEmulation& emu) {
   if (!emu.active()) return;
   if (emu.node < 0) {
-    if (topo.cpu_node < 0) throw Error("--emulate-cxl needs a CPU node to back the simulated tier, and none was found");
+    if (topo.cpu_node < 0)
+      throw Error("--emulate-cxl needs a CPU node to back the simulated tier, and none was found");
     topo.simulated_cxl = SimulatedTier{emu.bandwidth_gbps, emu.latency_ns, topo.cpu_node};
-    topo.notes.push_back("simulated CXL tier: memory on node " + std::to_string(topo.cpu_node) +
-                         ", declared figures only (a simulation for exercising code paths, not for numbers)");
+    topo.notes.push_back(
+        "simulated CXL tier: memory on node " + std::to_string(topo.cpu_node) +
+        ", declared figures only (a simulation for exercising code paths, not for numbers)");
     return;
   }
   MemoryNode* n = topo.node(emu.node);
   if (!n)
-    throw Error("--emulate-cxl node=" + std::to_string(emu.node) + ": this machine has no NUMA node " +
-                    std::to_string(emu.node),
-                "pick a node listed by `hybridbench topo`, or use bandwidth=GBPS,latency=NS on single-node machines");
-  if (n->total_bytes == 0)
-    throw Error("--emulate-cxl node=" + std::to_string(emu.node) + ": node has no memory", "pick a node with memory");
-  if (emu.node == topo.cpu_node)
     throw Error("--emulate-cxl node=" + std::to_string(emu.node) +
-                    " is the reference CPU node's own DRAM; emulating CXL there leaves no local tier",
-                "pick the remote socket's node, or use bandwidth=GBPS,latency=NS on single-node machines");
+                    ": this machine has no NUMA node " + std::to_string(emu.node),
+                "pick a node listed by `hybridbench topo`, or use bandwidth=GBPS,latency=NS on "
+                "single-node machines");
+  if (n->total_bytes == 0)
+    throw Error("--emulate-cxl node=" + std::to_string(emu.node) + ": node has no memory",
+                "pick a node with memory");
+  if (emu.node == topo.cpu_node)
+    throw Error(
+        "--emulate-cxl node=" + std::to_string(emu.node) +
+            " is the reference CPU node's own DRAM; emulating CXL there leaves no local tier",
+        "pick the remote socket's node, or use bandwidth=GBPS,latency=NS on single-node machines");
   const std::string was(tier_kind_name(n->kind));
   n->kind = TierKind::cxl;
   n->emulated = true;
-  n->reasons.insert(n->reasons.begin(), "emulated: " + was + " node stands in for CXL (--emulate-cxl node=" +
+  n->reasons.insert(n->reasons.begin(), "emulated: " + was +
+                                            " node stands in for CXL (--emulate-cxl node=" +
                                             std::to_string(emu.node) + ")");
 }
 

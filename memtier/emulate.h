@@ -13,8 +13,8 @@
 namespace hb::memtier {
 
 struct CxlEmulation {
-  int node = -1;               // node=N form
-  double bandwidth_gbps = 0;   // simulated form
+  int node = -1;              // node=N form
+  double bandwidth_gbps = 0;  // simulated form
   double latency_ns = 0;
   bool active() const { return node >= 0 || bandwidth_gbps > 0; }
 };

@@ -40,12 +40,15 @@ struct Origin {
   bool from_file() const { return !xml_path.empty(); }
   [[noreturn]] void refuse(const std::string& what) const {
     throw Error("hwloc topology file " + xml_path + ": " + what,
-                "fix or re-export the file (`lstopo-no-graphics --of xml FILE.xml` on the machine it describes)");
+                "fix or re-export the file (`lstopo-no-graphics --of xml FILE.xml` on the machine "
+                "it describes)");
   }
 };
 
 // hwloc's unsigned os_index as our int: HWLOC_UNKNOWN_INDEX (and anything past INT_MAX) is -1.
-int os_index_or_unknown(unsigned idx) { return idx > static_cast<unsigned>(INT_MAX) ? -1 : static_cast<int>(idx); }
+int os_index_or_unknown(unsigned idx) {
+  return idx > static_cast<unsigned>(INT_MAX) ? -1 : static_cast<int>(idx);
+}
 
 std::vector<int> bitmap_ids(hwloc_const_bitmap_t set) {
   std::vector<int> ids;
@@ -56,12 +59,14 @@ std::vector<int> bitmap_ids(hwloc_const_bitmap_t set) {
   return ids;
 }
 
-const char* info(hwloc_obj_t obj, const char* name) { return hwloc_obj_get_info_by_name(obj, name); }
+const char* info(hwloc_obj_t obj, const char* name) {
+  return hwloc_obj_get_info_by_name(obj, name);
+}
 
 std::string bus_id(hwloc_obj_t pci) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%01x", pci->attr->pcidev.domain, pci->attr->pcidev.bus,
-                pci->attr->pcidev.dev, pci->attr->pcidev.func);
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%01x", pci->attr->pcidev.domain,
+                pci->attr->pcidev.bus, pci->attr->pcidev.dev, pci->attr->pcidev.func);
   return buf;
 }
 
@@ -117,13 +122,20 @@ TopoPtr load(const std::string& xml_path) {
   if (!xml_path.empty()) {
     if (!std::ifstream(xml_path)) throw Error("cannot read hwloc topology file " + xml_path, fix);
     if (!hwloc_import_survives(xml_path))
-      throw Error("hwloc crashed reading " + xml_path + " (malformed XML; hwloc " HWLOC_VERSION " does not check it)", fix);
+      throw Error("hwloc crashed reading " + xml_path +
+                      " (malformed XML; hwloc " HWLOC_VERSION " does not check it)",
+                  fix);
     if (hwloc_topology_set_xml(raw, xml_path.c_str()) != 0)
-      throw Error("hwloc cannot load " + xml_path + " (corrupt or unsupported XML): " + std::strerror(errno), fix);
+      throw Error("hwloc cannot load " + xml_path +
+                      " (corrupt or unsupported XML): " + std::strerror(errno),
+                  fix);
   }
   if (hwloc_topology_load(raw) != 0) {
-    if (xml_path.empty()) throw Error("hwloc cannot discover this machine's topology", {}, kExitFailure);
-    throw Error("hwloc cannot load " + xml_path + " (corrupt or unsupported XML): " + std::strerror(errno), fix);
+    if (xml_path.empty())
+      throw Error("hwloc cannot discover this machine's topology", {}, kExitFailure);
+    throw Error(
+        "hwloc cannot load " + xml_path + " (corrupt or unsupported XML): " + std::strerror(errno),
+        fix);
   }
   return topo;
 }
@@ -140,7 +152,8 @@ void read_packages(hwloc_topology_t topo, Topology& t) {
   }
 }
 
-void read_nodes(hwloc_topology_t topo, Topology& t, std::map<int, hwloc_obj_t>& objs, const Origin& origin) {
+void read_nodes(hwloc_topology_t topo, Topology& t, std::map<int, hwloc_obj_t>& objs,
+                const Origin& origin) {
   for (hwloc_obj_t n = nullptr; (n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n));) {
     MemoryNode m;
     // A node is known by its OS index everywhere (--kv-node, placement, reports): one without a
@@ -148,21 +161,27 @@ void read_nodes(hwloc_topology_t topo, Topology& t, std::map<int, hwloc_obj_t>& 
     m.os_index = os_index_or_unknown(n->os_index);
     const std::string logical = "NUMA node L#" + std::to_string(n->logical_index);
     if (m.os_index < 0) {
-      const std::string what = logical + " has os_index " + std::to_string(n->os_index) +
-                               (n->os_index == HWLOC_UNKNOWN_INDEX ? " (unknown)" : " (past INT_MAX)");
+      const std::string what =
+          logical + " has os_index " + std::to_string(n->os_index) +
+          (n->os_index == HWLOC_UNKNOWN_INDEX ? " (unknown)" : " (past INT_MAX)");
       if (origin.from_file()) origin.refuse(what);
-      throw Error("this machine's hwloc topology: " + what, "report it with `lstopo-no-graphics --of xml`", kExitFailure);
+      throw Error("this machine's hwloc topology: " + what,
+                  "report it with `lstopo-no-graphics --of xml`", kExitFailure);
     }
     if (objs.count(m.os_index)) {
       const std::string what = logical + " repeats os_index " + std::to_string(m.os_index);
       if (origin.from_file()) origin.refuse(what);
-      throw Error("this machine's hwloc topology: " + what, "report it with `lstopo-no-graphics --of xml`", kExitFailure);
+      throw Error("this machine's hwloc topology: " + what,
+                  "report it with `lstopo-no-graphics --of xml`", kExitFailure);
     }
     m.subtype = n->subtype ? n->subtype : "";
     const hwloc_uint64_t mem = n->attr->numanode.local_memory;
     if (mem > static_cast<hwloc_uint64_t>(INT64_MAX)) {
-      if (origin.from_file()) origin.refuse("NUMA node " + std::to_string(m.os_index) + " local_memory " + std::to_string(mem) + " is not a size");
-      t.notes.push_back("hwloc size of node " + std::to_string(m.os_index) + " (" + std::to_string(mem) + ") is not plausible; unknown");
+      if (origin.from_file())
+        origin.refuse("NUMA node " + std::to_string(m.os_index) + " local_memory " +
+                      std::to_string(mem) + " is not a size");
+      t.notes.push_back("hwloc size of node " + std::to_string(m.os_index) + " (" +
+                        std::to_string(mem) + ") is not plausible; unknown");
     } else {
       m.total_bytes = static_cast<int64_t>(mem);
     }
@@ -180,7 +199,8 @@ void read_nodes(hwloc_topology_t topo, Topology& t, std::map<int, hwloc_obj_t>& 
     objs[m.os_index] = n;
     t.nodes.push_back(std::move(m));
   }
-  std::sort(t.nodes.begin(), t.nodes.end(), [](auto& a, auto& b) { return a.os_index < b.os_index; });
+  std::sort(t.nodes.begin(), t.nodes.end(),
+            [](auto& a, auto& b) { return a.os_index < b.os_index; });
 }
 
 void read_distances(hwloc_topology_t topo, Topology& t, const Origin& origin) {
@@ -188,7 +208,8 @@ void read_distances(hwloc_topology_t topo, Topology& t, const Origin& origin) {
   hwloc_distances_s* d = nullptr;
   if (hwloc_distances_get_by_name(topo, "NUMALatency", &nr, &d, 0) != 0 || nr == 0 || !d) {
     nr = 1;
-    if (hwloc_distances_get_by_type(topo, HWLOC_OBJ_NUMANODE, &nr, &d, 0, 0) != 0 || nr == 0 || !d) return;
+    if (hwloc_distances_get_by_type(topo, HWLOC_OBJ_NUMANODE, &nr, &d, 0, 0) != 0 || nr == 0 || !d)
+      return;
   }
   const char* name = hwloc_distances_get_name(topo, d);
   std::map<int, unsigned> index;  // os_index -> row in d
@@ -200,7 +221,8 @@ void read_distances(hwloc_topology_t topo, Topology& t, const Origin& origin) {
     if (d->values[i] > kMaxDistance)
       implausible = std::string("distance matrix ") + (name ? name : "") + " entry from node " +
                     std::to_string(d->objs[i / d->nbobjs]->os_index) + " to node " +
-                    std::to_string(d->objs[i % d->nbobjs]->os_index) + " is " + std::to_string(d->values[i]);
+                    std::to_string(d->objs[i % d->nbobjs]->os_index) + " is " +
+                    std::to_string(d->values[i]);
   if (!implausible.empty()) {
     hwloc_distances_release(topo, d);
     if (origin.from_file()) origin.refuse(implausible);
@@ -211,7 +233,8 @@ void read_distances(hwloc_topology_t topo, Topology& t, const Origin& origin) {
     for (auto& a : t.nodes) {
       a.distances.clear();
       for (const auto& b : t.nodes)
-        a.distances.push_back(static_cast<int>(d->values[index[a.os_index] * d->nbobjs + index[b.os_index]]));
+        a.distances.push_back(
+            static_cast<int>(d->values[index[a.os_index] * d->nbobjs + index[b.os_index]]));
     }
     t.distances_source = std::string("hwloc ") + (name ? name : "distances");
   } else {
@@ -229,11 +252,18 @@ int initiator_node(const Topology& t, const std::vector<int>& cpus) {
   return -1;
 }
 
-void read_memattrs(hwloc_topology_t topo, Topology& t, const std::map<int, hwloc_obj_t>& objs, const Origin& origin) {
-  struct Attr { const char* name; hwloc_memattr_id_t id; double AccessPerf::*field; hwloc_uint64_t max; };
+void read_memattrs(hwloc_topology_t topo, Topology& t, const std::map<int, hwloc_obj_t>& objs,
+                   const Origin& origin) {
+  struct Attr {
+    const char* name;
+    hwloc_memattr_id_t id;
+    double AccessPerf::*field;
+    hwloc_uint64_t max;
+  };
   const Attr attrs[] = {
       {"Bandwidth", HWLOC_MEMATTR_ID_BANDWIDTH, &AccessPerf::bandwidth_mibps, kMaxBandwidthMiBps},
-      {"ReadBandwidth", HWLOC_MEMATTR_ID_READ_BANDWIDTH, &AccessPerf::read_bandwidth_mibps, kMaxBandwidthMiBps},
+      {"ReadBandwidth", HWLOC_MEMATTR_ID_READ_BANDWIDTH, &AccessPerf::read_bandwidth_mibps,
+       kMaxBandwidthMiBps},
       {"WriteBandwidth", HWLOC_MEMATTR_ID_WRITE_BANDWIDTH, nullptr, kMaxBandwidthMiBps},
       {"Latency", HWLOC_MEMATTR_ID_LATENCY, &AccessPerf::latency_ns, kMaxLatencyNs},
       {"ReadLatency", HWLOC_MEMATTR_ID_READ_LATENCY, &AccessPerf::read_latency_ns, kMaxLatencyNs},
@@ -245,7 +275,8 @@ void read_memattrs(hwloc_topology_t topo, Topology& t, const std::map<int, hwloc
       std::vector<hwloc_location> inits(64);
       std::vector<hwloc_uint64_t> vals(64);
       unsigned nr = 64;
-      if (hwloc_memattr_get_initiators(topo, a.id, objs.at(node.os_index), 0, &nr, inits.data(), vals.data()) != 0)
+      if (hwloc_memattr_get_initiators(topo, a.id, objs.at(node.os_index), 0, &nr, inits.data(),
+                                       vals.data()) != 0)
         continue;
       for (unsigned i = 0; i < std::min(nr, 64u); ++i) {
         const hwloc_const_bitmap_t set = inits[i].type == HWLOC_LOCATION_TYPE_CPUSET
@@ -256,10 +287,11 @@ void read_memattrs(hwloc_topology_t topo, Topology& t, const std::map<int, hwloc
         // 0 is "not reported" in AccessPerf; past the limit is garbage (HMAT -1 = 2^64-1 MiB/s).
         if (vals[i] == 0) continue;
         if (vals[i] > a.max) {
-          const std::string what = "memory attribute " + std::string(a.name) + " of NUMA node " +
-                                   std::to_string(node.os_index) + " from CPUs " + key + " is " +
-                                   std::to_string(vals[i]) +
-                                   (a.max == kMaxLatencyNs ? " ns (more than 1 s)" : " MiB/s (more than 1 PiB/s)");
+          const std::string what =
+              "memory attribute " + std::string(a.name) + " of NUMA node " +
+              std::to_string(node.os_index) + " from CPUs " + key + " is " +
+              std::to_string(vals[i]) +
+              (a.max == kMaxLatencyNs ? " ns (more than 1 s)" : " MiB/s (more than 1 PiB/s)");
           if (origin.from_file()) origin.refuse(what);
           t.notes.push_back("hwloc " + what + ": not plausible; unknown");
           continue;
@@ -290,7 +322,8 @@ int64_t kib_info(hwloc_obj_t o, const char* attr, const std::string& name, Topol
   if (!v) return 0;
   const auto kib = parse_u64(v);
   if (kib && *kib <= (uint64_t(1) << 52)) return static_cast<int64_t>(*kib * 1024);
-  t.notes.push_back("hwloc " + std::string(attr) + " of " + name + " is '" + v + "': not a size in KiB; unknown");
+  t.notes.push_back("hwloc " + std::string(attr) + " of " + name + " is '" + v +
+                    "': not a size in KiB; unknown");
   return 0;
 }
 
@@ -306,12 +339,18 @@ void read_io(hwloc_topology_t topo, Topology& t) {
     g.pci_class = a.class_id;
     const char* vendor = info(p, "PCIVendor");
     const char* device = info(p, "PCIDevice");
-    g.name = std::string(vendor ? vendor : "") + (vendor && device ? " " : "") + (device ? device : "");
-    g.pci_link_gbps = std::isfinite(a.linkspeed) && a.linkspeed > 0 && a.linkspeed < 1e6 ? a.linkspeed : 0;  // 0 unknown
+    g.name =
+        std::string(vendor ? vendor : "") + (vendor && device ? " " : "") + (device ? device : "");
+    g.pci_link_gbps = std::isfinite(a.linkspeed) && a.linkspeed > 0 && a.linkspeed < 1e6
+                          ? a.linkspeed
+                          : 0;  // 0 unknown
     hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, p);
     g.local_nodes = bitmap_ids(anc->nodeset);
     for (int n : g.local_nodes)
-      if (const MemoryNode* m = t.node(n); m && m->has_cpu()) { g.numa_node = n; break; }
+      if (const MemoryNode* m = t.node(n); m && m->has_cpu()) {
+        g.numa_node = n;
+        break;
+      }
     g.package = package_of(topo, anc);
     t.gpus.push_back(std::move(g));
   }
@@ -332,7 +371,8 @@ void read_io(hwloc_topology_t topo, Topology& t) {
       t.dax_devices.push_back(std::move(d));
     }
   }
-  std::sort(t.gpus.begin(), t.gpus.end(), [](auto& a, auto& b) { return a.pci_bus_id < b.pci_bus_id; });
+  std::sort(t.gpus.begin(), t.gpus.end(),
+            [](auto& a, auto& b) { return a.pci_bus_id < b.pci_bus_id; });
   auto by_name = [](auto& a, auto& b) { return a.name < b.name; };
   std::sort(t.cxl_memdevs.begin(), t.cxl_memdevs.end(), by_name);
   std::sort(t.dax_devices.begin(), t.dax_devices.end(), by_name);

@@ -7,9 +7,10 @@
 namespace hb::memtier {
 
 void JsonIn::fail(const std::string& what) const {
-  throw Error(*file_ + ": " + path_ + ": " + what,
-              "the file is not a valid hybridbench.platform/1 profile (schema in memtier/README.md); "
-              "write a fresh one with `hybridbench probe --out FILE`");
+  throw Error(
+      *file_ + ": " + path_ + ": " + what,
+      "the file is not a valid hybridbench.platform/1 profile (schema in memtier/README.md); "
+      "write a fresh one with `hybridbench probe --out FILE`");
 }
 
 JsonIn JsonIn::operator[](const std::string& key) const {
@@ -31,7 +32,8 @@ int64_t JsonIn::i64() const {
 
 int JsonIn::i32() const {
   const int64_t v = i64();
-  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) fail("integer out of range");
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    fail("integer out of range");
   return static_cast<int>(v);
 }
 
@@ -47,12 +49,14 @@ bool JsonIn::boolean() const {
 
 void JsonIn::each(const std::function<void(const JsonIn&)>& fn) const {
   if (!j_->is_array()) fail("expected an array");
-  for (size_t i = 0; i < j_->size(); ++i) fn(JsonIn((*j_)[i], path_ + "[" + std::to_string(i) + "]", file_));
+  for (size_t i = 0; i < j_->size(); ++i)
+    fn(JsonIn((*j_)[i], path_ + "[" + std::to_string(i) + "]", file_));
 }
 
 void JsonIn::each_member(const std::function<void(const std::string&, const JsonIn&)>& fn) const {
   if (!j_->is_object()) fail("expected an object");
-  for (auto it = j_->begin(); it != j_->end(); ++it) fn(it.key(), JsonIn(it.value(), path_ + "." + it.key(), file_));
+  for (auto it = j_->begin(); it != j_->end(); ++it)
+    fn(it.key(), JsonIn(it.value(), path_ + "." + it.key(), file_));
 }
 
 }  // namespace hb::memtier

@@ -16,7 +16,8 @@ using Json = nlohmann::ordered_json;
 
 class JsonIn {
  public:
-  JsonIn(const Json& j, std::string path, const std::string* file) : j_(&j), path_(std::move(path)), file_(file) {}
+  JsonIn(const Json& j, std::string path, const std::string* file)
+      : j_(&j), path_(std::move(path)), file_(file) {}
 
   JsonIn operator[](const std::string& key) const;  // required member
   bool has(const std::string& key) const { return j_->is_object() && j_->contains(key); }

@@ -44,9 +44,12 @@ void require_numa() {
 
 void check_node(int node) {
   const int max = numa_max_node();
-  if (node < 0 || node > max || !numa_bitmask_isbitset(numa_all_nodes_ptr, static_cast<unsigned>(node)))
-    throw Error("NUMA node " + std::to_string(node) + " does not exist on this machine (or is not allowed to this "
-                "process); nodes here: 0-" + std::to_string(max),
+  if (node < 0 || node > max ||
+      !numa_bitmask_isbitset(numa_all_nodes_ptr, static_cast<unsigned>(node)))
+    throw Error("NUMA node " + std::to_string(node) +
+                    " does not exist on this machine (or is not allowed to this "
+                    "process); nodes here: 0-" +
+                    std::to_string(max),
                 kPickNode);
   if (numa_node_size64(node, nullptr) <= 0)
     throw Error("NUMA node " + std::to_string(node) + " has no memory", kPickNode);
@@ -61,7 +64,8 @@ int64_t available_on(int node) {
 }
 
 // Bytes each node of the policy receives.
-std::vector<double> share_per_node(const NumaPolicy& p, size_t bytes, const std::map<int, int>& kernel_weights) {
+std::vector<double> share_per_node(const NumaPolicy& p, size_t bytes,
+                                   const std::map<int, int>& kernel_weights) {
   std::vector<double> share(p.nodes.size(), 0);
   if (p.mode == NumaMode::interleave) {
     for (auto& s : share) s = double(bytes) / double(p.nodes.size());
@@ -78,14 +82,17 @@ std::vector<double> share_per_node(const NumaPolicy& p, size_t bytes, const std:
   return share;  // bind: all zero, checked against the sum instead
 }
 
-void check_free(const NumaPolicy& p, size_t bytes, const std::map<int, int>& weights, const std::string& what) {
-  const std::string fix = "use a smaller size, free memory on that node, or place on another node (`hybridbench topo`)";
+void check_free(const NumaPolicy& p, size_t bytes, const std::map<int, int>& weights,
+                const std::string& what) {
+  const std::string fix =
+      "use a smaller size, free memory on that node, or place on another node (`hybridbench topo`)";
   if (p.mode == NumaMode::bind) {
     int64_t avail = 0;
     for (int n : p.nodes) avail += std::max<int64_t>(0, available_on(n));
     if (double(avail) < double(bytes))
-      throw Error("cannot place " + gib(double(bytes)) + " for " + what + " (" + p.describe() + "): only " +
-                      gib(double(avail)) + " free on node(s) " + format_cpulist(p.nodes),
+      throw Error("cannot place " + gib(double(bytes)) + " for " + what + " (" + p.describe() +
+                      "): only " + gib(double(avail)) + " free on node(s) " +
+                      format_cpulist(p.nodes),
                   fix, kExitFailure);
     return;
   }
@@ -93,8 +100,9 @@ void check_free(const NumaPolicy& p, size_t bytes, const std::map<int, int>& wei
   for (size_t i = 0; i < p.nodes.size(); ++i) {
     const int64_t avail = available_on(p.nodes[i]);
     if (avail >= 0 && double(avail) < share[i])
-      throw Error("cannot place " + gib(share[i]) + " of " + what + " on node " + std::to_string(p.nodes[i]) + " (" +
-                      p.describe() + "): only " + gib(double(avail)) + " free there",
+      throw Error("cannot place " + gib(share[i]) + " of " + what + " on node " +
+                      std::to_string(p.nodes[i]) + " (" + p.describe() + "): only " +
+                      gib(double(avail)) + " free there",
                   fix, kExitFailure);
   }
 }
@@ -102,13 +110,15 @@ void check_free(const NumaPolicy& p, size_t bytes, const std::map<int, int>& wei
 // Anonymous mapping, 2 MiB aligned when huge pages are wanted (THP needs aligned ranges).
 void* map_region(size_t len, bool huge) {
   const size_t extra = huge ? kHugePage : 0;
-  void* raw = mmap(nullptr, len + extra, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* raw = mmap(nullptr, len + extra, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   if (!huge) return raw;
   const uintptr_t start = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
   if (aligned > start) munmap(raw, aligned - start);
-  if (const size_t tail = start + len + extra - (aligned + len)) munmap(reinterpret_cast<void*>(aligned + len), tail);
+  if (const size_t tail = start + len + extra - (aligned + len))
+    munmap(reinterpret_cast<void*>(aligned + len), tail);
   madvise(reinterpret_cast<void*>(aligned), len, MADV_HUGEPAGE);
   return reinterpret_cast<void*>(aligned);
 }
@@ -116,7 +126,8 @@ void* map_region(size_t len, bool huge) {
 // Zeroes the range from threads pinned near `node`, so first-touch bookkeeping (and, for
 // policies that allow it, the fault's node) is what the placement asked for.
 void prefault(void* p, size_t len, const std::vector<int>& cpus) {
-  const size_t threads = std::clamp<size_t>(len / (size_t{64} << 20), 1, std::min<size_t>(cpus.size(), 8));
+  const size_t threads =
+      std::clamp<size_t>(len / (size_t{64} << 20), 1, std::min<size_t>(cpus.size(), 8));
   std::vector<std::thread> pool;
   for (size_t t = 0; t < threads; ++t) {
     pool.emplace_back([=] {
@@ -136,7 +147,9 @@ void prefault(void* p, size_t len, const std::vector<int>& cpus) {
 }  // namespace
 
 std::string NumaPolicy::describe() const {
-  std::string s = mode == NumaMode::bind ? "bind " : mode == NumaMode::interleave ? "interleave " : "weighted-interleave ";
+  std::string s = mode == NumaMode::bind         ? "bind "
+                  : mode == NumaMode::interleave ? "interleave "
+                                                 : "weighted-interleave ";
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (i) s += ',';
     s += std::to_string(nodes[i]);
@@ -170,7 +183,8 @@ std::vector<int> cpus_near_node(int node) {
   return allowed;
 }
 
-NumaAllocator::NumaAllocator(MemoryLocation loc, NumaPolicy policy) : loc_(loc), policy_(std::move(policy)) {
+NumaAllocator::NumaAllocator(MemoryLocation loc, NumaPolicy policy)
+    : loc_(loc), policy_(std::move(policy)) {
   require_numa();
   if (policy_.nodes.empty()) throw Error("a NUMA placement needs at least one node", kPickNode);
   for (int n : policy_.nodes) check_node(n);
@@ -183,10 +197,12 @@ NumaAllocator::NumaAllocator(MemoryLocation loc, NumaPolicy policy) : loc_(loc),
       auto it = s.interleave_weights.find(policy_.nodes[i]);
       const int have = it == s.interleave_weights.end() ? -1 : it->second;
       if (have != policy_.weights[i])
-        throw Error("weighted interleave wants weight " + std::to_string(policy_.weights[i]) + " on node " +
-                        std::to_string(policy_.nodes[i]) + " but the kernel has " + std::to_string(have),
+        throw Error("weighted interleave wants weight " + std::to_string(policy_.weights[i]) +
+                        " on node " + std::to_string(policy_.nodes[i]) + " but the kernel has " +
+                        std::to_string(have),
                     "as root: echo " + std::to_string(policy_.weights[i]) +
-                        " > /sys/kernel/mm/mempolicy/weighted_interleave/node" + std::to_string(policy_.nodes[i]) +
+                        " > /sys/kernel/mm/mempolicy/weighted_interleave/node" +
+                        std::to_string(policy_.nodes[i]) +
                         " (weights are system-wide), or drop the explicit weights");
     }
   }
@@ -195,26 +211,31 @@ NumaAllocator::NumaAllocator(MemoryLocation loc, NumaPolicy policy) : loc_(loc),
 Buffer NumaAllocator::allocate(size_t bytes) {
   if (bytes == 0) return Buffer(nullptr, 0, loc_, {});
   const std::string what = loc_.to_string();
-  const std::map<int, int> weights =
-      policy_.mode == NumaMode::weighted_interleave ? read_system_settings("/").interleave_weights : std::map<int, int>{};
+  const std::map<int, int> weights = policy_.mode == NumaMode::weighted_interleave
+                                         ? read_system_settings("/").interleave_weights
+                                         : std::map<int, int>{};
   check_free(policy_, bytes, weights, what);
   const size_t page = policy_.huge_pages ? kHugePage : static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t len = (bytes + page - 1) / page * page;
   void* p = map_region(len, policy_.huge_pages);
-  if (!p) throw Error("cannot map " + gib(double(len)) + " for " + what, "use a smaller size", kExitFailure);
+  if (!p)
+    throw Error("cannot map " + gib(double(len)) + " for " + what, "use a smaller size",
+                kExitFailure);
 
   bitmask* mask = numa_bitmask_alloc(static_cast<unsigned>(numa_max_possible_node() + 1));
   for (int n : policy_.nodes) numa_bitmask_setbit(mask, static_cast<unsigned>(n));
-  const int mode = policy_.mode == NumaMode::bind ? MPOL_BIND
-                   : policy_.mode == NumaMode::interleave ? MPOL_INTERLEAVE : MPOL_WEIGHTED_INTERLEAVE;
+  const int mode = policy_.mode == NumaMode::bind         ? MPOL_BIND
+                   : policy_.mode == NumaMode::interleave ? MPOL_INTERLEAVE
+                                                          : MPOL_WEIGHTED_INTERLEAVE;
   const long rc = mbind(p, len, mode, mask->maskp, mask->size + 1, 0);
   const int err = errno;
   numa_bitmask_free(mask);
   if (rc != 0) {
     munmap(p, len);
-    throw Error("the kernel refused placement " + policy_.describe() + " for " + what + " (mbind: " +
-                    std::strerror(err) + ")",
-                "check that the nodes are allowed to this process (cpuset mems) and the kernel supports the mode",
+    throw Error("the kernel refused placement " + policy_.describe() + " for " + what +
+                    " (mbind: " + std::strerror(err) + ")",
+                "check that the nodes are allowed to this process (cpuset mems) and the kernel "
+                "supports the mode",
                 kExitFailure);
   }
   prefault(p, len, cpus_near_node(policy_.nodes.front()));
@@ -222,9 +243,10 @@ Buffer NumaAllocator::allocate(size_t bytes) {
   const PlacementReport check = verify_placement(p, len, policy_.nodes, 4096);
   if (!check.ok) {
     munmap(p, len);
-    throw Error("pages of a " + gib(double(len)) + " buffer for " + what + " (" + policy_.describe() +
-                    ") landed elsewhere: " + check.summary(),
-                "check cpuset mems, numa_balancing and memory pressure (`hybridbench topo` lists the settings)",
+    throw Error("pages of a " + gib(double(len)) + " buffer for " + what + " (" +
+                    policy_.describe() + ") landed elsewhere: " + check.summary(),
+                "check cpuset mems, numa_balancing and memory pressure (`hybridbench topo` lists "
+                "the settings)",
                 kExitFailure);
   }
   return Buffer(p, bytes, loc_, [len](void* q, size_t) { munmap(q, len); });

@@ -26,7 +26,8 @@ int64_t huge_page_bytes(uintptr_t lo, uintptr_t hi) {
   bool inside = false;
   for (std::string line; std::getline(in, line);) {
     const size_t dash = line.find('-');
-    if (dash != std::string::npos && dash < 17 && line.find(' ') > dash) {  // "start-end perms ..." header
+    if (dash != std::string::npos && dash < 17 &&
+        line.find(' ') > dash) {  // "start-end perms ..." header
       char* e1 = nullptr;
       char* e2 = nullptr;
       const uintptr_t a = std::strtoull(line.c_str(), &e1, 16);
@@ -50,8 +51,9 @@ int64_t huge_page_bytes(uintptr_t lo, uintptr_t hi) {
 
 double PlacementReport::fraction_on(int node) const {
   auto it = pages_per_node.find(node);
-  return it == pages_per_node.end() || pages_checked == 0 ? 0.0
-                                                          : static_cast<double>(it->second) / static_cast<double>(pages_checked);
+  return it == pages_per_node.end() || pages_checked == 0
+             ? 0.0
+             : static_cast<double>(it->second) / static_cast<double>(pages_checked);
 }
 
 std::string PlacementReport::summary() const {
@@ -74,15 +76,16 @@ std::string PlacementReport::summary() const {
   if (huge_page_bytes > 0) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "; %.0f%% in huge pages",
-                  100.0 * double(huge_page_bytes) / double(std::max<int64_t>(1, pages_total) * int64_t(page_size)));
+                  100.0 * double(huge_page_bytes) /
+                      double(std::max<int64_t>(1, pages_total) * int64_t(page_size)));
     s += buf;
   }
   if (!ok) s += " -- NOT where intended";
   return s;
 }
 
-PlacementReport verify_placement(const void* p, size_t bytes, const std::vector<int>& intended_nodes,
-                                 int64_t max_pages) {
+PlacementReport verify_placement(const void* p, size_t bytes,
+                                 const std::vector<int>& intended_nodes, int64_t max_pages) {
   PlacementReport r;
   r.intended_nodes = intended_nodes;
   r.page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -90,7 +93,8 @@ PlacementReport verify_placement(const void* p, size_t bytes, const std::vector<
   const uintptr_t first = reinterpret_cast<uintptr_t>(p) / r.page_size * r.page_size;
   const uintptr_t end = reinterpret_cast<uintptr_t>(p) + bytes;
   r.pages_total = static_cast<int64_t>((end - first + r.page_size - 1) / r.page_size);
-  r.stride = std::max<int64_t>(1, (r.pages_total + max_pages - 1) / std::max<int64_t>(1, max_pages));
+  r.stride =
+      std::max<int64_t>(1, (r.pages_total + max_pages - 1) / std::max<int64_t>(1, max_pages));
   constexpr int64_t kBatch = 16384;
   std::vector<void*> pages;
   std::vector<int> status;
@@ -101,19 +105,25 @@ PlacementReport verify_placement(const void* p, size_t bytes, const std::vector<
     status.assign(pages.size(), 0);
     // nodes == NULL: query only, nothing moves.
     if (move_pages(0, pages.size(), pages.data(), nullptr, status.data(), 0) != 0)
-      throw Error(std::string("cannot query page locations (move_pages: ") + std::strerror(errno) + ")",
-                  "run on a Linux kernel with NUMA support", kExitFailure);
+      throw Error(
+          std::string("cannot query page locations (move_pages: ") + std::strerror(errno) + ")",
+          "run on a Linux kernel with NUMA support", kExitFailure);
     for (int st : status) {
-      if (st >= 0) ++r.pages_per_node[st];
-      else if (st == -ENOENT) ++r.pages_not_present;
-      else ++r.pages_failed;
+      if (st >= 0)
+        ++r.pages_per_node[st];
+      else if (st == -ENOENT)
+        ++r.pages_not_present;
+      else
+        ++r.pages_failed;
     }
     r.pages_checked += static_cast<int64_t>(pages.size());
   }
   r.huge_page_bytes = huge_page_bytes(first, end);
   r.ok = r.pages_not_present == 0 && r.pages_failed == 0;
   for (const auto& [node, n] : r.pages_per_node)  // no intended nodes (unbound): presence only
-    if (!intended_nodes.empty() && std::find(intended_nodes.begin(), intended_nodes.end(), node) == intended_nodes.end()) r.ok = false;
+    if (!intended_nodes.empty() &&
+        std::find(intended_nodes.begin(), intended_nodes.end(), node) == intended_nodes.end())
+      r.ok = false;
   return r;
 }
 

@@ -19,9 +19,11 @@ void build_chase_cycle(void* p, size_t bytes, uint64_t seed) {
   std::vector<uint32_t> next(lines);
   std::iota(next.begin(), next.end(), 0u);
   Rng rng(seed);
-  for (size_t i = lines - 1; i > 0; --i) std::swap(next[i], next[static_cast<size_t>(rng.below(int64_t(i)))]);
+  for (size_t i = lines - 1; i > 0; --i)
+    std::swap(next[i], next[static_cast<size_t>(rng.below(int64_t(i)))]);
   char* base = static_cast<char*>(p);
-  for (size_t i = 0; i < lines; ++i) *reinterpret_cast<void**>(base + i * kLine) = base + size_t{next[i]} * kLine;
+  for (size_t i = 0; i < lines; ++i)
+    *reinterpret_cast<void**>(base + i * kLine) = base + size_t{next[i]} * kLine;
 }
 
 double chase_ns_per_hop(const void* p, int64_t hops) {

@@ -35,7 +35,8 @@ std::vector<double> repeat(const ProbeOptions& o, F&& measure) {
   std::vector<double> s;
   const int64_t start = now_ns();
   while (static_cast<int>(s.size()) < o.max_repeats &&
-         (static_cast<int>(s.size()) < o.min_repeats || double(now_ns() - start) < o.seconds_per_figure * 1e9))
+         (static_cast<int>(s.size()) < o.min_repeats ||
+          double(now_ns() - start) < o.seconds_per_figure * 1e9))
     s.push_back(measure());
   return s;
 }
@@ -56,10 +57,12 @@ std::vector<int> usable_cpus(const MemoryNode& n) {
   return out;
 }
 
-void measure_bandwidth(const Topology& topo, const ProbeOptions& o, ThreadPool& pool, PairProbe& pp) {
+void measure_bandwidth(const Topology& topo, const ProbeOptions& o, ThreadPool& pool,
+                       PairProbe& pp) {
   Buffer b = probe_buffer(topo, pp.mem_node, o.bandwidth_bytes);
   pp.bandwidth_placement = verify_placement(b.data(), b.size(), {pp.mem_node});
-  volatile uint64_t sink = cpu::stream_read(b.data(), b.size(), pool);  // warm-up: TLB, pool wake-up
+  volatile uint64_t sink =
+      cpu::stream_read(b.data(), b.size(), pool);  // warm-up: TLB, pool wake-up
   pp.read_kernel = "hb::cpu::stream_read";
   pp.read_gbps = Figure::of(repeat(o, [&] {
     const int64_t t0 = now_ns();
@@ -115,14 +118,16 @@ ProbeResult probe(const Topology& topo, const ProbeOptions& opts,
       if (n.total_bytes != 0 && n.kind != TierKind::gpu_memory) mem_nodes.push_back(n.os_index);
   for (int m : mem_nodes)
     if (!topo.node(m))
-      throw Error("probe: no NUMA node " + std::to_string(m), "pick memory nodes listed by `hybridbench topo`");
+      throw Error("probe: no NUMA node " + std::to_string(m),
+                  "pick memory nodes listed by `hybridbench topo`");
 
   for (int c : cpu_nodes) {
     const MemoryNode* cn = topo.node(c);
     const std::vector<int> cpus = cn ? usable_cpus(*cn) : std::vector<int>{};
     if (cpus.empty())
       throw Error("probe: node " + std::to_string(c) + " has no CPUs this process may run on",
-                  "pick CPU nodes from `hybridbench topo` (nodes with CPUs: " + format_cpulist(topo.cpu_nodes()) + ")");
+                  "pick CPU nodes from `hybridbench topo` (nodes with CPUs: " +
+                      format_cpulist(topo.cpu_nodes()) + ")");
     ScopedAffinity keep;
     ThreadPool pool(static_cast<int>(cpus.size()));
     pool.pin_to_cpus(cpus);
@@ -133,8 +138,10 @@ ProbeResult probe(const Topology& topo, const ProbeOptions& opts,
       pp.kind = topo.node(m)->kind;
       pp.emulated = topo.node(m)->emulated;
       pp.threads = static_cast<int>(cpus.size());
-      const std::string pair = "cpu node " + std::to_string(c) + " -> memory node " + std::to_string(m);
-      if (progress) progress(pair + ": read bandwidth with " + std::to_string(cpus.size()) + " threads");
+      const std::string pair =
+          "cpu node " + std::to_string(c) + " -> memory node " + std::to_string(m);
+      if (progress)
+        progress(pair + ": read bandwidth with " + std::to_string(cpus.size()) + " threads");
       measure_bandwidth(topo, opts, pool, pp);
       if (progress) progress(pair + ": pointer-chase latency");
       measure_latency(topo, opts, pp);  // on the calling thread, pinned to cpus[0]

@@ -22,33 +22,33 @@ namespace hb::memtier {
 struct ProbeOptions {
   size_t bandwidth_bytes = size_t{256} << 20;
   size_t latency_bytes = size_t{128} << 20;
-  int64_t latency_hops = int64_t{1} << 19;   // pointer loads per latency sample
-  double seconds_per_figure = 0.5;           // keep sampling until this long (--duration)
+  int64_t latency_hops = int64_t{1} << 19;  // pointer loads per latency sample
+  double seconds_per_figure = 0.5;          // keep sampling until this long (--duration)
   int min_repeats = 5, max_repeats = 200;
-  std::vector<int> cpu_nodes, mem_nodes;     // empty = every CPU node / every memory node
-  static ProbeOptions quick();               // smaller buffers, shorter budget (--quick)
+  std::vector<int> cpu_nodes, mem_nodes;  // empty = every CPU node / every memory node
+  static ProbeOptions quick();            // smaller buffers, shorter budget (--quick)
 };
 
 struct Figure {
   std::vector<double> samples;
-  SampleSummary summary;                     // median, rel_stdev() = noise
+  SampleSummary summary;  // median, rel_stdev() = noise
   static Figure of(std::vector<double> samples);
 };
 
 struct PairProbe {
   int cpu_node = -1, mem_node = -1;
-  TierKind kind = TierKind::local_dram;      // of mem_node, relative to the topology's cpu_node
+  TierKind kind = TierKind::local_dram;  // of mem_node, relative to the topology's cpu_node
   bool emulated = false;
-  int threads = 0;                           // CPUs of cpu_node used for the bandwidth figure
-  std::string read_kernel;                   // which loop produced the bandwidth figure
-  Figure read_gbps;                          // 1e9 bytes/s
-  Figure latency_ns;                         // per dependent load
+  int threads = 0;          // CPUs of cpu_node used for the bandwidth figure
+  std::string read_kernel;  // which loop produced the bandwidth figure
+  Figure read_gbps;         // 1e9 bytes/s
+  Figure latency_ns;        // per dependent load
   PlacementReport bandwidth_placement, latency_placement;
 };
 
 // Link figures from the accelerator side (filled by the CUDA backend, not by memtier).
 struct LinkProbe {
-  std::string name;                          // "h2d", "d2h", "hbm-copy"
+  std::string name;  // "h2d", "d2h", "hbm-copy"
   int host_node = -1, device = -1;
   Figure gbps;
 };
@@ -59,8 +59,8 @@ struct ProbeResult {
   std::vector<PairProbe> pairs;
   std::vector<LinkProbe> links;
   double wall_seconds = 0;
-  std::string virtual_machine;               // evidence of a hypervisor ("" = none seen): the
-                                             // figures are then the VM's, not bare hardware's
+  std::string virtual_machine;  // evidence of a hypervisor ("" = none seen): the
+                                // figures are then the VM's, not bare hardware's
   const PairProbe* pair(int cpu_node, int mem_node) const;
 };
 

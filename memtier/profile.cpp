@@ -22,39 +22,67 @@ constexpr const char* kPlatformSchema = "hybridbench.platform/1";
 // ---- writing ----------------------------------------------------------------------------
 
 Json perf_json(const AccessPerf& p) {
-  return {{"initiator_node", p.initiator_node}, {"initiator_cpus", p.initiator_cpus},
-          {"bandwidth_mibps", p.bandwidth_mibps}, {"read_bandwidth_mibps", p.read_bandwidth_mibps},
-          {"latency_ns", p.latency_ns}, {"read_latency_ns", p.read_latency_ns}, {"source", p.source}};
+  return {{"initiator_node", p.initiator_node},
+          {"initiator_cpus", p.initiator_cpus},
+          {"bandwidth_mibps", p.bandwidth_mibps},
+          {"read_bandwidth_mibps", p.read_bandwidth_mibps},
+          {"latency_ns", p.latency_ns},
+          {"read_latency_ns", p.read_latency_ns},
+          {"source", p.source}};
 }
 
 Json node_json(const MemoryNode& n) {
   Json perf = Json::array();
   for (const auto& p : n.perf) perf.push_back(perf_json(p));
-  return {{"os_index", n.os_index}, {"kind", tier_kind_name(n.kind)},
-          {"memory_kind", memory_kind_name(to_memory_kind(n.kind))}, {"emulated", n.emulated},
-          {"reasons", n.reasons}, {"subtype", n.subtype}, {"total_bytes", n.total_bytes},
-          {"free_bytes", n.free_bytes}, {"cpus", format_cpulist(n.cpus)},
-          {"locality_cpus", format_cpulist(n.locality_cpus)}, {"has_cpu_source", n.has_cpu_source},
-          {"package", n.package}, {"memory_tier", n.memory_tier}, {"distances", n.distances},
-          {"cxl_link", n.cxl_link}, {"perf", perf}};
+  return {{"os_index", n.os_index},
+          {"kind", tier_kind_name(n.kind)},
+          {"memory_kind", memory_kind_name(to_memory_kind(n.kind))},
+          {"emulated", n.emulated},
+          {"reasons", n.reasons},
+          {"subtype", n.subtype},
+          {"total_bytes", n.total_bytes},
+          {"free_bytes", n.free_bytes},
+          {"cpus", format_cpulist(n.cpus)},
+          {"locality_cpus", format_cpulist(n.locality_cpus)},
+          {"has_cpu_source", n.has_cpu_source},
+          {"package", n.package},
+          {"memory_tier", n.memory_tier},
+          {"distances", n.distances},
+          {"cxl_link", n.cxl_link},
+          {"perf", perf}};
 }
 
 Json gpu_json(const GpuDevice& g) {
-  return {{"pci_bus_id", g.pci_bus_id}, {"vendor_id", g.vendor_id}, {"device_id", g.device_id},
-          {"pci_class", g.pci_class}, {"name", g.name}, {"numa_node", g.numa_node},
-          {"local_nodes", format_cpulist(g.local_nodes)}, {"package", g.package},
-          {"pci_link_gbps", g.pci_link_gbps}, {"cuda_index", g.cuda_index}, {"cuda_name", g.cuda_name},
-          {"sm_count", g.sm_count}, {"memory_bytes", g.memory_bytes}, {"pcie_gen", g.pcie_gen},
+  return {{"pci_bus_id", g.pci_bus_id},
+          {"vendor_id", g.vendor_id},
+          {"device_id", g.device_id},
+          {"pci_class", g.pci_class},
+          {"name", g.name},
+          {"numa_node", g.numa_node},
+          {"local_nodes", format_cpulist(g.local_nodes)},
+          {"package", g.package},
+          {"pci_link_gbps", g.pci_link_gbps},
+          {"cuda_index", g.cuda_index},
+          {"cuda_name", g.cuda_name},
+          {"sm_count", g.sm_count},
+          {"memory_bytes", g.memory_bytes},
+          {"pcie_gen", g.pcie_gen},
           {"pcie_width", g.pcie_width}};
 }
 
 Json settings_json(const SystemSettings& s) {
   Json weights = Json::object();
   for (const auto& [n, w] : s.interleave_weights) weights[std::to_string(n)] = w;
-  return {{"known", s.known}, {"root", s.root}, {"thp_enabled", s.thp_enabled}, {"thp_defrag", s.thp_defrag},
-          {"numa_balancing", s.numa_balancing}, {"demotion_enabled", s.demotion_enabled},
-          {"zone_reclaim_mode", s.zone_reclaim_mode}, {"weighted_interleave", s.weighted_interleave},
-          {"interleave_weights", weights}, {"warnings", s.warnings()}};
+  return {{"known", s.known},
+          {"root", s.root},
+          {"thp_enabled", s.thp_enabled},
+          {"thp_defrag", s.thp_defrag},
+          {"numa_balancing", s.numa_balancing},
+          {"demotion_enabled", s.demotion_enabled},
+          {"zone_reclaim_mode", s.zone_reclaim_mode},
+          {"weighted_interleave", s.weighted_interleave},
+          {"interleave_weights", weights},
+          {"warnings", s.warnings()}};
 }
 
 Json topology_object(const Topology& t, const SystemSettings& settings) {
@@ -68,32 +96,46 @@ Json topology_object(const Topology& t, const SystemSettings& settings) {
   j["cores"] = t.cores;
   j["packages"] = Json::array();
   for (const auto& p : t.packages)
-    j["packages"].push_back({{"os_index", p.os_index}, {"cores", p.cores}, {"cpus", format_cpulist(p.cpus)}});
+    j["packages"].push_back(
+        {{"os_index", p.os_index}, {"cores", p.cores}, {"cpus", format_cpulist(p.cpus)}});
   j["nodes"] = Json::array();
   for (const auto& n : t.nodes) j["nodes"].push_back(node_json(n));
   j["distances_source"] = t.distances_source;
   j["memattrs"] = t.memattrs;
   j["memory_tiers"] = Json::array();
-  for (const auto& m : t.memory_tiers) j["memory_tiers"].push_back({{"id", m.id}, {"nodes", format_cpulist(m.nodes)}});
+  for (const auto& m : t.memory_tiers)
+    j["memory_tiers"].push_back({{"id", m.id}, {"nodes", format_cpulist(m.nodes)}});
   j["gpus"] = Json::array();
   for (const auto& g : t.gpus) j["gpus"].push_back(gpu_json(g));
   j["cxl_memdevs"] = Json::array();
   for (const auto& m : t.cxl_memdevs)
-    j["cxl_memdevs"].push_back({{"name", m.name}, {"pci_bus_id", m.pci_bus_id}, {"ram_bytes", m.ram_bytes},
-                                {"pmem_bytes", m.pmem_bytes}, {"source", m.source}});
+    j["cxl_memdevs"].push_back({{"name", m.name},
+                                {"pci_bus_id", m.pci_bus_id},
+                                {"ram_bytes", m.ram_bytes},
+                                {"pmem_bytes", m.pmem_bytes},
+                                {"source", m.source}});
   j["cxl_regions"] = Json::array();
   for (const auto& r : t.cxl_regions)
-    j["cxl_regions"].push_back({{"name", r.name}, {"mode", r.mode}, {"start", r.start}, {"size", r.size},
-                                {"targets", r.targets}, {"numa_node", r.numa_node}});
+    j["cxl_regions"].push_back({{"name", r.name},
+                                {"mode", r.mode},
+                                {"start", r.start},
+                                {"size", r.size},
+                                {"targets", r.targets},
+                                {"numa_node", r.numa_node}});
   j["dax_devices"] = Json::array();
   for (const auto& d : t.dax_devices)
-    j["dax_devices"].push_back({{"name", d.name}, {"dax_type", d.dax_type}, {"mode", d.mode},
-                                {"target_node", d.target_node}, {"start", d.start}, {"size", d.size},
+    j["dax_devices"].push_back({{"name", d.name},
+                                {"dax_type", d.dax_type},
+                                {"mode", d.mode},
+                                {"target_node", d.target_node},
+                                {"start", d.start},
+                                {"size", d.size},
                                 {"cxl_region", d.cxl_region}});
   if (t.simulated_cxl)
     j["simulated_cxl"] = {{"bandwidth_gbps", t.simulated_cxl->bandwidth_gbps},
                           {"latency_ns", t.simulated_cxl->latency_ns},
-                          {"backing_node", t.simulated_cxl->backing_node}, {"emulated", true}};
+                          {"backing_node", t.simulated_cxl->backing_node},
+                          {"emulated", true}};
   else
     j["simulated_cxl"] = nullptr;
   j["notes"] = t.notes;
@@ -103,16 +145,21 @@ Json topology_object(const Topology& t, const SystemSettings& settings) {
 
 Json figure_json(const Figure& f) {
   const auto& s = f.summary;
-  return {{"median", s.median}, {"rel_stdev", s.rel_stdev()}, {"mean", s.mean}, {"min", s.min},
-          {"max", s.max}, {"count", s.count}, {"samples", f.samples}};
+  return {{"median", s.median}, {"rel_stdev", s.rel_stdev()}, {"mean", s.mean},      {"min", s.min},
+          {"max", s.max},       {"count", s.count},           {"samples", f.samples}};
 }
 
 Json placement_json(const PlacementReport& p) {
   Json per = Json::object();
   for (const auto& [n, c] : p.pages_per_node) per[std::to_string(n)] = c;
-  return {{"intended_nodes", format_cpulist(p.intended_nodes)}, {"ok", p.ok}, {"page_size", p.page_size},
-          {"pages_total", p.pages_total}, {"pages_checked", p.pages_checked}, {"pages_per_node", per},
-          {"pages_not_present", p.pages_not_present}, {"pages_failed", p.pages_failed},
+  return {{"intended_nodes", format_cpulist(p.intended_nodes)},
+          {"ok", p.ok},
+          {"page_size", p.page_size},
+          {"pages_total", p.pages_total},
+          {"pages_checked", p.pages_checked},
+          {"pages_per_node", per},
+          {"pages_not_present", p.pages_not_present},
+          {"pages_failed", p.pages_failed},
           {"huge_page_bytes", p.huge_page_bytes}};
 }
 
@@ -122,19 +169,29 @@ Json probe_json(const ProbeResult& r) {
   j["source"] = r.source;
   j["wall_seconds"] = r.wall_seconds;
   j["virtual_machine"] = r.virtual_machine;
-  j["options"] = {{"bandwidth_bytes", o.bandwidth_bytes}, {"latency_bytes", o.latency_bytes},
-                  {"latency_hops", o.latency_hops}, {"seconds_per_figure", o.seconds_per_figure},
-                  {"min_repeats", o.min_repeats}, {"max_repeats", o.max_repeats}};
+  j["options"] = {
+      {"bandwidth_bytes", o.bandwidth_bytes}, {"latency_bytes", o.latency_bytes},
+      {"latency_hops", o.latency_hops},       {"seconds_per_figure", o.seconds_per_figure},
+      {"min_repeats", o.min_repeats},         {"max_repeats", o.max_repeats}};
   j["pairs"] = Json::array();
   for (const auto& p : r.pairs)
-    j["pairs"].push_back({{"cpu_node", p.cpu_node}, {"mem_node", p.mem_node}, {"kind", tier_kind_name(p.kind)},
-                          {"emulated", p.emulated}, {"threads", p.threads}, {"read_kernel", p.read_kernel},
-                          {"read_bandwidth_gbps", figure_json(p.read_gbps)}, {"latency_ns", figure_json(p.latency_ns)},
-                          {"placement", {{"bandwidth", placement_json(p.bandwidth_placement)},
-                                         {"latency", placement_json(p.latency_placement)}}}});
+    j["pairs"].push_back({{"cpu_node", p.cpu_node},
+                          {"mem_node", p.mem_node},
+                          {"kind", tier_kind_name(p.kind)},
+                          {"emulated", p.emulated},
+                          {"threads", p.threads},
+                          {"read_kernel", p.read_kernel},
+                          {"read_bandwidth_gbps", figure_json(p.read_gbps)},
+                          {"latency_ns", figure_json(p.latency_ns)},
+                          {"placement",
+                           {{"bandwidth", placement_json(p.bandwidth_placement)},
+                            {"latency", placement_json(p.latency_placement)}}}});
   j["links"] = Json::array();
   for (const auto& l : r.links)
-    j["links"].push_back({{"name", l.name}, {"host_node", l.host_node}, {"device", l.device}, {"gbps", figure_json(l.gbps)}});
+    j["links"].push_back({{"name", l.name},
+                          {"host_node", l.host_node},
+                          {"device", l.device},
+                          {"gbps", figure_json(l.gbps)}});
   return j;
 }
 
@@ -144,17 +201,26 @@ Json tiers_json(const PlatformProfile& p) {
   const Topology& t = p.topology;
   for (const auto& n : t.nodes) {
     const PairProbe* m = p.probe.pair(t.cpu_node, n.os_index);
-    tiers.push_back({{"location", n.location().to_string()}, {"kind", tier_kind_name(n.kind)}, {"node", n.os_index},
-                     {"emulated", n.emulated}, {"capacity_bytes", n.total_bytes}, {"free_bytes", n.free_bytes},
+    tiers.push_back({{"location", n.location().to_string()},
+                     {"kind", tier_kind_name(n.kind)},
+                     {"node", n.os_index},
+                     {"emulated", n.emulated},
+                     {"capacity_bytes", n.total_bytes},
+                     {"free_bytes", n.free_bytes},
                      {"read_bandwidth_gbps", m ? m->read_gbps.summary.median : 0.0},
                      {"latency_ns", m ? m->latency_ns.summary.median : 0.0},
                      {"source", m ? (n.emulated ? "emulated" : "measured") : "unknown"}});
   }
   if (t.simulated_cxl)
-    tiers.push_back({{"location", MemoryLocation{MemoryKind::cxl, t.simulated_cxl->backing_node, true}.to_string()},
-                     {"kind", "cxl"}, {"node", t.simulated_cxl->backing_node}, {"emulated", true},
-                     {"read_bandwidth_gbps", t.simulated_cxl->bandwidth_gbps},
-                     {"latency_ns", t.simulated_cxl->latency_ns}, {"source", "emulated"}});
+    tiers.push_back(
+        {{"location",
+          MemoryLocation{MemoryKind::cxl, t.simulated_cxl->backing_node, true}.to_string()},
+         {"kind", "cxl"},
+         {"node", t.simulated_cxl->backing_node},
+         {"emulated", true},
+         {"read_bandwidth_gbps", t.simulated_cxl->bandwidth_gbps},
+         {"latency_ns", t.simulated_cxl->latency_ns},
+         {"source", "emulated"}});
   return tiers;
 }
 
@@ -235,7 +301,8 @@ SystemSettings read_settings(const JsonIn& j) {
 }
 
 Topology read_topology(const JsonIn& j, SystemSettings& settings) {
-  if (j["schema"].str() != kTopologySchema) j["schema"].fail(std::string("expected \"") + kTopologySchema + "\"");
+  if (j["schema"].str() != kTopologySchema)
+    j["schema"].fail(std::string("expected \"") + kTopologySchema + "\"");
   Topology t;
   t.hwloc_xml = j["hwloc_xml"].str();
   t.sysfs_root = j["sysfs_root"].str();
@@ -251,10 +318,13 @@ Topology read_topology(const JsonIn& j, SystemSettings& settings) {
       j["nodes"].fail("node " + std::to_string(t.nodes[i].os_index) + " has " +
                       std::to_string(t.nodes[i].distances.size()) + " distances for " +
                       std::to_string(t.nodes.size()) + " nodes");
-  if (t.cpu_node >= 0 && !t.node(t.cpu_node)) j["cpu_node"].fail("names a node the topology does not list");
+  if (t.cpu_node >= 0 && !t.node(t.cpu_node))
+    j["cpu_node"].fail("names a node the topology does not list");
   t.distances_source = j["distances_source"].str();
   t.memattrs = strings_of(j["memattrs"]);
-  j["memory_tiers"].each([&](const JsonIn& m) { t.memory_tiers.push_back({m["id"].i32(), list_of(m["nodes"])}); });
+  j["memory_tiers"].each([&](const JsonIn& m) {
+    t.memory_tiers.push_back({m["id"].i32(), list_of(m["nodes"])});
+  });
   j["gpus"].each([&](const JsonIn& g) {
     GpuDevice d;
     d.pci_bus_id = g["pci_bus_id"].str();
@@ -275,21 +345,23 @@ Topology read_topology(const JsonIn& j, SystemSettings& settings) {
     t.gpus.push_back(d);
   });
   j["cxl_memdevs"].each([&](const JsonIn& m) {
-    t.cxl_memdevs.push_back({m["name"].str(), m["pci_bus_id"].str(), m["ram_bytes"].i64(), m["pmem_bytes"].i64(),
-                             m["source"].str()});
+    t.cxl_memdevs.push_back({m["name"].str(), m["pci_bus_id"].str(), m["ram_bytes"].i64(),
+                             m["pmem_bytes"].i64(), m["source"].str()});
   });
   j["cxl_regions"].each([&](const JsonIn& r) {
-    t.cxl_regions.push_back({r["name"].str(), r["mode"].str(), static_cast<uint64_t>(r["start"].i64()),
-                             static_cast<uint64_t>(r["size"].i64()), strings_of(r["targets"]), r["numa_node"].i32()});
+    t.cxl_regions.push_back(
+        {r["name"].str(), r["mode"].str(), static_cast<uint64_t>(r["start"].i64()),
+         static_cast<uint64_t>(r["size"].i64()), strings_of(r["targets"]), r["numa_node"].i32()});
   });
   j["dax_devices"].each([&](const JsonIn& d) {
-    t.dax_devices.push_back({d["name"].str(), d["dax_type"].str(), d["mode"].str(), d["target_node"].i32(),
-                             static_cast<uint64_t>(d["start"].i64()), static_cast<uint64_t>(d["size"].i64()),
-                             d["cxl_region"].str()});
+    t.dax_devices.push_back({d["name"].str(), d["dax_type"].str(), d["mode"].str(),
+                             d["target_node"].i32(), static_cast<uint64_t>(d["start"].i64()),
+                             static_cast<uint64_t>(d["size"].i64()), d["cxl_region"].str()});
   });
   if (!j["simulated_cxl"].is_null()) {
     const JsonIn s = j["simulated_cxl"];
-    t.simulated_cxl = SimulatedTier{s["bandwidth_gbps"].num(), s["latency_ns"].num(), s["backing_node"].i32()};
+    t.simulated_cxl =
+        SimulatedTier{s["bandwidth_gbps"].num(), s["latency_ns"].num(), s["backing_node"].i32()};
   }
   t.notes = strings_of(j["notes"]);
   settings = read_settings(j["settings"]);
@@ -330,7 +402,8 @@ ProbeResult read_probe(const JsonIn& j, const Topology& t) {
   r.source = j["source"].str();
   if (r.source != "measured") j["source"].fail("expected \"measured\"");
   r.wall_seconds = j["wall_seconds"].num();
-  if (j.has("virtual_machine")) r.virtual_machine = j["virtual_machine"].str();  // absent in older profiles
+  if (j.has("virtual_machine"))
+    r.virtual_machine = j["virtual_machine"].str();  // absent in older profiles
   const JsonIn o = j["options"];
   r.options.bandwidth_bytes = static_cast<size_t>(o["bandwidth_bytes"].i64());
   r.options.latency_bytes = static_cast<size_t>(o["latency_bytes"].i64());
@@ -342,7 +415,8 @@ ProbeResult read_probe(const JsonIn& j, const Topology& t) {
     PairProbe pp;
     pp.cpu_node = p["cpu_node"].i32();
     pp.mem_node = p["mem_node"].i32();
-    if (!t.node(pp.cpu_node) || !t.node(pp.mem_node)) p.fail("names a node the topology does not list");
+    if (!t.node(pp.cpu_node) || !t.node(pp.mem_node))
+      p.fail("names a node the topology does not list");
     pp.kind = kind_of(p["kind"]);
     pp.emulated = p["emulated"].boolean();
     pp.threads = p["threads"].i32();
@@ -354,7 +428,8 @@ ProbeResult read_probe(const JsonIn& j, const Topology& t) {
     r.pairs.push_back(std::move(pp));
   });
   j["links"].each([&](const JsonIn& l) {
-    r.links.push_back({l["name"].str(), l["host_node"].i32(), l["device"].i32(), read_figure(l["gbps"])});
+    r.links.push_back(
+        {l["name"].str(), l["host_node"].i32(), l["device"].i32(), read_figure(l["gbps"])});
   });
   return r;
 }
@@ -410,7 +485,8 @@ PlatformProfile parse_platform_profile(const std::string& text, const std::strin
   }
   const JsonIn j(doc, "$", &file);
   if (j["schema"].str() != kPlatformSchema)
-    j["schema"].fail("expected \"" + std::string(kPlatformSchema) + "\", found \"" + j["schema"].str() + "\"");
+    j["schema"].fail("expected \"" + std::string(kPlatformSchema) + "\", found \"" +
+                     j["schema"].str() + "\"");
   PlatformProfile p;
   p.source = j["source"].str();
   if (p.source != "measured") j["source"].fail("expected \"measured\"");
@@ -420,14 +496,16 @@ PlatformProfile parse_platform_profile(const std::string& text, const std::strin
   p.topology = read_topology(j["topology"], p.settings);
   p.probe = read_probe(j["probe"], p.topology);
   p.topology.source = "profile";
-  p.topology.notes.push_back("loaded from platform profile " + file + " (measured on " + p.host + " at " +
-                             p.created_utc + ")");
+  p.topology.notes.push_back("loaded from platform profile " + file + " (measured on " + p.host +
+                             " at " + p.created_utc + ")");
   return p;
 }
 
 PlatformProfile load_platform_profile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw Error("cannot read platform profile " + path, "write one with `hybridbench probe --out " + path + "`");
+  if (!in)
+    throw Error("cannot read platform profile " + path,
+                "write one with `hybridbench probe --out " + path + "`");
   std::ostringstream ss;
   ss << in.rdbuf();
   return parse_platform_profile(ss.str(), path);

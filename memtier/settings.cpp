@@ -31,15 +31,18 @@ SystemSettings read_system_settings(const std::string& root) {
   SystemSettings s;
   s.known = true;
   s.root = root.empty() ? "/" : root;
-  if (auto t = read_text(under_root(s.root, "sys/kernel/mm/transparent_hugepage/enabled"))) s.thp_enabled = bracketed(*t);
-  if (auto t = read_text(under_root(s.root, "sys/kernel/mm/transparent_hugepage/defrag"))) s.thp_defrag = bracketed(*t);
+  if (auto t = read_text(under_root(s.root, "sys/kernel/mm/transparent_hugepage/enabled")))
+    s.thp_enabled = bracketed(*t);
+  if (auto t = read_text(under_root(s.root, "sys/kernel/mm/transparent_hugepage/defrag")))
+    s.thp_defrag = bracketed(*t);
   s.numa_balancing = read_int(under_root(s.root, "proc/sys/kernel/numa_balancing"));
   s.demotion_enabled = read_int(under_root(s.root, "sys/kernel/mm/numa/demotion_enabled"));
   s.zone_reclaim_mode = read_int(under_root(s.root, "proc/sys/vm/zone_reclaim_mode"));
   const std::string wi = under_root(s.root, "sys/kernel/mm/mempolicy/weighted_interleave");
   s.weighted_interleave = path_exists(wi);
   for (const auto& name : list_dir(wi))
-    if (name.rfind("node", 0) == 0) s.interleave_weights[std::atoi(name.c_str() + 4)] = read_int(wi + "/" + name);
+    if (name.rfind("node", 0) == 0)
+      s.interleave_weights[std::atoi(name.c_str() + 4)] = read_int(wi + "/" + name);
   return s;
 }
 
@@ -47,13 +50,15 @@ std::vector<std::string> SystemSettings::warnings() const {
   std::vector<std::string> w;
   if (numa_balancing > 0)
     w.push_back("numa_balancing=" + std::to_string(numa_balancing) +
-                ": the kernel may migrate pages between nodes during a run (placement is re-checked after it)");
+                ": the kernel may migrate pages between nodes during a run (placement is "
+                "re-checked after it)");
   if (demotion_enabled == 1)
     w.push_back("demotion_enabled=true: memory pressure may demote pages to slower tiers");
   if (thp_enabled == "always")
     w.push_back("THP=always: khugepaged may collapse pages into huge pages during a run");
   if (zone_reclaim_mode > 0)
-    w.push_back("zone_reclaim_mode=" + std::to_string(zone_reclaim_mode) + ": local reclaim before remote allocation");
+    w.push_back("zone_reclaim_mode=" + std::to_string(zone_reclaim_mode) +
+                ": local reclaim before remote allocation");
   return w;
 }
 

@@ -24,7 +24,9 @@ std::string required_text(const std::string& path) {
   return *t;
 }
 
-std::vector<int> read_list(const std::string& path) { return parse_cpulist(required_text(path), path); }
+std::vector<int> read_list(const std::string& path) {
+  return parse_cpulist(required_text(path), path);
+}
 
 // Ids of entries named <prefix><digits>, e.g. node3 or memory_tier4.
 std::vector<int> numbered_entries(const std::string& dir, const std::string& prefix) {
@@ -33,7 +35,8 @@ std::vector<int> numbered_entries(const std::string& dir, const std::string& pre
     if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
     const std::string digits = name.substr(prefix.size());
     // At most 9 digits: an id past int (a crafted tree) is not an entry, never an exception.
-    if (digits.size() <= 9 && std::all_of(digits.begin(), digits.end(), ::isdigit)) ids.push_back(std::stoi(digits));
+    if (digits.size() <= 9 && std::all_of(digits.begin(), digits.end(), ::isdigit))
+      ids.push_back(std::stoi(digits));
   }
   std::sort(ids.begin(), ids.end());
   return ids;
@@ -52,10 +55,14 @@ void read_meminfo(const std::string& path, SysfsNode& n) {
     int64_t kb = -1;
     ls >> word >> id >> key >> kb;
     if (kb < 0 || kb > (int64_t(1) << 50)) continue;  // absent, negative or beyond 1 EiB: unknown
-    if (key == "MemTotal:") n.total_bytes = kb * 1024;
-    else if (key == "MemFree:") n.free_bytes = kb * 1024;
-    else if (key == "FilePages:") file_pages = kb * 1024;
-    else if (key == "Shmem:") shmem = kb * 1024;
+    if (key == "MemTotal:")
+      n.total_bytes = kb * 1024;
+    else if (key == "MemFree:")
+      n.free_bytes = kb * 1024;
+    else if (key == "FilePages:")
+      file_pages = kb * 1024;
+    else if (key == "Shmem:")
+      shmem = kb * 1024;
   }
   if (n.free_bytes >= 0)
     n.available_bytes = n.free_bytes + std::max<int64_t>(0, file_pages - shmem);
@@ -65,7 +72,8 @@ void read_meminfo(const std::string& path, SysfsNode& n) {
 constexpr uint64_t kMaxBandwidthMiBps = uint64_t(1) << 30;
 constexpr uint64_t kMaxLatencyNs = 1000000000;
 
-std::vector<AccessPerf> read_access_class(const std::string& node_dir, int access, std::vector<std::string>& notes) {
+std::vector<AccessPerf> read_access_class(const std::string& node_dir, int access,
+                                          std::vector<std::string>& notes) {
   const std::string dir = node_dir + "/access" + std::to_string(access) + "/initiators";
   if (!path_exists(dir)) return {};
   // 0 = not reported. A value that is not a plain number ("-1", garbage) or is past the limit
@@ -75,7 +83,8 @@ std::vector<AccessPerf> read_access_class(const std::string& node_dir, int acces
     auto t = read_text(path);
     if (!t) return 0.0;
     auto v = parse_u64(*t);
-    const uint64_t max = std::string(f).find("latency") != std::string::npos ? kMaxLatencyNs : kMaxBandwidthMiBps;
+    const uint64_t max =
+        std::string(f).find("latency") != std::string::npos ? kMaxLatencyNs : kMaxBandwidthMiBps;
     if (!v || *v > max) {
       notes.push_back(path + " reads '" + *t + "': not plausible; unknown");
       return 0.0;
@@ -86,9 +95,11 @@ std::vector<AccessPerf> read_access_class(const std::string& node_dir, int acces
   base.read_bandwidth_mibps = num("read_bandwidth");
   base.read_latency_ns = num("read_latency");
   const double wb = num("write_bandwidth"), wl = num("write_latency");
-  base.bandwidth_mibps = wb > 0 && base.read_bandwidth_mibps > 0 ? (wb + base.read_bandwidth_mibps) / 2
-                                                                  : base.read_bandwidth_mibps;
-  base.latency_ns = wl > 0 && base.read_latency_ns > 0 ? (wl + base.read_latency_ns) / 2 : base.read_latency_ns;
+  base.bandwidth_mibps = wb > 0 && base.read_bandwidth_mibps > 0
+                             ? (wb + base.read_bandwidth_mibps) / 2
+                             : base.read_bandwidth_mibps;
+  base.latency_ns =
+      wl > 0 && base.read_latency_ns > 0 ? (wl + base.read_latency_ns) / 2 : base.read_latency_ns;
   base.source = "sysfs-access" + std::to_string(access);
   std::vector<AccessPerf> out;
   for (int init : numbered_entries(dir, "node")) {
@@ -104,8 +115,10 @@ void read_nodes(SysfsSnapshot& s) {
   s.online = read_list(base + "/online");
   auto optional_list = [&](const char* f, std::vector<int>& out) {
     const std::string p = base + "/" + f;
-    if (auto t = read_text(p)) out = parse_cpulist(*t, p);
-    else s.notes.push_back(std::string("sysfs ") + f + " absent; derived from the per-node files");
+    if (auto t = read_text(p))
+      out = parse_cpulist(*t, p);
+    else
+      s.notes.push_back(std::string("sysfs ") + f + " absent; derived from the per-node files");
     return path_exists(p);
   };
   optional_list("possible", s.possible);
@@ -114,7 +127,9 @@ void read_nodes(SysfsSnapshot& s) {
   for (int id : s.online) {
     const std::string dir = base + "/node" + std::to_string(id);
     if (!path_exists(dir))
-      throw Error("sysfs lists node " + std::to_string(id) + " as online but " + dir + " does not exist", kFixHint);
+      throw Error(
+          "sysfs lists node " + std::to_string(id) + " as online but " + dir + " does not exist",
+          kFixHint);
     SysfsNode n;
     n.id = id;
     n.cpus = read_list(dir + "/cpulist");
@@ -123,19 +138,22 @@ void read_nodes(SysfsSnapshot& s) {
       std::istringstream in(*d);
       for (int v; in >> v;) n.distances.push_back(v);
       // SLIT entries are 0..255; anything else (or a word that stopped the reading) is garbage.
-      const bool sane = in.eof() && std::all_of(n.distances.begin(), n.distances.end(), [](int v) { return v >= 0 && v <= 255; });
+      const bool sane = in.eof() && std::all_of(n.distances.begin(), n.distances.end(),
+                                                [](int v) { return v >= 0 && v <= 255; });
       if (!sane) {
         s.notes.push_back(dir + "/distance is not a list of SLIT distances (0-255); ignored");
         n.distances.clear();
       } else if (n.distances.size() != s.online.size()) {
-        s.notes.push_back(dir + "/distance has " + std::to_string(n.distances.size()) + " entries for " +
-                          std::to_string(s.online.size()) + " online nodes; ignored");
+        s.notes.push_back(dir + "/distance has " + std::to_string(n.distances.size()) +
+                          " entries for " + std::to_string(s.online.size()) +
+                          " online nodes; ignored");
         n.distances.clear();
       }
     } else {
       s.notes.push_back(dir + "/distance absent");
     }
-    n.perf = read_access_class(dir, 1, s.notes);  // CPU initiators: what the benchmark's threads see
+    n.perf =
+        read_access_class(dir, 1, s.notes);  // CPU initiators: what the benchmark's threads see
     if (n.perf.empty()) n.perf = read_access_class(dir, 0, s.notes);
     if (!have_has_cpu && !n.cpus.empty()) s.has_cpu.push_back(id);
     if (!have_has_memory && n.total_bytes > 0) s.has_memory.push_back(id);
@@ -212,7 +230,8 @@ void read_cxl(SysfsSnapshot& s) {
 // for ram and pmem regions alike), else by the device's place in the sysfs hierarchy.
 std::string cxl_region_of(const SysfsSnapshot& s, const DaxDevice& d, const std::string& resolved) {
   for (const auto& r : s.regions)
-    if (d.size > 0 && r.size > 0 && d.start >= r.start && d.size <= r.size && d.start - r.start <= r.size - d.size)
+    if (d.size > 0 && r.size > 0 && d.start >= r.start && d.size <= r.size &&
+        d.start - r.start <= r.size - d.size)
       return r.name;  // written without start + size, which a crafted tree could wrap
   static const std::regex region(R"(/decoder\d+\.\d+/(region\d+)/)");
   std::smatch m;
@@ -261,7 +280,9 @@ int64_t read_node_available_bytes(const std::string& root, int node) {
   return n.available_bytes;
 }
 
-bool sysfs_has_numa(const std::string& root) { return path_exists(under_root(root, kNodeDir) + "/online"); }
+bool sysfs_has_numa(const std::string& root) {
+  return path_exists(under_root(root, kNodeDir) + "/online");
+}
 
 SysfsSnapshot read_sysfs(const std::string& root) {
   SysfsSnapshot s;

@@ -13,26 +13,26 @@ namespace hb::memtier {
 
 struct SysfsNode {
   int id = -1;
-  std::vector<int> cpus;             // nodeN/cpulist
-  int64_t total_bytes = -1;          // nodeN/meminfo MemTotal
-  int64_t free_bytes = -1;           // MemFree
-  int64_t available_bytes = -1;      // MemFree + FilePages - Shmem: what binding can get back
-  std::vector<int> distances;        // nodeN/distance, aligned with SysfsSnapshot::online
-  std::vector<AccessPerf> perf;      // nodeN/access1 (CPU initiators), else access0
+  std::vector<int> cpus;         // nodeN/cpulist
+  int64_t total_bytes = -1;      // nodeN/meminfo MemTotal
+  int64_t free_bytes = -1;       // MemFree
+  int64_t available_bytes = -1;  // MemFree + FilePages - Shmem: what binding can get back
+  std::vector<int> distances;    // nodeN/distance, aligned with SysfsSnapshot::online
+  std::vector<AccessPerf> perf;  // nodeN/access1 (CPU initiators), else access0
 };
 
 struct SysfsSnapshot {
   std::string root;
   std::vector<int> online, possible, has_cpu, has_memory;
-  std::vector<SysfsNode> nodes;      // one per online node, ascending id
+  std::vector<SysfsNode> nodes;  // one per online node, ascending id
   bool tiers_present = false;
-  std::vector<MemoryTierInfo> tiers; // ascending id
+  std::vector<MemoryTierInfo> tiers;  // ascending id
   bool cxl_bus_present = false;
   std::vector<CxlMemdev> memdevs;
   std::vector<CxlRegion> regions;
   bool dax_bus_present = false;
-  std::vector<DaxDevice> dax;        // cxl_region filled when the device lies in a CXL region
-  std::vector<std::string> notes;    // optional files that were absent
+  std::vector<DaxDevice> dax;      // cxl_region filled when the device lies in a CXL region
+  std::vector<std::string> notes;  // optional files that were absent
 
   const SysfsNode* node(int id) const;
 };

@@ -9,7 +9,7 @@ namespace hb::memtier {
 
 namespace {
 constexpr TierKind kAllKinds[] = {TierKind::hbm, TierKind::local_dram, TierKind::remote_dram,
-                                  TierKind::cxl, TierKind::far, TierKind::gpu_memory};
+                                  TierKind::cxl, TierKind::far,        TierKind::gpu_memory};
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -19,12 +19,18 @@ std::string lower(std::string s) {
 
 std::string_view tier_kind_name(TierKind k) {
   switch (k) {
-    case TierKind::hbm: return "hbm";
-    case TierKind::local_dram: return "local-dram";
-    case TierKind::remote_dram: return "remote-dram";
-    case TierKind::cxl: return "cxl";
-    case TierKind::far: return "far";
-    case TierKind::gpu_memory: return "gpu-memory";
+    case TierKind::hbm:
+      return "hbm";
+    case TierKind::local_dram:
+      return "local-dram";
+    case TierKind::remote_dram:
+      return "remote-dram";
+    case TierKind::cxl:
+      return "cxl";
+    case TierKind::far:
+      return "far";
+    case TierKind::gpu_memory:
+      return "gpu-memory";
   }
   return "?";
 }
@@ -38,12 +44,18 @@ TierKind parse_tier_kind(std::string_view s) {
 
 MemoryKind to_memory_kind(TierKind k) {
   switch (k) {
-    case TierKind::hbm: return MemoryKind::hbm;
-    case TierKind::local_dram: return MemoryKind::local_dram;
-    case TierKind::remote_dram: return MemoryKind::remote_dram;
-    case TierKind::cxl: return MemoryKind::cxl;
-    case TierKind::far: return MemoryKind::far;
-    case TierKind::gpu_memory: return MemoryKind::accelerator;
+    case TierKind::hbm:
+      return MemoryKind::hbm;
+    case TierKind::local_dram:
+      return MemoryKind::local_dram;
+    case TierKind::remote_dram:
+      return MemoryKind::remote_dram;
+    case TierKind::cxl:
+      return MemoryKind::cxl;
+    case TierKind::far:
+      return MemoryKind::far;
+    case TierKind::gpu_memory:
+      return MemoryKind::accelerator;
   }
   return MemoryKind::far;
 }
@@ -78,16 +90,17 @@ void attach_cuda_devices(Topology& topo, const std::vector<CudaDeviceInfo>& cuda
     const std::string bus = lower(c.pci_bus_id);
     auto it = std::find_if(topo.gpus.begin(), topo.gpus.end(), [&](const GpuDevice& g) {
       // CUDA may print the domain with 8 hex digits ("00000000:06:00.0"); compare the tail.
-      return !bus.empty() && (g.pci_bus_id == bus ||
-                              (bus.size() > g.pci_bus_id.size() &&
-                               bus.ends_with(g.pci_bus_id.substr(g.pci_bus_id.find(':')))));
+      return !bus.empty() &&
+             (g.pci_bus_id == bus || (bus.size() > g.pci_bus_id.size() &&
+                                      bus.ends_with(g.pci_bus_id.substr(g.pci_bus_id.find(':')))));
     });
     if (it == topo.gpus.end()) {
       GpuDevice g;
       g.pci_bus_id = bus;
       topo.gpus.push_back(g);
-      topo.notes.push_back("CUDA device " + std::to_string(c.index) + " (" + bus +
-                           ") has no matching PCI device in the topology; its NUMA node is unknown");
+      topo.notes.push_back(
+          "CUDA device " + std::to_string(c.index) + " (" + bus +
+          ") has no matching PCI device in the topology; its NUMA node is unknown");
       it = topo.gpus.end() - 1;
     }
     it->cuda_index = c.index;

@@ -29,35 +29,37 @@ MemoryKind to_memory_kind(TierKind k);
 
 // One HMAT-style figure: how fast `initiator` reaches the node. 0 = not reported.
 struct AccessPerf {
-  int initiator_node = -1;         // NUMA node whose CPUs are the initiator; -1 none matches
-  std::string initiator_cpus;      // the initiator's CPUs, list format "0-3,8"
-  double bandwidth_mibps = 0;      // hwloc "Bandwidth" (or mean of read/write from sysfs)
+  int initiator_node = -1;     // NUMA node whose CPUs are the initiator; -1 none matches
+  std::string initiator_cpus;  // the initiator's CPUs, list format "0-3,8"
+  double bandwidth_mibps = 0;  // hwloc "Bandwidth" (or mean of read/write from sysfs)
   double read_bandwidth_mibps = 0;
-  double latency_ns = 0;           // hwloc "Latency" (or mean of read/write from sysfs)
+  double latency_ns = 0;  // hwloc "Latency" (or mean of read/write from sysfs)
   double read_latency_ns = 0;
-  std::string source;              // "hwloc-memattr", "sysfs-access0", "sysfs-access1"
-  double best_bandwidth() const { return read_bandwidth_mibps > 0 ? read_bandwidth_mibps : bandwidth_mibps; }
+  std::string source;  // "hwloc-memattr", "sysfs-access0", "sysfs-access1"
+  double best_bandwidth() const {
+    return read_bandwidth_mibps > 0 ? read_bandwidth_mibps : bandwidth_mibps;
+  }
   double best_latency() const { return read_latency_ns > 0 ? read_latency_ns : latency_ns; }
 };
 
 struct MemoryNode {
   int os_index = -1;
-  std::string subtype;              // hwloc subtype (DRAM, MCDRAM, HBM, NVM, SPM, GPUMemory, ...)
-  int64_t total_bytes = -1;         // -1 unknown
-  int64_t free_bytes = -1;          // -1 unknown (only known on the live machine or from sysfs)
-  std::vector<int> cpus;            // CPUs that belong to this node; empty = CPU-less
-  std::vector<int> locality_cpus;   // CPUs close to it (hwloc cpuset: for CPU-less nodes, the
-                                    // CPUs of the group/package they are attached to)
-  std::string has_cpu_source;       // "sysfs has_cpu" or the hwloc heuristic that decided
-  int package = -1;                 // package whose locality holds it, -1 unknown / machine-wide
-  int memory_tier = -1;             // Linux memory_tierN (lower = faster), -1 unknown
-  std::vector<int> distances;       // SLIT row, aligned with Topology::nodes; empty unknown
-  std::vector<AccessPerf> perf;     // HMAT figures per initiator
-  std::string cxl_link;             // "region0 via dax0.0" when backed by CXL; empty none
+  std::string subtype;             // hwloc subtype (DRAM, MCDRAM, HBM, NVM, SPM, GPUMemory, ...)
+  int64_t total_bytes = -1;        // -1 unknown
+  int64_t free_bytes = -1;         // -1 unknown (only known on the live machine or from sysfs)
+  std::vector<int> cpus;           // CPUs that belong to this node; empty = CPU-less
+  std::vector<int> locality_cpus;  // CPUs close to it (hwloc cpuset: for CPU-less nodes, the
+                                   // CPUs of the group/package they are attached to)
+  std::string has_cpu_source;      // "sysfs has_cpu" or the hwloc heuristic that decided
+  int package = -1;                // package whose locality holds it, -1 unknown / machine-wide
+  int memory_tier = -1;            // Linux memory_tierN (lower = faster), -1 unknown
+  std::vector<int> distances;      // SLIT row, aligned with Topology::nodes; empty unknown
+  std::vector<AccessPerf> perf;    // HMAT figures per initiator
+  std::string cxl_link;            // "region0 via dax0.0" when backed by CXL; empty none
 
   // Classification (memtier/classify.h).
   TierKind kind = TierKind::local_dram;
-  bool emulated = false;            // kind stood in for by this node (--emulate-cxl node=N)
+  bool emulated = false;  // kind stood in for by this node (--emulate-cxl node=N)
   std::vector<std::string> reasons;
 
   bool has_cpu() const { return !cpus.empty(); }
@@ -74,13 +76,13 @@ struct Package {
 // attach_cuda_devices() when the binary has CUDA and a device exists; until then they keep
 // their defaults and `cuda_index` is -1.
 struct GpuDevice {
-  std::string pci_bus_id;           // "0000:06:00.0" (lower case, domain included)
+  std::string pci_bus_id;  // "0000:06:00.0" (lower case, domain included)
   int vendor_id = 0, device_id = 0, pci_class = 0;
-  std::string name;                 // hwloc's PCI name when known
-  int numa_node = -1;               // nearest node with CPUs (host memory local to the GPU)
-  std::vector<int> local_nodes;     // every node in the GPU's locality
+  std::string name;              // hwloc's PCI name when known
+  int numa_node = -1;            // nearest node with CPUs (host memory local to the GPU)
+  std::vector<int> local_nodes;  // every node in the GPU's locality
   int package = -1;
-  double pci_link_gbps = 0;         // hwloc's PCI link speed estimate, GB/s; 0 unknown
+  double pci_link_gbps = 0;  // hwloc's PCI link speed estimate, GB/s; 0 unknown
   int cuda_index = -1;
   std::string cuda_name;
   int sm_count = 0;
@@ -98,31 +100,31 @@ struct CudaDeviceInfo {
 };
 
 struct CxlMemdev {
-  std::string name;                 // "mem0"
-  std::string pci_bus_id;           // host PCI function, when known
+  std::string name;        // "mem0"
+  std::string pci_bus_id;  // host PCI function, when known
   int64_t ram_bytes = 0, pmem_bytes = 0;
-  std::string source;               // "hwloc", "sysfs", "hwloc+sysfs"
+  std::string source;  // "hwloc", "sysfs", "hwloc+sysfs"
 };
 
 struct CxlRegion {
-  std::string name;                 // "region0"
-  std::string mode;                 // "ram", "pmem", "" unknown
-  uint64_t start = 0, size = 0;     // host physical address range
-  std::vector<std::string> targets; // endpoint decoders
-  int numa_node = -1;               // node its memory was onlined into, -1 none
+  std::string name;                  // "region0"
+  std::string mode;                  // "ram", "pmem", "" unknown
+  uint64_t start = 0, size = 0;      // host physical address range
+  std::vector<std::string> targets;  // endpoint decoders
+  int numa_node = -1;                // node its memory was onlined into, -1 none
 };
 
 struct DaxDevice {
-  std::string name;                 // "dax0.0"
-  std::string dax_type;             // hwloc DAXType: "SPM", "NVM", ... ("" unknown)
-  std::string mode;                 // "system-ram" (kmem), "devdax", "" unknown
+  std::string name;      // "dax0.0"
+  std::string dax_type;  // hwloc DAXType: "SPM", "NVM", ... ("" unknown)
+  std::string mode;      // "system-ram" (kmem), "devdax", "" unknown
   int target_node = -1;
   uint64_t start = 0, size = 0;
-  std::string cxl_region;           // CXL region it lies in, empty none
+  std::string cxl_region;  // CXL region it lies in, empty none
 };
 
 struct MemoryTierInfo {
-  int id = -1;                      // N of memory_tierN
+  int id = -1;  // N of memory_tierN
   std::vector<int> nodes;
 };
 
@@ -135,24 +137,24 @@ struct SimulatedTier {
 };
 
 struct Topology {
-  std::string source;               // "live", "hwloc-xml", "sysfs", "hwloc-xml+sysfs", "profile"
-  std::string hwloc_xml;            // --topology file, empty for live
-  std::string sysfs_root;           // root prefix sysfs was read from, empty when not read
+  std::string source;      // "live", "hwloc-xml", "sysfs", "hwloc-xml+sysfs", "profile"
+  std::string hwloc_xml;   // --topology file, empty for live
+  std::string sysfs_root;  // root prefix sysfs was read from, empty when not read
   int pus = 0, cores = 0;
   std::vector<Package> packages;
-  std::vector<MemoryNode> nodes;    // ascending os_index
-  std::string distances_source;     // "hwloc NUMALatency", "sysfs", "" none
+  std::vector<MemoryNode> nodes;      // ascending os_index
+  std::string distances_source;       // "hwloc NUMALatency", "sysfs", "" none
   std::vector<std::string> memattrs;  // hwloc memory attributes that had values
   std::vector<MemoryTierInfo> memory_tiers;
   std::vector<GpuDevice> gpus;
   std::vector<CxlMemdev> cxl_memdevs;
   std::vector<CxlRegion> cxl_regions;
   std::vector<DaxDevice> dax_devices;
-  std::vector<int> offline_nodes;   // possible but not online (sysfs): e.g. a CXL window whose
-                                    // memory is not onlined yet; empty when unknown
-  int cpu_node = -1;                // reference CPU node for local/remote (classify.h)
+  std::vector<int> offline_nodes;  // possible but not online (sysfs): e.g. a CXL window whose
+                                   // memory is not onlined yet; empty when unknown
+  int cpu_node = -1;               // reference CPU node for local/remote (classify.h)
   std::optional<SimulatedTier> simulated_cxl;
-  std::vector<std::string> notes;   // what could not be read or decided, and why
+  std::vector<std::string> notes;  // what could not be read or decided, and why
 
   const MemoryNode* node(int os_index) const;
   MemoryNode* node(int os_index);

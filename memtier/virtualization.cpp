@@ -24,9 +24,11 @@ bool cpuinfo_has_hypervisor_flag(const std::string& root) {
 
 // Firmware vendors that only virtual machines report (DMI sys_vendor / product_name).
 bool dmi_names_a_vm(const std::string& vendor, const std::string& product) {
-  for (const char* v : {"QEMU", "VMware", "innotek", "Xen", "Parallels", "BHYVE", "Amazon EC2", "Google"})
+  for (const char* v :
+       {"QEMU", "VMware", "innotek", "Xen", "Parallels", "BHYVE", "Amazon EC2", "Google"})
     if (vendor.find(v) != std::string::npos) return true;
-  return vendor.find("Microsoft") != std::string::npos && product.find("Virtual Machine") != std::string::npos;
+  return vendor.find("Microsoft") != std::string::npos &&
+         product.find("Virtual Machine") != std::string::npos;
 }
 
 }  // namespace
@@ -34,10 +36,13 @@ bool dmi_names_a_vm(const std::string& vendor, const std::string& product) {
 std::string detect_virtual_machine(const std::string& root) {
   std::string evidence;
   if (cpuinfo_has_hypervisor_flag(root)) evidence = "cpuinfo flag 'hypervisor'";
-  const std::string vendor = read_text(under_root(root, "sys/class/dmi/id/sys_vendor")).value_or("");
-  const std::string product = read_text(under_root(root, "sys/class/dmi/id/product_name")).value_or("");
+  const std::string vendor =
+      read_text(under_root(root, "sys/class/dmi/id/sys_vendor")).value_or("");
+  const std::string product =
+      read_text(under_root(root, "sys/class/dmi/id/product_name")).value_or("");
   if (dmi_names_a_vm(vendor, product) || (!evidence.empty() && !vendor.empty()))
-    evidence += (evidence.empty() ? "" : "; ") + std::string("DMI ") + vendor + (product.empty() ? "" : " " + product);
+    evidence += (evidence.empty() ? "" : "; ") + std::string("DMI ") + vendor +
+                (product.empty() ? "" : " " + product);
   return evidence;
 }
 

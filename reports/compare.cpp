@@ -12,15 +12,24 @@ namespace hb::reports {
 
 const char* verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::faster: return "FASTER";
-    case Verdict::slower: return "SLOWER";
-    case Verdict::same: return "SAME";
-    case Verdict::noisy: return "NOISY";
-    case Verdict::failed: return "FAILED";
-    case Verdict::recovered: return "RECOVERED";
-    case Verdict::untimed: return "UNTIMED";
-    case Verdict::missing: return "MISSING";
-    case Verdict::added: return "NEW";
+    case Verdict::faster:
+      return "FASTER";
+    case Verdict::slower:
+      return "SLOWER";
+    case Verdict::same:
+      return "SAME";
+    case Verdict::noisy:
+      return "NOISY";
+    case Verdict::failed:
+      return "FAILED";
+    case Verdict::recovered:
+      return "RECOVERED";
+    case Verdict::untimed:
+      return "UNTIMED";
+    case Verdict::missing:
+      return "MISSING";
+    case Verdict::added:
+      return "NEW";
   }
   return "?";
 }
@@ -32,7 +41,8 @@ void validate(const CompareOptions& o) {
   if (!(o.min_effect >= 0)) bad("--min-effect must be >= 0", "e.g. --min-effect 0.02 for 2%");
   if (o.min_effect > o.threshold)
     bad("--min-effect (" + format_percent(o.min_effect) + ") is larger than --threshold (" +
-            format_percent(o.threshold) + "): a slowdown between them would be called SAME and never fail",
+            format_percent(o.threshold) +
+            "): a slowdown between them would be called SAME and never fail",
         "set --min-effect at or below --threshold");
   if (!(o.max_noise > 0)) bad("--max-noise must be > 0", "e.g. --max-noise 0.10 for 10%");
 }
@@ -49,15 +59,16 @@ std::map<std::string, const Point*> index_points(const Report& r, const char* wh
   std::map<std::string, const Point*> m;
   for (const auto& p : r.points)
     if (!m.emplace(p.axes.key(), &p).second)
-      throw Error(std::string("the ") + which + " report has two points with the same axes (" + p.axes.key() +
-                      "), so they cannot be matched",
+      throw Error(std::string("the ") + which + " report has two points with the same axes (" +
+                      p.axes.key() + "), so they cannot be matched",
                   "compare reports from `hybridbench run`, which writes each point once");
   return m;
 }
 
 void judge_timing(const Point& o, const Point& n, const CompareOptions& opt, PointComparison& c) {
   c.change = n.step.summary.median / o.step.summary.median - 1.0;
-  const double noise_o = robust_rel_noise(o.step.summary), noise_n = robust_rel_noise(n.step.summary);
+  const double noise_o = robust_rel_noise(o.step.summary),
+               noise_n = robust_rel_noise(n.step.summary);
   c.change_rel_noise = std::hypot(noise_o, noise_n);
   // Pooled runs (run --repetitions on both sides): the passes, minutes apart, are the
   // independent replicates, so the test runs on their medians and their spread is the noise
@@ -97,16 +108,20 @@ void judge_accuracy(const Point& o, const Point& n, const CompareOptions& opt, P
     return;
   }
   // NaN compares false with everything, so a NaN in NEW is caught explicitly.
-  const bool l2_worse = (std::isnan(b.rel_l2) && !std::isnan(a.rel_l2)) ||
-                        b.rel_l2 > a.rel_l2 * (1 + opt.rel_l2_rel_tolerance) + opt.rel_l2_abs_tolerance;
-  if (l2_worse) c.accuracy_regressions.push_back("rel_l2 " + format_sci(a.rel_l2) + " -> " + format_sci(b.rel_l2));
+  const bool l2_worse =
+      (std::isnan(b.rel_l2) && !std::isnan(a.rel_l2)) ||
+      b.rel_l2 > a.rel_l2 * (1 + opt.rel_l2_rel_tolerance) + opt.rel_l2_abs_tolerance;
+  if (l2_worse)
+    c.accuracy_regressions.push_back("rel_l2 " + format_sci(a.rel_l2) + " -> " +
+                                     format_sci(b.rel_l2));
   if ((std::isnan(b.mass_recall) && !std::isnan(a.mass_recall)) ||
       b.mass_recall < a.mass_recall - opt.mass_recall_tolerance)
     c.accuracy_regressions.push_back("mass_recall " + format_fixed(a.mass_recall, 4) + " -> " +
                                      format_fixed(b.mass_recall, 4));
-  if (a.has_needle() && b.has_needle() && b.needle_success_rate < a.needle_success_rate - opt.needle_tolerance)
-    c.accuracy_regressions.push_back("needle success " + format_percent(a.needle_success_rate) + " -> " +
-                                     format_percent(b.needle_success_rate));
+  if (a.has_needle() && b.has_needle() &&
+      b.needle_success_rate < a.needle_success_rate - opt.needle_tolerance)
+    c.accuracy_regressions.push_back("needle success " + format_percent(a.needle_success_rate) +
+                                     " -> " + format_percent(b.needle_success_rate));
 }
 
 PointComparison compare_point(const Point& o, const Point& n, const CompareOptions& opt) {
@@ -118,8 +133,10 @@ PointComparison compare_point(const Point& o, const Point& n, const CompareOptio
   c.new_provenance = n.provenance;
   c.old_step = o.step.summary;
   c.new_step = n.step.summary;
-  if (o.provenance != n.provenance) c.notes.push_back("provenance " + o.provenance + " -> " + n.provenance);
-  const bool ot = o.timed() && o.step.summary.median > 0, nt = n.timed() && n.step.summary.median > 0;
+  if (o.provenance != n.provenance)
+    c.notes.push_back("provenance " + o.provenance + " -> " + n.provenance);
+  const bool ot = o.timed() && o.step.summary.median > 0,
+             nt = n.timed() && n.step.summary.median > 0;
   if (ot && nt) {
     judge_timing(o, n, opt, c);
   } else if (ot) {
@@ -145,7 +162,8 @@ void context_warnings(const ReportContext& o, const ReportContext& n, std::vecto
   };
   differs("host", o.host, n.host);
   differs("CPU model", o.cpu_model, n.cpu_model);
-  differs("accelerator", o.accelerator.kind + " " + o.accelerator.name, n.accelerator.kind + " " + n.accelerator.name);
+  differs("accelerator", o.accelerator.kind + " " + o.accelerator.name,
+          n.accelerator.kind + " " + n.accelerator.name);
   differs("build type", o.build_type, n.build_type);
   differs("SIMD level", o.simd_level, n.simd_level);
   // Fleet reports: the same host label on both sides should be the same hardware.
@@ -162,8 +180,10 @@ void context_warnings(const ReportContext& o, const ReportContext& n, std::vecto
       }
   auto only = [&](const ReportContext& a, const ReportContext& b, const char* side) {
     for (const auto& h : a.hosts)
-      if (std::none_of(b.hosts.begin(), b.hosts.end(), [&](const HostRecord& x) { return x.label == h.label; }))
-        w.push_back("host " + h.label + " (rank " + std::to_string(h.rank) + ") is only in " + side);
+      if (std::none_of(b.hosts.begin(), b.hosts.end(),
+                       [&](const HostRecord& x) { return x.label == h.label; }))
+        w.push_back("host " + h.label + " (rank " + std::to_string(h.rank) + ") is only in " +
+                    side);
   };
   only(o, n, "OLD");
   only(n, o, "NEW");
@@ -171,7 +191,8 @@ void context_warnings(const ReportContext& o, const ReportContext& n, std::vecto
 
 }  // namespace
 
-CompareResult compare_reports(const Report& old_report, const Report& new_report, const CompareOptions& options) {
+CompareResult compare_reports(const Report& old_report, const Report& new_report,
+                              const CompareOptions& options) {
   validate(options);
   CompareResult r;
   r.options = options;
@@ -198,23 +219,28 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
       c.new_step = n->step.summary;
       r.points.push_back(std::move(c));
     }
-  std::sort(r.points.begin(), r.points.end(),
-            [](const PointComparison& a, const PointComparison& b) { return axes_less(a.axes, b.axes); });
+  std::sort(
+      r.points.begin(), r.points.end(),
+      [](const PointComparison& a, const PointComparison& b) { return axes_less(a.axes, b.axes); });
   // No pair at all: every verdict would be MISSING/NEW and the check would pass having judged
   // nothing, which a CI gate must not mistake for "no regression".
   const bool any_pair = std::any_of(r.points.begin(), r.points.end(), [](const PointComparison& p) {
     return p.verdict != Verdict::missing && p.verdict != Verdict::added;
   });
   if (!any_pair) {
-    const char* empty = old_report.points.empty() ? "OLD" : new_report.points.empty() ? "NEW" : nullptr;
+    const char* empty = old_report.points.empty()   ? "OLD"
+                        : new_report.points.empty() ? "NEW"
+                                                    : nullptr;
     if (empty)
       throw Error(std::string("nothing to compare: the ") + empty + " report has no points",
                   "pass reports of sweeps that ran (`hybridbench run --out FILE.json`)");
     throw Error("nothing to compare: no point of NEW has the axes of a point of OLD (" +
-                    std::to_string(old_report.points.size()) + " vs " + std::to_string(new_report.points.size()) +
-                    " points; e.g. OLD " + old_report.points[0].axes.key() + ", NEW " +
-                    new_report.points[0].axes.key() + ")",
-                "compare two runs of the same sweep (same models, lengths, batches, strategies, dtypes, workload, "
+                    std::to_string(old_report.points.size()) + " vs " +
+                    std::to_string(new_report.points.size()) + " points; e.g. OLD " +
+                    old_report.points[0].axes.key() + ", NEW " + new_report.points[0].axes.key() +
+                    ")",
+                "compare two runs of the same sweep (same models, lengths, batches, strategies, "
+                "dtypes, workload, "
                 "accelerator, --decode-steps and --page-tokens)");
   }
   for (const auto& p : r.points) r.regressions += p.regression();
@@ -225,11 +251,13 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
   if (new_report.interruption.interrupted)
     r.warnings.push_back("NEW is an interrupted sweep (" + new_report.interruption.reason +
                          "); finish it with `hybridbench run ... --resume`");
-  const int noisy = static_cast<int>(std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.too_noisy; }));
+  const int noisy = static_cast<int>(
+      std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.too_noisy; }));
   if (noisy > 0)
-    r.warnings.push_back(std::to_string(noisy) + " of " + std::to_string(r.points.size()) +
-                         " points are noisier than --max-noise " + format_percent(options.max_noise) +
-                         " (IQR-based); was the machine busy? Re-run both on a quiet machine, or pin CPUs");
+    r.warnings.push_back(
+        std::to_string(noisy) + " of " + std::to_string(r.points.size()) +
+        " points are noisier than --max-noise " + format_percent(options.max_noise) +
+        " (IQR-based); was the machine busy? Re-run both on a quiet machine, or pin CPUs");
   return r;
 }
 

@@ -12,9 +12,9 @@
 namespace hb::reports {
 
 struct CompareOptions {
-  double threshold = 0.05;    // a significant slowdown beyond this relative change is a regression
-  double alpha = 0.01;        // significance level of the U test
-  double min_effect = 0.02;   // relative median changes below this are SAME even when significant
+  double threshold = 0.05;   // a significant slowdown beyond this relative change is a regression
+  double alpha = 0.01;       // significance level of the U test
+  double min_effect = 0.02;  // relative median changes below this are SAME even when significant
   // Robust relative noise (robust_rel_noise) above which a run is not trusted: an unproven change
   // is NOISY, not SAME, and a significant one counts only beyond 3x the noise.
   double max_noise = 0.10;
@@ -44,7 +44,7 @@ enum class Verdict {
 const char* verdict_name(Verdict v);  // "FASTER", "SLOWER", ...
 
 struct PointComparison {
-  PointAxes axes;               // of NEW (of OLD for missing points)
+  PointAxes axes;  // of NEW (of OLD for missing points)
   Verdict verdict = Verdict::same;
   std::string old_status, new_status;
   std::string old_provenance, new_provenance;
@@ -54,9 +54,9 @@ struct PointComparison {
   bool too_noisy = false;       // either side's robust noise above max_noise
   double p_value = 1;           // U test on the raw step samples
   bool exact_test = false;
-  bool slowdown_regression = false;            // slower beyond the threshold
+  bool slowdown_regression = false;               // slower beyond the threshold
   std::vector<std::string> accuracy_regressions;  // one sentence each: "rel_l2 1.0e-03 -> 4.0e-02"
-  std::vector<std::string> notes;              // informational: provenance changed, not scored, ...
+  std::vector<std::string> notes;  // informational: provenance changed, not scored, ...
   bool regression() const {
     return slowdown_regression || verdict == Verdict::failed || !accuracy_regressions.empty();
   }
@@ -72,6 +72,7 @@ struct CompareResult {
 };
 
 // Throws hb::Error when a report holds two points with the same axes (ambiguous matching).
-CompareResult compare_reports(const Report& old_report, const Report& new_report, const CompareOptions& options);
+CompareResult compare_reports(const Report& old_report, const Report& new_report,
+                              const CompareOptions& options);
 
 }  // namespace hb::reports

@@ -54,9 +54,10 @@ std::string compare_table_text(const CompareResult& r) {
     const bool timed = p.verdict <= Verdict::noisy;  // faster, slower, same, noisy
     std::vector<std::string> notes = reasons(p, r.options);
     notes.insert(notes.end(), p.notes.begin(), p.notes.end());
-    t.add_row({std::string(verdict_name(p.verdict)) + (p.regression() ? " !" : ""), labels.label(p.axes),
-               median_cell(p.old_status, p.old_step), median_cell(p.new_status, p.new_step),
-               timed ? format_percent(p.change, true) : "", timed ? format_percent(p.change_rel_noise) : "",
+    t.add_row({std::string(verdict_name(p.verdict)) + (p.regression() ? " !" : ""),
+               labels.label(p.axes), median_cell(p.old_status, p.old_step),
+               median_cell(p.new_status, p.new_step), timed ? format_percent(p.change, true) : "",
+               timed ? format_percent(p.change_rel_noise) : "",
                timed ? format_p_value(p.p_value) : "", joined(notes, "; ")});
   }
   std::string out;
@@ -65,20 +66,27 @@ std::string compare_table_text(const CompareResult& r) {
   out += t.plain();
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";
   out += "\n" + std::to_string(r.points.size()) + " points:";
-  for (auto v : {Verdict::faster, Verdict::slower, Verdict::same, Verdict::noisy, Verdict::failed, Verdict::recovered,
-                 Verdict::untimed, Verdict::missing, Verdict::added})
+  for (auto v : {Verdict::faster, Verdict::slower, Verdict::same, Verdict::noisy, Verdict::failed,
+                 Verdict::recovered, Verdict::untimed, Verdict::missing, Verdict::added})
     if (int n = r.count(v)) out += " " + std::to_string(n) + " " + verdict_name(v);
-  out += " (U test alpha " + format_fixed(r.options.alpha, 3) + ", min effect " + format_percent(r.options.min_effect) +
-         ", threshold " + format_percent(r.options.threshold) + ")\n";
-  out += r.has_regression() ? "REGRESSION: " + std::to_string(r.regressions) + " point(s) marked '!'\n" : "OK: no regression\n";
+  out += " (U test alpha " + format_fixed(r.options.alpha, 3) + ", min effect " +
+         format_percent(r.options.min_effect) + ", threshold " +
+         format_percent(r.options.threshold) + ")\n";
+  out += r.has_regression()
+             ? "REGRESSION: " + std::to_string(r.regressions) + " point(s) marked '!'\n"
+             : "OK: no regression\n";
   return out;
 }
 
-std::string compare_json_text(const CompareResult& r, const std::string& old_source, const std::string& new_source) {
+std::string compare_json_text(const CompareResult& r, const std::string& old_source,
+                              const std::string& new_source) {
   using json = nlohmann::ordered_json;
   auto summary = [](const std::string& status, const SampleSummary& s) -> json {
     if (status != "ok" || s.count == 0) return nullptr;
-    return {{"median_ns", s.median}, {"rel_stdev", s.rel_stdev()}, {"robust_rel_noise", robust_rel_noise(s)}, {"count", s.count}};
+    return {{"median_ns", s.median},
+            {"rel_stdev", s.rel_stdev()},
+            {"robust_rel_noise", robust_rel_noise(s)},
+            {"count", s.count}};
   };
   json points = json::array();
   for (const auto& p : r.points) {
@@ -98,17 +106,22 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
                       {"exact_test", p.exact_test}});
   }
   json counts = json::object();
-  for (auto v : {Verdict::faster, Verdict::slower, Verdict::same, Verdict::noisy, Verdict::failed, Verdict::recovered,
-                 Verdict::untimed, Verdict::missing, Verdict::added})
+  for (auto v : {Verdict::faster, Verdict::slower, Verdict::same, Verdict::noisy, Verdict::failed,
+                 Verdict::recovered, Verdict::untimed, Verdict::missing, Verdict::added})
     counts[verdict_name(v)] = r.count(v);
   const auto& o = r.options;
   json j = {{"schema", "hybridbench.compare/1"},
             {"old", old_source},
             {"new", new_source},
             {"options",
-             {{"threshold", o.threshold}, {"alpha", o.alpha}, {"min_effect", o.min_effect}, {"max_noise", o.max_noise},
-              {"rel_l2_rel_tolerance", o.rel_l2_rel_tolerance}, {"rel_l2_abs_tolerance", o.rel_l2_abs_tolerance},
-              {"mass_recall_tolerance", o.mass_recall_tolerance}, {"needle_tolerance", o.needle_tolerance}}},
+             {{"threshold", o.threshold},
+              {"alpha", o.alpha},
+              {"min_effect", o.min_effect},
+              {"max_noise", o.max_noise},
+              {"rel_l2_rel_tolerance", o.rel_l2_rel_tolerance},
+              {"rel_l2_abs_tolerance", o.rel_l2_abs_tolerance},
+              {"mass_recall_tolerance", o.mass_recall_tolerance},
+              {"needle_tolerance", o.needle_tolerance}}},
             {"regression", r.has_regression()},
             {"regressions", r.regressions},
             {"counts", counts},

@@ -12,6 +12,7 @@ std::string compare_table_text(const CompareResult& r);
 
 // JSON ("schema": "hybridbench.compare/1"): options, summary counts, warnings and one entry per
 // point with verdict, medians (_ns), change, p-value and reasons.
-std::string compare_json_text(const CompareResult& r, const std::string& old_source, const std::string& new_source);
+std::string compare_json_text(const CompareResult& r, const std::string& old_source,
+                              const std::string& new_source);
 
 }  // namespace hb::reports

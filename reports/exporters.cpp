@@ -16,12 +16,14 @@ std::string bmf_json_text(const Report& report) {
   for (const auto& p : report.points) {
     if (!p.timed()) continue;
     const auto& s = p.step.summary;
-    json measures = {{"latency", {{"value", s.median}, {"lower_value", s.p10}, {"upper_value", s.p90}}}};
+    json measures = {
+        {"latency", {{"value", s.median}, {"lower_value", s.p10}, {"upper_value", s.p90}}}};
     // Tokens per second: each decode step yields one token per sequence of the batch. The
     // slowest steps (p90) bound throughput from below.
     auto tps = [&](double ns) { return ns > 0 ? p.axes.batch * 1e9 / ns : 0.0; };
     if (s.median > 0)
-      measures["throughput"] = {{"value", tps(s.median)}, {"lower_value", tps(s.p90)}, {"upper_value", tps(s.p10)}};
+      measures["throughput"] = {
+          {"value", tps(s.median)}, {"lower_value", tps(s.p90)}, {"upper_value", tps(s.p10)}};
     if (p.accuracy.steps_scored > 0 && std::isfinite(p.accuracy.rel_l2))
       measures["rel-l2"] = {{"value", p.accuracy.rel_l2}};
     j[benchmark_name(p.axes)] = std::move(measures);
@@ -43,7 +45,10 @@ std::string github_benchmark_json_text(const Report& report) {
                  {"range", "± " + format_fixed(s.stdev, 0)},
                  {"extra", extra}});
     if (p.accuracy.steps_scored > 0 && std::isfinite(p.accuracy.rel_l2))
-      j.push_back({{"name", name + " rel_l2"}, {"unit", "rel_l2"}, {"value", p.accuracy.rel_l2}, {"extra", p.provenance}});
+      j.push_back({{"name", name + " rel_l2"},
+                   {"unit", "rel_l2"},
+                   {"value", p.accuracy.rel_l2},
+                   {"extra", p.provenance}});
   }
   return j.dump(2) + "\n";
 }

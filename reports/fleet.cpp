@@ -42,7 +42,8 @@ void assign_host_labels(std::vector<HostRecord>& hosts) {
   for (const auto& h : hosts)
     if (h.accelerator.kind == "cuda") devices[h.host].insert(h.accelerator.device);
   for (auto& h : hosts) {
-    if (per_host[h.host] == 1) h.label = h.host;
+    if (per_host[h.host] == 1)
+      h.label = h.host;
     else if (devices[h.host].size() == static_cast<size_t>(per_host[h.host]))
       h.label = h.host + "/gpu" + std::to_string(h.accelerator.device);
     else
@@ -51,16 +52,19 @@ void assign_host_labels(std::vector<HostRecord>& hosts) {
 }
 
 Report merge_fleet(std::vector<Report> ranks, const std::string& mode) {
-  if (ranks.empty()) throw Error("a fleet report needs at least one rank's results", "", kExitFailure);
+  if (ranks.empty())
+    throw Error("a fleet report needs at least one rank's results", "", kExitFailure);
   for (const auto& r : ranks)
     if (r.context.hosts.size() != 1)
-      throw Error("a rank's report must describe exactly one host (it has " + std::to_string(r.context.hosts.size()) +
-                      ")",
+      throw Error("a rank's report must describe exactly one host (it has " +
+                      std::to_string(r.context.hosts.size()) + ")",
                   "this is a bug in the fleet code; please report it", kExitFailure);
-  std::sort(ranks.begin(), ranks.end(),
-            [](const Report& a, const Report& b) { return a.context.hosts[0].rank < b.context.hosts[0].rank; });
+  std::sort(ranks.begin(), ranks.end(), [](const Report& a, const Report& b) {
+    return a.context.hosts[0].rank < b.context.hosts[0].rank;
+  });
   // Rank 0 (or the lowest rank that ran) describes the build and the sweep.
-  auto base = std::find_if(ranks.begin(), ranks.end(), [](const Report& r) { return r.context.hosts[0].status == "ok"; });
+  auto base = std::find_if(ranks.begin(), ranks.end(),
+                           [](const Report& r) { return r.context.hosts[0].status == "ok"; });
   Report out;
   out.context = (base == ranks.end() ? ranks.front() : *base).context;
   out.context.hosts.clear();

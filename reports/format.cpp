@@ -52,7 +52,8 @@ std::string format_sci(double v) {
 
 std::string format_tokens(int64_t n) {
   if (n >= 1024 && n % 1024 == 0) {
-    if (n >= (int64_t(1) << 20) && n % (int64_t(1) << 20) == 0) return std::to_string(n >> 20) + "M";
+    if (n >= (int64_t(1) << 20) && n % (int64_t(1) << 20) == 0)
+      return std::to_string(n >> 20) + "M";
     return std::to_string(n / 1024) + "k";
   }
   return std::to_string(n);

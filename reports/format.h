@@ -6,13 +6,13 @@
 
 namespace hb::reports {
 
-std::string format_duration_ns(double ns);        // "812 ns", "3.41 us", "1.20 ms", "2.05 s"
-std::string format_bytes(double bytes);           // "512 B", "1.5 KiB", "16.0 GiB"
+std::string format_duration_ns(double ns);  // "812 ns", "3.41 us", "1.20 ms", "2.05 s"
+std::string format_bytes(double bytes);     // "512 B", "1.5 KiB", "16.0 GiB"
 std::string format_percent(double fraction, bool sign = false);  // 0.034 -> "3.4%" / "+3.4%"
-std::string format_ratio(double r);               // 1.834 -> "1.83x"
-std::string format_sci(double v);                 // 0.00123 -> "1.2e-03"; NaN -> "nan"
-std::string format_tokens(int64_t n);             // 4096 -> "4k", 131072 -> "128k", 1000 -> "1000"
-std::string format_fixed(double v, int decimals); // locale-independent "%.*f"
-std::string format_p_value(double p);             // "0.031", "<1e-6"
+std::string format_ratio(double r);                              // 1.834 -> "1.83x"
+std::string format_sci(double v);                  // 0.00123 -> "1.2e-03"; NaN -> "nan"
+std::string format_tokens(int64_t n);              // 4096 -> "4k", 131072 -> "128k", 1000 -> "1000"
+std::string format_fixed(double v, int decimals);  // locale-independent "%.*f"
+std::string format_p_value(double p);              // "0.031", "<1e-6"
 
 }  // namespace hb::reports

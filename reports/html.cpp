@@ -23,22 +23,24 @@ std::string point_tooltip(const Point& p) {
   std::string s = p.axes.strategy + " at " + format_tokens(p.axes.seq_len) + ": ";
   if (!p.timed()) return s + status_cell(p);
   return s + time_cell(&p) + " (p10 " + format_duration_ns(p.step.summary.p10) + ", p90 " +
-         format_duration_ns(p.step.summary.p90) + ", " + std::to_string(p.step.summary.count) + " samples, " +
-         p.provenance + ")";
+         format_duration_ns(p.step.summary.p90) + ", " + std::to_string(p.step.summary.count) +
+         " samples, " + p.provenance + ")";
 }
 
 // x positions shared by the sequence-length charts: one tick per length (thinned when crowded).
 void set_seq_len_axis(SvgPlot& plot, const ProcurementTable& t) {
-  const double lo = static_cast<double>(t.seq_lens.front()), hi = static_cast<double>(t.seq_lens.back());
+  const double lo = static_cast<double>(t.seq_lens.front()),
+               hi = static_cast<double>(t.seq_lens.back());
   std::vector<SvgPlot::Tick> ticks;
   const size_t step = t.seq_lens.size() > 10 ? 2 : 1;
   for (size_t i = 0; i < t.seq_lens.size(); i += step)
     ticks.push_back({static_cast<double>(t.seq_lens[i]), format_tokens(t.seq_lens[i])});
-  plot.set_x(lo == hi ? lo / 1.5 : lo / 1.15, lo == hi ? hi * 1.5 : hi * 1.15, true, "sequence length (tokens)",
-             ticks);
+  plot.set_x(lo == hi ? lo / 1.5 : lo / 1.15, lo == hi ? hi * 1.5 : hi * 1.15, true,
+             "sequence length (tokens)", ticks);
 }
 
-std::vector<std::pair<std::string, std::string>> legend_of(const ProcurementTable& t, const Colors& colors) {
+std::vector<std::pair<std::string, std::string>> legend_of(const ProcurementTable& t,
+                                                           const Colors& colors) {
   std::vector<std::pair<std::string, std::string>> l;
   for (const auto& s : t.strategies) l.emplace_back(s, colors.at(s));
   return l;
@@ -52,18 +54,21 @@ std::string time_chart(const ProcurementTable& t, const Colors& colors) {
     if (p->timed()) {
       lo = std::min(lo, p->step.summary.p10), hi = std::max(hi, p->step.summary.p90);
       if (p->modeled.present())
-        lo = std::min(lo, p->modeled.step.summary.median), hi = std::max(hi, p->modeled.step.summary.median);
+        lo = std::min(lo, p->modeled.step.summary.median),
+        hi = std::max(hi, p->modeled.step.summary.median);
     }
   auto [ylo, yhi] = padded_log_range(std::isfinite(lo) ? lo : 1e3, hi > 0 ? hi : 1e6);
   // Failed points are drawn in a band at the top; keep the data out of it.
-  const bool any_failed = std::any_of(t.cells.begin(), t.cells.end(), [](const auto& c) { return !c.second->timed(); });
+  const bool any_failed =
+      std::any_of(t.cells.begin(), t.cells.end(), [](const auto& c) { return !c.second->timed(); });
   if (any_failed) yhi *= std::pow(yhi / ylo, 0.15);
   plot.set_y(ylo, yhi, true, "step time (median, p10-p90)", log_ticks(ylo, yhi, fmt_duration));
   for (size_t i = 0; i < t.strategies.size(); ++i) {
     const std::string& s = t.strategies[i];
     const std::string& c = colors.at(s);
     // Several strategies can fail at one length: spread their markers so none hides another.
-    const double spread = (static_cast<double>(i) - (static_cast<double>(t.strategies.size()) - 1) / 2) * 12;
+    const double spread =
+        (static_cast<double>(i) - (static_cast<double>(t.strategies.size()) - 1) / 2) * 12;
     std::vector<std::pair<double, double>> line;
     for (auto len : t.seq_lens) {
       const Point* p = t.at(s, len);
@@ -74,7 +79,8 @@ std::string time_chart(const ProcurementTable& t, const Colors& colors) {
         plot.range_bar(x, p->step.summary.p10, p->step.summary.p90, c);
         plot.marker(x, p->step.summary.median, c, point_tooltip(*p));
       } else {
-        plot.failed_marker(plot.px(x) + spread, c, p->status, point_tooltip(*p));  // shown, not hidden
+        plot.failed_marker(plot.px(x) + spread, c, p->status,
+                           point_tooltip(*p));  // shown, not hidden
       }
     }
     plot.polyline(line, c);
@@ -95,14 +101,16 @@ std::string speedup_chart(const ProcurementTable& t, const Colors& colors) {
   SvgPlot plot(760, 320, "Speedup vs " + t.reference + " (> 1: faster)", provenance_heading(t));
   const double n = static_cast<double>(t.seq_lens.size());
   std::vector<SvgPlot::Tick> xt;
-  for (size_t i = 0; i < t.seq_lens.size(); ++i) xt.push_back({i + 0.5, format_tokens(t.seq_lens[i])});
+  for (size_t i = 0; i < t.seq_lens.size(); ++i)
+    xt.push_back({i + 0.5, format_tokens(t.seq_lens[i])});
   plot.set_x(0, n, false, "sequence length (tokens)", xt);
   double lo = 1, hi = 1;
   for (const auto& s : others)
     for (auto len : t.seq_lens)
       if (auto sp = t.speedup(s, len)) lo = std::min(lo, sp->first), hi = std::max(hi, sp->first);
   const auto [ylo, yhi] = padded_log_range(lo, hi);
-  plot.set_y(ylo, yhi, true, "speedup (" + t.reference + " time / time)", log_ticks(ylo, yhi, fmt_ratio));
+  plot.set_y(ylo, yhi, true, "speedup (" + t.reference + " time / time)",
+             log_ticks(ylo, yhi, fmt_ratio));
   plot.hline(1.0, "#666", true);
   const double group = (plot.plot_right() - plot.plot_left()) / n;
   const double width = others.empty() ? 0 : group * 0.8 / static_cast<double>(others.size());
@@ -111,8 +119,8 @@ std::string speedup_chart(const ProcurementTable& t, const Colors& colors) {
     const double x0 = plot.plot_left() + group * (static_cast<double>(i) + 0.1);
     const Point* ref = t.at(t.reference, len);
     if (!ref || !ref->timed()) {
-      plot.text(x0 + group * 0.4, plot.py(1.0) - 6, t.reference + " " + (ref ? ref->status : "absent") + ": n/a",
-                "middle", 10, "#a33");
+      plot.text(x0 + group * 0.4, plot.py(1.0) - 6,
+                t.reference + " " + (ref ? ref->status : "absent") + ": n/a", "middle", 10, "#a33");
       continue;
     }
     for (size_t j = 0; j < others.size(); ++j) {
@@ -135,13 +143,15 @@ std::string speedup_chart(const ProcurementTable& t, const Colors& colors) {
 
 std::string accuracy_chart(const ProcurementTable& t, const Colors& colors) {
   SvgPlot plot(760, 340, "Accuracy vs speed (down-left is better)", provenance_heading(t));
-  double xlo = std::numeric_limits<double>::infinity(), xhi = 0, ylo = std::numeric_limits<double>::infinity(), yhi = 0;
+  double xlo = std::numeric_limits<double>::infinity(), xhi = 0,
+         ylo = std::numeric_limits<double>::infinity(), yhi = 0;
   std::vector<const Point*> pts;
   for (const auto& [k, p] : t.cells)
     if (p->timed() && p->accuracy.steps_scored > 0 && std::isfinite(p->accuracy.rel_l2)) {
       pts.push_back(p);
       xlo = std::min(xlo, p->step.summary.median), xhi = std::max(xhi, p->step.summary.median);
-      if (p->accuracy.rel_l2 > 0) ylo = std::min(ylo, p->accuracy.rel_l2), yhi = std::max(yhi, p->accuracy.rel_l2);
+      if (p->accuracy.rel_l2 > 0)
+        ylo = std::min(ylo, p->accuracy.rel_l2), yhi = std::max(yhi, p->accuracy.rel_l2);
     }
   const auto [x0, x1] = padded_log_range(std::isfinite(xlo) ? xlo : 1e3, xhi > 0 ? xhi : 1e6);
   // rel_l2 = 0 (bit-exact) has no place on a log axis: such points sit on the bottom edge.
@@ -152,15 +162,18 @@ std::string accuracy_chart(const ProcurementTable& t, const Colors& colors) {
     const double y = p->accuracy.rel_l2 > 0 ? p->accuracy.rel_l2 : y0;
     const std::string c = colors.at(p->axes.strategy);
     plot.marker(p->step.summary.median, y, c,
-                point_tooltip(*p) + "; " + accuracy_cell(p) + (p->accuracy.rel_l2 > 0 ? "" : " (exact: drawn on the axis)"));
+                point_tooltip(*p) + "; " + accuracy_cell(p) +
+                    (p->accuracy.rel_l2 > 0 ? "" : " (exact: drawn on the axis)"));
     plot.text(plot.px(p->step.summary.median) + 6, plot.py(y) - 4,
-              format_tokens(p->axes.seq_len) + (p->accuracy.rel_l2 > 0 ? "" : " (exact)"), "start", 9, c);
+              format_tokens(p->axes.seq_len) + (p->accuracy.rel_l2 > 0 ? "" : " (exact)"), "start",
+              9, c);
   }
   plot.legend(legend_of(t, colors));
   return plot.str();
 }
 
-const char* kStyle = R"(body{font-family:sans-serif;margin:24px auto;max-width:1000px;color:#222;line-height:1.4}
+const char* kStyle =
+    R"(body{font-family:sans-serif;margin:24px auto;max-width:1000px;color:#222;line-height:1.4}
 table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ccc;padding:3px 8px;font-size:13px}
 th{background:#f3f3f3}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 figure{margin:12px 0}figcaption{font-size:12px;color:#555}.prov{color:#a33;font-style:italic}
@@ -178,24 +191,32 @@ std::string html_report(const Report& report, const TableOptions& options) {
     names.erase(std::unique(names.begin(), names.end()), names.end());
     for (size_t i = 0; i < names.size(); ++i) colors[names[i]] = series_color(i);
   }
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>hybridbench report " +
-                  html_escape(report.context.host + " " + report.context.date_utc) + "</title>\n<style>\n" + kStyle +
-                  "\n</style>\n</head>\n<body>\n<h1>hybridbench report</h1>\n<table class=\"facts\">\n";
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>hybridbench "
+      "report " +
+      html_escape(report.context.host + " " + report.context.date_utc) + "</title>\n<style>\n" +
+      kStyle +
+      "\n</style>\n</head>\n<body>\n<h1>hybridbench report</h1>\n<table class=\"facts\">\n";
   for (const auto& [k, v] : context_facts(report.context))
     h += "<tr><td>" + html_escape(k) + "</td><td>" + html_escape(v) + "</td></tr>\n";
-  h += "</table>\n<p>Step time is one decode step of one attention layer for the whole batch (what each sequence "
-       "waits per generated token, per layer): median, with p10&ndash;p90 bars in the charts and noise (IQR / 1.349 median) in "
-       "the tables. Every figure says whether it is <i>measured</i> (this run, this hardware), <i>emulated</i> (a "
-       "stand-in played a memory tier or the GPU) or <i>modeled</i>. Points that did not run are drawn as &times; "
+  h += "</table>\n<p>Step time is one decode step of one attention layer for the whole batch (what "
+       "each sequence "
+       "waits per generated token, per layer): median, with p10&ndash;p90 bars in the charts and "
+       "noise (IQR / 1.349 median) in "
+       "the tables. Every figure says whether it is <i>measured</i> (this run, this hardware), "
+       "<i>emulated</i> (a "
+       "stand-in played a memory tier or the GPU) or <i>modeled</i>. Points that did not run are "
+       "drawn as &times; "
        "with their status.</p>\n";
   if (tables.empty()) h += "<p class=\"failed\">The report has no points.</p>\n";
   int fig = 0;
   for (const auto& t : tables) {
-    const std::string prov = "<span class=\"prov\">" + html_escape(provenance_heading(t)) + "</span>";
+    const std::string prov =
+        "<span class=\"prov\">" + html_escape(provenance_heading(t)) + "</span>";
     h += "<section>\n<h2>" + html_escape(t.title) + "</h2>\n<p>Figures: " + prov + ".</p>\n";
     auto figure = [&](const std::string& svg, const std::string& caption) {
-      h += "<figure>\n" + svg + "<figcaption>Figure " + std::to_string(++fig) + ": " + html_escape(caption) +
-           " Figures: " + prov + ".</figcaption>\n</figure>\n";
+      h += "<figure>\n" + svg + "<figcaption>Figure " + std::to_string(++fig) + ": " +
+           html_escape(caption) + " Figures: " + prov + ".</figcaption>\n</figure>\n";
     };
     // Charts and pairwise ratios compare strategies on one machine: one set per host of a fleet.
     const std::vector<std::string> hosts = t.hosts.empty() ? std::vector<std::string>{""} : t.hosts;
@@ -203,26 +224,32 @@ std::string html_report(const Report& report, const TableOptions& options) {
       const ProcurementTable one = t.for_host(host);
       const std::string on = host.empty() ? "" : " (" + host + ")";
       const std::string modeled_on = modeled_platforms(one);
-      figure(time_chart(one, colors), "Median decode step time per strategy (log-log); bars span p10 to p90" + on + "." +
-                                          (modeled_on.empty() ? std::string()
-                                                              : " Dashed: the median modeled on " + modeled_on +
-                                                                    " for the same steps."));
-      figure(speedup_chart(one, colors),
-             "Speedup of each strategy over " + t.reference + " at each sequence length" + on + ".");
-      figure(accuracy_chart(one, colors), "Relative L2 error of the attention output against fp64 vs step time" + on + ".");
+      figure(time_chart(one, colors),
+             "Median decode step time per strategy (log-log); bars span p10 to p90" + on + "." +
+                 (modeled_on.empty()
+                      ? std::string()
+                      : " Dashed: the median modeled on " + modeled_on + " for the same steps."));
+      figure(speedup_chart(one, colors), "Speedup of each strategy over " + t.reference +
+                                             " at each sequence length" + on + ".");
+      figure(accuracy_chart(one, colors),
+             "Relative L2 error of the attention output against fp64 vs step time" + on + ".");
     }
     h += "<h3>Step time (median &plusmn; noise)</h3>\n" + time_grid(t).html();
     h += "<h3>Speedup vs " + html_escape(t.reference) + "</h3>\n" + speedup_grid(t).html();
     for (const auto& host : hosts) {
       const ProcurementTable one = t.for_host(host);
       if (const int64_t len = one.pairwise_length(); len > 0)
-        h += "<h3>Pairwise at " + format_tokens(len) + html_escape(host.empty() ? "" : " on " + host) +
-             " (time of b / time of a; &gt; 1: a is faster)</h3>\n" + pairwise_grid(one, len).html();
+        h += "<h3>Pairwise at " + format_tokens(len) +
+             html_escape(host.empty() ? "" : " on " + host) +
+             " (time of b / time of a; &gt; 1: a is faster)</h3>\n" +
+             pairwise_grid(one, len).html();
     }
     h += "<h3>Accuracy vs the fp64 reference</h3>\n" + accuracy_grid(t).html();
     if (const std::string m = modeled_platforms(t); !m.empty())
-      h += "<h3>Measured | modeled on " + html_escape(m) + " (error of the modeled median)</h3>\n" + modeled_grid(t).html();
-    if (auto where = ran_on_grid(t)) h += "<h3>Where each point ran (rank, host)</h3>\n" + where->html();
+      h += "<h3>Measured | modeled on " + html_escape(m) + " (error of the modeled median)</h3>\n" +
+           modeled_grid(t).html();
+    if (auto where = ran_on_grid(t))
+      h += "<h3>Where each point ran (rank, host)</h3>\n" + where->html();
     const auto not_run = not_run_lines(t);
     if (!not_run.empty()) {
       h += "<h3>Points that did not run</h3>\n<ul class=\"failed\">\n";

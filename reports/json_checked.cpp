@@ -10,23 +10,33 @@ namespace hb::reports {
 
 static const char* type_name(const nlohmann::ordered_json& j) {
   switch (j.type()) {
-    case nlohmann::ordered_json::value_t::null: return "null";
-    case nlohmann::ordered_json::value_t::object: return "an object";
-    case nlohmann::ordered_json::value_t::array: return "an array";
-    case nlohmann::ordered_json::value_t::string: return "a string";
-    case nlohmann::ordered_json::value_t::boolean: return "a boolean";
+    case nlohmann::ordered_json::value_t::null:
+      return "null";
+    case nlohmann::ordered_json::value_t::object:
+      return "an object";
+    case nlohmann::ordered_json::value_t::array:
+      return "an array";
+    case nlohmann::ordered_json::value_t::string:
+      return "a string";
+    case nlohmann::ordered_json::value_t::boolean:
+      return "a boolean";
     case nlohmann::ordered_json::value_t::number_integer:
-    case nlohmann::ordered_json::value_t::number_unsigned: return "an integer";
-    case nlohmann::ordered_json::value_t::number_float: return "a number";
-    default: return "an unsupported value";
+    case nlohmann::ordered_json::value_t::number_unsigned:
+      return "an integer";
+    case nlohmann::ordered_json::value_t::number_float:
+      return "a number";
+    default:
+      return "an unsupported value";
   }
 }
 
 void JsonReader::fail(const std::string& what) const {
-  throw Error(source_ + ": " + path_ + ": " + what,
-              "the file is not a valid " + schema_string() +
-                  " report (see reports/README.md for the schema); regenerate it with `hybridbench run`, "
-                  "or correct the field at " + path_);
+  throw Error(
+      source_ + ": " + path_ + ": " + what,
+      "the file is not a valid " + schema_string() +
+          " report (see reports/README.md for the schema); regenerate it with `hybridbench run`, "
+          "or correct the field at " +
+          path_);
 }
 
 void JsonReader::expect(bool ok, const char* wanted) const {
@@ -59,7 +69,8 @@ int64_t JsonReader::as_int() const {
 int JsonReader::i32(const std::string& key) const {
   auto m = member(key);
   const int64_t v = m.as_int();
-  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) m.fail("integer out of range");
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+    m.fail("integer out of range");
   return static_cast<int>(v);
 }
 
@@ -80,12 +91,15 @@ bool JsonReader::as_bool() const {
 
 void JsonReader::each_element(const std::function<void(const JsonReader&)>& fn) const {
   expect(j_->is_array(), "an array");
-  for (size_t i = 0; i < j_->size(); ++i) fn(JsonReader((*j_)[i], path_ + "[" + std::to_string(i) + "]", source_));
+  for (size_t i = 0; i < j_->size(); ++i)
+    fn(JsonReader((*j_)[i], path_ + "[" + std::to_string(i) + "]", source_));
 }
 
-void JsonReader::each_member(const std::function<void(const std::string&, const JsonReader&)>& fn) const {
+void JsonReader::each_member(
+    const std::function<void(const std::string&, const JsonReader&)>& fn) const {
   expect(j_->is_object(), "an object");
-  for (auto it = j_->begin(); it != j_->end(); ++it) fn(it.key(), JsonReader(it.value(), path_ + "." + it.key(), source_));
+  for (auto it = j_->begin(); it != j_->end(); ++it)
+    fn(it.key(), JsonReader(it.value(), path_ + "." + it.key(), source_));
 }
 
 }  // namespace hb::reports

@@ -6,7 +6,8 @@ namespace hb::reports {
 
 // (text in the constants line, text in a label) in label order.
 std::vector<std::pair<std::string, std::string>> AxesLabeler::fields(const PointAxes& a) const {
-  const std::string b = std::to_string(a.batch), d = std::to_string(a.decode_steps), p = std::to_string(a.page_tokens);
+  const std::string b = std::to_string(a.batch), d = std::to_string(a.decode_steps),
+                    p = std::to_string(a.page_tokens);
   std::vector<std::pair<std::string, std::string>> f = {
       {"strategy " + a.strategy, a.strategy},
       {"model " + a.model, a.model},
@@ -33,7 +34,8 @@ AxesLabeler::AxesLabeler(const std::vector<PointAxes>& all) {
       for (size_t i = 9; i < varies_.size(); ++i) varies_[i] = true;
       continue;
     }
-    for (size_t i = 0; i < f.size(); ++i) varies_[i] = varies_[i] || f[i].second != first_[i].second;
+    for (size_t i = 0; i < f.size(); ++i)
+      varies_[i] = varies_[i] || f[i].second != first_[i].second;
   }
   varies_[0] = true;  // always name the strategy: it is what a reader looks for
 }
@@ -54,9 +56,10 @@ std::string AxesLabeler::constants() const {
 }
 
 std::string benchmark_name(const PointAxes& a) {
-  std::string s = a.strategy + "/" + a.model + "/seq_len=" + std::to_string(a.seq_len) + "/batch=" +
-                  std::to_string(a.batch) + "/" + a.kv_dtype + "/" + a.workload + "/" + a.accelerator +
-                  "/steps=" + std::to_string(a.decode_steps) + "/page=" + std::to_string(a.page_tokens);
+  std::string s = a.strategy + "/" + a.model + "/seq_len=" + std::to_string(a.seq_len) +
+                  "/batch=" + std::to_string(a.batch) + "/" + a.kv_dtype + "/" + a.workload + "/" +
+                  a.accelerator + "/steps=" + std::to_string(a.decode_steps) +
+                  "/page=" + std::to_string(a.page_tokens);
   for (const auto& [k, v] : a.extra) s += "/" + k + "=" + v;
   return s;
 }

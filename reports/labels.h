@@ -23,7 +23,8 @@ class AxesLabeler {
   std::vector<std::pair<std::string, std::string>> first_;
 };
 
-// Stable full name: "cpu-only/llama-3-8b/seq_len=4096/batch=1/fp16/structured/cpu/steps=8/page=16[/k=v...]".
+// Stable full name:
+// "cpu-only/llama-3-8b/seq_len=4096/batch=1/fp16/structured/cpu/steps=8/page=16[/k=v...]".
 std::string benchmark_name(const PointAxes& a);
 
 }  // namespace hb::reports

@@ -55,7 +55,8 @@ double mann_whitney_exact_p(std::span<const double> x, std::span<const double> y
   // every choice of which nx values are "x" is equally likely (permutation distribution).
   int64_t max_sum = 0;
   for (auto d : r.doubled) max_sum += d;
-  std::vector<std::vector<double>> ways(nx + 1, std::vector<double>(static_cast<size_t>(max_sum) + 1, 0.0));
+  std::vector<std::vector<double>> ways(nx + 1,
+                                        std::vector<double>(static_cast<size_t>(max_sum) + 1, 0.0));
   ways[0][0] = 1;
   for (size_t k = 0; k < n; ++k) {
     const auto d = static_cast<size_t>(r.doubled[k]);

@@ -7,11 +7,11 @@
 namespace hb::reports {
 
 struct UTest {
-  double u_x = 0;       // pairs (x_i, y_j) with x_i > y_j, ties counting 1/2
-  double u_y = 0;       // n_x * n_y - u_x
-  double u = 0;         // min(u_x, u_y): the statistic printed tables of critical values use
-  double p_value = 1;   // two-sided; 1 when either set is empty
-  bool exact = false;   // exact permutation distribution (small samples) or normal approximation
+  double u_x = 0;      // pairs (x_i, y_j) with x_i > y_j, ties counting 1/2
+  double u_y = 0;      // n_x * n_y - u_x
+  double u = 0;        // min(u_x, u_y): the statistic printed tables of critical values use
+  double p_value = 1;  // two-sided; 1 when either set is empty
+  bool exact = false;  // exact permutation distribution (small samples) or normal approximation
   // P(X > Y) + P(X = Y)/2, the common-language effect size: 0.5 = no shift, 1 = every x larger.
   double prob_x_greater = 0.5;
 };

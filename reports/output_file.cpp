@@ -37,8 +37,8 @@ std::optional<int> own_descriptor(const std::string& path) {
   if (path == "/dev/stdout") return 1;
   if (path == "/dev/stderr") return 2;
   const std::string pid_fd = "/proc/" + std::to_string(::getpid()) + "/fd/";
-  for (const std::string& prefix :
-       {std::string("/dev/fd/"), std::string("/proc/self/fd/"), std::string("/proc/thread-self/fd/"), pid_fd})
+  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+                                    std::string("/proc/thread-self/fd/"), pid_fd})
     if (path.rfind(prefix, 0) == 0) return parse_fd(path.substr(prefix.size()));
   return std::nullopt;
 }
@@ -50,8 +50,8 @@ struct Target {
   std::string path;       // the final non-link path otherwise
   bool exists = false;
   struct stat st {};
-  int lstat_errno = 0;    // why lstat failed when !exists
-  bool loop = false;      // too many links
+  int lstat_errno = 0;  // why lstat failed when !exists
+  bool loop = false;    // too many links
 };
 
 Target resolve(const std::string& path) {
@@ -98,7 +98,9 @@ std::optional<struct stat> stat_of(const std::string& path) {
   return std::nullopt;
 }
 
-bool same_inode(const struct stat& a, const struct stat& b) { return a.st_dev == b.st_dev && a.st_ino == b.st_ino; }
+bool same_inode(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
 
 void write_all(int fd, const std::string& text, const std::string& path) {
   size_t done = 0;
@@ -107,9 +109,10 @@ void write_all(int fd, const std::string& text, const std::string& path) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       const int e = n < 0 ? errno : EIO;
-      throw Error("cannot write " + path + ": " + errno_text(e) + " (" + std::to_string(done) + " of " +
-                      std::to_string(text.size()) + " bytes written)",
-                  e == ENOSPC ? "free space on the device, or write somewhere else" : "check the output path",
+      throw Error("cannot write " + path + ": " + errno_text(e) + " (" + std::to_string(done) +
+                      " of " + std::to_string(text.size()) + " bytes written)",
+                  e == ENOSPC ? "free space on the device, or write somewhere else"
+                              : "check the output path",
                   kExitFailure);
     }
     done += static_cast<size_t>(n);
@@ -128,7 +131,8 @@ void write_descriptor(int fd, const std::string& text, const std::string& path) 
 void write_in_place(const std::string& path, const std::string& text) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
   if (fd < 0)
-    throw Error("cannot open " + path + " for writing: " + errno_text(), "check the output path", kExitFailure);
+    throw Error("cannot open " + path + " for writing: " + errno_text(), "check the output path",
+                kExitFailure);
   try {
     write_all(fd, text, path);
   } catch (...) {
@@ -136,7 +140,8 @@ void write_in_place(const std::string& path, const std::string& text) {
     throw;
   }
   if (::close(fd) != 0)
-    throw Error("cannot write " + path + ": close: " + errno_text(), "check the output path", kExitFailure);
+    throw Error("cannot write " + path + ": close: " + errno_text(), "check the output path",
+                kExitFailure);
 }
 
 // A regular file (existing: `old`, else null): temporary file in the same folder (so rename()
@@ -144,7 +149,8 @@ void write_in_place(const std::string& path, const std::string& text) {
 void replace_atomically(const std::string& path, const std::string& text, const struct stat* old) {
   const std::string dir = parent_dir(path);
   // Hidden, so a leftover from a killed process does not look like a report.
-  std::string tmpl = (fs::path(dir) / ("." + fs::path(path).filename().string() + ".XXXXXX.tmp")).string();
+  std::string tmpl =
+      (fs::path(dir) / ("." + fs::path(path).filename().string() + ".XXXXXX.tmp")).string();
   const int fd = ::mkstemps(tmpl.data(), 4);
   if (fd < 0)
     throw Error("cannot create a temporary file next to " + path + ": " + errno_text(),
@@ -159,8 +165,8 @@ void replace_atomically(const std::string& path, const std::string& text, const 
     // Owner first: chown clears set-id bits, which the chmod then restores. Only root (or the
     // owner changing to one of its groups) may chown; otherwise the file becomes ours, as any
     // rewrite by rename would.
-    if ((old->st_uid != ::geteuid() || old->st_gid != ::getegid()) && ::fchown(fd, old->st_uid, old->st_gid) != 0 &&
-        ::geteuid() == 0)
+    if ((old->st_uid != ::geteuid() || old->st_gid != ::getegid()) &&
+        ::fchown(fd, old->st_uid, old->st_gid) != 0 && ::geteuid() == 0)
       fail("chown", errno);
     if (::fchmod(fd, old->st_mode & 07777) != 0) fail("chmod", errno);
   } else {
@@ -181,13 +187,14 @@ void replace_atomically(const std::string& path, const std::string& text, const 
   const int close_errno = errno;
   if (closed != 0) {
     ::unlink(tmpl.c_str());
-    throw Error("cannot write " + path + ": close: " + errno_text(close_errno), "check free space of " + dir,
-                kExitFailure);
+    throw Error("cannot write " + path + ": close: " + errno_text(close_errno),
+                "check free space of " + dir, kExitFailure);
   }
   if (::rename(tmpl.c_str(), path.c_str()) != 0) {
     const int e = errno;
     ::unlink(tmpl.c_str());
-    throw Error("cannot replace " + path + ": " + errno_text(e), "check permissions of " + dir, kExitFailure);
+    throw Error("cannot replace " + path + ": " + errno_text(e), "check permissions of " + dir,
+                kExitFailure);
   }
   // Make the rename itself durable; failure here loses nothing already visible, so it is ignored.
   const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -201,18 +208,22 @@ void replace_atomically(const std::string& path, const std::string& text, const 
 
 bool is_stdout_path(const std::string& path) { return path == "-" || own_descriptor(path) == 1; }
 
-void check_output_path(const std::string& option, const std::string& path, const std::vector<std::string>& inputs) {
+void check_output_path(const std::string& option, const std::string& path,
+                       const std::vector<std::string>& inputs) {
   if (path.empty() || is_stdout_path(path)) return;
   auto refuse = [&](const std::string& problem, const std::string& fix) {
     throw Error(option + " " + path + ": " + problem, fix, kExitUsage);
   };
   const Target t = resolve(path);
-  if (t.loop) refuse("too many levels of symbolic links", "point " + option + " at a file, not a link loop");
+  if (t.loop)
+    refuse("too many levels of symbolic links", "point " + option + " at a file, not a link loop");
   if (t.fd) {
     const int flags = ::fcntl(*t.fd, F_GETFL);
-    if (flags < 0) refuse("descriptor " + std::to_string(*t.fd) + " is not open", "use - for standard output");
+    if (flags < 0)
+      refuse("descriptor " + std::to_string(*t.fd) + " is not open", "use - for standard output");
     if ((flags & O_ACCMODE) == O_RDONLY)
-      refuse("descriptor " + std::to_string(*t.fd) + " is open for reading only", "use - for standard output");
+      refuse("descriptor " + std::to_string(*t.fd) + " is open for reading only",
+             "use - for standard output");
   } else if (t.exists) {
     if (S_ISDIR(t.st.st_mode))
       refuse("is a folder", "give a file name, e.g. " + (fs::path(path) / "report.json").string());
@@ -253,7 +264,8 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
   auto key = [](const std::string& path) -> std::optional<std::string> {
     if (is_stdout_path(path)) return std::string("-");  // also /dev/stdout: same stream
     const Target t = resolve(path);
-    if (t.fd || (t.exists && !S_ISREG(t.st.st_mode))) return std::nullopt;  // /dev/null twice is fine
+    if (t.fd || (t.exists && !S_ISREG(t.st.st_mode)))
+      return std::nullopt;  // /dev/null twice is fine
     if (t.exists) return std::to_string(t.st.st_dev) + ":" + std::to_string(t.st.st_ino);
     std::error_code ec;
     return fs::weakly_canonical(fs::absolute(t.path, ec), ec).string();
@@ -264,9 +276,9 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
     for (size_t j = i + 1; j < outputs.size() && ki; ++j) {
       if (outputs[j].second.empty() || key(outputs[j].second) != ki) continue;
       const bool both_stdout = *ki == "-";
-      throw Error(outputs[i].first + " and " + outputs[j].first + (both_stdout ? " both write to standard output"
-                                                                              : " are the same file " +
-                                                                                    outputs[i].second),
+      throw Error(outputs[i].first + " and " + outputs[j].first +
+                      (both_stdout ? " both write to standard output"
+                                   : " are the same file " + outputs[i].second),
                   both_stdout ? "give one of them a file" : "give each its own file");
     }
   }
@@ -277,7 +289,8 @@ void write_output(const std::string& path, const std::string& text) {
   if (is_stdout_path(path)) return write_descriptor(STDOUT_FILENO, text, "standard output");
   const Target t = resolve(path);
   if (t.loop)
-    throw Error("cannot write " + path + ": too many levels of symbolic links", "check the path", kExitFailure);
+    throw Error("cannot write " + path + ": too many levels of symbolic links", "check the path",
+                kExitFailure);
   if (t.fd) return write_descriptor(*t.fd, text, path);
   if (t.exists && S_ISDIR(t.st.st_mode))
     throw Error("cannot write " + path + ": it is a folder", "give a file name", kExitFailure);

@@ -25,7 +25,8 @@ bool is_stdout_path(const std::string& path);
 // written: its folder is missing or not writable, it is a folder, an existing file is not
 // writable, or it is the same file as one of `inputs` (device and inode, through symlinks),
 // which writing would destroy. Empty paths and "-" pass; empty inputs are skipped.
-void check_output_path(const std::string& option, const std::string& path, const std::vector<std::string>& inputs = {});
+void check_output_path(const std::string& option, const std::string& path,
+                       const std::vector<std::string>& inputs = {});
 
 // Refuses two outputs of one command that are the same file, or both standard output (their
 // texts would overwrite or interleave each other). `outputs` pairs an option with its path;

@@ -18,7 +18,9 @@
 
 namespace hb::reports {
 
-std::string schema_string() { return std::string(kSchemaId) + "/" + std::to_string(kSchemaVersion); }
+std::string schema_string() {
+  return std::string(kSchemaId) + "/" + std::to_string(kSchemaVersion);
+}
 
 template <size_t N>
 static bool one_of(const std::string& s, const char* const (&list)[N]) {
@@ -32,8 +34,9 @@ std::string PointAxes::group_key() const {
   // Fixed order and explicit names, so keys are stable across versions of this code and
   // readable in compare's output.
   std::string k = "model=" + model + ";family=" + family + ";seq_len=" + std::to_string(seq_len) +
-                  ";batch=" + std::to_string(batch) + ";kv_dtype=" + kv_dtype + ";workload=" + workload +
-                  ";accelerator=" + accelerator + ";decode_steps=" + std::to_string(decode_steps) +
+                  ";batch=" + std::to_string(batch) + ";kv_dtype=" + kv_dtype +
+                  ";workload=" + workload + ";accelerator=" + accelerator +
+                  ";decode_steps=" + std::to_string(decode_steps) +
                   ";page_tokens=" + std::to_string(page_tokens);
   for (const auto& [name, value] : extra) k += ";" + name + "=" + value;
   return k;
@@ -43,13 +46,15 @@ std::string PointAxes::key() const { return group_key() + ";strategy=" + strateg
 
 bool axes_less(const PointAxes& a, const PointAxes& b) {
   auto tie = [](const PointAxes& x) {
-    return std::tie(x.model, x.family, x.workload, x.kv_dtype, x.accelerator, x.batch, x.seq_len, x.strategy,
-                    x.decode_steps, x.page_tokens, x.extra);
+    return std::tie(x.model, x.family, x.workload, x.kv_dtype, x.accelerator, x.batch, x.seq_len,
+                    x.strategy, x.decode_steps, x.page_tokens, x.extra);
   };
   return tie(a) < tie(b);
 }
 
-double robust_rel_noise(const SampleSummary& s) { return s.median > 0 ? s.iqr() / (1.349 * s.median) : 0.0; }
+double robust_rel_noise(const SampleSummary& s) {
+  return s.median > 0 ? s.iqr() / (1.349 * s.median) : 0.0;
+}
 
 Timing Timing::from_samples(std::vector<double> samples_ns) {
   Timing t;
@@ -119,7 +124,8 @@ std::vector<Speedup> compute_speedups(const std::vector<Point>& points) {
         s.strategy_a = a->axes.strategy;
         s.strategy_b = b->axes.strategy;
         s.ratio = b->step.summary.median / a->step.summary.median;
-        s.rel_noise = std::hypot(robust_rel_noise(a->step.summary), robust_rel_noise(b->step.summary));
+        s.rel_noise =
+            std::hypot(robust_rel_noise(a->step.summary), robust_rel_noise(b->step.summary));
         s.provenance = weaker_provenance(a->provenance, b->provenance);
         out.push_back(std::move(s));
       }
@@ -131,8 +137,11 @@ std::vector<double> StepTiming::pass_medians() const {
   std::vector<double> m;
   size_t at = 0;
   for (int64_t n : pass_sizes) {
-    const size_t end = std::min(samples_ns.size(), at + static_cast<size_t>(std::max<int64_t>(n, 0)));
-    if (end > at) m.push_back(summarize(std::vector<double>(samples_ns.begin() + at, samples_ns.begin() + end)).median);
+    const size_t end =
+        std::min(samples_ns.size(), at + static_cast<size_t>(std::max<int64_t>(n, 0)));
+    if (end > at)
+      m.push_back(
+          summarize(std::vector<double>(samples_ns.begin() + at, samples_ns.begin() + end)).median);
     at = end;
   }
   return m;

@@ -29,7 +29,8 @@ inline constexpr const char* kStatuses[] = {"ok", "oom", "unsupported", "error"}
 inline constexpr const char* kProvenances[] = {"measured", "emulated", "modeled"};
 // Why the timing loop stopped: noise under --max-noise; the sample/time minimum reached with
 // the noise still high; the step cap; the time limit; "none" when nothing was timed (status != ok).
-inline constexpr const char* kStopReasons[] = {"noise", "min-samples", "min-time", "max-steps", "timeout", "none"};
+inline constexpr const char* kStopReasons[] = {"noise",     "min-samples", "min-time",
+                                               "max-steps", "timeout",     "none"};
 bool is_status(const std::string& s);
 bool is_provenance(const std::string& s);
 bool is_stop_reason(const std::string& s);
@@ -38,11 +39,11 @@ bool is_stop_reason(const std::string& s);
 // Context: where and how the figures were produced.
 
 struct MemoryNodeSummary {
-  int node = -1;                // NUMA node id
-  std::string kind;             // memory_kind_name(): "local-dram", "cxl", ...
+  int node = -1;     // NUMA node id
+  std::string kind;  // memory_kind_name(): "local-dram", "cxl", ...
   int64_t size_bytes = 0;
-  bool emulated = false;        // the kind is stood in for (e.g. a remote node playing CXL)
-  std::string note;             // classification reason, free text
+  bool emulated = false;  // the kind is stood in for (e.g. a remote node playing CXL)
+  std::string note;       // classification reason, free text
 };
 
 struct TopologySummary {
@@ -53,8 +54,8 @@ struct TopologySummary {
 // One process of a fleet run (`mpirun ... hybridbench run --distribute ...`, cli/fleet*): where
 // it ran, what it found there, and whether it finished. A single-process report has none.
 struct HostRecord {
-  int rank = 0;                  // MPI rank in the world communicator
-  std::string host;              // gethostname() of that rank ("unknown" when it never answered)
+  int rank = 0;      // MPI rank in the world communicator
+  std::string host;  // gethostname() of that rank ("unknown" when it never answered)
   // Unique within the report: the host name, or "host/gpuN" / "host/rN" when several ranks share
   // a host. In replicate mode it is the points' "host" axis (PointAxes::extra), so a fleet's
   // points line up per platform in tables and in compare.
@@ -63,24 +64,26 @@ struct HostRecord {
   TopologySummary topology;
   std::map<std::string, std::string> system_settings;
   AcceleratorInfo accelerator;
-  std::string binding;           // CPUs the rank ran on and why: "CPUs 0-7 (NUMA node 0, local to GPU 0)"
-  std::string status = "ok";     // "ok" | "error"
-  std::string error;             // what went wrong (status error): its points are then missing or marked error
-  int64_t points = 0;            // points this rank contributed
+  std::string binding;  // CPUs the rank ran on and why: "CPUs 0-7 (NUMA node 0, local to GPU 0)"
+  std::string status = "ok";  // "ok" | "error"
+  std::string error;  // what went wrong (status error): its points are then missing or marked error
+  int64_t points = 0;  // points this rank contributed
 };
 
 struct ReportContext {
   // Build (fill_host_context() fills these from core/build_info.h).
   std::string tool_version, git_commit, build_type, compiler;
-  bool cuda = false;             // built with the CUDA backend
-  std::string cuda_version;      // toolkit at compile time, empty without CUDA
+  bool cuda = false;         // built with the CUDA backend
+  std::string cuda_version;  // toolkit at compile time, empty without CUDA
   // Run and host (fill_host_context() fills these too).
-  std::string date_utc;          // ISO 8601, "2025-01-31T12:34:56Z"
+  std::string date_utc;  // ISO 8601, "2025-01-31T12:34:56Z"
   std::string host, os, cpu_model, simd_level;
   // Filled by the runner from memtier.
   TopologySummary topology;
-  std::map<std::string, std::string> system_settings;  // "thp" -> "madvise", "numa_balancing" -> "0", ...
-  AcceleratorInfo accelerator;   // core/accelerator.h: kind cpu|cuda, name, emulated, capacity, details
+  std::map<std::string, std::string>
+      system_settings;  // "thp" -> "madvise", "numa_balancing" -> "0", ...
+  AcceleratorInfo
+      accelerator;  // core/accelerator.h: kind cpu|cuda, name, emulated, capacity, details
   std::string command_line;
   std::map<std::string, std::string> sweep;  // sweep spec echo: "seq_len" -> "4k:128k:x2", ...
   // Fleet runs only (empty otherwise): every rank, in rank order. The fields above then describe
@@ -100,12 +103,12 @@ void fill_host_context(ReportContext& ctx);
 // Point::strategy_params, or they would split its points from the others'.
 struct PointAxes {
   std::string model, family;
-  int64_t seq_len = 0;           // prompt tokens in the KV cache before decoding
+  int64_t seq_len = 0;  // prompt tokens in the KV cache before decoding
   int batch = 1;
   std::string strategy;
-  std::string kv_dtype;          // "fp16", "bf16", "fp32", ...
-  std::string workload;          // "structured", "uniform", "needle", "trace:FILE"
-  std::string accelerator;       // "cpu" | "cuda"
+  std::string kv_dtype;     // "fp16", "bf16", "fp32", ...
+  std::string workload;     // "structured", "uniform", "needle", "trace:FILE"
+  std::string accelerator;  // "cpu" | "cuda"
   int decode_steps = 0;
   int page_tokens = 0;
   std::map<std::string, std::string> extra;
@@ -146,19 +149,20 @@ struct StepTiming : Timing {
 
 // A KV region the strategy placed, with where its pages were actually found.
 struct PlacedRegion {
-  std::string role;              // "k", "v", "kv-recent", "kv-old", ...
-  std::string intended;          // MemoryLocation::to_string() of the plan: "cxl@2(emulated)"
+  std::string role;      // "k", "v", "kv-recent", "kv-old", ...
+  std::string intended;  // MemoryLocation::to_string() of the plan: "cxl@2(emulated)"
   int64_t bytes = 0;
-  std::map<int, int64_t> observed_pages_per_node;  // NUMA node -> pages seen there; empty = not checked
+  std::map<int, int64_t>
+      observed_pages_per_node;  // NUMA node -> pages seen there; empty = not checked
 };
 
 // Output accuracy against the fp64 reference, averaged over scored steps.
 struct Accuracy {
-  int64_t steps_scored = 0;      // 0: not scored (then the other fields are meaningless)
-  double rel_l2 = 0;             // ||o - o_ref||_2 / ||o_ref||_2
-  double cosine = 1;             // cosine similarity of o and o_ref
+  int64_t steps_scored = 0;  // 0: not scored (then the other fields are meaningless)
+  double rel_l2 = 0;         // ||o - o_ref||_2 / ||o_ref||_2
+  double cosine = 1;         // cosine similarity of o and o_ref
   double max_abs_err = 0;
-  double mass_recall = 1;        // share of exact softmax mass on the attended tokens
+  double mass_recall = 1;           // share of exact softmax mass on the attended tokens
   double needle_success_rate = -1;  // -1: the workload planted no needle
   bool has_needle() const { return needle_success_rate >= 0; }
 };
@@ -166,10 +170,11 @@ struct Accuracy {
 // A performance model's prediction of a measured point, priced from the very steps that were
 // timed (`run --platform P` in measure mode, validate-model): modeled and measured side by side.
 struct ModeledAlongside {
-  std::string platform;          // the profile's name; empty = no prediction
-  std::string overlap;           // the overlap structure used (core/overlap.h text form)
-  Timing step;                   // modeled time of each timed step
-  std::map<std::string, double> phase_median_ns;  // modeled resources: cpu, accelerator, transfer, sync
+  std::string platform;  // the profile's name; empty = no prediction
+  std::string overlap;   // the overlap structure used (core/overlap.h text form)
+  Timing step;           // modeled time of each timed step
+  std::map<std::string, double>
+      phase_median_ns;  // modeled resources: cpu, accelerator, transfer, sync
   // (modeled median - measured median) / measured median; 0 when either is missing.
   double error_vs_measured = 0;
   bool present() const { return !platform.empty(); }
@@ -184,18 +189,18 @@ struct RanOn {
 
 struct Point {
   PointAxes axes;
-  std::string status = "ok";     // one of kStatuses
-  std::string reason;            // why, when status != ok
-  std::string provenance = "measured";  // one of kProvenances
-  StepTiming step;               // one decode step (all sequences of the batch, one layer)
+  std::string status = "ok";             // one of kStatuses
+  std::string reason;                    // why, when status != ok
+  std::string provenance = "measured";   // one of kProvenances
+  StepTiming step;                       // one decode step (all sequences of the batch, one layer)
   std::map<std::string, Timing> phases;  // "cpu", "accelerator", "transfer", "merge", ...
-  Traffic traffic_per_step;      // averaged over timed steps
+  Traffic traffic_per_step;              // averaged over timed steps
   std::vector<PlacedRegion> placement;
   Accuracy accuracy;
-  std::map<std::string, std::string> strategy_params;  // effective parameters
+  std::map<std::string, std::string> strategy_params;     // effective parameters
   std::vector<std::map<std::string, double>> trajectory;  // per-step scheduler state, if any
-  ModeledAlongside modeled;      // only on measured points run with a platform profile
-  RanOn ran_on;                  // fleet runs: which rank measured it
+  ModeledAlongside modeled;  // only on measured points run with a platform profile
+  RanOn ran_on;              // fleet runs: which rank measured it
 
   bool timed() const { return status == "ok" && step.summary.count > 0; }
 };
@@ -204,13 +209,13 @@ struct Point {
 // Speedups: how much faster strategy A is than strategy B at the same point.
 
 struct Speedup {
-  std::string group_key;         // PointAxes::group_key() of the two points
+  std::string group_key;  // PointAxes::group_key() of the two points
   std::string strategy_a, strategy_b;
-  double ratio = 0;              // median step time of B / median step time of A (> 1: A faster)
+  double ratio = 0;  // median step time of B / median step time of A (> 1: A faster)
   // Relative noise of the ratio: the two robust_rel_noise() figures added in quadrature
   // (independent errors of a quotient), so "1.8 ± 4%" can be printed without the raw samples.
   double rel_noise = 0;
-  std::string provenance;        // the weaker label of the two points (modeled > emulated > measured)
+  std::string provenance;  // the weaker label of the two points (modeled > emulated > measured)
 };
 
 // Every ordered pair (A, B), A != B, of timed points with the same group key, sorted by group
@@ -222,7 +227,7 @@ std::vector<Speedup> compute_speedups(const std::vector<Point>& points);
 // --resume` completes it from the journal (cli/README.md).
 struct Interruption {
   bool interrupted = false;
-  std::string reason;            // "SIGINT (Ctrl-C) after 12 of 36 points", "internal error: ..."
+  std::string reason;  // "SIGINT (Ctrl-C) after 12 of 36 points", "internal error: ..."
   // The exit status the run ends with (130 SIGINT, 143 SIGTERM, the failure's code). Process
   // state, not a property of the data: not written to the file (reads back as 0).
   int exit_code = 0;
@@ -230,7 +235,7 @@ struct Interruption {
 
 struct Report {
   std::string schema = schema_string();
-  Interruption interruption;     // written only when interrupted
+  Interruption interruption;  // written only when interrupted
   ReportContext context;
   std::vector<Point> points;
   std::vector<Speedup> speedups;  // compute_speedups(points) when written by the runner

@@ -18,9 +18,11 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-constexpr MemoryKind kAllKinds[] = {MemoryKind::local_dram, MemoryKind::remote_dram, MemoryKind::cxl,
-                                    MemoryKind::far,        MemoryKind::hbm,         MemoryKind::accelerator};
-static_assert(std::size(kAllKinds) == kMemoryKinds, "a new MemoryKind needs a name in the report schema");
+constexpr MemoryKind kAllKinds[] = {MemoryKind::local_dram, MemoryKind::remote_dram,
+                                    MemoryKind::cxl,        MemoryKind::far,
+                                    MemoryKind::hbm,        MemoryKind::accelerator};
+static_assert(std::size(kAllKinds) == kMemoryKinds,
+              "a new MemoryKind needs a name in the report schema");
 
 // ---- writing ---------------------------------------------------------------------------------
 
@@ -31,14 +33,24 @@ json string_map(const std::map<std::string, std::string>& m) {
 }
 
 json summary_json(const SampleSummary& s) {
-  return {{"count", s.count},         {"mean_ns", s.mean},     {"stdev_ns", s.stdev},
-          {"min_ns", s.min},          {"max_ns", s.max},       {"median_ns", s.median},
-          {"p10_ns", s.p10},          {"p90_ns", s.p90},       {"q1_ns", s.q1},
-          {"q3_ns", s.q3},            {"iqr_ns", s.iqr()},     {"rel_stdev", s.rel_stdev()},
+  return {{"count", s.count},
+          {"mean_ns", s.mean},
+          {"stdev_ns", s.stdev},
+          {"min_ns", s.min},
+          {"max_ns", s.max},
+          {"median_ns", s.median},
+          {"p10_ns", s.p10},
+          {"p90_ns", s.p90},
+          {"q1_ns", s.q1},
+          {"q3_ns", s.q3},
+          {"iqr_ns", s.iqr()},
+          {"rel_stdev", s.rel_stdev()},
           {"robust_rel_noise", robust_rel_noise(s)}};
 }
 
-json timing_json(const Timing& t) { return {{"samples_ns", t.samples_ns}, {"summary", summary_json(t.summary)}}; }
+json timing_json(const Timing& t) {
+  return {{"samples_ns", t.samples_ns}, {"summary", summary_json(t.summary)}};
+}
 
 json per_kind(const std::array<int64_t, kMemoryKinds>& a) {
   json j = json::object();
@@ -60,21 +72,27 @@ json traffic_json(const Traffic& t) {
           {"accelerator_flops", t.accelerator_flops},
           {"kernel_launches", t.kernel_launches},
           {"syncs", t.syncs},
-          {"select_elements", {{"cpu", t.select_elements[int(Processor::cpu)]},
-                               {"accelerator", t.select_elements[int(Processor::accelerator)]}}}};
+          {"select_elements",
+           {{"cpu", t.select_elements[int(Processor::cpu)]},
+            {"accelerator", t.select_elements[int(Processor::accelerator)]}}}};
 }
 
 json topology_json(const TopologySummary& t) {
   json nodes = json::array();
   for (const auto& n : t.nodes)
-    nodes.push_back({{"node", n.node}, {"kind", n.kind}, {"size_bytes", n.size_bytes},
-                     {"emulated", n.emulated}, {"note", n.note}});
+    nodes.push_back({{"node", n.node},
+                     {"kind", n.kind},
+                     {"size_bytes", n.size_bytes},
+                     {"emulated", n.emulated},
+                     {"note", n.note}});
   return {{"facts", string_map(t.facts)}, {"nodes", nodes}};
 }
 
 json accelerator_json(const AcceleratorInfo& a) {
-  return {{"kind", a.kind}, {"name", a.name}, {"emulated", a.emulated}, {"capacity_bytes", a.capacity_bytes},
-          {"device", a.device}, {"numa_node", a.numa_node}, {"details", a.details}};
+  return {{"kind", a.kind},         {"name", a.name},
+          {"emulated", a.emulated}, {"capacity_bytes", a.capacity_bytes},
+          {"device", a.device},     {"numa_node", a.numa_node},
+          {"details", a.details}};
 }
 
 json host_json(const HostRecord& h) {
@@ -95,21 +113,21 @@ json host_json(const HostRecord& h) {
 
 json context_json(const ReportContext& c) {
   json j = {{"tool_version", c.tool_version},
-          {"git_commit", c.git_commit},
-          {"build_type", c.build_type},
-          {"compiler", c.compiler},
-          {"cuda", c.cuda},
-          {"cuda_version", c.cuda_version},
-          {"date_utc", c.date_utc},
-          {"host", c.host},
-          {"os", c.os},
-          {"cpu_model", c.cpu_model},
-          {"simd_level", c.simd_level},
-          {"topology", topology_json(c.topology)},
-          {"system_settings", string_map(c.system_settings)},
-          {"accelerator", accelerator_json(c.accelerator)},
-          {"command_line", c.command_line},
-          {"sweep", string_map(c.sweep)}};
+            {"git_commit", c.git_commit},
+            {"build_type", c.build_type},
+            {"compiler", c.compiler},
+            {"cuda", c.cuda},
+            {"cuda_version", c.cuda_version},
+            {"date_utc", c.date_utc},
+            {"host", c.host},
+            {"os", c.os},
+            {"cpu_model", c.cpu_model},
+            {"simd_level", c.simd_level},
+            {"topology", topology_json(c.topology)},
+            {"system_settings", string_map(c.system_settings)},
+            {"accelerator", accelerator_json(c.accelerator)},
+            {"command_line", c.command_line},
+            {"sweep", string_map(c.sweep)}};
   // Optional (fleet runs only), so single-process files stay exactly as before.
   if (!c.hosts.empty()) {
     json hosts = json::array();
@@ -121,14 +139,16 @@ json context_json(const ReportContext& c) {
 
 void check_vocabulary(const Point& p, size_t index) {
   auto bad = [&](const char* field, const std::string& v, const char* allowed) {
-    throw Error("report point " + std::to_string(index) + " (" + p.axes.key() + ") has " + field + " \"" + v +
-                    "\", which the report schema does not allow (allowed: " + allowed + ")",
+    throw Error("report point " + std::to_string(index) + " (" + p.axes.key() + ") has " + field +
+                    " \"" + v + "\", which the report schema does not allow (allowed: " + allowed +
+                    ")",
                 "this is a bug in the code that filled the report; please report it", kExitFailure);
   };
   if (!is_status(p.status)) bad("status", p.status, "ok, oom, unsupported, error");
   if (!is_provenance(p.provenance)) bad("provenance", p.provenance, "measured, emulated, modeled");
   if (!is_stop_reason(p.step.stop_reason))
-    bad("step.stop_reason", p.step.stop_reason, "noise, min-samples, min-time, max-steps, timeout, none");
+    bad("step.stop_reason", p.step.stop_reason,
+        "noise, min-samples, min-time, max-steps, timeout, none");
 }
 
 json point_json(const Point& p) {
@@ -139,7 +159,9 @@ json point_json(const Point& p) {
   for (const auto& r : p.placement) {
     json pages = json::object();
     for (const auto& [node, n] : r.observed_pages_per_node) pages[std::to_string(node)] = n;
-    placement.push_back({{"role", r.role}, {"intended", r.intended}, {"bytes", r.bytes},
+    placement.push_back({{"role", r.role},
+                         {"intended", r.intended},
+                         {"bytes", r.bytes},
                          {"observed_pages_per_node", pages}});
   }
   const auto& a = p.accuracy;
@@ -151,30 +173,41 @@ json point_json(const Point& p) {
     trajectory.push_back(r);
   }
   json j = {{"axes",
-           {{"model", x.model}, {"family", x.family}, {"seq_len", x.seq_len}, {"batch", x.batch},
-            {"strategy", x.strategy}, {"kv_dtype", x.kv_dtype}, {"workload", x.workload},
-            {"accelerator", x.accelerator}, {"decode_steps", x.decode_steps}, {"page_tokens", x.page_tokens},
-            {"extra", string_map(x.extra)}}},
-          {"status", p.status},
-          {"reason", p.reason},
-          {"provenance", p.provenance},
-          {"step",
-           {{"samples_ns", p.step.samples_ns}, {"summary", summary_json(p.step.summary)},
-            {"stop_reason", p.step.stop_reason}, {"warmup_steps", p.step.warmup_steps}}},
-          {"phases", phases},
-          {"traffic_per_step", traffic_json(p.traffic_per_step)},
-          {"placement", placement},
-          // Nothing scored (a failed point, --accuracy-steps 0): the figures are absent (null),
-          // never the defaults, which would read as a perfect score.
-          {"accuracy",
-           {{"steps_scored", a.steps_scored}, {"rel_l2", scored ? json(a.rel_l2) : json(nullptr)},
-            {"cosine", scored ? json(a.cosine) : json(nullptr)},
-            {"max_abs_err", scored ? json(a.max_abs_err) : json(nullptr)},
-            {"mass_recall", scored ? json(a.mass_recall) : json(nullptr)},
-            // null, not -1, in the file: "no needle" should not look like a rate.
-            {"needle_success_rate", scored && a.has_needle() ? json(a.needle_success_rate) : json(nullptr)}}},
-          {"strategy_params", string_map(p.strategy_params)},
-          {"trajectory", trajectory}};
+             {{"model", x.model},
+              {"family", x.family},
+              {"seq_len", x.seq_len},
+              {"batch", x.batch},
+              {"strategy", x.strategy},
+              {"kv_dtype", x.kv_dtype},
+              {"workload", x.workload},
+              {"accelerator", x.accelerator},
+              {"decode_steps", x.decode_steps},
+              {"page_tokens", x.page_tokens},
+              {"extra", string_map(x.extra)}}},
+            {"status", p.status},
+            {"reason", p.reason},
+            {"provenance", p.provenance},
+            {"step",
+             {{"samples_ns", p.step.samples_ns},
+              {"summary", summary_json(p.step.summary)},
+              {"stop_reason", p.step.stop_reason},
+              {"warmup_steps", p.step.warmup_steps}}},
+            {"phases", phases},
+            {"traffic_per_step", traffic_json(p.traffic_per_step)},
+            {"placement", placement},
+            // Nothing scored (a failed point, --accuracy-steps 0): the figures are absent (null),
+            // never the defaults, which would read as a perfect score.
+            {"accuracy",
+             {{"steps_scored", a.steps_scored},
+              {"rel_l2", scored ? json(a.rel_l2) : json(nullptr)},
+              {"cosine", scored ? json(a.cosine) : json(nullptr)},
+              {"max_abs_err", scored ? json(a.max_abs_err) : json(nullptr)},
+              {"mass_recall", scored ? json(a.mass_recall) : json(nullptr)},
+              // null, not -1, in the file: "no needle" should not look like a rate.
+              {"needle_success_rate",
+               scored && a.has_needle() ? json(a.needle_success_rate) : json(nullptr)}}},
+            {"strategy_params", string_map(p.strategy_params)},
+            {"trajectory", trajectory}};
   if (!p.step.pass_sizes.empty()) j["step"]["pass_sizes"] = p.step.pass_sizes;
   if (p.modeled.present()) {
     json phases_ns = json::object();
@@ -227,8 +260,9 @@ void read_timing(const JsonReader& r, Timing& t) {
   // The summary is what tables print and the samples are what compare tests; a file where they
   // disagree was edited or produced by a broken writer, and would give inconsistent answers.
   if (t.summary.count != static_cast<int64_t>(t.samples_ns.size()))
-    summary.member("count").fail("summary.count is " + std::to_string(t.summary.count) + " but samples_ns has " +
-                                 std::to_string(t.samples_ns.size()) + " samples");
+    summary.member("count").fail("summary.count is " + std::to_string(t.summary.count) +
+                                 " but samples_ns has " + std::to_string(t.samples_ns.size()) +
+                                 " samples");
 }
 
 std::string read_vocab(const JsonReader& r, const std::string& key, bool (*ok)(const std::string&),
@@ -269,7 +303,8 @@ Traffic read_traffic(const JsonReader& r) {
   t.syncs = r.i64("syncs");
   if (r.has("select_elements")) {  // optional: reports written before selection was counted
     auto s = r.member("select_elements");
-    for (auto p : {Processor::cpu, Processor::accelerator}) t.select_elements[int(p)] = s.num(processor_name(p));
+    for (auto p : {Processor::cpu, Processor::accelerator})
+      t.select_elements[int(p)] = s.num(processor_name(p));
   }
   return t;
 }
@@ -308,7 +343,8 @@ HostRecord read_host(const JsonReader& r) {
   h.label = r.str("label");
   auto status = r.member("status");
   h.status = status.as_string();
-  if (h.status != "ok" && h.status != "error") status.fail("\"" + h.status + "\" is not one of: ok, error");
+  if (h.status != "ok" && h.status != "error")
+    status.fail("\"" + h.status + "\" is not one of: ok, error");
   h.error = r.str("error");
   h.points = r.i64("points");
   h.os = r.str("os");
@@ -339,7 +375,8 @@ ReportContext read_context(const JsonReader& r) {
   c.accelerator = read_accelerator(r.member("accelerator"));
   c.command_line = r.str("command_line");
   c.sweep = read_string_map(r.member("sweep"));
-  if (r.has("hosts")) r.member("hosts").each_element([&](const JsonReader& h) { c.hosts.push_back(read_host(h)); });
+  if (r.has("hosts"))
+    r.member("hosts").each_element([&](const JsonReader& h) { c.hosts.push_back(read_host(h)); });
   return c;
 }
 
@@ -364,8 +401,8 @@ Point read_point(const JsonReader& r) {
 
   auto step = r.member("step");
   read_timing(step, p.step);
-  p.step.stop_reason =
-      read_vocab(step, "stop_reason", is_stop_reason, "noise, min-samples, min-time, max-steps, timeout, none");
+  p.step.stop_reason = read_vocab(step, "stop_reason", is_stop_reason,
+                                  "noise, min-samples, min-time, max-steps, timeout, none");
   p.step.warmup_steps = step.i32("warmup_steps");
   if (step.has("pass_sizes")) {  // optional: only pooled runs (run --repetitions) write it
     int64_t sum = 0;
@@ -376,10 +413,12 @@ Point read_point(const JsonReader& r) {
       sum += v;
     });
     if (sum != static_cast<int64_t>(p.step.samples_ns.size()))
-      step.member("pass_sizes").fail("the passes hold " + std::to_string(sum) + " steps but samples_ns has " +
-                                     std::to_string(p.step.samples_ns.size()));
+      step.member("pass_sizes")
+          .fail("the passes hold " + std::to_string(sum) + " steps but samples_ns has " +
+                std::to_string(p.step.samples_ns.size()));
   }
-  r.member("phases").each_member([&](const std::string& name, const JsonReader& t) { read_timing(t, p.phases[name]); });
+  r.member("phases").each_member(
+      [&](const std::string& name, const JsonReader& t) { read_timing(t, p.phases[name]); });
   p.traffic_per_step = read_traffic(r.member("traffic_per_step"));
 
   r.member("placement").each_element([&](const JsonReader& e) {
@@ -387,17 +426,19 @@ Point read_point(const JsonReader& r) {
     region.role = e.str("role");
     region.intended = e.str("intended");
     region.bytes = e.i64("bytes");
-    e.member("observed_pages_per_node").each_member([&](const std::string& node, const JsonReader& n) {
-      size_t used = 0;
-      int id = -1;
-      try {
-        id = std::stoi(node, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != node.size() || node.empty()) n.fail("key \"" + node + "\" is not a NUMA node number");
-      region.observed_pages_per_node[id] = n.as_int();
-    });
+    e.member("observed_pages_per_node")
+        .each_member([&](const std::string& node, const JsonReader& n) {
+          size_t used = 0;
+          int id = -1;
+          try {
+            id = std::stoi(node, &used);
+          } catch (const std::exception&) {
+            used = 0;
+          }
+          if (used != node.size() || node.empty())
+            n.fail("key \"" + node + "\" is not a NUMA node number");
+          region.observed_pages_per_node[id] = n.as_int();
+        });
     p.placement.push_back(std::move(region));
   });
 
@@ -413,7 +454,8 @@ Point read_point(const JsonReader& r) {
   p.strategy_params = read_string_map(r.member("strategy_params"));
   r.member("trajectory").each_element([&](const JsonReader& row) {
     std::map<std::string, double> m;
-    row.each_member([&](const std::string& k, const JsonReader& v) { m[k] = v.as_number_or_nan(); });
+    row.each_member(
+        [&](const std::string& k, const JsonReader& v) { m[k] = v.as_number_or_nan(); });
     p.trajectory.push_back(std::move(m));
   });
   if (r.has("modeled")) {  // optional: only measured points run with a platform profile
@@ -454,8 +496,12 @@ json report_to_json(const Report& report) {
   }
   json speedups = json::array();
   for (const auto& s : report.speedups)
-    speedups.push_back({{"group_key", s.group_key}, {"strategy_a", s.strategy_a}, {"strategy_b", s.strategy_b},
-                        {"ratio", s.ratio}, {"rel_noise", s.rel_noise}, {"provenance", s.provenance}});
+    speedups.push_back({{"group_key", s.group_key},
+                        {"strategy_a", s.strategy_a},
+                        {"strategy_b", s.strategy_b},
+                        {"ratio", s.ratio},
+                        {"rel_noise", s.rel_noise},
+                        {"provenance", s.provenance}});
   // Insertion-ordered: "schema" first so `head` on a file shows what it is.
   json j = json::object();
   j["schema"] = report.schema;
@@ -475,27 +521,30 @@ Report report_from_json(const json& j, const std::string& source) {
   JsonReader root(j, "$", source);
   if (!j.is_object() || !j.contains("schema"))
     throw Error(source + ": JSON, but not a hybridbench report (no top-level \"schema\" field)",
-                "pass a file written by `hybridbench run` (its first field is \"schema\": \"" + schema_string() +
-                    "\")");
+                "pass a file written by `hybridbench run` (its first field is \"schema\": \"" +
+                    schema_string() + "\")");
   const std::string schema = root.str("schema");
   if (schema != schema_string()) {
     const bool ours = schema.rfind(std::string(kSchemaId) + "/", 0) == 0;
-    throw Error(source + ": schema \"" + schema + "\" is " +
-                    (ours ? "a report version this hybridbench cannot read"
-                          : "not a hybridbench report schema") +
-                    " (this build reads \"" + schema_string() + "\")",
-                ours ? "use the hybridbench version that wrote it (see context.tool_version in the file), "
-                       "or re-run the sweep with this version"
-                     : "pass a file written by `hybridbench run`");
+    throw Error(
+        source + ": schema \"" + schema + "\" is " +
+            (ours ? "a report version this hybridbench cannot read"
+                  : "not a hybridbench report schema") +
+            " (this build reads \"" + schema_string() + "\")",
+        ours ? "use the hybridbench version that wrote it (see context.tool_version in the file), "
+               "or re-run the sweep with this version"
+             : "pass a file written by `hybridbench run`");
   }
   Report report;
   report.schema = schema;
   if (root.has("interrupted")) {  // optional: only an incomplete sweep's report has it
     report.interruption.interrupted = root.boolean("interrupted");
-    if (report.interruption.interrupted) report.interruption.reason = root.str("interrupted_reason");
+    if (report.interruption.interrupted)
+      report.interruption.reason = root.str("interrupted_reason");
   }
   report.context = read_context(root.member("context"));
-  root.member("points").each_element([&](const JsonReader& p) { report.points.push_back(read_point(p)); });
+  root.member("points").each_element(
+      [&](const JsonReader& p) { report.points.push_back(read_point(p)); });
   root.member("speedups").each_element([&](const JsonReader& s) {
     Speedup sp;
     sp.group_key = s.str("group_key");

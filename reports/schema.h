@@ -19,6 +19,7 @@ Report report_from_json(const nlohmann::ordered_json& j, const std::string& sour
 // journal.h) stores finished points this way, so a resumed sweep reports them unchanged.
 nlohmann::ordered_json point_to_json(const Point& point);
 // `path` is the JSON path in error messages (e.g. "line 3: $.point").
-Point point_from_json(const nlohmann::ordered_json& j, const std::string& source, const std::string& path);
+Point point_from_json(const nlohmann::ordered_json& j, const std::string& source,
+                      const std::string& path);
 
 }  // namespace hb::reports

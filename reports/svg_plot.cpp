@@ -26,7 +26,10 @@ double SvgPlot::Axis::map(double v) const {
 }
 
 SvgPlot::SvgPlot(int width, int height, std::string title, std::string provenance)
-    : width_(width), height_(height), title_(std::move(title)), provenance_(std::move(provenance)) {}
+    : width_(width),
+      height_(height),
+      title_(std::move(title)),
+      provenance_(std::move(provenance)) {}
 
 void SvgPlot::set_x(double lo, double hi, bool log, std::string label, std::vector<Tick> ticks) {
   x_ = {lo, hi, log, std::move(label), std::move(ticks)};
@@ -36,10 +39,15 @@ void SvgPlot::set_y(double lo, double hi, bool log, std::string label, std::vect
   y_ = {lo, hi, log, std::move(label), std::move(ticks)};
 }
 
-double SvgPlot::px(double x) const { return plot_left() + x_.map(x) * (plot_right() - plot_left()); }
-double SvgPlot::py(double y) const { return plot_bottom() - y_.map(y) * (plot_bottom() - plot_top()); }
+double SvgPlot::px(double x) const {
+  return plot_left() + x_.map(x) * (plot_right() - plot_left());
+}
+double SvgPlot::py(double y) const {
+  return plot_bottom() - y_.map(y) * (plot_bottom() - plot_top());
+}
 
-void SvgPlot::polyline(const std::vector<std::pair<double, double>>& pts, const std::string& color, bool dashed) {
+void SvgPlot::polyline(const std::vector<std::pair<double, double>>& pts, const std::string& color,
+                       bool dashed) {
   if (pts.size() < 2) return;
   std::string p;
   for (const auto& [x, y] : pts) p += num(px(x)) + "," + num(py(y)) + " ";
@@ -48,63 +56,72 @@ void SvgPlot::polyline(const std::vector<std::pair<double, double>>& pts, const 
 }
 
 void SvgPlot::marker(double x, double y, const std::string& color, const std::string& tooltip) {
-  body_ += "<circle cx=\"" + num(px(x)) + "\" cy=\"" + num(py(y)) + "\" r=\"4\" fill=\"" + color + "\"><title>" +
-           html_escape(tooltip) + "</title></circle>\n";
+  body_ += "<circle cx=\"" + num(px(x)) + "\" cy=\"" + num(py(y)) + "\" r=\"4\" fill=\"" + color +
+           "\"><title>" + html_escape(tooltip) + "</title></circle>\n";
 }
 
 void SvgPlot::range_bar(double x, double y_lo, double y_hi, const std::string& color) {
-  body_ += "<line x1=\"" + num(px(x)) + "\" x2=\"" + num(px(x)) + "\" y1=\"" + num(py(y_lo)) + "\" y2=\"" +
-           num(py(y_hi)) + "\" stroke=\"" + color + "\" stroke-width=\"1\" opacity=\"0.6\"/>\n";
+  body_ += "<line x1=\"" + num(px(x)) + "\" x2=\"" + num(px(x)) + "\" y1=\"" + num(py(y_lo)) +
+           "\" y2=\"" + num(py(y_hi)) + "\" stroke=\"" + color +
+           "\" stroke-width=\"1\" opacity=\"0.6\"/>\n";
 }
 
-void SvgPlot::failed_marker(double x_px, const std::string& color, const std::string& word, const std::string& tooltip) {
+void SvgPlot::failed_marker(double x_px, const std::string& color, const std::string& word,
+                            const std::string& tooltip) {
   const double y = plot_top() + 8;
-  body_ += "<g><title>" + html_escape(tooltip) + "</title><path d=\"M" + num(x_px - 5) + "," + num(y - 5) + " L" +
-           num(x_px + 5) + "," + num(y + 5) + " M" + num(x_px - 5) + "," + num(y + 5) + " L" + num(x_px + 5) + "," +
-           num(y - 5) + "\" stroke=\"" + color + "\" stroke-width=\"2\"/>";
-  body_ += "<text x=\"" + num(x_px) + "\" y=\"" + num(y + 16) + "\" text-anchor=\"middle\" font-size=\"9\" fill=\"" +
-           color + "\">" + html_escape(word) + "</text></g>\n";
+  body_ += "<g><title>" + html_escape(tooltip) + "</title><path d=\"M" + num(x_px - 5) + "," +
+           num(y - 5) + " L" + num(x_px + 5) + "," + num(y + 5) + " M" + num(x_px - 5) + "," +
+           num(y + 5) + " L" + num(x_px + 5) + "," + num(y - 5) + "\" stroke=\"" + color +
+           "\" stroke-width=\"2\"/>";
+  body_ += "<text x=\"" + num(x_px) + "\" y=\"" + num(y + 16) +
+           "\" text-anchor=\"middle\" font-size=\"9\" fill=\"" + color + "\">" + html_escape(word) +
+           "</text></g>\n";
 }
 
 void SvgPlot::bar(double x_px, double width_px, double y0, double y1, const std::string& color,
                   const std::string& tooltip) {
   const double a = py(y0), b = py(y1);
-  body_ += "<rect x=\"" + num(x_px) + "\" y=\"" + num(std::min(a, b)) + "\" width=\"" + num(width_px) +
-           "\" height=\"" + num(std::max(std::fabs(a - b), 1.0)) + "\" fill=\"" + color + "\"><title>" +
-           html_escape(tooltip) + "</title></rect>\n";
+  body_ += "<rect x=\"" + num(x_px) + "\" y=\"" + num(std::min(a, b)) + "\" width=\"" +
+           num(width_px) + "\" height=\"" + num(std::max(std::fabs(a - b), 1.0)) + "\" fill=\"" +
+           color + "\"><title>" + html_escape(tooltip) + "</title></rect>\n";
 }
 
 void SvgPlot::hline(double y, const std::string& color, bool dashed) {
-  body_ += "<line x1=\"" + num(plot_left()) + "\" x2=\"" + num(plot_right()) + "\" y1=\"" + num(py(y)) + "\" y2=\"" +
-           num(py(y)) + "\" stroke=\"" + color + "\"" + (dashed ? " stroke-dasharray=\"4 3\"" : "") + "/>\n";
+  body_ += "<line x1=\"" + num(plot_left()) + "\" x2=\"" + num(plot_right()) + "\" y1=\"" +
+           num(py(y)) + "\" y2=\"" + num(py(y)) + "\" stroke=\"" + color + "\"" +
+           (dashed ? " stroke-dasharray=\"4 3\"" : "") + "/>\n";
 }
 
 void SvgPlot::text(double x_px, double y_px, const std::string& s, const char* anchor, int size,
                    const std::string& color) {
-  body_ += "<text x=\"" + num(x_px) + "\" y=\"" + num(y_px) + "\" text-anchor=\"" + anchor + "\" font-size=\"" +
-           std::to_string(size) + "\" fill=\"" + color + "\">" + html_escape(s) + "</text>\n";
+  body_ += "<text x=\"" + num(x_px) + "\" y=\"" + num(y_px) + "\" text-anchor=\"" + anchor +
+           "\" font-size=\"" + std::to_string(size) + "\" fill=\"" + color + "\">" +
+           html_escape(s) + "</text>\n";
 }
 
 void SvgPlot::legend(const std::vector<std::pair<std::string, std::string>>& name_color) {
   double y = plot_top() + 4;
   for (const auto& [name, color] : name_color) {
-    body_ += "<rect x=\"" + num(plot_right() + 14) + "\" y=\"" + num(y) + "\" width=\"12\" height=\"12\" fill=\"" +
-             color + "\"/>\n";
+    body_ += "<rect x=\"" + num(plot_right() + 14) + "\" y=\"" + num(y) +
+             "\" width=\"12\" height=\"12\" fill=\"" + color + "\"/>\n";
     text(plot_right() + 32, y + 10, name);
     y += 18;
   }
 }
 
 std::string SvgPlot::str() const {
-  std::string s = "<svg role=\"img\" viewBox=\"0 0 " + std::to_string(width_) + " " + std::to_string(height_) +
-                  "\" width=\"" + std::to_string(width_) + "\" height=\"" + std::to_string(height_) +
-                  "\" font-family=\"sans-serif\">\n<title>" + html_escape(title_ + " (" + provenance_ + ")") +
-                  "</title>\n";
-  s += "<rect x=\"0\" y=\"0\" width=\"" + std::to_string(width_) + "\" height=\"" + std::to_string(height_) +
-       "\" fill=\"#fff\"/>\n";
-  auto t = [&](double x, double y, const std::string& text, const char* anchor, int size, const char* extra = "") {
-    s += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" text-anchor=\"" + anchor + "\" font-size=\"" +
-         std::to_string(size) + "\"" + extra + ">" + html_escape(text) + "</text>\n";
+  std::string s = "<svg role=\"img\" viewBox=\"0 0 " + std::to_string(width_) + " " +
+                  std::to_string(height_) + "\" width=\"" + std::to_string(width_) +
+                  "\" height=\"" + std::to_string(height_) +
+                  "\" font-family=\"sans-serif\">\n<title>" +
+                  html_escape(title_ + " (" + provenance_ + ")") + "</title>\n";
+  s += "<rect x=\"0\" y=\"0\" width=\"" + std::to_string(width_) + "\" height=\"" +
+       std::to_string(height_) + "\" fill=\"#fff\"/>\n";
+  auto t = [&](double x, double y, const std::string& text, const char* anchor, int size,
+               const char* extra = "") {
+    s += "<text x=\"" + num(x) + "\" y=\"" + num(y) + "\" text-anchor=\"" + anchor +
+         "\" font-size=\"" + std::to_string(size) + "\"" + extra + ">" + html_escape(text) +
+         "</text>\n";
   };
   t(plot_left(), 18, title_, "start", 13, " font-weight=\"bold\"");
   // The provenance travels inside the figure, so a copied chart keeps its label.
@@ -112,19 +129,21 @@ std::string SvgPlot::str() const {
   // Grid and ticks.
   for (const auto& tk : x_.ticks) {
     const double x = px(tk.value);
-    s += "<line x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(plot_top()) + "\" y2=\"" + num(plot_bottom()) +
-         "\" stroke=\"#eee\"/>\n";
+    s += "<line x1=\"" + num(x) + "\" x2=\"" + num(x) + "\" y1=\"" + num(plot_top()) + "\" y2=\"" +
+         num(plot_bottom()) + "\" stroke=\"#eee\"/>\n";
     t(x, plot_bottom() + 15, tk.label, "middle", 10);
   }
   for (const auto& tk : y_.ticks) {
     const double y = py(tk.value);
-    s += "<line x1=\"" + num(plot_left()) + "\" x2=\"" + num(plot_right()) + "\" y1=\"" + num(y) + "\" y2=\"" + num(y) +
-         "\" stroke=\"#eee\"/>\n";
+    s += "<line x1=\"" + num(plot_left()) + "\" x2=\"" + num(plot_right()) + "\" y1=\"" + num(y) +
+         "\" y2=\"" + num(y) + "\" stroke=\"#eee\"/>\n";
     t(plot_left() - 6, y + 3, tk.label, "end", 10);
   }
-  s += "<rect x=\"" + num(plot_left()) + "\" y=\"" + num(plot_top()) + "\" width=\"" + num(plot_right() - plot_left()) +
-       "\" height=\"" + num(plot_bottom() - plot_top()) + "\" fill=\"none\" stroke=\"#999\"/>\n";
-  t((plot_left() + plot_right()) / 2, height_ - 8.0, x_.label + (x_.log ? " (log)" : ""), "middle", 11);
+  s += "<rect x=\"" + num(plot_left()) + "\" y=\"" + num(plot_top()) + "\" width=\"" +
+       num(plot_right() - plot_left()) + "\" height=\"" + num(plot_bottom() - plot_top()) +
+       "\" fill=\"none\" stroke=\"#999\"/>\n";
+  t((plot_left() + plot_right()) / 2, height_ - 8.0, x_.label + (x_.log ? " (log)" : ""), "middle",
+    11);
   const std::string ylab = y_.label + (y_.log ? " (log)" : "");
   s += "<text transform=\"translate(14," + num((plot_top() + plot_bottom()) / 2) +
        ") rotate(-90)\" text-anchor=\"middle\" font-size=\"11\">" + html_escape(ylab) + "</text>\n";

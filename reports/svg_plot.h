@@ -29,17 +29,21 @@ class SvgPlot {
   double plot_top() const { return top_; }
   double plot_bottom() const { return height_ - bottom_; }
 
-  // dashed: a second series of the same colour (e.g. the model's prediction next to the measurement).
-  void polyline(const std::vector<std::pair<double, double>>& pts, const std::string& color, bool dashed = false);
+  // dashed: a second series of the same colour (e.g. the model's prediction next to the
+  // measurement).
+  void polyline(const std::vector<std::pair<double, double>>& pts, const std::string& color,
+                bool dashed = false);
   void marker(double x, double y, const std::string& color, const std::string& tooltip);
   void range_bar(double x, double y_lo, double y_hi, const std::string& color);  // e.g. p10..p90
   // A failed point: an "x" at (pixel x, top of the plot) with a short status word under it.
-  void failed_marker(double x_px, const std::string& color, const std::string& word, const std::string& tooltip);
+  void failed_marker(double x_px, const std::string& color, const std::string& word,
+                     const std::string& tooltip);
   // Bar between two data y values at pixel x with pixel width.
-  void bar(double x_px, double width_px, double y0, double y1, const std::string& color, const std::string& tooltip);
+  void bar(double x_px, double width_px, double y0, double y1, const std::string& color,
+           const std::string& tooltip);
   void hline(double y, const std::string& color, bool dashed);
-  void text(double x_px, double y_px, const std::string& s, const char* anchor = "start", int size = 11,
-            const std::string& color = "#333");
+  void text(double x_px, double y_px, const std::string& s, const char* anchor = "start",
+            int size = 11, const std::string& color = "#333");
   void legend(const std::vector<std::pair<std::string, std::string>>& name_color);
 
   std::string str() const;  // the <svg> element

@@ -29,8 +29,9 @@ std::string setting_key(PointAxes a) {
 
 std::string setting_title(PointAxes a) {
   a.extra.erase(kHostAxis);
-  std::string s = a.model + ", batch " + std::to_string(a.batch) + ", kv " + a.kv_dtype + ", workload " + a.workload +
-                  ", accelerator " + a.accelerator + ", " + std::to_string(a.decode_steps) + " decode steps, page " +
+  std::string s = a.model + ", batch " + std::to_string(a.batch) + ", kv " + a.kv_dtype +
+                  ", workload " + a.workload + ", accelerator " + a.accelerator + ", " +
+                  std::to_string(a.decode_steps) + " decode steps, page " +
                   std::to_string(a.page_tokens) + " tokens";
   for (const auto& [k, v] : a.extra) s += ", " + k + " " + v;
   return s;
@@ -41,7 +42,8 @@ std::string choose_reference(const std::set<std::string>& strategies, const std:
     if (!strategies.count(wanted)) {
       std::string names;
       for (const auto& s : strategies) names += (names.empty() ? "" : ", ") + s;
-      throw Error("reference strategy '" + wanted + "' is not in the report", "use one of: " + names);
+      throw Error("reference strategy '" + wanted + "' is not in the report",
+                  "use one of: " + names);
     }
     return wanted;
   }
@@ -51,19 +53,23 @@ std::string choose_reference(const std::set<std::string>& strategies, const std:
 
 }  // namespace
 
-const Point* ProcurementTable::at(const std::string& strategy, int64_t seq_len, const std::string& host) const {
+const Point* ProcurementTable::at(const std::string& strategy, int64_t seq_len,
+                                  const std::string& host) const {
   auto it = cells.find({strategy, seq_len, host});
   return it == cells.end() ? nullptr : it->second;
 }
 
-std::optional<std::pair<double, double>> ProcurementTable::ratio(const std::string& a, const std::string& b,
-                                                                  int64_t seq_len, const std::string& host) const {
+std::optional<std::pair<double, double>> ProcurementTable::ratio(const std::string& a,
+                                                                 const std::string& b,
+                                                                 int64_t seq_len,
+                                                                 const std::string& host) const {
   const Point* p = at(a, seq_len, host);
   if (!p || !p->timed()) return std::nullopt;
   if (a == b) return std::pair(1.0, 0.0);
   const std::string key = p->axes.group_key();
   for (const auto& s : speedups)
-    if (s.group_key == key && s.strategy_a == a && s.strategy_b == b) return std::pair(s.ratio, s.rel_noise);
+    if (s.group_key == key && s.strategy_a == a && s.strategy_b == b)
+      return std::pair(s.ratio, s.rel_noise);
   return std::nullopt;
 }
 
@@ -82,7 +88,8 @@ std::string ProcurementTable::fastest(int64_t seq_len, const std::string& host) 
   double best_ns = 0;
   for (const auto& s : strategies) {
     const Point* p = at(s, seq_len, host);
-    if (p && p->timed() && (best.empty() || p->step.summary.median < best_ns)) best = s, best_ns = p->step.summary.median;
+    if (p && p->timed() && (best.empty() || p->step.summary.median < best_ns))
+      best = s, best_ns = p->step.summary.median;
   }
   return best;
 }
@@ -90,7 +97,8 @@ std::string ProcurementTable::fastest(int64_t seq_len, const std::string& host) 
 std::vector<std::pair<int64_t, std::string>> ProcurementTable::columns() const {
   std::vector<std::pair<int64_t, std::string>> c;
   for (auto len : seq_lens)
-    if (hosts.empty()) c.emplace_back(len, "");
+    if (hosts.empty())
+      c.emplace_back(len, "");
     else
       for (const auto& h : hosts) c.emplace_back(len, h);
   return c;
@@ -106,19 +114,22 @@ ProcurementTable ProcurementTable::for_host(const std::string& host) const {
   return t;
 }
 
-std::vector<ProcurementTable> procurement_tables(const Report& report, const TableOptions& options) {
+std::vector<ProcurementTable> procurement_tables(const Report& report,
+                                                 const TableOptions& options) {
   // Replicate fleet reports: one column group per host, in rank order; hosts a hand-made report
   // names only in its points follow.
   std::vector<std::string> hosts = host_axis_labels(report);
   for (const auto& p : report.points)
-    if (const std::string h = host_of(p.axes); !h.empty() && std::find(hosts.begin(), hosts.end(), h) == hosts.end())
+    if (const std::string h = host_of(p.axes);
+        !h.empty() && std::find(hosts.begin(), hosts.end(), h) == hosts.end())
       hosts.push_back(h);
   std::set<std::string> all_strategies;
   for (const auto& p : report.points) all_strategies.insert(p.axes.strategy);
   const std::string reference = choose_reference(all_strategies, options.reference);
   // A report read from an older writer or built by hand may lack the section; the same helper
   // the runner uses fills it, so tables never compute ratios their own way.
-  const std::vector<Speedup> speedups = report.speedups.empty() ? compute_speedups(report.points) : report.speedups;
+  const std::vector<Speedup> speedups =
+      report.speedups.empty() ? compute_speedups(report.points) : report.speedups;
 
   std::map<std::string, ProcurementTable> by_key;
   for (const auto& p : report.points) {
@@ -154,18 +165,22 @@ std::vector<ProcurementTable> procurement_tables(const Report& report, const Tab
 
 std::vector<std::pair<std::string, std::string>> context_facts(const ReportContext& c) {
   std::vector<std::pair<std::string, std::string>> f;
-  f.emplace_back("tool", "hybridbench " + c.tool_version + " (" + c.git_commit + ", " + c.build_type +
-                             (c.cuda ? ", CUDA " + c.cuda_version : ", no CUDA") + ")");
+  f.emplace_back("tool", "hybridbench " + c.tool_version + " (" + c.git_commit + ", " +
+                             c.build_type + (c.cuda ? ", CUDA " + c.cuda_version : ", no CUDA") +
+                             ")");
   f.emplace_back("date", c.date_utc);
   f.emplace_back("host", c.host + " (" + c.os + ")");
   f.emplace_back("CPU", c.cpu_model + ", SIMD " + c.simd_level);
   const auto& a = c.accelerator;
-  f.emplace_back("accelerator", a.kind + ": " + a.name + (a.emulated ? " (emulated: figures are not GPU figures)" : "") +
-                                    ", KV capacity " + format_bytes(static_cast<double>(a.capacity_bytes)) +
+  f.emplace_back("accelerator", a.kind + ": " + a.name +
+                                    (a.emulated ? " (emulated: figures are not GPU figures)" : "") +
+                                    ", KV capacity " +
+                                    format_bytes(static_cast<double>(a.capacity_bytes)) +
                                     (a.details.empty() ? "" : ", " + a.details));
   for (const auto& n : c.topology.nodes)
     f.emplace_back("memory node " + std::to_string(n.node),
-                   n.kind + (n.emulated ? " (emulated)" : "") + ", " + format_bytes(static_cast<double>(n.size_bytes)) +
+                   n.kind + (n.emulated ? " (emulated)" : "") + ", " +
+                       format_bytes(static_cast<double>(n.size_bytes)) +
                        (n.note.empty() ? "" : " - " + n.note));
   for (const auto& [k, v] : c.topology.facts) f.emplace_back("topology " + k, v);
   for (const auto& [k, v] : c.system_settings) f.emplace_back("setting " + k, v);
@@ -176,22 +191,26 @@ std::vector<std::pair<std::string, std::string>> context_facts(const ReportConte
       v += "FAILED: " + h.error;
     } else {
       const auto& a = h.accelerator;
-      v += h.cpu_model + ", SIMD " + h.simd_level + "; accelerator " + a.kind + " " + std::to_string(a.device) + ": " +
-           a.name + ", KV capacity " + format_bytes(static_cast<double>(a.capacity_bytes)) + "; " +
-           std::to_string(h.topology.nodes.size()) + " NUMA node(s); " + h.binding + "; " + std::to_string(h.points) +
-           " point(s)";
+      v += h.cpu_model + ", SIMD " + h.simd_level + "; accelerator " + a.kind + " " +
+           std::to_string(a.device) + ": " + a.name + ", KV capacity " +
+           format_bytes(static_cast<double>(a.capacity_bytes)) + "; " +
+           std::to_string(h.topology.nodes.size()) + " NUMA node(s); " + h.binding + "; " +
+           std::to_string(h.points) + " point(s)";
     }
     f.emplace_back("rank " + std::to_string(h.rank), v);
   }
   return f;
 }
 
-std::string status_cell(const Point& p) { return p.status + (p.reason.empty() ? "" : ": " + p.reason); }
+std::string status_cell(const Point& p) {
+  return p.status + (p.reason.empty() ? "" : ": " + p.reason);
+}
 
 std::string time_cell(const Point* p) {
   if (!p) return "-";
   if (!p->timed()) return p->status;
-  return format_duration_ns(p->step.summary.median) + " ± " + format_percent(robust_rel_noise(p->step.summary));
+  return format_duration_ns(p->step.summary.median) + " ± " +
+         format_percent(robust_rel_noise(p->step.summary));
 }
 
 std::string accuracy_cell(const Point* p) {
@@ -223,7 +242,8 @@ TextTable grid(const ProcurementTable& t, const CellFn& cell) {
   TextTable g;
   g.add_column("strategy");
   const auto cols = t.columns();
-  for (const auto& [len, host] : cols) g.add_column(column_title(len, host), TextTable::Align::right);
+  for (const auto& [len, host] : cols)
+    g.add_column(column_title(len, host), TextTable::Align::right);
   for (const auto& s : t.strategies) {
     std::vector<std::string> row = {s};
     for (const auto& [len, host] : cols) row.push_back(cell(s, len, host));
@@ -300,8 +320,9 @@ TextTable modeled_grid(const ProcurementTable& t) {
     if (!p) return "-";
     if (!p->timed()) return p->status;
     if (!p->modeled.present()) return "not modeled";
-    return format_duration_ns(p->step.summary.median) + " | " + format_duration_ns(p->modeled.step.summary.median) +
-           " (" + format_percent(p->modeled.error_vs_measured, true) + ")";
+    return format_duration_ns(p->step.summary.median) + " | " +
+           format_duration_ns(p->modeled.step.summary.median) + " (" +
+           format_percent(p->modeled.error_vs_measured, true) + ")";
   });
 }
 
@@ -312,7 +333,8 @@ std::optional<TextTable> ran_on_grid(const ProcurementTable& t) {
   if (ranks.size() < 2 || !t.hosts.empty()) return std::nullopt;  // replicate: the columns say it
   return grid(t, [&](const std::string& s, int64_t len, const std::string& host) -> std::string {
     const Point* p = t.at(s, len, host);
-    return p && p->ran_on.known() ? "r" + std::to_string(p->ran_on.rank) + " " + p->ran_on.host : "-";
+    return p && p->ran_on.known() ? "r" + std::to_string(p->ran_on.rank) + " " + p->ran_on.host
+                                  : "-";
   });
 }
 
@@ -344,13 +366,19 @@ std::vector<std::string> not_run_lines(const ProcurementTable& t) {
 std::string markdown_report(const Report& report, const TableOptions& options) {
   std::string md = "# hybridbench report\n\n";
   for (const auto& [k, v] : context_facts(report.context)) md += "- **" + k + "**: " + v + "\n";
-  md += "\nStep time is one decode step of one attention layer for the whole batch (the time each sequence "
-        "waits per generated token, per layer), median ± noise (IQR / 1.349 median, robust to a few preempted steps) over the timed steps. Figures are "
-        "*measured* (this run, this hardware), *emulated* (a stand-in played a tier or the GPU) or *modeled*.\n";
+  md +=
+      "\nStep time is one decode step of one attention layer for the whole batch (the time each "
+      "sequence "
+      "waits per generated token, per layer), median ± noise (IQR / 1.349 median, robust to a few "
+      "preempted steps) over the timed steps. Figures are "
+      "*measured* (this run, this hardware), *emulated* (a stand-in played a tier or the GPU) or "
+      "*modeled*.\n";
   for (const auto& t : procurement_tables(report, options)) {
-    md += "\n## " + t.title + "\n\nFigures: " + provenance_heading(t) + ".\n\n### Step time (median ± noise)\n\n";
+    md += "\n## " + t.title + "\n\nFigures: " + provenance_heading(t) +
+          ".\n\n### Step time (median ± noise)\n\n";
     md += time_grid(t).markdown();
-    md += "\n### Speedup vs " + t.reference + " (" + t.reference + " time / strategy time; > 1 is faster)\n\n";
+    md += "\n### Speedup vs " + t.reference + " (" + t.reference +
+          " time / strategy time; > 1 is faster)\n\n";
     md += speedup_grid(t).markdown();
     // Pairwise ratios compare strategies on one machine: one matrix per host of a fleet.
     for (const auto& host : t.hosts.empty() ? std::vector<std::string>{""} : t.hosts) {
@@ -362,8 +390,10 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
     md += "\n### Accuracy vs the fp64 reference\n\n";
     md += accuracy_grid(t).markdown();
     if (const std::string m = modeled_platforms(t); !m.empty())
-      md += "\n### Measured | modeled on " + m + " (error of the modeled median)\n\n" + modeled_grid(t).markdown();
-    if (auto where = ran_on_grid(t)) md += "\n### Where each point ran (rank, host)\n\n" + where->markdown();
+      md += "\n### Measured | modeled on " + m + " (error of the modeled median)\n\n" +
+            modeled_grid(t).markdown();
+    if (auto where = ran_on_grid(t))
+      md += "\n### Where each point ran (rank, host)\n\n" + where->markdown();
     const auto not_run = not_run_lines(t);
     if (!not_run.empty()) {
       md += "\nPoints that did not run:\n\n";
@@ -376,10 +406,14 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
 std::string csv_report(const Report& report, const TableOptions& options) {
   const auto tables = procurement_tables(report, options);
   std::string csv =
-      "model,family,seq_len,batch,strategy,kv_dtype,workload,accelerator,decode_steps,page_tokens,extra,status,reason,"
-      "provenance,samples,step_median_ns,step_p10_ns,step_p90_ns,step_rel_stdev,step_robust_rel_noise,tokens_per_s,reference,"
-      "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_rate,"
-      "h2d_bytes_per_step,d2h_bytes_per_step,modeled_platform,modeled_median_ns,model_error,ran_on_rank,ran_on_host\n";
+      "model,family,seq_len,batch,strategy,kv_dtype,workload,accelerator,decode_steps,page_tokens,"
+      "extra,status,reason,"
+      "provenance,samples,step_median_ns,step_p10_ns,step_p90_ns,step_rel_stdev,step_robust_rel_"
+      "noise,tokens_per_s,reference,"
+      "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_"
+      "rate,"
+      "h2d_bytes_per_step,d2h_bytes_per_step,modeled_platform,modeled_median_ns,model_error,ran_on_"
+      "rank,ran_on_host\n";
   for (const auto& t : tables)
     for (const auto& [len, host] : t.columns())
       for (const auto& s : t.strategies) {
@@ -393,22 +427,42 @@ std::string csv_report(const Report& report, const TableOptions& options) {
         const bool scored = p->status == "ok" && p->accuracy.steps_scored > 0;
         const Accuracy& a = p->accuracy;
         std::vector<std::string> f = {
-            x.model, x.family, std::to_string(x.seq_len), std::to_string(x.batch), x.strategy, x.kv_dtype, x.workload,
-            x.accelerator, std::to_string(x.decode_steps), std::to_string(x.page_tokens), extra, p->status, p->reason,
-            p->provenance, std::to_string(sum.count),
-            p->timed() ? csv_number(sum.median) : "", p->timed() ? csv_number(sum.p10) : "",
-            p->timed() ? csv_number(sum.p90) : "", p->timed() ? csv_number(sum.rel_stdev()) : "",
+            x.model,
+            x.family,
+            std::to_string(x.seq_len),
+            std::to_string(x.batch),
+            x.strategy,
+            x.kv_dtype,
+            x.workload,
+            x.accelerator,
+            std::to_string(x.decode_steps),
+            std::to_string(x.page_tokens),
+            extra,
+            p->status,
+            p->reason,
+            p->provenance,
+            std::to_string(sum.count),
+            p->timed() ? csv_number(sum.median) : "",
+            p->timed() ? csv_number(sum.p10) : "",
+            p->timed() ? csv_number(sum.p90) : "",
+            p->timed() ? csv_number(sum.rel_stdev()) : "",
             p->timed() ? csv_number(robust_rel_noise(sum)) : "",
-            p->timed() && sum.median > 0 ? csv_number(x.batch * 1e9 / sum.median) : "", t.reference,
-            sp ? csv_number(sp->first) : "", sp ? csv_number(sp->second) : "",
-            scored ? csv_number(a.rel_l2) : "", scored ? csv_number(a.cosine) : "",
-            scored ? csv_number(a.max_abs_err) : "", scored ? csv_number(a.mass_recall) : "",
+            p->timed() && sum.median > 0 ? csv_number(x.batch * 1e9 / sum.median) : "",
+            t.reference,
+            sp ? csv_number(sp->first) : "",
+            sp ? csv_number(sp->second) : "",
+            scored ? csv_number(a.rel_l2) : "",
+            scored ? csv_number(a.cosine) : "",
+            scored ? csv_number(a.max_abs_err) : "",
+            scored ? csv_number(a.mass_recall) : "",
             scored && a.has_needle() ? csv_number(a.needle_success_rate) : "",
             p->timed() ? std::to_string(p->traffic_per_step.h2d_bytes) : "",
             p->timed() ? std::to_string(p->traffic_per_step.d2h_bytes) : "",
-            p->modeled.platform, p->modeled.present() ? csv_number(p->modeled.step.summary.median) : "",
+            p->modeled.platform,
+            p->modeled.present() ? csv_number(p->modeled.step.summary.median) : "",
             p->modeled.present() ? csv_number(p->modeled.error_vs_measured) : "",
-            p->ran_on.known() ? std::to_string(p->ran_on.rank) : "", p->ran_on.host};
+            p->ran_on.known() ? std::to_string(p->ran_on.rank) : "",
+            p->ran_on.host};
         for (size_t i = 0; i < f.size(); ++i) csv += (i ? "," : "") + csv_field(f[i]);
         csv += "\n";
       }

@@ -20,22 +20,25 @@ struct TableOptions {
 };
 
 struct ProcurementTable {
-  std::string setting_key;    // PointAxes::group_key() with seq_len = 0 and no host: what the rows share
-  std::string title;          // "llama-3.1-8b, batch 1, fp16, structured, accelerator cpu"
+  std::string
+      setting_key;    // PointAxes::group_key() with seq_len = 0 and no host: what the rows share
+  std::string title;  // "llama-3.1-8b, batch 1, fp16, structured, accelerator cpu"
   std::vector<int64_t> seq_lens;        // ascending
   std::vector<std::string> strategies;  // by name
   // Fleet reports in replicate mode (reports/fleet.h): the hosts' labels in rank order, one
   // column per (sequence length, host); empty otherwise (host "" everywhere below).
   std::vector<std::string> hosts;
-  std::map<std::tuple<std::string, int64_t, std::string>, const Point*> cells;  // (strategy, seq_len, host) -> point
-  std::string reference;      // strategy the speedups are against
+  std::map<std::tuple<std::string, int64_t, std::string>, const Point*>
+      cells;                             // (strategy, seq_len, host) -> point
+  std::string reference;                 // strategy the speedups are against
   std::vector<std::string> provenances;  // distinct labels of the points shown, sorted
   std::vector<Speedup> speedups;         // the report's speedups among this table's points
 
   const Point* at(const std::string& strategy, int64_t seq_len, const std::string& host = "") const;
   // Time of b / time of a (> 1: a is faster) and its relative noise, from the report's
   // speedups section; nullopt when either point did not run. ratio(a, a) is 1 when a ran.
-  std::optional<std::pair<double, double>> ratio(const std::string& a, const std::string& b, int64_t seq_len,
+  std::optional<std::pair<double, double>> ratio(const std::string& a, const std::string& b,
+                                                 int64_t seq_len,
                                                  const std::string& host = "") const;
   // ratio(strategy, reference): > 1 means faster than the reference.
   std::optional<std::pair<double, double>> speedup(const std::string& strategy, int64_t seq_len,
@@ -56,7 +59,8 @@ struct ProcurementTable {
 
 // Tables in a stable order (by title). Throws hb::Error when options.reference names a strategy
 // that is not in the report.
-std::vector<ProcurementTable> procurement_tables(const Report& report, const TableOptions& options = {});
+std::vector<ProcurementTable> procurement_tables(const Report& report,
+                                                 const TableOptions& options = {});
 
 // Context as (label, value) lines for the page header: tool, build, date, host, CPU,
 // accelerator, memory nodes, system settings, command line; for a fleet report one line per

@@ -23,12 +23,23 @@ std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -65,7 +76,8 @@ std::string TextTable::plain() const {
   const auto w = widths(false);
   auto line = [&](const std::vector<std::string>& cells) {
     std::string s;
-    for (size_t c = 0; c < cells.size(); ++c) s += (c ? "  " : "") + pad(cells[c], w[c], aligns_[c]);
+    for (size_t c = 0; c < cells.size(); ++c)
+      s += (c ? "  " : "") + pad(cells[c], w[c], aligns_[c]);
     while (!s.empty() && s.back() == ' ') s.pop_back();
     return s + "\n";
   };
@@ -81,13 +93,17 @@ std::string TextTable::markdown() const {
   const auto w = widths(true);
   auto line = [&](const std::vector<std::string>& cells) {
     std::string s = "|";
-    for (size_t c = 0; c < cells.size(); ++c) s += " " + pad(escape_markdown(cells[c]), w[c], aligns_[c]) + " |";
+    for (size_t c = 0; c < cells.size(); ++c)
+      s += " " + pad(escape_markdown(cells[c]), w[c], aligns_[c]) + " |";
     return s + "\n";
   };
   std::string out = line(headers_);
   std::string rule = "|";
   for (size_t c = 0; c < w.size(); ++c)
-    rule += " " + (aligns_[c] == Align::right ? std::string(w[c] - 1, '-') + ":" : std::string(w[c], '-')) + " |";
+    rule +=
+        " " +
+        (aligns_[c] == Align::right ? std::string(w[c] - 1, '-') + ":" : std::string(w[c], '-')) +
+        " |";
   out += rule + "\n";
   for (const auto& r : rows_) out += line(r);
   return out;
@@ -96,7 +112,8 @@ std::string TextTable::markdown() const {
 std::string TextTable::html() const {
   auto cell = [&](const char* tag, size_t c, const std::string& text) {
     const bool right = aligns_[c] == Align::right;
-    return std::string("<") + tag + (right ? " class=\"num\"" : "") + ">" + html_escape(text) + "</" + tag + ">";
+    return std::string("<") + tag + (right ? " class=\"num\"" : "") + ">" + html_escape(text) +
+           "</" + tag + ">";
   };
   std::string out = "<table>\n<thead><tr>";
   for (size_t c = 0; c < headers_.size(); ++c) out += cell("th", c, headers_[c]);

@@ -1,7 +1,8 @@
 #pragma once
 // End-to-end CLI tests: runs the built binary (HB_BINARY) with a fresh temporary folder per test
-// and returns the exit status, with standard output in stdout_ and both streams in out_. Skips when the binary has
-// not been built (a folder's test binary does not depend on it). Shared by every folder's CLI tests.
+// and returns the exit status, with standard output in stdout_ and both streams in out_. Skips when
+// the binary has not been built (a folder's test binary does not depend on it). Shared by every
+// folder's CLI tests.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,7 +26,9 @@ class CliTest : public ::testing::Test {
   void TearDown() override {
     if (!dir_.empty()) std::filesystem::remove_all(dir_);
   }
-  std::string file(const std::string& name) const { return (std::filesystem::path(dir_) / name).string(); }
+  std::string file(const std::string& name) const {
+    return (std::filesystem::path(dir_) / name).string();
+  }
   std::string slurp(const std::string& path) const {
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;
@@ -35,7 +38,8 @@ class CliTest : public ::testing::Test {
   // Runs hybridbench with `args` (in the current directory); returns the exit status, standard
   // output in stdout_, both streams in out_ (stdout first).
   int run(const std::string& args) {
-    const std::string cmd = std::string(HB_BINARY) + " " + args + " > " + file("out.txt") + " 2> " + file("err.txt");
+    const std::string cmd =
+        std::string(HB_BINARY) + " " + args + " > " + file("out.txt") + " 2> " + file("err.txt");
     const int st = std::system(cmd.c_str());
     stdout_ = slurp(file("out.txt"));
     out_ = stdout_ + slurp(file("err.txt"));

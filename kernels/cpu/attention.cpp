@@ -33,7 +33,8 @@ struct SeqPlan : HeadSplit {
 
 }  // namespace
 
-void decode_attention(const DecodeAttentionArgs* seqs, int batch, ThreadPool& pool, SimdLevel simd) {
+void decode_attention(const DecodeAttentionArgs* seqs, int batch, ThreadPool& pool,
+                      SimdLevel simd) {
   if (batch <= 0) return;
 
   // Tasks are (sequence, group of KV heads, token split); a task walks its heads interleaved
@@ -43,15 +44,17 @@ void decode_attention(const DecodeAttentionArgs* seqs, int batch, ThreadPool& po
   for (int b = 0; b < batch; ++b) {
     const DecodeAttentionArgs& a = seqs[b];
     SeqPlan& p = plan[b];
-    if (a.kv.kv_heads <= 0 || a.q_heads % a.kv.kv_heads != 0 || a.q_heads / a.kv.kv_heads > kMaxJobQueryHeads)
+    if (a.kv.kv_heads <= 0 || a.q_heads % a.kv.kv_heads != 0 ||
+        a.q_heads / a.kv.kv_heads > kMaxJobQueryHeads)
       throw Error("decode_attention: " + std::to_string(a.q_heads) + " query heads cannot share " +
                       std::to_string(a.kv.kv_heads) + " KV heads",
-                  "q_heads must be a multiple of kv_heads, at most " + std::to_string(kMaxJobQueryHeads) +
-                      " per KV head");
+                  "q_heads must be a multiple of kv_heads, at most " +
+                      std::to_string(kMaxJobQueryHeads) + " per KV head");
     p.group = a.q_heads / a.kv.kv_heads;
     p.kernels = &kernels_for(simd, a.kv.head_dim);  // throws here, not on a worker
     p.begin = range_begin(a);
-    for (int h = 0; h < a.kv.kv_heads; ++h) p.longest = std::max(p.longest, head_end(a, a.kv.heads[h]) - p.begin);
+    for (int h = 0; h < a.kv.kv_heads; ++h)
+      p.longest = std::max(p.longest, head_end(a, a.kv.heads[h]) - p.begin);
     units += p.longest * a.kv.kv_heads;
   }
   const int64_t piece_units = split_size(units, pool.size());
@@ -110,7 +113,8 @@ void decode_attention(const DecodeAttentionArgs* seqs, int batch, ThreadPool& po
         h.o = base + (static_cast<size_t>(split) * a.q_heads + static_cast<size_t>(kvh) * G) * d;
         h.lse = base + static_cast<size_t>(p.splits) * a.q_heads * d + split * a.q_heads + kvh * G;
       }
-      h.logits = a.logits_out ? a.logits_out + static_cast<size_t>(kvh) * G * a.logits_stride : nullptr;
+      h.logits =
+          a.logits_out ? a.logits_out + static_cast<size_t>(kvh) * G * a.logits_stride : nullptr;
     }
     job.head = heads;
     if (!any) {  // nothing to read: neutral partials without calling the kernel

@@ -27,13 +27,15 @@ namespace {
 // on a GPU.
 class BudgetAllocator final : public BufferAllocator {
  public:
-  BudgetAllocator(int64_t capacity, std::atomic<int64_t>* used) : capacity_(capacity), used_(used) {}
+  BudgetAllocator(int64_t capacity, std::atomic<int64_t>* used)
+      : capacity_(capacity), used_(used) {}
   Buffer allocate(size_t bytes) override {
     const int64_t b = static_cast<int64_t>(bytes);
     if (used_->load() + b > capacity_)
-      throw Error("accelerator capacity exceeded: " + std::to_string(used_->load() + b) + " bytes needed, " +
-                      std::to_string(capacity_) + " available",
-                  "raise --accelerator-memory, or use a strategy that keeps KV in host memory", kExitFailure);
+      throw Error("accelerator capacity exceeded: " + std::to_string(used_->load() + b) +
+                      " bytes needed, " + std::to_string(capacity_) + " available",
+                  "raise --accelerator-memory, or use a strategy that keeps KV in host memory",
+                  kExitFailure);
     used_->fetch_add(b);
     Buffer inner = host_allocator(location())->allocate(bytes);
     void* p = inner.data();
@@ -44,7 +46,9 @@ class BudgetAllocator final : public BufferAllocator {
       delete holder;
     });
   }
-  MemoryLocation location() const override { return MemoryLocation{MemoryKind::accelerator, 0, true}; }
+  MemoryLocation location() const override {
+    return MemoryLocation{MemoryKind::accelerator, 0, true};
+  }
 
  private:
   int64_t capacity_;
@@ -55,7 +59,8 @@ class CpuAccelerator final : public Accelerator {
  public:
   CpuAccelerator(int64_t capacity, int threads) : pool_(threads, "--accelerator-threads") {
     info_.kind = "cpu";
-    info_.name = "cpu-accelerator (" + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ")";
+    info_.name =
+        "cpu-accelerator (" + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ")";
     info_.emulated = true;
     info_.capacity_bytes = capacity;
     info_.details = "CPU threads standing in for a GPU; figures are emulated, not GPU measurements";
@@ -98,21 +103,28 @@ class CpuAccelerator final : public Accelerator {
       cpu::decode_attention(a.data(), static_cast<int>(a.size()), pool_);
     });
   }
-  void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end, float scale,
-                    float* logits, int64_t stride) override {
+  void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end,
+                    float scale, float* logits, int64_t stride) override {
     auto heads = std::make_shared<std::vector<KvHeadView>>(kv.heads, kv.heads + kv.kv_heads);
     PagedKvView v = kv;
     v.heads = heads->data();
-    enqueue([=, this] { cpu::score_logits(q, q_heads, v, begin, end, scale, logits, stride, pool_); (void)heads; });
+    enqueue([=, this] {
+      cpu::score_logits(q, q_heads, v, begin, end, scale, logits, stride, pool_);
+      (void)heads;
+    });
   }
   void logit_merge_attention(const LogitMergeArgs& args) override {
-    auto heads = std::make_shared<std::vector<KvHeadView>>(args.local.heads, args.local.heads + args.local.kv_heads);
+    auto heads = std::make_shared<std::vector<KvHeadView>>(args.local.heads,
+                                                           args.local.heads + args.local.kv_heads);
     LogitMergeArgs a = args;
     a.local.heads = heads->data();
-    enqueue([=, this] { cpu::logit_merge_attention(a, pool_); (void)heads; });
+    enqueue([=, this] {
+      cpu::logit_merge_attention(a, pool_);
+      (void)heads;
+    });
   }
-  void merge_partials(int n, const float* const* o_parts, const float* const* lse_parts, int heads, int head_dim,
-                      float* o_out, float* lse_out) override {
+  void merge_partials(int n, const float* const* o_parts, const float* const* lse_parts, int heads,
+                      int head_dim, float* o_out, float* lse_out) override {
     std::vector<const float*> o(o_parts, o_parts + n), l(lse_parts, lse_parts + n);
     enqueue([=] { cpu::merge_partials(n, o.data(), l.data(), heads, head_dim, o_out, lse_out); });
   }
@@ -121,7 +133,9 @@ class CpuAccelerator final : public Accelerator {
   void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) override {
     std::vector<DecodeAttentionArgs> a(seqs, seqs + batch);
     auto tables = snapshot_views(a);
-    enqueue([this, a = std::move(a), tables = std::move(tables), chunk_tokens] { run_stream(a, chunk_tokens); });
+    enqueue([this, a = std::move(a), tables = std::move(tables), chunk_tokens] {
+      run_stream(a, chunk_tokens);
+    });
   }
   bool runs_host_kernels() const override { return true; }
   void host_kernel(std::function<void(ThreadPool&)> fn) override {
@@ -223,8 +237,10 @@ void CpuAccelerator::run_stream(const std::vector<DecodeAttentionArgs>& a, int64
   const PagedKvView& v0 = a[0].kv;
   const int P = v0.page_tokens, H = v0.kv_heads, d = v0.head_dim, Hq = a[0].q_heads;
   for (const auto& s : a)
-    if (s.kv.page_tokens != P || s.kv.kv_heads != H || s.kv.head_dim != d || s.kv.dtype != v0.dtype || s.q_heads != Hq)
-      throw Error("stream_attention: all sequences of one call must share one shape", {}, kExitFailure);
+    if (s.kv.page_tokens != P || s.kv.kv_heads != H || s.kv.head_dim != d ||
+        s.kv.dtype != v0.dtype || s.q_heads != Hq)
+      throw Error("stream_attention: all sequences of one call must share one shape", {},
+                  kExitFailure);
   const int64_t C = std::max<int64_t>(P, chunk_tokens / P * P), ppc = C / P;
   const size_t block = static_cast<size_t>(P) * d * dtype_size(v0.dtype);
   // Token range of every (sequence, head), as decode_attention clamps it.
@@ -257,7 +273,9 @@ void CpuAccelerator::run_stream(const std::vector<DecodeAttentionArgs>& a, int64
   }
   std::byte* buf = stream_buf_.as<std::byte>();
   auto slot = [&](int64_t ci, int b, int h, int64_t page_in_chunk, int kv) {
-    return buf + ((ci % 2) * half_blocks + ((static_cast<size_t>(b) * H + h) * ppc + page_in_chunk) * 2 + kv) * block;
+    return buf + ((ci % 2) * half_blocks +
+                  ((static_cast<size_t>(b) * H + h) * ppc + page_in_chunk) * 2 + kv) *
+                     block;
   };
   // Pages of (b, h) that chunk c must bring: those overlapping its part of the range.
   auto chunk_pages = [&](int64_t c, int b, int h) -> std::pair<int64_t, int64_t> {
@@ -303,7 +321,8 @@ void CpuAccelerator::run_stream(const std::vector<DecodeAttentionArgs>& a, int64
   }
   copy_cv_.notify_one();
 
-  std::vector<float> part_o(static_cast<size_t>(chunks) * batch * Hq * d), part_lse(static_cast<size_t>(chunks) * batch * Hq);
+  std::vector<float> part_o(static_cast<size_t>(chunks) * batch * Hq * d),
+      part_lse(static_cast<size_t>(chunks) * batch * Hq);
   std::vector<PageRef> table(static_cast<size_t>(batch) * H * ppc);
   std::vector<KvHeadView> heads(static_cast<size_t>(batch) * H);
   std::vector<DecodeAttentionArgs> args(a);
@@ -323,7 +342,8 @@ void CpuAccelerator::run_stream(const std::vector<DecodeAttentionArgs>& a, int64
       for (int b = 0; b < batch; ++b) {
         for (int h = 0; h < H; ++h) {
           const size_t bh = static_cast<size_t>(b) * H + h;
-          for (int64_t j = 0; j < ppc; ++j) table[bh * ppc + j] = PageRef{slot(ci, b, h, j, 0), slot(ci, b, h, j, 1)};
+          for (int64_t j = 0; j < ppc; ++j)
+            table[bh * ppc + j] = PageRef{slot(ci, b, h, j, 0), slot(ci, b, h, j, 1)};
           const int64_t n = a[b].kv.heads[h].num_tokens;
           heads[bh] = KvHeadView{table.data() + bh * ppc, std::clamp<int64_t>(n - c * C, 0, C)};
         }
@@ -334,7 +354,8 @@ void CpuAccelerator::run_stream(const std::vector<DecodeAttentionArgs>& a, int64
         s.o = part_o.data() + (static_cast<size_t>(ci) * batch + b) * Hq * d;
         s.lse = part_lse.data() + (static_cast<size_t>(ci) * batch + b) * Hq;
         s.logits_out = nullptr;
-        if (a[b].logits_out) {  // logits of the chunk's tokens land at their place in the whole range
+        if (a[b].logits_out) {  // logits of the chunk's tokens land at their place in the whole
+                                // range
           const int64_t begin = std::max<int64_t>(a[b].token_begin, 0);
           const int64_t off = std::max(begin, c * C) - begin;
           s.logits_out = a[b].logits_out + off;

@@ -21,12 +21,12 @@ inline constexpr int kMaxJobQueryHeads = 256;
 
 // One KV head of a job: its tokens [job.begin, end) attended by job.group query heads.
 struct JobHead {
-  const float* q = nullptr;     // [group][head_dim], unscaled
+  const float* q = nullptr;  // [group][head_dim], unscaled
   const PageRef* pages = nullptr;
-  int64_t end = 0;              // >= job.begin; == job.begin: no tokens (neutral partial)
-  float* o = nullptr;           // [group][head_dim], normalised by the partial's own sum
-  float* lse = nullptr;         // [group]
-  float* logits = nullptr;      // optional: logits[g * job.logits_stride + t - job.logits_base]
+  int64_t end = 0;          // >= job.begin; == job.begin: no tokens (neutral partial)
+  float* o = nullptr;       // [group][head_dim], normalised by the partial's own sum
+  float* lse = nullptr;     // [group]
+  float* logits = nullptr;  // optional: logits[g * job.logits_stride + t - job.logits_base]
 };
 
 // Up to kMaxJobHeads KV heads over the same token range. The engine walks them interleaved
@@ -44,10 +44,10 @@ struct DecodeJob {
 };
 
 struct KernelTable {
-  void (*attend)(const DecodeJob&);  // o, lse (and logits when set) of every head
-  void (*score)(const DecodeJob&);   // scaled logits only: K is read, V is not
+  void (*attend)(const DecodeJob&);                 // o, lse (and logits when set) of every head
+  void (*score)(const DecodeJob&);                  // scaled logits only: K is read, V is not
   uint64_t (*stream)(const void* p, size_t bytes);  // xor of all 64-byte-aligned words read
-  int lanes;                                         // head_dim must be a multiple of this
+  int lanes;                                        // head_dim must be a multiple of this
 };
 
 extern const KernelTable kScalarKernels, kAvx2Kernels, kAvx512Kernels;

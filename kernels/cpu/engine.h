@@ -30,8 +30,8 @@
 namespace hb::cpu {
 namespace {
 
-constexpr int kSub = 16;                 // tokens per sub-block (page_tokens is a multiple of 16)
-constexpr int kHeadChunk = 4;            // query heads sharing the K/V registers of one pass
+constexpr int kSub = 16;       // tokens per sub-block (page_tokens is a multiple of 16)
+constexpr int kHeadChunk = 4;  // query heads sharing the K/V registers of one pass
 // Prefetch distance, in tiles of the processing order: one tile is 16 KiB (AVX-512) or 8 KiB
 // of K+V at head_dim 128 fp16, "a few KiB ahead" of each stream.
 constexpr int kPrefetchTiles = 1;
@@ -74,7 +74,8 @@ inline void k_pass(const float* q, int d, const Tile<NS>& tile, size_t row_bytes
   auto row = [&](int j, int u) {
     F k[R];
     for (int i = 0; i < NS; ++i)
-      for (int n = 0; n < NT; ++n) k[i * NT + n] = V::template load_kv<T>(tile.k[i] + j * row_bytes + n * V::W * es);
+      for (int n = 0; n < NT; ++n)
+        k[i * NT + n] = V::template load_kv<T>(tile.k[i] + j * row_bytes + n * V::W * es);
     for (int g = 0; g < HC; ++g) {
       const F qb = V::set1(q[g * d + j]);
       for (int r = 0; r < R; ++r) acc[u][g][r] = V::fmadd(qb, k[r], acc[u][g][r]);
@@ -103,8 +104,8 @@ inline void k_pass(const float* q, int d, const Tile<NS>& tile, size_t row_bytes
 // Scales the logits of a tile, masks tokens outside each sub-block's [lo, hi) to -inf and
 // optionally stores the valid ones (out: logits of the tile's first token slot, per head).
 template <class V, int HC, int NS>
-inline void finish_logits(typename V::F (&s)[HC][NS * kSub / V::W], const Tile<NS>& tile, float scale,
-                          float* const* out, int64_t stride) {
+inline void finish_logits(typename V::F (&s)[HC][NS * kSub / V::W], const Tile<NS>& tile,
+                          float scale, float* const* out, int64_t stride) {
   constexpr int NT = kSub / V::W;
   for (int i = 0; i < NS; ++i) {
     const bool partial = tile.lo[i] > 0 || tile.hi[i] < kSub;
@@ -134,14 +135,15 @@ struct SoftmaxState {
 // the V rows of the tile processed kPrefetchTiles later. One sub-block per call: looping
 // over a tile's sub-blocks in here made GCC keep the converted V registers on the stack.
 template <class V, DType T, int HC, int NV>
-inline void v_chunk(float* o, int d, int c, const std::byte* vblk, const std::byte* fv, int lo, int hi,
-                    const float* p, int p_stride, const float (&alpha)[HC]) {
+inline void v_chunk(float* o, int d, int c, const std::byte* vblk, const std::byte* fv, int lo,
+                    int hi, const float* p, int p_stride, const float (&alpha)[HC]) {
   using F = typename V::F;
   constexpr size_t es = elem_size<T>();
   constexpr size_t chunk_bytes = NV * V::W * es;
   F acc[HC][NV];
   for (int g = 0; g < HC; ++g)
-    for (int v = 0; v < NV; ++v) acc[g][v] = V::mul(V::load(o + g * d + c + v * V::W), V::set1(alpha[g]));
+    for (int v = 0; v < NV; ++v)
+      acc[g][v] = V::mul(V::load(o + g * d + c + v * V::W), V::set1(alpha[g]));
   for (int t = lo; t < hi; ++t) {
     const size_t off = (static_cast<size_t>(t) * d + c) * es;
     for (size_t b = 0; b < chunk_bytes; b += 64) V::prefetch(fv + off + b);
@@ -159,8 +161,8 @@ inline void v_chunk(float* o, int d, int c, const std::byte* vblk, const std::by
 
 // One tile for query heads g0..g0+HC: logits, online softmax, weighted V sum.
 template <class V, DType T, int HC, int NS>
-inline void attend_tile(const DecodeJob& job, const JobHead& hd, int g0, const Tile<NS>& tile, float* m_run,
-                        float* l_run) {
+inline void attend_tile(const DecodeJob& job, const JobHead& hd, int g0, const Tile<NS>& tile,
+                        float* m_run, float* l_run) {
   using F = typename V::F;
   constexpr int R = NS * kSub / V::W, NV = V::kVChunk;
   const int d = job.head_dim;
@@ -168,7 +170,8 @@ inline void attend_tile(const DecodeJob& job, const JobHead& hd, int g0, const T
   k_pass<V, T, HC, NS>(hd.q + g0 * d, d, tile, job.page_tokens * elem_size<T>(), s);
   float* out[NS];
   for (int i = 0; i < NS; ++i)
-    out[i] = hd.logits ? hd.logits + g0 * job.logits_stride + (tile.tok0[i] - job.logits_base) : nullptr;
+    out[i] =
+        hd.logits ? hd.logits + g0 * job.logits_stride + (tile.tok0[i] - job.logits_base) : nullptr;
   finish_logits<V, HC, NS>(s, tile, job.scale, hd.logits ? out : nullptr, job.logits_stride);
 
   alignas(64) float p[HC][NS * kSub];
@@ -203,9 +206,11 @@ inline void attend_tile(const DecodeJob& job, const JobHead& hd, int g0, const T
     float* o = hd.o + g0 * d;
     int c = 0;
     for (; c + NV * V::W <= d; c += NV * V::W)
-      v_chunk<V, T, HC, NV>(o, d, c, tile.v[i], tile.fv[i], tile.lo[i], tile.hi[i], p[0] + i * kSub, NS * kSub, a);
+      v_chunk<V, T, HC, NV>(o, d, c, tile.v[i], tile.fv[i], tile.lo[i], tile.hi[i], p[0] + i * kSub,
+                            NS * kSub, a);
     for (; c < d; c += V::W)
-      v_chunk<V, T, HC, 1>(o, d, c, tile.v[i], tile.fv[i], tile.lo[i], tile.hi[i], p[0] + i * kSub, NS * kSub, a);
+      v_chunk<V, T, HC, 1>(o, d, c, tile.v[i], tile.fv[i], tile.lo[i], tile.hi[i], p[0] + i * kSub,
+                           NS * kSub, a);
   }
 }
 
@@ -256,7 +261,8 @@ struct TileStream {
 
   TileStream(const DecodeJob& job) : heads(job.heads) {
     for (int h = 0; h < heads; ++h)
-      cur[h] = TileCursor<T, NS>{job.head[h].pages, job.page_tokens, job.head_dim, job.begin, job.head[h].end};
+      cur[h] = TileCursor<T, NS>{job.head[h].pages, job.page_tokens, job.head_dim, job.begin,
+                                 job.head[h].end};
     live = heads;
     while (queued <= A && produce(ring[queued])) ++queued;
   }
@@ -314,10 +320,18 @@ void attend(const DecodeJob& job) {
       float* m = st.m + tile.head * G;
       float* l = st.l + tile.head * G;
       switch (G - g0 < kHeadChunk ? G - g0 : kHeadChunk) {
-        case 1: attend_tile<V, T, 1, NS>(job, hd, g0, t, m, l); break;
-        case 2: attend_tile<V, T, 2, NS>(job, hd, g0, t, m, l); break;
-        case 3: attend_tile<V, T, 3, NS>(job, hd, g0, t, m, l); break;
-        default: attend_tile<V, T, 4, NS>(job, hd, g0, t, m, l); break;
+        case 1:
+          attend_tile<V, T, 1, NS>(job, hd, g0, t, m, l);
+          break;
+        case 2:
+          attend_tile<V, T, 2, NS>(job, hd, g0, t, m, l);
+          break;
+        case 3:
+          attend_tile<V, T, 3, NS>(job, hd, g0, t, m, l);
+          break;
+        default:
+          attend_tile<V, T, 4, NS>(job, hd, g0, t, m, l);
+          break;
       }
     }
   }
@@ -338,9 +352,11 @@ void attend(const DecodeJob& job) {
 template <class V, DType T, int HC, int NS>
 inline void score_tile(const DecodeJob& job, const JobHead& hd, int g0, const Tile<NS>& tile) {
   typename V::F s[HC][NS * kSub / V::W];
-  k_pass<V, T, HC, NS>(hd.q + g0 * job.head_dim, job.head_dim, tile, job.page_tokens * elem_size<T>(), s);
+  k_pass<V, T, HC, NS>(hd.q + g0 * job.head_dim, job.head_dim, tile,
+                       job.page_tokens * elem_size<T>(), s);
   float* out[NS];
-  for (int i = 0; i < NS; ++i) out[i] = hd.logits + g0 * job.logits_stride + (tile.tok0[i] - job.logits_base);
+  for (int i = 0; i < NS; ++i)
+    out[i] = hd.logits + g0 * job.logits_stride + (tile.tok0[i] - job.logits_base);
   finish_logits<V, HC, NS>(s, tile, job.scale, out, job.logits_stride);
 }
 
@@ -356,10 +372,18 @@ void score(const DecodeJob& job) {
     for (int g0 = 0; g0 < job.group; g0 += kHeadChunk) {
       const Tile<NS>& t = g0 ? again : tile;
       switch (job.group - g0 < kHeadChunk ? job.group - g0 : kHeadChunk) {
-        case 1: score_tile<V, T, 1, NS>(job, hd, g0, t); break;
-        case 2: score_tile<V, T, 2, NS>(job, hd, g0, t); break;
-        case 3: score_tile<V, T, 3, NS>(job, hd, g0, t); break;
-        default: score_tile<V, T, 4, NS>(job, hd, g0, t); break;
+        case 1:
+          score_tile<V, T, 1, NS>(job, hd, g0, t);
+          break;
+        case 2:
+          score_tile<V, T, 2, NS>(job, hd, g0, t);
+          break;
+        case 3:
+          score_tile<V, T, 3, NS>(job, hd, g0, t);
+          break;
+        default:
+          score_tile<V, T, 4, NS>(job, hd, g0, t);
+          break;
       }
     }
   }
@@ -368,18 +392,24 @@ void score(const DecodeJob& job) {
 template <class V>
 void attend_any(const DecodeJob& job) {
   switch (job.dtype) {
-    case DType::f32: return attend<V, DType::f32>(job);
-    case DType::f16: return attend<V, DType::f16>(job);
-    case DType::bf16: return attend<V, DType::bf16>(job);
+    case DType::f32:
+      return attend<V, DType::f32>(job);
+    case DType::f16:
+      return attend<V, DType::f16>(job);
+    case DType::bf16:
+      return attend<V, DType::bf16>(job);
   }
 }
 
 template <class V>
 void score_any(const DecodeJob& job) {
   switch (job.dtype) {
-    case DType::f32: return score<V, DType::f32>(job);
-    case DType::f16: return score<V, DType::f16>(job);
-    case DType::bf16: return score<V, DType::bf16>(job);
+    case DType::f32:
+      return score<V, DType::f32>(job);
+    case DType::f16:
+      return score<V, DType::f16>(job);
+    case DType::bf16:
+      return score<V, DType::bf16>(job);
   }
 }
 

@@ -6,7 +6,8 @@
 
 namespace hb::cpu {
 
-void symmetric_eigen(int n, const std::vector<double>& in, std::vector<double>& values, std::vector<double>& vectors) {
+void symmetric_eigen(int n, const std::vector<double>& in, std::vector<double>& values,
+                     std::vector<double>& vectors) {
   std::vector<double> a(in), v(static_cast<size_t>(n) * n, 0.0);
   for (int i = 0; i < n; ++i) v[static_cast<size_t>(i) * n + i] = 1.0;
   auto A = [&](int i, int j) -> double& { return a[static_cast<size_t>(i) * n + j]; };
@@ -22,7 +23,8 @@ void symmetric_eigen(int n, const std::vector<double>& in, std::vector<double>& 
         const double apq = A(p, q);
         if (std::fabs(apq) < 1e-300) continue;
         const double theta = (A(q, q) - A(p, p)) / (2 * apq);
-        const double t = (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
+        const double t =
+            (theta >= 0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1));
         const double c = 1 / std::sqrt(t * t + 1), s = t * c;
         for (int k = 0; k < n; ++k) {  // columns p, q
           const double akp = A(k, p), akq = A(k, q);
@@ -51,7 +53,8 @@ void symmetric_eigen(int n, const std::vector<double>& in, std::vector<double>& 
   vectors.assign(static_cast<size_t>(n) * n, 0.0);
   for (int k = 0; k < n; ++k) {
     values[k] = A(order[k], order[k]);
-    for (int i = 0; i < n; ++i) vectors[static_cast<size_t>(i) * n + k] = v[static_cast<size_t>(i) * n + order[k]];
+    for (int i = 0; i < n; ++i)
+      vectors[static_cast<size_t>(i) * n + k] = v[static_cast<size_t>(i) * n + order[k]];
   }
 }
 

@@ -9,6 +9,7 @@ namespace hb::cpu {
 // rotations. Returns eigenvalues in descending order and the matching orthonormal
 // eigenvectors as the columns of `vectors` (row-major n x n: vectors[i * n + k] is component
 // i of eigenvector k). The right singular vectors of X are the eigenvectors of X^T X.
-void symmetric_eigen(int n, const std::vector<double>& a, std::vector<double>& values, std::vector<double>& vectors);
+void symmetric_eigen(int n, const std::vector<double>& a, std::vector<double>& values,
+                     std::vector<double>& vectors);
 
 }  // namespace hb::cpu

@@ -5,8 +5,8 @@
 
 namespace hb::cpu {
 
-void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts, int heads,
-                    int head_dim, float* o_out, float* lse_out) {
+void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts,
+                    int heads, int head_dim, float* o_out, float* lse_out) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (int h = 0; h < heads; ++h) {
     float M = kNegInf;

@@ -7,7 +7,7 @@ namespace hb::cpu {
 
 // parts: n_parts pointers to o [heads][head_dim] and lse [heads]. In-place output allowed
 // (o_out may alias o_parts[0]).
-void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts, int heads,
-                    int head_dim, float* o_out, float* lse_out);
+void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts,
+                    int heads, int head_dim, float* o_out, float* lse_out);
 
 }  // namespace hb::cpu

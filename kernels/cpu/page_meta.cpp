@@ -33,8 +33,8 @@ void page_box_add(const float* k, int d, bool first, float* kmin, float* kmax) {
   }
 }
 
-void write_page_bound(const float* kmin, const float* kmax, int d, int block_slots, DType dtype, int slot,
-                      std::byte* c_block, std::byte* r_block) {
+void write_page_bound(const float* kmin, const float* kmax, int d, int block_slots, DType dtype,
+                      int slot, std::byte* c_block, std::byte* r_block) {
   const size_t es = dtype_size(dtype);
   std::byte buf[4];
   for (int j = 0; j < d; ++j) {

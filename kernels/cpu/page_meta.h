@@ -22,8 +22,8 @@ void page_box_add(const float* k, int head_dim, bool first, float* kmin, float* 
 
 // Writes the box's center and radius as slot `slot` of the c and r blocks (K-block layout,
 // `block_slots` slots per block), converted to `dtype`.
-void write_page_bound(const float* kmin, const float* kmax, int head_dim, int block_slots, DType dtype, int slot,
-                      std::byte* c_block, std::byte* r_block);
+void write_page_bound(const float* kmin, const float* kmax, int head_dim, int block_slots,
+                      DType dtype, int slot, std::byte* c_block, std::byte* r_block);
 
 // |q| elementwise (the query the radius plane is scored with).
 void abs_query(const float* q, size_t n, float* out);

@@ -26,8 +26,8 @@ void rows_to_pages(const void* k_rows, const void* v_rows, int64_t count, int d,
   }
 }
 
-void write_row_to_pages(const float* k, const float* v, int64_t slot, int d, int P, DType dtype, std::byte* k_blocks,
-                        std::byte* v_blocks) {
+void write_row_to_pages(const float* k, const float* v, int64_t slot, int d, int P, DType dtype,
+                        std::byte* k_blocks, std::byte* v_blocks) {
   const size_t es = dtype_size(dtype), block = static_cast<size_t>(P) * d * es;
   std::byte buf[512 * 4];
   const int64_t p = slot / P;
@@ -37,7 +37,8 @@ void write_row_to_pages(const float* k, const float* v, int64_t slot, int d, int
     std::memcpy(v_blocks + p * block + v_block_offset(0, s, d) * es, buf, d * es);
   }
   convert_from_fp32(dtype, k, buf, d);
-  for (int j = 0; j < d; ++j) std::memcpy(k_blocks + p * block + k_block_offset(j, s, P) * es, buf + j * es, es);
+  for (int j = 0; j < d; ++j)
+    std::memcpy(k_blocks + p * block + k_block_offset(j, s, P) * es, buf + j * es, es);
 }
 
 }  // namespace hb::cpu

@@ -21,8 +21,8 @@ float scale_or_default(float scale, int head_dim) {
 }
 }  // namespace
 
-void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end, float scale,
-                  float* logits, int64_t stride, ThreadPool& pool, SimdLevel simd) {
+void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end,
+                  float scale, float* logits, int64_t stride, ThreadPool& pool, SimdLevel simd) {
   if (kv.kv_heads <= 0 || q_heads % kv.kv_heads != 0 || q_heads / kv.kv_heads > kMaxJobQueryHeads)
     throw Error("score_logits: " + std::to_string(q_heads) + " query heads cannot share " +
                     std::to_string(kv.kv_heads) + " KV heads",
@@ -37,7 +37,8 @@ void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t be
   int64_t longest = 0;
   for (int h = 0; h < kv.kv_heads; ++h) longest = std::max(longest, head_end(h) - begin);
   // Same task shape as decode_attention: groups of heads walked interleaved, token splits.
-  const HeadSplit sp = split_heads(kv.kv_heads, G, longest, split_size(longest * kv.kv_heads, pool.size()));
+  const HeadSplit sp =
+      split_heads(kv.kv_heads, G, longest, split_size(longest * kv.kv_heads, pool.size()));
   pool.parallel_for(sp.head_jobs * sp.splits, [&](int64_t task, int) {
     const int first = static_cast<int>(task / sp.splits) * sp.heads_per_job;
     DecodeJob job;
@@ -73,16 +74,19 @@ uint64_t rank_key(float x, int64_t i) {
   uint32_t u;
   std::memcpy(&u, &x, 4);
   uint32_t k;
-  if (std::isnan(x)) k = 0;
-  else if (x == 0.0f) k = 0x80000000u;  // both zeros
-  else k = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+  if (std::isnan(x))
+    k = 0;
+  else if (x == 0.0f)
+    k = 0x80000000u;  // both zeros
+  else
+    k = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
   return (static_cast<uint64_t>(k) << 32) | (0xffffffffu - static_cast<uint32_t>(i));
 }
 
 }  // namespace
 
-void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t k, int32_t* idx_out,
-               float* val_out, ThreadPool* pool) {
+void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t k,
+               int32_t* idx_out, float* val_out, ThreadPool* pool) {
   k = std::clamp<int64_t>(k, 0, n);
   if (k == 0) return;
   auto one_row = [&](int64_t r, int) {
@@ -98,12 +102,14 @@ void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t
       if (val_out) val_out[r * k + i] = v[idx];
     }
   };
-  if (pool) pool->parallel_for(rows, one_row);
-  else for (int r = 0; r < rows; ++r) one_row(r, 0);
+  if (pool)
+    pool->parallel_for(rows, one_row);
+  else
+    for (int r = 0; r < rows; ++r) one_row(r, 0);
 }
 
-void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count, void* v_out,
-                 void* k_out) {
+void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count,
+                 void* v_out, void* k_out) {
   const int d = kv.head_dim, P = kv.page_tokens;
   const size_t es = dtype_size(kv.dtype);
   const KvHeadView& head = kv.heads[kv_head];
@@ -114,7 +120,8 @@ void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int6
     const int slot = tokens[i] % P;
     std::memcpy(vo + i * d * es, p.v + v_block_offset(0, slot, d) * es, d * es);
     if (ko)  // K is a column of the blocked page: one element per dim
-      for (int j = 0; j < d; ++j) std::memcpy(ko + (i * d + j) * es, p.k + k_block_offset(j, slot, P) * es, es);
+      for (int j = 0; j < d; ++j)
+        std::memcpy(ko + (i * d + j) * es, p.k + k_block_offset(j, slot, P) * es, es);
   }
 }
 
@@ -134,7 +141,8 @@ void external_partial(const LogitMergeArgs& a, int d, ThreadPool& pool, float* o
       lse[h] = -std::numeric_limits<float>::infinity();
       return;
     }
-    const auto* rows = static_cast<const std::byte*>(a.ext_v) + static_cast<size_t>(h) * a.n_ext * d * es;
+    const auto* rows =
+        static_cast<const std::byte*>(a.ext_v) + static_cast<size_t>(h) * a.n_ext * d * es;
     float row[512];
     float l = 0;
     for (int64_t i = 0; i < a.n_ext; ++i) {

@@ -14,23 +14,25 @@ namespace hb::cpu {
 // logits[h * stride + (t - begin)] = scale * q_h . k_t for t in [begin, end) of q head h's KV
 // head. Bandwidth-bound scan of K only (V is not read). scale <= 0: 1/sqrt(head_dim).
 // end < 0 means each head's num_tokens; the range is clamped to each head's tokens.
-void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end, float scale,
-                  float* logits, int64_t stride, ThreadPool& pool, SimdLevel simd = best_simd_level());
+void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end,
+                  float scale, float* logits, int64_t stride, ThreadPool& pool,
+                  SimdLevel simd = best_simd_level());
 
 // For each of `rows` rows of n values (row stride `stride`): the indices of the k largest,
 // ordered by value descending; ties broken by lower index first (deterministic). k is
 // clamped to [0, n]. NaNs are never selected ahead of numbers. Outputs are [rows][k] with the
 // clamped k; val_out may be null.
-void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t k, int32_t* idx_out,
-               float* val_out, ThreadPool* pool = nullptr);
+void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t k,
+               int32_t* idx_out, float* val_out, ThreadPool* pool = nullptr);
 
 // Copies V rows (and optionally K rows) of the given tokens of one KV head into dense
 // [count][head_dim] buffers in the cache dtype (what crosses the link).
-void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count, void* v_out,
-                 void* k_out = nullptr);
+void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count,
+                 void* v_out, void* k_out = nullptr);
 
 // One softmax over [external logits | local logits] per query head (the contract is at
 // LogitMergeArgs in core/attention_args.h); exact when all tokens are supplied.
-void logit_merge_attention(const LogitMergeArgs& args, ThreadPool& pool, SimdLevel simd = best_simd_level());
+void logit_merge_attention(const LogitMergeArgs& args, ThreadPool& pool,
+                           SimdLevel simd = best_simd_level());
 
 }  // namespace hb::cpu

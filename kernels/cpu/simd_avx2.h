@@ -14,7 +14,8 @@ namespace {
 struct Avx2 {
   using F = __m256;
   static constexpr int W = 8;
-  static constexpr int kTileSubs = 1;  // 16 tokens = 2 registers; 4 heads x 2 accumulators already fill the file
+  static constexpr int kTileSubs =
+      1;  // 16 tokens = 2 registers; 4 heads x 2 accumulators already fill the file
   static constexpr int kVChunk = 2;  // 4 heads x 2 accumulators + 2 V registers fit in 16 ymm
 
   static F zero() { return _mm256_setzero_ps(); }
@@ -39,10 +40,12 @@ struct Avx2 {
   }
 
   static F mask_outside(F x, int first, int lo, int hi) {
-    const __m256i idx = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(first));
+    const __m256i idx =
+        _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(first));
     const __m256i below = _mm256_cmpgt_epi32(_mm256_set1_epi32(lo), idx);
     const __m256i above = _mm256_cmpgt_epi32(_mm256_set1_epi32(hi), idx);
-    const __m256 out = _mm256_castsi256_ps(_mm256_or_si256(below, _mm256_xor_si256(above, _mm256_set1_epi32(-1))));
+    const __m256 out =
+        _mm256_castsi256_ps(_mm256_or_si256(below, _mm256_xor_si256(above, _mm256_set1_epi32(-1))));
     return _mm256_blendv_ps(x, _mm256_set1_ps(-__builtin_inff()), out);
   }
 
@@ -62,7 +65,8 @@ struct Avx2 {
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
     p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    const __m256i e =
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_and_ps(_mm256_mul_ps(p, _mm256_castsi256_ps(e)), keep);
   }
 

@@ -13,8 +13,9 @@ namespace {
 
 struct Avx512 {
   using F = __m512;
-  static constexpr int W = 16;       // fp32 lanes
-  static constexpr int kTileSubs = 2;  // 32-token tiles: each q broadcast feeds 2 registers of K (4 measured no faster)
+  static constexpr int W = 16;  // fp32 lanes
+  static constexpr int kTileSubs =
+      2;  // 32-token tiles: each q broadcast feeds 2 registers of K (4 measured no faster)
   static constexpr int kVChunk = 4;  // 4 heads x 4 registers of output accumulate per V row
 
   static F zero() { return _mm512_setzero_ps(); }
@@ -64,7 +65,8 @@ struct Avx512 {
     } else if constexpr (T == DType::f16) {
       return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
     } else {  // bf16 is the top half of an fp32
-      const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+      const __m512i w =
+          _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
       return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
     }
   }

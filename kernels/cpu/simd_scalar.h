@@ -27,7 +27,9 @@ struct Scalar {
   static F max(F a, F b) { return a > b ? a : b; }
   static float hmax(F x) { return x; }
   static float hsum(F x) { return x; }
-  static F mask_outside(F x, int first, int lo, int hi) { return first >= lo && first < hi ? x : -__builtin_inff(); }
+  static F mask_outside(F x, int first, int lo, int hi) {
+    return first >= lo && first < hi ? x : -__builtin_inff();
+  }
   static F exp(F x) { return x >= -87.33654f ? __builtin_expf(x) : 0.0f; }
 
   static float bits_to_float(uint32_t u) {

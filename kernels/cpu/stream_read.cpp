@@ -19,7 +19,8 @@ uint64_t stream_read(const void* p, size_t bytes, ThreadPool& pool) {
     const TokenRange r = TokenRange{0, lines}.part(t, piece);
     sums[t] = k.stream(base + r.begin * 64, static_cast<size_t>(r.size()) * 64);
   });
-  for (size_t i = static_cast<size_t>(lines) * 64; i < bytes; ++i) sums.back() ^= static_cast<uint64_t>(base[i]);
+  for (size_t i = static_cast<size_t>(lines) * 64; i < bytes; ++i)
+    sums.back() ^= static_cast<uint64_t>(base[i]);
   uint64_t x = 0;
   for (uint64_t s : sums) x ^= s;
   return x;

@@ -6,8 +6,9 @@
 
 namespace hb::cpu {
 
-void accumulate_probabilities(const float* logits, int64_t logit_stride, const float* lse, int q_heads, int kv_heads,
-                              int64_t n, float* scores, int64_t score_stride, ThreadPool* pool) {
+void accumulate_probabilities(const float* logits, int64_t logit_stride, const float* lse,
+                              int q_heads, int kv_heads, int64_t n, float* scores,
+                              int64_t score_stride, ThreadPool* pool) {
   const int G = q_heads / kv_heads;
   auto head = [&](int64_t h, int) {
     float* s = scores + h * score_stride;
@@ -19,8 +20,10 @@ void accumulate_probabilities(const float* logits, int64_t logit_stride, const f
       for (int64_t t = 0; t < n; ++t) s[t] += std::exp(lg[t] - m);
     }
   };
-  if (pool) pool->parallel_for(kv_heads, head);
-  else for (int h = 0; h < kv_heads; ++h) head(h, 0);
+  if (pool)
+    pool->parallel_for(kv_heads, head);
+  else
+    for (int h = 0; h < kv_heads; ++h) head(h, 0);
 }
 
 int64_t argmin_tagged(const float* values, const int64_t* tags, int64_t n, int64_t tag_limit) {
@@ -30,10 +33,12 @@ int64_t argmin_tagged(const float* values, const int64_t* tags, int64_t n, int64
   return best;
 }
 
-void group_max_rows(const float* in, int rows, int group, int64_t n, int64_t stride, float* out, int64_t out_stride) {
+void group_max_rows(const float* in, int rows, int group, int64_t n, int64_t stride, float* out,
+                    int64_t out_stride) {
   for (int r = 0; r < rows / group; ++r) {
     float* o = out + r * out_stride;
-    std::copy(in + static_cast<int64_t>(r) * group * stride, in + static_cast<int64_t>(r) * group * stride + n, o);
+    std::copy(in + static_cast<int64_t>(r) * group * stride,
+              in + static_cast<int64_t>(r) * group * stride + n, o);
     for (int g = 1; g < group; ++g) {
       const float* x = in + (static_cast<int64_t>(r) * group + g) * stride;
       for (int64_t t = 0; t < n; ++t) o[t] = std::max(o[t], x[t]);

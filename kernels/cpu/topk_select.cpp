@@ -69,8 +69,9 @@ void one_row(const float* v, int64_t n, int64_t k, int32_t* idx, float* val) {
     const double frac = static_cast<double>(k) / static_cast<double>(n);
     // 1.5x the expected count plus a few standard deviations of the sampling error.
     const double want = frac * static_cast<double>(sample.size());
-    const int64_t pos = std::min<int64_t>(static_cast<int64_t>(sample.size()) - 1,
-                                          static_cast<int64_t>(1.5 * want + 4.0 * std::sqrt(want) + 8.0));
+    const int64_t pos =
+        std::min<int64_t>(static_cast<int64_t>(sample.size()) - 1,
+                          static_cast<int64_t>(1.5 * want + 4.0 * std::sqrt(want) + 8.0));
     std::nth_element(sample.begin(), sample.begin() + pos, sample.end(), std::greater<float>());
     if (select_above(v, n, k, sample[pos], idx, val, cand, tmp)) return;
   }
@@ -79,13 +80,14 @@ void one_row(const float* v, int64_t n, int64_t k, int32_t* idx, float* val) {
 
 }  // namespace
 
-void topk_select_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t k, int32_t* idx_out,
-                      float* val_out, ThreadPool* pool) {
+void topk_select_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t k,
+                      int32_t* idx_out, float* val_out, ThreadPool* pool) {
   k = std::clamp<int64_t>(k, 0, n);
   auto run = [&](int64_t r, int) {
     one_row(values + r * stride, n, k, idx_out + r * k, val_out ? val_out + r * k : nullptr);
   };
-  if (pool) pool->parallel_for(rows, run);
+  if (pool)
+    pool->parallel_for(rows, run);
   else
     for (int r = 0; r < rows; ++r) run(r, 0);
 }

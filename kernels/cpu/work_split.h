@@ -27,7 +27,8 @@ inline constexpr int64_t kMinSplitTokens = 256;
 // Piece size for `units` of work (tokens of a stream, or head-tokens of attention) spread over
 // `workers`; a multiple of 16 so a piece that starts on a sub-block boundary ends on one.
 inline int64_t split_size(int64_t units, int workers) {
-  const int64_t want = (units + int64_t{kTasksPerWorker} * workers - 1) / (int64_t{kTasksPerWorker} * workers);
+  const int64_t want =
+      (units + int64_t{kTasksPerWorker} * workers - 1) / (int64_t{kTasksPerWorker} * workers);
   return (std::max(want, kMinSplitTokens) + 15) / 16 * 16;
 }
 

@@ -38,19 +38,19 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
   void copy_to_device(void* dst, const void* host_src, size_t bytes) override;
   void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
   void decode_attention(const DecodeAttentionArgs* seqs, int batch) override;
-  void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end, float scale,
-                    float* logits, int64_t stride) override;
+  void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end,
+                    float scale, float* logits, int64_t stride) override;
   void logit_merge_attention(const LogitMergeArgs& args) override;
-  void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts, int heads,
-                      int head_dim, float* o_out, float* lse_out) override;
+  void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts,
+                      int heads, int head_dim, float* o_out, float* lse_out) override;
   int64_t synchronize() override;
 
   const DeviceInfo& device() const override { return ctx_->info; }
   void* stream() const override { return ctx_->stream; }
   void set_host_allocator(HostAllocatorFactory factory) override;
   void run_on_queue(const char* name, const std::function<void(void* stream)>& fn) override;
-  void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count, void* v_out,
-                   void* k_out) override;
+  void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count,
+                   void* v_out, void* k_out) override;
   void page_minmax(const PagedKvView& kv, float* kmin, float* kmax, int64_t page_stride) override;
   void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) override;
 
@@ -82,7 +82,8 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
   void fold_finished_spans();
   // Streaming path: two chunk buffers in accelerator memory (grown on demand) and its events.
   Buffer stream_buf_;
-  cudaEvent_t stream_ready_ = nullptr, chunk_copied_[2] = {nullptr, nullptr}, chunk_used_[2] = {nullptr, nullptr};
+  cudaEvent_t stream_ready_ = nullptr, chunk_copied_[2] = {nullptr, nullptr},
+              chunk_used_[2] = {nullptr, nullptr};
 };
 
 }  // namespace hb::cuda

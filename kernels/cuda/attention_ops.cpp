@@ -18,25 +18,33 @@ namespace {
 
 KvType kv_type(DType t) {
   switch (t) {
-    case DType::f16: return KvType::f16;
-    case DType::bf16: return KvType::bf16;
-    case DType::f32: return KvType::f32;
+    case DType::f16:
+      return KvType::f16;
+    case DType::bf16:
+      return KvType::bf16;
+    case DType::f32:
+      return KvType::f32;
   }
   return KvType::f16;
 }
 
-std::string dtype_str(KvType t) { return t == KvType::f16 ? "fp16" : t == KvType::bf16 ? "bf16" : "fp32"; }
+std::string dtype_str(KvType t) {
+  return t == KvType::f16 ? "fp16" : t == KvType::bf16 ? "bf16" : "fp32";
+}
 
 float resolve_scale(float scale, int head_dim) {
   return scale > 0 ? scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
-int64_t pages_for(int64_t tokens, int page_tokens) { return (tokens + page_tokens - 1) / page_tokens; }
+int64_t pages_for(int64_t tokens, int page_tokens) {
+  return (tokens + page_tokens - 1) / page_tokens;
+}
 
 // Kernels index tokens relative to a head's first page with 32-bit ints.
 void check_token_range(int64_t end, const char* op) {
   if (end >= std::numeric_limits<int32_t>::max())
-    throw Error(std::string(op) + ": " + std::to_string(end) + " tokens in one KV head is beyond the 2^31 the CUDA kernels index",
+    throw Error(std::string(op) + ": " + std::to_string(end) +
+                    " tokens in one KV head is beyond the 2^31 the CUDA kernels index",
                 "use shorter sequences", kExitUsage);
 }
 
@@ -51,11 +59,13 @@ void check_head_dim(int head_dim, const char* op) {
 }  // namespace
 
 std::string LaunchShape::describe() const {
-  return std::to_string(q_heads) + "q/" + std::to_string(kv_heads) + "kv x" + std::to_string(head_dim) + " " +
-         dtype_str(dtype) + ", page " + std::to_string(page_tokens);
+  return std::to_string(q_heads) + "q/" + std::to_string(kv_heads) + "kv x" +
+         std::to_string(head_dim) + " " + dtype_str(dtype) + ", page " +
+         std::to_string(page_tokens);
 }
 
-LaunchShape CudaAcceleratorImpl::check_shape(const DecodeAttentionArgs* seqs, int batch, const char* op) const {
+LaunchShape CudaAcceleratorImpl::check_shape(const DecodeAttentionArgs* seqs, int batch,
+                                             const char* op) const {
   const PagedKvView& kv = seqs[0].kv;
   LaunchShape s;
   s.q_heads = seqs[0].q_heads;
@@ -65,39 +75,47 @@ LaunchShape CudaAcceleratorImpl::check_shape(const DecodeAttentionArgs* seqs, in
   s.dtype = kv_type(kv.dtype);
   if (s.kv_heads <= 0 || s.q_heads <= 0 || s.q_heads % s.kv_heads != 0 || !kv.heads)
     throw Error(std::string(op) + ": impossible shape " + s.describe() +
-                    " (query heads must be a positive multiple of the KV heads, and the view must list its heads)",
+                    " (query heads must be a positive multiple of the KV heads, and the view must "
+                    "list its heads)",
                 {}, kExitUsage);
   check_head_dim(s.head_dim, op);
   if (s.page_tokens <= 0 || s.page_tokens % 16 != 0)
-    throw Error(std::string(op) + ": page size " + std::to_string(s.page_tokens) + " is not a multiple of 16 tokens",
+    throw Error(std::string(op) + ": page size " + std::to_string(s.page_tokens) +
+                    " is not a multiple of 16 tokens",
                 "use --page-tokens 16, 32 or 64", kExitUsage);
   if (s.dtype == KvType::f32)
-    throw Error(std::string(op) + ": the CUDA attention kernels read fp16 or bf16 KV; this cache is fp32",
-                "use --kv-dtype fp16 or bf16, or --accelerator cpu", kExitUsage);
+    throw Error(
+        std::string(op) + ": the CUDA attention kernels read fp16 or bf16 KV; this cache is fp32",
+        "use --kv-dtype fp16 or bf16, or --accelerator cpu", kExitUsage);
   s.group = s.q_heads / s.kv_heads;
   for (int b = 1; b < batch; ++b) {
     const PagedKvView& o = seqs[b].kv;
     if (seqs[b].q_heads != s.q_heads || o.kv_heads != s.kv_heads || o.head_dim != s.head_dim ||
         o.page_tokens != s.page_tokens || kv_type(o.dtype) != s.dtype || !o.heads)
-      throw Error(std::string(op) + ": sequence " + std::to_string(b) + " of the batch has a different shape than sequence 0 (" +
-                      s.describe() + "); one call takes one shape",
+      throw Error(std::string(op) + ": sequence " + std::to_string(b) +
+                      " of the batch has a different shape than sequence 0 (" + s.describe() +
+                      "); one call takes one shape",
                   "issue one call per shape", kExitUsage);
   }
   return s;
 }
 
 int CudaAcceleratorImpl::resident_ctas(const LaunchShape& s, bool with_v) const {
-  return ctx_->info.sm_count * decode_ctas_per_sm(decode_gmax(s.group), with_v, s.dtype, s.head_dim);
+  return ctx_->info.sm_count *
+         decode_ctas_per_sm(decode_gmax(s.group), with_v, s.dtype, s.head_dim);
 }
 
-DecodeLaunch CudaAcceleratorImpl::decode_launch(const LaunchShape& s, int batch, bool with_v) const {
+DecodeLaunch CudaAcceleratorImpl::decode_launch(const LaunchShape& s, int batch,
+                                                bool with_v) const {
   DecodeLaunch L{};
   L.batch = batch;
   L.q_heads = s.q_heads;
   L.kv_heads = s.kv_heads;
   L.head_dim = s.head_dim;
   L.page_tokens = s.page_tokens;
-  L.page_shift = (s.page_tokens & (s.page_tokens - 1)) == 0 ? std::countr_zero(static_cast<unsigned>(s.page_tokens)) : -1;
+  L.page_shift = (s.page_tokens & (s.page_tokens - 1)) == 0
+                     ? std::countr_zero(static_cast<unsigned>(s.page_tokens))
+                     : -1;
   L.group = s.group;
   L.gmax = decode_gmax(s.group);
   L.head_chunks = (s.group + L.gmax - 1) / L.gmax;
@@ -143,19 +161,22 @@ void CudaAcceleratorImpl::decode_attention(const DecodeAttentionArgs* seqs, int 
   bool logits = false;
   for (int b = 0; b < batch; ++b) {
     const DecodeAttentionArgs& a = seqs[b];
-    d.seqs[b] = SeqDesc{a.q, a.o, a.lse, a.logits_out, a.logits_stride, resolve_scale(a.scale, s.head_dim), 0};
+    d.seqs[b] = SeqDesc{
+        a.q, a.o, a.lse, a.logits_out, a.logits_stride, resolve_scale(a.scale, s.head_dim), 0};
     logits = logits || a.logits_out != nullptr;
     for (int h = 0; h < s.kv_heads; ++h) {
       const KvHeadView& v = a.kv.heads[h];
       const TokenRange r = clamp_range(a.token_begin, a.token_end, v.num_tokens);
       check_token_range(r.end, "decode_attention");
       const DevPage* pages = tables_.get(v.pages, pages_for(r.end, s.page_tokens), ring_);
-      d.heads[static_cast<size_t>(b) * s.kv_heads + h] = HeadDesc{pages, 0, r.begin, r.end, r.begin};
+      d.heads[static_cast<size_t>(b) * s.kv_heads + h] =
+          HeadDesc{pages, 0, r.begin, r.end, r.begin};
       max_tiles = std::max(max_tiles, tiles_covering(r, kDecodeTile));
     }
   }
   DecodeLaunch L = decode_launch(s, batch, true);
-  const SplitPlan plan = plan_splits(max_tiles, int64_t{batch} * s.kv_heads * L.head_chunks, resident_ctas(s, true));
+  const SplitPlan plan =
+      plan_splits(max_tiles, int64_t{batch} * s.kv_heads * L.head_chunks, resident_ctas(s, true));
   L.splits = plan.splits;
   L.tiles_per_split = plan.tiles_per_split;
   L.slots = plan.splits;
@@ -165,28 +186,33 @@ void CudaAcceleratorImpl::decode_attention(const DecodeAttentionArgs* seqs, int 
   const auto packed = d.pack();
   Scratch desc = upload_scratch(packed.data(), packed.size(), "decode_attention descriptors");
   L.seqs = desc.as<SeqDesc>();
-  L.heads = reinterpret_cast<const HeadDesc*>(desc.as<unsigned char>() + d.seqs.size() * sizeof(SeqDesc));
+  L.heads =
+      reinterpret_cast<const HeadDesc*>(desc.as<unsigned char>() + d.seqs.size() * sizeof(SeqDesc));
   const int64_t rows = int64_t{batch} * s.q_heads;
   Scratch part;
   if (!L.direct) {
-    part = Scratch(*ctx_, static_cast<size_t>(rows * L.slots * (s.head_dim + 1)) * sizeof(float), "decode_attention partials");
+    part = Scratch(*ctx_, static_cast<size_t>(rows * L.slots * (s.head_dim + 1)) * sizeof(float),
+                   "decode_attention partials");
     L.part_o = part.as<float>();
     L.part_lse = L.part_o + rows * L.slots * s.head_dim;
   }
-  const std::string what = "batch " + std::to_string(batch) + ", " + s.describe() + ", " + std::to_string(max_tiles) +
-                           " tiles, " + std::to_string(L.splits) + " splits";
+  const std::string what = "batch " + std::to_string(batch) + ", " + s.describe() + ", " +
+                           std::to_string(max_tiles) + " tiles, " + std::to_string(L.splits) +
+                           " splits";
   launch_decode(L, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("decode_attention kernel", what);
   if (!L.direct) {
     HB_NVTX_RANGE("hb.cuda.merge_splits");
-    launch_split_merge(SplitMergeLaunch{L.seqs, batch, s.q_heads, s.head_dim, L.slots, L.part_o, L.part_lse},
-                       ctx_->stream);
+    launch_split_merge(
+        SplitMergeLaunch{L.seqs, batch, s.q_heads, s.head_dim, L.slots, L.part_o, L.part_lse},
+        ctx_->stream);
     HB_CUDA_CHECK_LAUNCH("split merge kernel", what);
   }
 }
 
-void CudaAcceleratorImpl::score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end,
-                                       float scale, float* logits, int64_t stride) {
+void CudaAcceleratorImpl::score_logits(const float* q, int q_heads, const PagedKvView& kv,
+                                       int64_t begin, int64_t end, float scale, float* logits,
+                                       int64_t stride) {
   Op op(*this, "hb.cuda.score_logits");
   if (!logits) return;
   if (begin < 0)
@@ -203,12 +229,14 @@ void CudaAcceleratorImpl::score_logits(const float* q, int q_heads, const PagedK
     const KvHeadView& v = kv.heads[h];
     const TokenRange r = clamp_range(begin, end, v.num_tokens);
     check_token_range(r.end, "score_logits");
-    d.heads.push_back(HeadDesc{tables_.get(v.pages, pages_for(r.end, s.page_tokens), ring_), 0, r.begin, r.end, begin});
+    d.heads.push_back(HeadDesc{tables_.get(v.pages, pages_for(r.end, s.page_tokens), ring_), 0,
+                               r.begin, r.end, begin});
     max_tiles = std::max(max_tiles, tiles_covering(r, kDecodeTile));
   }
   if (max_tiles == 0) return;
   DecodeLaunch L = decode_launch(s, 1, false);
-  const SplitPlan plan = plan_splits(max_tiles, int64_t{s.kv_heads} * L.head_chunks, resident_ctas(s, false));
+  const SplitPlan plan =
+      plan_splits(max_tiles, int64_t{s.kv_heads} * L.head_chunks, resident_ctas(s, false));
   L.splits = plan.splits;
   L.tiles_per_split = plan.tiles_per_split;
   L.write_logits = 1;
@@ -217,8 +245,8 @@ void CudaAcceleratorImpl::score_logits(const float* q, int q_heads, const PagedK
   L.seqs = desc.as<SeqDesc>();
   L.heads = reinterpret_cast<const HeadDesc*>(desc.as<unsigned char>() + sizeof(SeqDesc));
   launch_decode(L, ctx_->stream);
-  HB_CUDA_CHECK_LAUNCH("score_logits kernel", s.describe() + ", tokens [" + std::to_string(begin) + ", " +
-                                                 std::to_string(end) + ")");
+  HB_CUDA_CHECK_LAUNCH("score_logits kernel", s.describe() + ", tokens [" + std::to_string(begin) +
+                                                  ", " + std::to_string(end) + ")");
 }
 
 void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
@@ -226,7 +254,8 @@ void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
   const bool has_local = args.local.kv_heads > 0 && args.local.heads != nullptr;
   const int D = args.local.head_dim;
   check_head_dim(D, "logit_merge_attention");
-  if (args.q_heads <= 0) throw Error("logit_merge_attention: q_heads must be positive", {}, kExitUsage);
+  if (args.q_heads <= 0)
+    throw Error("logit_merge_attention: q_heads must be positive", {}, kExitUsage);
   const float scale = resolve_scale(args.scale, D);
   const int sm = ctx_->info.sm_count;
   const std::string what = std::to_string(args.q_heads) + " q heads x" + std::to_string(D) + ", " +
@@ -248,11 +277,13 @@ void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
       const KvHeadView& v = args.local.heads[h];
       const TokenRange r = clamp_range(0, -1, v.num_tokens);
       check_token_range(r.end, "logit_merge_attention");
-      d.heads.push_back(HeadDesc{tables_.get(v.pages, pages_for(r.end, s.page_tokens), ring_), 0, r.begin, r.end, 0});
+      d.heads.push_back(HeadDesc{tables_.get(v.pages, pages_for(r.end, s.page_tokens), ring_), 0,
+                                 r.begin, r.end, 0});
       max_tiles = std::max(max_tiles, tiles_covering(r, kDecodeTile));
     }
     L = decode_launch(s, 1, true);
-    const SplitPlan plan = plan_splits(max_tiles, int64_t{s.kv_heads} * L.head_chunks, resident_ctas(s, true));
+    const SplitPlan plan =
+        plan_splits(max_tiles, int64_t{s.kv_heads} * L.head_chunks, resident_ctas(s, true));
     L.splits = plan.splits;
     L.tiles_per_split = plan.tiles_per_split;
   }
@@ -260,10 +291,12 @@ void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
   ExtLaunch E{};
   if (args.n_ext > 0) {
     if (!args.ext_logits || !args.ext_v)
-      throw Error("logit_merge_attention: n_ext > 0 but no external logits or V rows", {}, kExitUsage);
+      throw Error("logit_merge_attention: n_ext > 0 but no external logits or V rows", {},
+                  kExitUsage);
     if (reinterpret_cast<uintptr_t>(args.ext_v) % 16 != 0)
       throw Error("logit_merge_attention: external V rows must be 16-byte aligned", {}, kExitUsage);
-    const int64_t want = std::max<int64_t>(1, std::min<int64_t>((args.n_ext + 127) / 128, (2 * sm + args.q_heads - 1) / args.q_heads));
+    const int64_t want = std::max<int64_t>(
+        1, std::min<int64_t>((args.n_ext + 127) / 128, (2 * sm + args.q_heads - 1) / args.q_heads));
     E.tokens_per_split = (args.n_ext + want - 1) / want;
     E.splits = static_cast<int>((args.n_ext + E.tokens_per_split - 1) / E.tokens_per_split);
     E.logits = args.ext_logits;
@@ -276,7 +309,8 @@ void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
   const int local_slots = has_local ? L.splits : 0;
   const int slots = local_slots + E.splits;
   const int64_t rows = args.q_heads;
-  Scratch part(*ctx_, static_cast<size_t>(rows * std::max(slots, 1) * (D + 1)) * sizeof(float), "logit merge partials");
+  Scratch part(*ctx_, static_cast<size_t>(rows * std::max(slots, 1) * (D + 1)) * sizeof(float),
+               "logit merge partials");
   float* part_o = part.as<float>();
   float* part_lse = part_o + rows * std::max(slots, 1) * D;
   const auto packed = d.pack();
@@ -300,12 +334,14 @@ void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
     launch_ext_partial(E, ctx_->stream);
     HB_CUDA_CHECK_LAUNCH("logit merge external kernel", what);
   }
-  launch_split_merge(SplitMergeLaunch{dev_seq, 1, args.q_heads, D, slots, part_o, part_lse}, ctx_->stream);
+  launch_split_merge(SplitMergeLaunch{dev_seq, 1, args.q_heads, D, slots, part_o, part_lse},
+                     ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("logit merge kernel", what);
 }
 
-void CudaAcceleratorImpl::merge_partials(int n, const float* const* o_parts, const float* const* lse_parts, int heads,
-                                         int head_dim, float* o_out, float* lse_out) {
+void CudaAcceleratorImpl::merge_partials(int n, const float* const* o_parts,
+                                         const float* const* lse_parts, int heads, int head_dim,
+                                         float* o_out, float* lse_out) {
   Op op(*this, "hb.cuda.merge_partials");
   if (heads <= 0 || head_dim <= 0) return;
   // Up to kMaxMergeParts per launch; later launches fold the running result in as part 0
@@ -329,17 +365,19 @@ void CudaAcceleratorImpl::merge_partials(int n, const float* const* o_parts, con
       ++next;
     }
     launch_parts_merge(M, ctx_->stream);
-    HB_CUDA_CHECK_LAUNCH("merge_partials kernel", std::to_string(n) + " parts, " + std::to_string(heads) + " heads x" +
-                                                     std::to_string(head_dim));
+    HB_CUDA_CHECK_LAUNCH("merge_partials kernel", std::to_string(n) + " parts, " +
+                                                      std::to_string(heads) + " heads x" +
+                                                      std::to_string(head_dim));
   } while (next < n);
 }
 
-void CudaAcceleratorImpl::gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count,
-                                      void* v_out, void* k_out) {
+void CudaAcceleratorImpl::gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens,
+                                      int64_t count, void* v_out, void* k_out) {
   Op op(*this, "hb.cuda.gather_rows");
   if (count <= 0 || (!v_out && !k_out)) return;
   if (kv_head < 0 || kv_head >= kv.kv_heads || !kv.heads)
-    throw Error("gather_rows: KV head " + std::to_string(kv_head) + " out of range", {}, kExitUsage);
+    throw Error("gather_rows: KV head " + std::to_string(kv_head) + " out of range", {},
+                kExitUsage);
   const KvHeadView& v = kv.heads[kv_head];
   GatherLaunch G{};
   G.pages = tables_.get(v.pages, pages_for(v.num_tokens, kv.page_tokens), ring_);
@@ -352,10 +390,12 @@ void CudaAcceleratorImpl::gather_rows(const PagedKvView& kv, int kv_head, const 
   G.v_out = v_out;
   G.k_out = k_out;
   launch_gather(G, ctx_->stream);
-  HB_CUDA_CHECK_LAUNCH("gather kernel", std::to_string(count) + " rows x" + std::to_string(kv.head_dim));
+  HB_CUDA_CHECK_LAUNCH("gather kernel",
+                       std::to_string(count) + " rows x" + std::to_string(kv.head_dim));
 }
 
-void CudaAcceleratorImpl::page_minmax(const PagedKvView& kv, float* kmin, float* kmax, int64_t page_stride) {
+void CudaAcceleratorImpl::page_minmax(const PagedKvView& kv, float* kmin, float* kmax,
+                                      int64_t page_stride) {
   Op op(*this, "hb.cuda.page_minmax");
   if (kv.kv_heads <= 0 || !kv.heads) return;
   std::vector<HeadDesc> heads;
@@ -367,13 +407,17 @@ void CudaAcceleratorImpl::page_minmax(const PagedKvView& kv, float* kmin, float*
     max_pages = std::max(max_pages, pages);
   }
   if (page_stride < max_pages)
-    throw Error("page_minmax: page_stride " + std::to_string(page_stride) + " is smaller than the " +
-                    std::to_string(max_pages) + " pages of the longest head",
+    throw Error("page_minmax: page_stride " + std::to_string(page_stride) +
+                    " is smaller than the " + std::to_string(max_pages) +
+                    " pages of the longest head",
                 {}, kExitUsage);
-  Scratch desc = upload_scratch(heads.data(), heads.size() * sizeof(HeadDesc), "page_minmax descriptors");
-  MinMaxLaunch M{desc.as<HeadDesc>(), kv.kv_heads, kv.head_dim, kv.page_tokens, kv_type(kv.dtype), page_stride, kmin, kmax};
+  Scratch desc =
+      upload_scratch(heads.data(), heads.size() * sizeof(HeadDesc), "page_minmax descriptors");
+  MinMaxLaunch M{desc.as<HeadDesc>(), kv.kv_heads, kv.head_dim, kv.page_tokens,
+                 kv_type(kv.dtype),   page_stride, kmin,        kmax};
   launch_page_minmax(M, max_pages, ctx_->stream);
-  HB_CUDA_CHECK_LAUNCH("page_minmax kernel", std::to_string(kv.kv_heads) + " heads, " + std::to_string(max_pages) + " pages");
+  HB_CUDA_CHECK_LAUNCH("page_minmax kernel", std::to_string(kv.kv_heads) + " heads, " +
+                                                 std::to_string(max_pages) + " pages");
 }
 
 }  // namespace hb::cuda

@@ -76,9 +76,11 @@ CudaAcceleratorImpl::CudaAcceleratorImpl(int device, int64_t capacity)
   const DeviceInfo& d = ctx_->info;
   if (const cudaError_t e = probe_kernel_image(); e != cudaSuccess) {
     cudaGetLastError();
-    throw Error("GPU " + std::to_string(device) + " (" + d.name + ", compute capability " + d.compute_capability() +
+    throw Error("GPU " + std::to_string(device) + " (" + d.name + ", compute capability " +
+                    d.compute_capability() +
                     ") cannot run this build's kernels: " + cudaGetErrorString(e),
-                "rebuild with -DCMAKE_CUDA_ARCHITECTURES=<this GPU's arch>, e.g. 90 for Hopper", kExitFailure);
+                "rebuild with -DCMAKE_CUDA_ARCHITECTURES=<this GPU's arch>, e.g. 90 for Hopper",
+                kExitFailure);
   }
   if (!d.memory_pools)
     throw Error("GPU " + d.name + " does not support stream-ordered allocation (cudaMallocAsync)",
@@ -92,8 +94,11 @@ CudaAcceleratorImpl::CudaAcceleratorImpl(int device, int64_t capacity)
   info_.numa_node = d.numa_node;
   info_.details = d.summary();
   memory_ = make_device_allocator(ctx_, capacity);
-  host_factory_ = [](int node) { return host_allocator(MemoryLocation{MemoryKind::local_dram, node, false}); };
-  for (cudaEvent_t* e : {&stream_ready_, &chunk_copied_[0], &chunk_copied_[1], &chunk_used_[0], &chunk_used_[1]})
+  host_factory_ = [](int node) {
+    return host_allocator(MemoryLocation{MemoryKind::local_dram, node, false});
+  };
+  for (cudaEvent_t* e :
+       {&stream_ready_, &chunk_copied_[0], &chunk_copied_[1], &chunk_used_[0], &chunk_used_[1]})
     HB_CUDA_CHECK(cudaEventCreateWithFlags(e, cudaEventDisableTiming), "streaming events");
 }
 
@@ -106,7 +111,8 @@ CudaAcceleratorImpl::~CudaAcceleratorImpl() {
     cudaEventDestroy(e);
   }
   for (cudaEvent_t e : spare_events_) cudaEventDestroy(e);
-  for (cudaEvent_t e : {stream_ready_, chunk_copied_[0], chunk_copied_[1], chunk_used_[0], chunk_used_[1]})
+  for (cudaEvent_t e :
+       {stream_ready_, chunk_copied_[0], chunk_copied_[1], chunk_used_[0], chunk_used_[1]})
     if (e) cudaEventDestroy(e);
   cudaGetLastError();
 }
@@ -121,7 +127,8 @@ void CudaAcceleratorImpl::set_host_allocator(HostAllocatorFactory factory) {
   if (factory) host_factory_ = std::move(factory);
 }
 
-void CudaAcceleratorImpl::run_on_queue(const char* name, const std::function<void(void* stream)>& fn) {
+void CudaAcceleratorImpl::run_on_queue(const char* name,
+                                       const std::function<void(void* stream)>& fn) {
   Op op(*this, name);
   fn(ctx_->stream);
 }
@@ -155,7 +162,8 @@ int64_t CudaAcceleratorImpl::synchronize() {
   int64_t ns = folded_ns_;
   for (auto& [s, e] : spans_) {
     float ms = 0;
-    if (cudaEventElapsedTime(&ms, s, e) == cudaSuccess) ns += static_cast<int64_t>(std::llround(ms * 1e6));
+    if (cudaEventElapsedTime(&ms, s, e) == cudaSuccess)
+      ns += static_cast<int64_t>(std::llround(ms * 1e6));
     spare_events_.push_back(s);
     spare_events_.push_back(e);
   }

@@ -36,17 +36,19 @@ class CudaAccelerator : public Accelerator {
   // V rows (and K rows when k_out is set) of the given tokens of one KV head, densely
   // [count][head_dim] in the cache dtype, like cpu::gather_rows. Tokens outside the head's
   // [0, num_tokens) give zero rows.
-  virtual void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count, void* v_out,
-                           void* k_out) = 0;
+  virtual void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count,
+                           void* v_out, void* k_out) = 0;
   // Quest page metadata: elementwise min and max of the keys of each page's valid tokens,
   // fp32 [kv_head][page_stride][head_dim] (page_stride >= the most pages of any head).
-  virtual void page_minmax(const PagedKvView& kv, float* kmin, float* kmax, int64_t page_stride) = 0;
+  virtual void page_minmax(const PagedKvView& kv, float* kmin, float* kmax,
+                           int64_t page_stride) = 0;
   // The offload baseline's attention: the pages of `seqs` live in host memory (pinned staging
   // memory for full speed) and stream through two device chunk buffers of `chunk_tokens`
   // tokens: the H2D copy of chunk c+1 (copy stream) overlaps attention on chunk c (queue),
   // each chunk leaves LSE partials, and one merge finishes. Same semantics as
   // decode_attention. The chunk buffers count against the capacity budget.
-  virtual void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) = 0;
+  virtual void stream_attention(const DecodeAttentionArgs* seqs, int batch,
+                                int64_t chunk_tokens) = 0;
 };
 
 // Throws hb::Error when the device is not usable. capacity_bytes 0 = free HBM minus 10%.

@@ -16,7 +16,8 @@ bool device_usable(int device, std::string* why_not) {
   }
   if (count <= device || device < 0) {
     if (why_not)
-      *why_not = "no CUDA device " + std::to_string(device) + " (" + std::to_string(count) + " device(s) present)";
+      *why_not = "no CUDA device " + std::to_string(device) + " (" + std::to_string(count) +
+                 " device(s) present)";
     return false;
   }
   return true;

@@ -16,10 +16,11 @@ void throw_cuda_error(cudaError_t err, const char* call, const std::string& cont
   const bool sticky = err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure ||
                       err == cudaErrorMisalignedAddress || err == cudaErrorIllegalInstruction;
   cudaGetLastError();  // clear a non-sticky error so the next call is not blamed for it
-  throw Error(msg,
-              sticky ? "a kernel faulted; rerun under compute-sanitizer to find the access, and report it"
-                     : "check the GPU with nvidia-smi, or run with --accelerator cpu",
-              kExitFailure);
+  throw Error(
+      msg,
+      sticky ? "a kernel faulted; rerun under compute-sanitizer to find the access, and report it"
+             : "check the GPU with nvidia-smi, or run with --accelerator cpu",
+      kExitFailure);
 }
 
 }  // namespace hb::cuda

@@ -12,12 +12,13 @@ namespace hb::cuda {
 
 }  // namespace hb::cuda
 
-#define HB_CUDA_CHECK(call, context)                                                \
-  do {                                                                              \
-    const cudaError_t hb_cuda_err_ = (call);                                        \
+#define HB_CUDA_CHECK(call, context)                                                               \
+  do {                                                                                             \
+    const cudaError_t hb_cuda_err_ = (call);                                                       \
     if (hb_cuda_err_ != cudaSuccess) ::hb::cuda::throw_cuda_error(hb_cuda_err_, #call, (context)); \
   } while (0)
 
 // After a kernel launch: launch-configuration errors surface here, execution errors at the
 // next synchronize.
-#define HB_CUDA_CHECK_LAUNCH(kernel_name, context) HB_CUDA_CHECK(cudaGetLastError(), std::string(kernel_name) + ": " + (context))
+#define HB_CUDA_CHECK_LAUNCH(kernel_name, context) \
+  HB_CUDA_CHECK(cudaGetLastError(), std::string(kernel_name) + ": " + (context))

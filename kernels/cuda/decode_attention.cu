@@ -12,8 +12,8 @@
 //    page_tokens is a multiple of 16; the K segment rows are 32 contiguous bytes and a V
 //    segment is one contiguous run.
 //  * Scores: a thread owns 4 tokens x 1/8 of the dims for all heads (q is in shared memory,
-//    pre-scaled); the slices are summed by a shuffle and the softmax warps. Softmax: a warp per head,
-//    online max/sum in registers, rescale factor shared through shared memory. PV: a thread
+//    pre-scaled); the slices are summed by a shuffle and the softmax warps. Softmax: a warp per
+//    head, online max/sum in registers, rescale factor shared through shared memory. PV: a thread
 //    owns 8 dims (one 16-byte V load) of a token group for all heads.
 #include <cuda_runtime.h>
 
@@ -34,8 +34,8 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kTile = kDecodeTile;  // tokens per pipeline stage
 constexpr int kSeg = 16;            // tokens per copy segment (never crosses a page)
 constexpr int kStages = 2;
-constexpr int kQuads = kTile / 4;            // a scoring thread owns 4 consecutive tokens
-constexpr int kSlices = kThreads / kQuads;   // ... and every kSlices-th dim
+constexpr int kQuads = kTile / 4;           // a scoring thread owns 4 consecutive tokens
+constexpr int kSlices = kThreads / kQuads;  // ... and every kSlices-th dim
 // Lanes l and l+16 of a warp hold adjacent slices and are summed by a shuffle, so shared
 // memory keeps one partial per warp (this keeps 3 CTAs per SM at head_dim 128, GMAX 4).
 constexpr int kStoredSlices = kWarps;
@@ -83,13 +83,13 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
   const SeqDesc S = L.seqs[b];
   const HeadDesc H = L.heads[static_cast<int64_t>(b) * L.kv_heads + kvh];
   const Layout lay = decode_layout(D, GMAX, WITH_V, sizeof(E));
-  float* qs = reinterpret_cast<float*>(smem + lay.q);          // [D][GMAX], scaled
-  E* stages = reinterpret_cast<E*>(smem + lay.stage);          // kStages x (K [D][kTile], V [kTile][D])
-  float* s_part = reinterpret_cast<float*>(smem + lay.s_part); // [kStoredSlices][GMAX][kTile]
-  float* pm = reinterpret_cast<float*>(smem + lay.p);          // [kTile][GMAX]
-  float* alpha_s = reinterpret_cast<float*>(smem + lay.small); // [GMAX]
-  float* lse_s = alpha_s + GMAX;                               // [GMAX]
-  float* inv_l_s = lse_s + GMAX;                               // [GMAX]
+  float* qs = reinterpret_cast<float*>(smem + lay.q);  // [D][GMAX], scaled
+  E* stages = reinterpret_cast<E*>(smem + lay.stage);  // kStages x (K [D][kTile], V [kTile][D])
+  float* s_part = reinterpret_cast<float*>(smem + lay.s_part);  // [kStoredSlices][GMAX][kTile]
+  float* pm = reinterpret_cast<float*>(smem + lay.p);           // [kTile][GMAX]
+  float* alpha_s = reinterpret_cast<float*>(smem + lay.small);  // [GMAX]
+  float* lse_s = alpha_s + GMAX;                                // [GMAX]
+  float* inv_l_s = lse_s + GMAX;                                // [GMAX]
 
   // Tokens relative to the first listed page; this CTA's tiles.
   const int r0 = static_cast<int>(H.begin - H.base), r1 = static_cast<int>(H.end - H.base);
@@ -299,10 +299,14 @@ using KernelFn = void (*)(DecodeLaunch);
 template <class E, bool WITH_V>
 KernelFn pick_gmax(int gmax) {
   switch (gmax) {
-    case 1: return decode_kernel<E, 1, WITH_V>;
-    case 2: return decode_kernel<E, 2, WITH_V>;
-    case 4: return decode_kernel<E, 4, WITH_V>;
-    default: return decode_kernel<E, 8, WITH_V>;
+    case 1:
+      return decode_kernel<E, 1, WITH_V>;
+    case 2:
+      return decode_kernel<E, 2, WITH_V>;
+    case 4:
+      return decode_kernel<E, 4, WITH_V>;
+    default:
+      return decode_kernel<E, 8, WITH_V>;
   }
 }
 

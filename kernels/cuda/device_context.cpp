@@ -17,7 +17,8 @@ DeviceContext::DeviceContext(int dev) : device(dev), info(query_device_info(dev)
   props.allocType = cudaMemAllocationTypePinned;  // device memory, not managed
   props.location.type = cudaMemLocationTypeDevice;
   props.location.id = dev;
-  HB_CUDA_CHECK(cudaMemPoolCreate(&scratch_pool, &props), "scratch pool on device " + std::to_string(dev));
+  HB_CUDA_CHECK(cudaMemPoolCreate(&scratch_pool, &props),
+                "scratch pool on device " + std::to_string(dev));
   // Keep freed scratch in the pool: per-step descriptors and partials are reused, not
   // returned to the driver at every synchronisation.
   uint64_t keep = UINT64_MAX;

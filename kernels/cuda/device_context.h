@@ -21,8 +21,8 @@ struct DeviceContext {
 
   int device;
   DeviceInfo info;
-  cudaStream_t stream = nullptr;       // the accelerator's in-order queue
-  cudaStream_t copy_stream = nullptr;  // H2D copies that overlap compute (streaming path)
+  cudaStream_t stream = nullptr;         // the accelerator's in-order queue
+  cudaStream_t copy_stream = nullptr;    // H2D copies that overlap compute (streaming path)
   cudaMemPool_t scratch_pool = nullptr;  // stream-ordered scratch: descriptors, partials, tables
   std::atomic<int64_t> budget_used{0};   // bytes of KV-budget allocations alive
 };
@@ -39,7 +39,9 @@ class Scratch {
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   template <class T>
-  T* as() const { return static_cast<T*>(p_); }
+  T* as() const {
+    return static_cast<T*>(p_);
+  }
   void* get() const { return p_; }
 
  private:

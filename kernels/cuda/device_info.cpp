@@ -63,12 +63,12 @@ std::string DeviceInfo::compute_capability() const {
 }
 
 std::string DeviceInfo::summary() const {
-  std::string s = "CC " + compute_capability() + ", " + std::to_string(sm_count) + " SMs, " + gib(hbm_bytes) +
-                  " HBM (" + gib(free_bytes) + " free)";
+  std::string s = "CC " + compute_capability() + ", " + std::to_string(sm_count) + " SMs, " +
+                  gib(hbm_bytes) + " HBM (" + gib(free_bytes) + " free)";
   if (peak_hbm_gbs > 0) s += ", peak " + std::to_string(static_cast<int>(peak_hbm_gbs)) + " GB/s";
   if (pcie_max_gen > 0)
-    s += ", PCIe Gen" + std::to_string(pcie_max_gen) + " x" + std::to_string(pcie_max_width) + " (now Gen" +
-         std::to_string(pcie_gen) + " x" + std::to_string(pcie_width) + ")";
+    s += ", PCIe Gen" + std::to_string(pcie_max_gen) + " x" + std::to_string(pcie_max_width) +
+         " (now Gen" + std::to_string(pcie_gen) + " x" + std::to_string(pcie_width) + ")";
   s += ", bus " + bus_id + ", NUMA node " + std::to_string(numa_node);
   return s;
 }

@@ -10,22 +10,22 @@ namespace hb::cuda {
 
 struct DeviceInfo {
   int index = -1;
-  std::string name;              // "NVIDIA H200"
-  std::string bus_id;            // PCI domain:bus:device.function, lower case ("0000:18:00.0")
+  std::string name;    // "NVIDIA H200"
+  std::string bus_id;  // PCI domain:bus:device.function, lower case ("0000:18:00.0")
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
-  int64_t hbm_bytes = 0;         // total device memory
-  int64_t free_bytes = 0;        // free when queried
+  int64_t hbm_bytes = 0;   // total device memory
+  int64_t free_bytes = 0;  // free when queried
   int64_t l2_bytes = 0;
-  int smem_per_sm = 0;           // shared memory per SM available to CTAs (bytes)
-  int mem_clock_khz = 0;         // peak memory clock (0 if the runtime does not say)
+  int smem_per_sm = 0;    // shared memory per SM available to CTAs (bytes)
+  int mem_clock_khz = 0;  // peak memory clock (0 if the runtime does not say)
   int mem_bus_bits = 0;
-  double peak_hbm_gbs = 0;       // theoretical: 2 * clock * bus width / 8 (0 if unknown)
-  int pcie_gen = -1, pcie_width = -1;          // current link (may be downtrained when idle)
+  double peak_hbm_gbs = 0;             // theoretical: 2 * clock * bus width / 8 (0 if unknown)
+  int pcie_gen = -1, pcie_width = -1;  // current link (may be downtrained when idle)
   int pcie_max_gen = -1, pcie_max_width = -1;  // what the link can do
-  int numa_node = -1;            // host NUMA node local to the device (-1 unknown)
-  bool host_pointer_access = false;  // kernels may dereference registered host pointers
-  bool memory_pools = false;         // cudaMallocAsync supported
+  int numa_node = -1;                          // host NUMA node local to the device (-1 unknown)
+  bool host_pointer_access = false;            // kernels may dereference registered host pointers
+  bool memory_pools = false;                   // cudaMallocAsync supported
   int driver_version = 0, runtime_version = 0;
 
   std::string compute_capability() const;  // "9.0"

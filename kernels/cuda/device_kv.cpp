@@ -6,7 +6,8 @@
 namespace hb::cuda {
 
 DeviceKvCopy::DeviceKvCopy(Accelerator& acc, const PagedKvView& host) : view_(host) {
-  const size_t block = static_cast<size_t>(host.page_tokens) * host.head_dim * dtype_size(host.dtype);
+  const size_t block =
+      static_cast<size_t>(host.page_tokens) * host.head_dim * dtype_size(host.dtype);
   int64_t max_pages = 0, total_pages = 0;
   for (int h = 0; h < host.kv_heads; ++h) {
     const int64_t p = (host.heads[h].num_tokens + host.page_tokens - 1) / host.page_tokens;
@@ -34,7 +35,8 @@ DeviceKvCopy::DeviceKvCopy(Accelerator& acc, const PagedKvView& host) : view_(ho
     }
     dev_alloc->copy_in(dev, staging.data(), bytes);  // synchronous, ordered with the queue
   }
-  for (int h = 0; h < host.kv_heads; ++h) heads_[h] = KvHeadView{pages_[h].data(), host.heads[h].num_tokens};
+  for (int h = 0; h < host.kv_heads; ++h)
+    heads_[h] = KvHeadView{pages_[h].data(), host.heads[h].num_tokens};
   view_.heads = heads_.data();
 }
 

@@ -14,7 +14,8 @@ std::string mib(int64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20) + 
 
 class DeviceAllocator final : public BufferAllocator {
  public:
-  DeviceAllocator(std::shared_ptr<DeviceContext> ctx, int64_t capacity) : ctx_(std::move(ctx)), capacity_(capacity) {}
+  DeviceAllocator(std::shared_ptr<DeviceContext> ctx, int64_t capacity)
+      : ctx_(std::move(ctx)), capacity_(capacity) {}
 
   Buffer allocate(size_t bytes) override {
     if (bytes == 0) return Buffer();
@@ -23,9 +24,10 @@ class DeviceAllocator final : public BufferAllocator {
       std::lock_guard<std::mutex> lk(mu_);
       const int64_t used = ctx_->budget_used.load();
       if (used + b > capacity_)
-        throw Error("accelerator capacity exceeded on " + ctx_->info.name + ": " + mib(used + b) + " needed, " +
-                        mib(capacity_) + " budget (" + mib(used) + " in use)",
-                    "raise --accelerator-memory, or use a strategy that keeps KV in host memory", kExitFailure);
+        throw Error("accelerator capacity exceeded on " + ctx_->info.name + ": " + mib(used + b) +
+                        " needed, " + mib(capacity_) + " budget (" + mib(used) + " in use)",
+                    "raise --accelerator-memory, or use a strategy that keeps KV in host memory",
+                    kExitFailure);
       ctx_->budget_used += b;
     }
     void* p = nullptr;
@@ -42,11 +44,17 @@ class DeviceAllocator final : public BufferAllocator {
       ctx->budget_used -= b;
     });
   }
-  MemoryLocation location() const override { return MemoryLocation{MemoryKind::accelerator, ctx_->device, false}; }
+  MemoryLocation location() const override {
+    return MemoryLocation{MemoryKind::accelerator, ctx_->device, false};
+  }
   bool host_accessible() const override { return false; }
   // Synchronous, but ordered on the accelerator's queue so they never overtake queued work.
-  void copy_in(void* dst, const void* src, size_t bytes) override { copy(dst, src, bytes, "copy into device memory"); }
-  void copy_out(void* dst, const void* src, size_t bytes) override { copy(dst, src, bytes, "copy out of device memory"); }
+  void copy_in(void* dst, const void* src, size_t bytes) override {
+    copy(dst, src, bytes, "copy into device memory");
+  }
+  void copy_out(void* dst, const void* src, size_t bytes) override {
+    copy(dst, src, bytes, "copy out of device memory");
+  }
 
  private:
   void copy(void* dst, const void* src, size_t bytes, const char* what) {
@@ -54,7 +62,8 @@ class DeviceAllocator final : public BufferAllocator {
     ctx_->activate();
     HB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, ctx_->stream),
                   std::string(what) + ", " + std::to_string(bytes) + " bytes");
-    HB_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream), std::string(what) + ", " + std::to_string(bytes) + " bytes");
+    HB_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream),
+                  std::string(what) + ", " + std::to_string(bytes) + " bytes");
   }
 
   std::shared_ptr<DeviceContext> ctx_;
@@ -74,8 +83,8 @@ class PinnedAllocator final : public BufferAllocator {
     ctx_->activate();
     // Portable: usable from every device's context; Mapped: kernels may read it directly.
     HB_CUDA_CHECK(cudaHostRegister(p, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped),
-                  "pinning " + std::to_string(bytes) + " bytes of staging memory at " + location().to_string() +
-                      " (if this is an mlock limit, raise `ulimit -l`)");
+                  "pinning " + std::to_string(bytes) + " bytes of staging memory at " +
+                      location().to_string() + " (if this is an mlock limit, raise `ulimit -l`)");
     auto* holder = new Buffer(std::move(host));
     const int dev = ctx_->device;
     return Buffer(p, bytes, holder->location(), [holder, dev](void* q, size_t) {
@@ -94,12 +103,13 @@ class PinnedAllocator final : public BufferAllocator {
 
 }  // namespace
 
-std::shared_ptr<BufferAllocator> make_device_allocator(std::shared_ptr<DeviceContext> ctx, int64_t capacity) {
+std::shared_ptr<BufferAllocator> make_device_allocator(std::shared_ptr<DeviceContext> ctx,
+                                                       int64_t capacity) {
   return std::make_shared<DeviceAllocator>(std::move(ctx), capacity);
 }
 
-std::shared_ptr<BufferAllocator> make_pinned_allocator(std::shared_ptr<DeviceContext> ctx,
-                                                       std::shared_ptr<BufferAllocator> host_source) {
+std::shared_ptr<BufferAllocator> make_pinned_allocator(
+    std::shared_ptr<DeviceContext> ctx, std::shared_ptr<BufferAllocator> host_source) {
   return std::make_shared<PinnedAllocator>(std::move(ctx), std::move(host_source));
 }
 

@@ -17,8 +17,9 @@ namespace hb::cuda {
 
 using HostAllocatorFactory = std::function<std::shared_ptr<BufferAllocator>(int numa_node)>;
 
-std::shared_ptr<BufferAllocator> make_device_allocator(std::shared_ptr<DeviceContext> ctx, int64_t capacity);
-std::shared_ptr<BufferAllocator> make_pinned_allocator(std::shared_ptr<DeviceContext> ctx,
-                                                       std::shared_ptr<BufferAllocator> host_source);
+std::shared_ptr<BufferAllocator> make_device_allocator(std::shared_ptr<DeviceContext> ctx,
+                                                       int64_t capacity);
+std::shared_ptr<BufferAllocator> make_pinned_allocator(
+    std::shared_ptr<DeviceContext> ctx, std::shared_ptr<BufferAllocator> host_source);
 
 }  // namespace hb::cuda

@@ -70,7 +70,8 @@ void launch_gather(const GatherLaunch& L, void* stream) {
   const int64_t n = L.count * L.head_dim;
   if (n <= 0) return;
   const int64_t blocks = (n + kThreads - 1) / kThreads;
-  gather_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(L);
+  gather_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      L);
 }
 
 void launch_page_minmax(const MinMaxLaunch& L, int64_t max_pages, void* stream) {
@@ -79,9 +80,15 @@ void launch_page_minmax(const MinMaxLaunch& L, int64_t max_pages, void* stream) 
   const int threads = L.head_dim < 128 ? 64 : 128;
   auto s = static_cast<cudaStream_t>(stream);
   switch (L.dtype) {
-    case KvType::f16: page_minmax_kernel<__half><<<grid, threads, 0, s>>>(L); break;
-    case KvType::bf16: page_minmax_kernel<__nv_bfloat16><<<grid, threads, 0, s>>>(L); break;
-    case KvType::f32: page_minmax_kernel<float><<<grid, threads, 0, s>>>(L); break;
+    case KvType::f16:
+      page_minmax_kernel<__half><<<grid, threads, 0, s>>>(L);
+      break;
+    case KvType::bf16:
+      page_minmax_kernel<__nv_bfloat16><<<grid, threads, 0, s>>>(L);
+      break;
+    case KvType::f32:
+      page_minmax_kernel<float><<<grid, threads, 0, s>>>(L);
+      break;
   }
 }
 

@@ -17,12 +17,12 @@ enum class KvType : int32_t { f16 = 0, bf16 = 1, f32 = 2 };
 
 // One sequence of a launch.
 struct SeqDesc {
-  const float* q;        // [q_heads][head_dim] fp32, unscaled
-  float* o;              // [q_heads][head_dim] final output (written directly when `direct`)
-  float* lse;            // [q_heads]
-  float* logits;         // optional scaled logits, [q_head * logits_stride + (t - logit_origin)]
+  const float* q;  // [q_heads][head_dim] fp32, unscaled
+  float* o;        // [q_heads][head_dim] final output (written directly when `direct`)
+  float* lse;      // [q_heads]
+  float* logits;   // optional scaled logits, [q_head * logits_stride + (t - logit_origin)]
   int64_t logits_stride;
-  float scale;           // softmax scale (already resolved: never <= 0 here)
+  float scale;  // softmax scale (already resolved: never <= 0 here)
   int32_t pad_;
 };
 
@@ -39,34 +39,35 @@ struct HeadDesc {
 //   x = split, y = kv_head * head_chunks + chunk, z = sequence.
 // A CTA handles query heads [chunk*gmax, min(group, (chunk+1)*gmax)) of its KV head's group
 // over tiles [first + split*tiles_per_split, ...) of kDecodeTile tokens, where first is the
-// tile that holds `begin` (tiles are counted from `base`). end - base must be < 2^31. It writes its partial (o, lse) to slot `slot_offset + split` of the row
-// (seq, q_head) in part_o/part_lse, or straight to the sequence's o/lse when `direct`.
+// tile that holds `begin` (tiles are counted from `base`). end - base must be < 2^31. It writes its
+// partial (o, lse) to slot `slot_offset + split` of the row (seq, q_head) in part_o/part_lse, or
+// straight to the sequence's o/lse when `direct`.
 inline constexpr int kDecodeTile = 64;
 struct DecodeLaunch {
   const SeqDesc* seqs;    // [batch]
   const HeadDesc* heads;  // [batch][kv_heads]
   int32_t batch, q_heads, kv_heads, head_dim, page_tokens;
-  int32_t page_shift;     // log2(page_tokens) when a power of two, else -1 (avoids a division)
-  int32_t group;          // q_heads / kv_heads
-  int32_t gmax;           // query heads per CTA (template parameter of the instance)
-  int32_t head_chunks;    // ceil(group / gmax)
-  int32_t splits;         // CTAs per (seq, kv head, chunk)
+  int32_t page_shift;   // log2(page_tokens) when a power of two, else -1 (avoids a division)
+  int32_t group;        // q_heads / kv_heads
+  int32_t gmax;         // query heads per CTA (template parameter of the instance)
+  int32_t head_chunks;  // ceil(group / gmax)
+  int32_t splits;       // CTAs per (seq, kv head, chunk)
   int32_t tiles_per_split;
-  int32_t slots;          // partial slots per row in part_o/part_lse
+  int32_t slots;  // partial slots per row in part_o/part_lse
   int32_t slot_offset;
-  int32_t direct;         // 1: write o/lse of the sequence (only with splits == 1, nothing to merge)
-  int32_t write_logits;   // 1: write scaled logits where seqs[b].logits is set
-  int32_t with_v;         // 0: logit scan only (K read, nothing but logits written)
+  int32_t direct;        // 1: write o/lse of the sequence (only with splits == 1, nothing to merge)
+  int32_t write_logits;  // 1: write scaled logits where seqs[b].logits is set
+  int32_t with_v;        // 0: logit scan only (K read, nothing but logits written)
   KvType dtype;
-  float* part_o;          // [batch][q_heads][slots][head_dim]
-  float* part_lse;        // [batch][q_heads][slots]
+  float* part_o;    // [batch][q_heads][slots][head_dim]
+  float* part_lse;  // [batch][q_heads][slots]
 };
 
 // Partial state over externally supplied logits and V rows (HybridGen's CPU top-k part of
 // the logit merge). Grid: x = split, y = q_head. Row layout as in DecodeLaunch (batch 1).
 struct ExtLaunch {
-  const float* logits;    // [q_heads][n] (already scaled)
-  const void* v;          // [q_heads][n][head_dim] in v_dtype, 16-byte aligned
+  const float* logits;  // [q_heads][n] (already scaled)
+  const void* v;        // [q_heads][n][head_dim] in v_dtype, 16-byte aligned
   int64_t n;
   int64_t tokens_per_split;
   int32_t q_heads, head_dim, splits;
@@ -101,8 +102,8 @@ struct GatherLaunch {
   const int32_t* tokens;  // [count]; indices outside [0, num_tokens) give zero rows
   int64_t count;
   int32_t head_dim, page_tokens, elem_bytes;
-  void* v_out;            // [count][head_dim] or null
-  void* k_out;            // [count][head_dim] or null
+  void* v_out;  // [count][head_dim] or null
+  void* k_out;  // [count][head_dim] or null
 };
 
 // Per-page elementwise min and max of the keys of valid tokens (Quest's page metadata).

@@ -30,18 +30,22 @@ SplitPlan plan_splits(int64_t max_tiles, int64_t rows, int64_t resident_ctas, in
   return p;
 }
 
-std::pair<int64_t, int64_t> changed_range(const PageRef* old, int64_t old_n, const PageRef* now, int64_t n) {
+std::pair<int64_t, int64_t> changed_range(const PageRef* old, int64_t old_n, const PageRef* now,
+                                          int64_t n) {
   const int64_t common = std::min(old_n, n);
   auto same = [&](int64_t i) { return old[i].k == now[i].k && old[i].v == now[i].v; };
   int64_t lo = 0;
   // Whole runs compare with memcmp (PageRef is two pointers, no padding), then find the entry.
   constexpr int64_t kRun = 256;
-  while (lo + kRun <= common && std::memcmp(old + lo, now + lo, kRun * sizeof(PageRef)) == 0) lo += kRun;
+  while (lo + kRun <= common && std::memcmp(old + lo, now + lo, kRun * sizeof(PageRef)) == 0)
+    lo += kRun;
   while (lo < common && same(lo)) ++lo;
   if (n > old_n) return {lo, n};
   if (lo == common) return {n, n};
   int64_t hi = common;
-  while (hi - kRun > lo && std::memcmp(old + hi - kRun, now + hi - kRun, kRun * sizeof(PageRef)) == 0) hi -= kRun;
+  while (hi - kRun > lo &&
+         std::memcmp(old + hi - kRun, now + hi - kRun, kRun * sizeof(PageRef)) == 0)
+    hi -= kRun;
   while (hi > lo && same(hi - 1)) --hi;
   return {lo, hi};
 }

@@ -33,7 +33,8 @@ SplitPlan plan_splits(int64_t max_tiles, int64_t rows, int64_t resident_ctas, in
 
 // Entries [lo, hi) of `now` (n entries) that differ from `old` (old_n entries), where entries
 // past old_n always count as changed. {k, k} when nothing changed.
-std::pair<int64_t, int64_t> changed_range(const PageRef* old, int64_t old_n, const PageRef* now, int64_t n);
+std::pair<int64_t, int64_t> changed_range(const PageRef* old, int64_t old_n, const PageRef* now,
+                                          int64_t n);
 
 // Streaming path: blocks (host addresses) to bring over for one chunk. Each distinct block is
 // given a slot in the device chunk buffer, in host-address order, so host-contiguous blocks
@@ -46,7 +47,7 @@ struct CopyRun {
 struct CopyPlan {
   std::vector<size_t> slot_of;  // slot of blocks[i]
   std::vector<CopyRun> runs;
-  size_t slots = 0;             // distinct blocks
+  size_t slots = 0;  // distinct blocks
 };
 CopyPlan plan_copy_runs(std::span<const std::byte* const> blocks, size_t block_bytes);
 

@@ -40,7 +40,8 @@ int64_t params_of(const ModelPreset& m) {
 
 // Counter-based uniform values in [-scale, scale]: reproducible, no RNG state to carry.
 __global__ void fill_uniform(__half* p, int64_t n, uint64_t seed, float scale) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
     uint64_t z = seed + 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(i + 1);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -51,9 +52,11 @@ __global__ void fill_uniform(__half* p, int64_t n, uint64_t seed, float scale) {
 }
 
 // Gated: a[b][f] = silu(h[b][f]) * h[b][ffn + f] (gate and up side by side); plain: relu.
-__global__ void ffn_activation(const __half* h, __half* a, int64_t batch, int64_t ffn, int is_gated) {
+__global__ void ffn_activation(const __half* h, __half* a, int64_t batch, int64_t ffn,
+                               int is_gated) {
   const int64_t n = batch * ffn;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
     const int64_t b = i / ffn, f = i - b * ffn;
     if (is_gated) {
       const float g = __half2float(h[b * 2 * ffn + f]), u = __half2float(h[b * 2 * ffn + ffn + f]);
@@ -66,13 +69,20 @@ __global__ void ffn_activation(const __half* h, __half* a, int64_t batch, int64_
 
 const char* cublas_name(cublasStatus_t s) {
   switch (s) {
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    default: return "cuBLAS error";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+      return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return "CUBLAS_STATUS_NOT_SUPPORTED";
+    default:
+      return "cuBLAS error";
   }
 }
 
@@ -90,10 +100,11 @@ struct LayerGemms::Impl {
   Dims d;
   int max_batch;
   cublasHandle_t handle = nullptr;
-  Buffer w_qkv, w_o, w_up, w_down;    // row-major [in][out]
-  Buffer x, qkv, attn, y, h, a;       // activations [max_batch][width]
+  Buffer w_qkv, w_o, w_up, w_down;  // row-major [in][out]
+  Buffer x, qkv, attn, y, h, a;     // activations [max_batch][width]
 
-  Impl(CudaAccelerator& ac, const ModelPreset& m, int mb) : acc(ac), model(m), d(dims_of(m)), max_batch(mb) {}
+  Impl(CudaAccelerator& ac, const ModelPreset& m, int mb)
+      : acc(ac), model(m), d(dims_of(m)), max_batch(mb) {}
   ~Impl() {
     if (handle) cublasDestroy(handle);
   }
@@ -107,15 +118,17 @@ struct LayerGemms::Impl {
 
   // out[batch][n_out] = in[batch][n_in] . W[n_in][n_out]. Row-major operands are column-major
   // transposes, so cuBLAS computes out^T = W^T in^T with no explicit transposes.
-  void gemm(const Buffer& w, const Buffer& in, Buffer& out, int64_t n_in, int64_t n_out, int batch, const char* what) {
+  void gemm(const Buffer& w, const Buffer& in, Buffer& out, int64_t n_in, int64_t n_out, int batch,
+            const char* what) {
     const float one = 1.0f, zero = 0.0f;
-    check_cublas(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n_out), batch, static_cast<int>(n_in),
-                              &one, w.data(), CUDA_R_16F, static_cast<int>(n_out), in.data(), CUDA_R_16F,
-                              static_cast<int>(n_in), &zero, out.data(), CUDA_R_16F, static_cast<int>(n_out),
-                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                 "cublasGemmEx",
-                 std::string(what) + " " + std::to_string(batch) + "x" + std::to_string(n_in) + " . " +
-                     std::to_string(n_in) + "x" + std::to_string(n_out));
+    check_cublas(
+        cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n_out), batch,
+                     static_cast<int>(n_in), &one, w.data(), CUDA_R_16F, static_cast<int>(n_out),
+                     in.data(), CUDA_R_16F, static_cast<int>(n_in), &zero, out.data(), CUDA_R_16F,
+                     static_cast<int>(n_out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+        "cublasGemmEx",
+        std::string(what) + " " + std::to_string(batch) + "x" + std::to_string(n_in) + " . " +
+            std::to_string(n_in) + "x" + std::to_string(n_out));
   }
 };
 
@@ -149,22 +162,26 @@ LayerGemms::~LayerGemms() = default;
 namespace {
 void check_batch(int batch, int max_batch) {
   if (batch <= 0 || batch > max_batch)
-    throw Error("LayerGemms: batch " + std::to_string(batch) + " outside [1, " + std::to_string(max_batch) + "]", {},
-                kExitUsage);
+    throw Error("LayerGemms: batch " + std::to_string(batch) + " outside [1, " +
+                    std::to_string(max_batch) + "]",
+                {}, kExitUsage);
 }
 }  // namespace
 
 void LayerGemms::enqueue_qkv(int batch) {
   Impl& m = *impl_;
   check_batch(batch, m.max_batch);
-  m.acc.run_on_queue("hb.cuda.layer_qkv", [&](void*) { m.gemm(m.w_qkv, m.x, m.qkv, m.d.hidden, m.d.qkv, batch, "qkv"); });
+  m.acc.run_on_queue("hb.cuda.layer_qkv", [&](void*) {
+    m.gemm(m.w_qkv, m.x, m.qkv, m.d.hidden, m.d.qkv, batch, "qkv");
+  });
 }
 
 void LayerGemms::enqueue_out_proj(int batch) {
   Impl& m = *impl_;
   check_batch(batch, m.max_batch);
-  m.acc.run_on_queue("hb.cuda.layer_out_proj",
-                     [&](void*) { m.gemm(m.w_o, m.attn, m.y, m.d.attn, m.d.hidden, batch, "out_proj"); });
+  m.acc.run_on_queue("hb.cuda.layer_out_proj", [&](void*) {
+    m.gemm(m.w_o, m.attn, m.y, m.d.attn, m.d.hidden, batch, "out_proj");
+  });
 }
 
 void LayerGemms::enqueue_ffn(int batch) {
@@ -174,8 +191,8 @@ void LayerGemms::enqueue_ffn(int batch) {
     m.gemm(m.w_up, m.y, m.h, m.d.hidden, m.d.up, batch, "ffn_up");
     const int64_t n = int64_t{batch} * m.d.ffn;
     const int blocks = static_cast<int>(std::min<int64_t>((n + 255) / 256, 4096));
-    ffn_activation<<<blocks, 256, 0, static_cast<cudaStream_t>(stream)>>>(m.h.as<__half>(), m.a.as<__half>(), batch,
-                                                                          m.d.ffn, gated(m.model) ? 1 : 0);
+    ffn_activation<<<blocks, 256, 0, static_cast<cudaStream_t>(stream)>>>(
+        m.h.as<__half>(), m.a.as<__half>(), batch, m.d.ffn, gated(m.model) ? 1 : 0);
     HB_CUDA_CHECK_LAUNCH("ffn activation", std::to_string(batch) + "x" + std::to_string(m.d.ffn));
     m.gemm(m.w_down, m.a, m.x, m.d.ffn, m.d.hidden, batch, "ffn_down");
   });
@@ -189,9 +206,10 @@ void LayerGemms::enqueue_all(int batch) {
 
 std::vector<float> LayerGemms::read_back(const std::string& name) const {
   const Impl& m = *impl_;
-  const std::pair<const char*, const Buffer*> named[] = {{"w_qkv", &m.w_qkv}, {"w_o", &m.w_o}, {"w_up", &m.w_up},
-                                                         {"w_down", &m.w_down}, {"x", &m.x}, {"qkv", &m.qkv},
-                                                         {"attn", &m.attn}, {"y", &m.y}, {"h", &m.h}, {"a", &m.a}};
+  const std::pair<const char*, const Buffer*> named[] = {
+      {"w_qkv", &m.w_qkv}, {"w_o", &m.w_o}, {"w_up", &m.w_up}, {"w_down", &m.w_down},
+      {"x", &m.x},         {"qkv", &m.qkv}, {"attn", &m.attn}, {"y", &m.y},
+      {"h", &m.h},         {"a", &m.a}};
   for (const auto& [n, buf] : named) {
     if (name != n) continue;
     const size_t count = buf->size() / sizeof(__half);
@@ -206,6 +224,8 @@ std::vector<float> LayerGemms::read_back(const std::string& name) const {
 
 int64_t LayerGemms::weight_bytes() const { return weight_bytes(impl_->model); }
 int64_t LayerGemms::weight_bytes(const ModelPreset& model) { return params_of(model) * 2; }
-double LayerGemms::flops(const ModelPreset& model, int batch) { return 2.0 * static_cast<double>(params_of(model)) * batch; }
+double LayerGemms::flops(const ModelPreset& model, int batch) {
+  return 2.0 * static_cast<double>(params_of(model)) * batch;
+}
 
 }  // namespace hb::cuda

@@ -26,9 +26,11 @@ class LayerGemms {
   LayerGemms(const LayerGemms&) = delete;
   LayerGemms& operator=(const LayerGemms&) = delete;
 
-  void enqueue_qkv(int batch);       // x [batch][hidden] -> qkv [batch][(q_heads + 2 kv_heads) * head_dim]
-  void enqueue_out_proj(int batch);  // attention output [batch][q_heads * head_dim] -> y [batch][hidden]
-  void enqueue_ffn(int batch);       // y -> up (and gate) GEMM, activation, down GEMM -> x
+  void enqueue_qkv(
+      int batch);  // x [batch][hidden] -> qkv [batch][(q_heads + 2 kv_heads) * head_dim]
+  void enqueue_out_proj(
+      int batch);               // attention output [batch][q_heads * head_dim] -> y [batch][hidden]
+  void enqueue_ffn(int batch);  // y -> up (and gate) GEMM, activation, down GEMM -> x
   // Everything of a layer but attention, in order (qkv, then out_proj and ffn).
   void enqueue_all(int batch);
 

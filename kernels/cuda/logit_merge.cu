@@ -77,9 +77,15 @@ void launch_ext_partial(const ExtLaunch& L, void* stream) {
   const dim3 grid(L.splits, L.q_heads);
   auto s = static_cast<cudaStream_t>(stream);
   switch (L.v_dtype) {
-    case KvType::f16: ext_partial_kernel<__half><<<grid, kThreads, 0, s>>>(L); break;
-    case KvType::bf16: ext_partial_kernel<__nv_bfloat16><<<grid, kThreads, 0, s>>>(L); break;
-    case KvType::f32: ext_partial_kernel<float><<<grid, kThreads, 0, s>>>(L); break;
+    case KvType::f16:
+      ext_partial_kernel<__half><<<grid, kThreads, 0, s>>>(L);
+      break;
+    case KvType::bf16:
+      ext_partial_kernel<__nv_bfloat16><<<grid, kThreads, 0, s>>>(L);
+      break;
+    case KvType::f32:
+      ext_partial_kernel<float><<<grid, kThreads, 0, s>>>(L);
+      break;
   }
 }
 

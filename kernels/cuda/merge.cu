@@ -46,8 +46,9 @@ __global__ void split_merge_kernel(const SplitMergeLaunch L) {
   const float* o = L.part_o + row * L.slots * L.head_dim;
   const SeqDesc& S = L.seqs[b];
   merge_row(
-      L.slots, [&](int i) { return lse[i]; }, [&](int i) { return o + static_cast<int64_t>(i) * L.head_dim; },
-      L.head_dim, S.o + static_cast<int64_t>(h) * L.head_dim, S.lse + h);
+      L.slots, [&](int i) { return lse[i]; },
+      [&](int i) { return o + static_cast<int64_t>(i) * L.head_dim; }, L.head_dim,
+      S.o + static_cast<int64_t>(h) * L.head_dim, S.lse + h);
 }
 
 __global__ void parts_merge_kernel(const PartsMergeLaunch L) {
@@ -55,8 +56,8 @@ __global__ void parts_merge_kernel(const PartsMergeLaunch L) {
   if (row >= L.heads) return;
   const int64_t off = static_cast<int64_t>(row) * L.head_dim;
   merge_row(
-      L.n_parts, [&](int i) { return L.lse[i][row]; }, [&](int i) { return L.o[i] + off; }, L.head_dim,
-      L.o_out + off, L.lse_out + row);
+      L.n_parts, [&](int i) { return L.lse[i][row]; }, [&](int i) { return L.o[i] + off; },
+      L.head_dim, L.o_out + off, L.lse_out + row);
 }
 
 }  // namespace
@@ -64,12 +65,14 @@ __global__ void parts_merge_kernel(const PartsMergeLaunch L) {
 void launch_split_merge(const SplitMergeLaunch& L, void* stream) {
   const int64_t rows = static_cast<int64_t>(L.batch) * L.q_heads;
   const int blocks = static_cast<int>((rows + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  if (blocks > 0) split_merge_kernel<<<blocks, 32 * kWarpsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(L);
+  if (blocks > 0)
+    split_merge_kernel<<<blocks, 32 * kWarpsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(L);
 }
 
 void launch_parts_merge(const PartsMergeLaunch& L, void* stream) {
   const int blocks = (L.heads + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  if (blocks > 0) parts_merge_kernel<<<blocks, 32 * kWarpsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(L);
+  if (blocks > 0)
+    parts_merge_kernel<<<blocks, 32 * kWarpsPerBlock, 0, static_cast<cudaStream_t>(stream)>>>(L);
 }
 
 }  // namespace hb::cuda

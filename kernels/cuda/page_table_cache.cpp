@@ -47,21 +47,25 @@ const DevPage* PageTableCache::get(const PageRef* host, int64_t n, UploadRing& r
   if (n > m.capacity) {
     const int64_t cap = std::max<int64_t>({n, 2 * m.capacity, 64});
     void* p = nullptr;
-    HB_CUDA_CHECK(cudaMallocFromPoolAsync(&p, static_cast<size_t>(cap) * sizeof(DevPage), ctx_.scratch_pool, ctx_.stream),
+    HB_CUDA_CHECK(cudaMallocFromPoolAsync(&p, static_cast<size_t>(cap) * sizeof(DevPage),
+                                          ctx_.scratch_pool, ctx_.stream),
                   "page table of " + std::to_string(n) + " pages");
     if (m.dev) cudaFreeAsync(m.dev, ctx_.stream);
     m.dev = static_cast<DevPage*>(p);
     m.capacity = cap;
     m.shadow.clear();  // the new copy holds nothing yet
   }
-  const auto [lo, hi] = changed_range(m.shadow.data(), static_cast<int64_t>(m.shadow.size()), host, n);
+  const auto [lo, hi] =
+      changed_range(m.shadow.data(), static_cast<int64_t>(m.shadow.size()), host, n);
   if (lo < hi) {
     uintptr_t bits = 0;
     for (int64_t i = lo; i < hi; ++i)
       bits |= reinterpret_cast<uintptr_t>(host[i].k) | reinterpret_cast<uintptr_t>(host[i].v);
     if (bits & 15)
-      throw Error("a KV page block is not 16-byte aligned; the CUDA kernels copy blocks in 16-byte units",
-                  "allocate page arenas from the accelerator's allocators (their blocks are aligned)", kExitFailure);
+      throw Error(
+          "a KV page block is not 16-byte aligned; the CUDA kernels copy blocks in 16-byte units",
+          "allocate page arenas from the accelerator's allocators (their blocks are aligned)",
+          kExitFailure);
     ring.upload(m.dev + lo, host + lo, static_cast<size_t>(hi - lo) * sizeof(DevPage), ctx_.stream);
     if (static_cast<int64_t>(m.shadow.size()) < hi) m.shadow.resize(static_cast<size_t>(hi));
     std::copy(host + lo, host + hi, m.shadow.begin() + lo);

@@ -17,7 +17,8 @@
 
 namespace hb::cuda {
 
-void CudaAcceleratorImpl::stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) {
+void CudaAcceleratorImpl::stream_attention(const DecodeAttentionArgs* seqs, int batch,
+                                           int64_t chunk_tokens) {
   Op op(*this, "hb.cuda.stream_attention");
   if (batch <= 0) return;
   const LaunchShape s = check_shape(seqs, batch, "stream_attention");
@@ -34,7 +35,8 @@ void CudaAcceleratorImpl::stream_attention(const DecodeAttentionArgs* seqs, int 
     seq_desc[b] = SeqDesc{a.q, a.o, a.lse, a.logits_out, a.logits_stride, scale, 0};
     for (int h = 0; h < H; ++h) {
       const TokenRange r = clamp_range(a.token_begin, a.token_end, a.kv.heads[h].num_tokens);
-      if (r.end >= INT32_MAX) throw Error("stream_attention: sequence too long for the CUDA kernels", {}, kExitUsage);
+      if (r.end >= INT32_MAX)
+        throw Error("stream_attention: sequence too long for the CUDA kernels", {}, kExitUsage);
       ranges[static_cast<size_t>(b) * H + h] = r;
       if (!r.empty()) {
         lo_all = std::min(lo_all, r.begin);
@@ -46,25 +48,31 @@ void CudaAcceleratorImpl::stream_attention(const DecodeAttentionArgs* seqs, int 
   const int64_t chunks = hi_all > 0 ? (hi_all + C - 1) / C - first_chunk : 0;
 
   DecodeLaunch L = decode_launch(s, batch, true);
-  const SplitPlan plan = plan_splits(C / kDecodeTile, int64_t{batch} * H * L.head_chunks, resident_ctas(s, true));
+  const SplitPlan plan =
+      plan_splits(C / kDecodeTile, int64_t{batch} * H * L.head_chunks, resident_ctas(s, true));
   L.splits = plan.splits;
   L.tiles_per_split = plan.tiles_per_split;
   L.slots = static_cast<int>(std::max<int64_t>(1, chunks * plan.splits));
-  L.write_logits = std::any_of(seqs, seqs + batch, [](const auto& a) { return a.logits_out != nullptr; }) ? 1 : 0;
+  L.write_logits =
+      std::any_of(seqs, seqs + batch, [](const auto& a) { return a.logits_out != nullptr; }) ? 1
+                                                                                             : 0;
   const int64_t rows = int64_t{batch} * s.q_heads;
-  Scratch part(*ctx_, static_cast<size_t>(rows * L.slots * (s.head_dim + 1)) * sizeof(float), "stream_attention partials");
+  Scratch part(*ctx_, static_cast<size_t>(rows * L.slots * (s.head_dim + 1)) * sizeof(float),
+               "stream_attention partials");
   L.part_o = part.as<float>();
   L.part_lse = L.part_o + rows * L.slots * s.head_dim;
   // Sequence descriptors for the chunk kernels and the final merge.
-  Scratch seq_dev = upload_scratch(seq_desc.data(), seq_desc.size() * sizeof(SeqDesc), "stream_attention sequences");
+  Scratch seq_dev = upload_scratch(seq_desc.data(), seq_desc.size() * sizeof(SeqDesc),
+                                   "stream_attention sequences");
   L.seqs = seq_dev.as<SeqDesc>();
-  const std::string what = "batch " + std::to_string(batch) + ", " + s.describe() + ", chunks of " + std::to_string(C) +
-                           " tokens";
+  const std::string what = "batch " + std::to_string(batch) + ", " + s.describe() + ", chunks of " +
+                           std::to_string(C) + " tokens";
 
   // Two chunk buffers, each room for every block one chunk can name (K and V of all heads):
   // a chunk spans at most C tokens, and no more than the attended span when that is shorter.
   const int64_t span = std::min<int64_t>(C, hi_all - first_chunk * C);
-  const size_t blocks_per_chunk = static_cast<size_t>(batch) * H * 2 * static_cast<size_t>(span / P + 1);
+  const size_t blocks_per_chunk =
+      static_cast<size_t>(batch) * H * 2 * static_cast<size_t>(span / P + 1);
   const size_t half = blocks_per_chunk * block_bytes;
   if (chunks > 0 && stream_buf_.size() < 2 * half) {
     stream_buf_.reset();  // cudaFree waits for the previous call's kernels
@@ -75,7 +83,8 @@ void CudaAcceleratorImpl::stream_attention(const DecodeAttentionArgs* seqs, int 
   HB_CUDA_CHECK(cudaEventRecord(stream_ready_, ctx_->stream), what);
   HB_CUDA_CHECK(cudaStreamWaitEvent(ctx_->copy_stream, stream_ready_), what);
   std::vector<const std::byte*> blocks;
-  std::vector<std::pair<size_t, int>> owners;  // (head desc index, page offset within chunk) per K block
+  std::vector<std::pair<size_t, int>>
+      owners;  // (head desc index, page offset within chunk) per K block
   std::vector<DevPage> table;
   std::vector<HeadDesc> heads(static_cast<size_t>(batch) * H);
   std::vector<Scratch> keep;  // chunk tables live until the call's work is queued (freed in order)
@@ -111,19 +120,22 @@ void CudaAcceleratorImpl::stream_attention(const DecodeAttentionArgs* seqs, int 
     const CopyPlan cp = plan_copy_runs(blocks, block_bytes);
     table.resize(entries);
     for (size_t i = 0; i < entries; ++i)
-      table[i] = DevPage{dst + cp.slot_of[2 * i] * block_bytes, dst + cp.slot_of[2 * i + 1] * block_bytes};
+      table[i] =
+          DevPage{dst + cp.slot_of[2 * i] * block_bytes, dst + cp.slot_of[2 * i + 1] * block_bytes};
     // Copies of chunk c, once the buffer's previous chunk has been attended.
     {
       HB_NVTX_RANGE("hb.cuda.stream_copy");
       if (ci >= 2) HB_CUDA_CHECK(cudaStreamWaitEvent(ctx_->copy_stream, chunk_used_[which]), what);
       for (const CopyRun& run : cp.runs)
-        HB_CUDA_CHECK(cudaMemcpyAsync(dst + run.first_slot * block_bytes, run.src, run.blocks * block_bytes,
-                                      cudaMemcpyDefault, ctx_->copy_stream),
-                      what + ", chunk " + std::to_string(c));
+        HB_CUDA_CHECK(
+            cudaMemcpyAsync(dst + run.first_slot * block_bytes, run.src, run.blocks * block_bytes,
+                            cudaMemcpyDefault, ctx_->copy_stream),
+            what + ", chunk " + std::to_string(c));
       HB_CUDA_CHECK(cudaEventRecord(chunk_copied_[which], ctx_->copy_stream), what);
     }
     // Attention on chunk c, on the queue, after its copies.
-    Scratch tab(*ctx_, entries * sizeof(DevPage) + heads.size() * sizeof(HeadDesc), "stream_attention chunk table");
+    Scratch tab(*ctx_, entries * sizeof(DevPage) + heads.size() * sizeof(HeadDesc),
+                "stream_attention chunk table");
     auto* dev_table = tab.as<DevPage>();
     for (auto& hd : heads)
       if (hd.end > hd.begin) hd.pages = dev_table + reinterpret_cast<size_t>(hd.pages);
@@ -141,7 +153,8 @@ void CudaAcceleratorImpl::stream_attention(const DecodeAttentionArgs* seqs, int 
   if (chunks == 0) {
     // Nothing to attend: one empty chunk writes neutral partials so the merge gives (0, -inf).
     for (auto& hd : heads) hd = HeadDesc{nullptr, 0, 0, 0, 0};
-    Scratch hd_dev = upload_scratch(heads.data(), heads.size() * sizeof(HeadDesc), "stream_attention heads");
+    Scratch hd_dev =
+        upload_scratch(heads.data(), heads.size() * sizeof(HeadDesc), "stream_attention heads");
     L.heads = hd_dev.as<HeadDesc>();
     L.splits = 1;
     L.slot_offset = 0;
@@ -149,7 +162,9 @@ void CudaAcceleratorImpl::stream_attention(const DecodeAttentionArgs* seqs, int 
     HB_CUDA_CHECK_LAUNCH("stream_attention empty kernel", what);
   }
   HB_NVTX_RANGE("hb.cuda.merge_splits");
-  launch_split_merge(SplitMergeLaunch{L.seqs, batch, s.q_heads, s.head_dim, L.slots, L.part_o, L.part_lse}, ctx_->stream);
+  launch_split_merge(
+      SplitMergeLaunch{L.seqs, batch, s.q_heads, s.head_dim, L.slots, L.part_o, L.part_lse},
+      ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("stream_attention merge kernel", what);
 }
 

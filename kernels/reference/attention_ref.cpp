@@ -11,8 +11,8 @@ double default_scale(const AttentionShape& s, double scale) {
 }
 }  // namespace
 
-void attention_head(const AttentionShape& shape, int q_head, const float* qh, const float* k, const float* v,
-                    int64_t n, double* oh, double* lse, double scale) {
+void attention_head(const AttentionShape& shape, int q_head, const float* qh, const float* k,
+                    const float* v, int64_t n, double* oh, double* lse, double scale) {
   const int d = shape.head_dim, kvh = shape.kv_heads, kh = shape.kv_head_of(q_head);
   scale = default_scale(shape, scale);
   for (int j = 0; j < d; ++j) oh[j] = 0;
@@ -40,15 +40,16 @@ void attention_head(const AttentionShape& shape, int q_head, const float* qh, co
   *lse = m + std::log(l);
 }
 
-void attention(const AttentionShape& shape, const float* q, const float* k, const float* v, int64_t n,
-               double* o, double* lse, double scale) {
+void attention(const AttentionShape& shape, const float* q, const float* k, const float* v,
+               int64_t n, double* o, double* lse, double scale) {
   const int d = shape.head_dim;
   for (int h = 0; h < shape.q_heads; ++h)
-    attention_head(shape, h, q + static_cast<size_t>(h) * d, k, v, n, o + static_cast<size_t>(h) * d, lse + h, scale);
+    attention_head(shape, h, q + static_cast<size_t>(h) * d, k, v, n,
+                   o + static_cast<size_t>(h) * d, lse + h, scale);
 }
 
-void attention_paged(const AttentionShape& shape, const float* q, const PagedKvView& kv, double* o, double* lse,
-                     double scale) {
+void attention_paged(const AttentionShape& shape, const float* q, const PagedKvView& kv, double* o,
+                     double* lse, double scale) {
   // Densify each head's tokens, then reuse the dense oracle head by head.
   const int d = shape.head_dim, P = kv.page_tokens;
   const size_t es = dtype_size(kv.dtype);
@@ -66,13 +67,14 @@ void attention_paged(const AttentionShape& shape, const float* q, const PagedKvV
         convert_to_fp32(kv.dtype, p.k + k_block_offset(j, slot, P) * es, kd.data() + t * d + j, 1);
     }
     const int g = shape.group_size();
-    attention(one, q + static_cast<size_t>(h) * g * d, kd.data(), vd.data(), n, o + static_cast<size_t>(h) * g * d,
-              lse + h * g, scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(d)));
+    attention(one, q + static_cast<size_t>(h) * g * d, kd.data(), vd.data(), n,
+              o + static_cast<size_t>(h) * g * d, lse + h * g,
+              scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(d)));
   }
 }
 
-std::vector<double> probabilities_head(const AttentionShape& shape, int q_head, const float* qh, const float* k,
-                                       int64_t n, double scale) {
+std::vector<double> probabilities_head(const AttentionShape& shape, int q_head, const float* qh,
+                                       const float* k, int64_t n, double scale) {
   const int d = shape.head_dim, kvh = shape.kv_heads, kh = shape.kv_head_of(q_head);
   scale = default_scale(shape, scale);
   std::vector<double> p(static_cast<size_t>(std::max<int64_t>(n, 0)));
@@ -90,12 +92,13 @@ std::vector<double> probabilities_head(const AttentionShape& shape, int q_head, 
   return p;
 }
 
-std::vector<double> probabilities(const AttentionShape& shape, const float* q, const float* k, int64_t n,
-                                  double scale) {
+std::vector<double> probabilities(const AttentionShape& shape, const float* q, const float* k,
+                                  int64_t n, double scale) {
   std::vector<double> p;
   p.reserve(static_cast<size_t>(shape.q_heads) * std::max<int64_t>(n, 0));
   for (int h = 0; h < shape.q_heads; ++h) {
-    auto ph = probabilities_head(shape, h, q + static_cast<size_t>(h) * shape.head_dim, k, n, scale);
+    auto ph =
+        probabilities_head(shape, h, q + static_cast<size_t>(h) * shape.head_dim, k, n, scale);
     p.insert(p.end(), ph.begin(), ph.end());
   }
   return p;

@@ -12,23 +12,23 @@ namespace hb::ref {
 // Dense KV rows [n][kv_heads][head_dim] (fp32 values, used exactly). q [q_heads][head_dim].
 // o [q_heads][head_dim], lse [q_heads] (natural log, of the scaled logits). With n == 0 the
 // output is zero and lse is -inf. `scale` defaults to 1/sqrt(head_dim) when <= 0.
-void attention(const AttentionShape& shape, const float* q, const float* k, const float* v, int64_t n,
-               double* o, double* lse, double scale = 0);
+void attention(const AttentionShape& shape, const float* q, const float* k, const float* v,
+               int64_t n, double* o, double* lse, double scale = 0);
 
 // One query head (q_row [head_dim]) against the KV head it maps to; o [head_dim], *lse.
-void attention_head(const AttentionShape& shape, int q_head, const float* q_row, const float* k, const float* v,
-                    int64_t n, double* o, double* lse, double scale = 0);
+void attention_head(const AttentionShape& shape, int q_head, const float* q_row, const float* k,
+                    const float* v, int64_t n, double* o, double* lse, double scale = 0);
 
 // Same over a paged view (reads the cache dtype exactly), for checking kernels on the same data.
 void attention_paged(const AttentionShape& shape, const float* q, const PagedKvView& kv, double* o,
                      double* lse, double scale = 0);
 
 // Softmax probabilities of every token for every query head: [q_heads][n].
-std::vector<double> probabilities(const AttentionShape& shape, const float* q, const float* k, int64_t n,
-                                  double scale = 0);
+std::vector<double> probabilities(const AttentionShape& shape, const float* q, const float* k,
+                                  int64_t n, double scale = 0);
 
 // Probabilities of one query head over n tokens: [n].
-std::vector<double> probabilities_head(const AttentionShape& shape, int q_head, const float* q_row, const float* k,
-                                       int64_t n, double scale = 0);
+std::vector<double> probabilities_head(const AttentionShape& shape, int q_head, const float* q_row,
+                                       const float* k, int64_t n, double scale = 0);
 
 }  // namespace hb::ref

@@ -25,7 +25,8 @@ namespace {
 // most 200): the run least disturbed by other processes, as a machine's capability.
 // `before` runs untimed ahead of each repeat (the cache flush of cold measurements).
 template <class F, class B = void (*)()>
-double fast_seconds(F&& fn, double seconds, B before = [] {}) {
+double fast_seconds(
+    F&& fn, double seconds, B before = [] {}) {
   fn();  // warm: first touch, thread wake-up
   std::vector<double> v;
   const int64_t t0 = now_ns();
@@ -79,7 +80,9 @@ struct AttentionBench {
     a.lse = lse.data();
     cpu::decode_attention(&a, 1, pool);
   }
-  double flops(int64_t n) const { return 4.0 * shape.q_heads * shape.head_dim * static_cast<double>(n); }
+  double flops(int64_t n) const {
+    return 4.0 * shape.q_heads * shape.head_dim * static_cast<double>(n);
+  }
 };
 
 }  // namespace
@@ -95,17 +98,20 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
     field = v;
     S[key] = how;
   };
-  auto set_curve = [&](BandwidthCurve& field, BandwidthCurve v, const std::string& key, const std::string& how) {
+  auto set_curve = [&](BandwidthCurve& field, BandwidthCurve v, const std::string& key,
+                       const std::string& how) {
     if (!overwrite && !field.empty()) return;
     field = std::move(v);
     S[key] = how;
   };
   const std::string here =
-      "calibrated on this machine by hybridbench validate-model (10th percentile of repeats, caches flushed before "
+      "calibrated on this machine by hybridbench validate-model (10th percentile of repeats, "
+      "caches flushed before "
       "each): ";
   const int ht = std::max(1, o.host_threads), at = std::max(1, o.accelerator_threads);
   std::vector<size_t> ladder;
-  for (size_t b = std::max<size_t>(o.min_bytes, 64 << 10); b < o.max_bytes; b *= 2) ladder.push_back(b);
+  for (size_t b = std::max<size_t>(o.min_bytes, 64 << 10); b < o.max_bytes; b *= 2)
+    ladder.push_back(b);
   ladder.push_back(o.max_bytes);
 
   // ---- decode attention over the working-set ladder: the read curve and the compute roof.
@@ -125,7 +131,8 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
     gflops = 0;
     for (size_t w : ladder) {
       const int64_t tokens = std::clamp<int64_t>(static_cast<int64_t>(w) / bpt, 16, max_tokens);
-      if (!curve.points.empty() && static_cast<double>(tokens * bpt) <= curve.points.back().first) continue;
+      if (!curve.points.empty() && static_cast<double>(tokens * bpt) <= curve.points.back().first)
+        continue;
       const double t = fast_seconds([&] { bench.run(pool, tokens); }, o.seconds_per_figure, cold);
       const double bytes = static_cast<double>(tokens * bpt);
       curve.points.emplace_back(bytes, bytes / t / threads * 1e-9);
@@ -136,13 +143,16 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
   double cpu_gflops = 0;
   attention_curve(ht, cpu_curve, cpu_gflops);
   std::string pts;
-  for (const auto& [b, g] : cpu_curve.points) pts += (pts.empty() ? "" : ", ") + fmt("%.0f MiB", b / 1048576) + fmt(" %.1f", g);
+  for (const auto& [b, g] : cpu_curve.points)
+    pts += (pts.empty() ? "" : ", ") + fmt("%.0f MiB", b / 1048576) + fmt(" %.1f", g);
   say(what + " per core (GB/s of KV by working set): " + pts);
-  const std::string curve_how = here + what + ", " + std::to_string(ht) + " host thread(s), working sets " +
-                                fmt("%.2f", ladder.front() / 1048576.0) + "-" + fmt("%.0f MiB", ladder.back() / 1048576.0);
+  const std::string curve_how =
+      here + what + ", " + std::to_string(ht) + " host thread(s), working sets " +
+      fmt("%.2f", ladder.front() / 1048576.0) + "-" + fmt("%.0f MiB", ladder.back() / 1048576.0);
   set_curve(m.cpu.read_curve, cpu_curve, "cpu.read_curve", curve_how);
   set(m.cpu.core_read_gbps, cpu_curve.points.back().second, "cpu.core_read_gbps",
-      here + what + " at the largest working set (" + fmt("%.0f MiB", ladder.back() / 1048576.0) + "), per thread");
+      here + what + " at the largest working set (" + fmt("%.0f MiB", ladder.back() / 1048576.0) +
+          "), per thread");
   set(m.cpu.attention_gflops_per_core, cpu_gflops, "cpu.attention_gflops_per_core",
       here + what + ", fastest working set, per thread");
   say(fmt("compute roof %.1f GFLOP/s per core", m.cpu.attention_gflops_per_core));
@@ -151,9 +161,11 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
   {
     ThreadPool host(ht);
     const double t_disp = fast_seconds([&] { host.parallel_for(ht, [](int64_t, int) {}); }, 0.05);
-    set(m.cpu.dispatch_us, std::max(1e-3, t_disp * 1e6), "cpu.dispatch_us", here + "empty parallel_for on the host pool");
+    set(m.cpu.dispatch_us, std::max(1e-3, t_disp * 1e6), "cpu.dispatch_us",
+        here + "empty parallel_for on the host pool");
   }
-  if (m.cpu.name.empty()) m.cpu.name = "this machine's CPU (" + std::to_string(ht) + " host thread(s))";
+  if (m.cpu.name.empty())
+    m.cpu.name = "this machine's CPU (" + std::to_string(ht) + " host thread(s))";
   // Selection: one core's top-k scan rate over rows of logits as a long context gives them
   // (HybridGen's logit mode keeps about an eighth). Scattered values, so no branch is predictable.
   double select_rate = 0;
@@ -161,11 +173,14 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
     constexpr int kRows = 8;
     constexpr int64_t kN = 32768, kK = kN / 8;
     std::vector<float> logits(static_cast<size_t>(kRows) * kN);
-    for (size_t i = 0; i < logits.size(); ++i) logits[i] = static_cast<float>((i * 2654435761u) % 100003u) * 1e-3f;
+    for (size_t i = 0; i < logits.size(); ++i)
+      logits[i] = static_cast<float>((i * 2654435761u) % 100003u) * 1e-3f;
     std::vector<int32_t> idx(static_cast<size_t>(kRows) * kK);
     std::vector<float> val(idx.size());
     const double t = fast_seconds(
-        [&] { cpu::topk_select_rows(logits.data(), kRows, kN, kN, kK, idx.data(), val.data(), nullptr); },
+        [&] {
+          cpu::topk_select_rows(logits.data(), kRows, kN, kN, kK, idx.data(), val.data(), nullptr);
+        },
         o.seconds_per_figure);
     select_rate = kRows * kN / t * 1e-9;
     set(m.cpu.select_gelems_per_core, select_rate, "cpu.select_gelems_per_core",
@@ -194,55 +209,71 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
             here + what + ", the accelerator's " + std::to_string(at) + " thread(s)");
   set(A.memory_gbps, acc_curve.points.back().second, "accelerator.memory_gbps",
       here + what + " at the largest working set, the accelerator's threads");
-  set(A.tflops, acc_gflops * at * 1e-3, "accelerator.tflops", here + what + ", fastest working set, the accelerator's threads");
+  set(A.tflops, acc_gflops * at * 1e-3, "accelerator.tflops",
+      here + what + ", fastest working set, the accelerator's threads");
   set(A.select_gelems, select_rate * at, "accelerator.select_gelems",
       here + "the per-core top-k rate x the accelerator's " + std::to_string(at) + " thread(s)");
 
   AcceleratorOptions ao;
   ao.kind = "cpu";
   ao.cpu_threads = at;
-  ao.capacity_bytes = std::max<int64_t>(o.accelerator_capacity_bytes, static_cast<int64_t>(o.max_bytes) + (4 << 20));
+  ao.capacity_bytes = std::max<int64_t>(o.accelerator_capacity_bytes,
+                                        static_cast<int64_t>(o.max_bytes) + (4 << 20));
   auto acc = make_accelerator(ao);
   Buffer dev = acc->memory()->allocate(o.max_bytes);
   std::vector<std::byte> host_buf(o.max_bytes, std::byte{3});
   BandwidthCurve copy;
   double h2d = 0, d2h = 0;
   for (size_t w : ladder) {
-    const double t_up = fast_seconds([&] {
-      acc->copy_to_device(dev.data(), host_buf.data(), w);
-      acc->synchronize();
-    }, o.seconds_per_figure / 2, cold);
-    const double t_down = fast_seconds([&] {
-      acc->copy_to_host(host_buf.data(), dev.data(), w);
-      acc->synchronize();
-    }, o.seconds_per_figure / 2, cold);
+    const double t_up = fast_seconds(
+        [&] {
+          acc->copy_to_device(dev.data(), host_buf.data(), w);
+          acc->synchronize();
+        },
+        o.seconds_per_figure / 2, cold);
+    const double t_down = fast_seconds(
+        [&] {
+          acc->copy_to_host(host_buf.data(), dev.data(), w);
+          acc->synchronize();
+        },
+        o.seconds_per_figure / 2, cold);
     copy.points.emplace_back(static_cast<double>(w), 2.0 * w / (t_up + t_down) * 1e-9);
     h2d = w / t_up * 1e-9;
     d2h = w / t_down * 1e-9;
   }
   float word = 0;
-  const double t_one = fast_seconds([&] {
-    acc->copy_to_host(&word, dev.data(), 4);
-    acc->synchronize();
-  }, 0.1);
-  const double t_16 = fast_seconds([&] {
-    for (int i = 0; i < 16; ++i) acc->copy_to_host(&word, dev.data(), 4);
-    acc->synchronize();
-  }, 0.1);
+  const double t_one = fast_seconds(
+      [&] {
+        acc->copy_to_host(&word, dev.data(), 4);
+        acc->synchronize();
+      },
+      0.1);
+  const double t_16 = fast_seconds(
+      [&] {
+        for (int i = 0; i < 16; ++i) acc->copy_to_host(&word, dev.data(), 4);
+        acc->synchronize();
+      },
+      0.1);
   const double launch_us = std::max(0.0, (t_16 - t_one) / 15 * 1e6);
   const double sync_us = std::max(0.0, t_one * 1e6 - launch_us);
   if (m.links.empty()) m.links.emplace_back();
   auto& L = m.links[0];
   L.host_node = A.numa_node;
-  set(L.h2d_gbps, h2d, "links[0].h2d_gbps", here + "cpu accelerator copy_to_device at the largest working set");
-  set(L.d2h_gbps, d2h, "links[0].d2h_gbps", here + "cpu accelerator copy_to_host at the largest working set");
-  set_curve(L.copy_curve, copy, "links[0].copy_curve", here + "cpu accelerator copies (both directions) by size");
-  set(L.latency_us, std::max(1e-3, launch_us), "links[0].latency_us", here + "queued 4-byte copy (same as a launch)");
+  set(L.h2d_gbps, h2d, "links[0].h2d_gbps",
+      here + "cpu accelerator copy_to_device at the largest working set");
+  set(L.d2h_gbps, d2h, "links[0].d2h_gbps",
+      here + "cpu accelerator copy_to_host at the largest working set");
+  set_curve(L.copy_curve, copy, "links[0].copy_curve",
+            here + "cpu accelerator copies (both directions) by size");
+  set(L.latency_us, std::max(1e-3, launch_us), "links[0].latency_us",
+      here + "queued 4-byte copy (same as a launch)");
   set(A.launch_us, std::max(1e-3, launch_us), "accelerator.launch_us",
       here + "(16 queued 4-byte copies + sync - 1 copy + sync) / 15");
-  set(A.sync_us, std::max(1e-3, sync_us), "accelerator.sync_us", here + "4-byte copy + synchronize, minus a launch");
-  say("cpu accelerator: copies " + fmt("%.2f GB/s", L.h2d_gbps) + " up, " + fmt("%.2f GB/s", L.d2h_gbps) +
-      " down beyond the caches; launch " + fmt("%.1f us", A.launch_us) + ", sync " + fmt("%.1f us", A.sync_us));
+  set(A.sync_us, std::max(1e-3, sync_us), "accelerator.sync_us",
+      here + "4-byte copy + synchronize, minus a launch");
+  say("cpu accelerator: copies " + fmt("%.2f GB/s", L.h2d_gbps) + " up, " +
+      fmt("%.2f GB/s", L.d2h_gbps) + " down beyond the caches; launch " +
+      fmt("%.1f us", A.launch_us) + ", sync " + fmt("%.1f us", A.sync_us));
   m.source = "calibrated";
   if (m.name.empty()) m.name = "this-machine";
   return m;
@@ -258,7 +289,8 @@ struct LiveCeilings::Impl {
   Impl(const CalibrationOptions& opts)
       : o(opts),
         bench(opts.shape, opts.page_tokens,
-              std::max<int64_t>(64, static_cast<int64_t>(opts.max_bytes) / opts.shape.kv_bytes_per_token())),
+              std::max<int64_t>(
+                  64, static_cast<int64_t>(opts.max_bytes) / opts.shape.kv_bytes_per_token())),
         host(std::max(1, opts.host_threads)),
         accel(std::max(1, opts.accelerator_threads)),
         host_buf(opts.max_bytes, std::byte{3}) {
@@ -289,10 +321,12 @@ struct LiveCeilings::Impl {
 LiveCeilings::LiveCeilings(const CalibrationOptions& opts) : impl_(std::make_unique<Impl>(opts)) {}
 LiveCeilings::~LiveCeilings() = default;
 
-PlatformModel LiveCeilings::at(const PlatformModel& m, double cpu_bytes, double acc_bytes, double copy_bytes) {
+PlatformModel LiveCeilings::at(const PlatformModel& m, double cpu_bytes, double acc_bytes,
+                               double copy_bytes) {
   PlatformModel x = m;
   if (cpu_bytes > 0)
-    x.cpu.read_curve.points = {{cpu_bytes, impl_->attention(impl_->host, cpu_bytes) / impl_->host.size()}};
+    x.cpu.read_curve.points = {
+        {cpu_bytes, impl_->attention(impl_->host, cpu_bytes) / impl_->host.size()}};
   if (acc_bytes > 0 && m.accelerator.kind == "cpu")
     x.accelerator.memory_curve.points = {{acc_bytes, impl_->attention(impl_->accel, acc_bytes)}};
   if (copy_bytes > 0 && m.accelerator.kind == "cpu" && !x.links.empty())
@@ -300,13 +334,15 @@ PlatformModel LiveCeilings::at(const PlatformModel& m, double cpu_bytes, double 
   return x;
 }
 
-PlatformModel measure_this_machine(const CalibrationOptions& o, const std::function<void(const std::string&)>& progress,
+PlatformModel measure_this_machine(const CalibrationOptions& o,
+                                   const std::function<void(const std::string&)>& progress,
                                    std::string* profile_json) {
   const memtier::Topology topo = memtier::discover({});
   memtier::ProbeOptions po = memtier::ProbeOptions::quick();
   po.cpu_nodes = {topo.cpu_node};
   const memtier::ProbeResult pr = memtier::probe(topo, po, progress);
-  const memtier::PlatformProfile profile = memtier::make_platform_profile(topo, memtier::read_system_settings(), pr);
+  const memtier::PlatformProfile profile =
+      memtier::make_platform_profile(topo, memtier::read_system_settings(), pr);
   if (profile_json) *profile_json = memtier::platform_profile_json(profile);
   PlatformModel m = from_platform_profile(profile);
   m.description = "this machine: quick probe + calibration by hybridbench validate-model";

@@ -18,7 +18,8 @@ std::shared_ptr<run::StepModel> make_step_model(
   } else {
     sm->platform = m.name;
   }
-  sm->price = [m, on_step](const reports::PointAxes& axes, const Strategy& s, int step, const StepResult& out) {
+  sm->price = [m, on_step](const reports::PointAxes& axes, const Strategy& s, int step,
+                           const StepResult& out) {
     const ModeledStep ms = model_step(out.traffic, overlap_for(s.overlap()), m);
     if (on_step) on_step(axes, step, ms);
     return run::StepPrice{ms.total_ns, ms.phase_ns, ms.overlap};
@@ -44,10 +45,12 @@ std::vector<HostTier> host_tiers_for(const PlatformModel& m) {
   return out;
 }
 
-reports::Report run_model_sweep(const run::SweepSpec& spec, const std::vector<PlatformModel>& platforms,
+reports::Report run_model_sweep(const run::SweepSpec& spec,
+                                const std::vector<PlatformModel>& platforms,
                                 const run::RunEnvironment& env, const run::ProgressFn& progress) {
   spec.validate();
-  if (platforms.empty()) throw Error("model mode needs at least one platform profile", "pass --platform");
+  if (platforms.empty())
+    throw Error("model mode needs at least one platform profile", "pass --platform");
   for (const auto& p : platforms) p.validate();
   reports::Report all;
   const int64_t sweeps = static_cast<int64_t>(platforms.size() * spec.models.size());
@@ -62,23 +65,27 @@ reports::Report run_model_sweep(const run::SweepSpec& spec, const std::vector<Pl
       // depend on which accelerator runs it; the platform's budget decides what fits.
       s.accelerator.kind = "cpu";
       const bool given = spec.accelerator.capacity_bytes > 0;
-      s.accelerator.capacity_bytes = given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, model);
+      s.accelerator.capacity_bytes =
+          given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, model);
       run::RunEnvironment e = env;
       e.host_tiers = host_tiers_for(m);
-      e.observe_pages = nullptr;  // the tiers are labels on this machine's memory: nothing to verify
+      e.observe_pages =
+          nullptr;  // the tiers are labels on this machine's memory: nothing to verify
       e.model = make_step_model(m, true);
       const std::string label = "[" + m.name + "] ";
       int64_t sub_total = 0;
       reports::Report r = run::run_sweep(s, e, [&](const run::Progress& p) {
         sub_total = p.total;
         if (progress)
-          progress({done_before + p.done, std::max<int64_t>(p.total * sweeps, done_before + p.total), label + p.label,
+          progress({done_before + p.done,
+                    std::max<int64_t>(p.total * sweeps, done_before + p.total), label + p.label,
                     p.elapsed_s});
       });
       done_before += sub_total > 0 ? sub_total : static_cast<int64_t>(r.points.size());
       if (index++ == 0) all.context = r.context;
       all.context.sweep["model.kv_budget_bytes." + m.name + "." + model] =
-          std::to_string(s.accelerator.capacity_bytes) + (given ? " (--accelerator-memory)" : " (profile HBM - weights)");
+          std::to_string(s.accelerator.capacity_bytes) +
+          (given ? " (--accelerator-memory)" : " (profile HBM - weights)");
       for (auto& p : r.points) all.points.push_back(std::move(p));
       // Stopped or failed (run's SweepControl): what finished is the report; nothing more runs.
       if (r.interruption.interrupted) {
@@ -86,7 +93,8 @@ reports::Report run_model_sweep(const run::SweepSpec& spec, const std::vector<Pl
         break;
       }
     }
-    all.context.sweep["model.profile." + m.name] = m.origin + " (" + m.source + "): " + m.description;
+    all.context.sweep["model.profile." + m.name] =
+        m.origin + " (" + m.source + "): " + m.description;
     if (all.interruption.interrupted) break;
   }
   all.context.sweep["models"] = [&] {
@@ -97,9 +105,12 @@ reports::Report run_model_sweep(const run::SweepSpec& spec, const std::vector<Pl
   all.context.sweep["mode"] = "model";
   all.context.sweep["model.platforms"] = names;
   all.context.sweep["accelerator"] = "cpu (executes the strategies; timings are modeled)";
-  if (spec.accelerator.capacity_bytes <= 0) all.context.sweep["accelerator_capacity_bytes"] = "per platform and model";
+  if (spec.accelerator.capacity_bytes <= 0)
+    all.context.sweep["accelerator_capacity_bytes"] = "per platform and model";
   std::stable_sort(all.points.begin(), all.points.end(),
-                   [](const reports::Point& a, const reports::Point& b) { return reports::axes_less(a.axes, b.axes); });
+                   [](const reports::Point& a, const reports::Point& b) {
+                     return reports::axes_less(a.axes, b.axes);
+                   });
   all.speedups = reports::compute_speedups(all.points);
   return all;
 }

@@ -30,7 +30,9 @@ std::vector<HostTier> host_tiers_for(const PlatformModel& m);
 // budget, unless spec.accelerator.capacity_bytes is given) and returns one report with every
 // point; axes.extra["platform"] keeps the platforms' points apart, so speedups compare
 // strategies on the same platform only. The sweep context lists the platforms and budgets.
-reports::Report run_model_sweep(const run::SweepSpec& spec, const std::vector<PlatformModel>& platforms,
-                                const run::RunEnvironment& env, const run::ProgressFn& progress = {});
+reports::Report run_model_sweep(const run::SweepSpec& spec,
+                                const std::vector<PlatformModel>& platforms,
+                                const run::RunEnvironment& env,
+                                const run::ProgressFn& progress = {});
 
 }  // namespace hb::model

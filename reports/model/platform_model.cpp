@@ -28,9 +28,11 @@ constexpr const char* kPlatformSchema = "hybridbench.platform/1";
 // preset must not silently fall back to a default).
 class In {
  public:
-  In(const Json& j, std::string path, const std::string& origin) : j_(&j), path_(std::move(path)), origin_(&origin) {}
+  In(const Json& j, std::string path, const std::string& origin)
+      : j_(&j), path_(std::move(path)), origin_(&origin) {}
   [[noreturn]] void fail(const std::string& what) const {
-    throw Error(*origin_ + ": " + path_ + ": " + what, "see the profile schema in reports/model/README.md");
+    throw Error(*origin_ + ": " + path_ + ": " + what,
+                "see the profile schema in reports/model/README.md");
   }
   bool has(const std::string& k) const { return j_->is_object() && j_->contains(k); }
   In at(const std::string& k) const {
@@ -53,12 +55,14 @@ class In {
     return v;
   }
   In index(size_t i) const {
-    if (!j_->is_array() || i >= j_->size()) fail("expected an array with an element " + std::to_string(i));
+    if (!j_->is_array() || i >= j_->size())
+      fail("expected an array with an element " + std::to_string(i));
     return In((*j_)[i], path_ + "[" + std::to_string(i) + "]", *origin_);
   }
   void each(const std::function<void(const In&)>& fn) const {
     if (!j_->is_array()) fail("expected an array");
-    for (size_t i = 0; i < j_->size(); ++i) fn(In((*j_)[i], path_ + "[" + std::to_string(i) + "]", *origin_));
+    for (size_t i = 0; i < j_->size(); ++i)
+      fn(In((*j_)[i], path_ + "[" + std::to_string(i) + "]", *origin_));
   }
   void only(std::initializer_list<const char*> keys) const {
     if (!j_->is_object()) fail("expected an object");
@@ -97,17 +101,20 @@ double figure(const In& j, const std::string& key, std::map<std::string, std::st
 }
 
 // {"source": "...", "points": [[bytes, gbps], ...]}, bytes ascending, all positive.
-BandwidthCurve read_curve(const In& j, const std::string& key, std::map<std::string, std::string>& sources) {
+BandwidthCurve read_curve(const In& j, const std::string& key,
+                          std::map<std::string, std::string>& sources) {
   j.only({"source", "estimate", "points"});
   BandwidthCurve c;
   if (j.has("source"))
-    sources[key] = (j.has("estimate") && j.at("estimate").boolean() ? "[estimate] " : "") + j.at("source").str();
+    sources[key] = (j.has("estimate") && j.at("estimate").boolean() ? "[estimate] " : "") +
+                   j.at("source").str();
   j.at("points").each([&](const In& p) {
     if (!p.json().is_array() || p.json().size() != 2) p.fail("expected [bytes, gbps]");
     const double b = p.index(0).number();
     const double g = p.index(1).number();
     if (!(b > 0 && g > 0)) p.fail("bytes and gbps must be > 0");
-    if (!c.points.empty() && b <= c.points.back().first) p.fail("points must be ascending by bytes");
+    if (!c.points.empty() && b <= c.points.back().first)
+      p.fail("points must be ascending by bytes");
     c.points.emplace_back(b, g);
   });
   if (c.points.empty()) j.at("points").fail("a curve needs at least one point");
@@ -122,7 +129,8 @@ void opt_figure(const In& parent, const char* name, const std::string& prefix, T
   if constexpr (std::is_integral_v<T>) {
     if (v != std::floor(v)) parent.at(name).fail("expected a whole number");
     // Range first: casting a value T cannot hold (numa_node 1e10) is undefined behaviour.
-    if (v < static_cast<double>(std::numeric_limits<T>::min()) || v >= -static_cast<double>(std::numeric_limits<T>::min()))
+    if (v < static_cast<double>(std::numeric_limits<T>::min()) ||
+        v >= -static_cast<double>(std::numeric_limits<T>::min()))
       parent.at(name).fail("whole number out of range");
     out = static_cast<T>(v);
   } else {
@@ -136,7 +144,8 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
   if (j.has("name")) m.name = j.at("name").str();
   if (j.has("description")) m.description = j.at("description").str();
   auto need = [&](const char* k) {
-    if (complete && !j.has(k)) j.fail(std::string("missing member \"") + k + "\" (a preset gives every figure)");
+    if (complete && !j.has(k))
+      j.fail(std::string("missing member \"") + k + "\" (a preset gives every figure)");
   };
   need("accelerator");
   need("links");
@@ -144,8 +153,9 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
   need("tiers");
   if (j.has("accelerator")) {
     const In a = j.at("accelerator");
-    a.only({"kind", "name", "numa_node", "threads", "memory_bytes", "memory_usable_share", "memory_gbps",
-            "attention_efficiency", "tflops", "launch_us", "sync_us", "select_gelems", "memory_curve", "comment"});
+    a.only({"kind", "name", "numa_node", "threads", "memory_bytes", "memory_usable_share",
+            "memory_gbps", "attention_efficiency", "tflops", "launch_us", "sync_us",
+            "select_gelems", "memory_curve", "comment"});
     auto& A = m.accelerator;
     if (a.has("kind")) {
       A.kind = a.at("kind").str();
@@ -163,9 +173,11 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
     opt_figure(a, "launch_us", p, A.launch_us, S);
     opt_figure(a, "sync_us", p, A.sync_us, S);
     opt_figure(a, "select_gelems", p, A.select_gelems, S);
-    if (a.has("memory_curve")) A.memory_curve = read_curve(a.at("memory_curve"), p + "memory_curve", S);
+    if (a.has("memory_curve"))
+      A.memory_curve = read_curve(a.at("memory_curve"), p + "memory_curve", S);
     if (complete)
-      for (const char* k : {"name", "memory_bytes", "memory_gbps", "attention_efficiency", "tflops", "launch_us", "sync_us"})
+      for (const char* k : {"name", "memory_bytes", "memory_gbps", "attention_efficiency", "tflops",
+                            "launch_us", "sync_us"})
         if (!a.has(k)) a.fail(std::string("missing member \"") + k + "\"");
   }
   if (j.has("links")) {
@@ -188,8 +200,8 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
   }
   if (j.has("cpu")) {
     const In c = j.at("cpu");
-    c.only({"name", "cores", "core_read_gbps", "attention_gflops_per_core", "dispatch_us", "select_gelems_per_core",
-            "read_curve", "comment"});
+    c.only({"name", "cores", "core_read_gbps", "attention_gflops_per_core", "dispatch_us",
+            "select_gelems_per_core", "read_curve", "comment"});
     auto& C = m.cpu;
     if (c.has("name")) C.name = c.at("name").str();
     const std::string p = "cpu.";
@@ -207,7 +219,8 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
     m.tiers.clear();
     size_t i = 0;
     j.at("tiers").each([&](const In& t) {
-      t.only({"kind", "node", "name", "capacity_bytes", "read_gbps", "latency_ns", "emulated", "comment"});
+      t.only({"kind", "node", "name", "capacity_bytes", "read_gbps", "latency_ns", "emulated",
+              "comment"});
       for (const char* k : {"kind", "capacity_bytes", "read_gbps", "latency_ns"})
         if (!t.has(k)) t.fail(std::string("missing member \"") + k + "\"");
       TierModel T;
@@ -215,9 +228,11 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
       try {
         T.kind = parse_memory_kind(ks);
       } catch (const Error&) {
-        t.at("kind").fail("unknown memory kind \"" + ks + "\" (local-dram, remote-dram, cxl, far, hbm)");
+        t.at("kind").fail("unknown memory kind \"" + ks +
+                          "\" (local-dram, remote-dram, cxl, far, hbm)");
       }
-      if (T.kind == MemoryKind::accelerator) t.at("kind").fail("the accelerator's memory is not a host tier");
+      if (T.kind == MemoryKind::accelerator)
+        t.at("kind").fail("the accelerator's memory is not a host tier");
       if (t.has("name")) T.name = t.at("name").str();
       if (t.has("emulated")) T.emulated = t.at("emulated").boolean();
       const std::string p = "tiers[" + std::to_string(i++) + "].";
@@ -269,7 +284,8 @@ PlatformModel from_platform_profile(const memtier::PlatformProfile& p) {
     t.read_gbps = topo.simulated_cxl->bandwidth_gbps;
     t.latency_ns = topo.simulated_cxl->latency_ns;
     t.emulated = true;
-    m.sources["tiers[" + std::to_string(m.tiers.size()) + "].read_gbps"] = "[estimate] declared by --emulate-cxl";
+    m.sources["tiers[" + std::to_string(m.tiers.size()) + "].read_gbps"] =
+        "[estimate] declared by --emulate-cxl";
     m.tiers.push_back(t);
   }
   // Fastest first, the local DRAM ahead of everything (it is the default host tier).
@@ -283,7 +299,8 @@ PlatformModel from_platform_profile(const memtier::PlatformProfile& p) {
   m.sources["cpu.cores"] = "topology of " + p.host + " (cores of one CPU node)";
   if (local && local->threads > 0) {
     m.cpu.core_read_gbps = local->read_gbps.summary.median / local->threads;
-    m.sources["cpu.core_read_gbps"] = src + ": local read bandwidth / " + std::to_string(local->threads) + " threads";
+    m.sources["cpu.core_read_gbps"] =
+        src + ": local read bandwidth / " + std::to_string(local->threads) + " threads";
   }
   if (!topo.gpus.empty()) {
     const auto& g = topo.gpus[0];
@@ -316,12 +333,13 @@ namespace {
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
   if (!in)
-    throw Error("cannot read platform profile '" + path + "'",
-                "give a file, preset:NAME or one of the presets: " + [] {
-                  std::string s;
-                  for (const auto& n : preset_names()) s += (s.empty() ? "" : ", ") + n;
-                  return s;
-                }());
+    throw Error(
+        "cannot read platform profile '" + path + "'",
+        "give a file, preset:NAME or one of the presets: " + [] {
+          std::string s;
+          for (const auto& n : preset_names()) s += (s.empty() ? "" : ", ") + n;
+          return s;
+        }());
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -342,7 +360,8 @@ Json figure_json(double v, const std::map<std::string, std::string>& S, const st
   return j;
 }
 
-Json curve_json(const BandwidthCurve& c, const std::map<std::string, std::string>& S, const std::string& key) {
+Json curve_json(const BandwidthCurve& c, const std::map<std::string, std::string>& S,
+                const std::string& key) {
   Json j;
   if (auto it = S.find(key); it != S.end()) j["source"] = it->second;
   j["points"] = Json::array();
@@ -361,15 +380,20 @@ Json section_json(const PlatformModel& m) {
   a["name"] = A.name;
   a["numa_node"] = A.numa_node;
   if (A.threads > 0) a["threads"] = A.threads;
-  a["memory_bytes"] = figure_json(static_cast<double>(A.memory_bytes), S, "accelerator.memory_bytes");
-  a["memory_usable_share"] = figure_json(A.memory_usable_share, S, "accelerator.memory_usable_share");
+  a["memory_bytes"] =
+      figure_json(static_cast<double>(A.memory_bytes), S, "accelerator.memory_bytes");
+  a["memory_usable_share"] =
+      figure_json(A.memory_usable_share, S, "accelerator.memory_usable_share");
   a["memory_gbps"] = figure_json(A.memory_gbps, S, "accelerator.memory_gbps");
-  a["attention_efficiency"] = figure_json(A.attention_efficiency, S, "accelerator.attention_efficiency");
+  a["attention_efficiency"] =
+      figure_json(A.attention_efficiency, S, "accelerator.attention_efficiency");
   a["tflops"] = figure_json(A.tflops, S, "accelerator.tflops");
   a["launch_us"] = figure_json(A.launch_us, S, "accelerator.launch_us");
   a["sync_us"] = figure_json(A.sync_us, S, "accelerator.sync_us");
-  if (A.select_gelems > 0) a["select_gelems"] = figure_json(A.select_gelems, S, "accelerator.select_gelems");
-  if (!A.memory_curve.empty()) a["memory_curve"] = curve_json(A.memory_curve, S, "accelerator.memory_curve");
+  if (A.select_gelems > 0)
+    a["select_gelems"] = figure_json(A.select_gelems, S, "accelerator.select_gelems");
+  if (!A.memory_curve.empty())
+    a["memory_curve"] = curve_json(A.memory_curve, S, "accelerator.memory_curve");
   j["accelerator"] = a;
   j["links"] = Json::array();
   for (size_t i = 0; i < m.links.size(); ++i) {
@@ -379,16 +403,19 @@ Json section_json(const PlatformModel& m) {
                           {"h2d_gbps", figure_json(L.h2d_gbps, S, p + "h2d_gbps")},
                           {"d2h_gbps", figure_json(L.d2h_gbps, S, p + "d2h_gbps")},
                           {"latency_us", figure_json(L.latency_us, S, p + "latency_us")}});
-    if (!L.copy_curve.empty()) j["links"].back()["copy_curve"] = curve_json(L.copy_curve, S, p + "copy_curve");
+    if (!L.copy_curve.empty())
+      j["links"].back()["copy_curve"] = curve_json(L.copy_curve, S, p + "copy_curve");
   }
   const auto& C = m.cpu;
   j["cpu"] = {{"name", C.name},
               {"cores", figure_json(C.cores, S, "cpu.cores")},
               {"core_read_gbps", figure_json(C.core_read_gbps, S, "cpu.core_read_gbps")},
-              {"attention_gflops_per_core", figure_json(C.attention_gflops_per_core, S, "cpu.attention_gflops_per_core")},
+              {"attention_gflops_per_core",
+               figure_json(C.attention_gflops_per_core, S, "cpu.attention_gflops_per_core")},
               {"dispatch_us", figure_json(C.dispatch_us, S, "cpu.dispatch_us")}};
   if (C.select_gelems_per_core > 0)
-    j["cpu"]["select_gelems_per_core"] = figure_json(C.select_gelems_per_core, S, "cpu.select_gelems_per_core");
+    j["cpu"]["select_gelems_per_core"] =
+        figure_json(C.select_gelems_per_core, S, "cpu.select_gelems_per_core");
   if (!C.read_curve.empty()) j["cpu"]["read_curve"] = curve_json(C.read_curve, S, "cpu.read_curve");
   j["tiers"] = Json::array();
   for (size_t i = 0; i < m.tiers.size(); ++i) {
@@ -398,7 +425,8 @@ Json section_json(const PlatformModel& m) {
                           {"node", T.node},
                           {"name", T.name},
                           {"emulated", T.emulated},
-                          {"capacity_bytes", figure_json(static_cast<double>(T.capacity_bytes), S, p + "capacity_bytes")},
+                          {"capacity_bytes", figure_json(static_cast<double>(T.capacity_bytes), S,
+                                                         p + "capacity_bytes")},
                           {"read_gbps", figure_json(T.read_gbps, S, p + "read_gbps")},
                           {"latency_ns", figure_json(T.latency_ns, S, p + "latency_ns")}});
   }
@@ -426,7 +454,8 @@ const TierModel* PlatformModel::tier(MemoryKind k) const {
 }
 
 const LinkModel& PlatformModel::link() const {
-  if (links.empty()) throw Error("platform '" + name + "' has no host link", "add \"links\" to " + origin);
+  if (links.empty())
+    throw Error("platform '" + name + "' has no host link", "add \"links\" to " + origin);
   for (const auto& l : links)
     if (l.host_node == accelerator.numa_node) return l;
   return links[0];
@@ -453,7 +482,8 @@ void PlatformModel::validate() const {
   nonneg(A.launch_us, "accelerator.launch_us");
   nonneg(A.sync_us, "accelerator.sync_us");
   nonneg(A.select_gelems, "accelerator.select_gelems");
-  if (links.empty()) bad.push_back("links is empty (one host link per NUMA node the accelerator is attached to)");
+  if (links.empty())
+    bad.push_back("links is empty (one host link per NUMA node the accelerator is attached to)");
   for (const auto& l : links) {
     pos(l.h2d_gbps, "links[].h2d_gbps");
     pos(l.d2h_gbps, "links[].d2h_gbps");
@@ -471,28 +501,34 @@ void PlatformModel::validate() const {
     pos(t.read_gbps, "tiers[].read_gbps");
     nonneg(t.latency_ns, "tiers[].latency_ns");
     if (!seen.insert({static_cast<int>(t.kind), t.node}).second)
-      bad.push_back("tier " + MemoryLocation{t.kind, t.node, t.emulated}.to_string() + " is listed twice");
+      bad.push_back("tier " + MemoryLocation{t.kind, t.node, t.emulated}.to_string() +
+                    " is listed twice");
   }
   if (bad.empty()) return;
   std::string all;
   for (const auto& b : bad) all += "\n    " + b;
-  throw Error("platform profile '" + name + "' (" + origin + ") is incomplete or out of range:" + all,
-              source == "preset" ? "fix the preset (schema: reports/model/README.md)"
-                                 : "complete its \"model\" member, e.g. `hybridbench validate-model --platform " +
-                                       origin + " --write-model " + origin + "` measures the missing figures");
+  throw Error(
+      "platform profile '" + name + "' (" + origin + ") is incomplete or out of range:" + all,
+      source == "preset"
+          ? "fix the preset (schema: reports/model/README.md)"
+          : "complete its \"model\" member, e.g. `hybridbench validate-model --platform " + origin +
+                " --write-model " + origin + "` measures the missing figures");
 }
 
-PlatformModel parse_platform_model(const std::string& text, const std::string& origin, bool require_complete) {
+PlatformModel parse_platform_model(const std::string& text, const std::string& origin,
+                                   bool require_complete) {
   Json doc;
   try {
     doc = Json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw Error(origin + ": not JSON (" + e.what() + ")", "see the profile schema in reports/model/README.md");
+    throw Error(origin + ": not JSON (" + e.what() + ")",
+                "see the profile schema in reports/model/README.md");
   }
   const In j(doc, "$", origin);
   const std::string schema = j.at("schema").str();
   if (schema != kPlatformSchema)
-    j.at("schema").fail("expected \"" + std::string(kPlatformSchema) + "\", found \"" + schema + "\"");
+    j.at("schema").fail("expected \"" + std::string(kPlatformSchema) + "\", found \"" + schema +
+                        "\"");
   const std::string source = j.at("source").str();
   PlatformModel m;
   m.origin = origin;
@@ -510,7 +546,8 @@ PlatformModel parse_platform_model(const std::string& text, const std::string& o
     read_model_section(j.at("model"), m, true);
     if (m.name.empty()) j.at("model").fail("missing member \"name\"");
   } else {
-    j.at("source").fail("expected \"measured\" (written by `hybridbench probe --out`) or \"preset\"");
+    j.at("source").fail(
+        "expected \"measured\" (written by `hybridbench probe --out`) or \"preset\"");
   }
   if (require_complete) m.validate();
   return m;
@@ -527,7 +564,8 @@ std::string preset_text(const std::string& name) {
     if (n == name) return text;
   std::string list;
   for (const auto& n : preset_names()) list += (list.empty() ? "" : ", ") + n;
-  throw Error("no platform preset named '" + name + "'", "use one of: " + list + " (or a profile file)");
+  throw Error("no platform preset named '" + name + "'",
+              "use one of: " + list + " (or a profile file)");
 }
 
 PlatformModel load_platform_model(const std::string& spec) {
@@ -544,7 +582,8 @@ std::vector<PlatformModel> load_platform_models(const std::vector<std::string>& 
   std::vector<PlatformModel> out;
   for (const auto& s : specs) {
     if (s == "presets") {
-      for (const auto& n : preset_names()) out.push_back(parse_platform_model(preset_text(n), "preset:" + n));
+      for (const auto& n : preset_names())
+        out.push_back(parse_platform_model(preset_text(n), "preset:" + n));
     } else {
       out.push_back(load_platform_model(s));
     }
@@ -554,18 +593,21 @@ std::vector<PlatformModel> load_platform_models(const std::vector<std::string>& 
     if (!names.insert(m.name).second)
       throw Error("two platform profiles are both named '" + m.name + "'",
                   "give each profile its own \"name\" in its \"model\" member");
-  if (out.empty()) throw Error("no platform profile given", "pass --platform FILE, preset:NAME or presets");
+  if (out.empty())
+    throw Error("no platform profile given", "pass --platform FILE, preset:NAME or presets");
   return out;
 }
 
 std::string model_section_json(const PlatformModel& m) { return section_json(m).dump(2) + "\n"; }
 
-std::string with_model_section(const std::string& text, const PlatformModel& m, const std::string& origin) {
+std::string with_model_section(const std::string& text, const PlatformModel& m,
+                               const std::string& origin) {
   Json doc;
   try {
     doc = Json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw Error(origin + ": not JSON (" + e.what() + ")", "write it with `hybridbench probe --out FILE`");
+    throw Error(origin + ": not JSON (" + e.what() + ")",
+                "write it with `hybridbench probe --out FILE`");
   }
   doc["model"] = section_json(m);
   return doc.dump(2) + "\n";
@@ -574,10 +616,12 @@ std::string with_model_section(const std::string& text, const PlatformModel& m, 
 int64_t kv_budget_per_layer(const PlatformModel& m, const std::string& model_preset) {
   const ModelPreset& p = find_model_preset(model_preset);
   const auto& s = p.shape;
-  const double attn = static_cast<double>(p.hidden) * s.head_dim * (2.0 * s.q_heads + 2.0 * s.kv_heads);
+  const double attn =
+      static_cast<double>(p.hidden) * s.head_dim * (2.0 * s.q_heads + 2.0 * s.kv_heads);
   const double mlp = (p.family == "opt" ? 2.0 : 3.0) * p.hidden * p.ffn;
   const double weights = 2.0 * p.layers * (attn + mlp);
-  const double usable = static_cast<double>(m.accelerator.memory_bytes) * m.accelerator.memory_usable_share;
+  const double usable =
+      static_cast<double>(m.accelerator.memory_bytes) * m.accelerator.memory_usable_share;
   const double per_layer = (usable - weights) / std::max(1, p.layers);
   return std::max<int64_t>(int64_t{1} << 20, static_cast<int64_t>(per_layer));
 }

@@ -28,18 +28,20 @@ struct BandwidthCurve {
 };
 
 struct AcceleratorModel {
-  std::string kind = "cuda";          // "cuda": a GPU; "cpu": the cpu accelerator (CPU threads)
-  std::string name;                   // "NVIDIA A100-SXM4-40GB"
-  int numa_node = 0;                  // host node the link of `links` with this host_node serves
-  int threads = 0;                    // cpu kind: worker threads (informational)
-  int64_t memory_bytes = 0;           // HBM capacity
-  double memory_usable_share = 0.9;   // share of memory_bytes for weights + KV (rest: runtime, activations)
-  double memory_gbps = 0;             // peak memory bandwidth, 1e9 B/s
+  std::string kind = "cuda";  // "cuda": a GPU; "cpu": the cpu accelerator (CPU threads)
+  std::string name;           // "NVIDIA A100-SXM4-40GB"
+  int numa_node = 0;          // host node the link of `links` with this host_node serves
+  int threads = 0;            // cpu kind: worker threads (informational)
+  int64_t memory_bytes = 0;   // HBM capacity
+  double memory_usable_share =
+      0.9;                 // share of memory_bytes for weights + KV (rest: runtime, activations)
+  double memory_gbps = 0;  // peak memory bandwidth, 1e9 B/s
   double attention_efficiency = 0.8;  // share of memory_gbps decode-attention kernels reach
   double tflops = 0;                  // attention compute roof, 1e12 flop/s
   double launch_us = 0;               // per kernel launch (accelerator-side issue cost)
   double sync_us = 0;                 // per host wait on the accelerator
-  double select_gelems = 0;           // top-k/argmin scan rate of the whole device, 1e9 elements/s; 0 = unpriced
+  double select_gelems =
+      0;  // top-k/argmin scan rate of the whole device, 1e9 elements/s; 0 = unpriced
   // Optional: effective memory bandwidth (efficiency included) by the step's accelerator-memory
   // working set; replaces memory_gbps x attention_efficiency when given.
   BandwidthCurve memory_curve;
@@ -56,11 +58,12 @@ struct LinkModel {
 
 struct CpuModel {
   std::string name;
-  int cores = 0;                       // cores the strategies' host side uses
-  double core_read_gbps = 0;           // one core's sustained read bandwidth, 1e9 B/s
+  int cores = 0;                         // cores the strategies' host side uses
+  double core_read_gbps = 0;             // one core's sustained read bandwidth, 1e9 B/s
   double attention_gflops_per_core = 0;  // one core's decode-attention compute roof
-  double dispatch_us = 0;              // handing work to the host threads, once per step with CPU work
-  double select_gelems_per_core = 0;   // one core's top-k/argmin scan rate, 1e9 elements/s; 0 = unpriced
+  double dispatch_us = 0;  // handing work to the host threads, once per step with CPU work
+  double select_gelems_per_core =
+      0;  // one core's top-k/argmin scan rate, 1e9 elements/s; 0 = unpriced
   // Optional: one core's read bandwidth on tiers[0] by the step's host working set (caches
   // included); replaces min(tier, cores x core_read_gbps) for tiers[0] bytes when given.
   BandwidthCurve read_curve;
@@ -69,28 +72,28 @@ struct CpuModel {
 struct TierModel {
   MemoryKind kind = MemoryKind::local_dram;
   int node = 0;
-  std::string name;                    // "DDR5-4800, 8 channels"
+  std::string name;  // "DDR5-4800, 8 channels"
   int64_t capacity_bytes = 0;
-  double read_gbps = 0;                // all-core streaming read from the CPU's node, 1e9 B/s
-  double latency_ns = 0;               // idle load-to-use latency
-  bool emulated = false;               // a stand-in (e.g. a remote node playing CXL)
+  double read_gbps = 0;   // all-core streaming read from the CPU's node, 1e9 B/s
+  double latency_ns = 0;  // idle load-to-use latency
+  bool emulated = false;  // a stand-in (e.g. a remote node playing CXL)
 };
 
 struct PlatformModel {
-  std::string name;                    // short, used as the "platform" axis of modeled points
+  std::string name;  // short, used as the "platform" axis of modeled points
   std::string description;
-  std::string source = "preset";       // preset | measured | calibrated
-  std::string origin;                  // file or "preset:NAME" it was read from
+  std::string source = "preset";  // preset | measured | calibrated
+  std::string origin;             // file or "preset:NAME" it was read from
   AcceleratorModel accelerator;
   std::vector<LinkModel> links;
   CpuModel cpu;
-  std::vector<TierModel> tiers;        // tiers[0] is the default host tier
+  std::vector<TierModel> tiers;  // tiers[0] is the default host tier
   // Where each figure comes from: JSON path ("accelerator.memory_gbps") -> text; "[estimate]"
   // prefixes the ones that are estimates rather than datasheet or measured values.
   std::map<std::string, std::string> sources;
 
-  const TierModel* tier(MemoryKind k) const;   // first tier of that kind, nullptr when none
-  const LinkModel& link() const;               // the link of accelerator.numa_node (or the first)
+  const TierModel* tier(MemoryKind k) const;  // first tier of that kind, nullptr when none
+  const LinkModel& link() const;              // the link of accelerator.numa_node (or the first)
   // Throws hb::Error naming every missing or out-of-range figure and the fix.
   void validate() const;
 };
@@ -106,7 +109,8 @@ PlatformModel load_platform_model(const std::string& path_or_preset);
 // stays zero for a "model" member or calibration to complete. Not validated.
 PlatformModel from_platform_profile(const memtier::PlatformProfile& p);
 // require_complete = false skips validate() (validate-model completes the figures by calibration).
-PlatformModel parse_platform_model(const std::string& text, const std::string& origin, bool require_complete = true);
+PlatformModel parse_platform_model(const std::string& text, const std::string& origin,
+                                   bool require_complete = true);
 
 // Shipped presets, embedded at build time from reports/model/profiles/*.json.
 std::vector<std::string> preset_names();

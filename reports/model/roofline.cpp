@@ -22,9 +22,11 @@ bool is_host_kind(int k) { return static_cast<MemoryKind>(k) != MemoryKind::acce
 const TierModel& tier_for(const PlatformModel& m, int k) {
   const TierModel* t = m.tier(static_cast<MemoryKind>(k));
   if (!t)
-    throw Error("platform '" + m.name + "' has no " + std::string(memory_kind_name(static_cast<MemoryKind>(k))) +
+    throw Error("platform '" + m.name + "' has no " +
+                    std::string(memory_kind_name(static_cast<MemoryKind>(k))) +
                     " tier, but the step moved bytes there",
-                "add that tier to the profile (" + m.origin + "), or run the strategy with the profile's tiers");
+                "add that tier to the profile (" + m.origin +
+                    "), or run the strategy with the profile's tiers");
   return *t;
 }
 
@@ -41,7 +43,8 @@ ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
   const double cores = std::max(1, m.cpu.cores);
   double cpu_mem = 0, cpu_ws = 0;
   bool cpu_work = t.cpu_flops > 0;
-  for (int k = 0; k < kMemoryKinds; ++k) cpu_ws += static_cast<double>(t.bytes_read[cpu][k] + t.bytes_written[cpu][k]);
+  for (int k = 0; k < kMemoryKinds; ++k)
+    cpu_ws += static_cast<double>(t.bytes_read[cpu][k] + t.bytes_written[cpu][k]);
   const TierModel& tier0 = m.tiers.at(0);
   for (int k = 0; k < kMemoryKinds; ++k) {
     const double bytes = static_cast<double>(t.bytes_read[cpu][k] + t.bytes_written[cpu][k]);
@@ -63,8 +66,9 @@ ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
                                  : 0.0;
   // Selection is branchy scalar work beside the streaming roofs, so it adds to them (1e9/s = 1/ns).
   const double cpu_select_n = t.select_elements[cpu];
-  const double cpu_select =
-      m.cpu.select_gelems_per_core > 0 ? cpu_select_n / (cores * m.cpu.select_gelems_per_core) : 0.0;
+  const double cpu_select = m.cpu.select_gelems_per_core > 0
+                                ? cpu_select_n / (cores * m.cpu.select_gelems_per_core)
+                                : 0.0;
   cpu_work = cpu_work || cpu_select_n > 0;
   const double dispatch = cpu_work ? m.cpu.dispatch_us * 1e3 : 0.0;
   r.terms["cpu.memory"] = cpu_mem;
@@ -77,8 +81,8 @@ ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
   const auto& a = m.accelerator;
   const double hbm_bytes = static_cast<double>(t.bytes_read[acc][int(MemoryKind::accelerator)] +
                                                t.bytes_written[acc][int(MemoryKind::accelerator)]);
-  const double acc_bw =
-      a.memory_curve.empty() ? a.memory_gbps * a.attention_efficiency : a.memory_curve.at(hbm_bytes);
+  const double acc_bw = a.memory_curve.empty() ? a.memory_gbps * a.attention_efficiency
+                                               : a.memory_curve.at(hbm_bytes);
   const double acc_mem = ns_of(hbm_bytes, acc_bw);
   const double acc_compute = a.tflops > 0 ? t.accelerator_flops / (a.tflops * 1e3) : 0.0;
   const double launch = static_cast<double>(t.kernel_launches) * a.launch_us * 1e3;

@@ -32,8 +32,9 @@ struct ResourceTimes {
 
 struct ModeledStep {
   double total_ns = 0;
-  std::map<std::string, double> phase_ns;  // one per resource with work: cpu, accelerator, transfer, sync
-  std::string overlap;                     // the structure used, in text form
+  std::map<std::string, double>
+      phase_ns;         // one per resource with work: cpu, accelerator, transfer, sync
+  std::string overlap;  // the structure used, in text form
 };
 
 // Throws hb::Error when the traffic uses a host memory kind the platform has no tier for.

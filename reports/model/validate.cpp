@@ -26,8 +26,10 @@ double median(const std::vector<double>& v) { return v.empty() ? 0.0 : summarize
 
 std::string ms_text(double ns) {
   char b[32];
-  if (ns >= 1e6) std::snprintf(b, sizeof b, "%.3f ms", ns / 1e6);
-  else std::snprintf(b, sizeof b, "%.1f us", ns / 1e3);
+  if (ns >= 1e6)
+    std::snprintf(b, sizeof b, "%.3f ms", ns / 1e6);
+  else
+    std::snprintf(b, sizeof b, "%.1f us", ns / 1e3);
   return b;
 }
 
@@ -39,17 +41,19 @@ std::string pct(double x) {
 
 }  // namespace
 
-Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment& env, const PlatformModel& m,
-                          const run::ProgressFn& progress, const CalibrationOptions* live_opts) {
+Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment& env,
+                          const PlatformModel& m, const run::ProgressFn& progress,
+                          const CalibrationOptions* live_opts) {
   m.validate();
-  std::shared_ptr<LiveCeilings> live = live_opts ? std::make_shared<LiveCeilings>(*live_opts) : nullptr;
+  std::shared_ptr<LiveCeilings> live =
+      live_opts ? std::make_shared<LiveCeilings>(*live_opts) : nullptr;
   auto collected = std::make_shared<std::map<std::string, Collected>>();
   const int warmup = spec.stop.warmup_steps;
   auto sm = std::make_shared<run::StepModel>();
-  sm->replace = false;  // the run stays a measurement; the model only prices its steps
+  sm->replace = false;    // the run stays a measurement; the model only prices its steps
   sm->platform = m.name;  // so the measured report (--report) carries the prediction alongside
-  sm->price = [collected, warmup, m, live](const reports::PointAxes& axes, const Strategy& s, int step,
-                                           const StepResult& out) {
+  sm->price = [collected, warmup, m, live](const reports::PointAxes& axes, const Strategy& s,
+                                           int step, const StepResult& out) {
     Collected& c = (*collected)[axes.key()];
     if (step < warmup || !c.error.empty()) return run::StepPrice{};
     try {
@@ -60,10 +64,12 @@ Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment&
       if (live) {
         const Traffic& t = out.traffic;
         double cpu_ws = 0;
-        for (int k = 0; k < kMemoryKinds; ++k) cpu_ws += static_cast<double>(t.bytes_read[0][k] + t.bytes_written[0][k]);
+        for (int k = 0; k < kMemoryKinds; ++k)
+          cpu_ws += static_cast<double>(t.bytes_read[0][k] + t.bytes_written[0][k]);
         const double acc_ws = static_cast<double>(t.bytes_read[1][int(MemoryKind::accelerator)] +
                                                   t.bytes_written[1][int(MemoryKind::accelerator)]);
-        ms = model_step(t, o, live->at(m, cpu_ws, acc_ws, static_cast<double>(t.h2d_bytes + t.d2h_bytes)));
+        ms = model_step(
+            t, o, live->at(m, cpu_ws, acc_ws, static_cast<double>(t.h2d_bytes + t.d2h_bytes)));
       }
       c.total.push_back(ms.total_ns);
       for (const auto& [k, v] : ms.phase_ns) c.phases[k].push_back(v);
@@ -91,7 +97,8 @@ Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment&
     const auto it = collected->find(p.axes.key());
     if (p.timed() && (it == collected->end() || it->second.total.empty())) {
       vp.status = "error";
-      vp.reason = it == collected->end() || it->second.error.empty() ? "no step was priced" : "model: " + it->second.error;
+      vp.reason = it == collected->end() || it->second.error.empty() ? "no step was priced"
+                                                                     : "model: " + it->second.error;
     }
     if (vp.status != "ok" || !p.timed()) {
       v.points.push_back(std::move(vp));
@@ -103,9 +110,11 @@ Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment&
     vp.measured_noise = p.step.summary.rel_stdev();
     vp.modeled_ns = median(c.total);
     vp.error = vp.measured_ns > 0 ? (vp.modeled_ns - vp.measured_ns) / vp.measured_ns : 0;
-    vp.error_p10 = vp.measured_p10_ns > 0 ? (vp.modeled_ns - vp.measured_p10_ns) / vp.measured_p10_ns : 0;
+    vp.error_p10 =
+        vp.measured_p10_ns > 0 ? (vp.modeled_ns - vp.measured_p10_ns) / vp.measured_p10_ns : 0;
     vp.modeled_static_ns = median(c.total_static);
-    vp.error_static = vp.measured_ns > 0 ? (vp.modeled_static_ns - vp.measured_ns) / vp.measured_ns : 0;
+    vp.error_static =
+        vp.measured_ns > 0 ? (vp.modeled_static_ns - vp.measured_ns) / vp.measured_ns : 0;
     for (const auto& [k, t] : p.phases) vp.measured_phases[k] = t.summary.median;
     for (const auto& [k, s] : c.phases) vp.modeled_phases[k] = median(s);
     vp.overlap = c.overlap;
@@ -146,39 +155,44 @@ std::string validation_text(const Validation& v, double goal) {
   char b[640];
   s += "Model validation: measured on this machine vs modeled from each measured step's traffic\n";
   s += "platform " + v.platform.name + " (" + v.platform.source + ", " + v.platform.origin + ")\n";
-  s += "error = (modeled - measured) / measured, medians over the timed steps; noise = relative stdev of the measured steps\n";
-  s += v.live ? "modeled: ceilings re-measured next to each step (live); err static: ceilings calibrated once before the sweep\n\n"
+  s += "error = (modeled - measured) / measured, medians over the timed steps; noise = relative "
+       "stdev of the measured steps\n";
+  s += v.live ? "modeled: ceilings re-measured next to each step (live); err static: ceilings "
+                "calibrated once before the sweep\n\n"
               : "modeled: ceilings calibrated once before the sweep\n\n";
-  std::snprintf(b, sizeof b, "%-18s %8s %5s %12s %12s %8s %7s %9s  %s\n", "strategy", "seq_len", "batch", "measured",
-                "modeled", "error", "noise", v.live ? "err static" : "", "modeled phases");
+  std::snprintf(b, sizeof b, "%-18s %8s %5s %12s %12s %8s %7s %9s  %s\n", "strategy", "seq_len",
+                "batch", "measured", "modeled", "error", "noise", v.live ? "err static" : "",
+                "modeled phases");
   s += b;
   for (const auto& p : v.points) {
     if (p.status != "ok") {
-      std::snprintf(b, sizeof b, "%-18s %8lld %5d %12s %12s %8s %7s %9s  %s: %s\n", p.axes.strategy.c_str(),
-                    static_cast<long long>(p.axes.seq_len), p.axes.batch, "-", "-", "-", "-", "", p.status.c_str(),
-                    p.reason.c_str());
+      std::snprintf(b, sizeof b, "%-18s %8lld %5d %12s %12s %8s %7s %9s  %s: %s\n",
+                    p.axes.strategy.c_str(), static_cast<long long>(p.axes.seq_len), p.axes.batch,
+                    "-", "-", "-", "-", "", p.status.c_str(), p.reason.c_str());
       s += b;
       continue;
     }
     std::string ph;
-    for (const auto& [k, ns] : p.modeled_phases) ph += (ph.empty() ? "" : ", ") + k + " " + ms_text(ns);
-    std::snprintf(b, sizeof b, "%-18s %8lld %5d %12s %12s %8s %6.1f%% %9s  %s\n", p.axes.strategy.c_str(),
-                  static_cast<long long>(p.axes.seq_len), p.axes.batch, ms_text(p.measured_ns).c_str(),
-                  ms_text(p.modeled_ns).c_str(), pct(p.error).c_str(), 100 * p.measured_noise,
+    for (const auto& [k, ns] : p.modeled_phases)
+      ph += (ph.empty() ? "" : ", ") + k + " " + ms_text(ns);
+    std::snprintf(b, sizeof b, "%-18s %8lld %5d %12s %12s %8s %6.1f%% %9s  %s\n",
+                  p.axes.strategy.c_str(), static_cast<long long>(p.axes.seq_len), p.axes.batch,
+                  ms_text(p.measured_ns).c_str(), ms_text(p.modeled_ns).c_str(),
+                  pct(p.error).c_str(), 100 * p.measured_noise,
                   v.live ? pct(p.error_static).c_str() : "", ph.c_str());
     s += b;
   }
   s += "\nPer strategy:\n";
-  std::snprintf(b, sizeof b, "%-18s %6s %11s %11s %11s %14s  %s\n", "strategy", "points", "mean |err|", "max |err|",
-                "mean err", v.live ? "max |e static|" : "", "cpu-bound");
+  std::snprintf(b, sizeof b, "%-18s %6s %11s %11s %11s %14s  %s\n", "strategy", "points",
+                "mean |err|", "max |err|", "mean err", v.live ? "max |e static|" : "", "cpu-bound");
   s += b;
   std::vector<std::string> goal_names;
   double goal_max = 0;
   for (const auto& e : v.strategies) {
     const std::string st = v.live ? pct(e.max_abs_error_static).substr(1) : "";
-    std::snprintf(b, sizeof b, "%-18s %6d %10.1f%% %10.1f%% %11s %14s  %s\n", e.strategy.c_str(), e.points,
-                  100 * e.mean_abs_error, 100 * e.max_abs_error, pct(e.mean_error).c_str(), st.c_str(),
-                  e.cpu_bound ? "yes" : "no");
+    std::snprintf(b, sizeof b, "%-18s %6d %10.1f%% %10.1f%% %11s %14s  %s\n", e.strategy.c_str(),
+                  e.points, 100 * e.mean_abs_error, 100 * e.max_abs_error,
+                  pct(e.mean_error).c_str(), st.c_str(), e.cpu_bound ? "yes" : "no");
     s += b;
     if (e.cpu_bound) {
       goal_names.push_back(e.strategy);
@@ -188,11 +202,15 @@ std::string validation_text(const Validation& v, double goal) {
   std::string names;
   for (const auto& n : goal_names) names += (names.empty() ? "" : ", ") + n;
   if (goal_names.empty()) {
-    std::snprintf(b, sizeof b, "\nGoal (|error| <= %.0f%% on CPU-bound strategies): no CPU-bound strategy in this sweep\n",
-                  100 * goal);
+    std::snprintf(
+        b, sizeof b,
+        "\nGoal (|error| <= %.0f%% on CPU-bound strategies): no CPU-bound strategy in this sweep\n",
+        100 * goal);
   } else {
-    std::snprintf(b, sizeof b, "\nGoal: |error| <= %.0f%% on the CPU-bound strategies (%s): %s (largest %.1f%%)\n",
-                  100 * goal, names.c_str(), goal_max <= goal ? "met" : "NOT met", 100 * goal_max);
+    std::snprintf(
+        b, sizeof b,
+        "\nGoal: |error| <= %.0f%% on the CPU-bound strategies (%s): %s (largest %.1f%%)\n",
+        100 * goal, names.c_str(), goal_max <= goal ? "met" : "NOT met", 100 * goal_max);
   }
   s += b;
   return s;
@@ -233,10 +251,15 @@ std::string validation_json(const Validation& v, double goal) {
   }
   j["strategies"] = Json::array();
   for (const auto& e : v.strategies)
-    j["strategies"].push_back({{"strategy", e.strategy}, {"points", e.points}, {"mean_abs_error", e.mean_abs_error},
-                               {"max_abs_error", e.max_abs_error}, {"mean_error", e.mean_error},
-                               {"mean_abs_error_p10", e.mean_abs_error_p10}, {"max_abs_error_p10", e.max_abs_error_p10},
-                               {"cpu_bound", e.cpu_bound}, {"within_goal", e.max_abs_error <= goal},
+    j["strategies"].push_back({{"strategy", e.strategy},
+                               {"points", e.points},
+                               {"mean_abs_error", e.mean_abs_error},
+                               {"max_abs_error", e.max_abs_error},
+                               {"mean_error", e.mean_error},
+                               {"mean_abs_error_p10", e.mean_abs_error_p10},
+                               {"max_abs_error_p10", e.max_abs_error_p10},
+                               {"cpu_bound", e.cpu_bound},
+                               {"within_goal", e.max_abs_error <= goal},
                                {"within_goal_p10", e.max_abs_error_p10 <= goal}});
   return j.dump(2) + "\n";
 }

@@ -28,15 +28,15 @@ struct ValidationPoint {
   // profile's ceilings as calibrated once, before the sweep.
   double modeled_static_ns = 0, error_static = 0;
   std::map<std::string, double> measured_phases, modeled_phases;  // medians, ns
-  std::string overlap;        // structure the model used
+  std::string overlap;                                            // structure the model used
 };
 
 struct StrategyError {
   std::string strategy;
   int points = 0;
   double mean_abs_error = 0, max_abs_error = 0, mean_error = 0;  // against measured medians
-  double mean_abs_error_p10 = 0, max_abs_error_p10 = 0;           // against measured p10
-  double mean_abs_error_static = 0, max_abs_error_static = 0;     // static ceilings, against medians
+  double mean_abs_error_p10 = 0, max_abs_error_p10 = 0;          // against measured p10
+  double mean_abs_error_static = 0, max_abs_error_static = 0;    // static ceilings, against medians
   bool cpu_bound = false;  // modeled cpu time >= half the modeled step at every point
 };
 
@@ -52,8 +52,9 @@ struct Validation {
 // step's working sets right after the step (LiveCeilings), so drift in what other processes
 // leave of the machine hits measured and modeled alike; the once-calibrated figures are kept
 // as modeled_static_ns.
-Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment& env, const PlatformModel& m,
-                          const run::ProgressFn& progress = {}, const CalibrationOptions* live = nullptr);
+Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment& env,
+                          const PlatformModel& m, const run::ProgressFn& progress = {},
+                          const CalibrationOptions* live = nullptr);
 
 // Aligned text: per point, then per strategy, then the goal line for the CPU-bound strategies.
 std::string validation_text(const Validation& v, double goal);

@@ -7,7 +7,8 @@
 
 namespace hb::run {
 
-ReferenceOracle::ReferenceOracle(const Problem& problem, ThreadPool& pool) : problem_(problem), pool_(pool) {
+ReferenceOracle::ReferenceOracle(const Problem& problem, ThreadPool& pool)
+    : problem_(problem), pool_(pool) {
   const auto& ws = *problem.workloads;
   for (const auto& w : ws) {
     DenseKv g;
@@ -120,7 +121,8 @@ reports::Accuracy AccuracyAccumulator::result() const {
   a.cosine = cosine_ / steps_;
   a.max_abs_err = max_abs_;
   a.mass_recall = recall_ / steps_;
-  a.needle_success_rate = needle_trials_ ? static_cast<double>(needle_hits_) / needle_trials_ : -1.0;
+  a.needle_success_rate =
+      needle_trials_ ? static_cast<double>(needle_hits_) / needle_trials_ : -1.0;
   return a;
 }
 

@@ -13,8 +13,8 @@ namespace hb::run {
 // Exact attention of every sequence at one decode step.
 struct StepReference {
   int step = -1;
-  std::vector<double> o;      // [batch][q_heads][head_dim]
-  std::vector<double> lse;    // [batch][q_heads]
+  std::vector<double> o;    // [batch][q_heads][head_dim]
+  std::vector<double> lse;  // [batch][q_heads]
   // Softmax probability of every context token: [batch][q_heads][context]; only kept when
   // some strategy reports attended subsets (mass recall).
   std::vector<double> probs;

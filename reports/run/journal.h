@@ -5,7 +5,8 @@
 //
 // Format (JSON Lines, one object per line, fsynced per line):
 //   {"journal": "hybridbench.journal/1", "report_schema": "hybridbench.report/1",
-//    "build": "0.1.0 abc123", "command_line": "hybridbench run ...", "options": {"<option>": "<value>"}}
+//    "build": "0.1.0 abc123", "command_line": "hybridbench run ...", "options": {"<option>":
+//    "<value>"}}
 //   {"unit": "<SweepControl unit key>", "of": 2, "point": { ...one report point... }}
 //   ...
 // The first line is the sweep's identity: a resumed run must have the same options and build.
@@ -67,6 +68,7 @@ JournalContents read_journal(const std::string& path);
 
 // Throws hb::Error (exit 2) naming the first option (or the build) that differs between the
 // journal's sweep and this one, with both values and the fix.
-void check_same_sweep(const SweepIdentity& journal, const SweepIdentity& now, const std::string& path);
+void check_same_sweep(const SweepIdentity& journal, const SweepIdentity& now,
+                      const std::string& path);
 
 }  // namespace hb::run

@@ -29,18 +29,19 @@ using ProgressFn = std::function<void(const Progress&)>;
 // points carry the modeled timing and provenance "modeled"; false: the measured timing stays
 // and the hook only observes (validate-model prices the very steps it measured).
 struct StepPrice {
-  double total_ns = 0;             // <= 0: this step was not priced
+  double total_ns = 0;  // <= 0: this step was not priced
   std::map<std::string, double> phase_ns;
-  std::string overlap;             // the overlap structure used, text form
+  std::string overlap;  // the overlap structure used, text form
 };
 struct StepModel {
   bool replace = true;
-  std::string accelerator_kind;                   // axes.accelerator of modeled points ("" = keep)
+  std::string accelerator_kind;  // axes.accelerator of modeled points ("" = keep)
   // replace = false: the profile's name; the timed steps' prices then go to Point::modeled.
   std::string platform;
   std::map<std::string, std::string> axes_extra;  // added to axes.extra, e.g. "platform" -> name
   // Step s of the point with these axes (warm-up steps included); throws hb::Error on failure.
-  std::function<StepPrice(const reports::PointAxes&, const Strategy&, int s, const StepResult&)> price;
+  std::function<StepPrice(const reports::PointAxes&, const Strategy&, int s, const StepResult&)>
+      price;
   // Added to a planned point's strategy_params (e.g. "model.overlap"); optional.
   std::function<std::map<std::string, std::string>(const Strategy&)> annotate;
 };
@@ -99,7 +100,8 @@ reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, 
                               const std::string& accelerator_kind);
 // The axes of every point the spec (its share) would produce, in run order: what a fleet run
 // reports as failed when the rank that owned them failed.
-std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec, const std::string& accelerator_kind);
+std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec,
+                                             const std::string& accelerator_kind);
 
 // The key of the unit (pass, group) of a sweep in `env` (model mode: the platform too).
 std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env);
@@ -112,6 +114,7 @@ std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env);
 // std::exception, e.g. thread creation failing) ends the sweep early; the report then holds the
 // finished units and report.interruption says why (exit code 130/143 is the caller's to set for
 // signals; a failure's is its hb::Error code, 1 for other exceptions).
-reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env, const ProgressFn& progress = {});
+reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
+                          const ProgressFn& progress = {});
 
 }  // namespace hb::run

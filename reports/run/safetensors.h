@@ -17,10 +17,10 @@ namespace hb::run {
 
 struct SafetensorsTensor {
   std::string name;
-  std::string dtype;             // as written: "F16", "BF16", "F32", "I64", ...
-  std::vector<int64_t> shape;    // empty = scalar
-  int64_t begin = 0, end = 0;    // byte offsets into the data section
-  int64_t numel = 0;             // product of shape (checked for overflow)
+  std::string dtype;           // as written: "F16", "BF16", "F32", "I64", ...
+  std::vector<int64_t> shape;  // empty = scalar
+  int64_t begin = 0, end = 0;  // byte offsets into the data section
+  int64_t numel = 0;           // product of shape (checked for overflow)
   int64_t elem_bytes = 0;
   // Elements of one row (dimension 0): the product of the other dimensions.
   int64_t row_elems() const;
@@ -29,8 +29,9 @@ struct SafetensorsTensor {
 
 // Validates `json` (the header text) for a data section of `data_bytes` bytes and returns its
 // tensors by name. `name` (the file) appears in every error (hb::Error, exit 2). Pure: no I/O.
-std::map<std::string, SafetensorsTensor> parse_safetensors_header(std::string_view json, int64_t data_bytes,
-                                                                   const std::string& name);
+std::map<std::string, SafetensorsTensor> parse_safetensors_header(std::string_view json,
+                                                                  int64_t data_bytes,
+                                                                  const std::string& name);
 
 class SafetensorsFile {
  public:

@@ -35,14 +35,16 @@ int64_t parse_token_count(const std::string& s, const std::string& what) {
 namespace {
 
 // Points of one range item, counted before any is built so a huge range fails at once.
-int64_t arithmetic_points(int64_t from, int64_t to, int64_t inc) { return (to - from) / inc + 1; }  // 0 <= from <= to
+int64_t arithmetic_points(int64_t from, int64_t to, int64_t inc) {
+  return (to - from) / inc + 1;
+}  // 0 <= from <= to
 
 int64_t geometric_points(int64_t from, int64_t to, double factor) {
   // Steps of the loop below (not distinct lengths: x1.0001 repeats small ones), capped so the
   // count itself is cheap and cannot overflow.
   int64_t n = 0;
-  for (double v = static_cast<double>(from); v <= static_cast<double>(to) * (1 + 1e-9) && n <= kMaxSeqLenPoints;
-       v *= factor)
+  for (double v = static_cast<double>(from);
+       v <= static_cast<double>(to) * (1 + 1e-9) && n <= kMaxSeqLenPoints; v *= factor)
     ++n;
   return n;
 }
@@ -51,8 +53,9 @@ int64_t geometric_points(int64_t from, int64_t to, double factor) {
 
 std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& what) {
   std::set<int64_t> out;
-  const std::string too_many_fix = "a sweep takes at most " + std::to_string(kMaxSeqLenPoints) +
-                                   " sequence lengths: use a larger step (e.g. +1k or x2) or a shorter range";
+  const std::string too_many_fix =
+      "a sweep takes at most " + std::to_string(kMaxSeqLenPoints) +
+      " sequence lengths: use a larger step (e.g. +1k or x2) or a shorter range";
   for (const auto& item : split_list(s)) {
     const size_t c1 = item.find(':');
     if (c1 == std::string::npos) {
@@ -69,11 +72,14 @@ std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& wha
       if (from > to) throw Error(what + " range '" + item + "' runs backwards", fix);
       int64_t points = 0;
       if (step[0] == 'x') {
-        const double f = parse::real(step.substr(1), what + " range factor", parse::RealRange{1, 1024, true, false});
+        const double f = parse::real(step.substr(1), what + " range factor",
+                                     parse::RealRange{1, 1024, true, false});
         points = geometric_points(from, to, f);
         if (points <= kMaxSeqLenPoints)
-          for (double v = static_cast<double>(from); v <= static_cast<double>(to) * (1 + 1e-9); v *= f)
-            out.insert(std::min(to, static_cast<int64_t>(v + 0.5)));  // the 1e-9 slack never passes TO
+          for (double v = static_cast<double>(from); v <= static_cast<double>(to) * (1 + 1e-9);
+               v *= f)
+            out.insert(
+                std::min(to, static_cast<int64_t>(v + 0.5)));  // the 1e-9 slack never passes TO
       } else {
         const int64_t inc = parse_token_count(step.substr(1), what + " range step");
         points = arithmetic_points(from, to, inc);
@@ -82,30 +88,39 @@ std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& wha
       }
       if (points > kMaxSeqLenPoints)
         throw Error(what + " range '" + item + "' has " +
-                        (step[0] == 'x' ? "more than " + std::to_string(kMaxSeqLenPoints) : std::to_string(points)) +
-                        " points, more than the " + std::to_string(kMaxSeqLenPoints) + " a sweep may have",
+                        (step[0] == 'x' ? "more than " + std::to_string(kMaxSeqLenPoints)
+                                        : std::to_string(points)) +
+                        " points, more than the " + std::to_string(kMaxSeqLenPoints) +
+                        " a sweep may have",
                     too_many_fix);
     }
     if (static_cast<int64_t>(out.size()) > kMaxSeqLenPoints)
-      throw Error(what + " '" + s + "' has more than " + std::to_string(kMaxSeqLenPoints) + " sequence lengths",
+      throw Error(what + " '" + s + "' has more than " + std::to_string(kMaxSeqLenPoints) +
+                      " sequence lengths",
                   too_many_fix);
   }
-  if (out.empty()) throw Error(what + " '" + s + "' gives no sequence lengths", "pass e.g. " + what + " 4k,32k or 4k:128k:x2");
+  if (out.empty())
+    throw Error(what + " '" + s + "' gives no sequence lengths",
+                "pass e.g. " + what + " 4k,32k or 4k:128k:x2");
   return {out.begin(), out.end()};
 }
 
 std::vector<int> parse_batches(const std::string& s, const std::string& what) {
   std::vector<int> out;
-  for (const auto& b : split_list(s)) out.push_back(static_cast<int>(parse::integer(b, what, 1, kMaxBatch)));
-  if (out.empty()) throw Error(what + " '" + s + "' gives no batch size", "pass e.g. " + what + " 1,4,16");
+  for (const auto& b : split_list(s))
+    out.push_back(static_cast<int>(parse::integer(b, what, 1, kMaxBatch)));
+  if (out.empty())
+    throw Error(what + " '" + s + "' gives no batch size", "pass e.g. " + what + " 1,4,16");
   return out;
 }
 
-std::pair<std::string, std::string> parse_strategy_option(const std::string& s, const std::string& what) {
+std::pair<std::string, std::string> parse_strategy_option(const std::string& s,
+                                                          const std::string& what) {
   const size_t eq = s.find('=');
   const size_t dot = s.find('.');
   if (eq == std::string::npos || dot == std::string::npos || dot > eq)
-    throw Error(what + " '" + s + "' is not STRATEGY.KEY=VALUE", "e.g. " + what + " h2o.heavy_ratio=0.2");
+    throw Error(what + " '" + s + "' is not STRATEGY.KEY=VALUE",
+                "e.g. " + what + " h2o.heavy_ratio=0.2");
   std::string key = s.substr(0, eq), value = s.substr(eq + 1);
   // strtod reads every spelling of NaN and infinity (and overflows to infinity): a value it takes
   // whole but that is not finite is a number no strategy can use.
@@ -120,33 +135,43 @@ std::pair<std::string, std::string> parse_strategy_option(const std::string& s, 
 void SweepSpec::validate() const {
   for (const auto& m : models) find_model_preset(m);
   for (const auto& d : kv_dtypes) parse_dtype(d);
-  if (models.empty()) throw Error("no model given", "pass --model llama-3.1-8b (see --list-models)");
+  if (models.empty())
+    throw Error("no model given", "pass --model llama-3.1-8b (see --list-models)");
   if (strategies.empty()) throw Error("no strategy given", "pass --strategy all or a list");
   for (int b : batches)
     if (b <= 0 || b > kMaxBatch)
-      throw Error("batch " + std::to_string(b) + " is out of range", "use --batch between 1 and " + std::to_string(kMaxBatch));
+      throw Error("batch " + std::to_string(b) + " is out of range",
+                  "use --batch between 1 and " + std::to_string(kMaxBatch));
   for (int64_t n : seq_lens)
-    if (n <= 0) throw Error("sequence length " + std::to_string(n) + " leaves nothing to attend to", "use --seq-len >= 1");
+    if (n <= 0)
+      throw Error("sequence length " + std::to_string(n) + " leaves nothing to attend to",
+                  "use --seq-len >= 1");
   for (int64_t n : seq_lens)
     if (n > kMaxTokens)
-      throw Error("sequence length " + std::to_string(n) + " is out of range", "use --seq-len <= " + std::to_string(kMaxTokens));
+      throw Error("sequence length " + std::to_string(n) + " is out of range",
+                  "use --seq-len <= " + std::to_string(kMaxTokens));
   if (decode_steps > kMaxDecodeSteps)
     throw Error("--decode-steps " + std::to_string(decode_steps) + " is out of range",
                 "use --decode-steps from 1 to " + std::to_string(kMaxDecodeSteps));
-  if (stop.warmup_steps < 0) throw Error("--warmup " + std::to_string(stop.warmup_steps) + " is negative", "pass --warmup 0 or more");
+  if (stop.warmup_steps < 0)
+    throw Error("--warmup " + std::to_string(stop.warmup_steps) + " is negative",
+                "pass --warmup 0 or more");
   if (accuracy_steps < -1)
-    throw Error("--accuracy-steps " + std::to_string(accuracy_steps) + " is out of range", "pass -1 (all) or a count >= 0");
+    throw Error("--accuracy-steps " + std::to_string(accuracy_steps) + " is out of range",
+                "pass -1 (all) or a count >= 0");
   if (accelerator.capacity_bytes < 0)
     throw Error("accelerator memory " + std::to_string(accelerator.capacity_bytes) + " is negative",
                 "pass e.g. --accelerator-memory 2G");
   // Threads: more than the CPUs this process may run on only time-slice, and a typo (200000) would
   // exhaust the machine's process ids before the first point; refused before any thread starts.
   const int cpus = static_cast<int>(allowed_cpus().size());
-  for (const auto& [name, n] : {std::pair<const char*, int>{"--accelerator-threads", accelerator.cpu_threads},
-                                std::pair<const char*, int>{"--host-threads", host_threads}})
+  for (const auto& [name, n] :
+       {std::pair<const char*, int>{"--accelerator-threads", accelerator.cpu_threads},
+        std::pair<const char*, int>{"--host-threads", host_threads}})
     if (n < 0 || n > cpus)
-      throw Error(std::string(name) + " " + std::to_string(n) + " is out of range: this process may run on " +
-                      std::to_string(cpus) + " CPUs (sched_getaffinity)",
+      throw Error(std::string(name) + " " + std::to_string(n) +
+                      " is out of range: this process may run on " + std::to_string(cpus) +
+                      " CPUs (sched_getaffinity)",
                   std::string("pass ") + name + " from 0 (automatic) to " + std::to_string(cpus));
   if (decode_steps < stop.warmup_steps + 1)
     throw Error("--decode-steps " + std::to_string(decode_steps) + " leaves no timed step after " +
@@ -154,19 +179,25 @@ void SweepSpec::validate() const {
                 "raise --decode-steps or lower --warmup");
   if (stop.min_samples < 1) throw Error("--min-samples must be >= 1", "pass --min-samples 5");
   if (repetitions < 1 || repetitions > 100)
-    throw Error("--repetitions " + std::to_string(repetitions) + " is out of range", "use 1 to 100 (3-5 gate CI well)");
+    throw Error("--repetitions " + std::to_string(repetitions) + " is out of range",
+                "use 1 to 100 (3-5 gate CI well)");
   // Written !(x > 0) so NaN fails too.
   if (!(stop.max_noise > 0 && stop.max_noise <= 1))
     throw Error("--max-noise must be > 0 and <= 1", "pass e.g. --max-noise 0.05 (5%)");
   if (!(stop.timeout_s > 0 && stop.timeout_s <= kMaxSeconds))
-    throw Error("--timeout must be > 0 and <= " + std::to_string(kMaxSeconds) + " seconds", "pass e.g. --timeout 30");
+    throw Error("--timeout must be > 0 and <= " + std::to_string(kMaxSeconds) + " seconds",
+                "pass e.g. --timeout 30");
   if (!(stop.min_time_s >= 0 && stop.min_time_s <= kMaxSeconds))
-    throw Error("--min-time must be >= 0 and <= " + std::to_string(kMaxSeconds) + " seconds", "pass e.g. --min-time 1");
+    throw Error("--min-time must be >= 0 and <= " + std::to_string(kMaxSeconds) + " seconds",
+                "pass e.g. --min-time 1");
   if (page_tokens <= 0 || page_tokens % 16 != 0)
-    throw Error("--page-tokens " + std::to_string(page_tokens) + " is not a positive multiple of 16", "use 16, 32 or 64");
+    throw Error(
+        "--page-tokens " + std::to_string(page_tokens) + " is not a positive multiple of 16",
+        "use 16, 32 or 64");
   if (workload.rfind("trace:", 0) != 0) parse_workload_kind(workload);
   if (share_count < 1 || share_index < 0 || share_index >= share_count)
-    throw Error("sweep share " + std::to_string(share_index) + " of " + std::to_string(share_count) + " is out of range",
+    throw Error("sweep share " + std::to_string(share_index) + " of " +
+                    std::to_string(share_count) + " is out of range",
                 "this is a bug in the fleet code; please report it", kExitFailure);
 }
 
@@ -175,20 +206,31 @@ std::map<std::string, std::string> SweepSpec::echo() const {
     std::string s;
     for (const auto& x : v) {
       if (!s.empty()) s += ",";
-      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(x)>>) s += std::to_string(x);
-      else s += x;
+      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(x)>>)
+        s += std::to_string(x);
+      else
+        s += x;
     }
     return s;
   };
   std::map<std::string, std::string> e = {
-      {"models", join(models)}, {"kv_dtypes", join(kv_dtypes)}, {"seq_lens", join(seq_lens)},
-      {"batches", join(batches)}, {"strategies", join(strategies)},
-      {"decode_steps", std::to_string(decode_steps)}, {"page_tokens", std::to_string(page_tokens)},
-      {"workload", workload}, {"seed", std::to_string(seed)}, {"accuracy_steps", std::to_string(accuracy_steps)},
+      {"models", join(models)},
+      {"kv_dtypes", join(kv_dtypes)},
+      {"seq_lens", join(seq_lens)},
+      {"batches", join(batches)},
+      {"strategies", join(strategies)},
+      {"decode_steps", std::to_string(decode_steps)},
+      {"page_tokens", std::to_string(page_tokens)},
+      {"workload", workload},
+      {"seed", std::to_string(seed)},
+      {"accuracy_steps", std::to_string(accuracy_steps)},
       {"repetitions", std::to_string(repetitions)},
-      {"warmup_steps", std::to_string(stop.warmup_steps)}, {"min_samples", std::to_string(stop.min_samples)},
-      {"max_noise", std::to_string(stop.max_noise)}, {"min_time_s", std::to_string(stop.min_time_s)},
-      {"timeout_s", std::to_string(stop.timeout_s)}, {"accelerator", accelerator.kind},
+      {"warmup_steps", std::to_string(stop.warmup_steps)},
+      {"min_samples", std::to_string(stop.min_samples)},
+      {"max_noise", std::to_string(stop.max_noise)},
+      {"min_time_s", std::to_string(stop.min_time_s)},
+      {"timeout_s", std::to_string(stop.timeout_s)},
+      {"accelerator", accelerator.kind},
       {"accelerator_capacity_bytes", std::to_string(accelerator.capacity_bytes)}};
   if (!kv_node.empty()) e["kv_node"] = kv_node;
   if (!emulate_cxl.empty()) e["emulate_cxl"] = emulate_cxl;

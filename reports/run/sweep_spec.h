@@ -15,11 +15,11 @@
 namespace hb::run {
 
 struct StopCriteria {
-  int warmup_steps = 2;       // executed, not timed (first-touch, caches, controller start)
-  int min_samples = 5;        // timed steps before the noise test may stop the point
-  double max_noise = 0.05;    // relative stdev of step times that counts as converged
-  double min_time_s = 0.0;    // keep sampling at least this long (after min_samples)
-  double timeout_s = 30.0;    // per point: stop sampling after this much wall time
+  int warmup_steps = 2;     // executed, not timed (first-touch, caches, controller start)
+  int min_samples = 5;      // timed steps before the noise test may stop the point
+  double max_noise = 0.05;  // relative stdev of step times that counts as converged
+  double min_time_s = 0.0;  // keep sampling at least this long (after min_samples)
+  double timeout_s = 30.0;  // per point: stop sampling after this much wall time
 };
 
 struct SweepSpec {
@@ -28,11 +28,11 @@ struct SweepSpec {
   std::vector<int64_t> seq_lens = {4096, 16384, 32768};
   std::vector<int> batches = {1};
   std::vector<std::string> strategies = {"all"};
-  int decode_steps = 24;      // upper bound on steps per point (warm-up + timed)
+  int decode_steps = 24;  // upper bound on steps per point (warm-up + timed)
   int page_tokens = 16;
   std::string workload = "structured";  // structured | uniform | needle | trace:FILE
   uint64_t seed = 42;
-  int accuracy_steps = 8;     // timed steps scored against the fp64 reference (-1 = all)
+  int accuracy_steps = 8;  // timed steps scored against the fp64 reference (-1 = all)
   // Passes over the whole sweep, one after another; each point's timed steps from every pass
   // are pooled. A point's own consecutive steps miss the drift of a shared machine between
   // minutes; pooled passes put it into the samples and the noise figure (Google Benchmark's
@@ -40,7 +40,7 @@ struct SweepSpec {
   int repetitions = 1;
   StopCriteria stop;
   AcceleratorOptions accelerator;
-  int host_threads = 0;       // threads for strategies' CPU side (0 = CPUs left by the accelerator)
+  int host_threads = 0;  // threads for strategies' CPU side (0 = CPUs left by the accelerator)
   std::map<std::string, std::string> strategy_options;  // "h2o.heavy_ratio" -> "0.2"
   // Placement (memtier): host NUMA node for KV ("" = the CPU's local node) and CXL emulation.
   std::string kv_node;
@@ -57,11 +57,11 @@ struct SweepSpec {
 };
 
 // Limits on what a sweep may ask for, checked before anything is built.
-inline constexpr int64_t kMaxTokens = int64_t{1} << 40;       // a sequence length (1 Ti tokens)
-inline constexpr int64_t kMaxSeqLenPoints = 10000;          // distinct lengths in one sweep
+inline constexpr int64_t kMaxTokens = int64_t{1} << 40;  // a sequence length (1 Ti tokens)
+inline constexpr int64_t kMaxSeqLenPoints = 10000;       // distinct lengths in one sweep
 inline constexpr int kMaxBatch = 4096;
 inline constexpr int kMaxDecodeSteps = 100000;
-inline constexpr int kMaxSeconds = 7 * 24 * 3600;          // --timeout, --min-time: a week
+inline constexpr int kMaxSeconds = 7 * 24 * 3600;  // --timeout, --min-time: a week
 
 // "4096", "4k", "32K", "1m" -> tokens (0 to kMaxTokens); `what` names the option in errors.
 int64_t parse_token_count(const std::string& s, const std::string& what = "--seq-len");
@@ -72,7 +72,8 @@ std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& wha
 std::vector<int> parse_batches(const std::string& s, const std::string& what = "--batch");
 // "h2o.heavy_ratio=0.2" -> {"h2o.heavy_ratio", "0.2"}. A value that reads as a number must be a
 // finite one ("nan", "inf" refused here, before any strategy sees it).
-std::pair<std::string, std::string> parse_strategy_option(const std::string& s, const std::string& what = "--opt");
+std::pair<std::string, std::string> parse_strategy_option(const std::string& s,
+                                                          const std::string& what = "--opt");
 std::vector<std::string> split_list(const std::string& s);  // comma separated, trimmed
 
 }  // namespace hb::run

@@ -16,7 +16,8 @@ namespace hb::run {
 namespace {
 
 const char* kLayoutFix =
-    "write it with safetensors: k, v [tokens, kv_heads, head_dim], q [steps, q_heads, head_dim], optional prompt_q "
+    "write it with safetensors: k, v [tokens, kv_heads, head_dim], q [steps, q_heads, head_dim], "
+    "optional prompt_q "
     "[n <= tokens - steps, q_heads, head_dim], dtype F16/BF16/F32 (reports/README.md)";
 
 [[noreturn]] void bad(const std::string& path, const std::string& what) {
@@ -31,7 +32,8 @@ const std::vector<std::string> kPromptQDims = {"row", "head", "element"};
 // Rows converted per read while scanning: bounds the scan's memory at 4 MiB of floats.
 constexpr int64_t kScanElems = 1 << 20;
 
-const SafetensorsTensor& trace_tensor(const SafetensorsFile& f, const std::string& name, bool required = true) {
+const SafetensorsTensor& trace_tensor(const SafetensorsFile& f, const std::string& name,
+                                      bool required = true) {
   static const SafetensorsTensor none;
   const SafetensorsTensor* t = f.find(name);
   if (!t) {
@@ -39,10 +41,12 @@ const SafetensorsTensor& trace_tensor(const SafetensorsFile& f, const std::strin
     return none;
   }
   if (t->dtype != "F16" && t->dtype != "BF16" && t->dtype != "F32")
-    bad(f.path(), "tensor '" + name + "' has dtype " + t->dtype + " (only F16, BF16, F32 are supported)");
+    bad(f.path(),
+        "tensor '" + name + "' has dtype " + t->dtype + " (only F16, BF16, F32 are supported)");
   if (t->shape.size() != 3) bad(f.path(), "tensor '" + name + "' must have 3 dimensions");
   for (int64_t d : {t->shape[1], t->shape[2]})
-    if (d <= 0 || d > (1 << 20)) bad(f.path(), "tensor '" + name + "' has an impossible head count or head_dim");
+    if (d <= 0 || d > (1 << 20))
+      bad(f.path(), "tensor '" + name + "' has an impossible head count or head_dim");
   return *t;
 }
 
@@ -67,14 +71,16 @@ TraceInfo info_of(const SafetensorsFile& f) {
   if (i.steps > i.tokens) bad(path, "q has more steps than k has tokens");
   if (f.find("prompt_q")) {
     const auto& pq = trace_tensor(f, "prompt_q");
-    if (pq.shape[1] != i.q_heads || pq.shape[2] != i.head_dim) bad(path, "prompt_q shape does not match q");
+    if (pq.shape[1] != i.q_heads || pq.shape[2] != i.head_dim)
+      bad(path, "prompt_q shape does not match q");
     i.prompt_queries = pq.shape[0];
     // More prefill queries than prompt positions would have to attend to tokens that come
     // after them (H2O's prefill would silently stop being causal).
     if (i.prompt_queries > i.prompt_tokens())
-      bad(path, "prompt_q has " + std::to_string(i.prompt_queries) + " rows but the trace's prompt has only " +
-                    std::to_string(i.prompt_tokens()) + " positions (tokens " + std::to_string(i.tokens) +
-                    " - decode steps " + std::to_string(i.steps) + ")");
+      bad(path, "prompt_q has " + std::to_string(i.prompt_queries) +
+                    " rows but the trace's prompt has only " + std::to_string(i.prompt_tokens()) +
+                    " positions (tokens " + std::to_string(i.tokens) + " - decode steps " +
+                    std::to_string(i.steps) + ")");
   }
   return i;
 }
@@ -114,14 +120,16 @@ std::string identity_of(const SafetensorsFile& f) {
 
 // After rounding through the KV dtype every value must still be finite: a value fp16 cannot
 // hold would otherwise reach the cache as Inf.
-void check_fits(const std::string& path, const SafetensorsTensor& t, DType dt, const float* rounded, int64_t n,
-                int64_t first_token) {
+void check_fits(const std::string& path, const SafetensorsTensor& t, DType dt, const float* rounded,
+                int64_t n, int64_t first_token) {
   for (int64_t i = 0; i < n; ++i) {
     if (std::isfinite(rounded[i])) continue;
     const int64_t row = t.row_elems(), d = t.shape[2];
-    throw Error("trace file '" + path + "': tensor '" + t.name + "' at [token " + std::to_string(first_token + i / row) +
-                    ", kv_head " + std::to_string(i % row / d) + ", element " + std::to_string(i % d) +
-                    "] does not fit the KV dtype " + std::string(dtype_name(dt)) + " (it rounds to Inf)",
+    throw Error("trace file '" + path + "': tensor '" + t.name + "' at [token " +
+                    std::to_string(first_token + i / row) + ", kv_head " +
+                    std::to_string(i % row / d) + ", element " + std::to_string(i % d) +
+                    "] does not fit the KV dtype " + std::string(dtype_name(dt)) +
+                    " (it rounds to Inf)",
                 "use --kv-dtype bf16 or fp32, or write the trace with values in range");
   }
 }
@@ -132,7 +140,8 @@ void scan_rows(const SafetensorsFile& f, const SafetensorsTensor& t, int64_t r0,
                const std::vector<std::string>& dims, const std::set<DType>& kv_dtypes) {
   const int64_t row = t.row_elems();
   const int64_t per = std::max<int64_t>(1, kScanElems / row);
-  std::vector<float> buf(static_cast<size_t>(std::min(per, std::max<int64_t>(r1 - r0, 0)) * row)), rounded;
+  std::vector<float> buf(static_cast<size_t>(std::min(per, std::max<int64_t>(r1 - r0, 0)) * row)),
+      rounded;
   for (int64_t r = r0; r < r1; r += per) {
     const int64_t m = std::min(per, r1 - r);
     f.read_rows_fp32(t, r, r + m, buf.data(), dims);
@@ -147,13 +156,15 @@ void scan_rows(const SafetensorsFile& f, const SafetensorsTensor& t, int64_t r0,
 
 }  // namespace
 
-TraceFile::TraceFile(const std::string& path) : file_(path), info_(info_of(file_)), identity_(identity_of(file_)) {}
+TraceFile::TraceFile(const std::string& path)
+    : file_(path), info_(info_of(file_)), identity_(identity_of(file_)) {}
 
 void TraceFile::check_shape(const AttentionShape& shape) const {
-  if (info_.q_heads != shape.q_heads || info_.kv_heads != shape.kv_heads || info_.head_dim != shape.head_dim)
-    throw Error("trace '" + file_.path() + "' has attention shape " + std::to_string(info_.q_heads) + "q/" +
-                    std::to_string(info_.kv_heads) + "kv x" + std::to_string(info_.head_dim) + " but the model is " +
-                    shape.to_string(),
+  if (info_.q_heads != shape.q_heads || info_.kv_heads != shape.kv_heads ||
+      info_.head_dim != shape.head_dim)
+    throw Error("trace '" + file_.path() + "' has attention shape " +
+                    std::to_string(info_.q_heads) + "q/" + std::to_string(info_.kv_heads) + "kv x" +
+                    std::to_string(info_.head_dim) + " but the model is " + shape.to_string(),
                 "pick the --model whose shape matches the trace");
 }
 
@@ -161,17 +172,21 @@ void TraceFile::check_lengths(int64_t seq_len, int decode_steps) const {
   if (decode_steps < 0) throw Error("negative decode steps", "pass --decode-steps >= 0");
   if (decode_steps > info_.steps)
     throw Error("trace '" + file_.path() + "' has " + std::to_string(info_.steps) +
-                    " decode steps (rows of q) but --decode-steps is " + std::to_string(decode_steps),
-                "pass --decode-steps " + std::to_string(info_.steps) + " or fewer, or capture more decode steps");
+                    " decode steps (rows of q) but --decode-steps is " +
+                    std::to_string(decode_steps),
+                "pass --decode-steps " + std::to_string(info_.steps) +
+                    " or fewer, or capture more decode steps");
   if (seq_len < 0 || seq_len + decode_steps > info_.tokens)
-    throw Error("trace '" + file_.path() + "' has " + std::to_string(info_.tokens) + " tokens; sequence length " +
-                    std::to_string(seq_len) + " plus " + std::to_string(decode_steps) + " decode steps does not fit",
+    throw Error("trace '" + file_.path() + "' has " + std::to_string(info_.tokens) +
+                    " tokens; sequence length " + std::to_string(seq_len) + " plus " +
+                    std::to_string(decode_steps) + " decode steps does not fit",
                 "use --seq-len <= " + std::to_string(info_.tokens - decode_steps));
 }
 
 int64_t TraceFile::prompt_queries_for(int64_t seq_len) const {
   // Row i is position P - n + i; the rows below seq_len are the last ones of a seq_len prompt.
-  return std::clamp<int64_t>(seq_len - (info_.prompt_tokens() - info_.prompt_queries), 0, info_.prompt_queries);
+  return std::clamp<int64_t>(seq_len - (info_.prompt_tokens() - info_.prompt_queries), 0,
+                             info_.prompt_queries);
 }
 
 void TraceFile::check_sweep(const SweepSpec& spec) const {
@@ -187,7 +202,8 @@ void TraceFile::check_sweep(const SweepSpec& spec) const {
   scan_rows(file_, *file_.find("k"), 0, longest + spec.decode_steps, kKvDims, dtypes);
   scan_rows(file_, *file_.find("v"), 0, longest + spec.decode_steps, kKvDims, dtypes);
   scan_rows(file_, *file_.find("q"), 0, spec.decode_steps, kQDims, {});
-  if (const auto* pq = file_.find("prompt_q")) scan_rows(file_, *pq, 0, prompt_queries_for(longest), kPromptQDims, {});
+  if (const auto* pq = file_.find("prompt_q"))
+    scan_rows(file_, *pq, 0, prompt_queries_for(longest), kPromptQDims, {});
 }
 
 Workload TraceFile::workload(const AttentionShape& shape, int64_t seq_len, int decode_steps) const {
@@ -235,7 +251,8 @@ Workload TraceFile::workload(const AttentionShape& shape, int64_t seq_len, int d
 
 TraceInfo inspect_trace(const std::string& path) { return info_of(SafetensorsFile(path)); }
 
-Workload load_trace_workload(const std::string& path, const AttentionShape& shape, int64_t seq_len, int decode_steps) {
+Workload load_trace_workload(const std::string& path, const AttentionShape& shape, int64_t seq_len,
+                             int decode_steps) {
   return TraceFile(path).workload(shape, seq_len, decode_steps);
 }
 

@@ -34,7 +34,8 @@ struct TraceInfo {
 
 class TraceFile {
  public:
-  explicit TraceFile(const std::string& path);  // opens it and validates the header; throws hb::Error
+  explicit TraceFile(
+      const std::string& path);  // opens it and validates the header; throws hb::Error
   const TraceInfo& info() const { return info_; }
   // "trace:NAME@HASH": the points' workload axis. NAME is the file name without its directory
   // and HASH (16 hex digits) covers the file size, the header and 16 spread 64 KiB blocks of the
@@ -62,7 +63,8 @@ class TraceFile {
 
 TraceInfo inspect_trace(const std::string& path);  // header only; throws hb::Error
 // TraceFile(path).workload(shape, seq_len, decode_steps).
-Workload load_trace_workload(const std::string& path, const AttentionShape& shape, int64_t seq_len, int decode_steps);
+Workload load_trace_workload(const std::string& path, const AttentionShape& shape, int64_t seq_len,
+                             int decode_steps);
 // The workload axis of a sweep's points: the trace identity for "trace:FILE", else `workload`.
 std::string workload_axis(const std::string& workload);
 

@@ -41,12 +41,14 @@ struct Harness {
     ao.cpu_threads = 1;
     ao.capacity_bytes = capacity;
     acc = make_accelerator(ao);
-    platform.host_tiers.push_back(HostTier{MemoryLocation{MemoryKind::local_dram, -1, false}, host_allocator()});
+    platform.host_tiers.push_back(
+        HostTier{MemoryLocation{MemoryKind::local_dram, -1, false}, host_allocator()});
     platform.accelerator = acc.get();
     platform.host_pool = &pool;
   }
 
-  std::unique_ptr<Strategy> make(const std::string& name, std::map<std::string, std::string> opts = {}) {
+  std::unique_ptr<Strategy> make(const std::string& name,
+                                 std::map<std::string, std::string> opts = {}) {
     StrategyOptions o(std::move(opts));
     auto s = StrategyRegistry::instance().find(name).make(o);
     o.check_all_used(name);

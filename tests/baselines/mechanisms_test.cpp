@@ -130,17 +130,21 @@ TEST(Mechanisms, PageBoundsAreUpperBoundsOfEveryKeyInThePage) {
         cpu::page_box_add(kv.k_row(t, h), 32, t == p * 16, ilo.data(), ihi.data());
       EXPECT_EQ(lo, ilo);
       EXPECT_EQ(hi, ihi);
-      cpu::write_page_bound(lo.data(), hi.data(), 32, 16, DType::f16, static_cast<int>(p), ct[h].k, rt[h].k);
+      cpu::write_page_bound(lo.data(), hi.data(), 32, 16, DType::f16, static_cast<int>(p), ct[h].k,
+                            rt[h].k);
     }
   Rng rng(9, 9, 9);
   std::vector<float> q(4 * 32), qa(q.size());
   for (auto& x : q) x = rng.normal();
   cpu::abs_query(q.data(), q.size(), qa.data());
-  std::vector<KvHeadView> chv{{&ct[0], pages}, {&ct[1], pages}}, rhv{{&rt[0], pages}, {&rt[1], pages}};
+  std::vector<KvHeadView> chv{{&ct[0], pages}, {&ct[1], pages}},
+      rhv{{&rt[0], pages}, {&rt[1], pages}};
   std::vector<float> s1(4 * pages), s2(4 * pages);
   ThreadPool pool(1);
-  cpu::score_logits(q.data(), 4, PagedKvView{2, 32, 16, DType::f16, chv.data()}, 0, pages, 1.0f, s1.data(), pages, pool);
-  cpu::score_logits(qa.data(), 4, PagedKvView{2, 32, 16, DType::f16, rhv.data()}, 0, pages, 1.0f, s2.data(), pages, pool);
+  cpu::score_logits(q.data(), 4, PagedKvView{2, 32, 16, DType::f16, chv.data()}, 0, pages, 1.0f,
+                    s1.data(), pages, pool);
+  cpu::score_logits(qa.data(), 4, PagedKvView{2, 32, 16, DType::f16, rhv.data()}, 0, pages, 1.0f,
+                    s2.data(), pages, pool);
   for (int qh = 0; qh < 4; ++qh) {
     const int h = qh / 2;
     for (int64_t p = 0; p < pages; ++p) {
@@ -184,7 +188,8 @@ TEST(Mechanisms, SymmetricEigenReconstructs) {
 
 TEST(Mechanisms, TokenSelectionPieces) {
   // Probabilities: two query heads share KV head 0; logits - lse give probabilities.
-  const float logits[2][3] = {{0.0f, std::log(3.0f), -INFINITY}, {std::log(2.0f), std::log(2.0f), 0.0f}};
+  const float logits[2][3] = {{0.0f, std::log(3.0f), -INFINITY},
+                              {std::log(2.0f), std::log(2.0f), 0.0f}};
   const float lse[2] = {std::log(4.0f), std::log(5.0f)};
   std::vector<float> scores(3, 1.0f);
   cpu::accumulate_probabilities(&logits[0][0], 3, lse, 2, 1, 3, scores.data(), 3);
@@ -220,7 +225,8 @@ TEST(Mechanisms, RowsToPagesMatchesThePagedLayout) {
   }
   std::vector<std::byte> kb(2 * 1024, std::byte{0x7f}), vb(2 * 1024, std::byte{0x7f});
   cpu::rows_to_pages(krows.data(), vrows.data(), 20, 32, 16, DType::f16, kb.data(), vb.data());
-  cpu::write_row_to_pages(kv.k_row(20, 0), kv.v_row(20, 0), 20, 32, 16, DType::f16, kb.data(), vb.data());
+  cpu::write_row_to_pages(kv.k_row(20, 0), kv.v_row(20, 0), 20, 32, 16, DType::f16, kb.data(),
+                          vb.data());
   for (int p = 0; p < 2; ++p) {
     EXPECT_EQ(std::memcmp(kb.data() + p * 1024, cache.page(0, p).k, 1024), 0) << p;
     EXPECT_EQ(std::memcmp(vb.data() + p * 1024, cache.page(0, p).v, 1024), 0) << p;

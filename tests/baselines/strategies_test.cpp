@@ -114,7 +114,8 @@ TEST(Strategies, QuestOffloadedMovesExactlyTheSelectedPages) {
       EXPECT_EQ(t.d2h_bytes, batch * (2 * kKvRowBytes + 2 * 6 * 4));  // new k, v and the page ids
       // 5 full pages plus the current one (ctx 501..503: 5..7 tokens in page 31).
       const int64_t ctx = 500 + s + 1;
-      for (const auto& a : out.attended) EXPECT_EQ(static_cast<int64_t>(a.size()), 5 * 16 + (ctx - 31 * 16));
+      for (const auto& a : out.attended)
+        EXPECT_EQ(static_cast<int64_t>(a.size()), 5 * 16 + (ctx - 31 * 16));
     }
     // Resident Quest moves nothing over the link.
     Ran res = run(h, "quest", {{"quest.budget", "96"}});
@@ -154,7 +155,8 @@ TEST(Strategies, PruningStrategiesStayOnTheAccelerator) {
     EXPECT_EQ(out.traffic.bytes_read[1][int(MemoryKind::accelerator)], 200 * kTokenBytes);
     for (const auto& a : out.attended) {
       EXPECT_EQ(a.size(), 200u);
-      for (int64_t t = 0; t < 4; ++t) EXPECT_NE(std::find(a.begin(), a.end(), t), a.end());  // the sinks
+      for (int64_t t = 0; t < 4; ++t)
+        EXPECT_NE(std::find(a.begin(), a.end(), t), a.end());  // the sinks
     }
   }
   Ran ho = run(h, "h2o");
@@ -200,7 +202,8 @@ TEST(Strategies, StreamingLlmWindowOption) {
 
 TEST(Strategies, PlansReportOomOnASmallAccelerator) {
   Harness h("qwen2.5-0.5b", 4000, 2, 1, WorkloadSpec::Kind::structured, 256 * 1024);
-  for (const std::string name : {"full-gpu", "h2o", "streamingllm", "quest", "infinigen", "offload"}) {
+  for (const std::string name :
+       {"full-gpu", "h2o", "streamingllm", "quest", "infinigen", "offload"}) {
     auto s = h.make(name);
     PlanResult p = s->plan(h.problem, h.platform);
     EXPECT_EQ(p.status, "oom") << name;

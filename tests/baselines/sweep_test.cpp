@@ -27,7 +27,8 @@ SweepSpec small_spec(std::vector<int64_t> seq_lens, std::string workload) {
   return s;
 }
 
-const reports::Point& point(const reports::Report& r, const std::string& strategy, int64_t seq, int batch = 1) {
+const reports::Point& point(const reports::Report& r, const std::string& strategy, int64_t seq,
+                            int batch = 1) {
   for (const auto& p : r.points)
     if (p.axes.strategy == strategy && p.axes.seq_len == seq && p.axes.batch == batch) return p;
   throw std::runtime_error("no point for " + strategy);
@@ -105,13 +106,13 @@ TEST(Sweep, EdgeCasesShortContextsAndBatches) {
     ASSERT_EQ(p.status, "ok") << p.reason;
     EXPECT_TRUE(std::isfinite(p.accuracy.rel_l2));
     EXPECT_GE(p.step.summary.count, 2);
-    if (p.axes.strategy == "quest" || p.axes.strategy == "offload" || p.axes.strategy == "cpu-only" ||
-        p.axes.strategy == "full-gpu") {
+    if (p.axes.strategy == "quest" || p.axes.strategy == "offload" ||
+        p.axes.strategy == "cpu-only" || p.axes.strategy == "full-gpu") {
       EXPECT_LT(p.accuracy.rel_l2, 1e-4);
     }
   }
   // Budgets at least the context: the pruning and selection strategies become exact.
-  spec.strategy_options = {{"h2o.heavy", "1000"},          {"h2o.recent", "1000"},
+  spec.strategy_options = {{"h2o.heavy", "1000"},           {"h2o.recent", "1000"},
                            {"streamingllm.window", "4096"}, {"infinigen.alpha", "1000"},
                            {"infinigen.max_ratio", "1"},    {"quest.offload", "1"}};
   spec.batches = {2};

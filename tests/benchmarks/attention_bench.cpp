@@ -42,11 +42,16 @@ ThreadPool& pool_of(int threads) {
 }
 
 std::string threads_label(const ThreadPool& pool, SimdLevel level) {
-  return std::to_string(pool.size()) + " thread" + (pool.size() > 1 ? "s " : " ") + simd_level_name(level);
+  return std::to_string(pool.size()) + " thread" + (pool.size() > 1 ? "s " : " ") +
+         simd_level_name(level);
 }
 
-size_t kv_bytes(int64_t tokens) { return static_cast<size_t>(tokens) * kShape.kv_bytes_per_token(); }
-int copies_for(int64_t tokens) { return static_cast<int>(std::max<size_t>(2, kRotateBytes / kv_bytes(tokens))); }
+size_t kv_bytes(int64_t tokens) {
+  return static_cast<size_t>(tokens) * kShape.kv_bytes_per_token();
+}
+int copies_for(int64_t tokens) {
+  return static_cast<int>(std::max<size_t>(2, kRotateBytes / kv_bytes(tokens)));
+}
 
 // One paged cache filled with random fp16 K/V.
 struct FilledCache {
@@ -75,7 +80,8 @@ std::unique_ptr<FilledCache> fill_cache(int64_t tokens, uint64_t seed) {
     for (auto& x : ch.v) x = rng.normal();
   }
   for (int64_t t = 0, i = 0; t < tokens; t += 1024, ++i)
-    c->cache->append(chunks[i % 4], 0, std::min<int64_t>(1024, tokens - t), *c->k_arena, *c->v_arena);
+    c->cache->append(chunks[i % 4], 0, std::min<int64_t>(1024, tokens - t), *c->k_arena,
+                     *c->v_arena);
   c->view = c->cache->view();
   return c;
 }
@@ -105,7 +111,8 @@ void BM_DecodeAttention(benchmark::State& state) {
   const int64_t tokens = state.range(0);
   ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
   const auto& cs = caches(tokens);
-  std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim), o(q.size()), lse(kShape.q_heads);
+  std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim), o(q.size()),
+      lse(kShape.q_heads);
   Rng rng(7);
   for (auto& x : q) x = rng.normal();
   size_t i = 0;
@@ -137,7 +144,8 @@ void BM_DecodeAttentionInCache(benchmark::State& state) {
   auto& c = by_size[state.range(0)];
   if (!c) c = fill_cache(state.range(0), 99);
   ThreadPool& pool = pool_of(1);
-  std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim), o(q.size()), lse(kShape.q_heads);
+  std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim), o(q.size()),
+      lse(kShape.q_heads);
   Rng rng(7);
   for (auto& x : q) x = rng.normal();
   for (auto _ : state) {
@@ -159,7 +167,9 @@ void BM_StreamRead(benchmark::State& state) {
   ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
   const auto& bufs = stream_buffers(tokens);
   size_t i = 0;
-  for (auto _ : state) benchmark::DoNotOptimize(cpu::stream_read(bufs[i++ % bufs.size()].data(), kv_bytes(tokens), pool));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(
+        cpu::stream_read(bufs[i++ % bufs.size()].data(), kv_bytes(tokens), pool));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kv_bytes(tokens)));
   state.SetLabel(threads_label(pool, best_simd_level()));
 }
@@ -193,7 +203,8 @@ void BM_AttentionVsStream(benchmark::State& state, SimdLevel level) {
   ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
   const auto& cs = caches(tokens);
   const auto& bufs = stream_buffers(tokens);
-  std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim), o(q.size()), lse(kShape.q_heads);
+  std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim), o(q.size()),
+      lse(kShape.q_heads);
   Rng rng(7);
   for (auto& x : q) x = rng.normal();
   std::vector<double> attn_s, stream_s, ratio, ratio_cpu;
@@ -246,33 +257,53 @@ void BM_TopK(benchmark::State& state) {
   for (auto& x : logits) x = rng.normal();
   std::vector<int32_t> idx(rows * k);
   std::vector<float> val(rows * k);
-  for (auto _ : state) cpu::topk_rows(logits.data(), rows, n, n, k, idx.data(), val.data(), &pool_of(0));
+  for (auto _ : state)
+    cpu::topk_rows(logits.data(), rows, n, n, k, idx.data(), val.data(), &pool_of(0));
   state.SetItemsProcessed(state.iterations() * rows * n);
 }
 
 // Args: {tokens, threads (1, or 0 = all)}. Each attention case is registered next to its
 // stream case; modest minimum time keeps the default run short.
 void register_all() {
-  benchmark::RegisterBenchmark("BM_TopK", BM_TopK)->Arg(131072)->ArgName("tokens")->UseRealTime()
-      ->Unit(benchmark::kMillisecond)->MinTime(0.2);
+  benchmark::RegisterBenchmark("BM_TopK", BM_TopK)
+      ->Arg(131072)
+      ->ArgName("tokens")
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.2);
   benchmark::RegisterBenchmark("BM_DecodeAttentionInCache", BM_DecodeAttentionInCache)
-      ->ArgsProduct({{64, 256}, {0, 1, 2}})->ArgNames({"tokens", "simd"})->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+      ->ArgsProduct({{64, 256}, {0, 1, 2}})
+      ->ArgNames({"tokens", "simd"})
+      ->Unit(benchmark::kMicrosecond)
+      ->MinTime(0.2);
   for (int64_t tokens : {4096, 32768, 131072})
     for (int threads : {1, 0}) {
       benchmark::RegisterBenchmark("BM_DecodeAttention", BM_DecodeAttention)
-          ->Args({tokens, threads})->ArgNames({"tokens", "threads"})
-          ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+          ->Args({tokens, threads})
+          ->ArgNames({"tokens", "threads"})
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.2);
       benchmark::RegisterBenchmark("BM_StreamRead", BM_StreamRead)
-          ->Args({tokens, threads})->ArgNames({"tokens", "threads"})
-          ->UseRealTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+          ->Args({tokens, threads})
+          ->ArgNames({"tokens", "threads"})
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.2);
       benchmark::RegisterBenchmark("BM_AttentionVsStream", BM_AttentionVsStream, best_simd_level())
-          ->Args({tokens, threads})->ArgNames({"tokens", "threads"})
-          ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+          ->Args({tokens, threads})
+          ->ArgNames({"tokens", "threads"})
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.2);
     }
   // The AVX2 path at 32K on all threads: what an AVX2-only CPU of this bandwidth would see.
   benchmark::RegisterBenchmark("BM_AttentionVsStream_avx2", BM_AttentionVsStream, SimdLevel::avx2)
-      ->Args({32768, 0})->ArgNames({"tokens", "threads"})
-      ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+      ->Args({32768, 0})
+      ->ArgNames({"tokens", "threads"})
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.2);
 }
 
 }  // namespace

@@ -47,8 +47,8 @@ TEST(NumericOptions, StoreStrictlyParsedValues) {
     add_size_option(app, "--bytes", bytes, "", 1 << 20);
     add_integer_option(app, "--seed", seed, "");
   };
-  EXPECT_EQ(parse_with(declare, {"--n", "16", "--x", "0.05", "--s", "500ms", "--bytes", "1.5G", "--seed",
-                                 "18446744073709551615"}),
+  EXPECT_EQ(parse_with(declare, {"--n", "16", "--x", "0.05", "--s", "500ms", "--bytes", "1.5G",
+                                 "--seed", "18446744073709551615"}),
             "");
   EXPECT_EQ(n, 16);
   EXPECT_EQ(x, 0.05);
@@ -66,10 +66,16 @@ TEST(NumericOptions, RefuseWithOptionValueAndFix) {
     add_real_option(app, "--max-noise", x, "", parse::RealRange::above(0));
     add_size_option(app, "--accelerator-memory", bytes, "", 1 << 20);
   };
-  for (const auto& [opt, bad] : std::vector<std::pair<std::string, std::string>>{
-           {"--batch", "2x"}, {"--batch", "1.9"}, {"--batch", "0"}, {"--max-noise", "nan"}, {"--max-noise", "inf"},
-           {"--accelerator-memory", "inf"}, {"--accelerator-memory", "nan"}, {"--accelerator-memory", "0.5"},
-           {"--accelerator-memory", "1e30G"}}) {
+  for (const auto& [opt, bad] :
+       std::vector<std::pair<std::string, std::string>>{{"--batch", "2x"},
+                                                        {"--batch", "1.9"},
+                                                        {"--batch", "0"},
+                                                        {"--max-noise", "nan"},
+                                                        {"--max-noise", "inf"},
+                                                        {"--accelerator-memory", "inf"},
+                                                        {"--accelerator-memory", "nan"},
+                                                        {"--accelerator-memory", "0.5"},
+                                                        {"--accelerator-memory", "1e30G"}}) {
     const std::string err = parse_with(declare, {opt, bad});
     EXPECT_EQ(err.rfind(opt + ":", 0), 0u) << opt << " " << bad << ": " << err;
     EXPECT_NE(err.find("'" + bad + "'"), std::string::npos) << err;
@@ -116,7 +122,8 @@ constexpr bool kAddressSanitizer = false;
 
 Ran run_cli(const std::string& args) {
   const std::string cap = kAddressSanitizer ? "" : "ulimit -v 8000000; ";
-  const std::string cmd = "bash -c '" + cap + "exec timeout 30 " + std::string(HB_BINARY) + " " + args + "' 2>&1";
+  const std::string cmd =
+      "bash -c '" + cap + "exec timeout 30 " + std::string(HB_BINARY) + " " + args + "' 2>&1";
   Ran r;
   const auto start = std::chrono::steady_clock::now();
   FILE* p = ::popen(cmd.c_str(), "r");
@@ -139,14 +146,16 @@ class NumericOptionsCli : public ::testing::Test {
     const Ran r = run_cli(args);
     EXPECT_EQ(r.rc, 2) << args << "\n" << r.out;
     EXPECT_LT(r.seconds, 20) << args;
-    for (const auto& n : needles) EXPECT_NE(r.out.find(n), std::string::npos) << args << ": no '" << n << "' in\n" << r.out;
+    for (const auto& n : needles)
+      EXPECT_NE(r.out.find(n), std::string::npos) << args << ": no '" << n << "' in\n" << r.out;
     EXPECT_EQ(r.out.find("internal error"), std::string::npos) << args << "\n" << r.out;
   }
 };
 
 TEST_F(NumericOptionsCli, RunRefusesSilentlyWrongValues) {
   for (const char* v : {"inf", "nan", "0.5", "1e30G"})
-    expect_refused(std::string("run -q --accelerator-memory ") + v, {"--accelerator-memory", std::string("'") + v + "'"});
+    expect_refused(std::string("run -q --accelerator-memory ") + v,
+                   {"--accelerator-memory", std::string("'") + v + "'"});
   expect_refused("run -q --batch 2x", {"--batch", "'2x'"});
   expect_refused("run -q --batch 1.9", {"--batch", "'1.9'"});
   expect_refused("run -q --warmup -5", {"--warmup", "'-5'"});
@@ -155,30 +164,38 @@ TEST_F(NumericOptionsCli, RunRefusesSilentlyWrongValues) {
   expect_refused("run -q --strategy h2o --opt h2o.heavy_ratio=nan", {"--opt", "nan"});
   expect_refused("run -q --seq-len 1:1000:xnan", {"--seq-len", "'nan'"});
   expect_refused("run -q --seq-len 1:1000:xabc", {"--seq-len", "'abc'"});
-  expect_refused("validate-model -q --accelerator-memory 1e30G", {"--accelerator-memory", "'1e30G'"});
+  expect_refused("validate-model -q --accelerator-memory 1e30G",
+                 {"--accelerator-memory", "'1e30G'"});
   expect_refused("validate-model -q --batch 2x", {"--batch", "'2x'"});
   expect_refused("run -q --seed -1", {"--seed", "'-1'"});
   expect_refused("run -q --gather-timeout nan", {"--gather-timeout", "'nan'"});
-  expect_refused("run -q --strategy cpu-only --seq-len 256 --kv-node 1x", {"--kv-node", "'1x'"});  // was node 1
-  expect_refused("run -q --strategy cpu-only --seq-len 256 --emulate-cxl bandwidth=inf,latency=5", {"--emulate-cxl", "inf"});
+  expect_refused("run -q --strategy cpu-only --seq-len 256 --kv-node 1x",
+                 {"--kv-node", "'1x'"});  // was node 1
+  expect_refused("run -q --strategy cpu-only --seq-len 256 --emulate-cxl bandwidth=inf,latency=5",
+                 {"--emulate-cxl", "inf"});
   expect_refused("topo --cpu-node 99999999999", {"--cpu-node", "'99999999999'"});
   expect_refused("probe --quiet --duration nan", {"--duration", "'nan'"});
 }
 
 TEST_F(NumericOptionsCli, CompareRefusesNonFiniteTolerances) {
   // Refused while parsing, before the (missing) reports are read.
-  expect_refused("compare a.json b.json --accuracy-tolerance nan", {"--accuracy-tolerance", "'nan'"});
+  expect_refused("compare a.json b.json --accuracy-tolerance nan",
+                 {"--accuracy-tolerance", "'nan'"});
   expect_refused("compare a.json b.json --recall-tolerance -5", {"--recall-tolerance", "'-5'"});
   expect_refused("compare a.json b.json --threshold 5%", {"--threshold", "'5%'"});
 }
 
 TEST_F(NumericOptionsCli, UnboundedInputsFailFast) {
-  expect_refused("run -q --seq-len 1:1000000000000:+1", {"--seq-len", "1000000000000 points", "10000"});
-  expect_refused("run -q --seq-len 1:9223372036854775807:+4611686018427387904", {"--seq-len", "9223372036854775807"});
+  expect_refused("run -q --seq-len 1:1000000000000:+1",
+                 {"--seq-len", "1000000000000 points", "10000"});
+  expect_refused("run -q --seq-len 1:9223372036854775807:+4611686018427387904",
+                 {"--seq-len", "9223372036854775807"});
   expect_refused("probe --quiet --cpu-nodes 0-2147483647", {"--cpu-nodes", "0-2147483647"});
   const std::string cpus = std::to_string(allowed_cpus().size());
-  expect_refused("run -q --host-threads 200000", {"--host-threads", "'200000'", "may run on " + cpus + " CPUs"});
-  expect_refused("run -q --accelerator-threads 200000", {"--accelerator-threads", "may run on " + cpus + " CPUs"});
+  expect_refused("run -q --host-threads 200000",
+                 {"--host-threads", "'200000'", "may run on " + cpus + " CPUs"});
+  expect_refused("run -q --accelerator-threads 200000",
+                 {"--accelerator-threads", "may run on " + cpus + " CPUs"});
 }
 
 TEST_F(NumericOptionsCli, ConfigValuesAreParsedLikeOptions) {

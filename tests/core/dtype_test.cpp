@@ -14,25 +14,33 @@
 namespace hb {
 namespace {
 
-uint32_t bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-float from_bits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+uint32_t bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 
 TEST(Fp16, KnownBitPatterns) {
   EXPECT_EQ(fp32_to_fp16(0.0f), 0x0000);
   EXPECT_EQ(fp32_to_fp16(-0.0f), 0x8000);
   EXPECT_EQ(fp32_to_fp16(1.0f), 0x3c00);
   EXPECT_EQ(fp32_to_fp16(-2.0f), 0xc000);
-  EXPECT_EQ(fp32_to_fp16(65504.0f), 0x7bff);                 // largest finite
-  EXPECT_EQ(fp32_to_fp16(65519.0f), 0x7bff);                 // below the tie: stays finite
-  EXPECT_EQ(fp32_to_fp16(65520.0f), 0x7c00);                 // tie rounds to even: inf
+  EXPECT_EQ(fp32_to_fp16(65504.0f), 0x7bff);  // largest finite
+  EXPECT_EQ(fp32_to_fp16(65519.0f), 0x7bff);  // below the tie: stays finite
+  EXPECT_EQ(fp32_to_fp16(65520.0f), 0x7c00);  // tie rounds to even: inf
   EXPECT_EQ(fp32_to_fp16(std::numeric_limits<float>::infinity()), 0x7c00);
-  EXPECT_EQ(fp32_to_fp16(6.103515625e-05f), 0x0400);         // smallest normal 2^-14
-  EXPECT_EQ(fp32_to_fp16(5.9604644775390625e-08f), 0x0001);  // smallest subnormal 2^-24
-  EXPECT_EQ(fp32_to_fp16(2.98023223876953125e-08f), 0x0000); // 2^-25: tie to even -> 0
-  EXPECT_EQ(fp32_to_fp16(4.4703483581542969e-08f), 0x0001);  // 1.5 * 2^-25 rounds up
+  EXPECT_EQ(fp32_to_fp16(6.103515625e-05f), 0x0400);          // smallest normal 2^-14
+  EXPECT_EQ(fp32_to_fp16(5.9604644775390625e-08f), 0x0001);   // smallest subnormal 2^-24
+  EXPECT_EQ(fp32_to_fp16(2.98023223876953125e-08f), 0x0000);  // 2^-25: tie to even -> 0
+  EXPECT_EQ(fp32_to_fp16(4.4703483581542969e-08f), 0x0001);   // 1.5 * 2^-25 rounds up
   EXPECT_EQ(fp32_to_fp16(0.1f), 0x2e66);
-  EXPECT_EQ(fp32_to_fp16(1.0f + 1.0f / 2048), 0x3c00);       // tie between 1 and 1+2^-10: even (down)
-  EXPECT_EQ(fp32_to_fp16(1.0f + 3.0f / 2048), 0x3c02);       // tie: rounds up to even
+  EXPECT_EQ(fp32_to_fp16(1.0f + 1.0f / 2048), 0x3c00);  // tie between 1 and 1+2^-10: even (down)
+  EXPECT_EQ(fp32_to_fp16(1.0f + 3.0f / 2048), 0x3c02);  // tie: rounds up to even
   EXPECT_TRUE(std::isnan(fp16_to_fp32(fp32_to_fp16(std::numeric_limits<float>::quiet_NaN()))));
 }
 

@@ -42,14 +42,17 @@ TEST(PagedKvCache, BlockedLayoutAndZeroPadding) {
   PagedKvCache cache(shape, 16);
   std::vector<float> k(32), v(32);
   for (int t = 0; t < 3; ++t) {
-    for (int j = 0; j < 32; ++j) { k[j] = 100.0f * t + j; v[j] = -k[j]; }
+    for (int j = 0; j < 32; ++j) {
+      k[j] = 100.0f * t + j;
+      v[j] = -k[j];
+    }
     cache.append_token(k.data(), v.data(), ka, va);
   }
   const auto* kb = reinterpret_cast<const float*>(cache.page(0, 0).k);
   const auto* vb = reinterpret_cast<const float*>(cache.page(0, 0).v);
-  EXPECT_EQ(kb[k_block_offset(5, 2, 16)], 205.0f);  // dim 5 of token 2: token-minor K
-  EXPECT_EQ(vb[v_block_offset(5, 2, 32)], -205.0f); // token-major V
-  EXPECT_EQ(kb[k_block_offset(5, 3, 16)], 0.0f);    // slot past the last token reads zero
+  EXPECT_EQ(kb[k_block_offset(5, 2, 16)], 205.0f);   // dim 5 of token 2: token-minor K
+  EXPECT_EQ(vb[v_block_offset(5, 2, 32)], -205.0f);  // token-major V
+  EXPECT_EQ(kb[k_block_offset(5, 3, 16)], 0.0f);     // slot past the last token reads zero
   EXPECT_EQ(vb[v_block_offset(0, 15, 32)], 0.0f);
 }
 

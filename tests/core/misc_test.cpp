@@ -19,7 +19,8 @@ TEST(ModelPresets, PublicConfigsAndLookup) {
   EXPECT_EQ(l.shape.q_heads, 32);
   EXPECT_EQ(l.shape.kv_heads, 8);
   EXPECT_EQ(l.shape.head_dim, 128);
-  EXPECT_EQ(l.shape.kv_bytes_per_token(), 4096);  // 4 KiB per token per layer: 2 (K,V) x 8 kv heads x 128 x 2 bytes
+  EXPECT_EQ(l.shape.kv_bytes_per_token(),
+            4096);  // 4 KiB per token per layer: 2 (K,V) x 8 kv heads x 128 x 2 bytes
   EXPECT_EQ(find_model_preset("opt-13b").layers, 40);
   EXPECT_EQ(find_model_preset("qwen2.5-7b").shape.kv_heads, 4);
   for (const auto& p : model_presets()) {
@@ -73,7 +74,8 @@ TEST(Traffic, AccumulatesAndScales) {
 }
 
 TEST(StrategyOptions, ReadsDefaultsAndRejectsTypos) {
-  StrategyOptions o(std::map<std::string, std::string>{{"h2o.heavy_ratio", "0.2"}, {"h2o.recnt", "3"}});
+  StrategyOptions o(
+      std::map<std::string, std::string>{{"h2o.heavy_ratio", "0.2"}, {"h2o.recnt", "3"}});
   EXPECT_EQ(o.number("h2o", "heavy_ratio", 0.1), 0.2);
   EXPECT_EQ(o.number("h2o", "recent_ratio", 0.1), 0.1);
   EXPECT_THROW(o.check_all_used("h2o"), Error);

@@ -48,7 +48,8 @@ TEST(ParseInteger, RefusesWhatUsedToSlipThrough) {
   expect_refused([] { integer("4097", "--batch", 1, 4096); }, "--batch", "4097");
   expect_refused([] { integer("0", "--batch", 1, 4096); }, "--batch", "0");
   expect_refused([] { integer("9223372036854775808", "n", 0, kMax); }, "n", "9223372036854775808");
-  expect_refused([] { integer("-9223372036854775809", "n", kMin, kMax); }, "n", "-9223372036854775809");
+  expect_refused([] { integer("-9223372036854775809", "n", kMin, kMax); }, "n",
+                 "-9223372036854775809");
   try {
     integer("-5", "--warmup", 0, 100);
   } catch (const Error& e) {
@@ -67,7 +68,8 @@ TEST(ParseInteger, EmptyTextIsNamed) {
 
 TEST(ParseUnsigned, TakesEveryUint64) {
   EXPECT_EQ(unsigned_integer("0", "--seed"), 0u);
-  EXPECT_EQ(unsigned_integer("18446744073709551615", "--seed"), std::numeric_limits<uint64_t>::max());
+  EXPECT_EQ(unsigned_integer("18446744073709551615", "--seed"),
+            std::numeric_limits<uint64_t>::max());
   for (const char* bad : {"-1", "18446744073709551616", "1.5", "42x", ""})
     expect_refused([&] { unsigned_integer(bad, "--seed"); }, "--seed", bad);
 }
@@ -82,13 +84,18 @@ TEST(ParseReal, TakesFiniteNumbersInRange) {
 }
 
 TEST(ParseReal, RefusesNonFiniteJunkAndOutOfRange) {
-  for (const char* bad : {"nan", "NaN", "inf", "-inf", "infinity", "1e400", "0x1p3", "5%", "0.2x", "", "1,5", ". "})
-    expect_refused([&] { real(bad, "--max-noise", RealRange::above(0)); }, "--max-noise", std::string(bad) == ". " ? "." : bad);
+  for (const char* bad :
+       {"nan", "NaN", "inf", "-inf", "infinity", "1e400", "0x1p3", "5%", "0.2x", "", "1,5", ". "})
+    expect_refused([&] { real(bad, "--max-noise", RealRange::above(0)); }, "--max-noise",
+                   std::string(bad) == ". " ? "." : bad);
   expect_refused([] { real("0", "--max-noise", RealRange::above(0)); }, "--max-noise", "0");
-  expect_refused([] { real("-5", "--recall-tolerance", RealRange::between(0, 1)); }, "--recall-tolerance", "-5");
+  expect_refused([] { real("-5", "--recall-tolerance", RealRange::between(0, 1)); },
+                 "--recall-tolerance", "-5");
   expect_refused([] { real("1", "--alpha", RealRange{0, 1, true, true}); }, "--alpha", "1");
-  expect_refused([] { real("nan", "--accuracy-tolerance", RealRange::at_least(0)); }, "--accuracy-tolerance", "nan");
-  expect_refused([] { real("nan", "--opt h2o.heavy_ratio", RealRange{}); }, "--opt h2o.heavy_ratio", "nan");
+  expect_refused([] { real("nan", "--accuracy-tolerance", RealRange::at_least(0)); },
+                 "--accuracy-tolerance", "nan");
+  expect_refused([] { real("nan", "--opt h2o.heavy_ratio", RealRange{}); }, "--opt h2o.heavy_ratio",
+                 "nan");
 }
 
 TEST(ParseReal, RangeTextReadsAsUsersWriteIt) {
@@ -103,10 +110,12 @@ TEST(ParseCount, TakesSuffixesAndChecksOverflow) {
   EXPECT_EQ(count("4k", "--seq-len", 1, kMax), 4096);
   EXPECT_EQ(count("128K", "--seq-len", 1, kMax), 131072);
   EXPECT_EQ(count("1m", "--seq-len", 1, kMax), 1 << 20);
-  EXPECT_EQ(count("9007199254740991k", "n", 0, kMax), int64_t{9007199254740991} * 1024);  // just fits
-  EXPECT_EQ(count("8796093022207m", "n", 0, kMax), int64_t{8796093022207} << 20);         // just fits
+  EXPECT_EQ(count("9007199254740991k", "n", 0, kMax),
+            int64_t{9007199254740991} * 1024);                                     // just fits
+  EXPECT_EQ(count("8796093022207m", "n", 0, kMax), int64_t{8796093022207} << 20);  // just fits
   EXPECT_EQ(count("9223372036854775807", "n", 0, kMax), kMax);
-  for (const char* bad : {"9007199254740992k", "8796093022208m", "9223372036854775807k", "9223372036854775808", "1.5k", "4q", "k", "", "-4k", "nan"})
+  for (const char* bad : {"9007199254740992k", "8796093022208m", "9223372036854775807k",
+                          "9223372036854775808", "1.5k", "4q", "k", "", "-4k", "nan"})
     expect_refused([&] { count(bad, "--seq-len", 1, kMax); }, "--seq-len", bad);
   expect_refused([] { count("2k", "--seq-len", 1, 1024); }, "--seq-len", "2k");
 }
@@ -128,11 +137,12 @@ TEST(ParseBytes, TakesUnitsAndWholeBytes) {
 
 TEST(ParseBytes, RefusesWhatUsedToBecomeTwoGibOrNegative) {
   // Each of these ran with the 2 GiB default or recorded -9223372036854775808.
-  for (const char* bad : {"inf", "nan", "0.5", "1e30G", "8388608T", "9223372036854775808", "0", "-1G", "", "2X",
-                          "2GB ", "G", "1e30", "infG", "1.5"})
+  for (const char* bad : {"inf", "nan", "0.5", "1e30G", "8388608T", "9223372036854775808", "0",
+                          "-1G", "", "2X", "2GB ", "G", "1e30", "infG", "1.5"})
     expect_refused([&] { bytes(bad, "--accelerator-memory", 1); }, "--accelerator-memory",
                    std::string(bad) == "2GB " ? "2GB" : bad);
-  expect_refused([] { bytes("512K", "--accelerator-memory", int64_t{1} << 20); }, "--accelerator-memory", "512K");
+  expect_refused([] { bytes("512K", "--accelerator-memory", int64_t{1} << 20); },
+                 "--accelerator-memory", "512K");
   expect_refused([] { bytes("2G", "x", 1, int64_t{1} << 30); }, "x", "2G");
 }
 
@@ -145,7 +155,11 @@ TEST(ParseSeconds, TakesUnits) {
   EXPECT_DOUBLE_EQ(seconds("0", "--min-time", RealRange::at_least(0)), 0.0);
   for (const char* bad : {"nan", "inf", "-1", "0", "5d", "", "1e400", "3 s"})
     expect_refused([&] { seconds(bad, "--timeout", RealRange::above(0)); }, "--timeout", bad);
-  expect_refused([] { seconds("2h", "--timeout", RealRange{0, 3600, true, false}); }, "--timeout", "2h");
+  expect_refused(
+      [] {
+        seconds("2h", "--timeout", RealRange{0, 3600, true, false});
+      },
+      "--timeout", "2h");
 }
 
 TEST(ParseExactText, ReadsBackToTheSameDouble) {

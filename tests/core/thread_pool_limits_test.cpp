@@ -65,12 +65,14 @@ TEST(ThreadPoolLimits, RefusedThreadNamesTheOptionAndJoinsTheRest) {
   if (done == 0) {
     ::kill(pid, SIGKILL);
     ::waitpid(pid, &st, 0);
-    FAIL() << "the child hung for 30 s after a thread was refused (a half-built pool never unwound)";
+    FAIL()
+        << "the child hung for 30 s after a thread was refused (a half-built pool never unwound)";
   }
   ASSERT_EQ(done, pid);
   ASSERT_TRUE(WIFEXITED(st)) << "the child died of signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0)
                              << " (std::terminate from a half-built pool?)";
-  EXPECT_EQ(WEXITSTATUS(st), 0) << "10 setrlimit, 11 no failure, 12-15 message/code, 16 other exception";
+  EXPECT_EQ(WEXITSTATUS(st), 0)
+      << "10 setrlimit, 11 no failure, 12-15 message/code, 16 other exception";
 #endif
 }
 

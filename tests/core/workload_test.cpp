@@ -58,7 +58,8 @@ TEST(Workload, StructuredAttentionHasSinksRecencyAndIsConcentrated) {
   // Uniform attention would give 4/4096 ~ 0.001 to the sinks and 64/4096 ~ 0.016 to the window.
   EXPECT_GT(sink, 0.05);
   EXPECT_GT(recent, 0.05);
-  EXPECT_GT(top_mass, 0.5);  // the top 10% of tokens hold most of the mass (sparse, like real models)
+  EXPECT_GT(top_mass,
+            0.5);  // the top 10% of tokens hold most of the mass (sparse, like real models)
 }
 
 TEST(Workload, UniformIsNearlyFlat) {
@@ -89,7 +90,11 @@ TEST(Workload, QueriesDriftButStayCorrelated) {
   auto w = make_workload(shape, 100, 8, WorkloadSpec{});
   auto cos = [](const std::vector<float>& a, const std::vector<float>& b) {
     double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < a.size(); ++i) { ab += a[i] * b[i]; aa += a[i] * a[i]; bb += b[i] * b[i]; }
+    for (size_t i = 0; i < a.size(); ++i) {
+      ab += a[i] * b[i];
+      aa += a[i] * a[i];
+      bb += b[i] * b[i];
+    }
     return ab / std::sqrt(aa * bb);
   };
   const double c = cos(w.steps[0].q, w.steps[1].q);

@@ -10,7 +10,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const std::vector<int> ids = hb::memtier::parse_cpulist(hb::fuzz::as_text(data, size), "fuzz");
-    if (hb::memtier::parse_cpulist(hb::memtier::format_cpulist(ids), "fuzz-roundtrip") != ids) std::abort();
+    if (hb::memtier::parse_cpulist(hb::memtier::format_cpulist(ids), "fuzz-roundtrip") != ids)
+      std::abort();
   } catch (const hb::Error&) {
   }
   return 0;

@@ -9,7 +9,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    const hb::reports::Report r = hb::reports::from_json_text(hb::fuzz::as_text(data, size), "fuzz.json");
+    const hb::reports::Report r =
+        hb::reports::from_json_text(hb::fuzz::as_text(data, size), "fuzz.json");
     hb::reports::from_json_text(hb::reports::to_json_text(r), "fuzz-roundtrip.json");
   } catch (const hb::Error&) {
   }

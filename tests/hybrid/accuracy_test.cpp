@@ -60,7 +60,8 @@ TEST(HybridGenAccuracy, NeedleAtDefaultRatioBeatsStreamingLlmAndH2o) {
     EXPECT_GT(hg.accuracy.mass_recall, p.accuracy.mass_recall);
     EXPECT_LT(hg.accuracy.rel_l2, p.accuracy.rel_l2);
   }
-  if (baselines.size() < 2) GTEST_LOG_(INFO) << "streamingllm/h2o not registered: only thresholds checked";
+  if (baselines.size() < 2)
+    GTEST_LOG_(INFO) << "streamingllm/h2o not registered: only thresholds checked";
 }
 
 }  // namespace

@@ -17,12 +17,12 @@ run::SweepSpec exact_spec() {
   run::SweepSpec s;
   s.models = {"qwen2.5-0.5b"};  // 14 q heads, 2 KV heads, d = 64: small and GQA (group 7)
   s.seq_lens = {600};
-  s.decode_steps = 40;          // crosses two page boundaries: FIFO moves pages to the host
+  s.decode_steps = 40;  // crosses two page boundaries: FIFO moves pages to the host
   s.strategies = {"hybridgen", "hybridgen-lse"};
   s.stop.warmup_steps = 1;
-  s.stop.min_samples = 1000;    // run every step
+  s.stop.min_samples = 1000;  // run every step
   s.stop.timeout_s = 60;
-  s.accuracy_steps = -1;        // score every timed step
+  s.accuracy_steps = -1;  // score every timed step
   s.accelerator.kind = "cpu";
   s.accelerator.cpu_threads = 1;
   s.accelerator.capacity_bytes = 4 << 20;
@@ -55,15 +55,18 @@ TEST(HybridGenExact, RatioOneAndLseMatchTheReference) {
     EXPECT_GT(p.traffic_per_step.bytes_read[0][int(MemoryKind::local_dram)], 64 * per_token_k);
     EXPECT_GT(p.traffic_per_step.h2d_bytes, 0);
     EXPECT_GT(p.traffic_per_step.d2h_bytes, 0);
-    for (const char* ph : {"cpu", "accelerator", "transfer", "merge", "migrate"}) EXPECT_TRUE(p.phases.count(ph)) << ph;
+    for (const char* ph : {"cpu", "accelerator", "transfer", "merge", "migrate"})
+      EXPECT_TRUE(p.phases.count(ph)) << ph;
     EXPECT_FALSE(p.trajectory.empty());
   }
   // Logit mode at ratio 1 ships every CPU token: 14 heads x ~480 rows x (4 + 64 * 2) bytes.
-  const auto& logit = report.points[0].axes.strategy == "hybridgen" ? report.points[0] : report.points[1];
+  const auto& logit =
+      report.points[0].axes.strategy == "hybridgen" ? report.points[0] : report.points[1];
   EXPECT_GT(logit.traffic_per_step.h2d_bytes, 14 * 400 * (4 + 128));
   EXPECT_GT(logit.traffic_per_step.bytes_read[0][int(MemoryKind::local_dram)], 400 * 2 * 64 * 2);
   // LSE mode ships only the partial (o, lse), and its boundary moved while staying exact.
-  const auto& lse = report.points[0].axes.strategy == "hybridgen-lse" ? report.points[0] : report.points[1];
+  const auto& lse =
+      report.points[0].axes.strategy == "hybridgen-lse" ? report.points[0] : report.points[1];
   // (plus the pages the boundary moves brought up, averaged over the steps).
   EXPECT_GE(lse.traffic_per_step.h2d_bytes, 14 * (64 + 1) * 4);
   EXPECT_LT(lse.traffic_per_step.h2d_bytes, logit.traffic_per_step.h2d_bytes / 10);
@@ -91,7 +94,8 @@ TEST(HybridGenExact, AllKvFitsMeansDenseOnTheAccelerator) {
 // accelerator tokens], the set reported in `attended`, through FIFO moves and promotions.
 TEST(HybridGenExact, OneSoftmaxOverTheAttendedTokens) {
   const AttentionShape shape{8, 2, 64, DType::f16};
-  Rig rig(shape, 1000, 24, 1 << 20, {tier(MemoryKind::local_dram, 0), tier(MemoryKind::cxl, 1, true)});
+  Rig rig(shape, 1000, 24, 1 << 20,
+          {tier(MemoryKind::local_dram, 0), tier(MemoryKind::cxl, 1, true)});
   auto hg = make_hybridgen({{"hybridgen.ratio", "0.1"},
                             {"hybridgen.scheduler", "static"},
                             {"hybridgen.gpu_tokens", "128"},
@@ -126,7 +130,9 @@ TEST(HybridGenExact, OneSoftmaxOverTheAttendedTokens) {
 TEST(HybridGenExact, BatchOfSequencesIsExactPerSequence) {
   const AttentionShape shape{8, 2, 64, DType::f16};
   Rig rig(shape, 500, 20, 2 << 20, {tier(MemoryKind::local_dram, 0)}, {}, 3);
-  auto hg = make_hybridgen({{"hybridgen.ratio", "1"}, {"hybridgen.scheduler", "static"}, {"hybridgen.gpu_tokens", "64"}});
+  auto hg = make_hybridgen({{"hybridgen.ratio", "1"},
+                            {"hybridgen.scheduler", "static"},
+                            {"hybridgen.gpu_tokens", "64"}});
   ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, "ok");
   hg->load();
   const int d = shape.head_dim, H = shape.q_heads;
@@ -138,7 +144,8 @@ TEST(HybridGenExact, BatchOfSequencesIsExactPerSequence) {
     for (int b = 0; b < 3; ++b)
       for (int qh = 0; qh < H; ++qh) {
         const auto want = rig.attend(b, s, qh, rig.all_positions(s));
-        EXPECT_LT(rel_err(out.o.data() + (b * H + qh) * d, want), 2e-5) << "seq " << b << " step " << s;
+        EXPECT_LT(rel_err(out.o.data() + (b * H + qh) * d, want), 2e-5)
+            << "seq " << b << " step " << s;
       }
   }
 }
@@ -152,7 +159,8 @@ TEST(HybridGenExact, OptionsAreValidated) {
   EXPECT_THROW(make_hybridgen({{"hybridgen.bogus", "1"}}), Error);  // unknown keys are errors
   EXPECT_NO_THROW(make_hybridgen({{"hybridgen.merge", "lse"}, {"hybridgen.scheduler", "static"}}));
   register_hybrid(StrategyRegistry::instance());
-  for (const char* n : {"hybridgen", "hybridgen-lse", "hybridgen-static", "hybridgen-naive", "hybridgen-serial"})
+  for (const char* n :
+       {"hybridgen", "hybridgen-lse", "hybridgen-static", "hybridgen-naive", "hybridgen-serial"})
     EXPECT_EQ(StrategyRegistry::instance().find(n).family, "hybrid") << n;
 }
 

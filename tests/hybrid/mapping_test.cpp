@@ -12,7 +12,9 @@ const MemoryLocation kDram{MemoryKind::local_dram, 0, false};
 const MemoryLocation kCxl{MemoryKind::cxl, 1, true};
 const MemoryLocation kAcc{MemoryKind::accelerator, 0, true};
 
-std::vector<HostTier> two_tiers() { return {tier(MemoryKind::local_dram, 0), tier(MemoryKind::cxl, 1, true)}; }
+std::vector<HostTier> two_tiers() {
+  return {tier(MemoryKind::local_dram, 0), tier(MemoryKind::cxl, 1, true)};
+}
 
 TEST(Mapping, SemanticPutsKOnDramAndVOnCxl) {
   Rig rig(kShape, 1000, 8, 1 << 20, two_tiers());
@@ -61,8 +63,8 @@ TEST(Mapping, SemanticPutsKOnDramAndVOnCxl) {
   const int64_t host_tokens = host / 2 * 16;
   EXPECT_EQ(rd[int(MemoryKind::local_dram)], host_tokens * 2 * 64 * 2);  // K, 2 heads, fp16
   const int64_t k = static_cast<int64_t>(std::ceil(0.05 * static_cast<double>(host_tokens)));
-  EXPECT_EQ(rd[int(MemoryKind::cxl)], 8 * k * 64 * 2);                  // k V rows per query head
-  EXPECT_EQ(out.traffic.h2d_bytes, 8 * k * (4 + 64 * 2));              // top-k logits + V rows up
+  EXPECT_EQ(rd[int(MemoryKind::cxl)], 8 * k * 64 * 2);     // k V rows per query head
+  EXPECT_EQ(out.traffic.h2d_bytes, 8 * k * (4 + 64 * 2));  // top-k logits + V rows up
   // Each of the 8 query heads' top-k scans the logits of all its KV head's CPU tokens.
   EXPECT_DOUBLE_EQ(out.traffic.select_elements[int(Processor::cpu)], 8.0 * host_tokens);
   EXPECT_DOUBLE_EQ(out.traffic.select_elements[int(Processor::accelerator)], 0.0);
@@ -124,7 +126,9 @@ TEST(Mapping, HotPagesArePromotedAndColdOnesStayFar) {
 
 TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
   Rig rig(kShape, 1000, 16, 1 << 20, two_tiers());
-  auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}, {"hybridgen.mapping", "naive"}, {"hybridgen.migrate_every", "4"}});
+  auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"},
+                            {"hybridgen.mapping", "naive"},
+                            {"hybridgen.migrate_every", "4"}});
   const PlanResult plan = hg->plan(rig.problem, rig.platform);
   ASSERT_EQ(plan.status, "ok");
   EXPECT_EQ(plan.parameters.at("kv_tier"), "local-dram@0");
@@ -145,7 +149,9 @@ TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
 
   // naive_tier picks the other tier (the first strategy's accelerator memory freed first).
   hg.reset();
-  auto far = make_hybridgen({{"hybridgen.gpu_tokens", "128"}, {"hybridgen.mapping", "naive"}, {"hybridgen.naive_tier", "1"}});
+  auto far = make_hybridgen({{"hybridgen.gpu_tokens", "128"},
+                             {"hybridgen.mapping", "naive"},
+                             {"hybridgen.naive_tier", "1"}});
   ASSERT_EQ(far->plan(rig.problem, rig.platform).status, "ok");
   far->load();
   EXPECT_EQ(far->page_k_location(0, 0, 0), kCxl);
@@ -185,7 +191,8 @@ TEST(Mapping, KSpillsToTheFarTierWhenDramIsFull) {
   ASSERT_EQ(plan.status, "ok");
   EXPECT_EQ(plan.parameters.at("fast_k_pages_per_head"), "20");
   hg->load();
-  for (int64_t i = 0; i < 50; ++i) EXPECT_EQ(hg->page_k_location(0, 0, i), i < 20 ? kDram : kCxl) << i;
+  for (int64_t i = 0; i < 50; ++i)
+    EXPECT_EQ(hg->page_k_location(0, 0, i), i < 20 ? kDram : kCxl) << i;
 }
 
 }  // namespace

@@ -25,8 +25,8 @@ struct Rig {
   ThreadPool pool{1};
   Platform platform;
 
-  Rig(const AttentionShape& shape, int64_t prompt, int steps, int64_t accel_bytes, std::vector<HostTier> tiers,
-      WorkloadSpec spec = {}, int batch = 1) {
+  Rig(const AttentionShape& shape, int64_t prompt, int steps, int64_t accel_bytes,
+      std::vector<HostTier> tiers, WorkloadSpec spec = {}, int batch = 1) {
     for (int b = 0; b < batch; ++b) {
       WorkloadSpec sb = spec;
       sb.seed = spec.seed + static_cast<uint64_t>(b) * 7919;
@@ -100,10 +100,11 @@ inline double rel_err(const float* a, const std::vector<double>& b) {
   return den > 0 ? num / den : num;
 }
 
-inline std::unique_ptr<hybrid::HybridGen> make_hybridgen(const std::map<std::string, std::string>& opts,
-                                                         const hybrid::HybridGenConfig& defaults = {}) {
+inline std::unique_ptr<hybrid::HybridGen> make_hybridgen(
+    const std::map<std::string, std::string>& opts, const hybrid::HybridGenConfig& defaults = {}) {
   StrategyOptions o(opts);
-  auto h = std::make_unique<hybrid::HybridGen>("hybridgen", hybrid::HybridGenConfig::from_options(o, "hybridgen", defaults));
+  auto h = std::make_unique<hybrid::HybridGen>(
+      "hybridgen", hybrid::HybridGenConfig::from_options(o, "hybridgen", defaults));
   o.check_all_used("hybridgen");
   return h;
 }

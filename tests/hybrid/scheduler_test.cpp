@@ -30,8 +30,8 @@ void drive(FeedbackScheduler& s, const CostModel& m, int intervals) {
   for (int i = 0; i < intervals; ++i)
     for (int k = 0; k < s.config().interval; ++k, ++step) {
       const double gpu = static_cast<double>(s.gpu_window());
-      s.record(step, m.cpu(gpu, s.ratio()), m.acc(gpu, s.ratio()), static_cast<int64_t>(m.total - gpu),
-               static_cast<int64_t>(gpu));
+      s.record(step, m.cpu(gpu, s.ratio()), m.acc(gpu, s.ratio()),
+               static_cast<int64_t>(m.total - gpu), static_cast<int64_t>(gpu));
     }
 }
 
@@ -50,9 +50,10 @@ TEST(Scheduler, DecidesOncePerIntervalOnIntervalMedians) {
   EXPECT_DOUBLE_EQ(r.accelerator_ns, 300);
   EXPECT_DOUBLE_EQ(r.ratio, 0.05);
   EXPECT_DOUBLE_EQ(r.next_ratio, 0.05 * 1.2);  // CPU hidden on average: ratio x1.2
-  EXPECT_EQ(r.boundary, 500);                   // first token of the window: 1524 - 1024
+  EXPECT_EQ(r.boundary, 500);                  // first token of the window: 1524 - 1024
   const auto row = r.as_map();
-  for (const char* k : {"step", "ratio", "boundary", "cpu_ns", "accelerator_ns"}) EXPECT_TRUE(row.count(k)) << k;
+  for (const char* k : {"step", "ratio", "boundary", "cpu_ns", "accelerator_ns"})
+    EXPECT_TRUE(row.count(k)) << k;
 }
 
 TEST(Scheduler, OnePreemptedStepDoesNotFlipTheDecision) {

@@ -29,10 +29,11 @@ struct Out {
   std::vector<float> o, lse;
 };
 
-Out run(const test::PagedInput& in, SimdLevel level, ThreadPool& pool, int64_t begin = 0, int64_t end = -1,
-        float* logits = nullptr, int64_t stride = 0) {
+Out run(const test::PagedInput& in, SimdLevel level, ThreadPool& pool, int64_t begin = 0,
+        int64_t end = -1, float* logits = nullptr, int64_t stride = 0) {
   const AttentionShape& s = in.w.shape;
-  Out r{std::vector<float>(static_cast<size_t>(s.q_heads) * s.head_dim, 123.0f), std::vector<float>(s.q_heads, 9.0f)};
+  Out r{std::vector<float>(static_cast<size_t>(s.q_heads) * s.head_dim, 123.0f),
+        std::vector<float>(s.q_heads, 9.0f)};
   PagedKvView kv = in.view();
   DecodeAttentionArgs a;
   a.q = in.q();
@@ -57,7 +58,8 @@ void expect_matches(const Out& got, const test::RefOut& want, const std::string&
   }
   EXPECT_LT(test::rel_l2(got.o.data(), want.o.data(), got.o.size()), kTol) << what;
   for (size_t h = 0; h < heads; ++h)
-    ASSERT_NEAR(got.lse[h], want.lse[h], kTol * std::max(1.0, std::abs(want.lse[h]))) << what << " head " << h;
+    ASSERT_NEAR(got.lse[h], want.lse[h], kTol * std::max(1.0, std::abs(want.lse[h])))
+        << what << " head " << h;
 }
 
 std::string label(const AttentionShape& s, int64_t n, SimdLevel l, WorkloadSpec::Kind k) {
@@ -78,15 +80,17 @@ TEST_P(DecodeAttention, MatchesReferenceAtEveryLengthAndLevel) {
     for (int64_t n : {0, 1, 7, 16, 17, 4096 + 3}) {
       const auto in = test::make_paged_input(shape, n, kind, /*seed=*/n + 7);
       const auto want = test::reference(in, 0, n);
-      for (SimdLevel l : test::available_levels()) expect_matches(run(in, l, pool), want, label(shape, n, l, kind));
+      for (SimdLevel l : test::available_levels())
+        expect_matches(run(in, l, pool), want, label(shape, n, l, kind));
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, DecodeAttention,
-                         ::testing::Combine(::testing::Values(ShapeCase{4, 4, 64}, ShapeCase{8, 2, 128},
-                                                              ShapeCase{12, 4, 80}, ShapeCase{16, 2, 64},
-                                                              ShapeCase{10, 2, 128}, ShapeCase{32, 8, 128}),
-                                            ::testing::Values(DType::f32, DType::f16, DType::bf16)));
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, DecodeAttention,
+    ::testing::Combine(::testing::Values(ShapeCase{4, 4, 64}, ShapeCase{8, 2, 128},
+                                         ShapeCase{12, 4, 80}, ShapeCase{16, 2, 64},
+                                         ShapeCase{10, 2, 128}, ShapeCase{32, 8, 128}),
+                       ::testing::Values(DType::f32, DType::f16, DType::bf16)));
 
 // Token sub-ranges starting and ending inside pages and sub-blocks, also with 32/64-token pages.
 TEST(DecodeAttentionRanges, SubRangesMatchReference) {
@@ -94,11 +98,12 @@ TEST(DecodeAttentionRanges, SubRangesMatchReference) {
   for (int page : {16, 32, 64}) {
     const AttentionShape shape{8, 2, 64, DType::f16};
     const auto in = test::make_paged_input(shape, 300, WorkloadSpec::Kind::structured, 3, page);
-    for (auto [b, e] : {std::pair<int64_t, int64_t>{0, 300}, {5, 6}, {15, 17}, {33, 250}, {64, 128}, {299, 300}})
+    for (auto [b, e] :
+         {std::pair<int64_t, int64_t>{0, 300}, {5, 6}, {15, 17}, {33, 250}, {64, 128}, {299, 300}})
       for (SimdLevel l : test::available_levels())
         expect_matches(run(in, l, pool, b, e), test::reference(in, b, e),
-                       "page " + std::to_string(page) + " [" + std::to_string(b) + "," + std::to_string(e) + ") " +
-                           simd_level_name(l));
+                       "page " + std::to_string(page) + " [" + std::to_string(b) + "," +
+                           std::to_string(e) + ") " + simd_level_name(l));
   }
 }
 
@@ -127,8 +132,10 @@ TEST(DecodeAttentionLogits, LogitsOutAreTheScaledDotProducts) {
     run(in, l, pool, b, e, logits.data(), stride);
     for (int h = 0; h < 8; ++h) {
       for (int64_t t = b; t < e; ++t)
-        ASSERT_NEAR(logits[h * stride + (t - b)], test::ref_logit(in, in.q(), h, t), 1e-4) << h << " " << t;
-      for (int64_t i = e - b; i < stride; ++i) ASSERT_EQ(logits[h * stride + i], 42.0f);  // untouched
+        ASSERT_NEAR(logits[h * stride + (t - b)], test::ref_logit(in, in.q(), h, t), 1e-4)
+            << h << " " << t;
+      for (int64_t i = e - b; i < stride; ++i)
+        ASSERT_EQ(logits[h * stride + i], 42.0f);  // untouched
     }
   }
 }
@@ -146,36 +153,44 @@ TEST(DecodeAttentionSplit, MergedSplitsEqualUnsplit) {
     const size_t nd = whole.o.size();
     std::vector<double> whole_d(whole.o.begin(), whole.o.end());
     EXPECT_LT(test::rel_l2(internal.o.data(), whole_d.data(), nd), 1e-6);
-    for (std::vector<int64_t> cuts : {std::vector<int64_t>{0, 1, n}, {0, 17, 2000, 2001, n}, {0, n - 1, n},
+    for (std::vector<int64_t> cuts : {std::vector<int64_t>{0, 1, n},
+                                      {0, 17, 2000, 2001, n},
+                                      {0, n - 1, n},
                                       {0, 0, 333, 333, 4000, n, n}}) {
       std::vector<Out> parts;
-      for (size_t i = 0; i + 1 < cuts.size(); ++i) parts.push_back(run(in, l, one, cuts[i], cuts[i + 1]));
+      for (size_t i = 0; i + 1 < cuts.size(); ++i)
+        parts.push_back(run(in, l, one, cuts[i], cuts[i + 1]));
       std::vector<const float*> o, lse;
       for (auto& p : parts) {
         o.push_back(p.o.data());
         lse.push_back(p.lse.data());
       }
       Out merged{std::vector<float>(nd), std::vector<float>(8)};
-      cpu::merge_partials(static_cast<int>(parts.size()), o.data(), lse.data(), 8, 128, merged.o.data(),
-                          merged.lse.data());
+      cpu::merge_partials(static_cast<int>(parts.size()), o.data(), lse.data(), 8, 128,
+                          merged.o.data(), merged.lse.data());
       EXPECT_LT(test::rel_l2(merged.o.data(), whole_d.data(), nd), 1e-6) << simd_level_name(l);
-      for (int h = 0; h < 8; ++h) EXPECT_NEAR(merged.lse[h], whole.lse[h], 1e-5 * std::abs(whole.lse[h]));
+      for (int h = 0; h < 8; ++h)
+        EXPECT_NEAR(merged.lse[h], whole.lse[h], 1e-5 * std::abs(whole.lse[h]));
     }
   }
 }
 
 TEST(DecodeAttentionBatch, SequencesOfDifferentShapesInOneCall) {
   ThreadPool pool(3);
-  const auto a = test::make_paged_input({8, 2, 128, DType::f16}, 777, WorkloadSpec::Kind::structured, 1);
-  const auto b = test::make_paged_input({4, 4, 64, DType::f32}, 0, WorkloadSpec::Kind::structured, 2);
-  const auto c = test::make_paged_input({12, 4, 80, DType::bf16}, 2500, WorkloadSpec::Kind::uniform, 3);
+  const auto a =
+      test::make_paged_input({8, 2, 128, DType::f16}, 777, WorkloadSpec::Kind::structured, 1);
+  const auto b =
+      test::make_paged_input({4, 4, 64, DType::f32}, 0, WorkloadSpec::Kind::structured, 2);
+  const auto c =
+      test::make_paged_input({12, 4, 80, DType::bf16}, 2500, WorkloadSpec::Kind::uniform, 3);
   const test::PagedInput* ins[3] = {&a, &b, &c};
   std::vector<Out> outs(3);
   std::vector<DecodeAttentionArgs> args(3);
   std::vector<PagedKvView> views(3);
   for (int i = 0; i < 3; ++i) {
     const AttentionShape& s = ins[i]->w.shape;
-    outs[i] = {std::vector<float>(static_cast<size_t>(s.q_heads) * s.head_dim), std::vector<float>(s.q_heads)};
+    outs[i] = {std::vector<float>(static_cast<size_t>(s.q_heads) * s.head_dim),
+               std::vector<float>(s.q_heads)};
     views[i] = ins[i]->view();
     args[i].q = ins[i]->q();
     args[i].kv = views[i];
@@ -185,7 +200,8 @@ TEST(DecodeAttentionBatch, SequencesOfDifferentShapesInOneCall) {
   }
   cpu::decode_attention(args.data(), 3, pool);
   for (int i = 0; i < 3; ++i)
-    expect_matches(outs[i], test::reference(*ins[i], 0, ins[i]->w.prompt.tokens), "batch seq " + std::to_string(i));
+    expect_matches(outs[i], test::reference(*ins[i], 0, ins[i]->w.prompt.tokens),
+                   "batch seq " + std::to_string(i));
 }
 
 // Head widths the vector paths cannot cover step down to a narrower path (72: AVX2, 40: AVX2,
@@ -195,7 +211,8 @@ TEST(DecodeAttentionDispatch, OddHeadDimsFallBackAndStayCorrect) {
   for (int d : {72, 40, 36, 33}) {
     const auto in = test::make_paged_input({8, 2, d, DType::f16}, 333);
     for (SimdLevel l : test::available_levels())
-      expect_matches(run(in, l, pool), test::reference(in, 0, 333), "head_dim " + std::to_string(d));
+      expect_matches(run(in, l, pool), test::reference(in, 0, 333),
+                     "head_dim " + std::to_string(d));
   }
 }
 

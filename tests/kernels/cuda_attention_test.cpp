@@ -32,7 +32,7 @@ struct Out {
 struct Request {
   const test::PagedInput* in;
   int64_t begin = 0, end = -1;
-  int64_t logits_stride = 0;  // > 0: also fetch logits
+  int64_t logits_stride = 0;          // > 0: also fetch logits
   const PagedKvView* view = nullptr;  // device view to use instead of a fresh copy
 };
 
@@ -49,7 +49,8 @@ std::vector<Out> gpu_decode(const std::vector<Request>& reqs) {
     q.emplace_back(std::vector<float>(r.in->q(), r.in->q() + qn));
     o.emplace_back(std::vector<float>(qn, 123.0f));  // garbage that must be overwritten
     lse.emplace_back(std::vector<float>(s.q_heads, 9.0f));
-    lg.emplace_back(std::vector<float>(r.logits_stride > 0 ? s.q_heads * r.logits_stride : 0, -7.0f));
+    lg.emplace_back(
+        std::vector<float>(r.logits_stride > 0 ? s.q_heads * r.logits_stride : 0, -7.0f));
     PagedKvView view;
     if (r.view) {
       view = *r.view;
@@ -77,7 +78,9 @@ std::vector<Out> gpu_decode(const std::vector<Request>& reqs) {
   return out;
 }
 
-Out gpu_one(const test::PagedInput& in, int64_t begin = 0, int64_t end = -1) { return gpu_decode({{&in, begin, end}})[0]; }
+Out gpu_one(const test::PagedInput& in, int64_t begin = 0, int64_t end = -1) {
+  return gpu_decode({{&in, begin, end}})[0];
+}
 
 void expect_matches(const Out& got, const test::RefOut& want, const std::string& what) {
   if (std::isinf(want.lse[0])) {  // empty range: the neutral partial, exactly
@@ -87,14 +90,17 @@ void expect_matches(const Out& got, const test::RefOut& want, const std::string&
   }
   EXPECT_LT(test::rel_l2(got.o.data(), want.o.data(), got.o.size()), kTol) << what;
   for (size_t h = 0; h < want.lse.size(); ++h)
-    ASSERT_NEAR(got.lse[h], want.lse[h], kTol * std::max(1.0, std::abs(want.lse[h]))) << what << " head " << h;
+    ASSERT_NEAR(got.lse[h], want.lse[h], kTol * std::max(1.0, std::abs(want.lse[h])))
+        << what << " head " << h;
 }
 
 // The CPU engine on the same host cache, as a second opinion.
 Out cpu_decode(const test::PagedInput& in, int64_t begin = 0, int64_t end = -1) {
   static ThreadPool pool(2);
   const AttentionShape& s = in.w.shape;
-  Out r{std::vector<float>(static_cast<size_t>(s.q_heads) * s.head_dim), std::vector<float>(s.q_heads), {}};
+  Out r{std::vector<float>(static_cast<size_t>(s.q_heads) * s.head_dim),
+        std::vector<float>(s.q_heads),
+        {}};
   DecodeAttentionArgs a;
   a.q = in.q();
   a.kv = in.view();
@@ -114,7 +120,8 @@ void expect_same(const Out& gpu, const Out& cpu, const std::string& what) {
     if (std::isinf(cpu.lse[h])) {
       EXPECT_EQ(gpu.lse[h], cpu.lse[h]) << what;
     } else {
-      EXPECT_NEAR(gpu.lse[h], cpu.lse[h], kTol * std::max(1.0f, std::abs(cpu.lse[h]))) << what << " (vs CPU engine)";
+      EXPECT_NEAR(gpu.lse[h], cpu.lse[h], kTol * std::max(1.0f, std::abs(cpu.lse[h])))
+          << what << " (vs CPU engine)";
     }
   }
 }
@@ -142,12 +149,13 @@ TEST_P(CudaDecodeAttention, MatchesReferenceAndCpuEngineAtEdgeLengths) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, CudaDecodeAttention,
-                         ::testing::Combine(::testing::Values(ShapeCase{32, 8, 128}, ShapeCase{40, 40, 128},
-                                                              ShapeCase{16, 8, 64}, ShapeCase{28, 4, 128},
-                                                              ShapeCase{32, 32, 80}, ShapeCase{64, 4, 128},
-                                                              ShapeCase{8, 2, 256}),
-                                            ::testing::Values(DType::f16, DType::bf16)));
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CudaDecodeAttention,
+    ::testing::Combine(::testing::Values(ShapeCase{32, 8, 128}, ShapeCase{40, 40, 128},
+                                         ShapeCase{16, 8, 64}, ShapeCase{28, 4, 128},
+                                         ShapeCase{32, 32, 80}, ShapeCase{64, 4, 128},
+                                         ShapeCase{8, 2, 256}),
+                       ::testing::Values(DType::f16, DType::bf16)));
 
 TEST(CudaDecodeAttentionPages, EveryPageSizeIncludingNonPowersOfTwo) {
   HB_REQUIRE_GPU_OR_SKIP();
@@ -155,7 +163,8 @@ TEST(CudaDecodeAttentionPages, EveryPageSizeIncludingNonPowersOfTwo) {
   for (int page : {16, 32, 48, 64, 128})
     for (int64_t n : {1, 100, 4096 + 3}) {
       const auto in = test::make_paged_input(shape, n, WorkloadSpec::Kind::structured, n, page);
-      expect_matches(gpu_one(in), test::reference(in, 0, n), label(shape, n, WorkloadSpec::Kind::structured, page));
+      expect_matches(gpu_one(in), test::reference(in, 0, n),
+                     label(shape, n, WorkloadSpec::Kind::structured, page));
     }
 }
 
@@ -164,12 +173,18 @@ TEST(CudaDecodeAttentionRanges, SubRangesEmptyAndClampedRanges) {
   const AttentionShape shape{32, 8, 128, DType::f16};
   const int64_t n = 4096 + 3;
   const auto in = test::make_paged_input(shape, n, WorkloadSpec::Kind::structured, 5);
-  for (auto [b, e] : {std::pair<int64_t, int64_t>{5, 4000}, {64, 128}, {63, 65}, {0, 1}, {4000, n}, {1000, 1000}}) {
+  for (auto [b, e] : {std::pair<int64_t, int64_t>{5, 4000},
+                      {64, 128},
+                      {63, 65},
+                      {0, 1},
+                      {4000, n},
+                      {1000, 1000}}) {
     const std::string what = "range [" + std::to_string(b) + ", " + std::to_string(e) + ")";
     expect_matches(gpu_one(in, b, e), test::reference(in, b, e), what);
   }
   expect_matches(gpu_one(in, 4000, 100000), test::reference(in, 4000, n), "end clamped");
-  expect_matches(gpu_one(in, 9000, 10000), test::reference(in, 0, 0), "range past the end is empty");
+  expect_matches(gpu_one(in, 9000, 10000), test::reference(in, 0, 0),
+                 "range past the end is empty");
 }
 
 TEST(CudaDecodeAttentionLogits, LogitsOutAreTheScaledDotProducts) {
@@ -185,7 +200,8 @@ TEST(CudaDecodeAttentionLogits, LogitsOutAreTheScaledDotProducts) {
       ASSERT_NEAR(got.logits[h * stride + (t - begin)], want, 1e-4 * std::max(1.0, std::abs(want)))
           << "head " << h << " token " << t;
     }
-    for (int64_t i = end - begin; i < stride; ++i) ASSERT_EQ(got.logits[h * stride + i], -7.0f) << "wrote past the range";
+    for (int64_t i = end - begin; i < stride; ++i)
+      ASSERT_EQ(got.logits[h * stride + i], -7.0f) << "wrote past the range";
   }
 }
 
@@ -193,12 +209,14 @@ TEST(CudaDecodeAttentionBatch, MixedLengthsInOneCall) {
   HB_REQUIRE_GPU_OR_SKIP();
   const AttentionShape shape{32, 8, 128, DType::f16};
   std::vector<test::PagedInput> ins;
-  for (int64_t n : {0, 1, 7, 300, 4096 + 3, 64}) ins.push_back(test::make_paged_input(shape, n, WorkloadSpec::Kind::structured, n + 1));
+  for (int64_t n : {0, 1, 7, 300, 4096 + 3, 64})
+    ins.push_back(test::make_paged_input(shape, n, WorkloadSpec::Kind::structured, n + 1));
   std::vector<Request> reqs;
   for (const auto& in : ins) reqs.push_back({&in});
   const auto got = gpu_decode(reqs);
   for (size_t b = 0; b < ins.size(); ++b)
-    expect_matches(got[b], test::reference(ins[b], 0, ins[b].w.prompt_len()), "batch member " + std::to_string(b));
+    expect_matches(got[b], test::reference(ins[b], 0, ins[b].w.prompt_len()),
+                   "batch member " + std::to_string(b));
 }
 
 TEST(CudaDecodeAttentionLong, ThirtyTwoKTokensBatchTwo) {
@@ -248,9 +266,11 @@ TEST(CudaDecodeAttentionTables, EditedAndGrowingPageTablesAreReuploaded) {
   }
   PagedKvView view = dev.view();
   view.heads = heads.data();
-  expect_matches(gpu_decode({{&in, 0, -1, 0, &view}})[0], test::reference(in, 0, 500), "first 500 tokens");
+  expect_matches(gpu_decode({{&in, 0, -1, 0, &view}})[0], test::reference(in, 0, 500),
+                 "first 500 tokens");
   for (auto& h : heads) h.num_tokens = n;  // the cache grew
-  expect_matches(gpu_decode({{&in, 0, -1, 0, &view}})[0], test::reference(in, 0, n), "grown to 1000");
+  expect_matches(gpu_decode({{&in, 0, -1, 0, &view}})[0], test::reference(in, 0, n),
+                 "grown to 1000");
   // Migrate page 7 of head 3: copy its blocks elsewhere, wipe the old ones, edit the table.
   const size_t block = 16 * 128 * 2;
   Buffer moved = acc.memory()->allocate(2 * block);
@@ -262,11 +282,14 @@ TEST(CudaDecodeAttentionTables, EditedAndGrowingPageTablesAreReuploaded) {
   acc.copy_to_device(p.v, junk.data(), block);
   acc.synchronize();
   p = PageRef{moved.as<std::byte>(), moved.as<std::byte>() + block};
-  expect_matches(gpu_decode({{&in, 0, -1, 0, &view}})[0], test::reference(in, 0, n), "after a page moved");
+  expect_matches(gpu_decode({{&in, 0, -1, 0, &view}})[0], test::reference(in, 0, n),
+                 "after a page moved");
 }
 
 }  // namespace
 }  // namespace hb
 #else
-TEST(CudaDecodeAttention, SkippedWithoutCuda) { GTEST_SKIP() << "built without CUDA (HYBRIDBENCH_CUDA=OFF)"; }
+TEST(CudaDecodeAttention, SkippedWithoutCuda) {
+  GTEST_SKIP() << "built without CUDA (HYBRIDBENCH_CUDA=OFF)";
+}
 #endif

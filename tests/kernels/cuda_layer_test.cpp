@@ -21,14 +21,16 @@ TEST(CudaLayerGemms, QkvProjectionIsXTimesW) {
   layer.enqueue_qkv(batch);
   acc.synchronize();
   const auto x = layer.read_back("x"), w = layer.read_back("w_qkv"), y = layer.read_back("qkv");
-  const int64_t in = m.hidden, out = int64_t{m.shape.q_heads + 2 * m.shape.kv_heads} * m.shape.head_dim;
+  const int64_t in = m.hidden,
+                out = int64_t{m.shape.q_heads + 2 * m.shape.kv_heads} * m.shape.head_dim;
   ASSERT_EQ(static_cast<int64_t>(w.size()), in * out);
   for (int b = 0; b < batch; ++b)
     for (int64_t o = 0; o < out; o += 7) {
       double want = 0;
       for (int64_t i = 0; i < in; ++i) want += double(x[b * in + i]) * w[i * out + o];
       // fp16 output rounding (2^-11 relative) plus fp32 accumulation.
-      ASSERT_NEAR(y[b * out + o], want, 2e-3 + 1e-3 * std::abs(want)) << "row " << b << " col " << o;
+      ASSERT_NEAR(y[b * out + o], want, 2e-3 + 1e-3 * std::abs(want))
+          << "row " << b << " col " << o;
     }
 }
 
@@ -37,7 +39,8 @@ TEST(CudaLayerGemms, WholeLayerRunsAtPresetDimsAndIsTimed) {
   auto& acc = test::gpu();
   const ModelPreset& m = find_model_preset("llama-3.1-8b");
   cuda::LayerGemms layer(acc, m, 16);
-  EXPECT_EQ(layer.weight_bytes(), int64_t{2} * (4096LL * 6144 + 4096LL * 4096 + 4096LL * 2 * 14336 + 14336LL * 4096));
+  EXPECT_EQ(layer.weight_bytes(),
+            int64_t{2} * (4096LL * 6144 + 4096LL * 4096 + 4096LL * 2 * 14336 + 14336LL * 4096));
   acc.synchronize();
   for (int batch : {1, 16}) layer.enqueue_all(batch);
   EXPECT_GT(acc.synchronize(), 0);
@@ -59,5 +62,7 @@ TEST(CudaLayerGemms, WeightsCountAgainstTheCapacityBudget) {
 }  // namespace
 }  // namespace hb
 #else
-TEST(CudaLayerGemms, SkippedWithoutCuda) { GTEST_SKIP() << "built without CUDA (HYBRIDBENCH_CUDA=OFF)"; }
+TEST(CudaLayerGemms, SkippedWithoutCuda) {
+  GTEST_SKIP() << "built without CUDA (HYBRIDBENCH_CUDA=OFF)";
+}
 #endif

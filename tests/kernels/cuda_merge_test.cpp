@@ -56,7 +56,8 @@ Merged gpu_merge(const Parts& p, bool in_place = false) {
     op.push_back(o.back().get());
     lp.push_back(l.back().get());
   }
-  test::DevVec<float> oo(std::vector<float>(static_cast<size_t>(p.heads) * p.d, 5.0f)), lo(std::vector<float>(p.heads, 5.0f));
+  test::DevVec<float> oo(std::vector<float>(static_cast<size_t>(p.heads) * p.d, 5.0f)),
+      lo(std::vector<float>(p.heads, 5.0f));
   float* out_o = in_place && p.n ? o[0].get() : oo.get();
   float* out_l = in_place && p.n ? l[0].get() : lo.get();
   acc.merge_partials(p.n, op.data(), lp.data(), p.heads, p.d, out_o, out_l);
@@ -103,7 +104,8 @@ void check(const Parts& p, const Merged& m, const std::string& what) {
       EXPECT_EQ(m.lse[h], kNegInf) << what;
     } else {
       EXPECT_NEAR(m.lse[h], el, 1e-5 * std::max(1.0, std::abs(el))) << what;
-      EXPECT_NEAR(m.lse[h], c.lse[h], 1e-5 * std::max(1.0f, std::abs(c.lse[h]))) << what << " vs CPU";
+      EXPECT_NEAR(m.lse[h], c.lse[h], 1e-5 * std::max(1.0f, std::abs(c.lse[h])))
+          << what << " vs CPU";
     }
     for (int j = 0; j < p.d; ++j) {
       ASSERT_FALSE(std::isnan(m.o[h * p.d + j])) << what;
@@ -179,11 +181,14 @@ TEST(CudaMergePartials, MergedHalvesEqualTheWhole) {
   const auto o = o0.read();
   const auto lse = l0.read();
   EXPECT_LT(test::rel_l2(o.data(), want.o.data(), o.size()), 1e-4);
-  for (int h = 0; h < shape.q_heads; ++h) EXPECT_NEAR(lse[h], want.lse[h], 1e-4 * std::max(1.0, std::abs(want.lse[h])));
+  for (int h = 0; h < shape.q_heads; ++h)
+    EXPECT_NEAR(lse[h], want.lse[h], 1e-4 * std::max(1.0, std::abs(want.lse[h])));
 }
 
 }  // namespace
 }  // namespace hb
 #else
-TEST(CudaMergePartials, SkippedWithoutCuda) { GTEST_SKIP() << "built without CUDA (HYBRIDBENCH_CUDA=OFF)"; }
+TEST(CudaMergePartials, SkippedWithoutCuda) {
+  GTEST_SKIP() << "built without CUDA (HYBRIDBENCH_CUDA=OFF)";
+}
 #endif

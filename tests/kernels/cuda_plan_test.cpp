@@ -36,9 +36,12 @@ TEST(CudaPlan, SplitsFillOneWaveAndCoverEveryTile) {
   for (int64_t tiles : {1, 2, 3, 128, 512, 2048})
     for (int64_t rows : {8, 128, 512, 4096}) {
       const SplitPlan p = plan_splits(tiles, rows, resident);
-      EXPECT_GE(int64_t{p.splits} * p.tiles_per_split, tiles) << tiles << " " << rows;       // covers all
-      EXPECT_LT(int64_t{p.splits - 1} * p.tiles_per_split, tiles) << tiles << " " << rows;   // no empty split
-      EXPECT_LE(rows * p.splits, std::max<int64_t>(resident, rows)) << tiles << " " << rows;  // one wave
+      EXPECT_GE(int64_t{p.splits} * p.tiles_per_split, tiles)
+          << tiles << " " << rows;  // covers all
+      EXPECT_LT(int64_t{p.splits - 1} * p.tiles_per_split, tiles)
+          << tiles << " " << rows;  // no empty split
+      EXPECT_LE(rows * p.splits, std::max<int64_t>(resident, rows))
+          << tiles << " " << rows;  // one wave
       if (tiles >= 2) {
         EXPECT_GE(p.tiles_per_split, 2) << tiles << " " << rows;
       }
@@ -51,7 +54,8 @@ TEST(CudaPlan, SplitsFillOneWaveAndCoverEveryTile) {
 TEST(CudaPlan, ChangedRangeFindsExactlyTheEditedEntries) {
   std::vector<std::byte> mem(1 << 20);
   std::vector<PageRef> a(1000);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = PageRef{mem.data() + 32 * i, mem.data() + 32 * i + 16};
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = PageRef{mem.data() + 32 * i, mem.data() + 32 * i + 16};
   auto b = a;
   EXPECT_EQ(changed_range(a.data(), 1000, b.data(), 1000), Span(1000, 1000));
   b[517].v += 64;
@@ -72,7 +76,8 @@ TEST(CudaPlan, CopyRunsCoalesceHostContiguousBlocks) {
   std::vector<std::byte> mem(64 * kBlock);
   auto blk = [&](int i) { return static_cast<const std::byte*>(mem.data() + i * kBlock); };
   // Pages of 2 heads appended interleaved (head 0 page 0, head 1 page 0, ...), K arena then V.
-  std::vector<const std::byte*> blocks = {blk(0), blk(32), blk(1), blk(33), blk(2), blk(34), blk(3), blk(35)};
+  std::vector<const std::byte*> blocks = {blk(0), blk(32), blk(1), blk(33),
+                                          blk(2), blk(34), blk(3), blk(35)};
   const CopyPlan p = plan_copy_runs(blocks, kBlock);
   ASSERT_EQ(p.slots, 8u);
   ASSERT_EQ(p.runs.size(), 2u);

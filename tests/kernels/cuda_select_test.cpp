@@ -24,7 +24,8 @@ TEST(CudaScoreLogits, MatchesFp64AndTheCpuEngine) {
   auto& acc = test::gpu();
   ThreadPool pool(2);
   for (DType t : {DType::f16, DType::bf16})
-    for (auto [hq, hkv, d] : {std::tuple{32, 8, 128}, std::tuple{14, 2, 64}, std::tuple{32, 32, 80}}) {
+    for (auto [hq, hkv, d] :
+         {std::tuple{32, 8, 128}, std::tuple{14, 2, 64}, std::tuple{32, 32, 80}}) {
       const AttentionShape shape{hq, hkv, d, t};
       const int64_t n = 3000;
       const auto in = test::make_paged_input(shape, n, WorkloadSpec::Kind::structured, hq + d);
@@ -42,10 +43,13 @@ TEST(CudaScoreLogits, MatchesFp64AndTheCpuEngine) {
           for (int64_t tk = b; tk < e; ++tk) {
             const double want = test::ref_logit(in, in.q(), h, tk);
             const float g = got[h * stride + (tk - b)];
-            ASSERT_NEAR(g, want, 1e-4 * std::max(1.0, std::abs(want))) << shape.to_string() << " h" << h << " t" << tk;
-            ASSERT_NEAR(g, cpu_lg[h * stride + (tk - b)], 1e-4 * std::max(1.0, std::abs(want))) << "vs CPU";
+            ASSERT_NEAR(g, want, 1e-4 * std::max(1.0, std::abs(want)))
+                << shape.to_string() << " h" << h << " t" << tk;
+            ASSERT_NEAR(g, cpu_lg[h * stride + (tk - b)], 1e-4 * std::max(1.0, std::abs(want)))
+                << "vs CPU";
           }
-          for (int64_t i = e - b; i < stride; ++i) ASSERT_EQ(got[h * stride + i], -7.0f) << "wrote past the range";
+          for (int64_t i = e - b; i < stride; ++i)
+            ASSERT_EQ(got[h * stride + i], -7.0f) << "wrote past the range";
         }
       }
     }
@@ -78,21 +82,25 @@ struct LogitMergeCase {
     if (k) cpu::topk_rows(logits.data(), hq, split, split, k, idx.data(), top.data(), &pool);
     std::vector<std::byte> rows(static_cast<size_t>(k) * d * dtype_size(shape.kv_dtype));
     std::vector<float> rows_f(static_cast<size_t>(k) * d);
-    std::vector<std::byte> ext_v(std::max<size_t>(static_cast<size_t>(hq) * k * d * dtype_size(link), 16));
+    std::vector<std::byte> ext_v(
+        std::max<size_t>(static_cast<size_t>(hq) * k * d * dtype_size(link), 16));
     for (int h = 0; h < hq && k; ++h) {
       cpu::gather_rows(cpu_side.view(), shape.kv_head_of(h), idx.data() + h * k, k, rows.data());
       convert_to_fp32(shape.kv_dtype, rows.data(), rows_f.data(), rows_f.size());
-      convert_from_fp32(link, rows_f.data(), ext_v.data() + static_cast<size_t>(h) * k * d * dtype_size(link),
+      convert_from_fp32(link, rows_f.data(),
+                        ext_v.data() + static_cast<size_t>(h) * k * d * dtype_size(link),
                         rows_f.size());
     }
     // What crosses the link lands in staging memory; the local KV is resident.
     auto staging = acc.staging_memory(-1);
-    Buffer lg = staging->allocate(std::max<size_t>(top.size() * 4, 4)), vv = staging->allocate(ext_v.size());
+    Buffer lg = staging->allocate(std::max<size_t>(top.size() * 4, 4)),
+           vv = staging->allocate(ext_v.size());
     std::memcpy(lg.data(), top.data(), top.size() * 4);
     std::memcpy(vv.data(), ext_v.data(), ext_v.size());
     cuda::DeviceKvCopy local(acc, gpu_side.view());
     test::DevVec<float> qd(std::vector<float>(q(), q() + static_cast<size_t>(hq) * d));
-    test::DevVec<float> od(std::vector<float>(static_cast<size_t>(hq) * d, 3.0f)), ld(std::vector<float>(hq, 3.0f));
+    test::DevVec<float> od(std::vector<float>(static_cast<size_t>(hq) * d, 3.0f)),
+        ld(std::vector<float>(hq, 3.0f));
     LogitMergeArgs a;
     a.q = qd.get();
     a.q_heads = hq;
@@ -116,12 +124,15 @@ TEST(CudaLogitMerge, AllTokensIsExactAttention) {
   for (DType t : {DType::f16, DType::bf16}) {
     LogitMergeCase c({32, 8, 128, t}, 3000, 2100);
     std::vector<double> ro(32 * 128), rl(32);
-    ref::attention(c.shape, c.q(), c.w.prompt.k.data(), c.w.prompt.v.data(), 3000, ro.data(), rl.data());
+    ref::attention(c.shape, c.q(), c.w.prompt.k.data(), c.w.prompt.v.data(), 3000, ro.data(),
+                   rl.data());
     for (DType link : {t, DType::f32}) {
       std::vector<float> o, lse;
       c.run(2100, o, lse, link);
-      EXPECT_LT(test::rel_l2(o.data(), ro.data(), o.size()), 1e-4) << dtype_name(t) << " link " << dtype_name(link);
-      for (int h = 0; h < 32; ++h) EXPECT_NEAR(lse[h], rl[h], 1e-4 * std::max(1.0, std::abs(rl[h])));
+      EXPECT_LT(test::rel_l2(o.data(), ro.data(), o.size()), 1e-4)
+          << dtype_name(t) << " link " << dtype_name(link);
+      for (int h = 0; h < 32; ++h)
+        EXPECT_NEAR(lse[h], rl[h], 1e-4 * std::max(1.0, std::abs(rl[h])));
     }
   }
 }
@@ -143,7 +154,8 @@ TEST(CudaLogitMerge, TopKIsExactAttentionOverTheSelectedTokensPlusLocal) {
     for (int64_t i = 0; i < k; ++i) add(idx[h * k + i]);
     for (int64_t tk = 500; tk < 700; ++tk) add(tk);
     std::vector<double> ro(d), rl(1);
-    ref::attention({1, 1, d, DType::f16}, c.q() + h * d, kr.data(), vr.data(), k + 200, ro.data(), rl.data());
+    ref::attention({1, 1, d, DType::f16}, c.q() + h * d, kr.data(), vr.data(), k + 200, ro.data(),
+                   rl.data());
     EXPECT_LT(test::rel_l2(o.data() + h * d, ro.data(), d), 1e-4) << "head " << h;
     EXPECT_NEAR(lse[h], rl[0], 1e-4 * std::max(1.0, std::abs(rl[0])));
   }
@@ -157,8 +169,8 @@ TEST(CudaLogitMerge, EitherSideMayBeEmpty) {
     c.run(0, o, lse, DType::f16);
     std::vector<double> ro(8 * 64), rl(8);
     const size_t row = 2 * 64;
-    ref::attention(c.shape, c.q(), c.w.prompt.k.data() + 100 * row, c.w.prompt.v.data() + 100 * row, 200, ro.data(),
-                   rl.data());
+    ref::attention(c.shape, c.q(), c.w.prompt.k.data() + 100 * row, c.w.prompt.v.data() + 100 * row,
+                   200, ro.data(), rl.data());
     EXPECT_LT(test::rel_l2(o.data(), ro.data(), o.size()), 1e-4) << "nothing external";
   }
   {
@@ -166,7 +178,8 @@ TEST(CudaLogitMerge, EitherSideMayBeEmpty) {
     std::vector<float> o, lse;
     c.run(300, o, lse, DType::f16);
     std::vector<double> ro(8 * 64), rl(8);
-    ref::attention(c.shape, c.q(), c.w.prompt.k.data(), c.w.prompt.v.data(), 300, ro.data(), rl.data());
+    ref::attention(c.shape, c.q(), c.w.prompt.k.data(), c.w.prompt.v.data(), 300, ro.data(),
+                   rl.data());
     EXPECT_LT(test::rel_l2(o.data(), ro.data(), o.size()), 1e-4) << "no local tokens";
   }
   {
@@ -194,9 +207,12 @@ TEST(CudaGatherRows, MatchesTheCpuGatherAndZeroesOutOfRangeTokens) {
       acc.synchronize();
       const auto gv = v.read(), gk = k.read();
       std::vector<std::byte> cv(valid * 80 * es), ck(valid * 80 * es);
-      cpu::gather_rows(in.view(), h, tokens.data(), static_cast<int64_t>(valid), cv.data(), ck.data());
-      EXPECT_EQ(std::memcmp(gv.data(), cv.data(), cv.size()), 0) << dtype_name(t) << " V head " << h;
-      EXPECT_EQ(std::memcmp(gk.data(), ck.data(), ck.size()), 0) << dtype_name(t) << " K head " << h;
+      cpu::gather_rows(in.view(), h, tokens.data(), static_cast<int64_t>(valid), cv.data(),
+                       ck.data());
+      EXPECT_EQ(std::memcmp(gv.data(), cv.data(), cv.size()), 0)
+          << dtype_name(t) << " V head " << h;
+      EXPECT_EQ(std::memcmp(gk.data(), ck.data(), ck.size()), 0)
+          << dtype_name(t) << " K head " << h;
       for (size_t i = valid * 80 * es; i < gv.size(); ++i) {
         ASSERT_EQ(gv[i], std::byte{0});
         ASSERT_EQ(gk[i], std::byte{0});
@@ -226,16 +242,20 @@ TEST(CudaPageMinMax, ElementwiseOverEachPagesValidTokens) {
             lo = std::min(lo, in.w.prompt.k_row(t, h)[j]);
             hi = std::max(hi, in.w.prompt.k_row(t, h)[j]);
           }
-          ASSERT_EQ(gmn[(h * stride + p) * 64 + j], lo) << "head " << h << " page " << p << " dim " << j;
-          ASSERT_EQ(gmx[(h * stride + p) * 64 + j], hi) << "head " << h << " page " << p << " dim " << j;
+          ASSERT_EQ(gmn[(h * stride + p) * 64 + j], lo)
+              << "head " << h << " page " << p << " dim " << j;
+          ASSERT_EQ(gmx[(h * stride + p) * 64 + j], hi)
+              << "head " << h << " page " << p << " dim " << j;
         }
     for (int h = 0; h < 2; ++h)  // and the CPU engine's Quest box, page by page
       for (int64_t p = 0; p < pages; ++p) {
         std::vector<float> cmn(64), cmx(64);
         cpu::page_box(in.view(), h, p, cmn.data(), cmx.data());
         for (int j = 0; j < 64; ++j) {
-          ASSERT_EQ(gmn[(h * stride + p) * 64 + j], cmn[j]) << "vs CPU, head " << h << " page " << p;
-          ASSERT_EQ(gmx[(h * stride + p) * 64 + j], cmx[j]) << "vs CPU, head " << h << " page " << p;
+          ASSERT_EQ(gmn[(h * stride + p) * 64 + j], cmn[j])
+              << "vs CPU, head " << h << " page " << p;
+          ASSERT_EQ(gmx[(h * stride + p) * 64 + j], cmx[j])
+              << "vs CPU, head " << h << " page " << p;
         }
       }
   }
@@ -244,5 +264,7 @@ TEST(CudaPageMinMax, ElementwiseOverEachPagesValidTokens) {
 }  // namespace
 }  // namespace hb
 #else
-TEST(CudaSelect, SkippedWithoutCuda) { GTEST_SKIP() << "built without CUDA (HYBRIDBENCH_CUDA=OFF)"; }
+TEST(CudaSelect, SkippedWithoutCuda) {
+  GTEST_SKIP() << "built without CUDA (HYBRIDBENCH_CUDA=OFF)";
+}
 #endif

@@ -19,7 +19,8 @@ struct HostKv {
   Workload w;
   std::unique_ptr<PageArena> ka, va;
   std::unique_ptr<PagedKvCache> cache;
-  HostKv(const AttentionShape& s, int64_t n, std::shared_ptr<BufferAllocator> alloc, uint64_t seed, int page = 16) {
+  HostKv(const AttentionShape& s, int64_t n, std::shared_ptr<BufferAllocator> alloc, uint64_t seed,
+         int page = 16) {
     WorkloadSpec spec;
     spec.seed = seed;
     w = make_workload(s, n, 1, spec);
@@ -32,16 +33,17 @@ struct HostKv {
   ~HostKv() { cache.reset(); }  // pages go back to the arenas before the arenas go
   test::RefOut reference(int64_t b, int64_t e) const {
     const AttentionShape& s = w.shape;
-    test::RefOut r{std::vector<double>(static_cast<size_t>(s.q_heads) * s.head_dim), std::vector<double>(s.q_heads)};
+    test::RefOut r{std::vector<double>(static_cast<size_t>(s.q_heads) * s.head_dim),
+                   std::vector<double>(s.q_heads)};
     const size_t row = static_cast<size_t>(s.kv_heads) * s.head_dim;
-    ref::attention(s, w.steps[0].q.data(), w.prompt.k.data() + b * row, w.prompt.v.data() + b * row, e - b, r.o.data(),
-                   r.lse.data());
+    ref::attention(s, w.steps[0].q.data(), w.prompt.k.data() + b * row, w.prompt.v.data() + b * row,
+                   e - b, r.o.data(), r.lse.data());
     return r;
   }
 };
 
-void stream_and_check(const std::vector<const HostKv*>& kvs, int64_t chunk, int64_t begin, int64_t end,
-                      const std::string& what) {
+void stream_and_check(const std::vector<const HostKv*>& kvs, int64_t chunk, int64_t begin,
+                      int64_t end, const std::string& what) {
   auto& acc = test::gpu();
   std::vector<test::DevVec<float>> q, o, l;
   std::vector<PagedKvView> views;
@@ -74,7 +76,8 @@ void stream_and_check(const std::vector<const HostKv*>& kvs, int64_t chunk, int6
       continue;
     }
     EXPECT_LT(test::rel_l2(go.data(), want.o.data(), go.size()), 1e-4) << w;
-    for (size_t h = 0; h < gl.size(); ++h) ASSERT_NEAR(gl[h], want.lse[h], 1e-4 * std::max(1.0, std::abs(want.lse[h]))) << w;
+    for (size_t h = 0; h < gl.size(); ++h)
+      ASSERT_NEAR(gl[h], want.lse[h], 1e-4 * std::max(1.0, std::abs(want.lse[h]))) << w;
   }
 }
 
@@ -92,7 +95,8 @@ TEST(CudaStreamAttention, MixedBatchRangesAndEdgeLengths) {
   auto& acc = test::gpu();
   const AttentionShape shape{28, 4, 128, DType::bf16};
   auto pinned = acc.staging_memory(-1);
-  const HostKv a(shape, 0, pinned, 2), b(shape, 1, pinned, 3), c(shape, 7, pinned, 4), d(shape, 5000, pinned, 5);
+  const HostKv a(shape, 0, pinned, 2), b(shape, 1, pinned, 3), c(shape, 7, pinned, 4),
+      d(shape, 5000, pinned, 5);
   stream_and_check({&a, &b, &c, &d}, 1024, 0, -1, "mixed");
   stream_and_check({&d}, 1024, 1500, 4200, "sub-range");
   stream_and_check({&d}, 1024, 4999, 6000, "last token");
@@ -109,5 +113,7 @@ TEST(CudaStreamAttention, PageablePagesAreCorrectToo) {
 }  // namespace
 }  // namespace hb
 #else
-TEST(CudaStreamAttention, SkippedWithoutCuda) { GTEST_SKIP() << "built without CUDA (HYBRIDBENCH_CUDA=OFF)"; }
+TEST(CudaStreamAttention, SkippedWithoutCuda) {
+  GTEST_SKIP() << "built without CUDA (HYBRIDBENCH_CUDA=OFF)";
+}
 #endif

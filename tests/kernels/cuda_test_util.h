@@ -45,7 +45,8 @@ template <class T>
 struct DevVec {
   Buffer buf;
   size_t n = 0;
-  explicit DevVec(size_t count) : buf(gpu().memory()->allocate(std::max<size_t>(count, 1) * sizeof(T))), n(count) {}
+  explicit DevVec(size_t count)
+      : buf(gpu().memory()->allocate(std::max<size_t>(count, 1) * sizeof(T))), n(count) {}
   explicit DevVec(const std::vector<T>& host) : DevVec(host.size()) { put(host); }
   T* get() const { return buf.as<T>(); }
   void put(const std::vector<T>& host) {
@@ -62,11 +63,11 @@ struct DevVec {
 }  // namespace hb::test
 
 // First statement of every GPU test.
-#define HB_REQUIRE_GPU_OR_SKIP()                                                          \
-  do {                                                                                    \
-    const std::string hb_why_ = ::hb::test::gpu_missing_reason();                         \
-    if (!hb_why_.empty()) {                                                               \
-      if (::hb::test::gpu_required()) FAIL() << "HB_REQUIRE_GPU is set but " << hb_why_;  \
+#define HB_REQUIRE_GPU_OR_SKIP()                                                           \
+  do {                                                                                     \
+    const std::string hb_why_ = ::hb::test::gpu_missing_reason();                          \
+    if (!hb_why_.empty()) {                                                                \
+      if (::hb::test::gpu_required()) FAIL() << "HB_REQUIRE_GPU is set but " << hb_why_;   \
       GTEST_SKIP() << "no usable GPU (" << hb_why_ << "); GPU tests run on a GPU machine"; \
-    }                                                                                     \
+    }                                                                                      \
   } while (0)

@@ -20,8 +20,8 @@ struct OwnedCache {
   PagedKvView view() const { return cache->view(); }
 };
 
-inline OwnedCache make_cache(const AttentionShape& shape, const DenseKv& src, int64_t begin, int64_t end,
-                             int page_tokens = kDefaultPageTokens) {
+inline OwnedCache make_cache(const AttentionShape& shape, const DenseKv& src, int64_t begin,
+                             int64_t end, int page_tokens = kDefaultPageTokens) {
   OwnedCache c;
   c.cache = std::make_unique<PagedKvCache>(shape, page_tokens);
   c.k_arena = std::make_unique<PageArena>(host_allocator(), c.cache->block_bytes());
@@ -39,8 +39,8 @@ struct PagedInput {
 };
 
 inline PagedInput make_paged_input(const AttentionShape& shape, int64_t tokens,
-                                   WorkloadSpec::Kind kind = WorkloadSpec::Kind::structured, uint64_t seed = 1,
-                                   int page_tokens = kDefaultPageTokens) {
+                                   WorkloadSpec::Kind kind = WorkloadSpec::Kind::structured,
+                                   uint64_t seed = 1, int page_tokens = kDefaultPageTokens) {
   PagedInput in;
   WorkloadSpec spec;
   spec.kind = kind;
@@ -75,10 +75,11 @@ struct RefOut {
 };
 inline RefOut reference(const PagedInput& in, int64_t begin, int64_t end, double scale = 0) {
   const AttentionShape& s = in.w.shape;
-  RefOut r{std::vector<double>(static_cast<size_t>(s.q_heads) * s.head_dim), std::vector<double>(s.q_heads)};
+  RefOut r{std::vector<double>(static_cast<size_t>(s.q_heads) * s.head_dim),
+           std::vector<double>(s.q_heads)};
   const size_t row = static_cast<size_t>(s.kv_heads) * s.head_dim;
-  ref::attention(s, in.q(), in.w.prompt.k.data() + begin * row, in.w.prompt.v.data() + begin * row, end - begin,
-                 r.o.data(), r.lse.data(), scale);
+  ref::attention(s, in.q(), in.w.prompt.k.data() + begin * row, in.w.prompt.v.data() + begin * row,
+                 end - begin, r.o.data(), r.lse.data(), scale);
   return r;
 }
 

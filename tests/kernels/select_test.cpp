@@ -19,13 +19,14 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 TEST(ScoreLogits, MatchesReferenceForEveryLevelShapeAndDtype) {
   ThreadPool pool(3);
-  for (auto [hq, hkv, d, page] : {std::tuple{4, 4, 64, 16}, std::tuple{12, 4, 80, 16}, std::tuple{16, 2, 128, 16},
-                                  std::tuple{8, 2, 64, 64}})
+  for (auto [hq, hkv, d, page] : {std::tuple{4, 4, 64, 16}, std::tuple{12, 4, 80, 16},
+                                  std::tuple{16, 2, 128, 16}, std::tuple{8, 2, 64, 64}})
     for (DType t : {DType::f32, DType::f16, DType::bf16}) {
       const AttentionShape shape{hq, hkv, d, t};
       const auto in = test::make_paged_input(shape, 1500, WorkloadSpec::Kind::structured, d, page);
       for (SimdLevel l : test::available_levels())
-        for (auto [b, e] : {std::pair<int64_t, int64_t>{0, -1}, {3, 19}, {700, 701}, {1000, 5000}}) {
+        for (auto [b, e] :
+             {std::pair<int64_t, int64_t>{0, -1}, {3, 19}, {700, 701}, {1000, 5000}}) {
           const int64_t stride = 1600;
           std::vector<float> logits(static_cast<size_t>(hq) * stride, 42.0f);
           cpu::score_logits(in.q(), hq, in.view(), b, e, 0, logits.data(), stride, pool, l);
@@ -54,12 +55,13 @@ std::vector<int32_t> ref_topk(const std::vector<float>& v, int64_t k) {
   return idx;
 }
 
-std::vector<int32_t> topk_one(const std::vector<float>& v, int64_t k, std::vector<float>* vals = nullptr) {
+std::vector<int32_t> topk_one(const std::vector<float>& v, int64_t k,
+                              std::vector<float>* vals = nullptr) {
   const int64_t kk = std::clamp<int64_t>(k, 0, static_cast<int64_t>(v.size()));
   std::vector<int32_t> idx(kk, -1);
   std::vector<float> val(kk);
-  cpu::topk_rows(v.data(), 1, static_cast<int64_t>(v.size()), static_cast<int64_t>(v.size()), k, idx.data(),
-                 val.data());
+  cpu::topk_rows(v.data(), 1, static_cast<int64_t>(v.size()), static_cast<int64_t>(v.size()), k,
+                 idx.data(), val.data());
   if (vals) *vals = val;
   return idx;
 }
@@ -78,7 +80,8 @@ TEST(TopK, RandomRowsMatchASortWithAPool) {
     for (int r = 0; r < rows; ++r) {
       std::vector<float> row(v.begin() + r * stride, v.begin() + r * stride + n);
       const auto want = ref_topk(row, k);
-      ASSERT_EQ(std::vector<int32_t>(idx.begin() + r * k, idx.begin() + (r + 1) * k), want) << "row " << r;
+      ASSERT_EQ(std::vector<int32_t>(idx.begin() + r * k, idx.begin() + (r + 1) * k), want)
+          << "row " << r;
       for (int64_t i = 0; i < k; ++i) ASSERT_EQ(val[r * k + i], row[want[i]]);
     }
   }
@@ -160,7 +163,8 @@ struct LogitMergeCase {
     for (int h = 0; h < hq; ++h) {
       cpu::gather_rows(cpu_side.view(), shape.kv_head_of(h), idx.data() + h * k, k, rows.data());
       convert_to_fp32(shape.kv_dtype, rows.data(), rows_f.data(), rows_f.size());
-      convert_from_fp32(link, rows_f.data(), ext_v.data() + static_cast<size_t>(h) * k * d * dtype_size(link),
+      convert_from_fp32(link, rows_f.data(),
+                        ext_v.data() + static_cast<size_t>(h) * k * d * dtype_size(link),
                         rows_f.size());
     }
     o.assign(static_cast<size_t>(hq) * d, 0);
@@ -185,7 +189,8 @@ TEST(LogitMerge, AllTokensIsExactAttention) {
   for (DType t : {DType::f16, DType::bf16, DType::f32}) {
     LogitMergeCase c({8, 2, 128, t}, 1300, 900);
     std::vector<double> ro(8 * 128), rl(8);
-    ref::attention(c.shape, c.q(), c.w.prompt.k.data(), c.w.prompt.v.data(), 1300, ro.data(), rl.data());
+    ref::attention(c.shape, c.q(), c.w.prompt.k.data(), c.w.prompt.v.data(), 1300, ro.data(),
+                   rl.data());
     for (SimdLevel l : test::available_levels()) {
       std::vector<float> o, lse;
       // fp32 over the link for fp32 caches: then every value the merge sees is exact.
@@ -215,7 +220,8 @@ TEST(LogitMerge, TopKIsExactAttentionOverTheSelectedTokensPlusLocal) {
       for (int64_t i = 0; i < k; ++i) add(idx[h * k + i]);
       for (int64_t tk = 500; tk < 700; ++tk) add(tk);
       std::vector<double> ro(d), rl(1);
-      ref::attention({1, 1, d, DType::f16}, c.q() + h * d, kr.data(), vr.data(), k + 200, ro.data(), rl.data());
+      ref::attention({1, 1, d, DType::f16}, c.q() + h * d, kr.data(), vr.data(), k + 200, ro.data(),
+                     rl.data());
       EXPECT_LT(test::rel_l2(o.data() + h * d, ro.data(), d), 1e-4) << "head " << h;
       EXPECT_NEAR(lse[h], rl[0], 1e-4 * std::max(1.0, std::abs(rl[0])));
     }
@@ -231,8 +237,8 @@ TEST(LogitMerge, EitherSideMayBeEmpty) {
       c.run(0, l, pool, o, lse);
       std::vector<double> ro(8 * 64), rl(8);
       const size_t row = 2 * 64;
-      ref::attention(c.shape, c.q(), c.w.prompt.k.data() + 100 * row, c.w.prompt.v.data() + 100 * row, 200,
-                     ro.data(), rl.data());
+      ref::attention(c.shape, c.q(), c.w.prompt.k.data() + 100 * row,
+                     c.w.prompt.v.data() + 100 * row, 200, ro.data(), rl.data());
       EXPECT_LT(test::rel_l2(o.data(), ro.data(), o.size()), 1e-4);
     }
     {  // no local tokens: attention over the external ones only
@@ -240,7 +246,8 @@ TEST(LogitMerge, EitherSideMayBeEmpty) {
       std::vector<float> o, lse;
       c.run(300, l, pool, o, lse);
       std::vector<double> ro(8 * 64), rl(8);
-      ref::attention(c.shape, c.q(), c.w.prompt.k.data(), c.w.prompt.v.data(), 300, ro.data(), rl.data());
+      ref::attention(c.shape, c.q(), c.w.prompt.k.data(), c.w.prompt.v.data(), 300, ro.data(),
+                     rl.data());
       EXPECT_LT(test::rel_l2(o.data(), ro.data(), o.size()), 1e-4);
     }
     {  // neither: the neutral partial, no NaN

@@ -60,7 +60,8 @@ TEST_F(Cli, TopoJsonOnEveryTopologyFile) {
     EXPECT_FALSE(j["nodes"].back()["reasons"].empty()) << w.file;
     EXPECT_EQ(j["settings"]["known"], false) << w.file;
   }
-  const auto gpus = nlohmann::json::parse(run("topo --json --topology " + topo_file("24em64t-2n6c2t-pci.xml")).out)["gpus"];
+  const auto gpus = nlohmann::json::parse(
+      run("topo --json --topology " + topo_file("24em64t-2n6c2t-pci.xml")).out)["gpus"];
   ASSERT_EQ(gpus.size(), 3u);
   EXPECT_EQ(gpus[0]["pci_bus_id"], "0000:06:00.0");
   EXPECT_EQ(gpus[0]["numa_node"], 0);
@@ -68,23 +69,28 @@ TEST_F(Cli, TopoJsonOnEveryTopologyFile) {
 }
 
 TEST_F(Cli, TopoTextFromSysfsFixtureAndEmulation) {
-  const CmdResult r = run("topo --sysfs-root " + std::string(HB_SOURCE_DIR) + "/tests/memtier/fixtures/cxl-region");
+  const CmdResult r =
+      run("topo --sysfs-root " + std::string(HB_SOURCE_DIR) + "/tests/memtier/fixtures/cxl-region");
   ASSERT_EQ(r.rc, 0) << r.out;
   EXPECT_NE(r.out.find("why: CXL: region0 via dax0.0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("region region0"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("numa_balancing: 2"), std::string::npos) << r.out;
-  const CmdResult e = run("topo --topology " + topo_file("24em64t-2n6c2t-pci.xml") + " --emulate-cxl node=1");
+  const CmdResult e =
+      run("topo --topology " + topo_file("24em64t-2n6c2t-pci.xml") + " --emulate-cxl node=1");
   EXPECT_NE(e.out.find("cxl (emulated)"), std::string::npos) << e.out;
 }
 
 TEST_F(Cli, ClearErrors) {
-  CmdResult r = run("topo --topology " + std::string(HB_SOURCE_DIR) + "/tests/memtier/fixtures/README.md 2>&1");
+  CmdResult r = run("topo --topology " + std::string(HB_SOURCE_DIR) +
+                    "/tests/memtier/fixtures/README.md 2>&1");
   EXPECT_EQ(r.rc, 2);
   EXPECT_NE(r.out.find("hybridbench: error: hwloc cannot load"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("fix: give an hwloc 2.x XML export"), std::string::npos) << r.out;
   r = run("topo --sysfs-root /nonexistent 2>&1");
   EXPECT_EQ(r.rc, 2);
-  EXPECT_NE(r.out.find("no NUMA information under /nonexistent/sys/devices/system/node"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no NUMA information under /nonexistent/sys/devices/system/node"),
+            std::string::npos)
+      << r.out;
   r = run("probe --quick --mem-nodes 63 2>&1");
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.out.find("probe: no NUMA node 63"), std::string::npos) << r.out;
@@ -98,8 +104,9 @@ TEST_F(Cli, TopologyWithImpossibleValuesIsRefused) {
     const char* file;
     const char* part;
   };
-  for (const Want& w : {Want{"crafted/hmat-bandwidth-minus1.xml", "memory attribute Bandwidth of NUMA node 0"},
-                        Want{"crafted/numa-os-index-unknown.xml", "NUMA node L#1 has os_index 4294967295"}}) {
+  for (const Want& w :
+       {Want{"crafted/hmat-bandwidth-minus1.xml", "memory attribute Bandwidth of NUMA node 0"},
+        Want{"crafted/numa-os-index-unknown.xml", "NUMA node L#1 has os_index 4294967295"}}) {
     const CmdResult r = run("topo --json --topology " + topo_file(w.file) + " 2>&1");
     EXPECT_EQ(r.rc, 2) << w.file << "\n" << r.out;
     EXPECT_NE(r.out.find("hwloc topology file " + topo_file(w.file)), std::string::npos) << r.out;
@@ -110,18 +117,23 @@ TEST_F(Cli, TopologyWithImpossibleValuesIsRefused) {
 // --kv-node on a node that cannot hold the KV fails before any workload is generated (the
 // tests/vm bad-input guest checks the same on a 128 MiB CXL node and an offline node).
 TEST_F(Cli, KvNodeTooSmallIsRefusedUpFront) {
-  const CmdResult r = run("run --strategy cpu-only --kv-node 0 --model llama-3.1-8b --seq-len 128k --batch 4096 "
-                          "--out /tmp/hb_never_written.json 2>&1");
+  const CmdResult r =
+      run("run --strategy cpu-only --kv-node 0 --model llama-3.1-8b --seq-len 128k --batch 4096 "
+          "--out /tmp/hb_never_written.json 2>&1");
   EXPECT_EQ(r.rc, 2) << r.out;
   EXPECT_NE(r.out.find("NUMA node 0 (local-dram@0) has"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("too little for the KV cache of the largest point (llama-3.1-8b, 131072 tokens, batch 4096"),
-            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("too little for the KV cache of the largest point (llama-3.1-8b, 131072 "
+                       "tokens, batch 4096"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("fix: pick a node with more free memory"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists("/tmp/hb_never_written.json"));
 }
 
 TEST_F(Cli, ProbeWritesAProfileTopoShowsIt) {
-  const std::string f = (std::filesystem::temp_directory_path() / ("hb_cli_" + std::to_string(getpid()) + ".json")).string();
+  const std::string f =
+      (std::filesystem::temp_directory_path() / ("hb_cli_" + std::to_string(getpid()) + ".json"))
+          .string();
   const CmdResult p = run("probe --quick --quiet --duration 0.02 --out " + f);
   ASSERT_EQ(p.rc, 0) << p.out;
   EXPECT_NE(p.out.find("GB/s"), std::string::npos) << p.out;

@@ -32,8 +32,9 @@ TEST(HostTiers, KnlLocalDramFirstThenHbm) {
   DiscoverOptions o;
   o.topology_xml = xml("64intel64-fakeKNL-SNC4-hybrid.xml");
   const auto tiers = host_tiers(discover(o), nullptr, false);
-  EXPECT_EQ(names(tiers), (std::vector<std::string>{"local-dram@0", "hbm@4", "hbm@5", "hbm@6", "hbm@7",
-                                                    "remote-dram@1", "remote-dram@2", "remote-dram@3"}));
+  EXPECT_EQ(names(tiers),
+            (std::vector<std::string>{"local-dram@0", "hbm@4", "hbm@5", "hbm@6", "hbm@7",
+                                      "remote-dram@1", "remote-dram@2", "remote-dram@3"}));
   EXPECT_EQ(tiers[0].read_bandwidth_bytes_per_s, 22500 * 1048576.0);
   EXPECT_EQ(tiers[0].allocator, nullptr);
 }
@@ -45,7 +46,8 @@ TEST(HostTiers, EmulatedCxlNodeOnTwoSockets) {
   const Topology t = discover(o);
   EXPECT_EQ(t.node(1)->kind, TierKind::cxl);
   EXPECT_TRUE(t.node(1)->emulated);
-  EXPECT_NE(t.node(1)->reasons[0].find("emulated: remote-dram node stands in for CXL"), std::string::npos);
+  EXPECT_NE(t.node(1)->reasons[0].find("emulated: remote-dram node stands in for CXL"),
+            std::string::npos);
   Platform p;
   p.host_tiers = host_tiers(t, nullptr, false);
   ASSERT_NE(p.tier_of_kind(MemoryKind::cxl), nullptr);
@@ -56,18 +58,29 @@ TEST(HostTiers, EmulationErrors) {
   DiscoverOptions o;
   o.topology_xml = xml("24em64t-2n6c2t-pci.xml");
   o.emulate_cxl = "node=0";
-  EXPECT_NE(error_of([&] { discover(o); }).find("is the reference CPU node's own DRAM"), std::string::npos);
+  EXPECT_NE(error_of([&] { discover(o); }).find("is the reference CPU node's own DRAM"),
+            std::string::npos);
   o.emulate_cxl = "node=9";
-  EXPECT_NE(error_of([&] { discover(o); }).find("this machine has no NUMA node 9"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_cxl_emulation("bandwidth=10"); }).find("cannot understand --emulate-cxl"),
+  EXPECT_NE(error_of([&] { discover(o); }).find("this machine has no NUMA node 9"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_cxl_emulation("bandwidth=-1,latency=5"); }).find("is not a positive finite number"),
+  EXPECT_NE(
+      error_of([] { parse_cxl_emulation("bandwidth=10"); }).find("cannot understand --emulate-cxl"),
+      std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_cxl_emulation("bandwidth=-1,latency=5");
+            }).find("is not a positive finite number"),
             std::string::npos);
-  // Once accepted: an infinite bandwidth, a NaN latency, a node number past int (std::out_of_range).
-  for (const char* bad : {"bandwidth=inf,latency=5", "bandwidth=10,latency=nan", "bandwidth=10x,latency=5"})
-    EXPECT_NE(error_of([&] { parse_cxl_emulation(bad); }).find("is not a positive finite number"), std::string::npos) << bad;
-  EXPECT_NE(error_of([] { parse_cxl_emulation("node=99999999999"); }).find("--emulate-cxl node"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_cxl_emulation("speed=3"); }).find("at 'speed=3'"), std::string::npos);
+  // Once accepted: an infinite bandwidth, a NaN latency, a node number past int
+  // (std::out_of_range).
+  for (const char* bad :
+       {"bandwidth=inf,latency=5", "bandwidth=10,latency=nan", "bandwidth=10x,latency=5"})
+    EXPECT_NE(error_of([&] { parse_cxl_emulation(bad); }).find("is not a positive finite number"),
+              std::string::npos)
+        << bad;
+  EXPECT_NE(error_of([] { parse_cxl_emulation("node=99999999999"); }).find("--emulate-cxl node"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_cxl_emulation("speed=3"); }).find("at 'speed=3'"),
+            std::string::npos);
 }
 
 TEST(HostTiers, CpuNodeChoice) {
@@ -79,7 +92,8 @@ TEST(HostTiers, CpuNodeChoice) {
   EXPECT_EQ(t.node(0)->kind, TierKind::remote_dram);
   o.topology_xml = xml("64intel64-fakeKNL-SNC4-hybrid.xml");
   o.cpu_node = 5;
-  EXPECT_NE(error_of([&] { discover(o); }).find("--cpu-node 5: node has no CPUs"), std::string::npos);
+  EXPECT_NE(error_of([&] { discover(o); }).find("--cpu-node 5: node has no CPUs"),
+            std::string::npos);
 }
 
 TEST(HostTiers, ThisMachineWithSimulatedCxl) {
@@ -94,7 +108,8 @@ TEST(HostTiers, ThisMachineWithSimulatedCxl) {
   EXPECT_EQ(sim.read_bandwidth_bytes_per_s, 12.5e9);
   ASSERT_NE(sim.allocator, nullptr);
   Buffer b = sim.allocator->allocate(1 << 20);
-  EXPECT_EQ(b.location().to_string(), "cxl@" + std::to_string(tiers.front().location.node) + "(emulated)");
+  EXPECT_EQ(b.location().to_string(),
+            "cxl@" + std::to_string(tiers.front().location.node) + "(emulated)");
 }
 
 }  // namespace

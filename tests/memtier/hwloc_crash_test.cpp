@@ -25,7 +25,8 @@ TEST(HwlocCrash, MalformedXmlThatCrashesHwlocIsAnError) {
   const size_t at = text.find(pu);
   ASSERT_NE(at, std::string::npos) << "fixture changed";
   text.replace(at + pu.size() - 16, 15, "complete_cpsuet");
-  const fs::path f = fs::temp_directory_path() / ("hb-hwloc-crash-" + std::to_string(::getpid()) + ".xml");
+  const fs::path f =
+      fs::temp_directory_path() / ("hb-hwloc-crash-" + std::to_string(::getpid()) + ".xml");
   std::ofstream(f) << text;
   try {
     hb::memtier::read_hwloc(f.string());

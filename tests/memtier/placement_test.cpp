@@ -55,7 +55,8 @@ TEST(Placement, InterleaveAndHugePages) {
 TEST(Placement, SampledCheckAndMemoryRegion) {
   NumaAllocator alloc({MemoryKind::local_dram, 0, false}, NumaPolicy::bind_to(0));
   Buffer b = alloc.allocate(16 * kMiB);
-  const PlacementReport r = verify_placement(MemoryRegion{b.data(), b.size(), b.location(), "K"}, 1000);
+  const PlacementReport r =
+      verify_placement(MemoryRegion{b.data(), b.size(), b.location(), "K"}, 1000);
   EXPECT_TRUE(r.ok);
   EXPECT_GT(r.stride, 1);
   EXPECT_LE(r.pages_checked, 1000);
@@ -74,7 +75,9 @@ TEST(Placement, UntouchedPagesAreReported) {
 }
 
 TEST(PlacementErrors, NonexistentNode) {
-  const std::string msg = error_of([] { NumaAllocator({MemoryKind::cxl, 57, false}, NumaPolicy::bind_to(57)); });
+  const std::string msg = error_of([] {
+    NumaAllocator({MemoryKind::cxl, 57, false}, NumaPolicy::bind_to(57));
+  });
   EXPECT_NE(msg.find("NUMA node 57 does not exist on this machine"), std::string::npos) << msg;
   EXPECT_NE(msg.find("fix: pick a node"), std::string::npos) << msg;
 }
@@ -82,7 +85,9 @@ TEST(PlacementErrors, NonexistentNode) {
 TEST(PlacementErrors, TooLittleFreeMemory) {
   NumaAllocator alloc({MemoryKind::local_dram, 0, false}, NumaPolicy::bind_to(0));
   const std::string msg = error_of([&] { alloc.allocate(size_t{1} << 50); });
-  EXPECT_NE(msg.find("cannot place 1048576.00 GiB for local-dram@0 (bind 0): only"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cannot place 1048576.00 GiB for local-dram@0 (bind 0): only"),
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("free on node(s) 0"), std::string::npos) << msg;
 }
 
@@ -102,7 +107,8 @@ TEST(Placement, WeightedInterleaveWhereOffered) {
     Buffer b = alloc.allocate(4 * kMiB);
     EXPECT_TRUE(verify_placement(b.data(), b.size(), {0}).ok);
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("not offered by this kernel"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not offered by this kernel"), std::string::npos)
+        << e.what();
     GTEST_SKIP() << "kernel without weighted interleave";
   }
 }

@@ -61,7 +61,8 @@ TEST(Probe, RefusesAnotherMachinesTopology) {
     probe(discover(o), ProbeOptions::quick());
     FAIL() << "probe accepted an XML topology";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("probe measures the machine it runs on"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("probe measures the machine it runs on"),
+              std::string::npos);
   }
 }
 

@@ -95,21 +95,33 @@ TEST(Profile, BrokenFilesNameThePath) {
     edit(j);
     return error_of([&] { parse_platform_profile(j.dump(), "p.json"); });
   };
-  EXPECT_NE(error_of([] { parse_platform_profile("{ nope", "p.json"); }).find("p.json: not JSON"), std::string::npos);
-  EXPECT_NE(with([](auto& j) { j["schema"] = "hybridbench.report/1"; }).find("p.json: $.schema: expected \"hybridbench.platform/1\""),
+  EXPECT_NE(error_of([] { parse_platform_profile("{ nope", "p.json"); }).find("p.json: not JSON"),
             std::string::npos);
-  EXPECT_NE(with([](auto& j) { j["topology"]["nodes"][2].erase("kind"); })
-                .find("$.topology.nodes[2]: missing field \"kind\""),
+  EXPECT_NE(with([](auto& j) {
+              j["schema"] = "hybridbench.report/1";
+            }).find("p.json: $.schema: expected \"hybridbench.platform/1\""),
             std::string::npos);
-  EXPECT_NE(with([](auto& j) { j["topology"]["nodes"][0]["kind"] = "ssd"; }).find("unknown tier kind \"ssd\""),
+  EXPECT_NE(with([](auto& j) {
+              j["topology"]["nodes"][2].erase("kind");
+            }).find("$.topology.nodes[2]: missing field \"kind\""),
             std::string::npos);
-  EXPECT_NE(with([](auto& j) { j["probe"]["pairs"][0]["read_bandwidth_gbps"]["samples"] = nlohmann::json::array(); })
-                .find("$.probe.pairs[0].read_bandwidth_gbps.samples: a measured figure needs at least one sample"),
+  EXPECT_NE(with([](auto& j) {
+              j["topology"]["nodes"][0]["kind"] = "ssd";
+            }).find("unknown tier kind \"ssd\""),
             std::string::npos);
-  EXPECT_NE(with([](auto& j) { j["probe"]["pairs"][0]["mem_node"] = 77; }).find("names a node the topology does not list"),
+  EXPECT_NE(with([](auto& j) {
+              j["probe"]["pairs"][0]["read_bandwidth_gbps"]["samples"] = nlohmann::json::array();
+            })
+                .find("$.probe.pairs[0].read_bandwidth_gbps.samples: a measured figure needs at "
+                      "least one sample"),
             std::string::npos);
-  EXPECT_NE(with([](auto& j) { j["topology"]["nodes"][0]["cpus"] = "0-"; }).find("expected a list like"),
+  EXPECT_NE(with([](auto& j) {
+              j["probe"]["pairs"][0]["mem_node"] = 77;
+            }).find("names a node the topology does not list"),
             std::string::npos);
+  EXPECT_NE(
+      with([](auto& j) { j["topology"]["nodes"][0]["cpus"] = "0-"; }).find("expected a list like"),
+      std::string::npos);
   const std::string msg = error_of([] { load_platform_profile("/nonexistent/platform.json"); });
   EXPECT_NE(msg.find("cannot read platform profile /nonexistent/platform.json"), std::string::npos);
   EXPECT_NE(msg.find("fix: write one with `hybridbench probe --out"), std::string::npos);
@@ -117,16 +129,20 @@ TEST(Profile, BrokenFilesNameThePath) {
 
 TEST(HwlocErrors, CorruptAndMissingXml) {
   const fs::path f = temp("corrupt.xml");
-  std::ofstream(f) << "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"Machine\"";
+  std::ofstream(f)
+      << "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"Machine\"";
   DiscoverOptions o;
   o.topology_xml = f.string();
   std::string msg = error_of([&] { discover(o); });
   fs::remove(f);
-  EXPECT_NE(msg.find("hwloc cannot load " + f.string() + " (corrupt or unsupported XML)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("hwloc cannot load " + f.string() + " (corrupt or unsupported XML)"),
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("fix: give an hwloc 2.x XML export"), std::string::npos) << msg;
   o.topology_xml = "/nonexistent/topo.xml";
   msg = error_of([&] { discover(o); });
-  EXPECT_NE(msg.find("cannot read hwloc topology file /nonexistent/topo.xml"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cannot read hwloc topology file /nonexistent/topo.xml"), std::string::npos)
+      << msg;
 }
 
 }  // namespace

@@ -19,10 +19,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string fixture(const char* name) { return std::string(HB_SOURCE_DIR) + "/tests/memtier/fixtures/" + name; }
+std::string fixture(const char* name) {
+  return std::string(HB_SOURCE_DIR) + "/tests/memtier/fixtures/" + name;
+}
 
 bool has_reason(const MemoryNode& n, const std::string& part) {
-  return std::any_of(n.reasons.begin(), n.reasons.end(), [&](auto& r) { return r.find(part) != std::string::npos; });
+  return std::any_of(n.reasons.begin(), n.reasons.end(),
+                     [&](auto& r) { return r.find(part) != std::string::npos; });
 }
 
 // A writable copy of a fixture, removed at the end of the test.
@@ -51,7 +54,8 @@ TEST(Cpulist, ParsesAndFormats) {
   EXPECT_EQ(parse_cpulist("0-3,8,10-11\n", "x"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
   EXPECT_TRUE(parse_cpulist("", "x").empty());
   EXPECT_EQ(format_cpulist({0, 1, 2, 3, 8, 10, 11}), "0-3,8,10-11");
-  EXPECT_NE(error_of([] { parse_cpulist("0-x", "FILE"); }).find("cannot parse list '0-x' in FILE"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_cpulist("0-x", "FILE"); }).find("cannot parse list '0-x' in FILE"),
+            std::string::npos);
 }
 
 TEST(Sysfs, CxlRegionFixture) {
@@ -140,7 +144,8 @@ TEST(Sysfs, MergesWithHwlocXml) {
   // mem0 is known to both; hwloc has four memdevs.
   ASSERT_EQ(t.cxl_memdevs.size(), 4u);
   EXPECT_EQ(t.cxl_memdevs[0].source, "hwloc+sysfs");
-  auto dax = std::find_if(t.dax_devices.begin(), t.dax_devices.end(), [](auto& d) { return d.name == "dax0.0"; });
+  auto dax = std::find_if(t.dax_devices.begin(), t.dax_devices.end(),
+                          [](auto& d) { return d.name == "dax0.0"; });
   ASSERT_NE(dax, t.dax_devices.end());
   EXPECT_EQ(dax->dax_type, "SPM");
   EXPECT_EQ(dax->target_node, 2);
@@ -162,7 +167,9 @@ TEST(Sysfs, Settings) {
 
 TEST(SysfsErrors, MissingNodeDirectory) {
   const std::string msg = error_of([] { read_sysfs("/nonexistent/hb-root"); });
-  EXPECT_NE(msg.find("no NUMA information under /nonexistent/hb-root/sys/devices/system/node"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("no NUMA information under /nonexistent/hb-root/sys/devices/system/node"),
+            std::string::npos)
+      << msg;
   EXPECT_NE(msg.find("fix: point --sysfs-root"), std::string::npos) << msg;
 }
 
@@ -170,8 +177,10 @@ TEST(SysfsErrors, MissingCpulist) {
   TempTree tree("cxl-region");
   fs::remove(tree.dir / "sys/devices/system/node/node1/cpulist");
   const std::string msg = error_of([&] { read_sysfs(tree.root()); });
-  EXPECT_NE(msg.find("sysfs file " + tree.root() + "/sys/devices/system/node/node1/cpulist is missing"),
-            std::string::npos) << msg;
+  EXPECT_NE(
+      msg.find("sysfs file " + tree.root() + "/sys/devices/system/node/node1/cpulist is missing"),
+      std::string::npos)
+      << msg;
 }
 
 TEST(SysfsErrors, MissingOnlineAndNodeDir) {
@@ -194,7 +203,8 @@ TEST(SysfsErrors, MalformedList) {
 // A huge range used to expand before anything looked at it: "0-2147483647" took 8.4 GB and the
 // process was killed. Ids are bounded (kMaxListId) and memory by that bound, whatever the text.
 TEST(Cpulist, HugeIdsAreRefusedBeforeExpanding) {
-  for (const char* bad : {"0-2147483647", "0-65536", "65536", "99999999999", "0-99999999999", "2147483648"}) {
+  for (const char* bad :
+       {"0-2147483647", "0-65536", "65536", "99999999999", "0-99999999999", "2147483648"}) {
     const std::string msg = error_of([&] { parse_cpulist(bad, "--cpu-nodes"); });
     EXPECT_NE(msg.find("in --cpu-nodes"), std::string::npos) << bad << ": " << msg;
     EXPECT_NE(msg.find(bad), std::string::npos) << bad << ": " << msg;
@@ -225,7 +235,8 @@ TEST(SysfsErrors, OptionalPartsBecomeNotes) {
   fs::remove(tree.dir / "sys/devices/system/node/node0/distance");
   const SysfsSnapshot s = read_sysfs(tree.root());
   EXPECT_FALSE(s.tiers_present);
-  EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(), [](auto& n) { return n.find("memory_tiering") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(),
+                          [](auto& n) { return n.find("memory_tiering") != std::string::npos; }));
   EXPECT_TRUE(s.nodes[0].distances.empty());
 }
 
@@ -247,7 +258,8 @@ TEST(SysfsErrors, ImplausibleValuesAreUnknownNotWrapped) {
     EXPECT_LE(p.latency_ns, 1e9);
   }
   auto noted = [&](const std::string& part) {
-    return std::any_of(s.notes.begin(), s.notes.end(), [&](auto& x) { return x.find(part) != std::string::npos; });
+    return std::any_of(s.notes.begin(), s.notes.end(),
+                       [&](auto& x) { return x.find(part) != std::string::npos; });
   };
   EXPECT_TRUE(noted("read_bandwidth reads '-1': not plausible; unknown"));
   EXPECT_TRUE(noted("read_latency reads '18446744073709551615'"));

@@ -1,5 +1,5 @@
-// Golden facts of the four hwloc XML topologies in tests/memtier/fixtures/topologies (their README lists
-// them), plus the classification each should get.
+// Golden facts of the four hwloc XML topologies in tests/memtier/fixtures/topologies (their README
+// lists them), plus the classification each should get.
 #include <algorithm>
 #include <string>
 
@@ -36,7 +36,8 @@ TEST(TopologyXml, TwoSocketWithGpus) {
   EXPECT_EQ(t.distances_source, "hwloc NUMALatency");
   EXPECT_EQ(t.distance(0, 1), 20);
   EXPECT_EQ(t.distance(1, 1), 10);
-  EXPECT_TRUE(t.memattrs.empty() || std::count(t.memattrs.begin(), t.memattrs.end(), "Bandwidth") == 0);
+  EXPECT_TRUE(t.memattrs.empty() ||
+              std::count(t.memattrs.begin(), t.memattrs.end(), "Bandwidth") == 0);
   EXPECT_EQ(t.cpu_node, 0);
   EXPECT_EQ(kind(t, 0), TierKind::local_dram);
   EXPECT_EQ(kind(t, 1), TierKind::remote_dram);
@@ -48,8 +49,10 @@ TEST(TopologyXml, TwoSocketWithGpus) {
     EXPECT_EQ(g.numa_node, want) << g.pci_bus_id;
     EXPECT_EQ(g.package, want) << g.pci_bus_id;
   }
-  EXPECT_TRUE(std::any_of(t.gpus.begin(), t.gpus.end(), [](auto& g) { return g.pci_bus_id == "0000:11:00.0"; }));
-  EXPECT_TRUE(std::any_of(t.gpus.begin(), t.gpus.end(), [](auto& g) { return g.pci_bus_id == "0000:14:00.0"; }));
+  EXPECT_TRUE(std::any_of(t.gpus.begin(), t.gpus.end(),
+                          [](auto& g) { return g.pci_bus_id == "0000:11:00.0"; }));
+  EXPECT_TRUE(std::any_of(t.gpus.begin(), t.gpus.end(),
+                          [](auto& g) { return g.pci_bus_id == "0000:14:00.0"; }));
 }
 
 TEST(TopologyXml, KnlMcdramIsHbm) {
@@ -70,8 +73,10 @@ TEST(TopologyXml, KnlMcdramIsHbm) {
   EXPECT_EQ(kind(t, 0), TierKind::local_dram);
   EXPECT_EQ(kind(t, 1), TierKind::remote_dram);
   const auto& r = t.node(7)->reasons;
-  EXPECT_TRUE(std::any_of(r.begin(), r.end(), [](auto& s) { return s.find("subtype MCDRAM") != std::string::npos; }));
-  EXPECT_TRUE(std::any_of(r.begin(), r.end(), [](auto& s) { return s.find("4.0x") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(r.begin(), r.end(),
+                          [](auto& s) { return s.find("subtype MCDRAM") != std::string::npos; }));
+  EXPECT_TRUE(
+      std::any_of(r.begin(), r.end(), [](auto& s) { return s.find("4.0x") != std::string::npos; }));
   // Per-initiator bandwidth: MCDRAM of cluster 0 as seen by cluster 0's CPUs (node 0).
   ASSERT_FALSE(t.node(7)->perf.empty());
   EXPECT_EQ(t.node(7)->perf[0].initiator_node, 0);
@@ -85,14 +90,17 @@ TEST(TopologyXml, HeteroMemTiersNvmIsFar) {
   ASSERT_EQ(t.nodes.size(), 7u);
   EXPECT_EQ(std::count(t.memattrs.begin(), t.memattrs.end(), "Bandwidth"), 1);
   // By OS index: 0 DRAM, 1 DRAM, 2 HBM, 4 HBM, 6 NVM, 8 NVM, 9 NVM.
-  EXPECT_EQ(subtypes(t), (std::vector<std::string>{"DRAM", "DRAM", "HBM", "HBM", "NVM", "NVM", "NVM"}));
+  EXPECT_EQ(subtypes(t),
+            (std::vector<std::string>{"DRAM", "DRAM", "HBM", "HBM", "NVM", "NVM", "NVM"}));
   EXPECT_EQ(kind(t, 0), TierKind::local_dram);
   EXPECT_EQ(kind(t, 1), TierKind::remote_dram);
   EXPECT_EQ(kind(t, 2), TierKind::hbm);
   EXPECT_EQ(kind(t, 4), TierKind::hbm);
   for (int n : {6, 8, 9}) EXPECT_EQ(kind(t, n), TierKind::far) << n;
   const auto& r = t.node(8)->reasons;
-  EXPECT_TRUE(std::any_of(r.begin(), r.end(), [](auto& s) { return s.find("lower HMAT bandwidth 100") != std::string::npos; }));
+  EXPECT_TRUE(std::any_of(r.begin(), r.end(), [](auto& s) {
+    return s.find("lower HMAT bandwidth 100") != std::string::npos;
+  }));
 }
 
 TEST(TopologyXml, CxlDevicesButNoCxlNode) {
@@ -131,8 +139,10 @@ TEST(TopologyXml, HmatBandwidthMinusOneIsRefused) {
   const std::string f = xml("crafted/hmat-bandwidth-minus1.xml");
   const std::string msg = refusal_of(f);
   EXPECT_NE(msg.find("hwloc topology file " + f), std::string::npos) << msg;
-  EXPECT_NE(msg.find("memory attribute Bandwidth of NUMA node 0 from CPUs 0-1 is 18446744073709551615"),
-            std::string::npos) << msg;
+  EXPECT_NE(
+      msg.find("memory attribute Bandwidth of NUMA node 0 from CPUs 0-1 is 18446744073709551615"),
+      std::string::npos)
+      << msg;
 }
 
 TEST(TopologyXml, UnknownNumaOsIndexIsRefused) {

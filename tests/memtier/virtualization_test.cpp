@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 
 struct Tree {
   static inline int count = 0;
-  fs::path dir = fs::temp_directory_path() / ("hb_vm_" + std::to_string(::getpid()) + "_" + std::to_string(count++));
+  fs::path dir = fs::temp_directory_path() /
+                 ("hb_vm_" + std::to_string(::getpid()) + "_" + std::to_string(count++));
   Tree() { fs::remove_all(dir); }
   ~Tree() { fs::remove_all(dir); }
   void write(const std::string& rel, const std::string& text) {
@@ -31,7 +32,8 @@ TEST(Virtualization, QemuGuestFromFlagAndDmi) {
   t.write("proc/cpuinfo", "processor\t: 0\nflags\t\t: fpu sse2 avx2 hypervisor lahf_lm\n");
   t.write("sys/class/dmi/id/sys_vendor", "QEMU\n");
   t.write("sys/class/dmi/id/product_name", "Standard PC (Q35 + ICH9, 2009)\n");
-  EXPECT_EQ(detect_virtual_machine(t.root()), "cpuinfo flag 'hypervisor'; DMI QEMU Standard PC (Q35 + ICH9, 2009)");
+  EXPECT_EQ(detect_virtual_machine(t.root()),
+            "cpuinfo flag 'hypervisor'; DMI QEMU Standard PC (Q35 + ICH9, 2009)");
 }
 
 TEST(Virtualization, DmiAloneOrFlagAlone) {
@@ -46,7 +48,8 @@ TEST(Virtualization, DmiAloneOrFlagAlone) {
 
 TEST(Virtualization, BareMetalIsUnlabelled) {
   Tree t;
-  t.write("proc/cpuinfo", "flags\t\t: fpu sse2 avx2 hypervisorx\n");  // a lookalike word is not the flag
+  t.write("proc/cpuinfo",
+          "flags\t\t: fpu sse2 avx2 hypervisorx\n");  // a lookalike word is not the flag
   t.write("sys/class/dmi/id/sys_vendor", "Dell Inc.\n");
   t.write("sys/class/dmi/id/product_name", "PowerEdge R760\n");
   EXPECT_EQ(detect_virtual_machine(t.root()), "");

@@ -42,7 +42,8 @@ const reports::Point& find(const reports::Report& r, const std::string& strategy
                            const std::string& platform = "") {
   for (const auto& p : r.points)
     if (p.axes.strategy == strategy && p.axes.seq_len == n &&
-        (platform.empty() || (p.axes.extra.count("platform") && p.axes.extra.at("platform") == platform)))
+        (platform.empty() ||
+         (p.axes.extra.count("platform") && p.axes.extra.at("platform") == platform)))
       return p;
   throw Error("no point " + strategy + " " + std::to_string(n) + " " + platform);
 }
@@ -74,7 +75,8 @@ TEST(ModelRun, PointsAreModeledWithRealAccuracy) {
     // The same per-step traffic (averaged over fewer steps here: modeled samples converge at once).
     EXPECT_EQ(p.traffic_per_step.h2d_bytes, m.traffic_per_step.h2d_bytes);
     EXPECT_EQ(p.traffic_per_step.syncs, m.traffic_per_step.syncs);
-    EXPECT_NEAR(p.traffic_per_step.total_read(Processor::cpu), m.traffic_per_step.total_read(Processor::cpu),
+    EXPECT_NEAR(p.traffic_per_step.total_read(Processor::cpu),
+                m.traffic_per_step.total_read(Processor::cpu),
                 0.02 * m.traffic_per_step.total_read(Processor::cpu));
     // Phases are the model's resources.
     for (const auto& [ph, t] : p.phases)
@@ -87,8 +89,10 @@ TEST(ModelRun, PointsAreModeledWithRealAccuracy) {
   // CPU's roofline plus PCIe; GH200's C2C link and Grace make the same traffic cheaper.
   const auto& a = find(modeled, "cpu-only", 512, "a100-40gb-pcie4-spr");
   const auto& g = find(modeled, "cpu-only", 512, "gh200-c2c");
-  const ModeledStep expect = model_step(a.traffic_per_step, OverlapStructure::serial(), platforms[0]);
-  EXPECT_NEAR(a.step.summary.median, expect.total_ns, 0.02 * expect.total_ns);  // steps differ by one token
+  const ModeledStep expect =
+      model_step(a.traffic_per_step, OverlapStructure::serial(), platforms[0]);
+  EXPECT_NEAR(a.step.summary.median, expect.total_ns,
+              0.02 * expect.total_ns);  // steps differ by one token
   EXPECT_LT(g.step.summary.median, a.step.summary.median);
   // Speedups only compare strategies of one platform.
   for (const auto& s : modeled.speedups) {
@@ -103,14 +107,18 @@ TEST(ModelRun, BudgetComesFromTheProfileAndModelWeights) {
   spec.strategy_options.clear();
   spec.seq_lens = {256};
   spec.models = {"qwen2.5-0.5b", "qwen2.5-32b"};  // 32B's weights do not fit in 40 GB
-  const auto r = run_model_sweep(spec, load_platform_models({"preset:a100-40gb-pcie4-spr"}), run::RunEnvironment{});
+  const auto r = run_model_sweep(spec, load_platform_models({"preset:a100-40gb-pcie4-spr"}),
+                                 run::RunEnvironment{});
   ASSERT_EQ(r.points.size(), 2u);
   for (const auto& p : r.points) {
-    if (p.axes.model == "qwen2.5-0.5b") EXPECT_EQ(p.status, "ok") << p.reason;
-    else EXPECT_EQ(p.status, "oom");
+    if (p.axes.model == "qwen2.5-0.5b")
+      EXPECT_EQ(p.status, "ok") << p.reason;
+    else
+      EXPECT_EQ(p.status, "oom");
   }
-  EXPECT_NE(r.context.sweep.at("model.kv_budget_bytes.a100-40gb-pcie4-spr.qwen2.5-32b").find("1048576"),
-            std::string::npos);
+  EXPECT_NE(
+      r.context.sweep.at("model.kv_budget_bytes.a100-40gb-pcie4-spr.qwen2.5-32b").find("1048576"),
+      std::string::npos);
 }
 
 TEST(ModelRun, HostTiersFollowTheProfile) {
@@ -174,7 +182,8 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
     ASSERT_TRUE(p.modeled.present());
     EXPECT_EQ(p.modeled.platform, m.name);
     EXPECT_EQ(p.modeled.step.summary.count, p.step.summary.count);
-    EXPECT_NEAR(p.modeled.step.summary.median, v.points[i].modeled_ns, 1e-6 * v.points[i].modeled_ns);
+    EXPECT_NEAR(p.modeled.step.summary.median, v.points[i].modeled_ns,
+                1e-6 * v.points[i].modeled_ns);
     EXPECT_NEAR(p.modeled.error_vs_measured, v.points[i].error, 1e-9);
   }
   ASSERT_EQ(v.strategies.size(), 2u);
@@ -182,7 +191,9 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   EXPECT_TRUE(v.strategies[0].cpu_bound);
   EXPECT_FALSE(v.strategies[1].cpu_bound);  // full-gpu runs on the accelerator
   const std::string text = validation_text(v, 0.15);
-  EXPECT_NE(text.find("Goal: |error| <= 15% on the CPU-bound strategies (cpu-only)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Goal: |error| <= 15% on the CPU-bound strategies (cpu-only)"),
+            std::string::npos)
+      << text;
   for (const auto& p : v.points) EXPECT_LE(p.measured_p10_ns, p.measured_ns);
   EXPECT_TRUE(goal_met(v, 1e9));
   EXPECT_FALSE(goal_met(v, -1));
@@ -199,7 +210,8 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   EXPECT_NE(validation_text(lv, 0.15).find("live"), std::string::npos);
   const std::string json = validation_json(v, 0.15);
   EXPECT_NE(json.find("\"schema\": \"hybridbench.model-validation/1\""), std::string::npos);
-  EXPECT_NE(json.find("calibrated on this machine"), std::string::npos);  // figures keep their sources
+  EXPECT_NE(json.find("calibrated on this machine"),
+            std::string::npos);  // figures keep their sources
 }
 
 // The command line: `run --mode model` writes modeled points; misuse is a usage error.
@@ -218,11 +230,16 @@ int run_cli(const std::string& args, std::string* out = nullptr) {
 TEST(ModelCli, RunModeModelAndErrors) {
   if (!std::ifstream(HB_BINARY)) GTEST_SKIP() << "hybridbench not built";
   const std::string json = testing::TempDir() + "hb_model_cli.json";
-  const std::string tiny = " --model qwen2.5-0.5b --seq-len 256 --decode-steps 4 --warmup 1 --min-samples 2 "
-                           "--accuracy-steps 1 --accelerator-threads 1 --host-threads 1 -q --out " + json;
+  const std::string tiny =
+      " --model qwen2.5-0.5b --seq-len 256 --decode-steps 4 --warmup 1 --min-samples 2 "
+      "--accuracy-steps 1 --accelerator-threads 1 --host-threads 1 -q --out " +
+      json;
   std::string out;
-  ASSERT_EQ(run_cli("run --mode model --platform preset:h200-pcie5-emr,preset:gh200-c2c --strategy cpu-only,full-gpu" +
-                    tiny, &out), 0)
+  ASSERT_EQ(run_cli("run --mode model --platform preset:h200-pcie5-emr,preset:gh200-c2c --strategy "
+                    "cpu-only,full-gpu" +
+                        tiny,
+                    &out),
+            0)
       << out;
   const reports::Report r = reports::read_report(json);
   ASSERT_EQ(r.points.size(), 4u);
@@ -231,9 +248,9 @@ TEST(ModelCli, RunModeModelAndErrors) {
     EXPECT_TRUE(p.axes.extra.count("platform"));
   }
   std::remove(json.c_str());
-  // Measure mode with one profile: measured points, the model's prediction alongside, shown by `report`.
-  ASSERT_EQ(run_cli("run --platform preset:gh200-c2c --strategy cpu-only" + tiny, &out), 0)
-      << out;
+  // Measure mode with one profile: measured points, the model's prediction alongside, shown by
+  // `report`.
+  ASSERT_EQ(run_cli("run --platform preset:gh200-c2c --strategy cpu-only" + tiny, &out), 0) << out;
   const reports::Report side = reports::read_report(json);
   ASSERT_EQ(side.points.size(), 1u);
   EXPECT_NE(side.points[0].provenance, "modeled");
@@ -242,7 +259,10 @@ TEST(ModelCli, RunModeModelAndErrors) {
   ASSERT_EQ(run_cli("report " + json, &out), 0) << out;
   EXPECT_NE(out.find("Measured | modeled on gh200-c2c"), std::string::npos) << out;
   std::remove(json.c_str());
-  EXPECT_EQ(run_cli("run --platform preset:gh200-c2c,preset:a100-40gb-pcie4-spr --strategy cpu-only -q", &out), 2)
+  EXPECT_EQ(
+      run_cli("run --platform preset:gh200-c2c,preset:a100-40gb-pcie4-spr --strategy cpu-only -q",
+              &out),
+      2)
       << out;
   EXPECT_NE(out.find("--mode model"), std::string::npos) << out;
   EXPECT_EQ(run_cli("run --mode model --strategy cpu-only -q", &out), 2) << out;

@@ -23,10 +23,14 @@ std::string preset_with(const std::string& from, const std::string& to) {
 // read. Now it is refused, naming the member.
 TEST(ProfileNumbers, WholeNumbersOutsideTheirTypeAreRefused) {
   ASSERT_FALSE(preset_with("\"numa_node\": 0", "\"numa_node\": 0").empty()) << "preset changed";
-  EXPECT_EQ(parse_platform_model(preset_with("\"numa_node\": 0", "\"numa_node\": 1"), "t.json", false).accelerator.numa_node, 1);
+  EXPECT_EQ(
+      parse_platform_model(preset_with("\"numa_node\": 0", "\"numa_node\": 1"), "t.json", false)
+          .accelerator.numa_node,
+      1);
   for (const char* v : {"1e10", "-3e9", "2147483648"}) {
     try {
-      parse_platform_model(preset_with("\"numa_node\": 0", std::string("\"numa_node\": ") + v), "t.json", false);
+      parse_platform_model(preset_with("\"numa_node\": 0", std::string("\"numa_node\": ") + v),
+                           "t.json", false);
       ADD_FAILURE() << v << " was accepted";
     } catch (const hb::Error& e) {
       EXPECT_NE(e.problem().find("numa_node"), std::string::npos) << e.problem();

@@ -28,7 +28,8 @@ std::string preset_doc(const std::string& accel_extra = "", const std::string& t
   return R"({"schema": ")" + schema + R"(", "source": "preset", "model": {
     "name": "toy", "description": "a toy",
     "accelerator": {"kind": "cuda", "name": "G", "memory_bytes": 1e9, "memory_gbps": 100,
-                    "attention_efficiency": 0.5, "tflops": 1, "launch_us": 5, "sync_us": 10)" + accel_extra + R"(},
+                    "attention_efficiency": 0.5, "tflops": 1, "launch_us": 5, "sync_us": 10)" +
+         accel_extra + R"(},
     "links": [{"host_node": 0, "h2d_gbps": 10, "d2h_gbps": 10, "latency_us": 2}],
     "cpu": {"name": "C", "cores": 4, "core_read_gbps": 5, "attention_gflops_per_core": 10, "dispatch_us": 1},
     "tiers": [{"kind": "local-dram", "node": 0, "capacity_bytes": 1e10, "read_gbps": 20, "latency_ns": 100)" +
@@ -46,11 +47,13 @@ TEST(Profiles, EveryPresetLoadsAndCitesEveryFigure) {
     EXPECT_EQ(m.name, n);  // the file name is the profile's name
     EXPECT_EQ(m.source, "preset");
     EXPECT_EQ(m.accelerator.kind, "cuda");
-    for (const char* key : {"accelerator.memory_bytes", "accelerator.memory_gbps", "accelerator.attention_efficiency",
-                            "accelerator.tflops", "accelerator.launch_us", "accelerator.sync_us",
-                            "accelerator.memory_usable_share", "links[0].h2d_gbps", "links[0].d2h_gbps",
-                            "links[0].latency_us", "cpu.cores", "cpu.core_read_gbps", "cpu.attention_gflops_per_core",
-                            "cpu.dispatch_us", "tiers[0].capacity_bytes", "tiers[0].read_gbps", "tiers[0].latency_ns"}) {
+    for (const char* key :
+         {"accelerator.memory_bytes", "accelerator.memory_gbps", "accelerator.attention_efficiency",
+          "accelerator.tflops", "accelerator.launch_us", "accelerator.sync_us",
+          "accelerator.memory_usable_share", "links[0].h2d_gbps", "links[0].d2h_gbps",
+          "links[0].latency_us", "cpu.cores", "cpu.core_read_gbps", "cpu.attention_gflops_per_core",
+          "cpu.dispatch_us", "tiers[0].capacity_bytes", "tiers[0].read_gbps",
+          "tiers[0].latency_ns"}) {
       ASSERT_TRUE(m.sources.count(key)) << key << " has no source";
       EXPECT_GT(m.sources.at(key).size(), 10u) << key;
     }
@@ -66,7 +69,9 @@ TEST(Profiles, EveryPresetLoadsAndCitesEveryFigure) {
 
 TEST(Profiles, ValueWithSourceOrPlainNumber) {
   const PlatformModel m = parse_platform_model(
-      preset_doc(R"(, "memory_usable_share": {"value": 0.8, "source": "my guess", "estimate": true})"), "toy.json");
+      preset_doc(
+          R"(, "memory_usable_share": {"value": 0.8, "source": "my guess", "estimate": true})"),
+      "toy.json");
   EXPECT_DOUBLE_EQ(m.accelerator.memory_usable_share, 0.8);
   EXPECT_EQ(m.sources.at("accelerator.memory_usable_share"), "[estimate] my guess");
   EXPECT_DOUBLE_EQ(m.accelerator.memory_gbps, 100);
@@ -75,7 +80,8 @@ TEST(Profiles, ValueWithSourceOrPlainNumber) {
 
 TEST(Profiles, BrokenFilesSayWhereAndWhat) {
   EXPECT_NE(error_of("{not json").find("bad.json: not JSON"), std::string::npos);
-  EXPECT_NE(error_of(preset_doc("", "", "hybridbench.platform/9")).find("$.schema"), std::string::npos);
+  EXPECT_NE(error_of(preset_doc("", "", "hybridbench.platform/9")).find("$.schema"),
+            std::string::npos);
   // A typo is refused, not silently defaulted.
   const std::string typo = error_of(preset_doc(R"(, "sync_usec": 3)"));
   EXPECT_NE(typo.find("$.model.accelerator"), std::string::npos) << typo;
@@ -92,7 +98,8 @@ TEST(Profiles, BrokenFilesSayWhereAndWhat) {
   doc.replace(doc.find("\"attention_efficiency\": 0.5"), 27, "\"attention_efficiency\": 1.5");
   doc.replace(doc.find("\"read_gbps\": 20"), 15, "\"read_gbps\": -1");
   const std::string range = error_of(doc);
-  EXPECT_NE(range.find("accelerator.attention_efficiency must be in (0, 1]"), std::string::npos) << range;
+  EXPECT_NE(range.find("accelerator.attention_efficiency must be in (0, 1]"), std::string::npos)
+      << range;
   EXPECT_NE(range.find("tiers[].read_gbps must be > 0"), std::string::npos) << range;
   // A preset must give every figure.
   doc = preset_doc();
@@ -102,16 +109,20 @@ TEST(Profiles, BrokenFilesSayWhereAndWhat) {
   doc = preset_doc();
   doc.replace(doc.find("local-dram"), 10, "accelerator");
   EXPECT_NE(error_of(doc).find("not a host tier"), std::string::npos);
-  EXPECT_NE(error_of(R"({"schema": "hybridbench.platform/1", "source": "guess", "model": {}})").find("$.source"),
+  EXPECT_NE(error_of(R"({"schema": "hybridbench.platform/1", "source": "guess", "model": {}})")
+                .find("$.source"),
             std::string::npos);
   // A curve must ascend by bytes.
-  const std::string curve =
-      error_of(preset_doc("", "").replace(preset_doc().find("\"dispatch_us\": 1"), 16,
-                                          R"("dispatch_us": 1, "read_curve": {"points": [[2e6, 5], [1e6, 9]]})"));
-  EXPECT_NE(curve.find("$.model.cpu.read_curve.points[1]: points must be ascending"), std::string::npos) << curve;
+  const std::string curve = error_of(preset_doc("", "").replace(
+      preset_doc().find("\"dispatch_us\": 1"), 16,
+      R"("dispatch_us": 1, "read_curve": {"points": [[2e6, 5], [1e6, 9]]})"));
+  EXPECT_NE(curve.find("$.model.cpu.read_curve.points[1]: points must be ascending"),
+            std::string::npos)
+      << curve;
   EXPECT_THROW(load_platform_model("/nonexistent/profile.json"), Error);
   EXPECT_THROW(load_platform_model("preset:no-such-preset"), Error);
-  EXPECT_THROW(load_platform_models({"preset:gh200-c2c", "preset:gh200-c2c"}), Error);  // same name twice
+  EXPECT_THROW(load_platform_models({"preset:gh200-c2c", "preset:gh200-c2c"}),
+               Error);  // same name twice
 }
 
 // A profile as `hybridbench probe --out` writes it, for one node.
@@ -156,7 +167,8 @@ TEST(Profiles, MeasuredProfileGetsAModelMemberAndStaysMemtierReadable) {
     EXPECT_NE(e.fix().find("validate-model"), std::string::npos);
   }
   // Complete it the way validate-model --write-model does, and read it back.
-  m.accelerator = {"cpu", "cpu-accelerator", 0, 1, int64_t{1} << 30, 1.0, 5, 1.0, 0.01, 2, 20, 0, {}};
+  m.accelerator = {"cpu", "cpu-accelerator", 0, 1, int64_t{1} << 30, 1.0, 5, 1.0, 0.01, 2, 20, 0,
+                   {}};
   m.links = {{0, 4, 4, 2, {}}};
   m.cpu.attention_gflops_per_core = 7;
   m.sources["cpu.attention_gflops_per_core"] = "calibrated in a test";

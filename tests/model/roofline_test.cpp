@@ -14,9 +14,12 @@ PlatformModel toy() {
   PlatformModel m;
   m.name = "toy";
   m.origin = "test";
-  m.accelerator = {"cuda", "G", 0, 0, int64_t{1} << 34, 0.9, 1000, 0.5, 10, 5, 10, 0, {}};  // 500 GB/s effective, 10 TF
+  m.accelerator = {"cuda", "G", 0, 0, int64_t{1} << 34, 0.9, 1000, 0.5, 10,
+                   5,      10,  0, {}};  // 500 GB/s effective, 10 TF
   m.links = {{0, 20, 10, 2, {}}};        // 20 up, 10 down, 2 us
-  m.cpu = {"C", 4, 10, 20, 10, 0, {}};   // 4 cores x 10 GB/s, 20 GFLOP/s per core, 10 us dispatch; selection unpriced
+  m.cpu = {
+      "C", 4, 10, 20,
+      10,  0, {}};  // 4 cores x 10 GB/s, 20 GFLOP/s per core, 10 us dispatch; selection unpriced
   m.tiers = {{MemoryKind::local_dram, 0, "dram", int64_t{1} << 36, 30, 100, false},
              {MemoryKind::cxl, 2, "cxl", int64_t{1} << 36, 8, 250, false}};
   m.validate();
@@ -27,8 +30,9 @@ constexpr int kCpu = 0, kAcc = 1;
 
 TEST(Roofline, CpuIsTheSlowerOfMemoryAndComputePlusDispatch) {
   Traffic t;
-  t.bytes_read[kCpu][int(MemoryKind::local_dram)] = 1'000'000'000;  // / min(30, 4 x 10) GB/s = 33.33 ms
-  t.cpu_flops = 1e9;                                               // / (4 x 20 GFLOP/s) = 12.5 ms
+  t.bytes_read[kCpu][int(MemoryKind::local_dram)] =
+      1'000'000'000;  // / min(30, 4 x 10) GB/s = 33.33 ms
+  t.cpu_flops = 1e9;  // / (4 x 20 GFLOP/s) = 12.5 ms
   ResourceTimes r = price_resources(t, toy());
   EXPECT_NEAR(r.terms.at("cpu.memory"), 1e9 / 30, 1);
   EXPECT_NEAR(r.terms.at("cpu.compute"), 12.5e6, 1);
@@ -53,7 +57,7 @@ TEST(Roofline, AcceleratorUsesEfficiencyComputeRoofAndLaunches) {
   Traffic t;
   t.bytes_read[kAcc][int(MemoryKind::accelerator)] = 900'000'000;
   t.bytes_written[kAcc][int(MemoryKind::accelerator)] = 100'000'000;  // 1 GB / 500 GB/s = 2 ms
-  t.accelerator_flops = 1e10;                                          // / 10 TF = 1 ms
+  t.accelerator_flops = 1e10;                                         // / 10 TF = 1 ms
   t.kernel_launches = 3;
   const ResourceTimes r = price_resources(t, toy());
   EXPECT_NEAR(r.terms.at("accelerator.memory"), 2e6, 1e-3);
@@ -65,10 +69,10 @@ TEST(Roofline, AcceleratorUsesEfficiencyComputeRoofAndLaunches) {
 
 TEST(Roofline, SelectionAddsToTheRoofsAtItsRate) {
   Traffic t;
-  t.bytes_read[kCpu][int(MemoryKind::local_dram)] = 30'000'000;  // 1 ms at 30 GB/s
-  t.select(Processor::cpu, 2e6);                                 // / (4 cores x 0.5 G/s) = 1 ms
+  t.bytes_read[kCpu][int(MemoryKind::local_dram)] = 30'000'000;    // 1 ms at 30 GB/s
+  t.select(Processor::cpu, 2e6);                                   // / (4 cores x 0.5 G/s) = 1 ms
   t.bytes_read[kAcc][int(MemoryKind::accelerator)] = 500'000'000;  // 1 ms at 500 GB/s effective
-  t.select(Processor::accelerator, 4e6);                            // / 20 G/s = 0.2 ms
+  t.select(Processor::accelerator, 4e6);                           // / 20 G/s = 0.2 ms
   PlatformModel m = toy();
   // Unpriced while the profile gives no rate (older profiles): only the roofs.
   EXPECT_NEAR(price_resources(t, m).cpu_ns, 1e6 + 10e3, 1);
@@ -140,7 +144,7 @@ TEST(Roofline, MeasuredCurvesReplaceTheFlatRoofs) {
   m.links[0].copy_curve = c;
   Traffic a;
   a.bytes_read[kAcc][int(MemoryKind::accelerator)] = 4'000'000;  // 10 GB/s
-  a.h2d_bytes = 1'000'000;                                        // 40 GB/s
+  a.h2d_bytes = 1'000'000;                                       // 40 GB/s
   const ResourceTimes r = price_resources(a, m);
   EXPECT_NEAR(r.accelerator_ns, 4e5, 1e-6);
   EXPECT_NEAR(r.transfer_ns, 1e6 / 40 + 2e3, 1e-6);
@@ -160,11 +164,15 @@ TEST(Overlap, MaxWithinAStageSumAcrossStages) {
   EXPECT_DOUBLE_EQ(par.phase_ns.at("accelerator"), 70);  // phases keep each resource's own time
   // The accelerator now dominates its stage.
   r.accelerator_ns = 150;
-  EXPECT_DOUBLE_EQ(combine(r, OverlapStructure::parse("cpu|accelerator > transfer > sync")).total_ns, 175);
+  EXPECT_DOUBLE_EQ(
+      combine(r, OverlapStructure::parse("cpu|accelerator > transfer > sync")).total_ns, 175);
   // Pipelined offload: copy and attention in one stage.
-  EXPECT_DOUBLE_EQ(combine(r, OverlapStructure::parse("transfer|accelerator > cpu > sync")).total_ns, 150 + 100 + 5);
+  EXPECT_DOUBLE_EQ(
+      combine(r, OverlapStructure::parse("transfer|accelerator > cpu > sync")).total_ns,
+      150 + 100 + 5);
   // Everything in one stage: the slowest resource.
-  EXPECT_DOUBLE_EQ(combine(r, OverlapStructure::parse("cpu|accelerator|transfer|sync")).total_ns, 150);
+  EXPECT_DOUBLE_EQ(combine(r, OverlapStructure::parse("cpu|accelerator|transfer|sync")).total_ns,
+                   150);
   // A resource the structure forgets still costs its time, after the named stages.
   const ModeledStep forgot = combine(r, OverlapStructure::parse("cpu|accelerator"));
   EXPECT_DOUBLE_EQ(forgot.total_ns, 150 + 20 + 5);

@@ -107,7 +107,8 @@ Point busy_point(double median_ns, double spread, uint64_t seed) {
 
 TEST(Compare, IdenticalCodeOnABusyMachineIsNoisyNotSlower) {
   // Second run met 15% more load: significant to the U test, but within the runs' noise.
-  const auto c = compare_reports(single(busy_point(1e6, 0.2, 1)), single(busy_point(1.15e6, 0.2, 2)), {});
+  const auto c =
+      compare_reports(single(busy_point(1e6, 0.2, 1)), single(busy_point(1.15e6, 0.2, 2)), {});
   EXPECT_EQ(only(c).verdict, Verdict::noisy);
   EXPECT_TRUE(only(c).too_noisy);
   EXPECT_FALSE(c.has_regression());
@@ -116,7 +117,8 @@ TEST(Compare, IdenticalCodeOnABusyMachineIsNoisyNotSlower) {
 }
 
 TEST(Compare, DoublingIsCaughtEvenOnABusyMachine) {
-  const auto c = compare_reports(single(busy_point(1e6, 0.2, 1)), single(busy_point(2e6, 0.2, 2)), {});
+  const auto c =
+      compare_reports(single(busy_point(1e6, 0.2, 1)), single(busy_point(2e6, 0.2, 2)), {});
   EXPECT_EQ(only(c).verdict, Verdict::slower);
   EXPECT_TRUE(c.has_regression());
 }
@@ -127,7 +129,8 @@ Point pooled_point(double median_ns, const std::vector<double>& levels, uint64_t
   Point p = make_point("x", 4096, median_ns, 0.01, 1, seed);
   std::vector<double> v;
   for (size_t i = 0; i < levels.size(); ++i) {
-    const auto pass = make_point("x", 4096, median_ns * levels[i], 0.01, 10, seed * 31 + i).step.samples_ns;
+    const auto pass =
+        make_point("x", 4096, median_ns * levels[i], 0.01, 10, seed * 31 + i).step.samples_ns;
     v.insert(v.end(), pass.begin(), pass.end());
     p.step.pass_sizes.push_back(10);
   }
@@ -145,8 +148,9 @@ TEST(Compare, PooledRunsAreJudgedOnTheirPassMedians) {
   ASSERT_FALSE(only(same).notes.empty());
   EXPECT_EQ(only(same).notes.back(), "pass medians 5 vs 5");
   // A 20% slowdown moves every pass: caught although the pooled noise is above --max-noise.
-  const auto slow = compare_reports(single(pooled_point(1e6, {0.92, 1.0, 0.95, 1.05, 0.97}, 1)),
-                                    single(pooled_point(1.2e6, {0.92, 1.0, 0.95, 1.05, 0.97}, 3)), {});
+  const auto slow =
+      compare_reports(single(pooled_point(1e6, {0.92, 1.0, 0.95, 1.05, 0.97}, 1)),
+                      single(pooled_point(1.2e6, {0.92, 1.0, 0.95, 1.05, 0.97}, 3)), {});
   EXPECT_EQ(only(slow).verdict, Verdict::slower);
   EXPECT_TRUE(slow.has_regression());
   EXPECT_LT(only(slow).p_value, 0.01);  // 5 vs 5 fully separated: exact p = 2/252
@@ -172,7 +176,8 @@ TEST(Compare, MissingAndNewPointsAreListedNotFailed) {
 
 TEST(Compare, NothingInCommonIsAnErrorNotAPass) {
   // Every verdict MISSING/NEW judges nothing: a CI gate must not read that as "no regression".
-  Report o = single(make_point("full-gpu", 8192, 1e6)), n = single(make_point("full-gpu", 4096, 1e6));
+  Report o = single(make_point("full-gpu", 8192, 1e6)),
+         n = single(make_point("full-gpu", 4096, 1e6));
   try {
     compare_reports(o, n, {});
     ADD_FAILURE() << "disjoint reports compared";
@@ -196,8 +201,9 @@ TEST(Compare, NothingInCommonIsAnErrorNotAPass) {
 }
 
 TEST(Compare, PointThatStopsRunningIsARegression) {
-  const auto c = compare_reports(single(make_point("full-gpu", 8192, 1e6)),
-                                 single(make_failed_point("full-gpu", 8192, "oom", "capacity")), {});
+  const auto c =
+      compare_reports(single(make_point("full-gpu", 8192, 1e6)),
+                      single(make_failed_point("full-gpu", 8192, "oom", "capacity")), {});
   EXPECT_EQ(only(c).verdict, Verdict::failed);
   EXPECT_TRUE(c.has_regression());
   const auto back = compare_reports(single(make_failed_point("full-gpu", 8192, "oom", "capacity")),
@@ -207,7 +213,8 @@ TEST(Compare, PointThatStopsRunningIsARegression) {
 }
 
 TEST(Compare, AccuracyRegressionsAreFlaggedEvenWhenFaster) {
-  Point o = make_point("topk", 4096, 1e6, 0.01, 30, 1), n = make_point("topk", 4096, 0.7e6, 0.01, 30, 2);
+  Point o = make_point("topk", 4096, 1e6, 0.01, 30, 1),
+        n = make_point("topk", 4096, 0.7e6, 0.01, 30, 2);
   n.accuracy.rel_l2 = 5e-2;
   auto c = compare_reports(single(o), single(n), {});
   EXPECT_EQ(only(c).verdict, Verdict::faster);

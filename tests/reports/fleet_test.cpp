@@ -21,7 +21,8 @@ Report rank_report(int rank, const std::string& host, double scale = 1.0) {
     static_cast<Timing&>(p.step) = Timing::from_samples(v);
   }
   r.context.host = host;
-  r.context.hosts = {host_record(r.context, rank, "CPUs 0-1 (NUMA node 0, the only node with CPUs)")};
+  r.context.hosts = {
+      host_record(r.context, rank, "CPUs 0-1 (NUMA node 0, the only node with CPUs)")};
   return r;
 }
 
@@ -63,7 +64,8 @@ TEST(Fleet, PointsModeRefusesTheSamePointTwice) {
 }
 
 TEST(Fleet, FailedRankIsRecordedAndTheOthersSurvive) {
-  const Report merged = merge_fleet({rank_report(0, "a"), failed_rank_report(1, "", "no result within 300 s")}, "replicate");
+  const Report merged = merge_fleet(
+      {rank_report(0, "a"), failed_rank_report(1, "", "no result within 300 s")}, "replicate");
   ASSERT_EQ(merged.context.hosts.size(), 2u);
   EXPECT_EQ(merged.context.hosts[1].status, "error");
   EXPECT_EQ(merged.context.hosts[1].host, "unknown");
@@ -82,7 +84,8 @@ TEST(Fleet, SchemaRoundTripsHostsAndRanOn) {
   ASSERT_EQ(back.context.hosts.size(), 2u);
   EXPECT_EQ(back.context.hosts[1].label, "b");
   EXPECT_EQ(back.context.hosts[1].binding, merged.context.hosts[1].binding);
-  EXPECT_EQ(back.context.hosts[0].topology.nodes.size(), merged.context.hosts[0].topology.nodes.size());
+  EXPECT_EQ(back.context.hosts[0].topology.nodes.size(),
+            merged.context.hosts[0].topology.nodes.size());
   ASSERT_EQ(back.points.size(), merged.points.size());
   EXPECT_EQ(back.points[0].ran_on.rank, merged.points[0].ran_on.rank);
   EXPECT_EQ(back.points[0].ran_on.host, merged.points[0].ran_on.host);
@@ -110,7 +113,8 @@ TEST(Fleet, TableHasAColumnPerHost) {
   ASSERT_TRUE(a && b);
   EXPECT_NEAR(b->step.summary.median / a->step.summary.median, 2.0, 1e-9);
   // Speedups are per host, so both hosts show the same ratios.
-  EXPECT_EQ(t.speedup(t.strategies.front(), len, "a").has_value(), t.speedup(t.strategies.front(), len, "b").has_value());
+  EXPECT_EQ(t.speedup(t.strategies.front(), len, "a").has_value(),
+            t.speedup(t.strategies.front(), len, "b").has_value());
   EXPECT_NE(markdown_report(merged).find("Pairwise at"), std::string::npos);
   EXPECT_NE(csv_report(merged).find(",ran_on_rank,ran_on_host\n"), std::string::npos);
 }
@@ -151,7 +155,8 @@ TEST(Fleet, CompareMatchesPerHostAndWarnsAboutHostChanges) {
   EXPECT_GT(c.count(Verdict::missing), 0);  // host b's points
   EXPECT_GT(c.count(Verdict::added), 0);    // host c's points
   bool warned = false;
-  for (const auto& w : c.warnings) warned |= w.find("host b (rank 1) is only in OLD") != std::string::npos;
+  for (const auto& w : c.warnings)
+    warned |= w.find("host b (rank 1) is only in OLD") != std::string::npos;
   EXPECT_TRUE(warned);
 }
 

@@ -53,9 +53,7 @@ TEST(TextTable, PlainAndMarkdownAlign) {
             "| long\\|name | 10.5 ms |\n");
 }
 
-TEST(TextTable, WidthCountsCharactersNotBytes) {
-  EXPECT_EQ(display_width("± 2%"), 4u);
-}
+TEST(TextTable, WidthCountsCharactersNotBytes) { EXPECT_EQ(display_width("± 2%"), 4u); }
 
 }  // namespace
 }  // namespace hb::reports

@@ -33,7 +33,8 @@ void expect_read_error(const std::string& text, std::initializer_list<std::strin
     EXPECT_EQ(e.exit_code(), kExitUsage);
     EXPECT_FALSE(e.fix().empty());
     EXPECT_NE(msg.find("broken.json"), std::string::npos) << msg;
-    for (const auto& piece : expect) EXPECT_NE(msg.find(piece), std::string::npos) << "'" << piece << "' not in: " << msg;
+    for (const auto& piece : expect)
+      EXPECT_NE(msg.find(piece), std::string::npos) << "'" << piece << "' not in: " << msg;
   }
 }
 
@@ -49,7 +50,8 @@ TEST(ReportJson, RoundTripIsExact) {
   EXPECT_EQ(p.step.samples_ns, r.points[0].step.samples_ns);
   EXPECT_EQ(p.step.summary.median, r.points[0].step.summary.median);
   EXPECT_EQ(p.traffic_per_step, r.points[0].traffic_per_step);
-  EXPECT_EQ(p.placement[0].observed_pages_per_node, r.points[0].placement[0].observed_pages_per_node);
+  EXPECT_EQ(p.placement[0].observed_pages_per_node,
+            r.points[0].placement[0].observed_pages_per_node);
   EXPECT_EQ(p.trajectory, r.points[0].trajectory);
   EXPECT_EQ(p.accuracy.needle_success_rate, -1);
   EXPECT_EQ(back.points.back().status, "oom");
@@ -99,7 +101,8 @@ TEST(ReportJson, PassSizesRoundTripAndMustCoverTheSamples) {
 TEST(ReportJson, UnitsAreInFieldNamesAndSchemaComesFirst) {
   const std::string text = to_json_text(make_report());
   EXPECT_EQ(text.rfind("{\n  \"schema\": \"hybridbench.report/1\"", 0), 0u) << text.substr(0, 80);
-  for (const char* f : {"\"samples_ns\"", "\"median_ns\"", "\"capacity_bytes\"", "\"h2d_bytes\"", "\"size_bytes\""})
+  for (const char* f :
+       {"\"samples_ns\"", "\"median_ns\"", "\"capacity_bytes\"", "\"h2d_bytes\"", "\"size_bytes\""})
     EXPECT_NE(text.find(f), std::string::npos) << f;
 }
 
@@ -217,8 +220,9 @@ TEST(ReportJsonErrors, BadValuesAreRejected) {
                     {"$.points[0].status", "\"crashed\" is not one of"});
   expect_edit_error([](auto& j) { j["points"][0]["step"]["samples_ns"].erase(0); },
                     {"$.points[0].step.summary.count", "samples"});
-  expect_edit_error([](auto& j) { j["points"][0]["traffic_per_step"]["bytes_read"]["cpu"]["tape"] = 1; },
-                    {"$.points[0].traffic_per_step.bytes_read.cpu.tape", "unknown memory kind"});
+  expect_edit_error(
+      [](auto& j) { j["points"][0]["traffic_per_step"]["bytes_read"]["cpu"]["tape"] = 1; },
+      {"$.points[0].traffic_per_step.bytes_read.cpu.tape", "unknown memory kind"});
 }
 
 TEST(ReportJson, UnknownExtraFieldsAreIgnored) {

@@ -55,7 +55,8 @@ std::string captured_stdout(const std::function<void()>& fn) {
   ::close(saved);
   std::string text;
   char buf[4096];
-  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = ::read(p[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<size_t>(n));
   ::close(p[0]);
   return text;
 }
@@ -71,7 +72,9 @@ Error error_of(const std::function<void()>& fn) {
   return Error("none");
 }
 
-bool contains(const std::string& text, const std::string& piece) { return text.find(piece) != std::string::npos; }
+bool contains(const std::string& text, const std::string& piece) {
+  return text.find(piece) != std::string::npos;
+}
 
 TEST(OutputFile, SymlinkIsWrittenThroughAndStaysALink) {
   TempDir dir;
@@ -106,7 +109,8 @@ TEST(OutputFile, FifoIsWrittenInPlaceAndStaysAFifo) {
   ::close(fd);
   EXPECT_EQ(n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string(), text);
   EXPECT_TRUE(S_ISFIFO(lstat_mode(fifo)));
-  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);  // no temporaries
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()),
+            1);  // no temporaries
 }
 
 // Device nodes are private copies (testing::make_char_device): a regressed writer must not
@@ -114,7 +118,8 @@ TEST(OutputFile, FifoIsWrittenInPlaceAndStaysAFifo) {
 TEST(OutputFile, DevNullIsWrittenInPlace) {
   TempDir dir;
   const std::string null = dir.file("null");
-  if (!testing::make_char_device(null, 1, 3)) GTEST_SKIP() << "cannot make device nodes here (needs root)";
+  if (!testing::make_char_device(null, 1, 3))
+    GTEST_SKIP() << "cannot make device nodes here (needs root)";
   write_output(null, "discarded\n");
   EXPECT_TRUE(S_ISCHR(lstat_mode(null)));
 }
@@ -122,7 +127,8 @@ TEST(OutputFile, DevNullIsWrittenInPlace) {
 TEST(OutputFile, DevFullFailsWithTheReasonAndStaysADevice) {
   TempDir dir;
   const std::string full = dir.file("full");
-  if (!testing::make_char_device(full, 1, 7)) GTEST_SKIP() << "cannot make device nodes here (needs root)";
+  if (!testing::make_char_device(full, 1, 7))
+    GTEST_SKIP() << "cannot make device nodes here (needs root)";
   const Error e = error_of([&] { write_output(full, "no room\n"); });
   EXPECT_EQ(e.exit_code(), kExitFailure);
   EXPECT_TRUE(contains(e.what(), full)) << e.what();
@@ -206,12 +212,16 @@ TEST(OutputFileCheck, WritablePathsPass) {
 
 TEST(OutputFileCheck, TwoOutputsOnOneFileOrBothOnStdoutAreRefused) {
   TempDir dir;
-  EXPECT_EQ(error_of([&] { check_distinct_outputs({{"--out", dir.file("a")}, {"--html", dir.path() + "/./a"}}); })
-                .exit_code(),
+  EXPECT_EQ(error_of([&] {
+              check_distinct_outputs({{"--out", dir.file("a")}, {"--html", dir.path() + "/./a"}});
+            }).exit_code(),
             kExitUsage);
-  EXPECT_TRUE(contains(error_of([] { check_distinct_outputs({{"--json", "-"}, {"--bmf", "/dev/stdout"}}); }).what(),
+  EXPECT_TRUE(contains(error_of([] {
+                         check_distinct_outputs({{"--json", "-"}, {"--bmf", "/dev/stdout"}});
+                       }).what(),
                        "both write to standard output"));
-  check_distinct_outputs({{"--json", "/dev/null"}, {"--bmf", "/dev/null"}, {"--github-benchmark", ""}});
+  check_distinct_outputs(
+      {{"--json", "/dev/null"}, {"--bmf", "/dev/null"}, {"--github-benchmark", ""}});
   check_distinct_outputs({{"--json", dir.file("a")}, {"--bmf", dir.file("b")}});
 }
 

@@ -16,7 +16,9 @@ namespace {
 
 using testing::make_report;
 
-bool has(const std::string& text, const std::string& piece) { return text.find(piece) != std::string::npos; }
+bool has(const std::string& text, const std::string& piece) {
+  return text.find(piece) != std::string::npos;
+}
 
 size_t count(const std::string& text, const std::string& piece) {
   size_t n = 0;
@@ -109,7 +111,8 @@ TEST(Html, SelfContainedWithChartsAndLabels) {
   EXPECT_EQ(count(html, "<svg"), 3u);
   EXPECT_EQ(count(html, "</svg>"), 3u);
   EXPECT_EQ(count(html, "<polyline"), 2u);  // one line per strategy in the time chart
-  for (const char* external : {"http://", "https://", "<script", "src=", "href=", "@import", "url("})
+  for (const char* external :
+       {"http://", "https://", "<script", "src=", "href=", "@import", "url("})
     EXPECT_FALSE(has(html, external)) << external;
   EXPECT_FALSE(has(html, "a<b>&c"));
   EXPECT_TRUE(has(html, "a&lt;b&gt;&amp;c"));
@@ -127,7 +130,8 @@ TEST(ModeledAlongside, TablesAndChartShowBoth) {
     if (!p.timed()) continue;
     p.modeled.platform = "gh200-c2c";
     p.modeled.overlap = "transfer > cpu > accelerator > sync";
-    p.modeled.step = Timing::from_samples(std::vector<double>(p.step.samples_ns.size(), 1.25 * p.step.summary.median));
+    p.modeled.step = Timing::from_samples(
+        std::vector<double>(p.step.samples_ns.size(), 1.25 * p.step.summary.median));
     p.modeled.error_vs_measured = 0.25;
     ++modeled;
   }
@@ -136,7 +140,8 @@ TEST(ModeledAlongside, TablesAndChartShowBoth) {
   EXPECT_TRUE(has(md, "### Measured | modeled on gh200-c2c")) << md;
   EXPECT_GE(count(md, "(+25.0%)"), static_cast<size_t>(modeled));
   const std::string html = html_report(r);
-  EXPECT_TRUE(has(html, "stroke-dasharray=\"6 4\" points="));  // the modeled series next to the measured line
+  EXPECT_TRUE(has(
+      html, "stroke-dasharray=\"6 4\" points="));  // the modeled series next to the measured line
   EXPECT_TRUE(has(html, "Dashed: the median modeled on gh200-c2c"));
   EXPECT_TRUE(has(csv_report(r), ",gh200-c2c,"));
   // Without predictions, nothing of it appears.
@@ -164,7 +169,8 @@ TEST(Exporters, BencherMetricFormat) {
   EXPECT_EQ(lat["value"].get<double>(), r.points[0].step.summary.median);
   EXPECT_EQ(lat["lower_value"].get<double>(), r.points[0].step.summary.p10);
   EXPECT_EQ(lat["upper_value"].get<double>(), r.points[0].step.summary.p90);
-  EXPECT_NEAR(j.at(name).at("throughput")["value"].get<double>(), 1e9 / r.points[0].step.summary.median, 1e-6);
+  EXPECT_NEAR(j.at(name).at("throughput")["value"].get<double>(),
+              1e9 / r.points[0].step.summary.median, 1e-6);
   EXPECT_EQ(j.at(name).at("rel-l2")["value"].get<double>(), 1e-3);
 }
 
@@ -191,7 +197,8 @@ TEST(ProcurementTable, PairwiseMatrixAtTheLongestSharedLength) {
   Report r = testing::make_report();
   const auto t = procurement_tables(r)[0];
   EXPECT_EQ(t.pairwise_length(), 8192);  // full-gpu is oom at 16k: only one strategy ran there
-  const std::string md = t.ratio("full-gpu", "cpu-only", 8192) ? pairwise_grid(t, 8192).markdown() : "";
+  const std::string md =
+      t.ratio("full-gpu", "cpu-only", 8192) ? pairwise_grid(t, 8192).markdown() : "";
   EXPECT_NEAR(t.ratio("full-gpu", "cpu-only", 8192)->first, 2.0, 0.05);
   EXPECT_TRUE(md.find("| full-gpu |    2.00x |    1.00x |") != std::string::npos) << md;
   EXPECT_TRUE(markdown_report(r).find("### Pairwise at 8k") != std::string::npos);

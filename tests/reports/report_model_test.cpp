@@ -22,7 +22,8 @@ TEST(ReportModel, KeysSeparateStrategyFromGroup) {
 
 TEST(ReportModel, SpeedupsPairEveryTimedStrategyAtTheSamePoint) {
   std::vector<Point> pts = {make_point("a", 4096, 1e6, 0.03), make_point("b", 4096, 3e6, 0.04),
-                            make_point("c", 4096, 2e6), make_failed_point("d", 4096, "oom", "too big"),
+                            make_point("c", 4096, 2e6),
+                            make_failed_point("d", 4096, "oom", "too big"),
                             make_point("a", 8192, 2e6)};
   pts[1].provenance = "modeled";
   const auto s = compute_speedups(pts);
@@ -33,8 +34,10 @@ TEST(ReportModel, SpeedupsPairEveryTimedStrategyAtTheSamePoint) {
   ASSERT_NE(ab, nullptr);
   EXPECT_NEAR(ab->ratio, pts[1].step.summary.median / pts[0].step.summary.median, 1e-12);
   EXPECT_NEAR(ab->ratio, 3.0, 0.1);
-  EXPECT_NEAR(ab->rel_noise,
-              std::hypot(robust_rel_noise(pts[0].step.summary), robust_rel_noise(pts[1].step.summary)), 1e-12);
+  EXPECT_NEAR(
+      ab->rel_noise,
+      std::hypot(robust_rel_noise(pts[0].step.summary), robust_rel_noise(pts[1].step.summary)),
+      1e-12);
   EXPECT_EQ(ab->provenance, "modeled");
   for (const auto& x : s) EXPECT_NE(x.strategy_a, "d");
 }

@@ -42,7 +42,8 @@ class Broken final : public Strategy {
   PlanResult plan(const Problem& p, const Platform& platform) override {
     fails_ = p.prompt_len() >= at_ && ++g_plans > after_;
     if (fails_ && mode_ == 2)
-      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again), "planned failure");
+      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                              "planned failure");
     return inner_->plan(p, platform);
   }
   void load() override { inner_->load(); }
@@ -61,8 +62,9 @@ class Broken final : public Strategy {
 };
 
 SweepSpec tiny_spec() {
-  StrategyRegistry::instance().add({"broken", "fails on purpose (tests)", "test",
-                                    [](const StrategyOptions& o) { return std::make_unique<Broken>(o); }});
+  StrategyRegistry::instance().add(
+      {"broken", "fails on purpose (tests)", "test",
+       [](const StrategyOptions& o) { return std::make_unique<Broken>(o); }});
   g_plans = 0;
   return testing::tiny_spec({100, 200, 300});
 }
@@ -87,7 +89,8 @@ TEST(Interrupt, StopRequestReturnsTheFinishedUnitsMarkedInterrupted) {
   rec.control->should_stop = [&] { return !rec.units.empty(); };
   const reports::Report r = run_sweep(tiny_spec(), rec.env());
   EXPECT_TRUE(r.interruption.interrupted);
-  EXPECT_NE(r.interruption.reason.find("stopped (after 2 of 6 points)"), std::string::npos) << r.interruption.reason;
+  EXPECT_NE(r.interruption.reason.find("stopped (after 2 of 6 points)"), std::string::npos)
+      << r.interruption.reason;
   ASSERT_EQ(r.points.size(), 2u);
   for (const auto& p : r.points) {
     EXPECT_EQ(p.axes.seq_len, 100);
@@ -116,7 +119,8 @@ TEST(Interrupt, FailureEscapingAPointKeepsTheFinishedUnits) {
   const reports::Report r = run_sweep(spec, rec.env());
   ASSERT_TRUE(r.interruption.interrupted);
   EXPECT_EQ(r.interruption.exit_code, kExitFailure);
-  EXPECT_NE(r.interruption.reason.find("internal error: planned failure: Resource temporarily unavailable"),
+  EXPECT_NE(r.interruption.reason.find(
+                "internal error: planned failure: Resource temporarily unavailable"),
             std::string::npos)
       << r.interruption.reason;
   ASSERT_EQ(r.points.size(), 4u);  // 100 and 200 tokens, both strategies
@@ -250,8 +254,8 @@ TEST_F(JournalFile, CutLastLineIsIgnoredAndARerunUnitReplacesTheEarlierOne) {
   {
     Journal j = Journal::create(path_, identity(spec));
     // A line whose point is not a report point.
-    std::ofstream(path_, std::ios::app) << "{\"unit\": \"" << rec.units[0].key
-                                       << "\", \"index\": 0, \"of\": 2, \"point\": 0}\n";
+    std::ofstream(path_, std::ios::app)
+        << "{\"unit\": \"" << rec.units[0].key << "\", \"index\": 0, \"of\": 2, \"point\": 0}\n";
   }
   // That line's point is not a point: the journal is damaged, and says where.
   try {

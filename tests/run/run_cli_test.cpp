@@ -30,12 +30,15 @@ namespace fs = std::filesystem;
 // Units of about a second each on a busy 2-core machine (the --timeout ends each point's
 // sampling), so a signal lands between the first finished unit and the last.
 const std::string kSlowSweep =
-    "run --model qwen2.5-0.5b --seq-len 16k,20k,24k,28k,32k --strategy cpu-only,full-gpu --decode-steps 400 "
-    "--warmup 1 --min-samples 400 --accuracy-steps 1 --timeout 0.3 --accelerator cpu --accelerator-threads 1 "
+    "run --model qwen2.5-0.5b --seq-len 16k,20k,24k,28k,32k --strategy cpu-only,full-gpu "
+    "--decode-steps 400 "
+    "--warmup 1 --min-samples 400 --accuracy-steps 1 --timeout 0.3 --accelerator cpu "
+    "--accelerator-threads 1 "
     "--host-threads 1 -q";
 // Fast: three units of two points (kFastBase leaves --strategy and --accelerator to the test).
 const std::string kFastBase =
-    "run --model qwen2.5-0.5b --seq-len 256,512,768 --decode-steps 4 --warmup 1 --min-samples 2 --accuracy-steps 1 "
+    "run --model qwen2.5-0.5b --seq-len 256,512,768 --decode-steps 4 --warmup 1 --min-samples 2 "
+    "--accuracy-steps 1 "
     "--accelerator-threads 1 --host-threads 1 -q";
 const std::string kFastSweep = kFastBase + " --strategy cpu-only,full-gpu --accelerator cpu";
 
@@ -143,7 +146,7 @@ TEST_F(RunCli, CtrlCKeepsFinishedPointsAndResumeCompletesThem) {
     ASSERT_TRUE(now.count(p.axes.key()));
     EXPECT_EQ(now.at(p.axes.key())->step.samples_ns, p.step.samples_ns);  // the same measurement
   }
-  EXPECT_FALSE(fs::exists(journal));  // a complete report needs no journal
+  EXPECT_FALSE(fs::exists(journal));                           // a complete report needs no journal
   EXPECT_EQ(run(kSlowSweep + " --resume " + out), 2) << out_;  // nothing left to resume
   EXPECT_NE(out_.find("no sweep journal"), std::string::npos) << out_;
 }
@@ -180,19 +183,23 @@ TEST_F(RunCli, FailureMidSweepKeepsFinishedPoints) {
   EXPECT_NE(out_.find("Resource temporarily unavailable"), std::string::npos) << out_;
   const reports::Report part = reports::read_report(out);
   EXPECT_TRUE(part.interruption.interrupted);
-  EXPECT_NE(part.interruption.reason.find("internal error"), std::string::npos) << part.interruption.reason;
+  EXPECT_NE(part.interruption.reason.find("internal error"), std::string::npos)
+      << part.interruption.reason;
   ASSERT_EQ(part.points.size(), 2u);
   ASSERT_EQ(run(kFastSweep + " --resume " + out), 0) << out_;
   const reports::Report full = reports::read_report(out);
   ASSERT_EQ(full.points.size(), 6u);
-  EXPECT_EQ(by_key(full).at(part.points[0].axes.key())->step.samples_ns, part.points[0].step.samples_ns);
+  EXPECT_EQ(by_key(full).at(part.points[0].axes.key())->step.samples_ns,
+            part.points[0].step.samples_ns);
 }
 
 TEST_F(RunCli, FixableFailuresExitTwoBeforeTheSweep) {
   const std::string out = file("u.json");
   EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator tpu --out " + out), 2) << out_;
   EXPECT_NE(out_.find("unknown accelerator 'tpu'"), std::string::npos) << out_;
-  EXPECT_EQ(run(kFastBase + " --accelerator cpu --strategy h2o --opt h2o.heavy_ratio=-1 --out " + out), 2) << out_;
+  EXPECT_EQ(
+      run(kFastBase + " --accelerator cpu --strategy h2o --opt h2o.heavy_ratio=-1 --out " + out), 2)
+      << out_;
   EXPECT_NE(out_.find("h2o.heavy_ratio"), std::string::npos) << out_;
   if (!cuda_available()) {
     EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator cuda --out " + out), 2) << out_;
@@ -203,9 +210,12 @@ TEST_F(RunCli, FixableFailuresExitTwoBeforeTheSweep) {
   EXPECT_FALSE(fs::exists(out + ".partial.jsonl"));
   // Out of accelerator memory is a finding of the sweep, not a failure of the run (4K tokens of
   // this model's KV are 2 MiB; 1 MiB is the smallest capacity --accelerator-memory takes).
-  ASSERT_EQ(run("run --model qwen2.5-0.5b --seq-len 4k --decode-steps 4 --warmup 1 --min-samples 2 --accuracy-steps 1 "
-                "--accelerator-threads 1 --host-threads 1 -q --strategy cpu-only,full-gpu --accelerator cpu "
-                "--accelerator-memory 1M --out " + out),
+  ASSERT_EQ(run("run --model qwen2.5-0.5b --seq-len 4k --decode-steps 4 --warmup 1 --min-samples 2 "
+                "--accuracy-steps 1 "
+                "--accelerator-threads 1 --host-threads 1 -q --strategy cpu-only,full-gpu "
+                "--accelerator cpu "
+                "--accelerator-memory 1M --out " +
+                out),
             0)
       << out_;
   const reports::Report r = reports::read_report(out);

@@ -54,7 +54,7 @@ TEST_F(Session, ErrorPointFailsTheRunOomDoesNot) {
   r.points = {point("cpu-only", "ok"), point("h2o", "error")};
   EXPECT_EQ(end_with(r), kExitFailure);
   EXPECT_EQ(reports::read_report(out_).points.size(), 2u);  // the report is written all the same
-  EXPECT_FALSE(fs::exists(run::journal_path(out_)));       // and complete: no journal
+  EXPECT_FALSE(fs::exists(run::journal_path(out_)));        // and complete: no journal
   r.points = {point("cpu-only", "ok"), point("full-gpu", "oom"), point("quest", "unsupported")};
   EXPECT_EQ(end_with(r), kExitOk);
 }

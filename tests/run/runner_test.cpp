@@ -53,12 +53,15 @@ TEST(Runner, CountsTrafficExactly) {
       return s / p.step.summary.count;
     }();
     if (p.axes.strategy == "cpu-only") {
-      EXPECT_EQ(p.traffic_per_step.h2d_bytes, 14 * 64 * 4);                  // the output goes up
-      EXPECT_EQ(p.traffic_per_step.d2h_bytes, 14 * 64 * 4 + 2 * 2 * 64 * 4);  // q and new k, v go down
-      EXPECT_NEAR(p.traffic_per_step.bytes_read[0][int(MemoryKind::local_dram)], mean_ctx * per_token, per_token);
+      EXPECT_EQ(p.traffic_per_step.h2d_bytes, 14 * 64 * 4);  // the output goes up
+      EXPECT_EQ(p.traffic_per_step.d2h_bytes,
+                14 * 64 * 4 + 2 * 2 * 64 * 4);  // q and new k, v go down
+      EXPECT_NEAR(p.traffic_per_step.bytes_read[0][int(MemoryKind::local_dram)],
+                  mean_ctx * per_token, per_token);
     } else {
       EXPECT_EQ(p.traffic_per_step.h2d_bytes, 0);
-      EXPECT_NEAR(p.traffic_per_step.bytes_read[1][int(MemoryKind::accelerator)], mean_ctx * per_token, per_token);
+      EXPECT_NEAR(p.traffic_per_step.bytes_read[1][int(MemoryKind::accelerator)],
+                  mean_ctx * per_token, per_token);
     }
   }
 }
@@ -81,10 +84,11 @@ TEST(Runner, RepetitionsPoolEachPointsPasses) {
     EXPECT_EQ(p.step.summary.count, 3 * once.points[i].step.summary.count);
     EXPECT_EQ(p.step.samples_ns.size(), static_cast<size_t>(p.step.summary.count));
     ASSERT_EQ(p.step.pass_sizes.size(), 3u);
-    EXPECT_EQ(p.step.pass_sizes[0] + p.step.pass_sizes[1] + p.step.pass_sizes[2], p.step.summary.count);
+    EXPECT_EQ(p.step.pass_sizes[0] + p.step.pass_sizes[1] + p.step.pass_sizes[2],
+              p.step.summary.count);
     for (const auto& [name, t] : p.phases) EXPECT_EQ(t.summary.count, p.step.summary.count) << name;
     EXPECT_EQ(p.accuracy.steps_scored, once.points[i].accuracy.steps_scored);  // the first pass's
-    EXPECT_DOUBLE_EQ(p.accuracy.rel_l2, once.points[i].accuracy.rel_l2);       // same seeded workload
+    EXPECT_DOUBLE_EQ(p.accuracy.rel_l2, once.points[i].accuracy.rel_l2);  // same seeded workload
     EXPECT_EQ(p.traffic_per_step, once.points[i].traffic_per_step);
   }
   EXPECT_EQ(pooled.speedups.size(), once.speedups.size());

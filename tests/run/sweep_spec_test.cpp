@@ -32,14 +32,21 @@ std::string problem_of(const std::function<void()>& fn) {
 TEST(SweepSpecLimits, HugeRangesAreRefusedBeforeBeingBuilt) {
   const auto start = std::chrono::steady_clock::now();
   // The first grew without limit (gigabytes), the second looped forever (signed overflow).
-  EXPECT_NE(problem_of([] { parse_seq_lens("1:1000000000000:+1"); }).find("--seq-len"), std::string::npos);
-  EXPECT_NE(problem_of([] { parse_seq_lens("1:1000000000000:+1"); }).find("1000000000000 points"), std::string::npos)
-      << "too many points (counted): " << problem_of([] { parse_seq_lens("1:1000000000000:+1"); });
-  EXPECT_NE(problem_of([] { parse_seq_lens("1:9223372036854775807:+4611686018427387904"); }).find("--seq-len"),
+  EXPECT_NE(problem_of([] { parse_seq_lens("1:1000000000000:+1"); }).find("--seq-len"),
             std::string::npos);
-  EXPECT_NE(problem_of([] { parse_seq_lens("1:1m:+1"); }).find("1048576 points"), std::string::npos);
-  EXPECT_NE(problem_of([] { parse_seq_lens("1:1000000:x1.000001"); }).find("more than 10000"), std::string::npos);
-  EXPECT_NE(problem_of([] { parse_seq_lens("1:20000:+1"); }).find("20000 points"), std::string::npos);
+  EXPECT_NE(problem_of([] { parse_seq_lens("1:1000000000000:+1"); }).find("1000000000000 points"),
+            std::string::npos)
+      << "too many points (counted): " << problem_of([] { parse_seq_lens("1:1000000000000:+1"); });
+  EXPECT_NE(problem_of([] {
+              parse_seq_lens("1:9223372036854775807:+4611686018427387904");
+            }).find("--seq-len"),
+            std::string::npos);
+  EXPECT_NE(problem_of([] { parse_seq_lens("1:1m:+1"); }).find("1048576 points"),
+            std::string::npos);
+  EXPECT_NE(problem_of([] { parse_seq_lens("1:1000000:x1.000001"); }).find("more than 10000"),
+            std::string::npos);
+  EXPECT_NE(problem_of([] { parse_seq_lens("1:20000:+1"); }).find("20000 points"),
+            std::string::npos);
   // Many small items add up to the same limit.
   std::string many;
   for (int i = 1; i <= 10001; ++i) many += std::to_string(i) + ",";
@@ -56,9 +63,9 @@ TEST(SweepSpecLimits, RangesAtTheLimitStillWork) {
 }
 
 TEST(SweepSpecLimits, RangeFactorsAndStepsAreStrict) {
-  for (const char* bad : {"1:1000:xnan", "1:1000:xabc", "1:1000:xinf", "1:1000:x1", "1:1000:x2x", "1:1000:+0",
-                          "1:1000:+1.5", "1:1000:+abc", "0", "0:8:x2", "4q", "4k:8k", "4k:1k:x2", "", "-4k",
-                          "1099511627777"}) {
+  for (const char* bad : {"1:1000:xnan", "1:1000:xabc", "1:1000:xinf", "1:1000:x1", "1:1000:x2x",
+                          "1:1000:+0", "1:1000:+1.5", "1:1000:+abc", "0", "0:8:x2", "4q", "4k:8k",
+                          "4k:1k:x2", "", "-4k", "1099511627777"}) {
     const std::string p = problem_of([&] { parse_seq_lens(bad); });
     EXPECT_NE(p, "(accepted)") << bad;
     EXPECT_NE(p.find("--seq-len"), std::string::npos) << bad << ": " << p;
@@ -79,10 +86,12 @@ TEST(SweepSpecLimits, BatchesAreWholeNumbersInRange) {
 }
 
 TEST(SweepSpecLimits, StrategyOptionsAreFinite) {
-  EXPECT_EQ(parse_strategy_option("h2o.heavy_ratio=0.2"), (std::pair<std::string, std::string>{"h2o.heavy_ratio", "0.2"}));
+  EXPECT_EQ(parse_strategy_option("h2o.heavy_ratio=0.2"),
+            (std::pair<std::string, std::string>{"h2o.heavy_ratio", "0.2"}));
   EXPECT_EQ(parse_strategy_option("quest.mode=fast").second, "fast");  // text options stay text
-  for (const char* bad : {"h2o.heavy_ratio=nan", "h2o.heavy_ratio=inf", "h2o.heavy_ratio=-Infinity",
-                          "h2o.heavy_ratio=1e999", "heavy_ratio=0.2", "h2o=0.2", "h2o.heavy_ratio"}) {
+  for (const char* bad :
+       {"h2o.heavy_ratio=nan", "h2o.heavy_ratio=inf", "h2o.heavy_ratio=-Infinity",
+        "h2o.heavy_ratio=1e999", "heavy_ratio=0.2", "h2o=0.2", "h2o.heavy_ratio"}) {
     const std::string p = problem_of([&] { parse_strategy_option(bad); });
     EXPECT_NE(p.find("--opt"), std::string::npos) << bad << ": " << p;
   }
@@ -92,7 +101,9 @@ TEST(SweepSpecLimits, StrategyOptionsAreFinite) {
     const std::string p = problem_of([&] { o.number("h2o", "heavy_ratio", 0.1); });
     EXPECT_NE(p.find("--opt h2o.heavy_ratio"), std::string::npos) << bad << ": " << p;
   }
-  EXPECT_DOUBLE_EQ(StrategyOptions(std::map<std::string, std::string>{{"h2o.heavy_ratio", "0.25"}}).number("h2o", "heavy_ratio", 0.1), 0.25);
+  EXPECT_DOUBLE_EQ(StrategyOptions(std::map<std::string, std::string>{{"h2o.heavy_ratio", "0.25"}})
+                       .number("h2o", "heavy_ratio", 0.1),
+                   0.25);
 }
 
 TEST(SweepSpecLimits, ValidateRefusesNonFiniteAndOutOfRange) {

@@ -21,7 +21,8 @@ struct TensorData {
 };
 
 // Writes `tensors` as safetensors (F16 when f16, else F32), data in the order given.
-inline void write_safetensors(const std::string& path, const std::vector<TensorData>& tensors, bool f16 = true) {
+inline void write_safetensors(const std::string& path, const std::vector<TensorData>& tensors,
+                              bool f16 = true) {
   nlohmann::ordered_json h = nlohmann::ordered_json::object();
   std::string data;
   for (const auto& t : tensors) {
@@ -34,7 +35,8 @@ inline void write_safetensors(const std::string& path, const std::vector<TensorD
         data.append(reinterpret_cast<const char*>(&x), 4);
       }
     }
-    h[t.name] = {{"dtype", f16 ? "F16" : "F32"}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
+    h[t.name] = {
+        {"dtype", f16 ? "F16" : "F32"}, {"shape", t.shape}, {"data_offsets", {begin, data.size()}}};
   }
   const std::string text = h.dump();
   std::ofstream out(path, std::ios::binary);
@@ -44,7 +46,8 @@ inline void write_safetensors(const std::string& path, const std::vector<TensorD
 }
 
 // A header written as given, followed by `data_bytes` zero bytes (for crafted, invalid headers).
-inline void write_raw_safetensors(const std::string& path, const std::string& header, size_t data_bytes) {
+inline void write_raw_safetensors(const std::string& path, const std::string& header,
+                                  size_t data_bytes) {
   std::ofstream out(path, std::ios::binary);
   const uint64_t n = header.size();
   for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
@@ -74,7 +77,9 @@ struct TraceTensors {
     if (!prompt_q.name.empty()) out.push_back(prompt_q);
     return out;
   }
-  void write(const std::string& path, bool f16 = true) const { write_safetensors(path, all(), f16); }
+  void write(const std::string& path, bool f16 = true) const {
+    write_safetensors(path, all(), f16);
+  }
 };
 
 }  // namespace hb::run::testing

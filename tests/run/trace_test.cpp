@@ -37,7 +37,8 @@ class Trace : public ::testing::Test {
   std::string file(const std::string& name) const { return (fs::path(dir_) / name).string(); }
 
   // A sweep over a trace with qwen2.5-0.5b's shape: one cheap strategy, cpu accelerator.
-  static SweepSpec spec_for(const std::string& path, int decode_steps, std::vector<int64_t> seq_lens = {16}) {
+  static SweepSpec spec_for(const std::string& path, int decode_steps,
+                            std::vector<int64_t> seq_lens = {16}) {
     register_baselines(StrategyRegistry::instance());
     register_hybrid(StrategyRegistry::instance());
     SweepSpec s;
@@ -69,7 +70,9 @@ class Trace : public ::testing::Test {
   std::string dir_;
 };
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // Defect 1: 6 steps of q and 24 --decode-steps used to read past the tensor (exit 139 for
 // every strategy); now the sweep is refused before any point runs, naming the fix.
@@ -110,7 +113,8 @@ TEST_F(Trace, StagingAStepPastTheWorkloadIsAnErrorNotARead) {
 // Defect 8: NaN or Inf in any of the four tensors is refused at load, naming the tensor, the
 // flat index and the index per dimension.
 TEST_F(Trace, NonFiniteValuesAreRefusedNamingTensorAndIndex) {
-  const float kBad[] = {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()};
+  const float kBad[] = {std::numeric_limits<float>::quiet_NaN(),
+                        std::numeric_limits<float>::infinity()};
   for (const char* name : {"k", "v", "q", "prompt_q"}) {
     for (float bad : kBad) {
       SCOPED_TRACE(std::string(name) + (std::isnan(bad) ? " NaN" : " Inf"));
@@ -129,7 +133,8 @@ TEST_F(Trace, NonFiniteValuesAreRefusedNamingTensorAndIndex) {
       EXPECT_TRUE(contains(e.problem(), "tensor '" + std::string(name) + "'")) << e.what();
       EXPECT_TRUE(contains(e.problem(), std::isnan(bad) ? "NaN" : "Inf")) << e.what();
       EXPECT_TRUE(contains(e.problem(), "flat index " + std::to_string(flat))) << e.what();
-      EXPECT_TRUE(contains(e.problem(), " 1, ") && contains(e.problem(), "head 1, element 5]")) << e.what();
+      EXPECT_TRUE(contains(e.problem(), " 1, ") && contains(e.problem(), "head 1, element 5]"))
+          << e.what();
     }
   }
 }
@@ -165,7 +170,8 @@ TEST_F(Trace, PromptQueriesAreCheckedAgainstThePromptLength) {
     ADD_FAILURE() << "a prompt_q longer than the prompt was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), kExitUsage);
-    EXPECT_TRUE(contains(e.problem(), "prompt_q has 40 rows") && contains(e.problem(), "34")) << e.what();
+    EXPECT_TRUE(contains(e.problem(), "prompt_q has 40 rows") && contains(e.problem(), "34"))
+        << e.what();
   }
   // prompt_q of all 34 prompt positions; a 16-token point gets the queries of positions 0..15.
   const TraceTensors t(40, 6, 34);
@@ -189,10 +195,12 @@ TEST_F(Trace, ShapesWhoseCountOverflowsAreRefusedAsSuch) {
   const std::string cases[] = {
       // 2^31 x 2^31 x 4 = 2^64 elements: wraps to 0.
       R"({"k": {"dtype": "F16", "shape": [2147483648, 2147483648, 4], "data_offsets": [0, 0]},
-          "v": {"dtype": "F16", "shape": [2147483648, 2147483648, 4], "data_offsets": [0, 0]}, )" + q + "}",
+          "v": {"dtype": "F16", "shape": [2147483648, 2147483648, 4], "data_offsets": [0, 0]}, )" +
+          q + "}",
       // 2^62 elements fit, 2^64 bytes do not.
       R"({"k": {"dtype": "F32", "shape": [4611686018427387904, 1, 1], "data_offsets": [0, 0]},
-          "v": {"dtype": "F32", "shape": [1, 1, 1], "data_offsets": [1792, 1796]}, )" + q + "}",
+          "v": {"dtype": "F32", "shape": [1, 1, 1], "data_offsets": [1792, 1796]}, )" +
+          q + "}",
   };
   for (const auto& header : cases) {
     testing::write_raw_safetensors(file("ovf.safetensors"), header, 1796);
@@ -229,7 +237,8 @@ TEST_F(Trace, IdentityDoesNotDependOnThePathSpelling) {
   const fs::path cwd = fs::current_path();
   fs::current_path(dir_);
   std::vector<std::string> axes;
-  for (const std::string& p : std::vector<std::string>{"T.safetensors", "./T.safetensors", file("T.safetensors")}) {
+  for (const std::string& p :
+       std::vector<std::string>{"T.safetensors", "./T.safetensors", file("T.safetensors")}) {
     const auto report = run_sweep(spec_for(p, 4), RunEnvironment{});
     ASSERT_EQ(report.points.size(), 1u);
     axes.push_back(report.points[0].axes.workload);

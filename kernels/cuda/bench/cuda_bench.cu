@@ -33,13 +33,15 @@ namespace {
 using hb::cuda::CudaAccelerator;
 
 __global__ void copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, size_t n) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x)
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x)
     dst[i] = src[i];
 }
 
 __global__ void read_kernel(const uint4* __restrict__ src, size_t n, unsigned* sink) {
   unsigned acc = 0;
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
     const uint4 v = src[i];
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
@@ -47,7 +49,8 @@ __global__ void read_kernel(const uint4* __restrict__ src, size_t n, unsigned* s
 }
 
 __global__ void fill_kernel(uint16_t* p, size_t n, uint64_t seed) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
     uint64_t z = seed + 0x9e3779b97f4a7c15ull * (i + 1);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -91,7 +94,9 @@ Timing time_on_queue(cudaStream_t stream, int reps, const std::function<void()>&
   op();  // warm-up (first-launch costs, page-table upload)
   HB_CUDA_CHECK(cudaStreamSynchronize(stream), "warm-up");
   int* flag = nullptr;
-  HB_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&flag), 2 * sizeof(int), cudaHostAllocMapped), "spin flag");
+  HB_CUDA_CHECK(
+      cudaHostAlloc(reinterpret_cast<void**>(&flag), 2 * sizeof(int), cudaHostAllocMapped),
+      "spin flag");
   flag[0] = flag[1] = 0;
   std::vector<cudaEvent_t> ev(reps + 1);
   for (auto& e : ev) HB_CUDA_CHECK(cudaEventCreate(&e), "timing event");
@@ -103,11 +108,14 @@ Timing time_on_queue(cudaStream_t stream, int reps, const std::function<void()>&
     op();
     HB_CUDA_CHECK(cudaEventRecord(ev[i + 1], stream), "timing");
   }
-  const double host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / reps;
+  const double host_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+      reps;
   *reinterpret_cast<volatile int*>(flag) = 1;
   HB_CUDA_CHECK(cudaStreamSynchronize(stream), "timed calls");
   if (reinterpret_cast<volatile int*>(flag)[1])
-    std::fprintf(stderr, "warning: enqueueing %d calls took over 10 s; GPU times include idle gaps\n", reps);
+    std::fprintf(
+        stderr, "warning: enqueueing %d calls took over 10 s; GPU times include idle gaps\n", reps);
   std::vector<double> us;
   for (int i = 0; i < reps; ++i) {
     float ms = 0;
@@ -119,21 +127,23 @@ Timing time_on_queue(cudaStream_t stream, int reps, const std::function<void()>&
   return {median(us), host_us};
 }
 
-std::string tokens_str(int64_t t) { return t % 1024 == 0 ? std::to_string(t / 1024) + "K" : std::to_string(t); }
+std::string tokens_str(int64_t t) {
+  return t % 1024 == 0 ? std::to_string(t / 1024) + "K" : std::to_string(t);
+}
 
 void print_rows(const std::vector<Row>& rows) {
-  std::printf("\n| %-34s | %-30s | %12s | %12s | %9s | %12s |\n", "measurement", "config", "GPU us (med)", "GB/s",
-              "% HBM cp", "host us/call");
+  std::printf("\n| %-34s | %-30s | %12s | %12s | %9s | %12s |\n", "measurement", "config",
+              "GPU us (med)", "GB/s", "% HBM cp", "host us/call");
   std::printf("|%s|%s|%s|%s|%s|%s|\n", std::string(36, '-').c_str(), std::string(32, '-').c_str(),
-              std::string(14, '-').c_str(), std::string(14, '-').c_str(), std::string(11, '-').c_str(),
-              std::string(14, '-').c_str());
+              std::string(14, '-').c_str(), std::string(14, '-').c_str(),
+              std::string(11, '-').c_str(), std::string(14, '-').c_str());
   for (const Row& r : rows) {
     char pct[16] = "", gbs[16] = "", host[16] = "";
     if (r.pct >= 0) std::snprintf(pct, sizeof pct, "%.1f%%", r.pct);
     if (r.gbs > 0) std::snprintf(gbs, sizeof gbs, "%.0f", r.gbs);
     if (r.host_us >= 0) std::snprintf(host, sizeof host, "%.1f", r.host_us);
-    std::printf("| %-34s | %-30s | %12.2f | %12s | %9s | %12s |\n", r.what.c_str(), r.config.c_str(), r.us, gbs, pct,
-                host);
+    std::printf("| %-34s | %-30s | %12.2f | %12s | %9s | %12s |\n", r.what.c_str(),
+                r.config.c_str(), r.us, gbs, pct, host);
   }
 }
 
@@ -149,7 +159,8 @@ int run(int reps) {
   // --- HBM copy and read -------------------------------------------------------------------
   double hbm_copy = 0;
   {
-    const size_t bytes = std::min<size_t>(size_t{2} << 30, static_cast<size_t>(dev.free_bytes) / 4) & ~size_t{4095};
+    const size_t bytes =
+        std::min<size_t>(size_t{2} << 30, static_cast<size_t>(dev.free_bytes) / 4) & ~size_t{4095};
     void *a = nullptr, *b = nullptr;
     unsigned* sink = nullptr;
     HB_CUDA_CHECK(cudaMalloc(&a, bytes), "HBM copy source");
@@ -157,16 +168,21 @@ int run(int reps) {
     HB_CUDA_CHECK(cudaMalloc(&sink, sizeof(unsigned)), "sink");
     HB_CUDA_CHECK(cudaMemsetAsync(a, 1, bytes, stream), "HBM copy source init");
     const std::string cfg = std::to_string(bytes >> 20) + " MiB";
-    auto t = time_on_queue(stream, reps, [&] { HB_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream), "D2D"); });
+    auto t = time_on_queue(stream, reps, [&] {
+      HB_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream), "D2D");
+    });
     const double memcpy_gbs = 2.0 * bytes / (t.gpu_us * 1e3);
     rows.push_back({"HBM copy, cudaMemcpy D2D (rd+wr)", cfg, t.gpu_us, memcpy_gbs, -1, -1});
     t = time_on_queue(stream, reps, [&] {
-      copy_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint4*>(a), static_cast<uint4*>(b), bytes / 16);
+      copy_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint4*>(a), static_cast<uint4*>(b),
+                                            bytes / 16);
     });
     const double kernel_gbs = 2.0 * bytes / (t.gpu_us * 1e3);
     rows.push_back({"HBM copy, 16B copy kernel (rd+wr)", cfg, t.gpu_us, kernel_gbs, -1, -1});
     hbm_copy = std::max(memcpy_gbs, kernel_gbs);
-    t = time_on_queue(stream, reps, [&] { read_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint4*>(a), bytes / 16, sink); });
+    t = time_on_queue(stream, reps, [&] {
+      read_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint4*>(a), bytes / 16, sink);
+    });
     rows.push_back({"HBM read, 16B read kernel", cfg, t.gpu_us, bytes / (t.gpu_us * 1e3), -1, -1});
     for (auto& r : rows) r.pct = 100.0 * r.gbs / hbm_copy;
     cudaFree(a);
@@ -188,7 +204,8 @@ int run(int reps) {
       fill_kernel<<<grid, 256, 0, stream>>>(kv.as<uint16_t>(), n16, 1234 + tokens + batch);
       HB_CUDA_CHECK_LAUNCH("KV fill", "");
       hb::Buffer qbuf = acc->memory()->allocate(static_cast<size_t>(batch) * shape.q_heads * D * 4);
-      hb::Buffer obuf = acc->memory()->allocate(static_cast<size_t>(batch) * shape.q_heads * (D + 1) * 4);
+      hb::Buffer obuf =
+          acc->memory()->allocate(static_cast<size_t>(batch) * shape.q_heads * (D + 1) * 4);
       HB_CUDA_CHECK(cudaMemsetAsync(qbuf.data(), 0, qbuf.size(), stream), "q");
       // Page i of every head next to each other, per sequence, as PagedKvCache appends them.
       std::vector<std::vector<hb::PageRef>> tables(static_cast<size_t>(batch) * H);
@@ -209,13 +226,19 @@ int run(int reps) {
         a.kv = hb::PagedKvView{H, D, P, hb::DType::f16, heads.data() + static_cast<size_t>(b) * H};
         a.q_heads = shape.q_heads;
         a.o = obuf.as<float>() + static_cast<size_t>(b) * shape.q_heads * D;
-        a.lse = obuf.as<float>() + static_cast<size_t>(batch) * shape.q_heads * D + static_cast<size_t>(b) * shape.q_heads;
+        a.lse = obuf.as<float>() + static_cast<size_t>(batch) * shape.q_heads * D +
+                static_cast<size_t>(b) * shape.q_heads;
       }
-      const auto t = time_on_queue(stream, reps, [&] { acc->decode_attention(args.data(), batch); });
+      const auto t =
+          time_on_queue(stream, reps, [&] { acc->decode_attention(args.data(), batch); });
       acc->synchronize();
       const double bytes = static_cast<double>(batch) * tokens * H * D * 2 * 2;
-      Row r{"decode attention (K+V bytes read)", tokens_str(tokens) + " tokens, batch " + std::to_string(batch),
-            t.gpu_us, bytes / (t.gpu_us * 1e3), 0, t.host_us};
+      Row r{"decode attention (K+V bytes read)",
+            tokens_str(tokens) + " tokens, batch " + std::to_string(batch),
+            t.gpu_us,
+            bytes / (t.gpu_us * 1e3),
+            0,
+            t.host_us};
       r.pct = 100.0 * r.gbs / hbm_copy;
       if (tokens >= 32768 && r.pct < 85.0) attn_ok = false;
       rows.push_back(r);
@@ -236,11 +259,14 @@ int run(int reps) {
     float* lout = l1 + heads;
     const float* o_parts[2] = {o0, o1};
     const float* l_parts[2] = {l0, l1};
-    const auto t = time_on_queue(stream, reps, [&] { acc->merge_partials(2, o_parts, l_parts, heads, D, out, lout); });
+    const auto t = time_on_queue(
+        stream, reps, [&] { acc->merge_partials(2, o_parts, l_parts, heads, D, out, lout); });
     acc->synchronize();
     if (t.gpu_us >= 5.0) merge_ok = false;
-    rows.push_back({"LSE merge, 2 partials", "batch " + std::to_string(batch) + " (" + std::to_string(heads) + " heads x128)",
-                    t.gpu_us, 3.0 * heads * (D + 1) * 4 / (t.gpu_us * 1e3), -1, t.host_us});
+    rows.push_back(
+        {"LSE merge, 2 partials",
+         "batch " + std::to_string(batch) + " (" + std::to_string(heads) + " heads x128)", t.gpu_us,
+         3.0 * heads * (D + 1) * 4 / (t.gpu_us * 1e3), -1, t.host_us});
   }
 
   // --- pinned host <-> device ----------------------------------------------------------------
@@ -250,18 +276,24 @@ int run(int reps) {
     hb::Buffer devb = acc->memory()->allocate(bytes);
     std::memset(host.data(), 1, bytes);
     auto t = time_on_queue(stream, std::min(reps, 10), [&] {
-      HB_CUDA_CHECK(cudaMemcpyAsync(devb.data(), host.data(), bytes, cudaMemcpyHostToDevice, stream), "H2D");
+      HB_CUDA_CHECK(
+          cudaMemcpyAsync(devb.data(), host.data(), bytes, cudaMemcpyHostToDevice, stream), "H2D");
     });
-    rows.push_back({"pinned H2D", "256 MiB, NUMA node " + std::to_string(dev.numa_node), t.gpu_us, bytes / (t.gpu_us * 1e3), -1, -1});
+    rows.push_back({"pinned H2D", "256 MiB, NUMA node " + std::to_string(dev.numa_node), t.gpu_us,
+                    bytes / (t.gpu_us * 1e3), -1, -1});
     t = time_on_queue(stream, std::min(reps, 10), [&] {
-      HB_CUDA_CHECK(cudaMemcpyAsync(host.data(), devb.data(), bytes, cudaMemcpyDeviceToHost, stream), "D2H");
+      HB_CUDA_CHECK(
+          cudaMemcpyAsync(host.data(), devb.data(), bytes, cudaMemcpyDeviceToHost, stream), "D2H");
     });
-    rows.push_back({"pinned D2H", "256 MiB, NUMA node " + std::to_string(dev.numa_node), t.gpu_us, bytes / (t.gpu_us * 1e3), -1, -1});
+    rows.push_back({"pinned D2H", "256 MiB, NUMA node " + std::to_string(dev.numa_node), t.gpu_us,
+                    bytes / (t.gpu_us * 1e3), -1, -1});
   }
 
   print_rows(rows);
-  std::printf("\ntargets: decode attention >= 85%% of HBM copy at >= 32K tokens: %s; merge < 5 us for batch <= 64: %s\n",
-              attn_ok ? "MET" : "NOT MET", merge_ok ? "MET" : "NOT MET");
+  std::printf(
+      "\ntargets: decode attention >= 85%% of HBM copy at >= 32K tokens: %s; merge < 5 us for "
+      "batch <= 64: %s\n",
+      attn_ok ? "MET" : "NOT MET", merge_ok ? "MET" : "NOT MET");
   return 0;
 }
 
