@@ -8,6 +8,7 @@
 #include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
+#include "core/phase_names.h"
 #include "core/step_io.h"
 #include "core/timer.h"
 #include "kernels/cpu/attention.h"
@@ -43,17 +44,17 @@ class CpuOnly final : public baselines::KvStrategyBase {
     acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
     acc.synchronize();
     int64_t t1 = now_ns();
-    out.phase_ns["transfer"] = t1 - t0;
+    out.phase_ns[phase::kTransfer] = t1 - t0;
 
     append_new_token_from_host_rows();
     auto args = baselines::batch_attention_args(
         *problem_, *io_, [&](int b) { return kv_->cache(b).view(); }, true);
     cpu::decode_attention(args.data(), B, *platform_.host_pool);
     int64_t t2 = now_ns();
-    out.phase_ns["cpu"] = t2 - t1;
+    out.phase_ns[phase::kCpu] = t2 - t1;
     acc.copy_to_device(io_->o_dev(), io_->o_host.data(), io_->o_bytes());
     acc.synchronize();
-    out.phase_ns["transfer"] += now_ns() - t2;
+    out.phase_ns[phase::kTransfer] += now_ns() - t2;
     out.o = io_->o_host;
 
     const int64_t ctx = problem_->context_at(s);

@@ -16,6 +16,7 @@
 #include "baselines/register.h"
 #include "core/error.h"
 #include "core/kv_set.h"
+#include "core/phase_names.h"
 #include "core/step_io.h"
 #include "core/thread_pool.h"
 #include "core/timer.h"
@@ -196,7 +197,7 @@ class H2o final : public baselines::KvStrategyBase {
     // The host drives the next step's write, so it reads the victims back.
     acc.copy_to_host(evict_host_.data(), evict_.data(), evict_.size());
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
-    out.phase_ns["accelerator"] = acc.synchronize();
+    out.phase_ns[phase::kAccelerator] = acc.synchronize();
     out.o = io_->o_host;
     out.attended.resize(static_cast<size_t>(B) * Hq);
     for (int b = 0; b < B; ++b)

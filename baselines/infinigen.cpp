@@ -17,6 +17,7 @@
 #include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
+#include "core/phase_names.h"
 #include "core/step_io.h"
 #include "core/thread_pool.h"
 #include "core/timer.h"
@@ -227,7 +228,7 @@ class InfiniGen final : public baselines::KvStrategyBase {
     append_new_token_from_host_rows();
     acc.synchronize();
     const int64_t t1 = now_ns();
-    out.phase_ns["select"] = t1 - t0;
+    out.phase_ns[phase::kSelect] = t1 - t0;
 
     // 4. Host: gather exactly the selected K and V rows into pinned staging.
     const size_t row_bytes = static_cast<size_t>(d) * es_;
@@ -242,7 +243,7 @@ class InfiniGen final : public baselines::KvStrategyBase {
       }
     }
     const int64_t t2 = now_ns();
-    out.phase_ns["cpu"] = t2 - t1;
+    out.phase_ns[phase::kCpu] = t2 - t1;
 
     // 5. Only those rows cross the link; the accelerator pages them with the new token and
     //    attends exactly.
@@ -269,7 +270,7 @@ class InfiniGen final : public baselines::KvStrategyBase {
     acc.decode_attention(args.data(), B);
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
     acc.synchronize();
-    out.phase_ns["accelerator"] = now_ns() - t2;
+    out.phase_ns[phase::kAccelerator] = now_ns() - t2;
     out.o = io_->o_host;
     out.attended.resize(static_cast<size_t>(B) * Hq);
     for (int b = 0; b < B; ++b)

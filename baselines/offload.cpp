@@ -9,6 +9,7 @@
 #include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
+#include "core/phase_names.h"
 #include "core/step_io.h"
 #include "core/timer.h"
 #include "kernels/cpu/attention.h"
@@ -74,7 +75,7 @@ class Offload final : public baselines::KvStrategyBase {
     acc.synchronize();
     append_new_token_from_host_rows();
     const int64_t t1 = now_ns();
-    out.phase_ns["transfer"] = t1 - t0;
+    out.phase_ns[phase::kTransfer] = t1 - t0;
 
     // 2. Stream the whole KV through the accelerator, copy overlapping attention.
     auto args = baselines::batch_attention_args(*problem_, *io_,
@@ -82,7 +83,7 @@ class Offload final : public baselines::KvStrategyBase {
     acc.stream_attention(args.data(), B, chunk_);
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
     acc.synchronize();
-    out.phase_ns["accelerator"] = now_ns() - t1;
+    out.phase_ns[phase::kAccelerator] = now_ns() - t1;
     out.o = io_->o_host;
 
     const int64_t ctx = problem_->context_at(s);

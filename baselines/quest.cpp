@@ -13,6 +13,7 @@
 #include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
+#include "core/phase_names.h"
 #include "core/step_io.h"
 #include "core/thread_pool.h"
 #include "core/timer.h"
@@ -176,14 +177,14 @@ class Quest final : public baselines::KvStrategyBase {
     t.read(Processor::accelerator, am, tokens * shape.kv_bytes_per_token() * B);  // attention
     if (!offload_) {
       acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
-      out.phase_ns["accelerator"] = acc.synchronize();
+      out.phase_ns[phase::kAccelerator] = acc.synchronize();
       t.write(Processor::accelerator, am, shape.kv_bytes_per_token() * B);  // new token
       t.kernel_launches = 1;  // bound update + page scores + top-k + attention, one fused kernel
       t.syncs = 1;
     } else {
       acc.synchronize();
       const int64_t t1 = now_ns();
-      out.phase_ns["select"] = t1 - t0;
+      out.phase_ns[phase::kSelect] = t1 - t0;
       // Host: store the new token, gather the selected pages (the current one included).
       append_new_token_from_host_rows();
       auto* stage = stage_.as<std::byte>();
@@ -197,7 +198,7 @@ class Quest final : public baselines::KvStrategyBase {
           }
         }
       const int64_t t2 = now_ns();
-      out.phase_ns["cpu"] = t2 - t1;
+      out.phase_ns[phase::kCpu] = t2 - t1;
       // Only the selected pages cross the link; attention runs on the landing pages.
       const size_t moved = static_cast<size_t>(B) * Hkv * kp * 2 * block_;
       acc.copy_to_device(landing_.data(), stage, moved);
@@ -209,7 +210,7 @@ class Quest final : public baselines::KvStrategyBase {
       acc.decode_attention(sp.args.data(), B);
       acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
       acc.synchronize();
-      out.phase_ns["accelerator"] = now_ns() - t2;
+      out.phase_ns[phase::kAccelerator] = now_ns() - t2;
       const MemoryKind tier = platform_.host_tiers.at(0).location.kind;
       t.d2h_bytes =
           static_cast<int64_t>(2 * io_->kv_row_bytes()) + static_cast<int64_t>(B) * Hkv * kp * 4;

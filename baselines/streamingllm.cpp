@@ -10,6 +10,7 @@
 #include "baselines/kv_strategy_base.h"
 #include "baselines/register.h"
 #include "core/kv_set.h"
+#include "core/phase_names.h"
 #include "core/step_io.h"
 #include "core/timer.h"
 #include "kernels/cpu/attention.h"
@@ -106,7 +107,7 @@ class StreamingLlm final : public baselines::KvStrategyBase {
                                                 [&](int b) { return kv_->cache(b).view(); });
     acc.decode_attention(args.data(), B);
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
-    out.phase_ns["accelerator"] = acc.synchronize();
+    out.phase_ns[phase::kAccelerator] = acc.synchronize();
     out.o = io_->o_host;
     out.attended.resize(static_cast<size_t>(B) * shape.q_heads);
     for (int b = 0; b < B; ++b)

@@ -76,7 +76,7 @@ struct PlanResult {
 struct StepResult {
   std::vector<float> o;                     // [batch][q_heads][head_dim]
   int64_t total_ns = 0;                     // filled by the runner
-  std::map<std::string, int64_t> phase_ns;  // e.g. "cpu", "accelerator", "transfer", "merge"
+  std::map<std::string, int64_t> phase_ns;  // keys: core/phase_names.h
   Traffic traffic;
   // Tokens attended per (sequence, query head), by original position; empty = all tokens
   // (dense). Used for attention-mass recall.

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/phase_names.h"
 #include "core/timer.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/select.h"
@@ -747,7 +748,7 @@ void HybridGen::step(int s, StepResult& out) {
     m.refresh_counts();
   pages_migrated_ += m.migrated_pages_step;
   const int64_t t_struct = now_ns();
-  out.phase_ns["migrate"] = t_struct - t_begin;
+  out.phase_ns[phase::kMigrate] = t_struct - t_begin;
 
   // Token counts per head (CPU side, accelerator side).
   int64_t cpu_tok_sum = 0, acc_tok_sum = 0;
@@ -992,23 +993,23 @@ void HybridGen::step(int s, StepResult& out) {
 
   // Phases.
   const int64_t cpu_ns = has_cpu ? t_cpu1 - t_cpu0 : 0;
-  out.phase_ns["cpu"] = cpu_ns;
+  out.phase_ns[phase::kCpu] = cpu_ns;
   if (has_cpu && m.logit) {
-    out.phase_ns["cpu.score"] = t_score - t_cpu0;
-    out.phase_ns["cpu.topk"] = t_topk - t_score;
-    out.phase_ns["cpu.gather"] = t_gather - t_topk;
+    out.phase_ns[phase::kCpuScore] = t_score - t_cpu0;
+    out.phase_ns[phase::kCpuTopk] = t_topk - t_score;
+    out.phase_ns[phase::kCpuGather] = t_gather - t_topk;
   } else if (has_cpu) {
-    out.phase_ns["cpu.attention"] = t_score - t_cpu0;
+    out.phase_ns[phase::kCpuAttention] = t_score - t_cpu0;
   }
-  out.phase_ns["accelerator"] = acc_ns;
-  out.phase_ns["transfer"] = transfer_ns;
-  out.phase_ns["merge"] = merge_ns;
-  out.phase_ns["wait"] = wait_ns;
-  out.phase_ns["bookkeeping"] = t_book - t_pre_book;
+  out.phase_ns[phase::kAccelerator] = acc_ns;
+  out.phase_ns[phase::kTransfer] = transfer_ns;
+  out.phase_ns[phase::kMerge] = merge_ns;
+  out.phase_ns[phase::kWait] = wait_ns;
+  out.phase_ns[phase::kBookkeeping] = t_book - t_pre_book;
   // Host wall time blocked in the other synchronisations (busy time + hand-off latency).
-  out.phase_ns["sync.q"] = sync_q_wall;
-  out.phase_ns["sync.up"] = sync_up_wall;
-  out.phase_ns["sync.final"] = sync_final_wall;
+  out.phase_ns[phase::kSyncQ] = sync_q_wall;
+  out.phase_ns[phase::kSyncUp] = sync_up_wall;
+  out.phase_ns[phase::kSyncFinal] = sync_final_wall;
 
   // ---- 10. Scheduler: CPU side = scoring, top-k, gather and the copy up.
   const int64_t heads_total = static_cast<int64_t>(B) * Hkv;

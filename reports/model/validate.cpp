@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/phase_names.h"
 #include "core/stats.h"
 #include "reports/model/model_run.h"
 #include "reports/model/roofline.h"
@@ -128,7 +129,7 @@ Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment&
     se.mean_abs_error_static += std::abs(vp.error_static);
     se.max_abs_error_static = std::max(se.max_abs_error_static, std::abs(vp.error_static));
     se.max_abs_error_p10 = std::max(se.max_abs_error_p10, std::abs(vp.error_p10));
-    const auto cpu = vp.modeled_phases.find("cpu");
+    const auto cpu = vp.modeled_phases.find(phase::kCpu);
     const bool cb = cpu != vp.modeled_phases.end() && cpu->second >= 0.5 * vp.modeled_ns;
     all_cpu[se.strategy] = all_cpu.count(se.strategy) ? all_cpu[se.strategy] && cb : cb;
     v.points.push_back(std::move(vp));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "baselines/register.h"
+#include "core/phase_names.h"
 #include "hybrid/register.h"
 #include "reports/run/runner.h"
 #include "rig.h"
@@ -55,7 +56,8 @@ TEST(HybridGenExact, RatioOneAndLseMatchTheReference) {
     EXPECT_GT(p.traffic_per_step.bytes_read[0][int(MemoryKind::local_dram)], 64 * per_token_k);
     EXPECT_GT(p.traffic_per_step.h2d_bytes, 0);
     EXPECT_GT(p.traffic_per_step.d2h_bytes, 0);
-    for (const char* ph : {"cpu", "accelerator", "transfer", "merge", "migrate"})
+    for (const char* ph :
+         {phase::kCpu, phase::kAccelerator, phase::kTransfer, phase::kMerge, phase::kMigrate})
       EXPECT_TRUE(p.phases.count(ph)) << ph;
     EXPECT_FALSE(p.trajectory.empty());
   }
