@@ -21,16 +21,13 @@ class CpuOnly final : public baselines::KvStrategyBase {
   CpuOnly() : KvStrategyBase("cpu-only") {}
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
-    const HostTier& tier = platform.host_tiers.at(0);
-    r.parameters["kv_tier"] = tier.location.to_string();
+    r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
     r.parameters["host_threads"] = std::to_string(platform.host_pool->size());
-    KvSet probe(problem, tier.allocator, tier.allocator);
-    baselines::check_host_fit(tier, probe.bytes_for(full_context()), r);
+    check_host_kv_fit(platform, r);
   }
 
   void load() override {
-    const HostTier& tier = platform_.host_tiers.at(0);
-    load_whole_prompt(tier.allocator, full_context());
+    load_whole_prompt(platform_.host_tiers.at(0).allocator);
     make_step_io();
   }
 
@@ -40,15 +37,13 @@ class CpuOnly final : public baselines::KvStrategyBase {
     const int B = problem_->batch;
     int64_t t0 = now_ns();
     acc.copy_to_host(io_->q_host.data(), io_->q_dev(), io_->q_bytes());
-    acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
-    acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
+    copy_new_token_to_host();
     acc.synchronize();
     int64_t t1 = now_ns();
     out.phase_ns[phase::kTransfer] = t1 - t0;
 
     append_new_token_from_host_rows();
-    auto args = baselines::batch_attention_args(
-        *problem_, *io_, [&](int b) { return kv_->cache(b).view(); }, true);
+    auto args = whole_cache_args(/*host=*/true);
     cpu::decode_attention(args.data(), B, *platform_.host_pool);
     int64_t t2 = now_ns();
     out.phase_ns[phase::kCpu] = t2 - t1;

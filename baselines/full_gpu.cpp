@@ -20,15 +20,13 @@ class FullGpu final : public baselines::KvStrategyBase {
   FullGpu() : KvStrategyBase("full-gpu") {}
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
-    KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
-    const int64_t need = probe.bytes_for(full_context());
+    const int64_t need = kv_bytes(platform.accelerator->memory(), full_context());
     r.parameters["kv_bytes"] = std::to_string(need);
     baselines::check_accelerator_fit(platform, need, "all KV", "", r);
   }
 
   void load() override {
-    auto mem = platform_.accelerator->memory();
-    load_whole_prompt(mem, full_context());
+    load_whole_prompt(platform_.accelerator->memory());
     make_step_io();
   }
 
@@ -38,12 +36,9 @@ class FullGpu final : public baselines::KvStrategyBase {
     const int B = problem_->batch;
     // The new token's k, v were produced on the accelerator: appending is accelerator-local.
     kv_->append_step(s);
-    auto args = baselines::batch_attention_args(*problem_, *io_,
-                                                [&](int b) { return kv_->cache(b).view(); });
+    auto args = whole_cache_args();
     acc.decode_attention(args.data(), B);
-    acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
-    out.phase_ns[phase::kAccelerator] = acc.synchronize();
-    out.o = io_->o_host;
+    out.phase_ns[phase::kAccelerator] = collect_output(out);
 
     const int64_t ctx = problem_->context_at(s);
     Traffic& t = out.traffic;

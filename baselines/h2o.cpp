@@ -31,17 +31,10 @@ using namespace baselines;
 
 class H2o final : public baselines::KvStrategyBase {
  public:
-  explicit H2o(const StrategyOptions& o)
-      : KvStrategyBase("h2o"),
-        heavy_ratio_(option(o, "heavy_ratio", 0.1)),
-        recent_ratio_(option(o, "recent_ratio", 0.1)),
-        heavy_opt_(option(o, "heavy", -1)),
-        recent_opt_(option(o, "recent", -1)) {
-    // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
-    // so a bad option is refused up front (exit 2) instead of failing every point.
-    if (heavy_ratio_ < 0 || recent_ratio_ < 0 || heavy_ratio_ + recent_ratio_ > 1)
-      throw Error("h2o.heavy_ratio and h2o.recent_ratio must be >= 0 and sum to at most 1",
-                  "e.g. --opt h2o.heavy_ratio=0.1 --opt h2o.recent_ratio=0.1");
+  explicit H2o(const StrategyOptions& o) : KvStrategyBase("h2o", o) {
+    require_options(heavy_ratio_ >= 0 && recent_ratio_ >= 0 && heavy_ratio_ + recent_ratio_ <= 1,
+                    "h2o.heavy_ratio and h2o.recent_ratio must be >= 0 and sum to at most 1",
+                    "e.g. --opt h2o.heavy_ratio=0.1 --opt h2o.recent_ratio=0.1");
   }
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
@@ -58,10 +51,9 @@ class H2o final : public baselines::KvStrategyBase {
     r.parameters["score"] =
         "accumulated softmax probability per KV head, summed over its query heads";
     if (!check_host_kernels(platform, "h2o", r)) return;
-    KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
-    const int64_t policy = policy_bytes(problem);
-    check_accelerator_fit(platform, probe.bytes_for(cap_) + policy + step_io_bytes(problem),
-                          std::to_string(cap_) + " cached tokens and their scores",
+    const int64_t need = kv_bytes(platform.accelerator->memory(), cap_) + policy_bytes(problem) +
+                         step_io_bytes(problem);
+    check_accelerator_fit(platform, need, std::to_string(cap_) + " cached tokens and their scores",
                           "lower h2o.heavy_ratio/recent_ratio", r);
   }
 
@@ -130,12 +122,30 @@ class H2o final : public baselines::KvStrategyBase {
 
   void step(int s, StepResult& out) override {
     Accelerator& acc = *platform_.accelerator;
-    const auto& shape = problem_->shape;
-    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
-    const int64_t ctx = problem_->context_at(s), pos = ctx - 1;
+    const int64_t ctx = problem_->context_at(s);
     // 1. The new token (produced on the accelerator) takes the slot the last eviction freed.
+    std::vector<int64_t> slot = insert_new_token(s);
+    // 2. Attention over every cached token, keeping the logits.
+    attend_keeping_logits();
+    // 3. Policy kernel: accumulate the probabilities, choose each head's next victim.
+    accumulate_scores_and_pick_victims(std::move(slot), ctx);
+    // The host drives the next step's write, so it reads the victims back.
+    acc.copy_to_host(evict_host_.data(), evict_.data(), evict_.size());
+    out.phase_ns[phase::kAccelerator] = collect_output(out);
+    set_attended(out, [&](int b, int kvh) -> const std::vector<int64_t>& {
+      return pos_[static_cast<size_t>(b) * problem_->shape.kv_heads + kvh];
+    });
+    count_traffic(out.traffic);
+  }
+
+ private:
+  // Writes step s's new token of every sequence into its cache: appended while the cache has
+  // room, else into each KV head's victim slot. Returns the slot per (sequence, KV head).
+  std::vector<int64_t> insert_new_token(int s) {
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hkv = shape.kv_heads, d = shape.head_dim;
+    const int64_t pos = problem_->context_at(s) - 1;
     std::vector<int64_t> slot(static_cast<size_t>(B) * Hkv);
-    int64_t attended_tokens = 0;
     for (int b = 0; b < B; ++b) {
       const DecodeStep& st = (*problem_->workloads)[b].step(s);
       PagedKvCache& c = kv_->cache(b);
@@ -158,18 +168,29 @@ class H2o final : public baselines::KvStrategyBase {
           pos_[bh][e] = pos;
         }
       }
-      attended_tokens += count_[b];
     }
-    // 2. Attention over every cached token, keeping the logits.
-    auto args = baselines::batch_attention_args(*problem_, *io_,
-                                                [&](int b) { return kv_->cache(b).view(); });
-    for (int b = 0; b < B; ++b) {
-      args[b].logits_out = logits_.as<float>() + static_cast<size_t>(b) * Hq * cap_;
+    return slot;
+  }
+
+  // Enqueues attention over every cached token, its logits kept in logits_ for the scores.
+  void attend_keeping_logits() {
+    auto args = whole_cache_args();
+    for (int b = 0; b < problem_->batch; ++b) {
+      args[b].logits_out =
+          logits_.as<float>() + static_cast<size_t>(b) * problem_->shape.q_heads * cap_;
       args[b].logits_stride = cap_;
     }
-    acc.decode_attention(args.data(), B);
-    // 3. Policy kernel: accumulate the probabilities, choose each head's next victim.
-    acc.host_kernel([=, this, slot = std::move(slot), counts = count_](ThreadPool& pool) {
+    platform_.accelerator->decode_attention(args.data(), problem_->batch);
+  }
+
+  // Enqueues the policy kernel: the new tokens (in `slot`) start from a zero score, every cached
+  // token adds the probability this step's queries gave it, and a full cache picks per KV head
+  // the lowest score outside the recent window [ctx - recent, ctx) as the next victim (evict_).
+  void accumulate_scores_and_pick_victims(std::vector<int64_t> slot, int64_t ctx) {
+    const int B = problem_->batch, Hq = problem_->shape.q_heads, Hkv = problem_->shape.kv_heads;
+    const int64_t pos = ctx - 1;
+    platform_.accelerator->host_kernel([=, this, slot = std::move(slot),
+                                        counts = count_](ThreadPool& pool) {
       float* scores = scores_.as<float>();
       int64_t* tags = tags_.as<int64_t>();
       int32_t* evict = evict_.as<int32_t>();
@@ -186,7 +207,6 @@ class H2o final : public baselines::KvStrategyBase {
                                       scores + static_cast<size_t>(b) * Hkv * cap_, cap_, &pool);
         for (int h = 0; h < Hkv; ++h) {
           const size_t bh = static_cast<size_t>(b) * Hkv + h;
-          // Full cache: evict the lowest score outside the recent window [ctx - recent, ctx).
           evict[bh] = counts[b] < cap_
                           ? -1
                           : static_cast<int32_t>(cpu::argmin_tagged(
@@ -194,18 +214,15 @@ class H2o final : public baselines::KvStrategyBase {
         }
       }
     });
-    // The host drives the next step's write, so it reads the victims back.
-    acc.copy_to_host(evict_host_.data(), evict_.data(), evict_.size());
-    acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
-    out.phase_ns[phase::kAccelerator] = acc.synchronize();
-    out.o = io_->o_host;
-    out.attended.resize(static_cast<size_t>(B) * Hq);
-    for (int b = 0; b < B; ++b)
-      for (int h = 0; h < Hq; ++h)
-        out.attended[static_cast<size_t>(b) * Hq + h] =
-            pos_[static_cast<size_t>(b) * Hkv + shape.kv_head_of(h)];
+  }
 
-    Traffic& t = out.traffic;
+  // The step's traffic: attention over the cached tokens with their logits, the score update
+  // and victim scan, the victims' indices read back.
+  void count_traffic(Traffic& t) const {
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
+    int64_t attended_tokens = 0;
+    for (int b = 0; b < B; ++b) attended_tokens += count_[b];
     const MemoryKind acc_mem = MemoryKind::accelerator;
     t.read(Processor::accelerator, acc_mem,
            attended_tokens * shape.kv_bytes_per_token());                      // attention
@@ -222,7 +239,6 @@ class H2o final : public baselines::KvStrategyBase {
     t.syncs = 1;
   }
 
- private:
   int64_t policy_bytes(const Problem& p) const {
     return static_cast<int64_t>(p.batch) * cap_ *
                (p.shape.kv_heads * (4 + 8) + p.shape.q_heads * 4) +
@@ -269,7 +285,10 @@ class H2o final : public baselines::KvStrategyBase {
     return score;
   }
 
-  double heavy_ratio_, recent_ratio_, heavy_opt_, recent_opt_;
+  const double heavy_ratio_ = option("heavy_ratio", 0.1);
+  const double recent_ratio_ = option("recent_ratio", 0.1);
+  const double heavy_opt_ = option("heavy", -1);
+  const double recent_opt_ = option("recent", -1);
   int64_t heavy_ = 0, recent_ = 0, cap_ = 0;
   Buffer scores_, tags_, logits_, evict_;  // accelerator memory
   std::vector<int32_t> evict_host_;        // [batch][kv_head] next slot to overwrite

@@ -34,20 +34,12 @@ using namespace baselines;
 
 class InfiniGen final : public baselines::KvStrategyBase {
  public:
-  explicit InfiniGen(const StrategyOptions& o)
-      : KvStrategyBase("infinigen"),
-        partial_ratio_(option(o, "partial_ratio", 0.2)),
-        alpha_(option(o, "alpha", 4.0)),
-        max_ratio_(option(o, "max_ratio", 0.2)),
-        skew_(option(o, "skew", 1)) {
-    // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
-    // so a bad option is refused up front (exit 2) instead of failing every point.
-    if (partial_ratio_ <= 0 || partial_ratio_ > 1 || max_ratio_ <= 0 || max_ratio_ > 1 ||
-        alpha_ < 0 || (skew_ != 0 && skew_ != 1))
-      throw Error(
-          "infinigen.partial_ratio and infinigen.max_ratio must be in (0, 1], alpha >= 0, skew 0 "
-          "or 1",
-          "e.g. --opt infinigen.partial_ratio=0.2 --opt infinigen.alpha=4");
+  explicit InfiniGen(const StrategyOptions& o) : KvStrategyBase("infinigen", o) {
+    require_options(partial_ratio_ > 0 && partial_ratio_ <= 1 && max_ratio_ > 0 &&
+                        max_ratio_ <= 1 && alpha_ >= 0 && (skew_ == 0 || skew_ == 1),
+                    "infinigen.partial_ratio and infinigen.max_ratio must be in (0, 1], alpha >= "
+                    "0, skew 0 or 1",
+                    "e.g. --opt infinigen.partial_ratio=0.2 --opt infinigen.alpha=4");
   }
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
@@ -74,9 +66,7 @@ class InfiniGen final : public baselines::KvStrategyBase {
         "this step's query (single layer; original: previous layer's input)";
     r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
     if (!check_host_kernels(platform, "infinigen", r)) return;
-    const HostTier& tier = platform.host_tiers.at(0);
-    KvSet probe(problem, tier.allocator, tier.allocator);
-    if (!check_host_fit(tier, probe.bytes_for(max_tokens_), r)) return;
+    if (!check_host_kv_fit(platform, r)) return;
     check_accelerator_fit(platform, accel_bytes(problem) + step_io_bytes(problem),
                           "partial keys (" + std::to_string(pd_) + " dims) and " +
                               std::to_string(kmax_) + " fetched tokens per head",
@@ -90,7 +80,7 @@ class InfiniGen final : public baselines::KvStrategyBase {
     const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
     const int P = problem_->page_tokens;
     const HostTier& tier = platform_.host_tiers.at(0);
-    load_whole_prompt(tier.allocator, max_tokens_);
+    load_whole_prompt(tier.allocator);  // max_tokens_: the full context
 
     const size_t BH = static_cast<size_t>(B) * Hkv;
     proj_ = mem->allocate(BH * d * pd_pad_ * 4);
@@ -148,20 +138,45 @@ class InfiniGen final : public baselines::KvStrategyBase {
   }
 
   void step(int s, StepResult& out) override {
+    const int64_t ctx = problem_->context_at(s), n_old = ctx - 1;
+    const int64_t t0 = now_ns();
+    // The new token's k, v go to the host cache; speculation runs meanwhile on the accelerator.
+    copy_new_token_to_host();
+    speculate(n_old);
+    const int64_t k = select_tokens(ctx);
+    const int64_t t1 = now_ns();
+    out.phase_ns[phase::kSelect] = t1 - t0;
+    gather_selected_rows(k);
+    const int64_t t2 = now_ns();
+    out.phase_ns[phase::kCpu] = t2 - t1;
+    attend_selected_rows(k);
+    collect_output(out);
+    out.phase_ns[phase::kAccelerator] = now_ns() - t2;
+    set_attended(out, [&](int b, int kvh) {
+      const size_t bh = static_cast<size_t>(b) * problem_->shape.kv_heads + kvh;
+      std::vector<int64_t> v(sel_host_.begin() + bh * k, sel_host_.begin() + (bh + 1) * k);
+      v.push_back(ctx - 1);
+      return v;
+    });
+    count_traffic(n_old, k, out.traffic);
+  }
+
+ private:
+  // Bytes of one (sequence, KV head)'s selected K or V rows, and of all of them.
+  size_t row_bytes() const { return static_cast<size_t>(problem_->shape.head_dim) * es_; }
+  size_t moved_bytes(int64_t k) const {
+    return 2 * static_cast<size_t>(problem_->batch) * problem_->shape.kv_heads * k * row_bytes();
+  }
+
+  // Enqueues the speculation: 1. the partial query of every query head and the new token's
+  // partial key (skewed basis), 2. the speculated logits over every older token (logits_).
+  void speculate(int64_t n_old) {
     Accelerator& acc = *platform_.accelerator;
     const auto& shape = problem_->shape;
     const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim,
               G = shape.group_size();
     const int P = problem_->page_tokens;
-    const int64_t ctx = problem_->context_at(s), n_old = ctx - 1;
     const size_t BH = static_cast<size_t>(B) * Hkv;
-    const int64_t kcap = std::clamp<int64_t>(
-        static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(ctx))), 1, kmax_);
-    const int64_t t0 = now_ns();
-    // The new token's k, v go to the host cache; speculation runs meanwhile on the accelerator.
-    acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
-    acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
-    // 1. Partial query of every query head, partial key of the new token (skewed basis).
     acc.host_kernel([=, this](ThreadPool&) {
       const float* proj = proj_.as<float>();
       for (int b = 0; b < B; ++b) {
@@ -178,7 +193,6 @@ class InfiniGen final : public baselines::KvStrategyBase {
         }
       }
     });
-    // 2. Speculated logits over every older token.
     std::vector<KvHeadView> pk_heads(BH);
     for (size_t bh = 0; bh < BH; ++bh)
       pk_heads[bh] = KvHeadView{pk_table_.data() + bh * max_pages_, n_old};
@@ -190,8 +204,19 @@ class InfiniGen final : public baselines::KvStrategyBase {
                        logits_.as<float>() + static_cast<size_t>(b) * Hq * max_tokens_,
                        max_tokens_);
     }
-    // 3. Selection: count within alpha of the best, k = mean over batch x heads (capped),
-    //    each KV head's top-k positions, ascending.
+  }
+
+  // 3. Selection on the accelerator: count the tokens within alpha of the best, k = the mean
+  // over batch x heads (capped), each KV head's top-k positions, ascending. The host reads k,
+  // then the indices (into sel_host_), storing the new token meanwhile. Returns k.
+  int64_t select_tokens(int64_t ctx) {
+    Accelerator& acc = *platform_.accelerator;
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, G = shape.group_size();
+    const int64_t n_old = ctx - 1;
+    const size_t BH = static_cast<size_t>(B) * Hkv;
+    const int64_t kcap = std::clamp<int64_t>(
+        static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(ctx))), 1, kmax_);
     acc.host_kernel([=, this](ThreadPool& pool) {
       float* agg = agg_.as<float>();
       int32_t* sel = sel_.as<int32_t>();
@@ -227,36 +252,42 @@ class InfiniGen final : public baselines::KvStrategyBase {
     acc.copy_to_host(sel_host_.data(), sel_.data(), BH * k * 4);
     append_new_token_from_host_rows();
     acc.synchronize();
-    const int64_t t1 = now_ns();
-    out.phase_ns[phase::kSelect] = t1 - t0;
+    return k;
+  }
 
-    // 4. Host: gather exactly the selected K and V rows into pinned staging.
-    const size_t row_bytes = static_cast<size_t>(d) * es_;
+  // 4. Host: gather exactly the selected K and V rows into pinned staging.
+  void gather_selected_rows(int64_t k) {
+    const int B = problem_->batch, Hkv = problem_->shape.kv_heads;
+    const size_t BH = static_cast<size_t>(B) * Hkv, rb = row_bytes();
     std::byte* stage_k = stage_.as<std::byte>();
-    std::byte* stage_v = stage_k + BH * k * row_bytes;
+    std::byte* stage_v = stage_k + BH * k * rb;
     for (int b = 0; b < B; ++b) {
       const PagedKvView v = kv_->cache(b).view();
       for (int h = 0; h < Hkv; ++h) {
         const size_t bh = static_cast<size_t>(b) * Hkv + h;
-        cpu::gather_rows(v, h, sel_host_.data() + bh * k, k, stage_v + bh * k * row_bytes,
-                         stage_k + bh * k * row_bytes);
+        cpu::gather_rows(v, h, sel_host_.data() + bh * k, k, stage_v + bh * k * rb,
+                         stage_k + bh * k * rb);
       }
     }
-    const int64_t t2 = now_ns();
-    out.phase_ns[phase::kCpu] = t2 - t1;
+  }
 
-    // 5. Only those rows cross the link; the accelerator pages them with the new token and
-    //    attends exactly.
-    const size_t moved = 2 * BH * k * row_bytes;
-    acc.copy_to_device(rows_.data(), stage_.data(), moved);
+  // 5. Only those rows cross the link; the accelerator pages them with the new token and
+  //    attends exactly (enqueued).
+  void attend_selected_rows(int64_t k) {
+    Accelerator& acc = *platform_.accelerator;
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hkv = shape.kv_heads, d = shape.head_dim;
+    const int P = problem_->page_tokens;
+    const size_t BH = static_cast<size_t>(B) * Hkv, rb = row_bytes();
+    acc.copy_to_device(rows_.data(), stage_.data(), moved_bytes(k));
     acc.host_kernel([=, this](ThreadPool&) {
       const std::byte* rk = rows_.as<std::byte>();
-      const std::byte* rv = rk + BH * k * row_bytes;
+      const std::byte* rv = rk + BH * k * rb;
       for (size_t bh = 0; bh < BH; ++bh) {
         std::byte* kb = att_table_[bh * att_pages_].k;
         std::byte* vb = att_table_[bh * att_pages_].v;
-        cpu::rows_to_pages(rk + bh * k * row_bytes, rv + bh * k * row_bytes, k, d, P,
-                           problem_->shape.kv_dtype, kb, vb);
+        cpu::rows_to_pages(rk + bh * k * rb, rv + bh * k * rb, k, d, P, problem_->shape.kv_dtype,
+                           kb, vb);
         cpu::write_row_to_pages(io_->k_dev() + bh * d, io_->v_dev() + bh * d, k, d, P,
                                 problem_->shape.kv_dtype, kb, vb);
       }
@@ -268,22 +299,17 @@ class InfiniGen final : public baselines::KvStrategyBase {
       return PagedKvView{Hkv, d, P, shape.kv_dtype, heads.data() + static_cast<size_t>(b) * Hkv};
     });
     acc.decode_attention(args.data(), B);
-    acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
-    acc.synchronize();
-    out.phase_ns[phase::kAccelerator] = now_ns() - t2;
-    out.o = io_->o_host;
-    out.attended.resize(static_cast<size_t>(B) * Hq);
-    for (int b = 0; b < B; ++b)
-      for (int h = 0; h < Hq; ++h) {
-        const size_t bh = static_cast<size_t>(b) * Hkv + shape.kv_head_of(h);
-        auto& v = out.attended[static_cast<size_t>(b) * Hq + h];
-        v.assign(sel_host_.begin() + bh * k, sel_host_.begin() + (bh + 1) * k);
-        v.push_back(ctx - 1);
-      }
+  }
 
-    Traffic& t = out.traffic;
+  // The step's traffic: the new token down and stored, the speculation, the selected rows'
+  // gather, copy and paging, exact attention over them.
+  void count_traffic(int64_t n_old, int64_t k, Traffic& t) const {
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
+    const int P = problem_->page_tokens;
+    const size_t moved = moved_bytes(k);
     const MemoryKind am = MemoryKind::accelerator, tier = platform_.host_tiers.at(0).location.kind;
-    const int64_t BHi = static_cast<int64_t>(BH);
+    const int64_t BHi = static_cast<int64_t>(B) * Hkv;
     t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes()) + 4 + BHi * k * 4;
     t.h2d_bytes = static_cast<int64_t>(moved);
     t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);  // new token stored
@@ -311,7 +337,6 @@ class InfiniGen final : public baselines::KvStrategyBase {
     t.syncs = 3;
   }
 
- private:
   int64_t accel_bytes(const Problem& p) const {
     const int64_t B = p.batch, Hq = p.shape.q_heads, Hkv = p.shape.kv_heads, d = p.shape.head_dim;
     return B * Hkv * d * pd_pad_ * 4 + B * Hkv * max_pages_ * static_cast<int64_t>(pblock_) +
@@ -382,7 +407,10 @@ class InfiniGen final : public baselines::KvStrategyBase {
             c < pd_ ? static_cast<float>(basis[static_cast<size_t>(i) * d + cols[c]]) : 0.0f;
   }
 
-  double partial_ratio_, alpha_, max_ratio_, skew_;
+  const double partial_ratio_ = option("partial_ratio", 0.2);
+  const double alpha_ = option("alpha", 4.0);
+  const double max_ratio_ = option("max_ratio", 0.2);
+  const double skew_ = option("skew", 1);
   int pd_ = 0, pd_pad_ = 0;
   int64_t max_tokens_ = 0, max_pages_ = 0, kmax_ = 0, att_pages_ = 0;
   size_t es_ = 2, block_ = 0, pblock_ = 0;

@@ -4,13 +4,17 @@
 // step). plan() keeps the problem and platform and asks the strategy's plan_into() for its
 // decision; load() builds the KV set (make_kv / load_whole_prompt) and ends with
 // make_step_io(). memory_regions() and prepare_step() are the common ones; a strategy with more
-// memory to verify overrides memory_regions().
+// memory to verify overrides memory_regions(). The helpers below are the steps several
+// strategies take alike (options, fit checks, the new token's copy, the output, `attended`).
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "baselines/common.h"
+#include "core/error.h"
 #include "core/kv_set.h"
 #include "core/step_io.h"
 #include "core/strategy.h"
@@ -20,6 +24,10 @@ namespace hb::baselines {
 class KvStrategyBase : public Strategy {
  public:
   explicit KvStrategyBase(std::string name) : name_(std::move(name)) {}
+  // A strategy with options: its members read them in their initializers with option(key, def)
+  // (options_ is valid only while the strategy is being constructed: make_strategy's argument).
+  KvStrategyBase(std::string name, const StrategyOptions& options)
+      : name_(std::move(name)), options_(&options) {}
   std::string name() const final { return name_; }
   PlanResult plan(const Problem& problem, const Platform& platform) final {
     problem_ = &problem;
@@ -35,12 +43,28 @@ class KvStrategyBase : public Strategy {
   // The strategy's placement decision: fills r's status, reason and effective parameters (r
   // starts "ok"); throws hb::Error for options that make no sense.
   virtual void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) = 0;
-  // The strategy's option `key` (--opt NAME.key=value) or `def`.
-  double option(const StrategyOptions& o, const std::string& key, double def) const {
-    return o.number(name_, key, def);
+  // The strategy's option `key` (--opt NAME.key=value) or `def`; for member initializers.
+  double option(const std::string& key, double def) const {
+    return options_->number(name_, key, def);
+  }
+  // Refuses options that make no sense (exit 2). Called from the constructor, not plan_into():
+  // the runner makes every strategy once before the sweep, so a bad option is refused up front
+  // instead of failing every point.
+  static void require_options(bool valid, const std::string& what, const std::string& example) {
+    if (!valid) throw Error(what, example);
   }
   // Tokens a sequence holds after the last decode step when nothing is evicted.
   int64_t full_context() const { return problem_->prompt_len() + problem_->decode_steps(); }
+  // Bytes `tokens` tokens per sequence take in a KV set on `alloc` (page-rounded, K and V).
+  int64_t kv_bytes(std::shared_ptr<BufferAllocator> alloc, int64_t tokens) const {
+    return KvSet(*problem_, alloc, alloc).bytes_for(tokens);
+  }
+  // Sets status "oom" when the whole run's KV (nothing evicted) does not fit the first host tier,
+  // where the host-resident strategies keep it; returns fit.
+  bool check_host_kv_fit(const Platform& platform, PlanResult& r) const {
+    const HostTier& tier = platform.host_tiers.at(0);
+    return check_host_fit(tier, kv_bytes(tier.allocator, full_context()), r);
+  }
   // An empty KV set, K on k_alloc and V on v_alloc, with pages reserved for `tokens` tokens per
   // sequence so no timed step allocates.
   void make_kv(std::shared_ptr<BufferAllocator> k_alloc, std::shared_ptr<BufferAllocator> v_alloc,
@@ -48,12 +72,19 @@ class KvStrategyBase : public Strategy {
     kv_ = std::make_unique<KvSet>(*problem_, std::move(k_alloc), std::move(v_alloc));
     kv_->reserve_tokens(tokens);
   }
-  // The whole prompt on one allocator, with room for `tokens` tokens per sequence.
-  void load_whole_prompt(std::shared_ptr<BufferAllocator> alloc, int64_t tokens) {
-    make_kv(alloc, alloc, tokens);
+  // The whole prompt on one allocator, with room for every decode step's token.
+  void load_whole_prompt(std::shared_ptr<BufferAllocator> alloc) {
+    make_kv(alloc, alloc, full_context());
     kv_->append_prompt(0, problem_->prompt_len());
   }
   void make_step_io() { io_ = std::make_unique<StepIO>(*problem_, *platform_.accelerator); }
+  // Enqueues the D2H copy of the new token's k, v (produced on the accelerator) into io_'s host
+  // rows, for a strategy whose cache lives in host memory.
+  void copy_new_token_to_host() {
+    Accelerator& acc = *platform_.accelerator;
+    acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
+    acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
+  }
   // Stores the new token's k, v (already copied into io_'s host rows) in every sequence's cache.
   void append_new_token_from_host_rows() {
     const size_t row = static_cast<size_t>(problem_->shape.kv_heads) * problem_->shape.head_dim;
@@ -62,8 +93,38 @@ class KvStrategyBase : public Strategy {
                                  kv_->k_arena(), kv_->v_arena());
   }
 
+  // Attention of every sequence over its whole cache (io_'s buffers; with `host` its host rows).
+  std::vector<DecodeAttentionArgs> whole_cache_args(bool host = false) {
+    return batch_attention_args(
+        *problem_, *io_, [&](int b) { return kv_->cache(b).view(); }, host);
+  }
+  // Enqueues the output's copy to the host (for scoring only; not part of the strategy's work),
+  // waits for the queue and hands the output over; returns the wait.
+  int64_t collect_output(StepResult& out) {
+    Accelerator& acc = *platform_.accelerator;
+    acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
+    const int64_t wait = acc.synchronize();
+    out.o = io_->o_host;
+    return wait;
+  }
+  // Fills out.attended: every query head of sequence b attended the original positions
+  // positions_of(b, its KV head) (GQA: a group shares its KV head's tokens).
+  template <class PositionsOf>
+  void set_attended(StepResult& out, PositionsOf&& positions_of) const {
+    const auto& shape = problem_->shape;
+    const int G = shape.group_size();
+    out.attended.resize(static_cast<size_t>(problem_->batch) * shape.q_heads);
+    for (int b = 0; b < problem_->batch; ++b)
+      for (int kvh = 0; kvh < shape.kv_heads; ++kvh) {
+        const auto& v = positions_of(b, kvh);
+        for (int g = 0; g < G; ++g)
+          out.attended[static_cast<size_t>(b) * shape.q_heads + kvh * G + g] = v;
+      }
+  }
+
   std::string name_;
-  const Problem* problem_ = nullptr;  // what plan() was given; load() and step() work on it
+  const StrategyOptions* options_ = nullptr;  // during construction only (see the constructor)
+  const Problem* problem_ = nullptr;          // what plan() was given; load() and step() work on it
   Platform platform_;
   std::unique_ptr<KvSet> kv_;
   std::unique_ptr<StepIO> io_;

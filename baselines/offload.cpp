@@ -21,13 +21,9 @@ using namespace baselines;
 
 class Offload final : public baselines::KvStrategyBase {
  public:
-  explicit Offload(const StrategyOptions& o)
-      : KvStrategyBase("offload"), chunk_opt_(option(o, "chunk_tokens", 1024)) {
-    // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
-    // so a bad option is refused up front (exit 2) instead of failing every point.
-    if (chunk_opt_ < 1)
-      throw Error("offload.chunk_tokens must be at least 1",
-                  "e.g. --opt offload.chunk_tokens=1024");
+  explicit Offload(const StrategyOptions& o) : KvStrategyBase("offload", o) {
+    require_options(chunk_opt_ >= 1, "offload.chunk_tokens must be at least 1",
+                    "e.g. --opt offload.chunk_tokens=1024");
   }
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
@@ -38,8 +34,7 @@ class Offload final : public baselines::KvStrategyBase {
     r.parameters["kv_tier"] = tier.location.to_string();
     r.parameters["chunk_tokens"] = std::to_string(chunk_);
     r.parameters["chunk_buffers"] = std::to_string(2);  // (a literal trips GCC 12 -Wrestrict)
-    KvSet probe(problem, tier.allocator, tier.allocator);
-    if (!check_host_fit(tier, probe.bytes_for(full_context()), r)) return;
+    if (!check_host_kv_fit(platform, r)) return;
     // Two chunk buffers (K and V blocks of every sequence and head; one spare page per head
     // as the CUDA streaming path sizes them) plus the step's activations.
     const int64_t block =
@@ -53,8 +48,7 @@ class Offload final : public baselines::KvStrategyBase {
   }
 
   void load() override {
-    const HostTier& tier = platform_.host_tiers.at(0);
-    load_whole_prompt(tier.allocator, full_context());
+    load_whole_prompt(platform_.host_tiers.at(0).allocator);
     make_step_io();
   }
 
@@ -70,21 +64,17 @@ class Offload final : public baselines::KvStrategyBase {
     const int B = problem_->batch;
     // 1. The new token's k, v (produced on the accelerator) are stored in the host cache.
     const int64_t t0 = now_ns();
-    acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
-    acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
+    copy_new_token_to_host();
     acc.synchronize();
     append_new_token_from_host_rows();
     const int64_t t1 = now_ns();
     out.phase_ns[phase::kTransfer] = t1 - t0;
 
     // 2. Stream the whole KV through the accelerator, copy overlapping attention.
-    auto args = baselines::batch_attention_args(*problem_, *io_,
-                                                [&](int b) { return kv_->cache(b).view(); });
+    auto args = whole_cache_args();
     acc.stream_attention(args.data(), B, chunk_);
-    acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
-    acc.synchronize();
+    collect_output(out);
     out.phase_ns[phase::kAccelerator] = now_ns() - t1;
-    out.o = io_->o_host;
 
     const int64_t ctx = problem_->context_at(s);
     const int P = problem_->page_tokens;
@@ -104,7 +94,7 @@ class Offload final : public baselines::KvStrategyBase {
   }
 
  private:
-  double chunk_opt_;
+  const double chunk_opt_ = option("chunk_tokens", 1024);
   int64_t chunk_ = 0;
 };
 

@@ -29,16 +29,11 @@ using namespace baselines;
 
 class Quest final : public baselines::KvStrategyBase {
  public:
-  explicit Quest(const StrategyOptions& o)
-      : KvStrategyBase("quest"),
-        budget_opt_(option(o, "budget", 2048)),
-        offload_opt_(option(o, "offload", 0)),
-        min_pages_opt_(option(o, "min_pages", 3)) {
-    // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
-    // so a bad option is refused up front (exit 2) instead of failing every point.
-    if (budget_opt_ < 1 || min_pages_opt_ < 1 || (offload_opt_ != 0 && offload_opt_ != 1))
-      throw Error("quest.budget and quest.min_pages must be >= 1 and quest.offload 0 or 1",
-                  "e.g. --opt quest.budget=2048 --opt quest.offload=1");
+  explicit Quest(const StrategyOptions& o) : KvStrategyBase("quest", o) {
+    require_options(
+        budget_opt_ >= 1 && min_pages_opt_ >= 1 && (offload_opt_ == 0 || offload_opt_ == 1),
+        "quest.budget and quest.min_pages must be >= 1 and quest.offload 0 or 1",
+        "e.g. --opt quest.budget=2048 --opt quest.offload=1");
   }
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
@@ -68,17 +63,14 @@ class Quest final : public baselines::KvStrategyBase {
                             B * Hkv * 2 * shape.head_dim * 4 +
                             B * shape.q_heads * (shape.head_dim + 2 * max_pages_) * 4;
     int64_t need = meta + scratch + step_io_bytes(problem);
-    KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
     if (offload_) {
-      const HostTier& tier = platform.host_tiers.at(0);
-      KvSet host_probe(problem, tier.allocator, tier.allocator);
-      if (!check_host_fit(tier, host_probe.bytes_for(max_tokens), r)) return;
+      if (!check_host_kv_fit(platform, r)) return;
       need += B * Hkv * budget_pages_ * 2 * static_cast<int64_t>(block_);  // landing pages
       check_accelerator_fit(platform, need,
                             "page metadata and " + std::to_string(budget_pages_) + " landing pages",
                             "lower quest.budget", r);
     } else {
-      need += probe.bytes_for(max_tokens);
+      need += kv_bytes(platform.accelerator->memory(), max_tokens);
       check_accelerator_fit(platform, need, "all KV plus page metadata",
                             "quest.offload=1 keeps KV in host memory", r);
     }
@@ -90,7 +82,7 @@ class Quest final : public baselines::KvStrategyBase {
     const auto& shape = problem_->shape;
     const int B = problem_->batch, Hkv = shape.kv_heads;
     auto kv_alloc = offload_ ? platform_.host_tiers.at(0).allocator : mem;
-    load_whole_prompt(kv_alloc, full_context());
+    load_whole_prompt(kv_alloc);
     const int d = shape.head_dim, Hq = shape.q_heads;
     const size_t mblock = static_cast<size_t>(kMetaSlots) * d * dtype_size(shape.kv_dtype);
     const size_t BH = static_cast<size_t>(B) * Hkv;
@@ -134,36 +126,76 @@ class Quest final : public baselines::KvStrategyBase {
   }
 
   void step(int s, StepResult& out) override {
-    Accelerator& acc = *platform_.accelerator;
-    const auto& shape = problem_->shape;
-    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim,
-              P = problem_->page_tokens;
-    const int64_t ctx = problem_->context_at(s), np = pages_for(ctx, P), last = np - 1;
-    const int64_t kp = std::min(np, budget_pages_);  // pages attended, current one included
-    const int64_t tokens = (kp - 1) * P + (ctx - last * P);
-    const bool first_in_page = (ctx - 1) % P == 0;
-    const size_t es = dtype_size(shape.kv_dtype);
+    const StepPages sp = step_pages(s);
     const int64_t t0 = now_ns();
     if (!offload_)
       kv_->append_step(s);  // produced on the accelerator: an accelerator-local append
-    else {
-      acc.copy_to_host(io_->k_host.data(), io_->k_dev(), io_->kv_row_bytes());
-      acc.copy_to_host(io_->v_host.data(), io_->v_dev(), io_->kv_row_bytes());
-    }
+    else
+      copy_new_token_to_host();
+    enqueue_selection(sp);
+    count_selection_traffic(sp, out.traffic);
+    if (!offload_)
+      finish_resident(out);
+    else
+      finish_offloaded(sp, t0, out);
+    // Attended tokens: the selected pages' tokens, by original position.
+    set_attended(out, [&](int b, int kvh) {
+      const size_t bh = static_cast<size_t>(b) * problem_->shape.kv_heads + kvh;
+      const int P = problem_->page_tokens;
+      std::vector<int64_t> v(sp.tokens);
+      int64_t i = 0;
+      for (int64_t j = 0; j < sp.kp; ++j) {
+        const int64_t p = sel_host_[bh * sp.kp + j];
+        for (int64_t tk = p * P; tk < std::min(sp.ctx, (p + 1) * P); ++tk) v[i++] = tk;
+      }
+      return v;
+    });
+  }
+
+ private:
+  // One step's page counts: ctx tokens in np pages (the current one, `last`, possibly partial),
+  // kp of them attended (the current one included) holding `tokens` tokens.
+  struct StepPages {
+    int64_t ctx, np, last, kp, tokens;
+    bool first_in_page;  // the new token opens the current page
+  };
+  StepPages step_pages(int s) const {
+    const int P = problem_->page_tokens;
+    StepPages sp;
+    sp.ctx = problem_->context_at(s);
+    sp.np = pages_for(sp.ctx, P);
+    sp.last = sp.np - 1;
+    sp.kp = std::min(sp.np, budget_pages_);
+    sp.tokens = (sp.kp - 1) * P + (sp.ctx - sp.last * P);
+    sp.first_in_page = (sp.ctx - 1) % P == 0;
+    return sp;
+  }
+
+  // Enqueues the policy kernel: fold the new key into its page's bounds, score pages, keep the
+  // top ones (and, resident, attend them right there); then the selection's copy to sel_host_.
+  void enqueue_selection(const StepPages& sp) {
+    Accelerator& acc = *platform_.accelerator;
     std::vector<PagedKvView> views;
     if (!offload_)
-      for (int b = 0; b < B; ++b) views.push_back(kv_->cache(b).view());
-    // Policy kernel: fold the new key into its page's bounds, score pages, keep the top ones
-    // (and, resident, attend them right there).
+      for (int b = 0; b < problem_->batch; ++b) views.push_back(kv_->cache(b).view());
+    const int64_t ctx = sp.ctx, kp = sp.kp;
+    const bool first_in_page = sp.first_in_page;
     acc.host_kernel([=, this, views = std::move(views)](ThreadPool& pool) {
       select_pages(ctx, kp, first_in_page, pool);
       if (!offload_) attend_resident(views, ctx, kp, pool);
     });
-    acc.copy_to_host(sel_host_.data(), sel_.data(), static_cast<size_t>(B) * Hkv * kp * 4);
+    acc.copy_to_host(sel_host_.data(), sel_.data(),
+                     static_cast<size_t>(problem_->batch) * problem_->shape.kv_heads * kp * 4);
+  }
 
-    Traffic& t = out.traffic;
+  // Traffic both settings share: the page bounds scored, the current box updated, attention
+  // over the selected pages.
+  void count_selection_traffic(const StepPages& sp, Traffic& t) const {
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
+    const int64_t np = sp.np;
     const MemoryKind am = MemoryKind::accelerator;
-    const int64_t meta_row = static_cast<int64_t>(d * es);
+    const int64_t meta_row = static_cast<int64_t>(d * dtype_size(shape.kv_dtype));
     if (np > budget_pages_) {
       t.read(Processor::accelerator, am,
              2 * (np - 1) * meta_row * Hkv * B);  // center + radius planes
@@ -171,76 +203,75 @@ class Quest final : public baselines::KvStrategyBase {
                static_cast<double>(np - 1) * Hkv * B);  // top-k over the page scores
       t.accelerator_flops += 4.0 * d * Hq * (np - 1) * B;
     }
-    t.read(Processor::accelerator, am, (first_in_page ? 0 : 2 * d * 4) * Hkv * B);  // current box
+    t.read(Processor::accelerator, am,
+           (sp.first_in_page ? 0 : 2 * d * 4) * Hkv * B);                       // current box
     t.write(Processor::accelerator, am, (2 * d * 4 + 2 * meta_row) * Hkv * B);  // box, its bound
-    t.accelerator_flops += 4.0 * Hq * d * static_cast<double>(tokens) * B;
-    t.read(Processor::accelerator, am, tokens * shape.kv_bytes_per_token() * B);  // attention
-    if (!offload_) {
-      acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
-      out.phase_ns[phase::kAccelerator] = acc.synchronize();
-      t.write(Processor::accelerator, am, shape.kv_bytes_per_token() * B);  // new token
-      t.kernel_launches = 1;  // bound update + page scores + top-k + attention, one fused kernel
-      t.syncs = 1;
-    } else {
-      acc.synchronize();
-      const int64_t t1 = now_ns();
-      out.phase_ns[phase::kSelect] = t1 - t0;
-      // Host: store the new token, gather the selected pages (the current one included).
-      append_new_token_from_host_rows();
-      auto* stage = stage_.as<std::byte>();
-      for (int b = 0; b < B; ++b)
-        for (int h = 0; h < Hkv; ++h) {
-          const size_t bh = static_cast<size_t>(b) * Hkv + h;
-          for (int64_t j = 0; j < kp; ++j) {
-            const PageRef& pg = kv_->cache(b).page(h, sel_host_[bh * kp + j]);
-            std::memcpy(stage + ((bh * kp + j) * 2) * block_, pg.k, block_);
-            std::memcpy(stage + ((bh * kp + j) * 2 + 1) * block_, pg.v, block_);
-          }
-        }
-      const int64_t t2 = now_ns();
-      out.phase_ns[phase::kCpu] = t2 - t1;
-      // Only the selected pages cross the link; attention runs on the landing pages.
-      const size_t moved = static_cast<size_t>(B) * Hkv * kp * 2 * block_;
-      acc.copy_to_device(landing_.data(), stage, moved);
-      auto* land = landing_.as<std::byte>();
-      SelectedPages sp = selected_pages(kp, tokens, [&](size_t bh, int64_t j) {
-        return PageRef{land + ((bh * kp + j) * 2) * block_,
-                       land + ((bh * kp + j) * 2 + 1) * block_};
-      });
-      acc.decode_attention(sp.args.data(), B);
-      acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
-      acc.synchronize();
-      out.phase_ns[phase::kAccelerator] = now_ns() - t2;
-      const MemoryKind tier = platform_.host_tiers.at(0).location.kind;
-      t.d2h_bytes =
-          static_cast<int64_t>(2 * io_->kv_row_bytes()) + static_cast<int64_t>(B) * Hkv * kp * 4;
-      t.h2d_bytes = static_cast<int64_t>(moved);
-      t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);                 // new token
-      t.read(Processor::cpu, tier, static_cast<int64_t>(moved));                     // gather
-      t.write(Processor::cpu, MemoryKind::local_dram, static_cast<int64_t>(moved));  // staging
-      t.write(Processor::accelerator, am, static_cast<int64_t>(moved));  // landing pages
-      t.kernel_launches = 2;  // selection kernel, attention
-      t.syncs = 2;
-    }
-    out.o = io_->o_host;
-    // Attended tokens: the selected pages' tokens, by original position.
-    out.attended.resize(static_cast<size_t>(B) * Hq);
-    for (int b = 0; b < B; ++b)
-      for (int kvh = 0; kvh < Hkv; ++kvh) {
-        const size_t bh = static_cast<size_t>(b) * Hkv + kvh;
-        auto& v = out.attended[static_cast<size_t>(b) * Hq + kvh * shape.group_size()];
-        v.resize(tokens);
-        int64_t i = 0;
+    t.accelerator_flops += 4.0 * Hq * d * static_cast<double>(sp.tokens) * B;
+    t.read(Processor::accelerator, am, sp.tokens * shape.kv_bytes_per_token() * B);  // attention
+  }
+
+  // Resident setting: the policy kernel attended already; wait for it.
+  void finish_resident(StepResult& out) {
+    out.phase_ns[phase::kAccelerator] = collect_output(out);
+    Traffic& t = out.traffic;
+    t.write(Processor::accelerator, MemoryKind::accelerator,
+            problem_->shape.kv_bytes_per_token() * problem_->batch);  // new token
+    t.kernel_launches = 1;  // bound update + page scores + top-k + attention, one fused kernel
+    t.syncs = 1;
+  }
+
+  // Offloaded setting: once the selection is back, the host stores the new token and gathers
+  // the selected pages (the current one included); only those cross the link, and attention
+  // runs on the landing pages.
+  void finish_offloaded(const StepPages& sp, int64_t t0, StepResult& out) {
+    Accelerator& acc = *platform_.accelerator;
+    const int B = problem_->batch, Hkv = problem_->shape.kv_heads;
+    const int64_t kp = sp.kp;
+    acc.synchronize();
+    const int64_t t1 = now_ns();
+    out.phase_ns[phase::kSelect] = t1 - t0;
+    append_new_token_from_host_rows();
+    gather_selected_pages(kp);
+    const int64_t t2 = now_ns();
+    out.phase_ns[phase::kCpu] = t2 - t1;
+    const size_t moved = static_cast<size_t>(B) * Hkv * kp * 2 * block_;
+    acc.copy_to_device(landing_.data(), stage_.data(), moved);
+    auto* land = landing_.as<std::byte>();
+    SelectedPages pages = selected_pages(kp, sp.tokens, [&](size_t bh, int64_t j) {
+      return PageRef{land + ((bh * kp + j) * 2) * block_, land + ((bh * kp + j) * 2 + 1) * block_};
+    });
+    acc.decode_attention(pages.args.data(), B);
+    collect_output(out);
+    out.phase_ns[phase::kAccelerator] = now_ns() - t2;
+    Traffic& t = out.traffic;
+    const MemoryKind tier = platform_.host_tiers.at(0).location.kind;
+    t.d2h_bytes =
+        static_cast<int64_t>(2 * io_->kv_row_bytes()) + static_cast<int64_t>(B) * Hkv * kp * 4;
+    t.h2d_bytes = static_cast<int64_t>(moved);
+    t.write(Processor::cpu, tier, problem_->shape.kv_bytes_per_token() * B);       // new token
+    t.read(Processor::cpu, tier, static_cast<int64_t>(moved));                     // gather
+    t.write(Processor::cpu, MemoryKind::local_dram, static_cast<int64_t>(moved));  // staging
+    t.write(Processor::accelerator, MemoryKind::accelerator,
+            static_cast<int64_t>(moved));  // landing pages
+    t.kernel_launches = 2;                 // selection kernel, attention
+    t.syncs = 2;
+  }
+
+  // Host: the selected pages of every (sequence, KV head) into pinned staging, K then V.
+  void gather_selected_pages(int64_t kp) {
+    const int Hkv = problem_->shape.kv_heads;
+    auto* stage = stage_.as<std::byte>();
+    for (int b = 0; b < problem_->batch; ++b)
+      for (int h = 0; h < Hkv; ++h) {
+        const size_t bh = static_cast<size_t>(b) * Hkv + h;
         for (int64_t j = 0; j < kp; ++j) {
-          const int64_t p = sel_host_[bh * kp + j];
-          for (int64_t tk = p * P; tk < std::min(ctx, (p + 1) * P); ++tk) v[i++] = tk;
+          const PageRef& pg = kv_->cache(b).page(h, sel_host_[bh * kp + j]);
+          std::memcpy(stage + ((bh * kp + j) * 2) * block_, pg.k, block_);
+          std::memcpy(stage + ((bh * kp + j) * 2 + 1) * block_, pg.v, block_);
         }
-        for (int g = 1; g < shape.group_size(); ++g)
-          out.attended[static_cast<size_t>(b) * Hq + kvh * shape.group_size() + g] = v;
       }
   }
 
- private:
   // Page bound of page p of (sequence, KV head) bh from its box.
   void write_bound(size_t bh, int64_t p, const float* lo, const float* hi) {
     const auto& shape = problem_->shape;
@@ -342,7 +373,9 @@ class Quest final : public baselines::KvStrategyBase {
     return sp;
   }
 
-  double budget_opt_, offload_opt_, min_pages_opt_;
+  const double budget_opt_ = option("budget", 2048);
+  const double offload_opt_ = option("offload", 0);
+  const double min_pages_opt_ = option("min_pages", 3);
   bool offload_ = false;
   int64_t budget_pages_ = 0, max_pages_ = 0;
   size_t block_ = 0;

@@ -22,18 +22,12 @@ using namespace baselines;
 
 class StreamingLlm final : public baselines::KvStrategyBase {
  public:
-  explicit StreamingLlm(const StrategyOptions& o)
-      : KvStrategyBase("streamingllm"),
-        sinks_opt_(option(o, "sinks", 4)),
-        window_opt_(option(o, "window", -1)),
-        ratio_(option(o, "budget_ratio", 0.2)) {
-    // Checked here, not in plan_into(): the runner makes every strategy once before the sweep,
-    // so a bad option is refused up front (exit 2) instead of failing every point.
-    if (sinks_opt_ < 0 || ratio_ < 0 || ratio_ > 1)
-      throw Error("streamingllm.sinks must be >= 0 and streamingllm.budget_ratio in [0, 1]",
-                  "e.g. --opt streamingllm.sinks=4 --opt streamingllm.budget_ratio=0.2");
-    if (window_opt_ >= 0 && window_opt_ < 1)
-      throw Error("streamingllm.window must be at least 1", "e.g. --opt streamingllm.window=2044");
+  explicit StreamingLlm(const StrategyOptions& o) : KvStrategyBase("streamingllm", o) {
+    require_options(sinks_opt_ >= 0 && ratio_ >= 0 && ratio_ <= 1,
+                    "streamingllm.sinks must be >= 0 and streamingllm.budget_ratio in [0, 1]",
+                    "e.g. --opt streamingllm.sinks=4 --opt streamingllm.budget_ratio=0.2");
+    require_options(window_opt_ < 0 || window_opt_ >= 1, "streamingllm.window must be at least 1",
+                    "e.g. --opt streamingllm.window=2044");
   }
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
@@ -50,8 +44,8 @@ class StreamingLlm final : public baselines::KvStrategyBase {
     r.parameters["budget_tokens"] = std::to_string(cap_);
     r.parameters["budget_ratio"] = window_opt_ >= 0 ? "-" : num(ratio_);
     r.parameters["positions"] = "original (keys carry position; no re-rotation)";
-    KvSet probe(problem, platform.accelerator->memory(), platform.accelerator->memory());
-    check_accelerator_fit(platform, probe.bytes_for(cap_) + step_io_bytes(problem),
+    check_accelerator_fit(platform,
+                          kv_bytes(platform.accelerator->memory(), cap_) + step_io_bytes(problem),
                           std::to_string(cap_) + " cached tokens", "lower streamingllm.window", r);
   }
 
@@ -103,16 +97,10 @@ class StreamingLlm final : public baselines::KvStrategyBase {
       }
       attended_tokens += static_cast<int64_t>(pos_[b].size());
     }
-    auto args = baselines::batch_attention_args(*problem_, *io_,
-                                                [&](int b) { return kv_->cache(b).view(); });
+    auto args = whole_cache_args();
     acc.decode_attention(args.data(), B);
-    acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
-    out.phase_ns[phase::kAccelerator] = acc.synchronize();
-    out.o = io_->o_host;
-    out.attended.resize(static_cast<size_t>(B) * shape.q_heads);
-    for (int b = 0; b < B; ++b)
-      for (int h = 0; h < shape.q_heads; ++h)
-        out.attended[static_cast<size_t>(b) * shape.q_heads + h] = pos_[b];
+    out.phase_ns[phase::kAccelerator] = collect_output(out);
+    set_attended(out, [&](int b, int) -> const std::vector<int64_t>& { return pos_[b]; });
 
     Traffic& t = out.traffic;
     t.read(Processor::accelerator, MemoryKind::accelerator,
@@ -125,7 +113,9 @@ class StreamingLlm final : public baselines::KvStrategyBase {
   }
 
  private:
-  double sinks_opt_, window_opt_, ratio_;
+  const double sinks_opt_ = option("sinks", 4);
+  const double window_opt_ = option("window", -1);
+  const double ratio_ = option("budget_ratio", 0.2);
   int64_t sinks_ = 4, window_ = 0, cap_ = 0;
   std::vector<std::vector<int64_t>> pos_;  // [batch][slot] original position of each cached token
   std::vector<int64_t> next_;              // [batch] next window slot to overwrite
