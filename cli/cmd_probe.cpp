@@ -9,6 +9,7 @@
 #include "cli/numeric_options.h"
 #include "core/error.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/stream_read.h"
 #include "memtier/cpulist.h"
 #include "memtier/discover.h"
 #include "memtier/probe.h"
@@ -112,6 +113,7 @@ CommandFn add_probe_command(CLI::App& app) {
     reports::check_distinct_outputs({{"--out", args->out}, {"--json", args->json ? "-" : ""}});
     const Topology topo = discover(args->discover);
     ProbeOptions opts = args->quick ? ProbeOptions::quick() : ProbeOptions{};
+    opts.read_kernel = cpu::stream_read_kernel();
     if (args->duration > 0) opts.seconds_per_figure = args->duration;
     if (!args->cpu_nodes.empty()) opts.cpu_nodes = parse_cpulist(args->cpu_nodes, "--cpu-nodes");
     if (!args->mem_nodes.empty()) opts.mem_nodes = parse_cpulist(args->mem_nodes, "--mem-nodes");

@@ -7,7 +7,6 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "core/timer.h"
-#include "kernels/cpu/attention.h"
 #include "memtier/cpulist.h"
 #include "memtier/discover.h"
 #include "memtier/numa_allocator.h"
@@ -61,12 +60,12 @@ void measure_bandwidth(const Topology& topo, const ProbeOptions& o, ThreadPool& 
                        PairProbe& pp) {
   Buffer b = probe_buffer(topo, pp.mem_node, o.bandwidth_bytes);
   pp.bandwidth_placement = verify_placement(b.data(), b.size(), {pp.mem_node});
-  volatile uint64_t sink =
-      cpu::stream_read(b.data(), b.size(), pool);  // warm-up: TLB, pool wake-up
-  pp.read_kernel = "hb::cpu::stream_read";
+  const ReadKernel& k = o.read_kernel;
+  volatile uint64_t sink = k.read(b.data(), b.size(), pool);  // warm-up: TLB, pool wake-up
+  pp.read_kernel = k.name;
   pp.read_gbps = Figure::of(repeat(o, [&] {
     const int64_t t0 = now_ns();
-    sink = sink ^ cpu::stream_read(b.data(), b.size(), pool);
+    sink = sink ^ k.read(b.data(), b.size(), pool);
     return double(b.size()) / double(now_ns() - t0);  // bytes/ns = GB/s
   }));
 }
@@ -108,6 +107,9 @@ ProbeResult probe(const Topology& topo, const ProbeOptions& opts,
   if (!is_this_machine(topo))
     throw Error("probe measures the machine it runs on, but this topology came from " + topo.source,
                 "run `hybridbench probe` without --topology / --sysfs-root");
+  if (!opts.read_kernel.read || !opts.read_kernel.name)
+    throw Error("probe was given no read kernel to measure bandwidth with",
+                "set ProbeOptions::read_kernel (the CLI passes the CPU engine's stream_read)");
   const int64_t start = now_ns();
   ProbeResult r;
   r.options = opts;

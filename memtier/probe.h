@@ -1,7 +1,7 @@
 #pragma once
 // Measured bandwidth and latency of each (CPU node -> memory node) pair of this machine:
-//  * streaming read bandwidth with every CPU of the CPU node (hb::cpu::stream_read, the same
-//    kernel the attention benchmark's streaming-read yardstick uses), and
+//  * streaming read bandwidth with every CPU of the CPU node, using the read kernel the caller
+//    hands in (the CLI passes hb::cpu::stream_read, the attention benchmark's yardstick), and
 //  * idle latency: one thread chasing pointers through a random cyclic permutation of
 //    cache lines in a buffer much larger than the caches.
 // Every figure is repeated (median and relative stdev reported) and its buffers' page
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/read_kernel.h"
 #include "core/stats.h"
 #include "memtier/placement.h"
 #include "memtier/topology.h"
@@ -26,6 +27,7 @@ struct ProbeOptions {
   double seconds_per_figure = 0.5;          // keep sampling until this long (--duration)
   int min_repeats = 5, max_repeats = 200;
   std::vector<int> cpu_nodes, mem_nodes;  // empty = every CPU node / every memory node
+  ReadKernel read_kernel;                 // required: the loop behind every bandwidth figure
   static ProbeOptions quick();            // smaller buffers, shorter budget (--quick)
 };
 

@@ -9,7 +9,8 @@ packages=(build-essential cmake pkg-config git libhwloc-dev hwloc-nox libnuma-de
           libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev
           qemu-system-x86 busybox-static linux-image-amd64 ndctl daxctl
           libopenmpi-dev openmpi-bin  # MPI: fleet runs (run --distribute) and their tests
-          clang-14 libclang-rt-14-dev llvm-14)  # sanitizer + libFuzzer builds (scripts/sanitize.sh, fuzz.sh); llvm-symbolizer
+          clang-14 libclang-rt-14-dev llvm-14  # sanitizer + libFuzzer builds (scripts/sanitize.sh, fuzz.sh); llvm-symbolizer
+          clang-format-14)  # the one code style (.clang-format), checked by CTest repo_format
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -16,8 +16,4 @@ namespace hb::cpu {
 void decode_attention(const DecodeAttentionArgs* seqs, int batch, ThreadPool& pool,
                       SimdLevel simd = best_simd_level());
 
-// Streaming-read of `bytes` at `p` with the same threads (the bandwidth yardstick the
-// attention benchmark is compared against). Returns a checksum so the reads are not elided.
-uint64_t stream_read(const void* p, size_t bytes, ThreadPool& pool);
-
 }  // namespace hb::cpu

@@ -1,6 +1,7 @@
+#include "kernels/cpu/stream_read.h"
+
 #include <vector>
 
-#include "kernels/cpu/attention.h"
 #include "kernels/cpu/decode_kernel.h"
 #include "kernels/cpu/work_split.h"
 

@@ -12,6 +12,7 @@
 #include "core/timer.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/stream_read.h"
 #include "kernels/cpu/topk_select.h"
 #include "memtier/discover.h"
 #include "memtier/probe.h"
@@ -340,6 +341,7 @@ PlatformModel measure_this_machine(const CalibrationOptions& o,
   const memtier::Topology topo = memtier::discover({});
   memtier::ProbeOptions po = memtier::ProbeOptions::quick();
   po.cpu_nodes = {topo.cpu_node};
+  po.read_kernel = cpu::stream_read_kernel();
   const memtier::ProbeResult pr = memtier::probe(topo, po, progress);
   const memtier::PlatformProfile profile =
       memtier::make_platform_profile(topo, memtier::read_system_settings(), pr);

@@ -28,6 +28,7 @@
 #include "core/shape.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/stream_read.h"
 #include "kernels/cpu/select.h"
 
 namespace hb {

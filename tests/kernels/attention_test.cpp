@@ -16,6 +16,7 @@
 
 #include "core/error.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/stream_read.h"
 #include "kernels/cpu/merge.h"
 #include "tests/kernels/kv_fixture.h"
 

@@ -1,10 +1,12 @@
 // A miniature probe of this machine: every figure present, with samples and noise, and the
 // probe buffers verified on the node they were meant for.
+#include <atomic>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "kernels/cpu/stream_read.h"
 #include "memtier/discover.h"
 #include "memtier/pointer_chase.h"
 #include "memtier/probe.h"
@@ -37,6 +39,7 @@ TEST(Probe, TinyProbeOfThisMachine) {
   o.min_repeats = 3;
   o.cpu_nodes = {t.cpu_node};
   o.mem_nodes = {t.cpu_node};
+  o.read_kernel = cpu::stream_read_kernel();
   std::vector<std::string> lines;
   const ProbeResult r = probe(t, o, [&](const std::string& s) { lines.push_back(s); });
   ASSERT_EQ(r.pairs.size(), 1u);
@@ -52,6 +55,43 @@ TEST(Probe, TinyProbeOfThisMachine) {
   EXPECT_TRUE(p.latency_placement.ok) << p.latency_placement.summary();
   EXPECT_EQ(lines.size(), 2u);
   EXPECT_EQ(r.pair(t.cpu_node, t.cpu_node), &r.pairs[0]);
+}
+
+// The probe measures with the kernel it is handed (memtier knows no SIMD engine): a counting
+// kernel sees every byte of every repeat, and its name is what the figure records.
+std::atomic<uint64_t> counted_bytes{0};
+uint64_t counting_read(const void*, size_t bytes, ThreadPool&) {
+  counted_bytes += bytes;
+  return bytes;
+}
+
+TEST(Probe, MeasuresWithTheReadKernelItIsGiven) {
+  const Topology t = discover();
+  ProbeOptions o = ProbeOptions::quick();
+  o.bandwidth_bytes = size_t{4} << 20;
+  o.latency_bytes = size_t{4} << 20;
+  o.latency_hops = 1 << 12;
+  o.seconds_per_figure = 0.01;
+  o.min_repeats = 3;
+  o.cpu_nodes = o.mem_nodes = {t.cpu_node};
+  o.read_kernel = {"test::counting_read", &counting_read};
+  counted_bytes = 0;
+  const ProbeResult r = probe(t, o);
+  ASSERT_EQ(r.pairs.size(), 1u);
+  EXPECT_EQ(r.pairs[0].read_kernel, "test::counting_read");
+  // warm-up + one read per sample
+  EXPECT_EQ(counted_bytes.load(),
+            o.bandwidth_bytes * static_cast<uint64_t>(r.pairs[0].read_gbps.summary.count + 1));
+}
+
+TEST(Probe, RefusesToRunWithoutAReadKernel) {
+  ProbeOptions o = ProbeOptions::quick();
+  try {
+    probe(discover(), o);
+    FAIL() << "probe ran without a read kernel";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no read kernel"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Probe, RefusesAnotherMachinesTopology) {

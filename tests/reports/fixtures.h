@@ -26,7 +26,9 @@ class TempDir {
   ~TempDir() { std::filesystem::remove_all(path_); }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
-  std::string file(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
+  std::string file(const std::string& name) const {
+    return (std::filesystem::path(path_) / name).string();
+  }
   const std::string& path() const { return path_; }
 
  private:
@@ -53,8 +55,8 @@ inline std::vector<double> noisy_samples(double median_ns, double rel_noise, int
   return v;
 }
 
-inline Point make_point(const std::string& strategy, int64_t seq_len, double median_ns, double rel_noise = 0.01,
-                        int n = 30, uint64_t seed = 1) {
+inline Point make_point(const std::string& strategy, int64_t seq_len, double median_ns,
+                        double rel_noise = 0.01, int n = 30, uint64_t seed = 1) {
   Point p;
   p.axes.model = "llama-3-8b";
   p.axes.family = "llama";
@@ -67,7 +69,8 @@ inline Point make_point(const std::string& strategy, int64_t seq_len, double med
   p.axes.decode_steps = 8;
   p.axes.page_tokens = 16;
   p.provenance = "emulated";
-  static_cast<Timing&>(p.step) = Timing::from_samples(noisy_samples(median_ns, rel_noise, n, seed * 1000003 + seq_len));
+  static_cast<Timing&>(p.step) =
+      Timing::from_samples(noisy_samples(median_ns, rel_noise, n, seed * 1000003 + seq_len));
   p.step.stop_reason = "noise";
   p.step.warmup_steps = 2;
   p.phases["cpu"] = Timing::from_samples(noisy_samples(median_ns * 0.6, rel_noise, n, seed + 7));
@@ -88,8 +91,8 @@ inline Point make_point(const std::string& strategy, int64_t seq_len, double med
   return p;
 }
 
-inline Point make_failed_point(const std::string& strategy, int64_t seq_len, const std::string& status,
-                               const std::string& reason) {
+inline Point make_failed_point(const std::string& strategy, int64_t seq_len,
+                               const std::string& status, const std::string& reason) {
   Point p = make_point(strategy, seq_len, 1);
   p.status = status;
   p.reason = reason;
@@ -127,7 +130,8 @@ inline Report make_report() {
     if (len < 16384)
       r.points.push_back(make_point("full-gpu", len, 1e6 * scale));
     else
-      r.points.push_back(make_failed_point("full-gpu", len, "oom", "KV 2.0 GiB > accelerator capacity 1.0 GiB"));
+      r.points.push_back(
+          make_failed_point("full-gpu", len, "oom", "KV 2.0 GiB > accelerator capacity 1.0 GiB"));
   }
   r.points.front().trajectory.push_back({{"step", 0}, {"top_k_ratio", 0.1}});
   r.speedups = compute_speedups(r.points);
