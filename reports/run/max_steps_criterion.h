@@ -9,14 +9,16 @@ namespace hb::run {
 
 class MaxStepsCriterion final : public StoppingCriterion {
  public:
-  explicit MaxStepsCriterion(int decode_steps) : decode_steps_(decode_steps) {}
-  std::string name() const override { return "max-steps"; }
-  void add(const TimedStep& sample) override { last_step_ = sample.step; }
-  bool is_finished() const override { return last_step_ + 1 >= decode_steps_; }
+  // SweepSpec::validate keeps at least one timed step after the warm-up, so the last decode
+  // step is always a timed one this rule sees.
+  explicit MaxStepsCriterion(int decode_steps);
+  std::string name() const override;
+  void add(const TimedStep& sample) override;
+  bool is_finished() const override;
 
  private:
-  int decode_steps_;
-  int last_step_ = -1;
+  int last_step_;
+  bool reached_ = false;
 };
 
 }  // namespace hb::run
