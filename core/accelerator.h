@@ -34,8 +34,8 @@ class Accelerator {
   virtual ~Accelerator() = default;
   virtual const AcceleratorInfo& info() const = 0;
 
-  // Accelerator memory; allocations beyond the capacity budget throw hb::Error with
-  // exit code kExitFailure and the word "capacity" (strategies map it to status "oom").
+  // Accelerator memory; allocations beyond the capacity budget throw hb::CapacityError with
+  // exit code kExitFailure (the runner reports it as status "oom").
   virtual std::shared_ptr<BufferAllocator> memory() = 0;
   virtual int64_t bytes_in_use() const = 0;
   // Host memory the accelerator can copy from/to at full speed (pinned for CUDA), on a NUMA node.

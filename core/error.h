@@ -1,5 +1,6 @@
 #pragma once
-// One exception type for every user-facing failure: what went wrong and how to fix it.
+// One exception type for every user-facing failure: what went wrong and how to fix it
+// (CapacityError: the same, for memory that ran out).
 // cli/ turns it into a message on stderr and a non-zero exit; nothing else prints.
 #include <stdexcept>
 #include <string>
@@ -28,6 +29,13 @@ class Error : public std::runtime_error {
  private:
   std::string problem_, fix_;
   int exit_code_;
+};
+
+// Memory ran out: an accelerator's capacity budget, or the device allocator itself. The runner
+// reports the point as status "oom" (not "error") by this type, never by the message's words.
+class CapacityError : public Error {
+ public:
+  using Error::Error;
 };
 
 }  // namespace hb

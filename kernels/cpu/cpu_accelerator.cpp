@@ -32,10 +32,11 @@ class BudgetAllocator final : public BufferAllocator {
   Buffer allocate(size_t bytes) override {
     const int64_t b = static_cast<int64_t>(bytes);
     if (used_->load() + b > capacity_)
-      throw Error("accelerator capacity exceeded: " + std::to_string(used_->load() + b) +
-                      " bytes needed, " + std::to_string(capacity_) + " available",
-                  "raise --accelerator-memory, or use a strategy that keeps KV in host memory",
-                  kExitFailure);
+      throw CapacityError(
+          "accelerator capacity exceeded: " + std::to_string(used_->load() + b) +
+              " bytes needed, " + std::to_string(capacity_) + " available",
+          "raise --accelerator-memory, or use a strategy that keeps KV in host memory",
+          kExitFailure);
     used_->fetch_add(b);
     Buffer inner = host_allocator(location())->allocate(bytes);
     void* p = inner.data();

@@ -8,10 +8,11 @@ void throw_cuda_error(cudaError_t err, const char* call, const std::string& cont
   std::string msg = std::string("CUDA error in ") + call;
   if (!context.empty()) msg += " (" + context + ")";
   msg += ": " + std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
-  // Out of memory is a capacity problem the strategies report as status "oom".
+  // Out of memory is a capacity problem (CapacityError) the runner reports as status "oom".
   if (err == cudaErrorMemoryAllocation)
-    throw Error("accelerator capacity exhausted: " + msg,
-                "lower --accelerator-memory, the batch or the sequence length", kExitFailure);
+    throw CapacityError("accelerator capacity exhausted: " + msg,
+                        "lower --accelerator-memory, the batch or the sequence length",
+                        kExitFailure);
   // Errors from a kernel's execution are sticky: the context is unusable afterwards.
   const bool sticky = err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure ||
                       err == cudaErrorMisalignedAddress || err == cudaErrorIllegalInstruction;

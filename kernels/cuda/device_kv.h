@@ -14,7 +14,7 @@ namespace hb::cuda {
 
 class DeviceKvCopy {
  public:
-  // host_view's blocks must be host-accessible. The budget error of acc.memory() ("capacity")
+  // host_view's blocks must be host-accessible. The budget error of acc.memory() (CapacityError)
   // propagates when the copy does not fit.
   DeviceKvCopy(Accelerator& acc, const PagedKvView& host_view);
   // Valid while this object lives.

@@ -24,10 +24,11 @@ class DeviceAllocator final : public BufferAllocator {
       std::lock_guard<std::mutex> lk(mu_);
       const int64_t used = ctx_->budget_used.load();
       if (used + b > capacity_)
-        throw Error("accelerator capacity exceeded on " + ctx_->info.name + ": " + mib(used + b) +
-                        " needed, " + mib(capacity_) + " budget (" + mib(used) + " in use)",
-                    "raise --accelerator-memory, or use a strategy that keeps KV in host memory",
-                    kExitFailure);
+        throw CapacityError(
+            "accelerator capacity exceeded on " + ctx_->info.name + ": " + mib(used + b) +
+                " needed, " + mib(capacity_) + " budget (" + mib(used) + " in use)",
+            "raise --accelerator-memory, or use a strategy that keeps KV in host memory",
+            kExitFailure);
       ctx_->budget_used += b;
     }
     void* p = nullptr;

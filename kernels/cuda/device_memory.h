@@ -1,7 +1,7 @@
 #pragma once
 // The two kinds of memory the CUDA accelerator hands out through hb::BufferAllocator:
 //  * device memory (plain cudaMalloc, never managed) under a capacity budget, so "does not fit
-//    in HBM" is an error with the word "capacity" that strategies report as status "oom";
+//    in HBM" is an hb::CapacityError that the runner reports as status "oom";
 //  * staging memory: host memory from a host allocator, pinned and mapped with
 //    cudaHostRegister, so copies run at full link speed and overlap, and kernels may read it.
 //    The host allocator decides the NUMA placement: memtier's node-bound allocator when the

@@ -1,7 +1,7 @@
 #include "reports/run/runner.h"
 
 #include <algorithm>
-#include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -10,6 +10,9 @@
 #include "core/timer.h"
 #include "kernels/backend.h"
 #include "reports/run/accuracy.h"
+#include "reports/run/contender.h"
+#include "reports/run/step_round.h"
+#include "reports/run/sweep_checks.h"
 #include "reports/run/trace.h"
 
 namespace hb::run {
@@ -83,26 +86,6 @@ std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env) {
 
 namespace {
 
-// One strategy's state at the point being run.
-struct Contender {
-  std::string name;
-  std::unique_ptr<Accelerator> accelerator;
-  std::unique_ptr<Strategy> strategy;
-  reports::Point point;
-  std::vector<double> samples;
-  std::map<std::string, std::vector<double>> phases;
-  // A model observing a measured run (StepModel::replace = false): its price of each timed step.
-  std::vector<double> modeled;
-  std::map<std::string, std::vector<double>> modeled_phases;
-  std::string modeled_overlap;
-  Traffic traffic_sum;
-  AccuracyAccumulator accuracy;
-  int64_t first_timed_ns = 0;
-  bool active = false;
-  int scored = 0;
-  Contender(const Problem& p) : accuracy(p) {}
-};
-
 std::vector<Workload> make_workloads(const SweepSpec& spec, const TraceFile* trace,
                                      const AttentionShape& shape, int64_t seq_len, int batch) {
   std::vector<Workload> ws;
@@ -119,42 +102,6 @@ std::vector<Workload> make_workloads(const SweepSpec& spec, const TraceFile* tra
     ws.push_back(make_workload(shape, seq_len, spec.decode_steps, ws_spec));
   }
   return ws;
-}
-
-bool converged(const std::vector<double>& s, const StopCriteria& stop, double elapsed_s) {
-  if (static_cast<int>(s.size()) < stop.min_samples || elapsed_s < stop.min_time_s) return false;
-  return summarize(s).rel_stdev() <= stop.max_noise;
-}
-
-// Point::modeled's error from the two medians as they stand now.
-void update_model_error(reports::Point& p) {
-  const double measured = p.step.summary.median;
-  p.modeled.error_vs_measured =
-      measured > 0 ? (p.modeled.step.summary.median - measured) / measured : 0;
-}
-
-void finish(Contender& c, const std::string& stop_reason, const std::string& platform) {
-  if (!c.active) return;
-  c.active = false;
-  auto& p = c.point;
-  p.step.samples_ns = c.samples;
-  p.step.summary = summarize(c.samples);
-  p.step.stop_reason = stop_reason;
-  for (auto& [name, v] : c.phases) p.phases[name] = reports::Timing::from_samples(v);
-  if (!c.samples.empty())
-    p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
-  p.accuracy = c.accuracy.result();
-  p.trajectory = c.strategy->trajectory();
-  // Side by side only when every timed step was priced: a partial set would compare different
-  // steps.
-  if (!platform.empty() && !c.modeled.empty() && c.modeled.size() == c.samples.size()) {
-    p.modeled.platform = platform;
-    p.modeled.overlap = c.modeled_overlap;
-    p.modeled.step = reports::Timing::from_samples(c.modeled);
-    for (const auto& [name, v] : c.modeled_phases)
-      p.modeled.phase_median_ns[name] = summarize(v).median;
-    update_model_error(p);
-  }
 }
 
 // Pools a later pass's point into the first pass's (SweepSpec::repetitions). Timed steps and
@@ -187,14 +134,6 @@ void pool_pass(reports::Point& into, reports::Point&& more) {
   }
 }
 
-void fail(Contender& c, const std::string& status, const std::string& reason) {
-  c.active = false;
-  c.point.status = status;
-  c.point.reason = reason;
-  c.point.step.stop_reason = "none";
-  c.point.accuracy = {};  // a failed point carries no accuracy figures
-}
-
 // The points a previous run finished for `unit`, when they are this sweep's strategies in its
 // order; empty otherwise (the unit then runs).
 std::vector<reports::Point> resumed_unit(const SweepControl* control, const std::string& unit,
@@ -207,55 +146,158 @@ std::vector<reports::Point> resumed_unit(const SweepControl* control, const std:
   return it->second;
 }
 
+// Threads for the strategies' CPU side: --host-threads, else the CPUs the accelerator leaves.
+int host_threads(const SweepSpec& spec) {
+  if (spec.host_threads > 0) return spec.host_threads;
+  const int cpus = static_cast<int>(allowed_cpus().size());
+  return std::max<int>(
+      1, cpus - std::max(
+                    1, spec.accelerator.cpu_threads > 0 ? spec.accelerator.cpu_threads : cpus / 2));
+}
+
+// Where host KV may go: the caller's tiers, else plain host memory as local DRAM.
+std::vector<HostTier> host_tiers(const RunEnvironment& env) {
+  std::vector<HostTier> tiers = env.host_tiers;
+  if (tiers.empty())
+    tiers.push_back(
+        HostTier{MemoryLocation{MemoryKind::local_dram, env.cpu_node, false},
+                 host_allocator(MemoryLocation{MemoryKind::local_dram, env.cpu_node, false})});
+  return tiers;
+}
+
+// One sweep in progress (nvbench's runner): what it shares, the report it fills, its count.
+struct SweepRun {
+  SweepRun(const SweepContext& c, const ValidSweep& v, const ProgressFn& p, reports::Report& r)
+      : ctx(c), sweep(v), progress(p), report(r) {}
+  const SweepContext& ctx;
+  const ValidSweep& sweep;
+  const ProgressFn& progress;
+  reports::Report& report;
+  int64_t total = 0;
+  int64_t done = 0;
+  int64_t t_start = now_ns();
+  bool context_accel_set = false;
+  bool stopped = false;
+  std::map<std::string, size_t> first_pass;  // point key -> index in report.points
+
+  void tell(const std::string& label) const {
+    if (progress) progress({done, total, label, (now_ns() - t_start) * 1e-9});
+  }
+  bool stop_requested() const {
+    const SweepControl* control = ctx.env.control.get();
+    return control && control->should_stop && control->should_stop();
+  }
+};
+
+// Starts every strategy on the unit's problem; the first accelerator had is the report's.
+std::vector<std::unique_ptr<Contender>> start_contenders(SweepRun& run, const Problem& problem,
+                                                         const SweepGroup& g,
+                                                         const std::string& workload,
+                                                         const std::string& where) {
+  const ModelPreset& preset = find_model_preset(g.model);
+  std::vector<std::unique_ptr<Contender>> cs;
+  for (const auto& name : run.sweep.strategies) {
+    auto c = start_contender(run.ctx, problem, name,
+                             point_axes(run.ctx.spec, preset, g, name, workload, ""),
+                             [&] { run.tell(where + ": " + name + " loading"); });
+    if (!run.context_accel_set && c->accelerator) {
+      run.report.context.accelerator = c->accelerator->info();
+      run.context_accel_set = true;
+    }
+    cs.push_back(std::move(c));
+  }
+  return cs;
+}
+
+// Runs one unit (every strategy on one workload group, side by side) until every contender
+// stopped: its points, one per strategy in sweep order; nothing when a stop was requested.
+std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGroup& g,
+                                                    const std::string& where) {
+  const SweepSpec& spec = run.ctx.spec;
+  AttentionShape shape = find_model_preset(g.model).shape;
+  shape.kv_dtype = parse_dtype(g.kv_dtype);
+  run.tell(where + ": generating workload");
+  const TraceFile* trace = run.sweep.trace ? &*run.sweep.trace : nullptr;
+  const auto workloads = make_workloads(spec, trace, shape, g.seq_len, g.batch);
+  Problem problem;
+  problem.shape = shape;
+  problem.batch = g.batch;
+  problem.page_tokens = spec.page_tokens;
+  problem.workloads = &workloads;
+  ReferenceOracle oracle(problem, ThreadPool::global());
+  const std::string& source = workloads[0].source;
+  const auto cs = start_contenders(run, problem, g,
+                                   source.rfind("trace:", 0) == 0 ? source : spec.workload, where);
+  for (int s = 0; s < spec.decode_steps; ++s) {
+    // Between steps, not inside one: a stop drops this unit (its points are incomplete).
+    if (run.stop_requested()) {
+      run.stopped = true;
+      return std::nullopt;
+    }
+    const bool any = step_round(cs, run.ctx, oracle, s);
+    run.tell(where + ": step " + std::to_string(s + 1) + "/" + std::to_string(spec.decode_steps));
+    if (!any) break;
+  }
+  std::vector<reports::Point> points;
+  for (const auto& c : cs) {
+    // The point is over: free its memory before the next one.
+    c->strategy.reset();
+    c->accelerator.reset();
+    points.push_back(std::move(c->point));
+  }
+  return points;
+}
+
+// One unit of pass `pass`: taken from an interrupted run's journal, or run and handed to the
+// journal; its points then join the report (a later pass's pooled into the first's).
+void run_group(SweepRun& run, int pass, const SweepGroup& g) {
+  const SweepSpec& spec = run.ctx.spec;
+  const SweepControl* control = run.ctx.env.control.get();
+  const std::string where =
+      g.model + " " + std::to_string(g.seq_len) + " tok b" + std::to_string(g.batch) +
+      (spec.repetitions > 1
+           ? " pass " + std::to_string(pass + 1) + "/" + std::to_string(spec.repetitions)
+           : "");
+  const std::string unit = unit_key(pass, g, run.ctx.env);
+  std::vector<reports::Point> unit_points = resumed_unit(control, unit, run.sweep.strategies);
+  if (unit_points.empty()) {  // not finished by an interrupted run: run it
+    auto points = run_unit(run, g, where);
+    if (!points) return;  // stopped: the unit is dropped
+    unit_points = std::move(*points);
+    // Durable (the journal) before it counts: a stop or crash from here on keeps it.
+    if (control && control->on_unit_done) control->on_unit_done({unit, unit_points});
+  }
+  for (auto& point : unit_points) {
+    const std::string key = point.axes.key();
+    if (auto it = run.first_pass.find(key); it != run.first_pass.end()) {
+      pool_pass(run.report.points[it->second], std::move(point));
+    } else {
+      run.first_pass[key] = run.report.points.size();
+      run.report.points.push_back(std::move(point));
+    }
+    ++run.done;
+  }
+  run.tell(where + ": done");
+}
+
+// Every pass over every workload group, until the end or a stop request.
+void run_passes(SweepRun& run) {
+  for (int pass = 0; pass < run.ctx.spec.repetitions && !run.stopped; ++pass)
+    for (const SweepGroup& g : sweep_groups(run.ctx.spec)) {
+      if (run.stop_requested()) {
+        run.stopped = true;
+        break;
+      }
+      run_group(run, pass, g);
+      if (run.stopped) break;
+    }
+}
+
 }  // namespace
 
 reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
                           const ProgressFn& progress) {
-  spec.validate();
-  // A model that only observes (validate-model, run --platform in measure mode) is reported
-  // next to the measurement under this platform name.
-  const std::string side_platform = env.model && !env.model->replace ? env.model->platform : "";
-  const auto names = resolve_strategies(spec.strategies);
-  // Option typos are caught before anything runs: every strategy reads its options once.
-  {
-    StrategyOptions opts(spec.strategy_options);
-    for (const auto& n : names) {
-      StrategyRegistry::instance().find(n).make(opts);
-    }
-    for (const auto& [k, v] : spec.strategy_options) {
-      const std::string owner = k.substr(0, k.find('.'));
-      if (std::find(names.begin(), names.end(), owner) == names.end())
-        throw Error(
-            "option '" + k + "' is for strategy '" + owner + "', which this sweep does not run",
-            "add " + owner + " to --strategy or drop the option");
-      opts.check_all_used(owner);
-    }
-  }
-  // A trace is opened once per sweep, and what it cannot serve (shape, lengths, decode steps,
-  // NaN/Inf in the rows the points read) is refused before the first point runs.
-  std::optional<TraceFile> trace;
-  if (spec.workload.rfind("trace:", 0) == 0) {
-    trace.emplace(spec.workload.substr(6));
-    trace->check_sweep(spec);
-  }
-  // Host memory for workloads is checked for every point before the first one runs.
-  if (env.host_memory_budget_bytes > 0) {
-    for (const auto& m : spec.models)
-      for (int64_t n : spec.seq_lens)
-        for (int b : spec.batches) {
-          const auto& preset = find_model_preset(m);
-          const int64_t need = static_cast<int64_t>(b) * (n + spec.decode_steps) *
-                               preset.shape.kv_heads * preset.shape.head_dim * 4 * 2 *
-                               2;  // fp32 workload + cache copies
-          if (need > env.host_memory_budget_bytes)
-            throw Error("sequence length " + std::to_string(n) + " x batch " + std::to_string(b) +
-                            " of " + m + " needs about " + std::to_string(need >> 20) +
-                            " MiB of host memory, more than the " +
-                            std::to_string(env.host_memory_budget_bytes >> 20) + " MiB available",
-                        "use shorter --seq-len or a smaller --batch");
-        }
-  }
-
+  const ValidSweep sweep = validate_sweep(spec, env);
   // The accelerator is had once before anything runs: an unknown kind or `cuda` without a usable
   // GPU is the user's to fix (exit 2), not an error on every point. Released before the sweep.
   AcceleratorInfo accelerator_info = make_accelerator(spec.accelerator)->info();
@@ -263,218 +305,29 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
   reports::Report report;
   report.context.sweep = spec.echo();
   if (env.model && env.model->replace) report.context.sweep["mode"] = "model";
-  ThreadPool host_pool(
-      spec.host_threads > 0
-          ? spec.host_threads
-          : std::max<int>(1, static_cast<int>(allowed_cpus().size()) -
-                                 std::max(1, spec.accelerator.cpu_threads > 0
-                                                 ? spec.accelerator.cpu_threads
-                                                 : static_cast<int>(allowed_cpus().size()) / 2)),
-      "--host-threads");
-  std::vector<HostTier> tiers = env.host_tiers;
-  if (tiers.empty())
-    tiers.push_back(
-        HostTier{MemoryLocation{MemoryKind::local_dram, env.cpu_node, false},
-                 host_allocator(MemoryLocation{MemoryKind::local_dram, env.cpu_node, false})});
-  bool context_accel_set = false;
+  ThreadPool host_pool(host_threads(spec), "--host-threads");
+  const SweepContext ctx{spec, env, host_tiers(env), host_pool,
+                         env.model && !env.model->replace ? env.model->platform : ""};
+  SweepRun run(ctx, sweep, progress, report);
+  run.total =
+      static_cast<int64_t>(sweep_groups(spec).size() * sweep.strategies.size()) * spec.repetitions;
 
-  const int64_t total =
-      static_cast<int64_t>(sweep_groups(spec).size() * names.size()) * spec.repetitions;
-  int64_t done = 0;
-  const int64_t t_start = now_ns();
-  std::map<std::string, size_t> first_pass;  // point key -> index in report.points
-  const SweepControl* control = env.control.get();
-  auto stop_requested = [&] { return control && control->should_stop && control->should_stop(); };
-  bool stopped = false;
-
-  try {  // with a control, a failure escaping a unit ends the sweep with what finished (below)
-    for (int pass = 0; pass < spec.repetitions && !stopped; ++pass)
-      for (const SweepGroup& g : sweep_groups(spec)) {
-        if (stop_requested()) {
-          stopped = true;
-          break;
-        }
-        const std::string& model = g.model;
-        const ModelPreset& preset = find_model_preset(model);
-        AttentionShape shape = preset.shape;
-        shape.kv_dtype = parse_dtype(g.kv_dtype);
-        const int64_t seq_len = g.seq_len;
-        const int batch = g.batch;
-        const std::string where =
-            model + " " + std::to_string(seq_len) + " tok b" + std::to_string(batch) +
-            (spec.repetitions > 1
-                 ? " pass " + std::to_string(pass + 1) + "/" + std::to_string(spec.repetitions)
-                 : "");
-        const std::string unit = unit_key(pass, g, env);
-        std::vector<reports::Point> unit_points = resumed_unit(control, unit, names);
-        if (unit_points.empty()) {  // not finished by an interrupted run: run it (block kept flat)
-          if (progress)
-            progress({done, total, where + ": generating workload", (now_ns() - t_start) * 1e-9});
-          const auto workloads =
-              make_workloads(spec, trace ? &*trace : nullptr, shape, seq_len, batch);
-          Problem problem;
-          problem.shape = shape;
-          problem.batch = batch;
-          problem.page_tokens = spec.page_tokens;
-          problem.workloads = &workloads;
-          ReferenceOracle oracle(problem, ThreadPool::global());
-          const StrategyOptions opts(spec.strategy_options);
-
-          std::vector<std::unique_ptr<Contender>> cs;
-          for (const auto& name : names) {
-            auto c = std::make_unique<Contender>(problem);
-            c->name = name;
-            auto& p = c->point;
-            p.axes = point_axes(
-                spec, preset, g, name,
-                workloads[0].source.rfind("trace:", 0) == 0 ? workloads[0].source : spec.workload,
-                "");
-            try {
-              c->accelerator = make_accelerator(spec.accelerator);
-              const auto& ai = c->accelerator->info();
-              p.axes.accelerator = ai.kind;
-              p.provenance = ai.emulated ? "emulated" : "measured";
-              p.step.warmup_steps = spec.stop.warmup_steps;
-              if (!context_accel_set) {
-                report.context.accelerator = ai;
-                context_accel_set = true;
-              }
-              if (env.model && env.model->replace) {
-                p.provenance = "modeled";
-                if (!env.model->accelerator_kind.empty())
-                  p.axes.accelerator = env.model->accelerator_kind;
-                for (const auto& [k, v] : env.model->axes_extra) p.axes.extra[k] = v;
-              }
-              Platform platform{tiers, c->accelerator.get(), &host_pool, env.cpu_node};
-              c->strategy = StrategyRegistry::instance().find(name).make(opts);
-              if (progress)
-                progress(
-                    {done, total, where + ": " + name + " loading", (now_ns() - t_start) * 1e-9});
-              PlanResult plan = c->strategy->plan(problem, platform);
-              p.strategy_params = plan.parameters;
-              if (env.model && env.model->annotate)
-                for (const auto& [k, v] : env.model->annotate(*c->strategy))
-                  p.strategy_params[k] = v;
-              if (plan.status != "ok") {
-                fail(*c, plan.status, plan.reason);
-              } else {
-                c->strategy->load();
-                for (const auto& r : c->strategy->memory_regions()) {
-                  reports::PlacedRegion pr{
-                      r.role, r.intended.to_string(), static_cast<int64_t>(r.bytes), {}};
-                  if (env.observe_pages && r.intended.kind != MemoryKind::accelerator)
-                    pr.observed_pages_per_node = env.observe_pages(r.ptr, r.bytes);
-                  p.placement.push_back(std::move(pr));
-                }
-                c->active = true;
-              }
-            } catch (const Error& e) {
-              const bool oom = std::string(e.what()).find("capacity") != std::string::npos;
-              fail(*c, oom ? "oom" : "error", e.problem());
-              c->strategy.reset();
-            }
-            cs.push_back(std::move(c));
-          }
-
-          for (int s = 0; s < spec.decode_steps; ++s) {
-            // Between steps, not inside one: a stop drops this unit (its points are incomplete).
-            if (stop_requested()) {
-              stopped = true;
-              break;
-            }
-            bool any = false;
-            // Rotate the order each step so no strategy always runs right after another's
-            // cache pollution.
-            for (size_t i = 0; i < cs.size(); ++i) {
-              Contender& c = *cs[(i + static_cast<size_t>(s)) % cs.size()];
-              if (!c.active) continue;
-              any = true;
-              StepResult out;
-              try {
-                c.strategy->prepare_step(s);
-                const int64_t t0 = now_ns();
-                c.strategy->step(s, out);
-                out.total_ns = now_ns() - t0;
-                if (env.model) {
-                  const StepPrice m = env.model->price(c.point.axes, *c.strategy, s, out);
-                  if (env.model->replace) {
-                    out.total_ns = std::llround(m.total_ns);
-                    out.phase_ns.clear();
-                    for (const auto& [ph, ns] : m.phase_ns) out.phase_ns[ph] = std::llround(ns);
-                  } else if (s >= spec.stop.warmup_steps && m.total_ns > 0) {
-                    c.modeled.push_back(m.total_ns);
-                    for (const auto& [ph, ns] : m.phase_ns) c.modeled_phases[ph].push_back(ns);
-                    c.modeled_overlap = m.overlap;
-                  }
-                }
-              } catch (const Error& e) {
-                fail(c, "error", "step " + std::to_string(s) + ": " + e.problem());
-                continue;
-              }
-              if (s < spec.stop.warmup_steps) continue;
-              if (c.samples.empty()) c.first_timed_ns = now_ns() - out.total_ns;
-              c.samples.push_back(static_cast<double>(out.total_ns));
-              for (const auto& [ph, ns] : out.phase_ns)
-                c.phases[ph].push_back(static_cast<double>(ns));
-              c.traffic_sum += out.traffic;
-              if (spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps) {
-                const bool probs = !out.attended.empty();
-                c.accuracy.add(oracle.at(s, probs), out);
-                ++c.scored;
-              }
-              const double elapsed = (now_ns() - c.first_timed_ns) * 1e-9;
-              // Keep stepping until accuracy has its samples too, then stop on noise or time.
-              const bool scored_enough =
-                  spec.accuracy_steps < 0 ? false : c.scored >= spec.accuracy_steps;
-              if (elapsed >= spec.stop.timeout_s)
-                finish(c, "timeout", side_platform);
-              else if (scored_enough && converged(c.samples, spec.stop, elapsed))
-                finish(c, "noise", side_platform);
-            }
-            if (progress)
-              progress({done, total,
-                        where + ": step " + std::to_string(s + 1) + "/" +
-                            std::to_string(spec.decode_steps),
-                        (now_ns() - t_start) * 1e-9});
-            if (!any) break;
-          }
-          if (stopped) break;
-          for (auto& c : cs) {
-            finish(*c, "max-steps", side_platform);
-            // The point is over: free its memory before the next one.
-            c->strategy.reset();
-            c->accelerator.reset();
-            unit_points.push_back(std::move(c->point));
-          }
-          // Durable (the journal) before it counts: a stop or crash from here on keeps it.
-          if (control && control->on_unit_done) control->on_unit_done({unit, unit_points});
-        }
-        for (auto& point : unit_points) {
-          const std::string key = point.axes.key();
-          if (auto it = first_pass.find(key); it != first_pass.end()) {
-            pool_pass(report.points[it->second], std::move(point));
-          } else {
-            first_pass[key] = report.points.size();
-            report.points.push_back(std::move(point));
-          }
-          ++done;
-        }
-        if (progress) progress({done, total, where + ": done", (now_ns() - t_start) * 1e-9});
-      }
+  try {  // with a control, a failure escaping a unit ends the sweep with what finished
+    run_passes(run);
   } catch (const Error& e) {
-    if (!control) throw;
+    if (!env.control) throw;
     report.interruption = {true, e.problem() + (e.fix().empty() ? "" : " (fix: " + e.fix() + ")"),
                            e.exit_code()};
   } catch (const std::exception& e) {
-    if (!control) throw;
+    if (!env.control) throw;
     report.interruption = {true, std::string("internal error: ") + e.what(), kExitFailure};
   }
-  if (stopped) report.interruption = {true, "stopped", kExitFailure};
+  if (run.stopped) report.interruption = {true, "stopped", kExitFailure};
   if (report.interruption.interrupted)
     report.interruption.reason +=
-        " (after " + std::to_string(done) + " of " + std::to_string(total) + " points)";
+        " (after " + std::to_string(run.done) + " of " + std::to_string(run.total) + " points)";
   // Every unit came from the journal: the context still says which accelerator they ran on.
-  if (!context_accel_set) report.context.accelerator = accelerator_info;
+  if (!run.context_accel_set) report.context.accelerator = accelerator_info;
   report.speedups = reports::compute_speedups(report.points);
   return report;
 }

@@ -1,0 +1,33 @@
+#pragma once
+// --accuracy-steps: holds another rule back until that many timed steps have been scored
+// against the reference (never, with -1 = score every step), so a point that stops on it still
+// has all its accuracy figures. Records the held rule's name.
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "reports/run/stopping_criterion.h"
+
+namespace hb::run {
+
+class AfterAccuracySteps final : public StoppingCriterion {
+ public:
+  AfterAccuracySteps(int accuracy_steps, std::unique_ptr<StoppingCriterion> held)
+      : accuracy_steps_(accuracy_steps), held_(std::move(held)) {}
+  std::string name() const override { return held_->name(); }
+  void add(const TimedStep& sample) override {
+    scored_ = sample.scored;
+    held_->add(sample);
+  }
+  bool is_finished() const override {
+    const bool scored_enough = accuracy_steps_ >= 0 && scored_ >= accuracy_steps_;
+    return scored_enough && held_->is_finished();
+  }
+
+ private:
+  int accuracy_steps_;
+  std::unique_ptr<StoppingCriterion> held_;
+  int scored_ = 0;
+};
+
+}  // namespace hb::run

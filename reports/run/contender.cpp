@@ -1,0 +1,114 @@
+#include "reports/run/contender.h"
+
+#include <utility>
+
+#include "core/error.h"
+#include "core/stats.h"
+#include "kernels/backend.h"
+
+namespace hb::run {
+
+namespace {
+
+// The point's accelerator axis and provenance, from the accelerator it runs on or the model
+// that prices it.
+void label_point(Contender& c, const SweepContext& ctx) {
+  auto& p = c.point;
+  const auto& ai = c.accelerator->info();
+  p.axes.accelerator = ai.kind;
+  p.provenance = ai.emulated ? "emulated" : "measured";
+  p.step.warmup_steps = ctx.spec.stop.warmup_steps;
+  const auto& model = ctx.env.model;
+  if (model && model->replace) {
+    p.provenance = "modeled";
+    if (!model->accelerator_kind.empty()) p.axes.accelerator = model->accelerator_kind;
+    for (const auto& [k, v] : model->axes_extra) p.axes.extra[k] = v;
+  }
+}
+
+// After an ok plan: builds the caches and records where their memory is.
+void load(Contender& c, const RunEnvironment& env) {
+  c.strategy->load();
+  for (const auto& r : c.strategy->memory_regions()) {
+    reports::PlacedRegion pr{r.role, r.intended.to_string(), static_cast<int64_t>(r.bytes), {}};
+    if (env.observe_pages && r.intended.kind != MemoryKind::accelerator)
+      pr.observed_pages_per_node = env.observe_pages(r.ptr, r.bytes);
+    c.point.placement.push_back(std::move(pr));
+  }
+  c.active = true;
+}
+
+}  // namespace
+
+std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
+                                           const std::string& name, reports::PointAxes axes,
+                                           const std::function<void()>& loading) {
+  auto c = std::make_unique<Contender>(problem, ctx.spec);
+  c->name = name;
+  auto& p = c->point;
+  p.axes = std::move(axes);
+  try {
+    c->accelerator = make_accelerator(ctx.spec.accelerator);
+    label_point(*c, ctx);
+    Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
+    const StrategyOptions opts(ctx.spec.strategy_options);
+    c->strategy = StrategyRegistry::instance().find(name).make(opts);
+    if (loading) loading();
+    PlanResult plan = c->strategy->plan(problem, platform);
+    p.strategy_params = plan.parameters;
+    if (ctx.env.model && ctx.env.model->annotate)
+      for (const auto& [k, v] : ctx.env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
+    if (plan.status != "ok") {
+      fail(*c, plan.status, plan.reason);
+    } else {
+      load(*c, ctx.env);
+    }
+  } catch (const CapacityError& e) {  // memory ran out: by type, not by its words
+    fail(*c, "oom", e.problem());
+    c->strategy.reset();
+  } catch (const Error& e) {
+    fail(*c, "error", e.problem());
+    c->strategy.reset();
+  }
+  return c;
+}
+
+void update_model_error(reports::Point& p) {
+  const double measured = p.step.summary.median;
+  p.modeled.error_vs_measured =
+      measured > 0 ? (p.modeled.step.summary.median - measured) / measured : 0;
+}
+
+void finish(Contender& c, const std::string& stop_reason, const std::string& platform) {
+  if (!c.active) return;
+  c.active = false;
+  auto& p = c.point;
+  p.step.samples_ns = c.samples;
+  p.step.summary = summarize(c.samples);
+  p.step.stop_reason = stop_reason;
+  for (auto& [name, v] : c.phases) p.phases[name] = reports::Timing::from_samples(v);
+  if (!c.samples.empty())
+    p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
+  p.accuracy = c.accuracy.result();
+  p.trajectory = c.strategy->trajectory();
+  // Side by side only when every timed step was priced: a partial set would compare different
+  // steps.
+  if (!platform.empty() && !c.modeled.empty() && c.modeled.size() == c.samples.size()) {
+    p.modeled.platform = platform;
+    p.modeled.overlap = c.modeled_overlap;
+    p.modeled.step = reports::Timing::from_samples(c.modeled);
+    for (const auto& [name, v] : c.modeled_phases)
+      p.modeled.phase_median_ns[name] = summarize(v).median;
+    update_model_error(p);
+  }
+}
+
+void fail(Contender& c, const std::string& status, const std::string& reason) {
+  c.active = false;
+  c.point.status = status;
+  c.point.reason = reason;
+  c.point.step.stop_reason = "none";
+  c.point.accuracy = {};  // a failed point carries no accuracy figures
+}
+
+}  // namespace hb::run

@@ -1,0 +1,67 @@
+#pragma once
+// One strategy at the point being run, from start to stop (nvbench's state): started
+// (accelerator, strategy, plan, load) by start_contender, stepped one round at a time
+// (step_round.h), then finished (timing, accuracy, modeled figures; stop reason) or failed
+// (status and reason, no accuracy figures).
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/strategy.h"
+#include "core/thread_pool.h"
+#include "reports/report.h"
+#include "reports/run/accuracy.h"
+#include "reports/run/runner.h"
+#include "reports/run/stopping_rules.h"
+
+namespace hb::run {
+
+// What every contender of a sweep shares.
+struct SweepContext {
+  const SweepSpec& spec;
+  const RunEnvironment& env;
+  std::vector<HostTier> tiers;  // where host KV may go (env's, else plain local DRAM)
+  ThreadPool& host_pool;        // the strategies' CPU side
+  // A model that only observes (validate-model, run --platform in measure mode) is reported
+  // next to the measurement under this platform name; "" otherwise.
+  std::string side_platform;
+};
+
+struct Contender {
+  std::string name;
+  std::unique_ptr<Accelerator> accelerator;
+  std::unique_ptr<Strategy> strategy;
+  reports::Point point;
+  std::vector<double> samples;
+  std::map<std::string, std::vector<double>> phases;
+  // A model observing a measured run (StepModel::replace = false): its price of each timed step.
+  std::vector<double> modeled;
+  std::map<std::string, std::vector<double>> modeled_phases;
+  std::string modeled_overlap;
+  Traffic traffic_sum;
+  AccuracyAccumulator accuracy;
+  StoppingRules stop;
+  int64_t first_timed_ns = 0;
+  bool active = false;
+  int scored = 0;
+  Contender(const Problem& p, const SweepSpec& spec) : accuracy(p), stop(spec) {}
+};
+
+// Makes the accelerator and strategy `name`, plans and loads it on `problem`; active when that
+// worked, else failed with the plan's status, "oom" (memory ran out: hb::CapacityError) or
+// "error". `loading` is called once the strategy exists, before its plan.
+std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
+                                           const std::string& name, reports::PointAxes axes,
+                                           const std::function<void()>& loading);
+
+// Stops an active contender: its point gets the timed steps, phases, traffic, accuracy and
+// (side platform) the modeled figures, with `stop_reason`.
+void finish(Contender& c, const std::string& stop_reason, const std::string& platform);
+void fail(Contender& c, const std::string& status, const std::string& reason);
+
+// Point::modeled's error from the two medians as they stand now.
+void update_model_error(reports::Point& p);
+
+}  // namespace hb::run

@@ -1,0 +1,18 @@
+#include "reports/run/noise_criterion.h"
+
+#include "core/stats.h"
+
+namespace hb::run {
+
+void NoiseCriterion::add(const TimedStep& sample) {
+  samples_ns_.push_back(sample.step_ns);
+  elapsed_s_ = sample.elapsed_s;
+}
+
+bool NoiseCriterion::is_finished() const {
+  if (static_cast<int>(samples_ns_.size()) < stop_.min_samples || elapsed_s_ < stop_.min_time_s)
+    return false;
+  return summarize(samples_ns_).rel_stdev() <= stop_.max_noise;
+}
+
+}  // namespace hb::run
