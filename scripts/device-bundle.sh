@@ -4,8 +4,9 @@
 # node has the NVIDIA driver, CUDA 13 (nvcc, cuBLAS, compute-sanitizer), CMake and ninja, but no
 # Debian -dev packages and no network, so it cannot build this project; it runs these binaries.
 #
-#   scripts/device-bundle.sh [--build-dir DIR] [--out DIR] [--jobs N] [--max-mib N]
+#   scripts/device-bundle.sh [--build-dir DIR] [--out DIR] [--jobs N] [--max-mib N] [--pack-only]
 #
+# (--pack-only: skip configure and build, pack what DIR already holds.)
 # 1. Configures DIR (default build-bundle: Release, CUDA on, MPI and Google Benchmark off) and
 #    builds hybridbench, the kernel benchmark hybridbench_cuda_bench and the test binaries the
 #    check runs (test_core test_kernels test_baselines test_hybrid, and test_conformance when
@@ -33,6 +34,7 @@ BUILD=build-bundle
 DEST=.device-bundle
 JOBS=2
 MAX_MIB=64
+PACK_ONLY=0
 usage() { sed -n '7p' "$0" | sed 's/^#  */usage: /'; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
     --out) DEST=$(from_caller "${2:?--out needs a directory}"); shift 2 ;;
     --jobs) JOBS="${2:?--jobs needs a number}"; shift 2 ;;
     --max-mib) MAX_MIB="${2:?--max-mib needs a number}"; shift 2 ;;
+    --pack-only) PACK_ONLY=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "device-bundle: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -61,25 +64,31 @@ CUDA_MAJOR=${CUDA_VERSION%%.*}
 GENERATOR=()
 command -v ninja >/dev/null 2>&1 && GENERATOR=(-G Ninja)
 
-echo "== configure $BUILD (Release, CUDA $CUDA_VERSION on, MPI off)"
-mkdir -p "$BUILD"
-if ! cmake -S . -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release -DHYBRIDBENCH_CUDA=ON \
-     -DHYBRIDBENCH_MPI=OFF -DHYBRIDBENCH_BENCHMARKS=OFF -DCMAKE_CUDA_COMPILER="$NVCC" \
-     >"$BUILD/device-bundle-configure.log" 2>&1; then
-  tail -30 "$BUILD/device-bundle-configure.log"
-  fail "CMake configure failed (log: $BUILD/device-bundle-configure.log)"
-fi
 TESTS=(test_core test_kernels test_baselines test_hybrid)
-if cmake --build "$BUILD" --target help 2>/dev/null | grep -qw test_conformance; then
-  TESTS+=(test_conformance)
+if [ "$PACK_ONLY" = 1 ]; then
+  [ -x "$BUILD/tests/test_conformance" ] && TESTS+=(test_conformance)
+  TARGETS=(hybridbench hybridbench_cuda_bench "${TESTS[@]}")
+  echo "== pack only: the binaries $BUILD already holds"
+else
+  echo "== configure $BUILD (Release, CUDA $CUDA_VERSION on, MPI off)"
+  mkdir -p "$BUILD"
+  if ! cmake -S . -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release -DHYBRIDBENCH_CUDA=ON \
+       -DHYBRIDBENCH_MPI=OFF -DHYBRIDBENCH_BENCHMARKS=OFF -DCMAKE_CUDA_COMPILER="$NVCC" \
+       >"$BUILD/device-bundle-configure.log" 2>&1; then
+    tail -30 "$BUILD/device-bundle-configure.log"
+    fail "CMake configure failed (log: $BUILD/device-bundle-configure.log)"
+  fi
+  if cmake --build "$BUILD" --target help 2>/dev/null | grep -qw test_conformance; then
+    TESTS+=(test_conformance)
+  fi
+  TARGETS=(hybridbench hybridbench_cuda_bench "${TESTS[@]}")
+  echo "== build ${TARGETS[*]} (-j$JOBS)"
+  if ! cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]}" >"$BUILD/device-bundle-build.log" 2>&1; then
+    grep -E 'error|Error' "$BUILD/device-bundle-build.log" | head -30
+    fail "build failed (log: $BUILD/device-bundle-build.log)"
+  fi
+  echo "   built in $((SECONDS - start)) s"
 fi
-TARGETS=(hybridbench hybridbench_cuda_bench "${TESTS[@]}")
-echo "== build ${TARGETS[*]} (-j$JOBS)"
-if ! cmake --build "$BUILD" -j"$JOBS" --target "${TARGETS[@]}" >"$BUILD/device-bundle-build.log" 2>&1; then
-  grep -E 'error|Error' "$BUILD/device-bundle-build.log" | head -30
-  fail "build failed (log: $BUILD/device-bundle-build.log)"
-fi
-echo "   built in $((SECONDS - start)) s"
 
 binary_path() {  # target -> its file in the build dir
   case "$1" in
@@ -159,7 +168,8 @@ DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
   echo "commit $COMMIT$DIRTY"
   echo "cuda $CUDA_VERSION (nvcc of the build machine; libcudart carried; CUDA ${CUDA_MAJOR}.x on the node)"
   echo "glibc $GLIBC (the node's must be this or newer)"
-  echo "arch $(awk -F= '/^CMAKE_CUDA_ARCHITECTURES:/ {print $2}' "$BUILD/CMakeCache.txt")"
+  echo "arch $("$(dirname "$NVCC")/cuobjdump" --list-elf --list-ptx "$DEST/bin/hybridbench_cuda_bench" 2>/dev/null |
+    grep -oE '(sm|compute)_[0-9]+[a-z]?' | sort -u | tr '\n' ' ')(GPU code in the binaries)"
   echo "tests ${TESTS[*]}"
   for n in $(printf '%s\n' "${!NODE[@]}" | sort); do echo "node $n ${NODE[$n]}"; done
   echo "# bytes sha256 path origin"

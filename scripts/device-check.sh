@@ -24,12 +24,12 @@
 #   probe       nvidia-smi -L; hybridbench_cuda_bench --probe (this build's code runs here)
 #   gpu-tests   test_kernels' GPU tests with HB_REQUIRE_GPU=1 (a skip is a failure)
 #   conformance every bundled *Conformance* test with HB_REQUIRE_GPU=1 (none found: failure)
-#   memcheck    compute-sanitizer --tool memcheck on a small filtered set of GPU tests
-#   racecheck   compute-sanitizer --tool racecheck on a smaller one
 #   bench       hybridbench_cuda_bench: HBM copy, decode attention at 8K/32K/128K as % of it,
 #               LSE merge, pinned H2D/D2H
 #   strategies  hybridbench run --accelerator cuda --strategy all at --fit-len (KV fits the
 #               --accelerator-memory cap) and --nofit-len (it does not)
+#   memcheck    compute-sanitizer --tool memcheck on a small filtered set of GPU tests
+#   racecheck   compute-sanitizer --tool racecheck on a smaller one
 # Sweep verdict (cpu-sweep, strategies): every point at the fitting length is `ok`; at the other
 # one every point is `ok` except those whose strategy keeps all KV on the accelerator by design
 # (an `oom` whose reason starts "all KV"), and full-gpu must be that `oom` (else the length
@@ -214,7 +214,7 @@ check_load() {
 check_version() {
   timed 30 "${RUN_B[@]}" hybridbench --version || { DETAIL="hybridbench --version failed (logs/version.log)"; return 1; }
   grep -q 'CUDA: *on' "$LOG" || { DETAIL="hybridbench was built without CUDA"; return 1; }
-  DETAIL=$(grep -E 'git commit|GPU:' "$LOG" | sed 's/^ *//' | tr '\n' ';' | sed 's/  */ /g')
+  DETAIL=$(grep -E 'git commit|GPU:' "$LOG" | sed 's/^ *//; s/  */ /g' | paste -sd';' | sed 's/;/; /g')
 }
 
 # Runs bundled gtest binaries; $1 = filter, $2 = require a GPU (1/0); the rest = binaries.
@@ -258,7 +258,7 @@ check_cpu_tests() {
   fi
 }
 
-# Points of a report as "seq_len<TAB>strategy<TAB>status<TAB>median_ns<TAB>reason" lines (the
+# Points of a report as "seq_len<TAB>strategy<TAB>status<TAB>median_ns<TAB>rel_l2<TAB>reason" lines (the
 # report is pretty-printed with a fixed layout; the count is checked against the writer's).
 points_tsv() {
   awk '
@@ -266,23 +266,28 @@ points_tsv() {
     /^  "points": \[/ { inp = 1; next }
     inp && /^  \]/ { inp = 0 }
     !inp { next }
-    /^    \{/ { seq = ""; strat = ""; status = ""; reason = ""; med = ""; instep = 0 }
+    /^    \{/ { seq = ""; strat = ""; status = ""; reason = ""; med = ""; err = ""; instep = 0 }
     /^        "seq_len": / { seq = $2; sub(/,$/, "", seq) }
     /^        "strategy": / { strat = str($0) }
     /^      "status": / { status = str($0) }
     /^      "reason": / { reason = str($0) }
     /^      "step": / { instep = 1 }
     instep && /^          "median_ns": / { med = $2; sub(/,$/, "", med); instep = 0 }
-    /^    \}/ { print seq "\t" strat "\t" status "\t" med "\t" reason }
+    /^      "accuracy": / { inacc = 1 }
+    inacc && /^        "rel_l2": / { err = $2; sub(/,$/, "", err); inacc = 0 }
+    /^      \},?$/ { inacc = 0 }
+    # (bash read joins adjacent tabs, so only the last field may be empty)
+    /^    \}/ { print seq "\t" strat "\t" status "\t" (med == "" ? "null" : med) "\t" \
+                 (err == "" ? "null" : err) "\t" reason }
   ' "$1"
 }
 # The sweep verdict (see the header) over report $1 with fitting length $2 (tokens); sets DETAIL.
 SWEEP_TSV=""
 judge_sweep() {
-  local report=$1 fit=$2 seq strat status med reason
+  local report=$1 fit=$2 seq strat status med err reason
   local bad="" unsupported="" expected="" full_gpu_oom=0 n=0
   SWEEP_TSV=$(points_tsv "$report")
-  while IFS=$'\t' read -r seq strat status med reason; do
+  while IFS=$'\t' read -r seq strat status med err reason; do
     [ -n "$seq" ] || continue
     n=$((n + 1))
     [ "$status" = ok ] && continue
@@ -418,11 +423,12 @@ CPU_SWEEP_TSV=$SWEEP_TSV
 step probe check_probe gpu
 step gpu-tests check_gpu_tests gpu
 step conformance check_conformance gpu
-step memcheck check_memcheck gpu
-step racecheck check_racecheck gpu
 step bench check_bench gpu
 SWEEP_TSV=""
 step strategies check_strategies gpu
+# Last: the sanitizers are the slowest and the least likely to change a figure above.
+step memcheck check_memcheck gpu
+step racecheck check_racecheck gpu
 
 # --- the report -----------------------------------------------------------------------------
 json_str() {  # a JSON string literal of $1
@@ -430,14 +436,14 @@ json_str() {  # a JSON string literal of $1
     awk 'BEGIN { ORS = ""; print "\"" } { print (NR > 1 ? "\\n" : "") $0 } END { print "\"" }'
 }
 points_json() {  # TSV points -> JSON array
-  local first=1 seq strat status med reason
+  local first=1 seq strat status med err reason
   printf '['
-  while IFS=$'\t' read -r seq strat status med reason; do
+  while IFS=$'\t' read -r seq strat status med err reason; do
     [ -n "$seq" ] || continue
     [ $first = 1 ] || printf ','
     first=0
-    printf '{"seq_len":%s,"strategy":%s,"status":%s,"median_step_ns":%s,"reason":%s}' \
-      "$seq" "$(json_str "$strat")" "$(json_str "$status")" "${med:-null}" "$(json_str "$reason")"
+    printf '{"seq_len":%s,"strategy":%s,"status":%s,"median_step_ns":%s,"rel_l2":%s,"reason":%s}' \
+      "$seq" "$(json_str "$strat")" "$(json_str "$status")" "${med:-null}" "${err:-null}" "$(json_str "$reason")"
   done <<<"$1"
   printf ']'
 }
@@ -459,12 +465,14 @@ verdict=$([ $FAILED = 0 ] && echo ok || echo failed)
 } >"$OUTDIR/device-check.json"
 
 points_md() {  # TSV points -> markdown table
-  echo "| length | strategy | status | median step | reason |"
-  echo "|---:|---|---|---:|---|"
-  local seq strat status med reason
-  while IFS=$'\t' read -r seq strat status med reason; do
+  echo "| length | strategy | status | median step | rel. L2 error vs fp64 | reason |"
+  echo "|---:|---|---|---:|---:|---|"
+  local seq strat status med err reason
+  while IFS=$'\t' read -r seq strat status med err reason; do
     [ -n "$seq" ] || continue
-    echo "| $seq | $strat | $status | $([ -n "$med" ] && awk -v n="$med" 'BEGIN {printf "%.1f us", n / 1000}') | $reason |"
+    [ "$med" = null ] && med=""
+    [ "$err" = null ] && err=""
+    echo "| $seq | $strat | $status | $([ -n "$med" ] && awk -v n="$med" 'BEGIN {printf "%.1f us", n / 1000}') | $err | $reason |"
   done <<<"$1"
 }
 {
