@@ -168,8 +168,8 @@ DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && e
   echo "commit $COMMIT$DIRTY"
   echo "cuda $CUDA_VERSION (nvcc of the build machine; libcudart carried; CUDA ${CUDA_MAJOR}.x on the node)"
   echo "glibc $GLIBC (the node's must be this or newer)"
-  echo "arch $("$(dirname "$NVCC")/cuobjdump" --list-elf --list-ptx "$DEST/bin/hybridbench_cuda_bench" 2>/dev/null |
-    grep -oE '(sm|compute)_[0-9]+[a-z]?' | sort -u | tr '\n' ' ')(GPU code in the binaries)"
+  echo "arch $(grep -oE 'code=\[?(sm|compute)_[0-9]+[a-z]?' "$BUILD/compile_commands.json" 2>/dev/null |
+    sed 's/code=\[*//' | sort -u | tr '\n' ' ')(the GPU code nvcc generated: SASS sm_*, PTX compute_*)"
   echo "tests ${TESTS[*]}"
   for n in $(printf '%s\n' "${!NODE[@]}" | sort); do echo "node $n ${NODE[$n]}"; done
   echo "# bytes sha256 path origin"

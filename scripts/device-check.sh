@@ -98,6 +98,10 @@ NODE_CUDA="$OUTDIR/node-cuda-libs"  # links to exactly the node's cuBLAS librari
 # The restricted environment every bundled program runs in: "${RUN_B[@]}" [VAR=value...] cmd.
 RUN_B=(env -i HOME="${HOME:-/tmp}" TMPDIR="${TMPDIR:-/tmp}" PATH="$B/bin"
        LD_LIBRARY_PATH="$B/lib:$NODE_CUDA" HWLOC_PLUGINS_PATH="$B/lib/hwloc")
+# The GPUs this job was given (a scheduler's or MIG's choice) are kept.
+for v in CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER NVIDIA_VISIBLE_DEVICES; do
+  [ -n "${!v:-}" ] && RUN_B+=("$v=${!v}")
+done
 left() {
   local l=$((BUDGET - (SECONDS - start)))
   echo $((l > 0 ? l : 0))

@@ -37,7 +37,6 @@ constexpr int kWarps = kDecodeWarps;
 constexpr int kTile = kDecodeTile;  // tokens per pipeline stage
 constexpr int kSeg = kDecodeSeg;    // tokens per copy segment (never crosses a page)
 constexpr int kStages = kDecodeStages;
-constexpr int kQuads = kDecodeQuads;
 constexpr int kSlices = kDecodeSlices;
 constexpr int kStoredSlices = kDecodeStoredSlices;
 
