@@ -113,22 +113,31 @@ timed() {
   local t
   t=$(left)
   [ "$t" -gt "$cap" ] && t=$cap
-  [ "$t" -ge 1 ] || return 124
+  [ "$t" -ge 1 ] || { TIMED_OUT=1; return 124; }
   timeout --kill-after=10 "$t" "$@" >>"$LOG" 2>&1
+  local rc=$?
+  if [ $rc = 124 ] || [ $rc = 137 ]; then
+    TIMED_OUT=1
+    echo "device-check: timed out after $t s: $*" >>"$LOG"
+  fi
+  return $rc
 }
 
 # Step records: name, status (ok | failed | skipped), seconds, detail.
 NAMES=() STATUS=() SECS=() DETAILS=()
 FAILED=0
 DETAIL=""
+TIMED_OUT=0
 step() {
   local name=$1 fn=$2 t0=$SECONDS st
   LOG="$OUTDIR/logs/$name.log"
   : >"$LOG"
   DETAIL=""
+  TIMED_OUT=0
   if [ "$MODE" = no-gpu ] && [ "${3:-}" = gpu ]; then
     st=skipped
     DETAIL="needs a GPU (--no-gpu)"
+    rm -f "$LOG"
   elif [ "$(left)" -le 0 ]; then
     st=failed
     DETAIL="not run: the ${BUDGET} s budget is spent"
@@ -138,6 +147,7 @@ step() {
     st=failed
   fi
   [ "$st" = failed ] && FAILED=1
+  [ "$TIMED_OUT" = 1 ] && DETAIL="TIMED OUT (${BUDGET} s budget or the step's cap); $DETAIL"
   NAMES+=("$name")
   STATUS+=("$st")
   SECS+=($((SECONDS - t0)))
