@@ -72,8 +72,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
   }
 
   // Queues the copies of tile t (0-based within this CTA) into stage `st`; segments outside
-  // [r0, r1) are zero-filled instead (their pages may not exist, and stale shared memory
-  // could hold NaN patterns that 0 * x would propagate).
+  // [tiles.r0, tiles.r1) are zero-filled instead (their pages may not exist, and stale shared
+  // memory could hold NaN patterns that 0 * x would propagate).
   auto load_tile = [&](int t, int st) {
     E* ks = stages + st * lay.stage_elems;
     E* vs = ks + D * kTile;
