@@ -1,7 +1,6 @@
 // The CUDA accelerator's attention operations: validation, descriptors, split planning and
 // launches. Kernels are in the .cu files; this file decides what they are asked to do.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -10,6 +9,7 @@
 #include "core/error.h"
 #include "kernels/cuda/accelerator_impl.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/decode_layout.h"
 #include "kernels/cuda/launch_plan.h"
 
 namespace hb::cuda {
@@ -113,12 +113,10 @@ DecodeLaunch CudaAcceleratorImpl::decode_launch(const LaunchShape& s, int batch,
   L.kv_heads = s.kv_heads;
   L.head_dim = s.head_dim;
   L.page_tokens = s.page_tokens;
-  L.page_shift = (s.page_tokens & (s.page_tokens - 1)) == 0
-                     ? std::countr_zero(static_cast<unsigned>(s.page_tokens))
-                     : -1;
+  L.page_shift = decode_page_shift(s.page_tokens);
   L.group = s.group;
   L.gmax = decode_gmax(s.group);
-  L.head_chunks = (s.group + L.gmax - 1) / L.gmax;
+  L.head_chunks = decode_head_chunks(s.group, L.gmax);
   L.splits = 1;
   L.tiles_per_split = 1;
   L.with_v = with_v ? 1 : 0;

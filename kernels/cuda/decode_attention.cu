@@ -22,6 +22,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "kernels/cuda/decode_layout.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/kernel_args.h"
 #include "kernels/cuda/softmax_math.h"
@@ -29,46 +30,15 @@
 namespace hb::cuda {
 namespace {
 
-constexpr int kThreads = 128;
-constexpr int kWarps = kThreads / 32;
+// The index math (layout, heads, tiles, segments, pages, thread ownership) is in
+// decode_layout.h, shared with the host and tested on the CPU.
+constexpr int kThreads = kDecodeThreads;
+constexpr int kWarps = kDecodeWarps;
 constexpr int kTile = kDecodeTile;  // tokens per pipeline stage
-constexpr int kSeg = 16;            // tokens per copy segment (never crosses a page)
-constexpr int kStages = 2;
-constexpr int kQuads = kTile / 4;           // a scoring thread owns 4 consecutive tokens
-constexpr int kSlices = kThreads / kQuads;  // ... and every kSlices-th dim
-// Lanes l and l+16 of a warp hold adjacent slices and are summed by a shuffle, so shared
-// memory keeps one partial per warp (this keeps 3 CTAs per SM at head_dim 128, GMAX 4).
-constexpr int kStoredSlices = kWarps;
-static_assert(kSlices * kQuads == kThreads && kQuads == 16 && kSlices == 2 * kWarps,
-              "slice pairs must be the two half-warps");
-static_assert(kTile == 2 * 32, "softmax assumes 2 tokens per lane");
-
-// Shared-memory layout in bytes, identical on host (launch size) and device.
-struct Layout {
-  int q, stage, stage_elems, s_part, p, small, total;
-};
-__host__ __device__ inline Layout decode_layout(int D, int gmax, bool with_v, int elem_bytes) {
-  Layout l{};
-  auto align16 = [](int x) { return (x + 15) / 16 * 16; };
-  int off = 0;
-  l.q = off;
-  off += align16(D * gmax * 4);
-  l.stage = off;
-  l.stage_elems = D * kTile * (with_v ? 2 : 1);
-  const int stages_bytes = kStages * l.stage_elems * elem_bytes;
-  // The end-of-CTA reduction of PV partials over token groups reuses the stage buffers.
-  const int groups = kThreads / (D / 8);
-  const int reduce_bytes = with_v ? groups * gmax * D * 4 : 0;
-  off += align16(stages_bytes > reduce_bytes ? stages_bytes : reduce_bytes);
-  l.s_part = off;
-  off += kStoredSlices * gmax * kTile * 4;
-  l.p = off;
-  off += with_v ? kTile * gmax * 4 : 0;
-  l.small = off;  // alpha[gmax], lse[gmax], inv_l[gmax]
-  off += align16(3 * gmax * 4);
-  l.total = off;
-  return l;
-}
+constexpr int kSeg = kDecodeSeg;    // tokens per copy segment (never crosses a page)
+constexpr int kStages = kDecodeStages;
+constexpr int kSlices = kDecodeSlices;
+constexpr int kStoredSlices = kDecodeStoredSlices;
 
 template <class E, int GMAX, bool WITH_V>
 __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) {
@@ -76,13 +46,13 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int D = L.head_dim, P = L.page_tokens;
   const int b = blockIdx.z;
-  const int kvh = blockIdx.y / L.head_chunks, chunk = blockIdx.y % L.head_chunks;
-  const int g0 = chunk * GMAX;
-  const int gn = min(GMAX, L.group - g0);  // live heads of this CTA; the rest compute zeros
-  const int qh0 = kvh * L.group + g0;
+  const DecodeCtaHeads cta = decode_cta_heads(blockIdx.y, L.head_chunks, L.group, GMAX);
+  const int kvh = cta.kv_head;
+  const int gn = cta.gn;  // live heads of this CTA; the rest compute zeros
+  const int qh0 = cta.qh0;
   const SeqDesc S = L.seqs[b];
   const HeadDesc H = L.heads[static_cast<int64_t>(b) * L.kv_heads + kvh];
-  const Layout lay = decode_layout(D, GMAX, WITH_V, sizeof(E));
+  const DecodeSmemLayout lay = decode_layout(D, GMAX, WITH_V, sizeof(E));
   float* qs = reinterpret_cast<float*>(smem + lay.q);  // [D][GMAX], scaled
   E* stages = reinterpret_cast<E*>(smem + lay.stage);  // kStages x (K [D][kTile], V [kTile][D])
   float* s_part = reinterpret_cast<float*>(smem + lay.s_part);  // [kStoredSlices][GMAX][kTile]
@@ -92,10 +62,9 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
   float* inv_l_s = lse_s + GMAX;                                // [GMAX]
 
   // Tokens relative to the first listed page; this CTA's tiles.
-  const int r0 = static_cast<int>(H.begin - H.base), r1 = static_cast<int>(H.end - H.base);
-  const int tile0 = r0 / kTile + static_cast<int>(blockIdx.x) * L.tiles_per_split;
-  int ntiles = 0;
-  if (r1 > r0) ntiles = max(0, min(L.tiles_per_split, (r1 + kTile - 1) / kTile - tile0));
+  const DecodeCtaTiles tiles =
+      decode_cta_tiles(H.base, H.begin, H.end, static_cast<int>(blockIdx.x), L.tiles_per_split);
+  const int ntiles = tiles.ntiles;
 
   for (int i = tid; i < D * GMAX; i += kThreads) {
     const int j = i / GMAX, g = i % GMAX;
@@ -103,33 +72,33 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
   }
 
   // Queues the copies of tile t (0-based within this CTA) into stage `st`; segments outside
-  // [r0, r1) are zero-filled instead (their pages may not exist, and stale shared memory
-  // could hold NaN patterns that 0 * x would propagate).
+  // [tiles.r0, tiles.r1) are zero-filled instead (their pages may not exist, and stale shared
+  // memory could hold NaN patterns that 0 * x would propagate).
   auto load_tile = [&](int t, int st) {
     E* ks = stages + st * lay.stage_elems;
     E* vs = ks + D * kTile;
 #pragma unroll
     for (int sg = 0; sg < kTile / kSeg; ++sg) {
-      const int rs = (tile0 + t) * kTile + sg * kSeg;
-      if (rs < r1 && rs + kSeg > r0) {
-        const int page = L.page_shift >= 0 ? rs >> L.page_shift : rs / P;
-        const int slot = rs - page * P;
-        const DevPage pg = H.pages[page];
-        const E* kb = static_cast<const E*>(pg.k) + slot;
+      const int rs = decode_segment_start(tiles, t, sg);
+      if (decode_segment_live(tiles, rs)) {
+        const DecodePageSlot ps = decode_page_slot(rs, P, L.page_shift);
+        const DevPage pg = H.pages[ps.page];
+        const E* kb = static_cast<const E*>(pg.k) + ps.slot;
         for (int c = tid; c < 2 * D; c += kThreads) {
-          const int j = c >> 1, h8 = (c & 1) * 8;
-          cp_async16(ks + j * kTile + sg * kSeg + h8, kb + static_cast<int64_t>(j) * P + h8);
+          const DecodeKChunk kc = decode_k_chunk(c);
+          cp_async16(ks + kc.dim * kTile + sg * kSeg + kc.h8,
+                     kb + static_cast<int64_t>(kc.dim) * P + kc.h8);
         }
         if constexpr (WITH_V) {
-          const E* vb = static_cast<const E*>(pg.v) + static_cast<int64_t>(slot) * D;
+          const E* vb = static_cast<const E*>(pg.v) + static_cast<int64_t>(ps.slot) * D;
           E* vd = vs + sg * kSeg * D;
           for (int c = tid; c < 2 * D; c += kThreads) cp_async16(vd + c * 8, vb + c * 8);
         }
       } else {
         const uint4 z = make_uint4(0, 0, 0, 0);
         for (int c = tid; c < 2 * D; c += kThreads) {
-          const int j = c >> 1, h8 = (c & 1) * 8;
-          *reinterpret_cast<uint4*>(ks + j * kTile + sg * kSeg + h8) = z;
+          const DecodeKChunk kc = decode_k_chunk(c);
+          *reinterpret_cast<uint4*>(ks + kc.dim * kTile + sg * kSeg + kc.h8) = z;
           if constexpr (WITH_V) *reinterpret_cast<uint4*>(vs + sg * kSeg * D + c * 8) = z;
         }
       }
@@ -144,9 +113,9 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
     l_run[k] = 0.0f;
   }
   // PV ownership: 8 dims (`unit`) of every `groups`-th token starting at `tgroup`.
-  const int units = D / 8, groups = kThreads / units;
-  const int unit = tid % units, tgroup = tid / units;
-  const bool pv_thread = tgroup < groups;
+  const DecodePvOwner pv = decode_pv_owner(D, tid);
+  const int groups = pv.groups, unit = pv.unit, tgroup = pv.tgroup;
+  const bool pv_thread = pv.active;
   float acc[GMAX][8];
 #pragma unroll
   for (int g = 0; g < GMAX; ++g)
@@ -169,7 +138,8 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
 
     // 1. Partial q.k over this thread's dim slice for its 4 tokens and all heads.
     {
-      const int quad = tid % kQuads, slice = tid / kQuads;
+      const DecodeScoreOwner owner = decode_score_owner(tid);
+      const int quad = owner.quad, slice = owner.slice;
       float sc[GMAX][4];
 #pragma unroll
       for (int g = 0; g < GMAX; ++g)
@@ -198,7 +168,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
     __syncthreads();
 
     // 2. Full logits, masking, optional logit output, online softmax (a warp per head).
-    const int64_t tile_token = H.base + static_cast<int64_t>(tile0 + t) * kTile;
+    const int64_t tile_token = decode_tile_token(H.base, tiles, t, 0);
 #pragma unroll
     for (int k = 0; k < kHeadsPerWarp; ++k) {
       const int g = warp + k * kWarps;
@@ -274,7 +244,6 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
     }
   }
   __syncthreads();
-  const int64_t row0 = static_cast<int64_t>(b) * L.q_heads + qh0;  // row of head g0
   const int slot = L.slot_offset + static_cast<int>(blockIdx.x);
   for (int idx = tid; idx < gn * D; idx += kThreads) {
     const int g = idx / D, j = idx - g * D;
@@ -284,13 +253,13 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
     if (L.direct)
       S.o[static_cast<int64_t>(qh0 + g) * D + j] = o;
     else
-      L.part_o[((row0 + g) * L.slots + slot) * D + j] = o;
+      L.part_o[decode_partial_index(b, L.q_heads, qh0 + g, L.slots, slot) * D + j] = o;
   }
   if (tid < gn) {
     if (L.direct)
       S.lse[qh0 + tid] = lse_s[tid];
     else
-      L.part_lse[(row0 + tid) * L.slots + slot] = lse_s[tid];
+      L.part_lse[decode_partial_index(b, L.q_heads, qh0 + tid, L.slots, slot)] = lse_s[tid];
   }
 }
 

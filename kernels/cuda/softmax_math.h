@@ -6,11 +6,7 @@
 // exp(-inf - M) is 0, and an all-empty set (M = -inf) gives o = 0, lse = -inf, never NaN.
 #include <cmath>
 
-#if defined(__CUDACC__)
-#define HB_HD __host__ __device__ __forceinline__
-#else
-#define HB_HD inline
-#endif
+#include "kernels/cuda/host_device.h"
 
 namespace hb::cuda {
 
