@@ -1,5 +1,6 @@
 // The workload families' names, defaults and knobs: `--workload FAMILY[:KNOB=VALUE,...]`.
 // One table drives the parser, the report's label and the help text, so they cannot disagree.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
@@ -68,7 +69,7 @@ const std::vector<Knob>& knobs() {
       int_knob("sink_tokens", kDiffuse | kRealistic, &S::sink_tokens, 0, 1024,
                "first tokens that act as attention sinks"),
       real_knob("sink_mass", kRealistic, &S::sink_mass, 0, 0.95,
-                "mean share of a head's attention on the sinks, at every length"),
+                "mean share of a head's attention on the sinks at every length (heads +-50%)"),
       real_knob("sink_logit", kDiffuse, &S::sink_logit, 0, 50, "logit of the sinks"),
       real_knob("decay", kRealistic, &S::decay, 0, 4,
                 "locality: attention falls like distance^-decay"),
@@ -105,7 +106,7 @@ const std::vector<Knob>& knobs() {
       int_knob("needle_tokens", kRetrieval, &S::needle_tokens, 1, 4096,
                "length of the needle span"),
       real_knob("needle_mass", kRetrieval, &S::needle_mass, 0, 0.95,
-                "share of the first decode query's attention on the needle"),
+                "share of the decode queries' attention on the needle span"),
       real_knob("needle_logit", kDiffuse, &S::needle_logit, 0, 50, "logit of the needle"),
       real_knob("needle_value", kDiffuse | kRetrieval, &S::needle_value_scale, 0, 100,
                 "norm of the needle's distinctive value"),
@@ -119,13 +120,16 @@ struct Family {
   const char* name;
   Kind kind;
   const char* help;
+  Kind base = Kind::uniform;  // help lists only the knobs it does not share with this family
 };
 const std::vector<Family>& families() {
   static const std::vector<Family> f = {
       {"llama-like", Kind::llama_like,
        "calibrated to published measurements of real models (core/README.md)"},
       {"needle", Kind::retrieval,
-       "llama-like plus a short span far from the end that holds most of the attention"},
+       "llama-like plus a short span far from the end that holds most of the attention; "
+       "llama-like's knobs and",
+       Kind::llama_like},
       {"diffuse", Kind::structured,
        "the original generator, a stress case: sinks and locality fade with length"},
       {"uniform", Kind::uniform, "no structure: attention is nearly flat"},
@@ -136,8 +140,8 @@ const std::vector<Family>& families() {
 // Shortest text that reads back to the same float ("0.4", not "0.400000006").
 std::string number_text(double v, bool whole) {
   char buf[40];
-  if (whole) {
-    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  if (whole || (v == std::floor(v) && std::fabs(v) < 1e15)) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
     return buf;
   }
   for (int p = 1; p <= 9; ++p) {
@@ -270,8 +274,12 @@ std::string workload_help() {
   for (const auto& f : families()) {
     out += std::string("  ") + f.name + ": " + f.help + "\n";
     const WorkloadSpec base = WorkloadSpec::defaults(f.kind);
+    const WorkloadSpec shared = WorkloadSpec::defaults(f.base);
     for (const auto& k : knobs()) {
       if (!(k.families & family_bit(f.kind))) continue;
+      if (f.base != Kind::uniform && (k.families & family_bit(f.base)) &&
+          k.get(base) == k.get(shared))
+        continue;  // listed with the base family, same default
       out += std::string("      ") + k.name + " [" + number_text(k.get(base), k.whole()) + "] " +
              number_text(k.min, k.whole()) + ".." + number_text(k.max, k.whole()) + ": " + k.help +
              "\n";
