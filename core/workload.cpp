@@ -70,6 +70,50 @@ void add_value_mean(DenseKv& all, const WorkloadSpec& spec) {
   }
 }
 
+Workload blank_workload(const AttentionShape& shape, const WorkloadSpec& spec,
+                        const std::string& label) {
+  Workload w;
+  w.shape = shape;
+  w.spec = spec;
+  w.source = "synthetic:" + label;
+  return w;
+}
+
+DenseKv zero_kv(int64_t tokens, int kv_heads, int head_dim) {
+  DenseKv kv;
+  kv.tokens = tokens;
+  kv.kv_heads = kv_heads;
+  kv.head_dim = head_dim;
+  kv.k.assign(static_cast<size_t>(tokens) * kv_heads * head_dim, 0.0f);
+  kv.v.assign(static_cast<size_t>(tokens) * kv_heads * head_dim, 0.0f);
+  return kv;
+}
+
+void for_each_kv_chunk(int64_t tokens, int kv_heads,
+                       const std::function<void(int, int64_t, int64_t, int64_t)>& fill) {
+  constexpr int64_t kChunk = 4096;
+  const int64_t chunks = (tokens + kChunk - 1) / kChunk;
+  ThreadPool::global().parallel_for(chunks * kv_heads, [&](int64_t task, int) {
+    const int64_t c = task / kv_heads;
+    fill(static_cast<int>(task % kv_heads), c, c * kChunk, std::min(tokens, (c + 1) * kChunk));
+  });
+}
+
+void finish_kv(DenseKv& all, const WorkloadSpec& spec, DType kv_dtype) {
+  if (spec.value_mean != 0) add_value_mean(all, spec);
+  round_through(kv_dtype, all.k.data(), all.k.size());
+  round_through(kv_dtype, all.v.data(), all.v.size());
+}
+
+QueryBuffer query_buffer(const AttentionShape& shape, const WorkloadSpec& spec, int64_t prompt_len,
+                         int decode_steps) {
+  QueryBuffer b;
+  b.n_prompt = std::min<int64_t>(spec.prompt_queries, prompt_len);
+  b.n = b.n_prompt + decode_steps;
+  b.q.assign(static_cast<size_t>(b.n) * shape.q_heads * shape.head_dim, 0.0f);
+  return b;
+}
+
 void check_lengths(int64_t prompt_len, int decode_steps) {
   if (prompt_len < 0 || decode_steps < 0)
     throw Error("negative sequence length or decode steps",
@@ -126,10 +170,7 @@ Workload make_diffuse(const AttentionShape& shape, int64_t prompt_len, int decod
   const float pos_amp = L.F ? std::sqrt(spec.recency_logit / L.F) : 0.0f;
   const float q_noise_sd = spec.noise_logit / std::sqrt(static_cast<float>(n_noise));
 
-  Workload w;
-  w.shape = shape;
-  w.spec = spec;
-  w.source = "synthetic:" + in.label();
+  Workload w = workload_detail::blank_workload(shape, spec, in.label());
   const int64_t total = prompt_len + decode_steps;
 
   std::vector<HeadModel> heads(kvh);
@@ -152,53 +193,43 @@ Workload make_diffuse(const AttentionShape& shape, int64_t prompt_len, int decod
 
   // Keys and values of every position (prompt and generated), filled in parallel chunks with
   // one RNG stream per (head, chunk) so the result does not depend on the thread count.
-  DenseKv all;
-  all.tokens = total;
-  all.kv_heads = kvh;
-  all.head_dim = d;
-  all.k.assign(static_cast<size_t>(total) * kvh * d, 0.0f);
-  all.v.assign(static_cast<size_t>(total) * kvh * d, 0.0f);
-  constexpr int64_t kChunk = 4096;
-  const int64_t chunks = (total + kChunk - 1) / kChunk;
-  ThreadPool::global().parallel_for(chunks * kvh, [&](int64_t task, int) {
-    const int h = static_cast<int>(task % kvh);
-    const int64_t c = task / kvh;
-    Rng rng(spec.seed, 2 + h, c);
-    const HeadModel& hm = heads[h];
-    std::vector<float> lat(d);
-    for (int64_t t = c * kChunk; t < std::min(total, (c + 1) * kChunk); ++t) {
-      std::fill(lat.begin(), lat.end(), 0.0f);
-      if (t < spec.sink_tokens) lat[L.sink()] = spec.sink_logit;
-      // Sinks are excluded from heavy hitters; generated tokens may be heavy too.
-      if (L.H > 0 && t >= spec.sink_tokens && rng.uniform() < spec.heavy_fraction)
-        lat[L.heavy(static_cast<int>(rng.below(L.H)))] =
-            spec.heavy_logit * rng.uniformf(0.75f, 1.25f);
-      if (t == w.needle_token) lat[L.needle()] = spec.needle_logit;
-      for (int j = 0; j < L.F; ++j) {
-        lat[L.pos(j)] = pos_amp * std::cos(hm.freq[j] * t);
-        lat[L.pos(j) + 1] = pos_amp * std::sin(hm.freq[j] * t);
-      }
-      for (int i = L.noise_begin(); i < d; ++i) lat[i] = rng.normal();
-      hm.rot.apply(lat.data(), d);
-      float* k = all.k.data() + (t * kvh + h) * d;
-      std::copy(lat.begin(), lat.end(), k);
-      float* v = all.v.data() + (t * kvh + h) * d;
-      if (t == w.needle_token) {
-        for (int i = 0; i < d; ++i)
-          v[i] = spec.needle_value_scale * hm.needle_v[i] + 0.1f * rng.normal();
-      } else {
-        for (int i = 0; i < d; ++i) v[i] = rng.normal();
-      }
-    }
-  });
-  if (spec.value_mean != 0) workload_detail::add_value_mean(all, spec);
-  round_through(shape.kv_dtype, all.k.data(), all.k.size());
-  round_through(shape.kv_dtype, all.v.data(), all.v.size());
+  DenseKv all = workload_detail::zero_kv(total, kvh, d);
+  workload_detail::for_each_kv_chunk(
+      total, kvh, [&](int h, int64_t c, int64_t first, int64_t last) {
+        Rng rng(spec.seed, 2 + h, c);
+        const HeadModel& hm = heads[h];
+        std::vector<float> lat(d);
+        for (int64_t t = first; t < last; ++t) {
+          std::fill(lat.begin(), lat.end(), 0.0f);
+          if (t < spec.sink_tokens) lat[L.sink()] = spec.sink_logit;
+          // Sinks are excluded from heavy hitters; generated tokens may be heavy too.
+          if (L.H > 0 && t >= spec.sink_tokens && rng.uniform() < spec.heavy_fraction)
+            lat[L.heavy(static_cast<int>(rng.below(L.H)))] =
+                spec.heavy_logit * rng.uniformf(0.75f, 1.25f);
+          if (t == w.needle_token) lat[L.needle()] = spec.needle_logit;
+          for (int j = 0; j < L.F; ++j) {
+            lat[L.pos(j)] = pos_amp * std::cos(hm.freq[j] * t);
+            lat[L.pos(j) + 1] = pos_amp * std::sin(hm.freq[j] * t);
+          }
+          for (int i = L.noise_begin(); i < d; ++i) lat[i] = rng.normal();
+          hm.rot.apply(lat.data(), d);
+          float* k = all.k.data() + (t * kvh + h) * d;
+          std::copy(lat.begin(), lat.end(), k);
+          float* v = all.v.data() + (t * kvh + h) * d;
+          if (t == w.needle_token) {
+            for (int i = 0; i < d; ++i)
+              v[i] = spec.needle_value_scale * hm.needle_v[i] + 0.1f * rng.normal();
+          } else {
+            for (int i = 0; i < d; ++i) v[i] = rng.normal();
+          }
+        }
+      });
+  workload_detail::finish_kv(all, spec, shape.kv_dtype);
 
   // Queries: structured coefficients per query head, with noise that drifts step to step.
-  const int64_t n_pq = std::min<int64_t>(spec.prompt_queries, prompt_len);
-  const int64_t n_q = n_pq + decode_steps;  // prompt queries, then decode queries
-  std::vector<float> queries(static_cast<size_t>(n_q) * shape.q_heads * d);
+  auto qb = workload_detail::query_buffer(shape, spec, prompt_len, decode_steps);
+  const int64_t n_pq = qb.n_prompt, n_q = qb.n;
+  std::vector<float>& queries = qb.q;
   const float sqrt_d = std::sqrt(static_cast<float>(d));
   const float drift = std::clamp(spec.query_drift, 0.0f, 1.0f);
   for (int qh = 0; qh < shape.q_heads; ++qh) {

@@ -2,6 +2,8 @@
 // Pieces the workload generators share (core/workload*.cpp only; not part of core's API).
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "core/rng.h"
@@ -51,11 +53,37 @@ struct Rotation {
   }
 };
 
+// A workload of `shape` and `spec` with nothing generated yet; `label` names it in its source.
+Workload blank_workload(const AttentionShape& shape, const WorkloadSpec& spec,
+                        const std::string& label);
+
+// Keys and values of `tokens` positions [tokens][kv_heads][head_dim], all zero.
+DenseKv zero_kv(int64_t tokens, int kv_heads, int head_dim);
+
+// Calls fill(kv_head, chunk, first, last) for every KV head and every chunk [first, last) of
+// 4096 positions, in parallel. With one RNG stream per (head, chunk) inside `fill`, the
+// workload does not depend on the thread count.
+void for_each_kv_chunk(int64_t tokens, int kv_heads,
+                       const std::function<void(int, int64_t, int64_t, int64_t)>& fill);
+
 // Splits keys/values of every position [prompt_len + decode_steps][kv_heads][head_dim] and the
 // queries [n_prompt_queries + decode_steps][q_heads][head_dim] into the workload's prompt,
 // prompt queries and steps.
 void assemble(Workload& w, const DenseKv& all, const std::vector<float>& queries,
               int64_t n_prompt_queries, int decode_steps);
+
+// The last step of building keys and values: the values' mean direction (spec.value_mean) and
+// the rounding through the KV dtype, so the fp64 reference sees exactly what the cache stores.
+void finish_kv(DenseKv& all, const WorkloadSpec& spec, DType kv_dtype);
+
+// Room for the queries [n][q_heads][head_dim]: the last min(prompt_queries, prompt_len) prompt
+// positions' (`n_prompt`), then every decode step's.
+struct QueryBuffer {
+  int64_t n_prompt = 0, n = 0;
+  std::vector<float> q;
+};
+QueryBuffer query_buffer(const AttentionShape& shape, const WorkloadSpec& spec, int64_t prompt_len,
+                         int decode_steps);
 
 // Adds each KV head's shared mean value direction (norm spec.value_mean * sqrt(head_dim), the
 // expected norm of the per-token N(0, 1) noise times value_mean) to every value.

@@ -94,10 +94,7 @@ Workload make_llama_like(const AttentionShape& shape, int64_t prompt_len, int de
       L.F && log_range > 0 ? static_cast<float>(std::sqrt(spec.decay * log_range / L.F)) : 0.0f;
   const float q_noise_sd = spec.noise_logit / std::sqrt(static_cast<float>(n_noise));
 
-  Workload w;
-  w.shape = shape;
-  w.spec = spec;
-  w.source = "synthetic:" + spec.label();
+  Workload w = blank_workload(shape, spec, spec.label());
   const int64_t total = prompt_len + decode_steps;
 
   std::vector<HeadModel> heads(kvh);
@@ -126,21 +123,12 @@ Workload make_llama_like(const AttentionShape& shape, int64_t prompt_len, int de
   // Keys and values of every position, in parallel chunks with one RNG stream per (head, chunk)
   // so the result does not depend on the thread count. Sinks and the needle carry a unit
   // coefficient: the queries' coefficients on them are calibrated below.
-  DenseKv all;
-  all.tokens = total;
-  all.kv_heads = kvh;
-  all.head_dim = d;
-  all.k.assign(static_cast<size_t>(total) * kvh * d, 0.0f);
-  all.v.assign(static_cast<size_t>(total) * kvh * d, 0.0f);
-  constexpr int64_t kChunk = 4096;
-  const int64_t chunks = (total + kChunk - 1) / kChunk;
-  ThreadPool::global().parallel_for(chunks * kvh, [&](int64_t task, int) {
-    const int h = static_cast<int>(task % kvh);
-    const int64_t c = task / kvh;
+  DenseKv all = zero_kv(total, kvh, d);
+  for_each_kv_chunk(total, kvh, [&](int h, int64_t c, int64_t first, int64_t last) {
     Rng rng(spec.seed, kLlamaStream + 1 + h, c);
     const HeadModel& hm = heads[h];
     std::vector<float> lat(d);
-    for (int64_t t = c * kChunk; t < std::min(total, (c + 1) * kChunk); ++t) {
+    for (int64_t t = first; t < last; ++t) {
       std::fill(lat.begin(), lat.end(), 0.0f);
       if (t < spec.sink_tokens) lat[L.sink()] = 1.0f;
       if (in_needle(t)) lat[L.needle()] = 1.0f;
@@ -159,16 +147,14 @@ Workload make_llama_like(const AttentionShape& shape, int64_t prompt_len, int de
             needle ? spec.needle_value_scale * hm.needle_v[i] + 0.1f * rng.normal() : rng.normal();
     }
   });
-  if (spec.value_mean != 0) add_value_mean(all, spec);
-  round_through(shape.kv_dtype, all.k.data(), all.k.size());
-  round_through(shape.kv_dtype, all.v.data(), all.v.size());
+  finish_kv(all, spec, shape.kv_dtype);
 
   // Queries, one task per query head: topic weights (what this head looks for) and noise both
   // drift step to step; then the sink and needle coefficients are solved for so that the
-  // calibration query (the first decode query) gives them exactly their target shares.
-  const int64_t n_pq = std::min<int64_t>(spec.prompt_queries, prompt_len);
-  const int64_t n_q = n_pq + decode_steps;  // prompt queries, then decode queries
-  std::vector<float> queries(static_cast<size_t>(n_q) * shape.q_heads * d);
+  // first decode queries give them their target shares.
+  QueryBuffer qb = query_buffer(shape, spec, prompt_len, decode_steps);
+  const int64_t n_pq = qb.n_prompt, n_q = qb.n;
+  std::vector<float>& queries = qb.q;
   const float sqrt_d = std::sqrt(static_cast<float>(d));
   const float drift = std::clamp(spec.query_drift, 0.0f, 1.0f);
   const float keep = std::sqrt(1 - drift * drift);

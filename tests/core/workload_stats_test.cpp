@@ -1,7 +1,8 @@
 // The workload families' attention statistics, measured with the exact fp64 softmax over the
-// generated q and k, against the targets core/README.md gives with their sources (StreamingLLM,
-// H2O, Quest, RoPE, InfiniGen). At 4k and 32k: the point of llama-like is that its shape does
-// not depend on the length; diffuse's is that it does (its sinks fade).
+// generated q and k (each decode query over the prompt), against the targets core/README.md gives
+// with their sources (StreamingLLM, H2O, Quest, RoPE, InfiniGen). At 4k and 32k: the point of
+// llama-like is that its shape does not depend on the length; diffuse's is that it does (its sinks
+// fade).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "core/workload.h"
+#include "tests/core/attention_probs.h"
 
 namespace hb {
 namespace {
@@ -29,27 +31,6 @@ struct Stats {
   double need90 = 0;     // share of the tokens it takes to hold 90% of the attention
 };
 
-// Softmax over the context of decode step s (the prompt and the step's tokens so far).
-std::vector<double> probs(const Workload& w, int s, int qh) {
-  const int d = w.shape.head_dim, h = w.shape.kv_head_of(qh);
-  const int64_t n = w.prompt_len() + s + 1;
-  const float* q = w.steps[s].q.data() + static_cast<size_t>(qh) * d;
-  std::vector<double> p(n);
-  double m = -1e300;
-  for (int64_t t = 0; t < n; ++t) {
-    const float* k =
-        t < w.prompt_len() ? w.prompt.k_row(t, h) : w.steps[t - w.prompt_len()].k.data() + h * d;
-    double dot = 0;
-    for (int j = 0; j < d; ++j) dot += double(q[j]) * k[j];
-    p[t] = dot / std::sqrt(double(d));
-    m = std::max(m, p[t]);
-  }
-  double l = 0;
-  for (auto& x : p) l += (x = std::exp(x - m));
-  for (auto& x : p) x /= l;
-  return p;
-}
-
 std::vector<int64_t> top_tokens(const std::vector<double>& p, int64_t k) {
   std::vector<int64_t> idx(p.size());
   std::iota(idx.begin(), idx.end(), 0);
@@ -67,7 +48,7 @@ Stats measure(const Workload& w) {
   for (int qh = 0; qh < H; ++qh) {
     std::vector<int64_t> previous;
     for (int s = 0; s < steps; ++s) {
-      const auto p = probs(w, s, qh);
+      const auto p = probs(w, w.steps[s].q.data(), qh, w.prompt_len(), w.prompt);
       const int64_t n = static_cast<int64_t>(p.size());
       const int64_t k = std::max<int64_t>(1, n / 50);
       for (int t = 0; t < sinks; ++t) st.sink += p[t];
