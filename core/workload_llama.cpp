@@ -2,8 +2,11 @@
 // like published measurements of real models, at every context length. core/README.md gives
 // each number and its source; tests/core/workload_stats_test.cpp measures them.
 //
-// Latent coordinates per KV head (keys and queries, in logit units: logit = q~ . k~, and
-// q = sqrt(d) * rotate(q~)): [sink | needle | topic x T | cos,sin x F | noise ...].
+// Coordinates per KV head (keys and queries, in logit units: logit = q~ . k~, q = sqrt(d) * q~):
+// [sink | needle | topic x T | cos,sin x F | noise ...]. Unlike diffuse, the features stay on
+// coordinate axes: RoPE rotates fixed pairs of channels, and real keys carry their structure in
+// a few outlier channels (KIVI, Liu et al. 2024), which is what lets page bounds over channels
+// (Quest's min/max) see it.
 #include <algorithm>
 #include <cmath>
 
@@ -30,7 +33,6 @@ struct Layout {
 };
 
 struct HeadModel {
-  Rotation rot;
   std::vector<double> freq;     // locality frequencies, geometric from 1/local_window down
   std::vector<float> needle_v;  // unit needle value direction
   std::vector<int8_t> topic;    // [token] topic of a salient token, -1 if none
@@ -101,7 +103,6 @@ Workload make_llama_like(const AttentionShape& shape, int64_t prompt_len, int de
   ThreadPool::global().parallel_for(kvh, [&](int64_t h, int) {
     Rng rng(spec.seed, kLlamaStream, static_cast<uint64_t>(h));
     HeadModel& hm = heads[h];
-    hm.rot.init(rng, d);
     for (int j = 0; j < L.F; ++j)  // one frequency per equal slice of log-frequency, jittered
       hm.freq.push_back(
           std::exp(-std::log(spec.local_window) - (j + rng.uniform()) * log_range / L.F));
@@ -138,7 +139,6 @@ Workload make_llama_like(const AttentionShape& shape, int64_t prompt_len, int de
         lat[L.pos(j) + 1] = pos_amp * static_cast<float>(std::sin(hm.freq[j] * t));
       }
       for (int i = L.noise_begin(); i < d; ++i) lat[i] = rng.normal();
-      hm.rot.apply(lat.data(), d);
       std::copy(lat.begin(), lat.end(), all.k.data() + (t * kvh + h) * d);
       float* v = all.v.data() + (t * kvh + h) * d;
       const bool needle = in_needle(t);
@@ -181,7 +181,6 @@ Workload make_llama_like(const AttentionShape& shape, int64_t prompt_len, int de
         lat[L.pos(j) + 1] = pos_amp * static_cast<float>(std::sin(hm.freq[j] * pos));
       }
       for (int j = 0; j < n_noise; ++j) lat[L.noise_begin() + j] = q_noise_sd * noise[j];
-      hm.rot.apply(lat.data(), d);
       float* q = queries.data() + (i * shape.q_heads + qh) * d;
       for (int j = 0; j < d; ++j) q[j] = sqrt_d * lat[j];
     }
@@ -216,13 +215,10 @@ Workload make_llama_like(const AttentionShape& shape, int64_t prompt_len, int de
         needle_mass > 0 && has_needle
             ? static_cast<float>(std::log(needle_mass / rest_share) + log_rest_needle / n_cal)
             : 0.0f;
-    std::fill(lat.begin(), lat.end(), 0.0f);
-    lat[L.sink()] = c_sink;
-    lat[L.needle()] = c_needle;
-    hm.rot.apply(lat.data(), d);
     for (int64_t i = 0; i < n_q; ++i) {
       float* q = queries.data() + (i * shape.q_heads + qh) * d;
-      for (int j = 0; j < d; ++j) q[j] += sqrt_d * lat[j];
+      q[L.sink()] += sqrt_d * c_sink;
+      q[L.needle()] += sqrt_d * c_needle;
     }
   });
 
