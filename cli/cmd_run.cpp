@@ -17,6 +17,7 @@
 #include "cli/run_session.h"
 #include "core/error.h"
 #include "core/model_presets.h"
+#include "core/workload.h"
 #include "hybrid/register.h"
 #include "reports/format.h"
 #include "reports/json_io.h"
@@ -186,6 +187,10 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
     spec.strategy_options[key] = value;
   }
   spec.validate();
+  // Reports label a synthetic workload by its family and every knob that differs from its
+  // defaults, however it was typed ("structured" is "diffuse", default knobs drop out).
+  if (spec.workload.rfind("trace:", 0) != 0)
+    spec.workload = parse_workload_spec(spec.workload).label();
   // Loaded (and validated) before anything runs. --mode model: the platforms to project onto;
   // measure mode: at most one profile, whose prediction of each measured step goes alongside.
   std::vector<model::PlatformModel> platforms;
@@ -284,6 +289,7 @@ CommandFn add_run_command(CLI::App& app) {
       "cores\n"
       "  hybridbench run --strategy cpu-only,hybridgen --seq-len 4k:128k:x2 --out r.json\n"
       "  hybridbench run --model qwen2.5-7b --batch 1,8 --workload needle\n"
+      "  hybridbench run --workload llama-like:sink_mass=0.4,drift=0.3 --strategy quest,h2o\n"
       "  hybridbench run --accelerator cpu --accelerator-memory 256M   # force offloading on a "
       "small budget\n"
       "  hybridbench run --opt h2o.heavy_ratio=0.2 --strategy h2o\n"
@@ -309,8 +315,9 @@ CommandFn add_run_command(CLI::App& app) {
                      "Most decode steps per point (warm-up + timed)", 1, run::kMaxDecodeSteps)
       ->capture_default_str();
   sub->add_option("--workload", s.workload,
-                  "structured | uniform | needle | trace:FILE.safetensors")
+                  "Synthetic family with knobs, or a captured trace (knobs listed below)")
       ->capture_default_str();
+  sub->footer("--workload " + workload_help());
   add_integer_option(*sub, "--seed", s.seed,
                      "Workload seed (sequence b of a batch uses seed + 7919*b)")
       ->capture_default_str();

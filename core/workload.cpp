@@ -6,28 +6,9 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/thread_pool.h"
+#include "core/workload_detail.h"
 
 namespace hb {
-
-std::string WorkloadSpec::name() const {
-  switch (kind) {
-    case Kind::structured:
-      return "structured";
-    case Kind::uniform:
-      return "uniform";
-    case Kind::needle:
-      return "needle";
-  }
-  return "?";
-}
-
-WorkloadSpec::Kind parse_workload_kind(const std::string& s) {
-  if (s == "structured") return WorkloadSpec::Kind::structured;
-  if (s == "uniform") return WorkloadSpec::Kind::uniform;
-  if (s == "needle") return WorkloadSpec::Kind::needle;
-  throw Error("unknown workload '" + s + "'",
-              "use one of: structured, uniform, needle, trace:FILE.safetensors");
-}
 
 int64_t Workload::num_prompt_queries() const {
   const int64_t per = static_cast<int64_t>(shape.q_heads) * shape.head_dim;
@@ -53,6 +34,8 @@ const DecodeStep& Workload::step(int64_t s) const {
 
 namespace {
 
+using workload_detail::Rotation;
+
 // Latent coordinates: [sink | heavy x H | needle | cos,sin x F | noise ...].
 struct Layout {
   int H, F, d;
@@ -61,31 +44,6 @@ struct Layout {
   int needle() const { return 1 + H; }
   int pos(int j) const { return 2 + H + 2 * j; }
   int noise_begin() const { return 2 + H + 2 * F; }
-};
-
-// A fixed orthogonal map per KV head (three Householder reflections) so the structured
-// features are spread over all dimensions instead of sitting on coordinate axes.
-struct Rotation {
-  std::vector<float> u[3];
-  void init(Rng& rng, int d) {
-    for (auto& v : u) {
-      v.resize(d);
-      double n = 0;
-      for (auto& x : v) {
-        x = rng.normal();
-        n += double(x) * x;
-      }
-      const float s = static_cast<float>(1.0 / std::sqrt(n));
-      for (auto& x : v) x *= s;
-    }
-  }
-  void apply(float* x, int d) const {
-    for (const auto& v : u) {
-      float dot = 0;
-      for (int i = 0; i < d; ++i) dot += v[i] * x[i];
-      for (int i = 0; i < d; ++i) x[i] -= 2 * dot * v[i];
-    }
-  }
 };
 
 struct HeadModel {
@@ -97,12 +55,102 @@ struct HeadModel {
 
 }  // namespace
 
-Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int decode_steps,
-                       const WorkloadSpec& in) {
-  shape.validate();
+namespace workload_detail {
+
+void add_value_mean(DenseKv& all, const WorkloadSpec& spec) {
+  const int d = all.head_dim;
+  const float scale = spec.value_mean * std::sqrt(static_cast<float>(d));
+  for (int h = 0; h < all.kv_heads; ++h) {
+    Rng rng(spec.seed, kValueMeanStream, h);  // its own stream: the other draws do not move
+    const std::vector<float> mean = random_unit(rng, d);
+    for (int64_t t = 0; t < all.tokens; ++t) {
+      float* v = all.v.data() + (t * all.kv_heads + h) * d;
+      for (int i = 0; i < d; ++i) v[i] += scale * mean[i];
+    }
+  }
+}
+
+Workload blank_workload(const AttentionShape& shape, const WorkloadSpec& spec,
+                        const std::string& label) {
+  Workload w;
+  w.shape = shape;
+  w.spec = spec;
+  w.source = "synthetic:" + label;
+  return w;
+}
+
+DenseKv zero_kv(int64_t tokens, int kv_heads, int head_dim) {
+  DenseKv kv;
+  kv.tokens = tokens;
+  kv.kv_heads = kv_heads;
+  kv.head_dim = head_dim;
+  kv.k.assign(static_cast<size_t>(tokens) * kv_heads * head_dim, 0.0f);
+  kv.v.assign(static_cast<size_t>(tokens) * kv_heads * head_dim, 0.0f);
+  return kv;
+}
+
+void for_each_kv_chunk(int64_t tokens, int kv_heads,
+                       const std::function<void(int, int64_t, int64_t, int64_t)>& fill) {
+  constexpr int64_t kChunk = 4096;
+  const int64_t chunks = (tokens + kChunk - 1) / kChunk;
+  ThreadPool::global().parallel_for(chunks * kv_heads, [&](int64_t task, int) {
+    const int64_t c = task / kv_heads;
+    fill(static_cast<int>(task % kv_heads), c, c * kChunk, std::min(tokens, (c + 1) * kChunk));
+  });
+}
+
+void finish_kv(DenseKv& all, const WorkloadSpec& spec, DType kv_dtype) {
+  if (spec.value_mean != 0) add_value_mean(all, spec);
+  round_through(kv_dtype, all.k.data(), all.k.size());
+  round_through(kv_dtype, all.v.data(), all.v.size());
+}
+
+QueryBuffer query_buffer(const AttentionShape& shape, const WorkloadSpec& spec, int64_t prompt_len,
+                         int decode_steps) {
+  QueryBuffer b;
+  b.n_prompt = std::min<int64_t>(spec.prompt_queries, prompt_len);
+  b.n = b.n_prompt + decode_steps;
+  b.q.assign(static_cast<size_t>(b.n) * shape.q_heads * shape.head_dim, 0.0f);
+  return b;
+}
+
+void check_lengths(int64_t prompt_len, int decode_steps) {
   if (prompt_len < 0 || decode_steps < 0)
     throw Error("negative sequence length or decode steps",
                 "pass --seq-len >= 0 and --decode-steps >= 0");
+}
+
+void assemble(Workload& w, const DenseKv& all, const std::vector<float>& queries, int64_t n_pq,
+              int decode_steps) {
+  const AttentionShape& shape = w.shape;
+  const int d = shape.head_dim;
+  const int64_t prompt_len = all.tokens - decode_steps;
+  const size_t row = static_cast<size_t>(shape.kv_heads) * d;
+  w.prompt.tokens = prompt_len;
+  w.prompt.kv_heads = shape.kv_heads;
+  w.prompt.head_dim = d;
+  w.prompt.k.assign(all.k.begin(), all.k.begin() + prompt_len * row);
+  w.prompt.v.assign(all.v.begin(), all.v.begin() + prompt_len * row);
+  const size_t qrow = static_cast<size_t>(shape.q_heads) * d;
+  w.prompt_queries.assign(queries.begin(), queries.begin() + n_pq * qrow);
+  w.steps.resize(decode_steps);
+  for (int s = 0; s < decode_steps; ++s) {
+    const int64_t t = prompt_len + s;
+    w.steps[s].k.assign(all.k.begin() + t * row, all.k.begin() + (t + 1) * row);
+    w.steps[s].v.assign(all.v.begin() + t * row, all.v.begin() + (t + 1) * row);
+    w.steps[s].q.assign(queries.begin() + (n_pq + s) * qrow,
+                        queries.begin() + (n_pq + s + 1) * qrow);
+  }
+}
+
+}  // namespace workload_detail
+
+namespace {
+
+// The original generator (`diffuse`, Kind::structured/uniform/needle): fixed logits per
+// feature, so its sink share and locality fade with the context length (a stress case).
+Workload make_diffuse(const AttentionShape& shape, int64_t prompt_len, int decode_steps,
+                      const WorkloadSpec& in) {
   WorkloadSpec spec = in;
   if (spec.kind == WorkloadSpec::Kind::uniform) {
     spec.sink_logit = spec.recency_logit = spec.heavy_logit = 0;
@@ -122,10 +170,7 @@ Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int deco
   const float pos_amp = L.F ? std::sqrt(spec.recency_logit / L.F) : 0.0f;
   const float q_noise_sd = spec.noise_logit / std::sqrt(static_cast<float>(n_noise));
 
-  Workload w;
-  w.shape = shape;
-  w.spec = spec;
-  w.source = "synthetic:" + spec.name();
+  Workload w = workload_detail::blank_workload(shape, spec, in.label());
   const int64_t total = prompt_len + decode_steps;
 
   std::vector<HeadModel> heads(kvh);
@@ -135,17 +180,12 @@ Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int deco
     for (int j = 0; j < L.F; ++j)
       heads[h].freq.push_back(static_cast<float>(rng.uniform() * M_PI / spec.recency_scale));
     for (int g = 0; g < G * L.H; ++g) heads[h].q_heavy.push_back(rng.uniformf(0.5f, 1.0f));
-    heads[h].needle_v.resize(d);
-    double n = 0;
-    for (auto& x : heads[h].needle_v) {
-      x = rng.normal();
-      n += double(x) * x;
-    }
-    for (auto& x : heads[h].needle_v) x = static_cast<float>(x / std::sqrt(n));
+    heads[h].needle_v = workload_detail::random_unit(rng, d);
   }
   if (spec.needle && prompt_len > 0) {
     w.needle_token = std::clamp<int64_t>(static_cast<int64_t>(spec.needle_position * prompt_len), 0,
                                          prompt_len - 1);
+    w.needle_tokens = 1;
     w.needle_value.resize(static_cast<size_t>(kvh) * d);
     for (int h = 0; h < kvh; ++h)
       std::copy(heads[h].needle_v.begin(), heads[h].needle_v.end(), w.needle_value.begin() + h * d);
@@ -153,52 +193,43 @@ Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int deco
 
   // Keys and values of every position (prompt and generated), filled in parallel chunks with
   // one RNG stream per (head, chunk) so the result does not depend on the thread count.
-  DenseKv all;
-  all.tokens = total;
-  all.kv_heads = kvh;
-  all.head_dim = d;
-  all.k.assign(static_cast<size_t>(total) * kvh * d, 0.0f);
-  all.v.assign(static_cast<size_t>(total) * kvh * d, 0.0f);
-  constexpr int64_t kChunk = 4096;
-  const int64_t chunks = (total + kChunk - 1) / kChunk;
-  ThreadPool::global().parallel_for(chunks * kvh, [&](int64_t task, int) {
-    const int h = static_cast<int>(task % kvh);
-    const int64_t c = task / kvh;
-    Rng rng(spec.seed, 2 + h, c);
-    const HeadModel& hm = heads[h];
-    std::vector<float> lat(d);
-    for (int64_t t = c * kChunk; t < std::min(total, (c + 1) * kChunk); ++t) {
-      std::fill(lat.begin(), lat.end(), 0.0f);
-      if (t < spec.sink_tokens) lat[L.sink()] = spec.sink_logit;
-      // Sinks are excluded from heavy hitters; generated tokens may be heavy too.
-      if (L.H > 0 && t >= spec.sink_tokens && rng.uniform() < spec.heavy_fraction)
-        lat[L.heavy(static_cast<int>(rng.below(L.H)))] =
-            spec.heavy_logit * rng.uniformf(0.75f, 1.25f);
-      if (t == w.needle_token) lat[L.needle()] = spec.needle_logit;
-      for (int j = 0; j < L.F; ++j) {
-        lat[L.pos(j)] = pos_amp * std::cos(hm.freq[j] * t);
-        lat[L.pos(j) + 1] = pos_amp * std::sin(hm.freq[j] * t);
-      }
-      for (int i = L.noise_begin(); i < d; ++i) lat[i] = rng.normal();
-      hm.rot.apply(lat.data(), d);
-      float* k = all.k.data() + (t * kvh + h) * d;
-      std::copy(lat.begin(), lat.end(), k);
-      float* v = all.v.data() + (t * kvh + h) * d;
-      if (t == w.needle_token) {
-        for (int i = 0; i < d; ++i)
-          v[i] = spec.needle_value_scale * hm.needle_v[i] + 0.1f * rng.normal();
-      } else {
-        for (int i = 0; i < d; ++i) v[i] = rng.normal();
-      }
-    }
-  });
-  round_through(shape.kv_dtype, all.k.data(), all.k.size());
-  round_through(shape.kv_dtype, all.v.data(), all.v.size());
+  DenseKv all = workload_detail::zero_kv(total, kvh, d);
+  workload_detail::for_each_kv_chunk(
+      total, kvh, [&](int h, int64_t c, int64_t first, int64_t last) {
+        Rng rng(spec.seed, 2 + h, c);
+        const HeadModel& hm = heads[h];
+        std::vector<float> lat(d);
+        for (int64_t t = first; t < last; ++t) {
+          std::fill(lat.begin(), lat.end(), 0.0f);
+          if (t < spec.sink_tokens) lat[L.sink()] = spec.sink_logit;
+          // Sinks are excluded from heavy hitters; generated tokens may be heavy too.
+          if (L.H > 0 && t >= spec.sink_tokens && rng.uniform() < spec.heavy_fraction)
+            lat[L.heavy(static_cast<int>(rng.below(L.H)))] =
+                spec.heavy_logit * rng.uniformf(0.75f, 1.25f);
+          if (t == w.needle_token) lat[L.needle()] = spec.needle_logit;
+          for (int j = 0; j < L.F; ++j) {
+            lat[L.pos(j)] = pos_amp * std::cos(hm.freq[j] * t);
+            lat[L.pos(j) + 1] = pos_amp * std::sin(hm.freq[j] * t);
+          }
+          for (int i = L.noise_begin(); i < d; ++i) lat[i] = rng.normal();
+          hm.rot.apply(lat.data(), d);
+          float* k = all.k.data() + (t * kvh + h) * d;
+          std::copy(lat.begin(), lat.end(), k);
+          float* v = all.v.data() + (t * kvh + h) * d;
+          if (t == w.needle_token) {
+            for (int i = 0; i < d; ++i)
+              v[i] = spec.needle_value_scale * hm.needle_v[i] + 0.1f * rng.normal();
+          } else {
+            for (int i = 0; i < d; ++i) v[i] = rng.normal();
+          }
+        }
+      });
+  workload_detail::finish_kv(all, spec, shape.kv_dtype);
 
   // Queries: structured coefficients per query head, with noise that drifts step to step.
-  const int64_t n_pq = std::min<int64_t>(spec.prompt_queries, prompt_len);
-  const int64_t n_q = n_pq + decode_steps;  // prompt queries, then decode queries
-  std::vector<float> queries(static_cast<size_t>(n_q) * shape.q_heads * d);
+  auto qb = workload_detail::query_buffer(shape, spec, prompt_len, decode_steps);
+  const int64_t n_pq = qb.n_prompt, n_q = qb.n;
+  std::vector<float>& queries = qb.q;
   const float sqrt_d = std::sqrt(static_cast<float>(d));
   const float drift = std::clamp(spec.query_drift, 0.0f, 1.0f);
   for (int qh = 0; qh < shape.q_heads; ++qh) {
@@ -229,23 +260,19 @@ Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int deco
     }
   }
 
-  const size_t row = static_cast<size_t>(kvh) * d;
-  w.prompt.tokens = prompt_len;
-  w.prompt.kv_heads = kvh;
-  w.prompt.head_dim = d;
-  w.prompt.k.assign(all.k.begin(), all.k.begin() + prompt_len * row);
-  w.prompt.v.assign(all.v.begin(), all.v.begin() + prompt_len * row);
-  const size_t qrow = static_cast<size_t>(shape.q_heads) * d;
-  w.prompt_queries.assign(queries.begin(), queries.begin() + n_pq * qrow);
-  w.steps.resize(decode_steps);
-  for (int s = 0; s < decode_steps; ++s) {
-    const int64_t t = prompt_len + s;
-    w.steps[s].k.assign(all.k.begin() + t * row, all.k.begin() + (t + 1) * row);
-    w.steps[s].v.assign(all.v.begin() + t * row, all.v.begin() + (t + 1) * row);
-    w.steps[s].q.assign(queries.begin() + (n_pq + s) * qrow,
-                        queries.begin() + (n_pq + s + 1) * qrow);
-  }
+  workload_detail::assemble(w, all, queries, n_pq, decode_steps);
   return w;
+}
+
+}  // namespace
+
+Workload make_workload(const AttentionShape& shape, int64_t prompt_len, int decode_steps,
+                       const WorkloadSpec& spec) {
+  shape.validate();
+  workload_detail::check_lengths(prompt_len, decode_steps);
+  if (spec.kind == WorkloadSpec::Kind::llama_like || spec.kind == WorkloadSpec::Kind::retrieval)
+    return workload_detail::make_llama_like(shape, prompt_len, decode_steps, spec);
+  return make_diffuse(shape, prompt_len, decode_steps, spec);
 }
 
 }  // namespace hb

@@ -95,8 +95,7 @@ std::vector<Workload> make_workloads(const SweepSpec& spec, const TraceFile* tra
     ws.push_back(std::move(w));
     return ws;
   }
-  WorkloadSpec ws_spec;
-  ws_spec.kind = parse_workload_kind(spec.workload);
+  WorkloadSpec ws_spec = parse_workload_spec(spec.workload);
   for (int b = 0; b < batch; ++b) {
     ws_spec.seed = spec.seed + static_cast<uint64_t>(b) * 7919;
     ws.push_back(make_workload(shape, seq_len, spec.decode_steps, ws_spec));

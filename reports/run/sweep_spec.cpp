@@ -194,7 +194,7 @@ void SweepSpec::validate() const {
     throw Error(
         "--page-tokens " + std::to_string(page_tokens) + " is not a positive multiple of 16",
         "use 16, 32 or 64");
-  if (workload.rfind("trace:", 0) != 0) parse_workload_kind(workload);
+  if (workload.rfind("trace:", 0) != 0) parse_workload_spec(workload);  // family and knobs
   if (share_count < 1 || share_index < 0 || share_index >= share_count)
     throw Error("sweep share " + std::to_string(share_index) + " of " +
                     std::to_string(share_count) + " is out of range",

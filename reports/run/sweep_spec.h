@@ -30,7 +30,7 @@ struct SweepSpec {
   std::vector<std::string> strategies = {"all"};
   int decode_steps = 24;  // upper bound on steps per point (warm-up + timed)
   int page_tokens = 16;
-  std::string workload = "structured";  // structured | uniform | needle | trace:FILE
+  std::string workload = "llama-like";  // FAMILY[:KNOB=VALUE,...] (core/workload.h) | trace:FILE
   uint64_t seed = 42;
   int accuracy_steps = 8;  // timed steps scored against the fp64 reference (-1 = all)
   // Passes over the whole sweep, one after another; each point's timed steps from every pass

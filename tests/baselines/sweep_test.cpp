@@ -36,7 +36,8 @@ const reports::Point& point(const reports::Report& r, const std::string& strateg
 
 TEST(Sweep, KnownCharactersOnTheNeedle) {
   // Needle in the middle of 4096 tokens: far outside StreamingLLM's 819-token budget.
-  const auto report = run_sweep(small_spec({4096}, "needle"), RunEnvironment{});
+  // diffuse:needle=1: the original needle workload these figures were pinned on.
+  const auto report = run_sweep(small_spec({4096}, "diffuse:needle=1"), RunEnvironment{});
   for (const auto& p : report.points) {
     SCOPED_TRACE(p.axes.strategy);
     ASSERT_EQ(p.status, "ok") << p.reason;
@@ -97,7 +98,7 @@ TEST(Sweep, H2oKeepsMoreAttentionMassThanARecencyWindow) {
 TEST(Sweep, EdgeCasesShortContextsAndBatches) {
   // 100 tokens: below Quest's 2048-token budget (it attends everything), tiny pruning budgets;
   // batch 2: every strategy serves two sequences with different seeds.
-  auto spec = small_spec({100}, "needle");
+  auto spec = small_spec({100}, "diffuse:needle=1");  // the original needle workload
   spec.batches = {1, 2};
   const auto report = run_sweep(spec, RunEnvironment{});
   ASSERT_EQ(report.points.size(), 2u * StrategyRegistry::instance().all().size());

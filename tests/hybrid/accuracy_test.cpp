@@ -21,7 +21,7 @@ TEST(HybridGenAccuracy, NeedleAtDefaultRatioBeatsStreamingLlmAndH2o) {
   run::SweepSpec s;
   s.models = {"qwen2.5-0.5b"};
   s.seq_lens = {4096};
-  s.workload = "needle";  // the needle sits mid-prompt: on the host side for HybridGen
+  s.workload = "diffuse:needle=1";  // the original needle, mid-prompt: host side for HybridGen
   s.decode_steps = 16;
   s.stop.warmup_steps = 2;
   s.stop.min_samples = 1000;

@@ -119,6 +119,8 @@ TEST(SweepSpecLimits, ValidateRefusesNonFiniteAndOutOfRange) {
   refused([&](SweepSpec& s) { s.stop.min_time_s = nan; }, "--min-time");
   refused([&](SweepSpec& s) { s.stop.warmup_steps = -5; }, "--warmup");
   refused([&](SweepSpec& s) { s.accuracy_steps = -2; }, "--accuracy-steps");
+  refused([&](SweepSpec& s) { s.workload = "llama-like:sink_mass=2"; }, "sink_mass");
+  refused([&](SweepSpec& s) { s.workload = "needle:decay=nan"; }, "decay");
   refused([&](SweepSpec& s) { s.decode_steps = kMaxDecodeSteps + 1; }, "--decode-steps");
   const int cpus = static_cast<int>(allowed_cpus().size());
   refused([&](SweepSpec& s) { s.host_threads = 200000; }, "--host-threads");
