@@ -162,8 +162,8 @@ void finish(Contender& c, const std::string& stop_reason, const std::string& pla
 // time in three is broken, not noisy). Traffic, placement, accuracy and trajectory are the
 // first pass's: the same seeded workload gives the same ones.
 void pool_pass(reports::Point& into, reports::Point&& more) {
-  if (into.status != "ok") return;
-  if (more.status != "ok") {
+  if (into.status != reports::PointStatus::ok) return;
+  if (more.status != reports::PointStatus::ok) {
     into.status = more.status;
     into.reason = "in a later --repetitions pass: " + more.reason;
     into.accuracy = {};  // failed: no accuracy figures, not the first pass's
@@ -187,7 +187,7 @@ void pool_pass(reports::Point& into, reports::Point&& more) {
   }
 }
 
-void fail(Contender& c, const std::string& status, const std::string& reason) {
+void fail(Contender& c, reports::PointStatus status, const std::string& reason) {
   c.active = false;
   c.point.status = status;
   c.point.reason = reason;
@@ -333,14 +333,15 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
               c->accelerator = make_accelerator(spec.accelerator);
               const auto& ai = c->accelerator->info();
               p.axes.accelerator = ai.kind;
-              p.provenance = ai.emulated ? "emulated" : "measured";
+              p.provenance =
+                  ai.emulated ? reports::Provenance::emulated : reports::Provenance::measured;
               p.step.warmup_steps = spec.stop.warmup_steps;
               if (!context_accel_set) {
                 report.context.accelerator = ai;
                 context_accel_set = true;
               }
               if (env.model && env.model->replace) {
-                p.provenance = "modeled";
+                p.provenance = reports::Provenance::modeled;
                 if (!env.model->accelerator_kind.empty())
                   p.axes.accelerator = env.model->accelerator_kind;
                 for (const auto& [k, v] : env.model->axes_extra) p.axes.extra[k] = v;
@@ -355,8 +356,8 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
               if (env.model && env.model->annotate)
                 for (const auto& [k, v] : env.model->annotate(*c->strategy))
                   p.strategy_params[k] = v;
-              if (plan.status != "ok") {
-                fail(*c, plan.status, plan.reason);
+              if (plan.status != PlanStatus::ok) {
+                fail(*c, reports::point_status(plan.status), plan.reason);
               } else {
                 c->strategy->load();
                 for (const auto& r : c->strategy->memory_regions()) {
@@ -370,7 +371,7 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
               }
             } catch (const Error& e) {
               const bool oom = std::string(e.what()).find("capacity") != std::string::npos;
-              fail(*c, oom ? "oom" : "error", e.problem());
+              fail(*c, oom ? reports::PointStatus::oom : reports::PointStatus::error, e.problem());
               c->strategy.reset();
             }
             cs.push_back(std::move(c));
@@ -408,7 +409,8 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
                   }
                 }
               } catch (const Error& e) {
-                fail(c, "error", "step " + std::to_string(s) + ": " + e.problem());
+                fail(c, reports::PointStatus::error,
+                     "step " + std::to_string(s) + ": " + e.problem());
                 continue;
               }
               if (s < spec.stop.warmup_steps) continue;
