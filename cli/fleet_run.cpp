@@ -83,7 +83,8 @@ void add_planned_points(reports::Report& failed, const run::SweepSpec& spec,
     p.axes = std::move(axes);
     p.status = reports::PointStatus::error;
     p.reason = "rank " + std::to_string(rank) + " on " + h.host + " failed: " + h.error;
-    p.provenance = accelerator_kind == "cpu" ? "emulated" : "measured";
+    p.provenance =
+        accelerator_kind == "cpu" ? reports::Provenance::emulated : reports::Provenance::measured;
     failed.points.push_back(std::move(p));
   }
 }
