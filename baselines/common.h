@@ -34,7 +34,7 @@ inline bool check_accelerator_fit(const Platform& pf, int64_t need, const std::s
                                   const std::string& fix, PlanResult& r) {
   const int64_t cap = accelerator_free(pf);
   if (need <= cap) return true;
-  r.status = "oom";
+  r.status = PlanStatus::oom;
   r.reason = what + " needs " + mib(need) + " of accelerator memory; " + mib(cap) + " available" +
              (fix.empty() ? "" : " (" + fix + ")");
   return false;
@@ -43,7 +43,7 @@ inline bool check_accelerator_fit(const Platform& pf, int64_t need, const std::s
 // Sets status "oom" when the host tier reports less free memory than `need`.
 inline bool check_host_fit(const HostTier& tier, int64_t need, PlanResult& r) {
   if (tier.free_bytes < 0 || need <= tier.free_bytes) return true;
-  r.status = "oom";
+  r.status = PlanStatus::oom;
   r.reason = "KV needs " + mib(need) + " on " + tier.location.to_string() + "; " +
              mib(tier.free_bytes) + " free";
   return false;
@@ -52,7 +52,7 @@ inline bool check_host_fit(const HostTier& tier, int64_t need, PlanResult& r) {
 // Policy kernels run as host code on the accelerator's queue (core/accelerator.h).
 inline bool check_host_kernels(const Platform& pf, const std::string& strategy, PlanResult& r) {
   if (pf.accelerator->runs_host_kernels()) return true;
-  r.status = "unsupported";
+  r.status = PlanStatus::unsupported;
   r.reason = strategy +
              "'s policy kernels (selection/scoring) run only on accelerators that run host-code "
              "kernels (" +

@@ -18,10 +18,12 @@
 #include "core/error.h"
 #include "core/model_presets.h"
 #include "core/workload.h"
+#include "core/vocabulary.h"
 #include "hybrid/register.h"
 #include "reports/format.h"
 #include "reports/json_io.h"
 #include "reports/output_file.h"
+#include "reports/tables.h"
 #include "reports/text_table.h"
 #include "reports/model/model_run.h"
 #include "reports/run/runner.h"
@@ -30,6 +32,10 @@
 namespace hb::cli {
 
 namespace {
+
+// --mode: time this machine, or project onto platform profiles with the model (reports/model).
+enum class RunMode { measure, model };
+constexpr Vocabulary<RunMode, 2> kRunModes{{"measure", "model"}};
 
 struct RunArgs {
   run::SweepSpec spec;
@@ -131,7 +137,7 @@ void print_summary(const reports::Report& r, std::FILE* to) {
     if (!p.timed()) {
       row.insert(row.end(), {"-", "-"});
       if (any_modeled) row.push_back("-");
-      row.insert(row.end(), {"-", "-", p.status + (p.reason.empty() ? "" : ": " + p.reason)});
+      row.insert(row.end(), {"-", "-", reports::status_cell(p)});
     } else {
       row.push_back(reports::format_duration_ns(p.step.summary.median));
       row.push_back(reports::format_percent(reports::robust_rel_noise(p.step.summary)));
@@ -144,7 +150,7 @@ void print_summary(const reports::Report& r, std::FILE* to) {
       const bool scored = p.accuracy.steps_scored > 0;
       row.push_back(scored ? reports::format_sci(p.accuracy.rel_l2) : "-");
       row.push_back(scored ? reports::format_percent(p.accuracy.mass_recall) : "-");
-      row.push_back(p.provenance);
+      row.push_back(reports::to_string(p.provenance));
     }
     if (fleet) row.push_back(p.ran_on.host);
     t.add_row(std::move(row));
@@ -200,10 +206,11 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
       for (const auto& p : a.platforms) j += (j.empty() ? "" : ",") + p;
       return j;
     }()));
-  if (a.mode == "model" && platforms.empty())
+  const RunMode mode = *kRunModes.parse(a.mode);  // --mode's check admits only these names
+  if (mode == RunMode::model && platforms.empty())
     throw Error("--mode model was given no platform profile",
                 "add --platform presets, --platform preset:NAME or --platform FILE.json");
-  if (a.mode == "measure" && platforms.size() > 1)
+  if (mode == RunMode::measure && platforms.size() > 1)
     throw Error(
         "a measured run takes one --platform (its model's prediction is reported next to each "
         "measured point)",
@@ -238,7 +245,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   // One process's sweep on its own platform: the whole run, or one rank's share of a fleet run.
   auto sweep = [&](const run::SweepSpec& s, bool show_progress) {
     PlatformSetup platform = setup_platform(s);
-    if (a.mode == "measure" && !platforms.empty())
+    if (mode == RunMode::measure && !platforms.empty())
       platform.env.model = model::make_step_model(platforms[0], false);
     platform.env.control = control;
     ProgressBar bar(a.quiet || !show_progress);
@@ -246,7 +253,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
       bar.update(p);
       if (on_points_done) on_points_done(p.done);
     };
-    reports::Report report = a.mode == "model"
+    reports::Report report = mode == RunMode::model
                                  ? model::run_model_sweep(s, platforms, platform.env, on_progress)
                                  : run::run_sweep(s, platform.env, on_progress);
     bar.finish();
@@ -256,8 +263,9 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   };
   if (!a.distribute.empty()) {
     run::resolve_strategies(spec.strategies);  // a typo fails here, before any rank starts MPI
-    FleetRunOptions fo{a.distribute, a.gather_timeout_s, sub.get_option("--device")->count() > 0,
-                       out};
+    // --distribute's check admits only the vocabulary's names.
+    FleetRunOptions fo{*reports::kFleetModes.parse(a.distribute), a.gather_timeout_s,
+                       sub.get_option("--device")->count() > 0, out};
     return run_fleet(spec, fo, sweep, [&](const reports::Report& r) {
       if (!a.quiet) print_summary(r, summary_to);
     });
@@ -393,7 +401,8 @@ CommandFn add_run_command(CLI::App& app) {
          "measure: time this machine; model: run each strategy here for its selection, accuracy "
          "and exact "
          "traffic, and time it with the --platform profiles' performance model (reports/model)")
-      ->check(CLI::IsMember({"measure", "model"}))
+      ->check(
+          CLI::IsMember(std::vector<std::string>(kRunModes.names.begin(), kRunModes.names.end())))
       ->capture_default_str();
   sub->add_option(
       "--platform", a->platforms,
@@ -414,7 +423,8 @@ CommandFn add_run_command(CLI::App& app) {
                   "(e.g. one per GPU of a node); replicate = every rank runs all of it on its own "
                   "hardware (compare "
                   "machines). Rank 0 writes one report of every rank's points and hosts")
-      ->check(CLI::IsMember({"points", "replicate"}));
+      ->check(CLI::IsMember(std::vector<std::string>(reports::kFleetModes.names.begin(),
+                                                     reports::kFleetModes.names.end())));
   add_seconds_option(
       *sub, "--gather-timeout", a->gather_timeout_s,
       "--distribute: seconds rank 0 waits for the other ranks after finishing its own share "

@@ -103,7 +103,7 @@ int validate_command(ValidateArgs& a) {
     } catch (const Error&) {
       complete = false;
     }
-    if (!complete || m.accelerator.kind != "cpu") {
+    if (!complete || m.accelerator.kind != model::AcceleratorKind::cpu) {
       say("profile " + a.platform +
           " lacks figures for this run's cpu accelerator: calibrating them");
       m = model::calibrate_this_machine(m, co, false, say);

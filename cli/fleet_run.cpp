@@ -22,9 +22,9 @@ constexpr double kAgreeTimeoutS = 120;
 // What every rank must agree on, one "key=value" line each: the sweep as echoed in reports,
 // the strategies "all" expands to, and the build (a fleet of mixed versions would compare
 // different code).
-std::string sweep_fingerprint(const run::SweepSpec& spec, const std::string& mode) {
+std::string sweep_fingerprint(const run::SweepSpec& spec, reports::FleetMode mode) {
   auto echo = spec.echo();
-  echo["distribute"] = mode;
+  echo["distribute"] = reports::to_string(mode);
   std::string strategies;
   for (const auto& s : run::resolve_strategies(spec.strategies))
     strategies += (strategies.empty() ? "" : ",") + s;
@@ -64,7 +64,7 @@ reports::Report failed_report(int rank, const std::string& binding, const std::s
   reports::Report r;
   reports::fill_host_context(r.context);
   reports::HostRecord h = reports::host_record(r.context, rank, binding);
-  h.status = "error";
+  h.status = reports::HostStatus::error;
   h.error = why;
   r.context.hosts = {h};
   return r;
@@ -73,17 +73,18 @@ reports::Report failed_report(int rank, const std::string& binding, const std::s
 // The points a failed rank owned, marked error with its reason, so they are never silently
 // missing from the report (DESIGN: a point that cannot run appears with status and reason).
 void add_planned_points(reports::Report& failed, const run::SweepSpec& spec,
-                        const std::string& mode, int rank, int size,
+                        reports::FleetMode mode, int rank, int size,
                         const std::string& accelerator_kind) {
   run::SweepSpec s = spec;
-  if (mode == "points") s.share_index = rank, s.share_count = size;
+  if (mode == reports::FleetMode::points) s.share_index = rank, s.share_count = size;
   const auto& h = failed.context.hosts.at(0);
   for (auto& axes : run::planned_axes(s, accelerator_kind)) {
     reports::Point p;
     p.axes = std::move(axes);
-    p.status = "error";
+    p.status = reports::PointStatus::error;
     p.reason = "rank " + std::to_string(rank) + " on " + h.host + " failed: " + h.error;
-    p.provenance = accelerator_kind == "cpu" ? "emulated" : "measured";
+    p.provenance =
+        accelerator_kind == "cpu" ? reports::Provenance::emulated : reports::Provenance::measured;
     failed.points.push_back(std::move(p));
   }
 }
@@ -140,7 +141,7 @@ int run_fleet(const run::SweepSpec& spec, const FleetRunOptions& o, const SweepF
                   "give every rank the same options, config file and hybridbench build");
     run::SweepSpec s = spec;
     s.kv_node = kv_node_of_rank(spec.kv_node, rank, comm.size());
-    if (o.mode == "points") s.share_index = rank, s.share_count = comm.size();
+    if (o.mode == reports::FleetMode::points) s.share_index = rank, s.share_count = comm.size();
     binding = place_rank(s, comm.local_rank(), comm.local_size(), o.device_given);
     mine = sweep(s, rank == 0);
     mine.context.hosts = {reports::host_record(mine.context, rank, binding)};
@@ -182,7 +183,7 @@ int run_fleet(const run::SweepSpec& spec, const FleetRunOptions& o, const SweepF
       }
     }
     const auto& h = ranks.back().context.hosts.at(0);
-    if (h.status != "ok")
+    if (h.status != reports::HostStatus::ok)
       failed.push_back("rank " + std::to_string(r) + " on " + h.host + ": " + h.error);
   }
   // The accelerator the failed ranks' points would have had: rank 0's, else what was asked for.
@@ -191,7 +192,7 @@ int run_fleet(const run::SweepSpec& spec, const FleetRunOptions& o, const SweepF
                            : spec.accelerator.kind == "auto" ? "cuda"
                                                              : spec.accelerator.kind;
   for (size_t r = 0; r < ranks.size(); ++r)
-    if (ranks[r].context.hosts.at(0).status != "ok" && ranks[r].points.empty())
+    if (ranks[r].context.hosts.at(0).status != reports::HostStatus::ok && ranks[r].points.empty())
       add_planned_points(ranks[r], spec, o.mode, static_cast<int>(r),
                          static_cast<int>(ranks.size()), kind);
   const reports::Report merged = reports::merge_fleet(std::move(ranks), o.mode);

@@ -6,13 +6,14 @@
 #include <functional>
 #include <string>
 
+#include "reports/fleet.h"
 #include "reports/report.h"
 #include "reports/run/sweep_spec.h"
 
 namespace hb::cli {
 
 struct FleetRunOptions {
-  std::string mode;             // "points" | "replicate"
+  reports::FleetMode mode = reports::FleetMode::points;
   double gather_timeout_s = 0;  // rank 0's wait for the others after its own share; 0 = auto
   bool device_given = false;    // --device on the command line: do not pick by node-local rank
   std::string out;              // report path (written by rank 0)

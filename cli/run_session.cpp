@@ -159,7 +159,7 @@ int SweepSession::finish(reports::Report& report,
   int failed = 0;
   const reports::Point* first = nullptr;
   for (const auto& p : report.points)
-    if (p.status == "error" && failed++ == 0) first = &p;
+    if (p.status == reports::PointStatus::error && failed++ == 0) first = &p;
   if (failed > 0) {
     std::cerr << "hybridbench: error: " << failed << " of " << report.points.size()
               << " points failed; first: " << first->axes.strategy << " at " << first->axes.seq_len

@@ -17,6 +17,7 @@
 #include "core/overlap.h"
 #include "core/thread_pool.h"
 #include "core/traffic.h"
+#include "core/vocabulary.h"
 #include "core/workload.h"
 
 namespace hb {
@@ -66,8 +67,13 @@ class StrategyOptions {
   mutable std::map<std::string, bool> used_;
 };
 
+// Whether plan() accepted the point; oom and unsupported decline it (with a reason).
+enum class PlanStatus { ok, oom, unsupported };
+inline constexpr Vocabulary<PlanStatus, 3> kPlanStatuses{{"ok", "oom", "unsupported"}};
+inline const char* to_string(PlanStatus s) { return kPlanStatuses.name(s); }
+
 struct PlanResult {
-  std::string status = "ok";  // ok | oom | unsupported
+  PlanStatus status = PlanStatus::ok;
   std::string reason;
   std::map<std::string, std::string> parameters;  // effective parameters, for the report
 };

@@ -418,7 +418,7 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
   PlanResult r;
   auto& par = r.parameters;
   if (platform.host_tiers.empty()) {
-    r.status = "unsupported";
+    r.status = PlanStatus::unsupported;
     r.reason = "no host memory tier to hold the older tokens' KV";
     return r;
   }
@@ -432,7 +432,7 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
   }
   m.naive_tier = cfg_.naive_tier;
   if (m.naive_tier < 0 || m.naive_tier >= static_cast<int>(platform.host_tiers.size())) {
-    r.status = "unsupported";
+    r.status = PlanStatus::unsupported;
     r.reason = "naive_tier " + std::to_string(m.naive_tier) + " does not exist (" +
                std::to_string(platform.host_tiers.size()) + " host tiers)";
     return r;
@@ -515,7 +515,7 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
     m.min_window_pages = l.wmin;
     if (acc_pages_ * page_slot + ext_bytes > avail) acc_pages_ = 0;  // did not converge
     if (acc_pages_ < window_pages_ + hot_slots_ || acc_pages_ < 1) {
-      r.status = "oom";
+      r.status = PlanStatus::oom;
       r.reason = "the accelerator budget (" + std::to_string(cap >> 20) +
                  " MiB free) cannot hold one page per KV head" +
                  (m.logit && ext_bytes > 0
@@ -564,7 +564,7 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
       where = platform.host_tiers[m.far].location.to_string();
     }
     if (!ok) {
-      r.status = "oom";
+      r.status = PlanStatus::oom;
       r.reason =
           "host KV needs " + std::to_string(host_bytes >> 20) + " MiB; " + where + " has less free";
       return r;

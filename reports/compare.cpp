@@ -134,22 +134,27 @@ PointComparison compare_point(const Point& o, const Point& n, const CompareOptio
   c.old_step = o.step.summary;
   c.new_step = n.step.summary;
   if (o.provenance != n.provenance)
-    c.notes.push_back("provenance " + o.provenance + " -> " + n.provenance);
+    c.notes.push_back(std::string("provenance ") + to_string(o.provenance) + " -> " +
+                      to_string(n.provenance));
   const bool ot = o.timed() && o.step.summary.median > 0,
              nt = n.timed() && n.step.summary.median > 0;
   if (ot && nt) {
     judge_timing(o, n, opt, c);
   } else if (ot) {
     c.verdict = Verdict::failed;
-    c.notes.push_back("now " + n.status + (n.reason.empty() ? "" : ": " + n.reason));
+    c.notes.push_back("now " + std::string(to_string(n.status)) +
+                      (n.reason.empty() ? "" : ": " + n.reason));
   } else if (nt) {
     c.verdict = Verdict::recovered;
-    c.notes.push_back("was " + o.status + (o.reason.empty() ? "" : ": " + o.reason));
+    c.notes.push_back("was " + std::string(to_string(o.status)) +
+                      (o.reason.empty() ? "" : ": " + o.reason));
   } else {
     c.verdict = Verdict::untimed;
-    if (o.status != n.status) c.notes.push_back("status " + o.status + " -> " + n.status);
+    if (o.status != n.status)
+      c.notes.push_back(std::string("status ") + to_string(o.status) + " -> " +
+                        to_string(n.status));
   }
-  if (o.status == "ok" && n.status == "ok") judge_accuracy(o, n, opt, c);
+  if (o.status == PointStatus::ok && n.status == PointStatus::ok) judge_accuracy(o, n, opt, c);
   // Fleet runs split over ranks (--distribute points) may measure a point elsewhere next time.
   if (o.ran_on.known() && n.ran_on.known() && o.ran_on.host != n.ran_on.host)
     c.notes.push_back("ran on " + o.ran_on.host + ", now on " + n.ran_on.host);
@@ -175,8 +180,8 @@ void context_warnings(const ReportContext& o, const ReportContext& n, std::vecto
         differs(("accelerator" + on).c_str(), ho.accelerator.kind + " " + ho.accelerator.name,
                 hn.accelerator.kind + " " + hn.accelerator.name);
         if (ho.status != hn.status)
-          w.push_back("rank status" + on + " differs: " + ho.status + " vs " + hn.status +
-                      (hn.error.empty() ? "" : " (" + hn.error + ")"));
+          w.push_back("rank status" + on + " differs: " + to_string(ho.status) + " vs " +
+                      to_string(hn.status) + (hn.error.empty() ? "" : " (" + hn.error + ")"));
       }
   auto only = [&](const ReportContext& a, const ReportContext& b, const char* side) {
     for (const auto& h : a.hosts)

@@ -4,6 +4,7 @@
 // minimum effect size, so neither a tiny-but-significant shift nor a large-but-noisy one fails
 // a build. Accuracy is compared too: a strategy that got less accurate is a regression even
 // when it got faster.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,8 +47,8 @@ const char* verdict_name(Verdict v);  // "FASTER", "SLOWER", ...
 struct PointComparison {
   PointAxes axes;  // of NEW (of OLD for missing points)
   Verdict verdict = Verdict::same;
-  std::string old_status, new_status;
-  std::string old_provenance, new_provenance;
+  std::optional<PointStatus> old_status, new_status;  // nullopt on the side without the point
+  std::optional<Provenance> old_provenance, new_provenance;
   SampleSummary old_step, new_step;
   double change = 0;            // new median / old median - 1 (+: slower)
   double change_rel_noise = 0;  // robust_rel_noise() of both added in quadrature

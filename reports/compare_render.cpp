@@ -1,6 +1,7 @@
 #include "reports/compare_render.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "reports/format.h"
 #include "reports/labels.h"
@@ -10,9 +11,9 @@ namespace hb::reports {
 
 namespace {
 
-std::string median_cell(const std::string& status, const SampleSummary& s) {
-  if (status.empty()) return "-";
-  if (status != "ok" || s.count == 0) return status;
+std::string median_cell(std::optional<PointStatus> status, const SampleSummary& s) {
+  if (!status) return "-";
+  if (*status != PointStatus::ok || s.count == 0) return to_string(*status);
   return format_duration_ns(s.median);
 }
 
@@ -81,8 +82,8 @@ std::string compare_table_text(const CompareResult& r) {
 std::string compare_json_text(const CompareResult& r, const std::string& old_source,
                               const std::string& new_source) {
   using json = nlohmann::ordered_json;
-  auto summary = [](const std::string& status, const SampleSummary& s) -> json {
-    if (status != "ok" || s.count == 0) return nullptr;
+  auto summary = [](std::optional<PointStatus> status, const SampleSummary& s) -> json {
+    if (status != PointStatus::ok || s.count == 0) return nullptr;
     return {{"median_ns", s.median},
             {"rel_stdev", s.rel_stdev()},
             {"robust_rel_noise", robust_rel_noise(s)},
@@ -96,8 +97,8 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
                       {"regression", p.regression()},
                       {"reasons", reasons(p, r.options)},
                       {"notes", p.notes},
-                      {"old_status", p.old_status.empty() ? json(nullptr) : json(p.old_status)},
-                      {"new_status", p.new_status.empty() ? json(nullptr) : json(p.new_status)},
+                      {"old_status", p.old_status ? json(to_string(*p.old_status)) : json(nullptr)},
+                      {"new_status", p.new_status ? json(to_string(*p.new_status)) : json(nullptr)},
                       {"old", summary(p.old_status, p.old_step)},
                       {"new", summary(p.new_status, p.new_step)},
                       {"change", timed ? json(p.change) : json(nullptr)},

@@ -37,7 +37,8 @@ std::string github_benchmark_json_text(const Report& report) {
     if (!p.timed()) continue;
     const auto& s = p.step.summary;
     const std::string name = benchmark_name(p.axes);
-    const std::string extra = p.provenance + "; " + std::to_string(s.count) + " samples, noise " +
+    const std::string extra = to_string(p.provenance) + std::string("; ") +
+                              std::to_string(s.count) + " samples, noise " +
                               format_percent(robust_rel_noise(s)) + ", stop " + p.step.stop_reason;
     j.push_back({{"name", name + " step time"},
                  {"unit", "ns"},
@@ -48,7 +49,7 @@ std::string github_benchmark_json_text(const Report& report) {
       j.push_back({{"name", name + " rel_l2"},
                    {"unit", "rel_l2"},
                    {"value", p.accuracy.rel_l2},
-                   {"extra", p.provenance}});
+                   {"extra", to_string(p.provenance)}});
   }
   return j.dump(2) + "\n";
 }

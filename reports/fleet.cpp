@@ -27,7 +27,7 @@ Report failed_rank_report(int rank, const std::string& host, const std::string& 
   HostRecord h;
   h.rank = rank;
   h.host = host.empty() ? "unknown" : host;
-  h.status = "error";
+  h.status = HostStatus::error;
   h.error = error;
   r.context.host = h.host;
   r.context.hosts.push_back(std::move(h));
@@ -51,7 +51,7 @@ void assign_host_labels(std::vector<HostRecord>& hosts) {
   }
 }
 
-Report merge_fleet(std::vector<Report> ranks, const std::string& mode) {
+Report merge_fleet(std::vector<Report> ranks, FleetMode mode) {
   if (ranks.empty())
     throw Error("a fleet report needs at least one rank's results", "", kExitFailure);
   for (const auto& r : ranks)
@@ -63,8 +63,9 @@ Report merge_fleet(std::vector<Report> ranks, const std::string& mode) {
     return a.context.hosts[0].rank < b.context.hosts[0].rank;
   });
   // Rank 0 (or the lowest rank that ran) describes the build and the sweep.
-  auto base = std::find_if(ranks.begin(), ranks.end(),
-                           [](const Report& r) { return r.context.hosts[0].status == "ok"; });
+  auto base = std::find_if(ranks.begin(), ranks.end(), [](const Report& r) {
+    return r.context.hosts[0].status == HostStatus::ok;
+  });
   Report out;
   out.context = (base == ranks.end() ? ranks.front() : *base).context;
   out.context.hosts.clear();
@@ -76,7 +77,7 @@ Report merge_fleet(std::vector<Report> ranks, const std::string& mode) {
     if (std::find(names.begin(), names.end(), h.host) == names.end()) names.push_back(h.host);
   out.context.host.clear();
   for (const auto& n : names) out.context.host += (out.context.host.empty() ? "" : ", ") + n;
-  out.context.sweep["distribute"] = mode;
+  out.context.sweep["distribute"] = to_string(mode);
   out.context.sweep["ranks"] = std::to_string(ranks.size());
 
   std::set<std::string> seen;
@@ -85,7 +86,7 @@ Report merge_fleet(std::vector<Report> ranks, const std::string& mode) {
     h.points = static_cast<int64_t>(ranks[i].points.size());
     for (auto& p : ranks[i].points) {
       p.ran_on = {h.rank, h.label};
-      if (mode == "replicate") p.axes.extra[kHostAxis] = h.label;
+      if (mode == FleetMode::replicate) p.axes.extra[kHostAxis] = h.label;
       if (!seen.insert(p.axes.key()).second)
         throw Error("ranks reported the same point twice (" + p.axes.key() + ")",
                     "this is a bug in the fleet distribution; please report it", kExitFailure);

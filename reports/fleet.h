@@ -15,6 +15,12 @@ namespace hb::reports {
 // whole sweep, so the same point exists once per host and must stay apart).
 inline constexpr const char* kHostAxis = "host";
 
+// How a fleet shares the sweep: points = split over the ranks; replicate = every rank runs all of
+// it (`run --distribute`, written to the report as sweep["distribute"]).
+enum class FleetMode { points, replicate };
+inline constexpr Vocabulary<FleetMode, 2> kFleetModes{{"points", "replicate"}};
+inline const char* to_string(FleetMode m) { return kFleetModes.name(m); }
+
 // The record of the process that filled `ctx` (host facts, topology, settings, accelerator).
 HostRecord host_record(const ReportContext& ctx, int rank, const std::string& binding);
 
@@ -24,9 +30,9 @@ Report failed_rank_report(int rank, const std::string& host, const std::string& 
 // Merges the ranks' reports (any order; each must hold exactly one HostRecord) into one:
 // rank 0's context is the base, `hosts` lists every rank with a unique label, `host` names every
 // distinct host, sweep gains "distribute" and "ranks"; points are tagged with ran_on and, for
-// mode "replicate", axes.extra["host"] = label; speedups are recomputed (within one host only).
+// mode replicate, axes.extra["host"] = label; speedups are recomputed (within one host only).
 // Throws hb::Error when two ranks reported the same point (a distribution bug).
-Report merge_fleet(std::vector<Report> ranks, const std::string& mode);
+Report merge_fleet(std::vector<Report> ranks, FleetMode mode);
 
 // Label each record uniquely: the host name when it is the only rank there, else host/gpuN (a
 // CUDA device) or host/rN.

@@ -24,7 +24,7 @@ std::string point_tooltip(const Point& p) {
   if (!p.timed()) return s + status_cell(p);
   return s + time_cell(&p) + " (p10 " + format_duration_ns(p.step.summary.p10) + ", p90 " +
          format_duration_ns(p.step.summary.p90) + ", " + std::to_string(p.step.summary.count) +
-         " samples, " + p.provenance + ")";
+         " samples, " + to_string(p.provenance) + ")";
 }
 
 // x positions shared by the sequence-length charts: one tick per length (thinned when crowded).
@@ -79,7 +79,7 @@ std::string time_chart(const ProcurementTable& t, const Colors& colors) {
         plot.range_bar(x, p->step.summary.p10, p->step.summary.p90, c);
         plot.marker(x, p->step.summary.median, c, point_tooltip(*p));
       } else {
-        plot.failed_marker(plot.px(x) + spread, c, p->status,
+        plot.failed_marker(plot.px(x) + spread, c, to_string(p->status),
                            point_tooltip(*p));  // shown, not hidden
       }
     }
@@ -120,7 +120,8 @@ std::string speedup_chart(const ProcurementTable& t, const Colors& colors) {
     const Point* ref = t.at(t.reference, len);
     if (!ref || !ref->timed()) {
       plot.text(x0 + group * 0.4, plot.py(1.0) - 6,
-                t.reference + " " + (ref ? ref->status : "absent") + ": n/a", "middle", 10, "#a33");
+                t.reference + " " + (ref ? to_string(ref->status) : "absent") + ": n/a", "middle",
+                10, "#a33");
       continue;
     }
     for (size_t j = 0; j < others.size(); ++j) {
@@ -131,7 +132,8 @@ std::string speedup_chart(const ProcurementTable& t, const Colors& colors) {
                  others[j] + " at " + format_tokens(len) + ": " + format_ratio(sp->first) + " ± " +
                      format_percent(sp->second) + " vs " + t.reference);
       } else if (p) {
-        plot.text(x + width * 0.45, plot.py(1.0) - 4, p->status, "middle", 9, colors.at(others[j]));
+        plot.text(x + width * 0.45, plot.py(1.0) - 4, to_string(p->status), "middle", 9,
+                  colors.at(others[j]));
       }
     }
   }

@@ -26,8 +26,6 @@ template <size_t N>
 static bool one_of(const std::string& s, const char* const (&list)[N]) {
   return std::any_of(std::begin(list), std::end(list), [&](const char* v) { return s == v; });
 }
-bool is_status(const std::string& s) { return one_of(s, kStatuses); }
-bool is_provenance(const std::string& s) { return one_of(s, kProvenances); }
 bool is_stop_reason(const std::string& s) { return one_of(s, kStopReasons); }
 
 std::string PointAxes::group_key() const {
@@ -101,11 +99,20 @@ void fill_host_context(ReportContext& ctx) {
   ctx.simd_level = simd_level_name(best_simd_level());
 }
 
-// The weaker of two provenance labels: a ratio involving an emulated figure is emulated.
-static std::string weaker_provenance(const std::string& a, const std::string& b) {
-  auto rank = [](const std::string& p) { return p == "modeled" ? 2 : p == "emulated" ? 1 : 0; };
-  return rank(a) >= rank(b) ? a : b;
+PointStatus point_status(PlanStatus s) {
+  switch (s) {
+    case PlanStatus::ok:
+      return PointStatus::ok;
+    case PlanStatus::oom:
+      return PointStatus::oom;
+    case PlanStatus::unsupported:
+      return PointStatus::unsupported;
+  }
+  return PointStatus::error;  // unreachable: every PlanStatus is handled above
 }
+
+// A ratio involving an emulated figure is emulated (the enum lists the strongest first).
+Provenance weaker(Provenance a, Provenance b) { return a >= b ? a : b; }
 
 std::vector<Speedup> compute_speedups(const std::vector<Point>& points) {
   std::map<std::string, std::vector<const Point*>> groups;
@@ -126,7 +133,7 @@ std::vector<Speedup> compute_speedups(const std::vector<Point>& points) {
         s.ratio = b->step.summary.median / a->step.summary.median;
         s.rel_noise =
             std::hypot(robust_rel_noise(a->step.summary), robust_rel_noise(b->step.summary));
-        s.provenance = weaker_provenance(a->provenance, b->provenance);
+        s.provenance = weaker(a->provenance, b->provenance);
         out.push_back(std::move(s));
       }
   }

@@ -4,9 +4,10 @@
 // tables and HTML. No JSON types here, so the runner and the renderers do not depend on the
 // serialisation, and the schema lives in one place (reports/schema.cpp + reports/README.md).
 //
-// Closed vocabularies (status, provenance, stop reason) are strings, like core's PlanResult,
-// so the runner can copy them through; writing and reading a report both reject values outside
-// the lists below, so a typo cannot reach a file.
+// Closed vocabularies: status, provenance and host status are enums (core/vocabulary.h), turned
+// into text only by the schema (reports/schema.cpp) and by what renders text; reading a report
+// rejects names outside them. The stop reason is still a string, checked against its list on
+// both writing and reading, so a typo cannot reach a file.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -14,7 +15,9 @@
 
 #include "core/accelerator.h"
 #include "core/stats.h"
+#include "core/strategy.h"
 #include "core/traffic.h"
+#include "core/vocabulary.h"
 
 namespace hb::reports {
 
@@ -25,14 +28,28 @@ inline constexpr int kSchemaVersion = 1;
 std::string schema_string();  // "hybridbench.report/1"
 
 // Allowed values (kebab-case, as written to JSON).
-inline constexpr const char* kStatuses[] = {"ok", "oom", "unsupported", "error"};
-inline constexpr const char* kProvenances[] = {"measured", "emulated", "modeled"};
+
+// A point's outcome: the strategy's plan status, or error when the point failed while running.
+enum class PointStatus { ok, oom, unsupported, error };
+inline constexpr Vocabulary<PointStatus, 4> kPointStatuses{{"ok", "oom", "unsupported", "error"}};
+inline const char* to_string(PointStatus s) { return kPointStatuses.name(s); }
+PointStatus point_status(PlanStatus s);  // ok, oom and unsupported carry over unchanged
+
+// Where a point's figures come from, strongest first (a speedup carries the weaker of its two).
+enum class Provenance { measured, emulated, modeled };
+inline constexpr Vocabulary<Provenance, 3> kProvenances{{"measured", "emulated", "modeled"}};
+inline const char* to_string(Provenance p) { return kProvenances.name(p); }
+Provenance weaker(Provenance a, Provenance b);
+
+// Whether a fleet rank finished (error: its points are missing or marked error).
+enum class HostStatus { ok, error };
+inline constexpr Vocabulary<HostStatus, 2> kHostStatuses{{"ok", "error"}};
+inline const char* to_string(HostStatus s) { return kHostStatuses.name(s); }
+
 // Why the timing loop stopped: noise under --max-noise; the sample/time minimum reached with
 // the noise still high; the step cap; the time limit; "none" when nothing was timed (status != ok).
 inline constexpr const char* kStopReasons[] = {"noise",     "min-samples", "min-time",
                                                "max-steps", "timeout",     "none"};
-bool is_status(const std::string& s);
-bool is_provenance(const std::string& s);
 bool is_stop_reason(const std::string& s);
 
 // ---------------------------------------------------------------------------------------------
@@ -65,7 +82,7 @@ struct HostRecord {
   std::map<std::string, std::string> system_settings;
   AcceleratorInfo accelerator;
   std::string binding;  // CPUs the rank ran on and why: "CPUs 0-7 (NUMA node 0, local to GPU 0)"
-  std::string status = "ok";  // "ok" | "error"
+  HostStatus status = HostStatus::ok;
   std::string error;  // what went wrong (status error): its points are then missing or marked error
   int64_t points = 0;  // points this rank contributed
 };
@@ -189,9 +206,9 @@ struct RanOn {
 
 struct Point {
   PointAxes axes;
-  std::string status = "ok";             // one of kStatuses
-  std::string reason;                    // why, when status != ok
-  std::string provenance = "measured";   // one of kProvenances
+  PointStatus status = PointStatus::ok;
+  std::string reason;  // why, when status != ok
+  Provenance provenance = Provenance::measured;
   StepTiming step;                       // one decode step (all sequences of the batch, one layer)
   std::map<std::string, Timing> phases;  // "cpu", "accelerator", "transfer", "merge", ...
   Traffic traffic_per_step;              // averaged over timed steps
@@ -202,7 +219,7 @@ struct Point {
   ModeledAlongside modeled;  // only on measured points run with a platform profile
   RanOn ran_on;              // fleet runs: which rank measured it
 
-  bool timed() const { return status == "ok" && step.summary.count > 0; }
+  bool timed() const { return status == PointStatus::ok && step.summary.count > 0; }
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -215,7 +232,7 @@ struct Speedup {
   // Relative noise of the ratio: the two robust_rel_noise() figures added in quadrature
   // (independent errors of a quotient), so "1.8 ± 4%" can be printed without the raw samples.
   double rel_noise = 0;
-  std::string provenance;  // the weaker label of the two points (modeled > emulated > measured)
+  Provenance provenance = Provenance::measured;  // the weaker of the two points' (weaker())
 };
 
 // Every ordered pair (A, B), A != B, of timed points with the same group key, sorted by group

@@ -6,6 +6,7 @@
 #include "reports/schema.h"
 
 #include <cmath>
+#include <optional>
 #include <span>
 
 #include "core/error.h"
@@ -99,7 +100,7 @@ json host_json(const HostRecord& h) {
   return {{"rank", h.rank},
           {"host", h.host},
           {"label", h.label},
-          {"status", h.status},
+          {"status", to_string(h.status)},
           {"error", h.error},
           {"points", h.points},
           {"os", h.os},
@@ -144,8 +145,11 @@ void check_vocabulary(const Point& p, size_t index) {
                     ")",
                 "this is a bug in the code that filled the report; please report it", kExitFailure);
   };
-  if (!is_status(p.status)) bad("status", p.status, "ok, oom, unsupported, error");
-  if (!is_provenance(p.provenance)) bad("provenance", p.provenance, "measured, emulated, modeled");
+  // The enums cannot hold an unknown name, only a value cast from a wrong integer.
+  if (!kPointStatuses.contains(p.status))
+    bad("status", std::to_string(static_cast<int>(p.status)), kPointStatuses.list().c_str());
+  if (!kProvenances.contains(p.provenance))
+    bad("provenance", std::to_string(static_cast<int>(p.provenance)), kProvenances.list().c_str());
   if (!is_stop_reason(p.step.stop_reason))
     bad("step.stop_reason", p.step.stop_reason,
         "noise, min-samples, min-time, max-steps, timeout, none");
@@ -184,9 +188,9 @@ json point_json(const Point& p) {
               {"decode_steps", x.decode_steps},
               {"page_tokens", x.page_tokens},
               {"extra", string_map(x.extra)}}},
-            {"status", p.status},
+            {"status", to_string(p.status)},
             {"reason", p.reason},
-            {"provenance", p.provenance},
+            {"provenance", to_string(p.provenance)},
             {"step",
              {{"samples_ns", p.step.samples_ns},
               {"summary", summary_json(p.step.summary)},
@@ -273,6 +277,15 @@ std::string read_vocab(const JsonReader& r, const std::string& key, bool (*ok)(c
   return v;
 }
 
+template <class E, size_t N>
+E read_enum(const JsonReader& r, const std::string& key, const Vocabulary<E, N>& vocabulary) {
+  auto m = r.member(key);
+  const std::string v = m.as_string();
+  const std::optional<E> e = vocabulary.parse(v);
+  if (!e) m.fail("\"" + v + "\" is not one of: " + vocabulary.list());
+  return *e;
+}
+
 std::array<int64_t, kMemoryKinds> read_per_kind(const JsonReader& r) {
   // Kinds absent from the file count 0, so a future memory kind does not break old files;
   // an unknown kind name is an error (it would be silently dropped otherwise).
@@ -341,10 +354,7 @@ HostRecord read_host(const JsonReader& r) {
   h.rank = r.i32("rank");
   h.host = r.str("host");
   h.label = r.str("label");
-  auto status = r.member("status");
-  h.status = status.as_string();
-  if (h.status != "ok" && h.status != "error")
-    status.fail("\"" + h.status + "\" is not one of: ok, error");
+  h.status = read_enum(r, "status", kHostStatuses);
   h.error = r.str("error");
   h.points = r.i64("points");
   h.os = r.str("os");
@@ -395,9 +405,9 @@ Point read_point(const JsonReader& r) {
   p.axes.page_tokens = x.i32("page_tokens");
   p.axes.extra = read_string_map(x.member("extra"));
 
-  p.status = read_vocab(r, "status", is_status, "ok, oom, unsupported, error");
+  p.status = read_enum(r, "status", kPointStatuses);
   p.reason = r.str("reason");
-  p.provenance = read_vocab(r, "provenance", is_provenance, "measured, emulated, modeled");
+  p.provenance = read_enum(r, "provenance", kProvenances);
 
   auto step = r.member("step");
   read_timing(step, p.step);
@@ -501,7 +511,7 @@ json report_to_json(const Report& report) {
                         {"strategy_b", s.strategy_b},
                         {"ratio", s.ratio},
                         {"rel_noise", s.rel_noise},
-                        {"provenance", s.provenance}});
+                        {"provenance", to_string(s.provenance)}});
   // Insertion-ordered: "schema" first so `head` on a file shows what it is.
   json j = json::object();
   j["schema"] = report.schema;
@@ -552,7 +562,7 @@ Report report_from_json(const json& j, const std::string& source) {
     sp.strategy_b = s.str("strategy_b");
     sp.ratio = s.num("ratio");
     sp.rel_noise = s.num("rel_noise");
-    sp.provenance = read_vocab(s, "provenance", is_provenance, "measured, emulated, modeled");
+    sp.provenance = read_enum(s, "provenance", kProvenances);
     report.speedups.push_back(std::move(sp));
   });
   return report;

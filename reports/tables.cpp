@@ -145,8 +145,9 @@ std::vector<ProcurementTable> procurement_tables(const Report& report,
       t.seq_lens.push_back(p.axes.seq_len);
     if (std::find(t.strategies.begin(), t.strategies.end(), p.axes.strategy) == t.strategies.end())
       t.strategies.push_back(p.axes.strategy);
-    if (std::find(t.provenances.begin(), t.provenances.end(), p.provenance) == t.provenances.end())
-      t.provenances.push_back(p.provenance);
+    const std::string provenance = to_string(p.provenance);
+    if (std::find(t.provenances.begin(), t.provenances.end(), provenance) == t.provenances.end())
+      t.provenances.push_back(provenance);
   }
   std::vector<ProcurementTable> out;
   for (auto& [key, t] : by_key) {
@@ -187,7 +188,7 @@ std::vector<std::pair<std::string, std::string>> context_facts(const ReportConte
   if (!c.command_line.empty()) f.emplace_back("command", c.command_line);
   for (const auto& h : c.hosts) {
     std::string v = h.label + ": ";
-    if (h.status != "ok") {
+    if (h.status != HostStatus::ok) {
       v += "FAILED: " + h.error;
     } else {
       const auto& a = h.accelerator;
@@ -203,19 +204,19 @@ std::vector<std::pair<std::string, std::string>> context_facts(const ReportConte
 }
 
 std::string status_cell(const Point& p) {
-  return p.status + (p.reason.empty() ? "" : ": " + p.reason);
+  return to_string(p.status) + (p.reason.empty() ? "" : ": " + p.reason);
 }
 
 std::string time_cell(const Point* p) {
   if (!p) return "-";
-  if (!p->timed()) return p->status;
+  if (!p->timed()) return to_string(p->status);
   return format_duration_ns(p->step.summary.median) + " ± " +
          format_percent(robust_rel_noise(p->step.summary));
 }
 
 std::string accuracy_cell(const Point* p) {
   if (!p) return "-";
-  if (p->status != "ok") return p->status;
+  if (p->status != PointStatus::ok) return to_string(p->status);
   const Accuracy& a = p->accuracy;
   if (a.steps_scored == 0) return "not scored";
   std::string s = "rel_l2 " + format_sci(a.rel_l2) + ", recall " + format_percent(a.mass_recall);
@@ -229,7 +230,15 @@ namespace {
 // its heading instead.
 std::string provenance_mark(const ProcurementTable& t, const Point* p) {
   if (!p || t.provenances.size() <= 1) return "";
-  return p->provenance == "measured" ? "" : p->provenance == "emulated" ? " (e)" : " (m)";
+  switch (p->provenance) {
+    case Provenance::measured:
+      return "";
+    case Provenance::emulated:
+      return " (e)";
+    case Provenance::modeled:
+      return " (m)";
+  }
+  return "";
 }
 
 using CellFn = std::function<std::string(const std::string&, int64_t, const std::string&)>;
@@ -292,9 +301,9 @@ TextTable speedup_grid(const ProcurementTable& t) {
     const Point* p = t.at(s, len, host);
     if (auto sp = t.speedup(s, len, host))
       return format_ratio(sp->first) + " ± " + format_percent(sp->second) + provenance_mark(t, p);
-    if (p && !p->timed()) return p->status;
+    if (p && !p->timed()) return to_string(p->status);
     const Point* r = t.at(t.reference, len, host);
-    return r && !r->timed() ? "n/a (" + t.reference + " " + r->status + ")" : "-";
+    return r && !r->timed() ? "n/a (" + t.reference + " " + to_string(r->status) + ")" : "-";
   });
 }
 
@@ -318,7 +327,7 @@ TextTable modeled_grid(const ProcurementTable& t) {
   return grid(t, [&](const std::string& s, int64_t len, const std::string& host) -> std::string {
     const Point* p = t.at(s, len, host);
     if (!p) return "-";
-    if (!p->timed()) return p->status;
+    if (!p->timed()) return to_string(p->status);
     if (!p->modeled.present()) return "not modeled";
     return format_duration_ns(p->step.summary.median) + " | " +
            format_duration_ns(p->modeled.step.summary.median) + " (" +
@@ -347,7 +356,7 @@ TextTable pairwise_grid(const ProcurementTable& t, int64_t seq_len) {
     for (const auto& b : t.strategies) {
       const auto r = t.ratio(a, b, seq_len);
       const Point* pa = t.at(a, seq_len);
-      row.push_back(r ? format_ratio(r->first) : pa && !pa->timed() ? pa->status : "-");
+      row.push_back(r ? format_ratio(r->first) : pa && !pa->timed() ? to_string(pa->status) : "-");
     }
     g.add_row(std::move(row));
   }
@@ -358,7 +367,7 @@ std::vector<std::string> not_run_lines(const ProcurementTable& t) {
   std::vector<std::string> lines;
   for (const auto& s : t.strategies)
     for (const auto& [len, host] : t.columns())
-      if (const Point* p = t.at(s, len, host); p && p->status != "ok")
+      if (const Point* p = t.at(s, len, host); p && p->status != PointStatus::ok)
         lines.push_back(s + " at " + column_title(len, host) + ": " + status_cell(*p));
   return lines;
 }
@@ -424,7 +433,7 @@ std::string csv_report(const Report& report, const TableOptions& options) {
         std::string extra;
         for (const auto& [k, v] : x.extra) extra += (extra.empty() ? "" : ";") + k + "=" + v;
         const auto sp = t.speedup(s, len, host);
-        const bool scored = p->status == "ok" && p->accuracy.steps_scored > 0;
+        const bool scored = p->status == PointStatus::ok && p->accuracy.steps_scored > 0;
         const Accuracy& a = p->accuracy;
         std::vector<std::string> f = {
             x.model,
@@ -438,9 +447,9 @@ std::string csv_report(const Report& report, const TableOptions& options) {
             std::to_string(x.decode_steps),
             std::to_string(x.page_tokens),
             extra,
-            p->status,
+            to_string(p->status),
             p->reason,
-            p->provenance,
+            to_string(p->provenance),
             std::to_string(sum.count),
             p->timed() ? csv_number(sum.median) : "",
             p->timed() ? csv_number(sum.p10) : "",

@@ -158,8 +158,9 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
             "select_gelems", "memory_curve", "comment"});
     auto& A = m.accelerator;
     if (a.has("kind")) {
-      A.kind = a.at("kind").str();
-      if (A.kind != "cuda" && A.kind != "cpu") a.at("kind").fail("expected \"cuda\" or \"cpu\"");
+      const auto kind = kAcceleratorKinds.parse(a.at("kind").str());
+      if (!kind) a.at("kind").fail("expected \"cuda\" or \"cpu\"");
+      A.kind = *kind;
     }
     if (a.has("name")) A.name = a.at("name").str();
     const std::string p = "accelerator.";
@@ -304,7 +305,7 @@ PlatformModel from_platform_profile(const memtier::PlatformProfile& p) {
   }
   if (!topo.gpus.empty()) {
     const auto& g = topo.gpus[0];
-    m.accelerator.kind = "cuda";
+    m.accelerator.kind = AcceleratorKind::cuda;
     m.accelerator.name = g.cuda_name.empty() ? g.name : g.cuda_name;
     m.accelerator.numa_node = std::max(0, g.numa_node);
     if (g.memory_bytes > 0) m.accelerator.memory_bytes = g.memory_bytes;
@@ -376,7 +377,7 @@ Json section_json(const PlatformModel& m) {
   j["description"] = m.description;
   const auto& A = m.accelerator;
   Json a;
-  a["kind"] = A.kind;
+  a["kind"] = to_string(A.kind);
   a["name"] = A.name;
   a["numa_node"] = A.numa_node;
   if (A.threads > 0) a["threads"] = A.threads;

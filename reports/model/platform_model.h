@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/memory.h"
+#include "core/vocabulary.h"
 #include "memtier/profile.h"
 
 namespace hb::model {
@@ -27,12 +28,17 @@ struct BandwidthCurve {
   double at(double bytes) const;
 };
 
+// What a profile's accelerator is: a GPU, or the cpu accelerator (CPU threads).
+enum class AcceleratorKind { cuda, cpu };
+inline constexpr Vocabulary<AcceleratorKind, 2> kAcceleratorKinds{{"cuda", "cpu"}};
+inline const char* to_string(AcceleratorKind k) { return kAcceleratorKinds.name(k); }
+
 struct AcceleratorModel {
-  std::string kind = "cuda";  // "cuda": a GPU; "cpu": the cpu accelerator (CPU threads)
-  std::string name;           // "NVIDIA A100-SXM4-40GB"
-  int numa_node = 0;          // host node the link of `links` with this host_node serves
-  int threads = 0;            // cpu kind: worker threads (informational)
-  int64_t memory_bytes = 0;   // HBM capacity
+  AcceleratorKind kind = AcceleratorKind::cuda;
+  std::string name;          // "NVIDIA A100-SXM4-40GB"
+  int numa_node = 0;         // host node the link of `links` with this host_node serves
+  int threads = 0;           // cpu kind: worker threads (informational)
+  int64_t memory_bytes = 0;  // HBM capacity
   double memory_usable_share =
       0.9;                 // share of memory_bytes for weights + KV (rest: runtime, activations)
   double memory_gbps = 0;  // peak memory bandwidth, 1e9 B/s

@@ -97,11 +97,11 @@ Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment&
     vp.reason = p.reason;
     const auto it = collected->find(p.axes.key());
     if (p.timed() && (it == collected->end() || it->second.total.empty())) {
-      vp.status = "error";
+      vp.status = reports::PointStatus::error;
       vp.reason = it == collected->end() || it->second.error.empty() ? "no step was priced"
                                                                      : "model: " + it->second.error;
     }
-    if (vp.status != "ok" || !p.timed()) {
+    if (vp.status != reports::PointStatus::ok || !p.timed()) {
       v.points.push_back(std::move(vp));
       continue;
     }
@@ -166,10 +166,10 @@ std::string validation_text(const Validation& v, double goal) {
                 "modeled phases");
   s += b;
   for (const auto& p : v.points) {
-    if (p.status != "ok") {
+    if (p.status != reports::PointStatus::ok) {
       std::snprintf(b, sizeof b, "%-18s %8lld %5d %12s %12s %8s %7s %9s  %s: %s\n",
                     p.axes.strategy.c_str(), static_cast<long long>(p.axes.seq_len), p.axes.batch,
-                    "-", "-", "-", "-", "", p.status.c_str(), p.reason.c_str());
+                    "-", "-", "-", "-", "", to_string(p.status), p.reason.c_str());
       s += b;
       continue;
     }
@@ -232,8 +232,8 @@ std::string validation_json(const Validation& v, double goal) {
     x["model"] = p.axes.model;
     x["seq_len"] = p.axes.seq_len;
     x["batch"] = p.axes.batch;
-    x["status"] = p.status;
-    if (p.status != "ok") {
+    x["status"] = to_string(p.status);
+    if (p.status != reports::PointStatus::ok) {
       x["reason"] = p.reason;
     } else {
       x["measured_ns"] = p.measured_ns;

@@ -17,7 +17,8 @@ namespace hb::model {
 
 struct ValidationPoint {
   reports::PointAxes axes;
-  std::string status = "ok";  // the measured point's status; only "ok" points carry figures
+  reports::PointStatus status = reports::PointStatus::ok;  // the measured point's; only ok ones
+                                                           // carry figures
   std::string reason;
   double measured_ns = 0, modeled_ns = 0;  // medians
   double measured_p10_ns = 0;  // 10th percentile: the steps least disturbed by other processes

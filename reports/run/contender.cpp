@@ -16,11 +16,11 @@ void label_point(Contender& c, const SweepContext& ctx) {
   auto& p = c.point;
   const auto& ai = c.accelerator->info();
   p.axes.accelerator = ai.kind;
-  p.provenance = ai.emulated ? "emulated" : "measured";
+  p.provenance = ai.emulated ? reports::Provenance::emulated : reports::Provenance::measured;
   p.step.warmup_steps = ctx.spec.stop.warmup_steps;
   const auto& model = ctx.env.model;
   if (model && model->replace) {
-    p.provenance = "modeled";
+    p.provenance = reports::Provenance::modeled;
     if (!model->accelerator_kind.empty()) p.axes.accelerator = model->accelerator_kind;
     for (const auto& [k, v] : model->axes_extra) p.axes.extra[k] = v;
   }
@@ -58,16 +58,16 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
     p.strategy_params = plan.parameters;
     if (ctx.env.model && ctx.env.model->annotate)
       for (const auto& [k, v] : ctx.env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
-    if (plan.status != "ok") {
-      fail(*c, plan.status, plan.reason);
+    if (plan.status != PlanStatus::ok) {
+      fail(*c, reports::point_status(plan.status), plan.reason);
     } else {
       load(*c, ctx.env);
     }
   } catch (const CapacityError& e) {  // memory ran out: by type, not by its words
-    fail(*c, "oom", e.problem());
+    fail(*c, reports::PointStatus::oom, e.problem());
     c->strategy.reset();
   } catch (const Error& e) {
-    fail(*c, "error", e.problem());
+    fail(*c, reports::PointStatus::error, e.problem());
     c->strategy.reset();
   }
   return c;
@@ -103,7 +103,7 @@ void finish(Contender& c, const std::string& stop_reason, const std::string& pla
   }
 }
 
-void fail(Contender& c, const std::string& status, const std::string& reason) {
+void fail(Contender& c, reports::PointStatus status, const std::string& reason) {
   c.active = false;
   c.point.status = status;
   c.point.reason = reason;

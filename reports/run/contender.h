@@ -59,7 +59,7 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
 // Stops an active contender: its point gets the timed steps, phases, traffic, accuracy and
 // (side platform) the modeled figures, with `stop_reason`.
 void finish(Contender& c, const std::string& stop_reason, const std::string& platform);
-void fail(Contender& c, const std::string& status, const std::string& reason);
+void fail(Contender& c, reports::PointStatus status, const std::string& reason);
 
 // Point::modeled's error from the two medians as they stand now.
 void update_model_error(reports::Point& p);

@@ -108,8 +108,8 @@ std::vector<Workload> make_workloads(const SweepSpec& spec, const TraceFile* tra
 // time in three is broken, not noisy). Traffic, placement, accuracy and trajectory are the
 // first pass's: the same seeded workload gives the same ones.
 void pool_pass(reports::Point& into, reports::Point&& more) {
-  if (into.status != "ok") return;
-  if (more.status != "ok") {
+  if (into.status != reports::PointStatus::ok) return;
+  if (more.status != reports::PointStatus::ok) {
     into.status = more.status;
     into.reason = "in a later --repetitions pass: " + more.reason;
     into.accuracy = {};  // failed: no accuracy figures, not the first pass's

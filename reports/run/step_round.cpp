@@ -34,7 +34,7 @@ bool run_step(Contender& c, const SweepContext& ctx, int s, StepResult& out) {
     out.total_ns = now_ns() - t0;
     if (ctx.env.model) price_step(c, ctx, s, out);
   } catch (const Error& e) {
-    fail(c, "error", "step " + std::to_string(s) + ": " + e.problem());
+    fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
     return false;
   }
   return true;

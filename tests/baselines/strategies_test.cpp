@@ -26,8 +26,8 @@ Ran run(Harness& h, const std::string& name, std::map<std::string, std::string> 
   auto s = h.make(name, std::move(opts));
   Ran r;
   r.plan = s->plan(h.problem, h.platform);
-  EXPECT_EQ(r.plan.status, "ok") << name << ": " << r.plan.reason;
-  if (r.plan.status != "ok") return r;
+  EXPECT_EQ(r.plan.status, PlanStatus::ok) << name << ": " << r.plan.reason;
+  if (r.plan.status != PlanStatus::ok) return r;
   s->load();
   for (int i = 0; i < h.problem.decode_steps(); ++i) {
     StepResult out;
@@ -206,14 +206,14 @@ TEST(Strategies, PlansReportOomOnASmallAccelerator) {
        {"full-gpu", "h2o", "streamingllm", "quest", "infinigen", "offload"}) {
     auto s = h.make(name);
     PlanResult p = s->plan(h.problem, h.platform);
-    EXPECT_EQ(p.status, "oom") << name;
+    EXPECT_EQ(p.status, PlanStatus::oom) << name;
     EXPECT_NE(p.reason.find("MiB"), std::string::npos) << name << ": " << p.reason;
   }
   // Offloading strategies fit where the resident ones do not.
   auto q = h.make("quest", {{"quest.offload", "1"}, {"quest.budget", "64"}});
-  EXPECT_EQ(q->plan(h.problem, h.platform).status, "ok");
+  EXPECT_EQ(q->plan(h.problem, h.platform).status, PlanStatus::ok);
   auto o = h.make("offload", {{"offload.chunk_tokens", "64"}});
-  EXPECT_EQ(o->plan(h.problem, h.platform).status, "ok");
+  EXPECT_EQ(o->plan(h.problem, h.platform).status, PlanStatus::ok);
 }
 
 TEST(Strategies, RejectBadOptions) {

@@ -40,8 +40,8 @@ TEST(Sweep, KnownCharactersOnTheNeedle) {
   const auto report = run_sweep(small_spec({4096}, "diffuse:needle=1"), RunEnvironment{});
   for (const auto& p : report.points) {
     SCOPED_TRACE(p.axes.strategy);
-    ASSERT_EQ(p.status, "ok") << p.reason;
-    EXPECT_EQ(p.provenance, "emulated");
+    ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;
+    EXPECT_EQ(p.provenance, reports::Provenance::emulated);
     EXPECT_EQ(p.accuracy.steps_scored, 3);
     ASSERT_TRUE(p.accuracy.has_needle());
   }
@@ -89,8 +89,8 @@ TEST(Sweep, H2oKeepsMoreAttentionMassThanARecencyWindow) {
   const auto report = run_sweep(spec, RunEnvironment{});
   const auto& h = point(report, "h2o", 2048);
   const auto& s = point(report, "streamingllm", 2048);
-  ASSERT_EQ(h.status, "ok");
-  ASSERT_EQ(s.status, "ok");
+  ASSERT_EQ(h.status, reports::PointStatus::ok);
+  ASSERT_EQ(s.status, reports::PointStatus::ok);
   EXPECT_GT(h.accuracy.mass_recall, s.accuracy.mass_recall + 0.02);
   EXPECT_LT(h.accuracy.rel_l2, s.accuracy.rel_l2);
 }
@@ -104,7 +104,7 @@ TEST(Sweep, EdgeCasesShortContextsAndBatches) {
   ASSERT_EQ(report.points.size(), 2u * StrategyRegistry::instance().all().size());
   for (const auto& p : report.points) {
     SCOPED_TRACE(p.axes.strategy + " b" + std::to_string(p.axes.batch));
-    ASSERT_EQ(p.status, "ok") << p.reason;
+    ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;
     EXPECT_TRUE(std::isfinite(p.accuracy.rel_l2));
     EXPECT_GE(p.step.summary.count, 2);
     if (p.axes.strategy == "quest" || p.axes.strategy == "offload" ||
@@ -120,7 +120,7 @@ TEST(Sweep, EdgeCasesShortContextsAndBatches) {
   const auto all_in = run_sweep(spec, RunEnvironment{});
   for (const auto& p : all_in.points) {
     SCOPED_TRACE(p.axes.strategy);
-    ASSERT_EQ(p.status, "ok") << p.reason;
+    ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;
     EXPECT_LT(p.accuracy.rel_l2, 1e-4);
     EXPECT_NEAR(p.accuracy.mass_recall, 1.0, 1e-9);
   }
@@ -131,11 +131,11 @@ TEST(Sweep, OomAndUnknownOptionsAreReported) {
   spec.accelerator.capacity_bytes = 512 * 1024;  // 2048 tokens of KV need 1 MiB
   spec.strategy_options = {{"offload.chunk_tokens", "256"}};
   const auto report = run_sweep(spec, RunEnvironment{});
-  EXPECT_EQ(point(report, "full-gpu", 2048).status, "oom");
-  EXPECT_EQ(point(report, "quest", 2048).status, "oom");
+  EXPECT_EQ(point(report, "full-gpu", 2048).status, reports::PointStatus::oom);
+  EXPECT_EQ(point(report, "quest", 2048).status, reports::PointStatus::oom);
   EXPECT_NE(point(report, "quest", 2048).reason.find("quest.offload=1"), std::string::npos);
-  EXPECT_EQ(point(report, "cpu-only", 2048).status, "ok");
-  EXPECT_EQ(point(report, "offload", 2048).status, "ok");
+  EXPECT_EQ(point(report, "cpu-only", 2048).status, reports::PointStatus::ok);
+  EXPECT_EQ(point(report, "offload", 2048).status, reports::PointStatus::ok);
   spec.strategy_options = {{"streamingllm.windw", "10"}};
   EXPECT_THROW(run_sweep(spec, RunEnvironment{}), Error);
 }

@@ -45,7 +45,7 @@ TEST(HybridGenAccuracy, NeedleAtDefaultRatioBeatsStreamingLlmAndH2o) {
   std::map<std::string, const reports::Point*> by;
   for (const auto& p : report.points) by[p.axes.strategy] = &p;
   const auto& hg = *by.at("hybridgen");
-  ASSERT_EQ(hg.status, "ok") << hg.reason;
+  ASSERT_EQ(hg.status, reports::PointStatus::ok) << hg.reason;
   EXPECT_EQ(hg.strategy_params.at("all_kv_on_accelerator"), "no");
   EXPECT_EQ(hg.strategy_params.at("ratio"), "0.050000");
   // Thresholds that hold whether or not the baselines are built in.
@@ -55,7 +55,7 @@ TEST(HybridGenAccuracy, NeedleAtDefaultRatioBeatsStreamingLlmAndH2o) {
   for (const auto& b : baselines) {
     SCOPED_TRACE(b);
     const auto& p = *by.at(b);
-    if (p.status != "ok") continue;
+    if (p.status != reports::PointStatus::ok) continue;
     EXPECT_GE(hg.accuracy.needle_success_rate, p.accuracy.needle_success_rate);
     EXPECT_GT(hg.accuracy.mass_recall, p.accuracy.mass_recall);
     EXPECT_LT(hg.accuracy.rel_l2, p.accuracy.rel_l2);

@@ -45,7 +45,7 @@ TEST(HybridGenExact, RatioOneAndLseMatchTheReference) {
   ASSERT_EQ(report.points.size(), 2u);
   for (const auto& p : report.points) {
     SCOPED_TRACE(p.axes.strategy);
-    ASSERT_EQ(p.status, "ok") << p.reason;
+    ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;
     EXPECT_EQ(p.strategy_params.at("all_kv_on_accelerator"), "no");
     EXPECT_EQ(p.accuracy.steps_scored, 39);
     EXPECT_LT(p.accuracy.rel_l2, 1e-5);
@@ -84,7 +84,7 @@ TEST(HybridGenExact, AllKvFitsMeansDenseOnTheAccelerator) {
   auto report = run::run_sweep(spec, run::RunEnvironment{});
   for (const auto& p : report.points) {
     SCOPED_TRACE(p.axes.strategy);
-    ASSERT_EQ(p.status, "ok") << p.reason;
+    ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;
     EXPECT_EQ(p.strategy_params.at("all_kv_on_accelerator"), "yes (KV fits; CPU side idle)");
     EXPECT_LT(p.accuracy.rel_l2, 1e-5);
     EXPECT_EQ(p.traffic_per_step.total_read(Processor::cpu), 0);
@@ -103,7 +103,7 @@ TEST(HybridGenExact, OneSoftmaxOverTheAttendedTokens) {
                             {"hybridgen.gpu_tokens", "128"},
                             {"hybridgen.hot_share", "0.3"},
                             {"hybridgen.migrate_every", "4"}});
-  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, "ok");
+  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, PlanStatus::ok);
   hg->load();
   ASSERT_GT(hg->hot_slots(), 0);
   const int d = shape.head_dim;
@@ -135,7 +135,7 @@ TEST(HybridGenExact, BatchOfSequencesIsExactPerSequence) {
   auto hg = make_hybridgen({{"hybridgen.ratio", "1"},
                             {"hybridgen.scheduler", "static"},
                             {"hybridgen.gpu_tokens", "64"}});
-  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, "ok");
+  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, PlanStatus::ok);
   hg->load();
   const int d = shape.head_dim, H = shape.q_heads;
   for (int s = 0; s < 20; ++s) {

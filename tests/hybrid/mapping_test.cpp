@@ -20,7 +20,7 @@ TEST(Mapping, SemanticPutsKOnDramAndVOnCxl) {
   Rig rig(kShape, 1000, 8, 1 << 20, two_tiers());
   auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}, {"hybridgen.scheduler", "static"}});
   const PlanResult plan = hg->plan(rig.problem, rig.platform);
-  ASSERT_EQ(plan.status, "ok");
+  ASSERT_EQ(plan.status, PlanStatus::ok);
   EXPECT_EQ(plan.parameters.at("k_tier"), "local-dram@0");
   EXPECT_EQ(plan.parameters.at("v_tier"), "cxl@1(emulated)");
   hg->load();
@@ -77,7 +77,7 @@ TEST(Mapping, HotPagesArePromotedAndColdOnesStayFar) {
                             {"hybridgen.ratio", "0.05"},
                             {"hybridgen.migrate_every", "4"},
                             {"hybridgen.hot_share", "0.05"}});
-  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, "ok");
+  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, PlanStatus::ok);
   hg->load();
   ASSERT_GT(hg->hot_slots(), 0);
   const int64_t first_window = (1500 + 15) / 16 - 8;  // 86: pages below it start on the host
@@ -130,7 +130,7 @@ TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
                             {"hybridgen.mapping", "naive"},
                             {"hybridgen.migrate_every", "4"}});
   const PlanResult plan = hg->plan(rig.problem, rig.platform);
-  ASSERT_EQ(plan.status, "ok");
+  ASSERT_EQ(plan.status, PlanStatus::ok);
   EXPECT_EQ(plan.parameters.at("kv_tier"), "local-dram@0");
   EXPECT_EQ(hg->hot_slots(), 0);
   hg->load();
@@ -152,7 +152,7 @@ TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
   auto far = make_hybridgen({{"hybridgen.gpu_tokens", "128"},
                              {"hybridgen.mapping", "naive"},
                              {"hybridgen.naive_tier", "1"}});
-  ASSERT_EQ(far->plan(rig.problem, rig.platform).status, "ok");
+  ASSERT_EQ(far->plan(rig.problem, rig.platform).status, PlanStatus::ok);
   far->load();
   EXPECT_EQ(far->page_k_location(0, 0, 0), kCxl);
   EXPECT_EQ(far->page_v_location(0, 0, 0), kCxl);
@@ -161,7 +161,7 @@ TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
 TEST(Mapping, InterleaveAlternatesPagesOverTiers) {
   Rig rig(kShape, 1000, 4, 1 << 20, two_tiers());
   auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}, {"hybridgen.mapping", "interleave"}});
-  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, "ok");
+  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, PlanStatus::ok);
   hg->load();
   for (int64_t i = 0; i < 50; ++i) {
     const MemoryLocation want = i % 2 ? kCxl : kDram;
@@ -174,7 +174,7 @@ TEST(Mapping, WithoutAFarTierVStaysWithK) {
   Rig rig(kShape, 1000, 4, 1 << 20, {tier(MemoryKind::local_dram, 0)});
   auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}});
   const PlanResult plan = hg->plan(rig.problem, rig.platform);
-  ASSERT_EQ(plan.status, "ok");
+  ASSERT_EQ(plan.status, PlanStatus::ok);
   EXPECT_EQ(plan.parameters.at("v_tier"), "local-dram@0 (no CXL/far tier: same as K)");
   hg->load();
   EXPECT_EQ(hg->page_v_location(0, 0, 0), kDram);
@@ -188,7 +188,7 @@ TEST(Mapping, KSpillsToTheFarTierWhenDramIsFull) {
   Rig rig(kShape, 1000, 4, 1 << 20, tiers);
   auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}});
   const PlanResult plan = hg->plan(rig.problem, rig.platform);
-  ASSERT_EQ(plan.status, "ok");
+  ASSERT_EQ(plan.status, PlanStatus::ok);
   EXPECT_EQ(plan.parameters.at("fast_k_pages_per_head"), "20");
   hg->load();
   for (int64_t i = 0; i < 50; ++i)

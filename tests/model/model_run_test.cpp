@@ -59,8 +59,8 @@ TEST(ModelRun, PointsAreModeledWithRealAccuracy) {
   EXPECT_EQ(modeled.context.sweep.at("model.platforms"), "a100-40gb-pcie4-spr,gh200-c2c");
   for (const auto& p : modeled.points) {
     SCOPED_TRACE(p.axes.key());
-    ASSERT_EQ(p.status, "ok") << p.reason;
-    EXPECT_EQ(p.provenance, "modeled");
+    ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;
+    EXPECT_EQ(p.provenance, reports::Provenance::modeled);
     EXPECT_EQ(p.axes.accelerator, "cuda");  // the platform's accelerator, not the one that executed
     ASSERT_TRUE(p.axes.extra.count("platform"));
     EXPECT_EQ(p.strategy_params.at("model.platform"), p.axes.extra.at("platform"));
@@ -96,7 +96,7 @@ TEST(ModelRun, PointsAreModeledWithRealAccuracy) {
   EXPECT_LT(g.step.summary.median, a.step.summary.median);
   // Speedups only compare strategies of one platform.
   for (const auto& s : modeled.speedups) {
-    EXPECT_EQ(s.provenance, "modeled");
+    EXPECT_EQ(s.provenance, reports::Provenance::modeled);
     EXPECT_NE(s.group_key.find("platform="), std::string::npos) << s.group_key;
   }
 }
@@ -112,9 +112,9 @@ TEST(ModelRun, BudgetComesFromTheProfileAndModelWeights) {
   ASSERT_EQ(r.points.size(), 2u);
   for (const auto& p : r.points) {
     if (p.axes.model == "qwen2.5-0.5b")
-      EXPECT_EQ(p.status, "ok") << p.reason;
+      EXPECT_EQ(p.status, reports::PointStatus::ok) << p.reason;
     else
-      EXPECT_EQ(p.status, "oom");
+      EXPECT_EQ(p.status, reports::PointStatus::oom);
   }
   EXPECT_NE(
       r.context.sweep.at("model.kv_budget_bytes.a100-40gb-pcie4-spr.qwen2.5-32b").find("1048576"),
@@ -156,7 +156,7 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   calibrated.accelerator.sync_us = 2;
   calibrated.accelerator.launch_us = 1;
   const PlatformModel& m = calibrated;
-  EXPECT_EQ(m.accelerator.kind, "cpu");
+  EXPECT_EQ(m.accelerator.kind, AcceleratorKind::cpu);
   EXPECT_GT(m.cpu.attention_gflops_per_core, 0);
   EXPECT_GT(m.accelerator.sync_us, 0);
   ASSERT_EQ(m.cpu.read_curve.points.size(), 4u);  // 1, 2, 4, 8 MiB
@@ -168,7 +168,7 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   ASSERT_EQ(v.points.size(), 4u);
   for (const auto& p : v.points) {
     SCOPED_TRACE(p.axes.strategy + " " + std::to_string(p.axes.seq_len));
-    ASSERT_EQ(p.status, "ok") << p.reason;
+    ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;
     EXPECT_GT(p.measured_ns, 0);
     EXPECT_GT(p.modeled_ns, 0);
     EXPECT_TRUE(std::isfinite(p.error));
@@ -178,7 +178,7 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   // The measured run stays a measurement, with the prediction of the same steps alongside.
   for (size_t i = 0; i < v.measured.points.size(); ++i) {
     const auto& p = v.measured.points[i];
-    EXPECT_EQ(p.provenance, "emulated");
+    EXPECT_EQ(p.provenance, reports::Provenance::emulated);
     ASSERT_TRUE(p.modeled.present());
     EXPECT_EQ(p.modeled.platform, m.name);
     EXPECT_EQ(p.modeled.step.summary.count, p.step.summary.count);
@@ -203,7 +203,7 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   const Validation lv = validate_model(spec, run::RunEnvironment{}, m, {}, &co);
   EXPECT_TRUE(lv.live);
   for (const auto& p : lv.points) {
-    ASSERT_EQ(p.status, "ok") << p.reason;
+    ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;
     EXPECT_GT(p.modeled_ns, 0);
     EXPECT_GT(p.modeled_static_ns, 0);
   }
@@ -244,7 +244,7 @@ TEST(ModelCli, RunModeModelAndErrors) {
   const reports::Report r = reports::read_report(json);
   ASSERT_EQ(r.points.size(), 4u);
   for (const auto& p : r.points) {
-    EXPECT_EQ(p.provenance, "modeled");
+    EXPECT_EQ(p.provenance, reports::Provenance::modeled);
     EXPECT_TRUE(p.axes.extra.count("platform"));
   }
   std::remove(json.c_str());
@@ -253,7 +253,7 @@ TEST(ModelCli, RunModeModelAndErrors) {
   ASSERT_EQ(run_cli("run --platform preset:gh200-c2c --strategy cpu-only" + tiny, &out), 0) << out;
   const reports::Report side = reports::read_report(json);
   ASSERT_EQ(side.points.size(), 1u);
-  EXPECT_NE(side.points[0].provenance, "modeled");
+  EXPECT_NE(side.points[0].provenance, reports::Provenance::modeled);
   ASSERT_TRUE(side.points[0].modeled.present());
   EXPECT_EQ(side.points[0].modeled.platform, "gh200-c2c");
   ASSERT_EQ(run_cli("report " + json, &out), 0) << out;

@@ -46,7 +46,7 @@ TEST(Profiles, EveryPresetLoadsAndCitesEveryFigure) {
     const PlatformModel m = load_platform_model("preset:" + n);
     EXPECT_EQ(m.name, n);  // the file name is the profile's name
     EXPECT_EQ(m.source, "preset");
-    EXPECT_EQ(m.accelerator.kind, "cuda");
+    EXPECT_EQ(m.accelerator.kind, AcceleratorKind::cuda);
     for (const char* key :
          {"accelerator.memory_bytes", "accelerator.memory_gbps", "accelerator.attention_efficiency",
           "accelerator.tflops", "accelerator.launch_us", "accelerator.sync_us",
@@ -93,6 +93,12 @@ TEST(Profiles, BrokenFilesSayWhereAndWhat) {
   std::string doc = preset_doc();
   doc.replace(doc.find("local-dram"), 10, "dram");
   EXPECT_NE(error_of(doc).find("unknown memory kind \"dram\""), std::string::npos);
+  // Unknown accelerator kind (the enum's text is read here only).
+  doc = preset_doc();
+  doc.replace(doc.find("\"kind\": \"cuda\""), 14, "\"kind\": \"tpu\"");
+  const std::string kind = error_of(doc);
+  EXPECT_NE(kind.find("$.model.accelerator.kind"), std::string::npos) << kind;
+  EXPECT_NE(kind.find("expected \"cuda\" or \"cpu\""), std::string::npos) << kind;
   // Out of range: validate() lists every problem.
   doc = preset_doc();
   doc.replace(doc.find("\"attention_efficiency\": 0.5"), 27, "\"attention_efficiency\": 1.5");
@@ -167,8 +173,8 @@ TEST(Profiles, MeasuredProfileGetsAModelMemberAndStaysMemtierReadable) {
     EXPECT_NE(e.fix().find("validate-model"), std::string::npos);
   }
   // Complete it the way validate-model --write-model does, and read it back.
-  m.accelerator = {"cpu", "cpu-accelerator", 0, 1, int64_t{1} << 30, 1.0, 5, 1.0, 0.01, 2, 20, 0,
-                   {}};
+  m.accelerator = {{}, "cpu-accelerator", 0, 1, int64_t{1} << 30, 1.0, 5, 1.0, 0.01, 2, 20, 0, {}};
+  m.accelerator.kind = AcceleratorKind::cpu;
   m.links = {{0, 4, 4, 2, {}}};
   m.cpu.attention_gflops_per_core = 7;
   m.sources["cpu.attention_gflops_per_core"] = "calibrated in a test";
@@ -179,7 +185,7 @@ TEST(Profiles, MeasuredProfileGetsAModelMemberAndStaysMemtierReadable) {
   EXPECT_EQ(back.source, "calibrated");
   EXPECT_DOUBLE_EQ(back.cpu.attention_gflops_per_core, 7);
   EXPECT_EQ(back.sources.at("cpu.attention_gflops_per_core"), "calibrated in a test");
-  EXPECT_EQ(back.accelerator.kind, "cpu");
+  EXPECT_EQ(back.accelerator.kind, AcceleratorKind::cpu);
   EXPECT_EQ(back.cpu.read_curve.points, m.cpu.read_curve.points);
   EXPECT_EQ(back.sources.at("cpu.read_curve"), "a test curve");
   EXPECT_TRUE(back.links[0].copy_curve.empty());

@@ -201,13 +201,14 @@ TEST(Compare, NothingInCommonIsAnErrorNotAPass) {
 }
 
 TEST(Compare, PointThatStopsRunningIsARegression) {
-  const auto c =
-      compare_reports(single(make_point("full-gpu", 8192, 1e6)),
-                      single(make_failed_point("full-gpu", 8192, "oom", "capacity")), {});
+  const auto c = compare_reports(
+      single(make_point("full-gpu", 8192, 1e6)),
+      single(make_failed_point("full-gpu", 8192, PointStatus::oom, "capacity")), {});
   EXPECT_EQ(only(c).verdict, Verdict::failed);
   EXPECT_TRUE(c.has_regression());
-  const auto back = compare_reports(single(make_failed_point("full-gpu", 8192, "oom", "capacity")),
-                                    single(make_point("full-gpu", 8192, 1e6)), {});
+  const auto back =
+      compare_reports(single(make_failed_point("full-gpu", 8192, PointStatus::oom, "capacity")),
+                      single(make_point("full-gpu", 8192, 1e6)), {});
   EXPECT_EQ(only(back).verdict, Verdict::recovered);
   EXPECT_FALSE(back.has_regression());
 }

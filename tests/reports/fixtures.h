@@ -68,7 +68,7 @@ inline Point make_point(const std::string& strategy, int64_t seq_len, double med
   p.axes.accelerator = "cpu";
   p.axes.decode_steps = 8;
   p.axes.page_tokens = 16;
-  p.provenance = "emulated";
+  p.provenance = Provenance::emulated;
   static_cast<Timing&>(p.step) =
       Timing::from_samples(noisy_samples(median_ns, rel_noise, n, seed * 1000003 + seq_len));
   p.step.stop_reason = "noise";
@@ -91,8 +91,8 @@ inline Point make_point(const std::string& strategy, int64_t seq_len, double med
   return p;
 }
 
-inline Point make_failed_point(const std::string& strategy, int64_t seq_len,
-                               const std::string& status, const std::string& reason) {
+inline Point make_failed_point(const std::string& strategy, int64_t seq_len, PointStatus status,
+                               const std::string& reason) {
   Point p = make_point(strategy, seq_len, 1);
   p.status = status;
   p.reason = reason;
@@ -130,8 +130,8 @@ inline Report make_report() {
     if (len < 16384)
       r.points.push_back(make_point("full-gpu", len, 1e6 * scale));
     else
-      r.points.push_back(
-          make_failed_point("full-gpu", len, "oom", "KV 2.0 GiB > accelerator capacity 1.0 GiB"));
+      r.points.push_back(make_failed_point("full-gpu", len, PointStatus::oom,
+                                           "KV 2.0 GiB > accelerator capacity 1.0 GiB"));
   }
   r.points.front().trajectory.push_back({{"step", 0}, {"top_k_ratio", 0.1}});
   r.speedups = compute_speedups(r.points);

@@ -27,7 +27,8 @@ Report rank_report(int rank, const std::string& host, double scale = 1.0) {
 }
 
 TEST(Fleet, ReplicateKeepsEachHostsPointsApartAndLabelsThem) {
-  const Report merged = merge_fleet({rank_report(1, "b", 2.0), rank_report(0, "a")}, "replicate");
+  const Report merged =
+      merge_fleet({rank_report(1, "b", 2.0), rank_report(0, "a")}, FleetMode::replicate);
   const size_t per_rank = testing::make_report().points.size();
   ASSERT_EQ(merged.points.size(), 2 * per_rank);
   ASSERT_EQ(merged.context.hosts.size(), 2u);
@@ -60,14 +61,15 @@ TEST(Fleet, RanksOnOneHostGetDistinctLabels) {
 }
 
 TEST(Fleet, PointsModeRefusesTheSamePointTwice) {
-  EXPECT_THROW(merge_fleet({rank_report(0, "a"), rank_report(1, "b")}, "points"), Error);
+  EXPECT_THROW(merge_fleet({rank_report(0, "a"), rank_report(1, "b")}, FleetMode::points), Error);
 }
 
 TEST(Fleet, FailedRankIsRecordedAndTheOthersSurvive) {
-  const Report merged = merge_fleet(
-      {rank_report(0, "a"), failed_rank_report(1, "", "no result within 300 s")}, "replicate");
+  const Report merged =
+      merge_fleet({rank_report(0, "a"), failed_rank_report(1, "", "no result within 300 s")},
+                  FleetMode::replicate);
   ASSERT_EQ(merged.context.hosts.size(), 2u);
-  EXPECT_EQ(merged.context.hosts[1].status, "error");
+  EXPECT_EQ(merged.context.hosts[1].status, HostStatus::error);
   EXPECT_EQ(merged.context.hosts[1].host, "unknown");
   EXPECT_EQ(merged.points.size(), testing::make_report().points.size());
   // Still a column in the table, whose cells say nothing ran.
@@ -79,7 +81,8 @@ TEST(Fleet, FailedRankIsRecordedAndTheOthersSurvive) {
 }
 
 TEST(Fleet, SchemaRoundTripsHostsAndRanOn) {
-  const Report merged = merge_fleet({rank_report(0, "a"), rank_report(1, "b")}, "replicate");
+  const Report merged =
+      merge_fleet({rank_report(0, "a"), rank_report(1, "b")}, FleetMode::replicate);
   const Report back = from_json_text(to_json_text(merged), "mem");
   ASSERT_EQ(back.context.hosts.size(), 2u);
   EXPECT_EQ(back.context.hosts[1].label, "b");
@@ -97,7 +100,8 @@ TEST(Fleet, SchemaRoundTripsHostsAndRanOn) {
 }
 
 TEST(Fleet, TableHasAColumnPerHost) {
-  const Report merged = merge_fleet({rank_report(0, "a"), rank_report(1, "b", 2.0)}, "replicate");
+  const Report merged =
+      merge_fleet({rank_report(0, "a"), rank_report(1, "b", 2.0)}, FleetMode::replicate);
   const auto tables = procurement_tables(merged);
   ASSERT_EQ(tables.size(), 1u);  // the host axis is columns, not a setting of its own
   const auto& t = tables[0];
@@ -120,7 +124,8 @@ TEST(Fleet, TableHasAColumnPerHost) {
 }
 
 TEST(Fleet, HtmlDrawsChartsPerHostAndTablesWithHostColumns) {
-  const Report merged = merge_fleet({rank_report(0, "a"), rank_report(1, "b", 2.0)}, "replicate");
+  const Report merged =
+      merge_fleet({rank_report(0, "a"), rank_report(1, "b", 2.0)}, FleetMode::replicate);
   const std::string html = html_report(merged);
   // Charts compare strategies on one machine: one set per host, each saying which.
   EXPECT_NE(html.find("bars span p10 to p90 (a)."), std::string::npos);
@@ -139,7 +144,7 @@ TEST(Fleet, PointsModeShowsWhereEachPointRan) {
     r.points = kept;
   };
   keep(r0, true), keep(r1, false);
-  const Report merged = merge_fleet({r0, r1}, "points");
+  const Report merged = merge_fleet({r0, r1}, FleetMode::points);
   const auto tables = procurement_tables(merged);
   ASSERT_EQ(tables.size(), 1u);
   EXPECT_TRUE(tables[0].hosts.empty());
@@ -149,8 +154,9 @@ TEST(Fleet, PointsModeShowsWhereEachPointRan) {
 }
 
 TEST(Fleet, CompareMatchesPerHostAndWarnsAboutHostChanges) {
-  const Report old_r = merge_fleet({rank_report(0, "a"), rank_report(1, "b")}, "replicate");
-  Report new_r = merge_fleet({rank_report(0, "a"), rank_report(1, "c")}, "replicate");
+  const Report old_r =
+      merge_fleet({rank_report(0, "a"), rank_report(1, "b")}, FleetMode::replicate);
+  Report new_r = merge_fleet({rank_report(0, "a"), rank_report(1, "c")}, FleetMode::replicate);
   const CompareResult c = compare_reports(old_r, new_r, {});
   EXPECT_GT(c.count(Verdict::missing), 0);  // host b's points
   EXPECT_GT(c.count(Verdict::added), 0);    // host c's points

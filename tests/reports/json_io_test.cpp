@@ -54,7 +54,7 @@ TEST(ReportJson, RoundTripIsExact) {
             r.points[0].placement[0].observed_pages_per_node);
   EXPECT_EQ(p.trajectory, r.points[0].trajectory);
   EXPECT_EQ(p.accuracy.needle_success_rate, -1);
-  EXPECT_EQ(back.points.back().status, "oom");
+  EXPECT_EQ(back.points.back().status, PointStatus::oom);
   EXPECT_EQ(back.points.back().reason, r.points.back().reason);
   EXPECT_EQ(back.context.accelerator.name, r.context.accelerator.name);
   EXPECT_EQ(back.context.topology.nodes[0].size_bytes, int64_t(8) << 30);
@@ -117,7 +117,7 @@ TEST(ReportJson, NaNAccuracyIsWrittenAsNullAndReadBack) {
 
 TEST(ReportJson, WritingRejectsUnknownVocabulary) {
   Report r = make_report();
-  r.points[1].status = "crashed";
+  r.points[1].status = static_cast<PointStatus>(9);  // no such status
   EXPECT_THROW(to_json_text(r), Error);
   r = make_report();
   r.points[1].step.stop_reason = "tired";
@@ -223,6 +223,22 @@ TEST(ReportJsonErrors, BadValuesAreRejected) {
   expect_edit_error(
       [](auto& j) { j["points"][0]["traffic_per_step"]["bytes_read"]["cpu"]["tape"] = 1; },
       {"$.points[0].traffic_per_step.bytes_read.cpu.tape", "unknown memory kind"});
+}
+
+// Status and provenance are enums inside the program: a name outside their vocabularies is
+// refused where the text is read, naming the field and what is allowed (exit 2).
+TEST(ReportJsonErrors, UnknownProvenanceAndHostStatusAreRejected) {
+  expect_edit_error(
+      [](auto& j) { j["points"][1]["provenance"] = "guessed"; },
+      {"$.points[1].provenance", "\"guessed\" is not one of: measured, emulated, modeled"});
+  expect_edit_error([](auto& j) { j["speedups"][0]["provenance"] = "Measured"; },
+                    {"$.speedups[0].provenance", "\"Measured\" is not one of"});
+  Report fleet = make_report();
+  fleet.context.hosts.push_back(HostRecord{});
+  auto j = nlohmann::ordered_json::parse(to_json_text(fleet));
+  j["context"]["hosts"][0]["status"] = "lost";
+  expect_read_error(j.dump(), {"$.context.hosts[0].status", "\"lost\" is not one of: ok, error"});
+  EXPECT_EQ(from_json_text(to_json_text(fleet), "mem").context.hosts.at(0).status, HostStatus::ok);
 }
 
 TEST(ReportJson, UnknownExtraFieldsAreIgnored) {

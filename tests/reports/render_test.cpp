@@ -78,7 +78,7 @@ TEST(Markdown, ShowsTimesSpeedupsAccuracyAndFailures) {
 
 TEST(Markdown, MixedProvenanceMarksCells) {
   Report r = make_report();
-  r.points[0].provenance = "modeled";
+  r.points[0].provenance = Provenance::modeled;
   r.speedups = compute_speedups(r.points);
   const std::string md = markdown_report(r);
   EXPECT_TRUE(has(md, "mixed: emulated, modeled"));

@@ -23,9 +23,9 @@ TEST(ReportModel, KeysSeparateStrategyFromGroup) {
 TEST(ReportModel, SpeedupsPairEveryTimedStrategyAtTheSamePoint) {
   std::vector<Point> pts = {make_point("a", 4096, 1e6, 0.03), make_point("b", 4096, 3e6, 0.04),
                             make_point("c", 4096, 2e6),
-                            make_failed_point("d", 4096, "oom", "too big"),
+                            make_failed_point("d", 4096, PointStatus::oom, "too big"),
                             make_point("a", 8192, 2e6)};
-  pts[1].provenance = "modeled";
+  pts[1].provenance = Provenance::modeled;
   const auto s = compute_speedups(pts);
   ASSERT_EQ(s.size(), 6u);  // a,b,c at 4096 in ordered pairs; d is oom; 8192 has one strategy
   const Speedup* ab = nullptr;
@@ -38,7 +38,7 @@ TEST(ReportModel, SpeedupsPairEveryTimedStrategyAtTheSamePoint) {
       ab->rel_noise,
       std::hypot(robust_rel_noise(pts[0].step.summary), robust_rel_noise(pts[1].step.summary)),
       1e-12);
-  EXPECT_EQ(ab->provenance, "modeled");
+  EXPECT_EQ(ab->provenance, Provenance::modeled);
   for (const auto& x : s) EXPECT_NE(x.strategy_a, "d");
 }
 

@@ -94,7 +94,7 @@ TEST(Interrupt, StopRequestReturnsTheFinishedUnitsMarkedInterrupted) {
   ASSERT_EQ(r.points.size(), 2u);
   for (const auto& p : r.points) {
     EXPECT_EQ(p.axes.seq_len, 100);
-    EXPECT_EQ(p.status, "ok") << p.reason;
+    EXPECT_EQ(p.status, reports::PointStatus::ok) << p.reason;
   }
   EXPECT_EQ(r.context.accelerator.kind, "cpu");
   // The flag survives the file: "interrupted": true and the reason, read back.
@@ -136,7 +136,7 @@ TEST(Interrupt, FailedPointsCarryNoAccuracyFigures) {
   const reports::Report r = run_sweep(spec, RunEnvironment{});
   ASSERT_EQ(r.points.size(), 2u);
   const reports::Point& bad = r.points[1];
-  ASSERT_EQ(bad.status, "error");
+  ASSERT_EQ(bad.status, reports::PointStatus::error);
   EXPECT_NE(bad.reason.find("broken on purpose"), std::string::npos);
   EXPECT_EQ(bad.accuracy.steps_scored, 0);
   // In the file the figures are null, never 0 / 1 / 1 (which read as a perfect score).
@@ -151,7 +151,7 @@ TEST(Interrupt, FailedPointsCarryNoAccuracyFigures) {
   g_plans = 0;
   const reports::Report pooled = run_sweep(spec, RunEnvironment{});
   ASSERT_EQ(pooled.points.size(), 2u);
-  EXPECT_EQ(pooled.points[1].status, "error");
+  EXPECT_EQ(pooled.points[1].status, reports::PointStatus::error);
   EXPECT_NE(pooled.points[1].reason.find("later --repetitions pass"), std::string::npos);
   EXPECT_EQ(pooled.points[1].accuracy.steps_scored, 0);
 }

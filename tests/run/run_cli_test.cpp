@@ -123,7 +123,7 @@ TEST_F(RunCli, CtrlCKeepsFinishedPointsAndResumeCompletesThem) {
   EXPECT_NE(part.interruption.reason.find("SIGINT"), std::string::npos) << part.interruption.reason;
   ASSERT_GE(part.points.size(), 2u);
   ASSERT_LT(part.points.size(), 10u);
-  for (const auto& p : part.points) EXPECT_EQ(p.status, "ok") << p.reason;
+  for (const auto& p : part.points) EXPECT_EQ(p.status, reports::PointStatus::ok) << p.reason;
   ASSERT_TRUE(fs::exists(journal));
 
   // Other options: refused, naming the option; the journal is untouched.
@@ -220,7 +220,7 @@ TEST_F(RunCli, FixableFailuresExitTwoBeforeTheSweep) {
       << out_;
   const reports::Report r = reports::read_report(out);
   bool oom = false;
-  for (const auto& p : r.points) oom |= p.status == "oom";
+  for (const auto& p : r.points) oom |= p.status == reports::PointStatus::oom;
   EXPECT_TRUE(oom);
 }
 

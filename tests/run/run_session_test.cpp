@@ -17,16 +17,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-reports::Point point(const std::string& strategy, const std::string& status) {
+reports::Point point(const std::string& strategy, reports::PointStatus status) {
   reports::Point p;
   p.axes = {"qwen2.5-0.5b", "qwen", 256, 1, strategy, "fp16", "structured", "cpu", 4, 16, {}};
   p.status = status;
-  p.provenance = "emulated";
-  if (status == "ok") {
+  p.provenance = reports::Provenance::emulated;
+  if (status == reports::PointStatus::ok) {
     static_cast<reports::Timing&>(p.step) = reports::Timing::from_samples({1000, 1100, 1050});
     p.step.stop_reason = "max-steps";
   } else {
-    p.reason = status == "oom" ? "needs 3 MiB of accelerator capacity" : "broken on purpose";
+    p.reason = status == reports::PointStatus::oom ? "needs 3 MiB of accelerator capacity"
+                                                   : "broken on purpose";
   }
   return p;
 }
@@ -51,17 +52,20 @@ class Session : public ::testing::Test {
 
 TEST_F(Session, ErrorPointFailsTheRunOomDoesNot) {
   reports::Report r;
-  r.points = {point("cpu-only", "ok"), point("h2o", "error")};
+  r.points = {point("cpu-only", reports::PointStatus::ok),
+              point("h2o", reports::PointStatus::error)};
   EXPECT_EQ(end_with(r), kExitFailure);
   EXPECT_EQ(reports::read_report(out_).points.size(), 2u);  // the report is written all the same
   EXPECT_FALSE(fs::exists(run::journal_path(out_)));        // and complete: no journal
-  r.points = {point("cpu-only", "ok"), point("full-gpu", "oom"), point("quest", "unsupported")};
+  r.points = {point("cpu-only", reports::PointStatus::ok),
+              point("full-gpu", reports::PointStatus::oom),
+              point("quest", reports::PointStatus::unsupported)};
   EXPECT_EQ(end_with(r), kExitOk);
 }
 
 TEST_F(Session, InterruptedSweepKeepsItsJournalAndExitsWithItsCode) {
   reports::Report r;
-  r.points = {point("cpu-only", "ok")};
+  r.points = {point("cpu-only", reports::PointStatus::ok)};
   r.interruption = {true, "trace.safetensors: too short (after 1 of 4 points)", kExitUsage};
   EXPECT_EQ(end_with(r), kExitUsage);
   EXPECT_TRUE(reports::read_report(out_).interruption.interrupted);

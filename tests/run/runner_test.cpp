@@ -23,8 +23,9 @@ TEST(Runner, ExactStrategiesMatchTheReference) {
   ASSERT_EQ(report.points.size(), 4u);
   for (const auto& p : report.points) {
     SCOPED_TRACE(p.axes.strategy + " " + std::to_string(p.axes.seq_len));
-    EXPECT_EQ(p.status, "ok") << p.reason;
-    EXPECT_EQ(p.provenance, "emulated");  // the cpu accelerator is never reported as a GPU
+    EXPECT_EQ(p.status, reports::PointStatus::ok) << p.reason;
+    EXPECT_EQ(p.provenance,
+              reports::Provenance::emulated);  // the cpu accelerator is never reported as a GPU
     EXPECT_EQ(p.axes.accelerator, "cpu");
     EXPECT_GE(p.step.summary.count, 3);
     EXPECT_LE(p.step.summary.count, 5);
@@ -79,7 +80,7 @@ TEST(Runner, RepetitionsPoolEachPointsPasses) {
   for (size_t i = 0; i < pooled.points.size(); ++i) {
     const auto& p = pooled.points[i];
     SCOPED_TRACE(p.axes.key());
-    ASSERT_EQ(p.status, "ok") << p.reason;
+    ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;
     EXPECT_EQ(p.axes, once.points[i].axes);
     EXPECT_EQ(p.step.summary.count, 3 * once.points[i].step.summary.count);
     EXPECT_EQ(p.step.samples_ns.size(), static_cast<size_t>(p.step.summary.count));
@@ -103,7 +104,7 @@ TEST(Runner, FullGpuReportsOomOnASmallBudget) {
   bool saw_oom = false;
   for (const auto& p : report.points)
     if (p.axes.strategy == "full-gpu" && p.axes.seq_len == 300) {
-      EXPECT_EQ(p.status, "oom");
+      EXPECT_EQ(p.status, reports::PointStatus::oom);
       EXPECT_NE(p.reason.find("MiB"), std::string::npos);
       saw_oom = true;
     }

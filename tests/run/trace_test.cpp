@@ -87,7 +87,7 @@ TEST_F(Trace, MoreDecodeStepsThanTheTraceHasAreRefusedUpFront) {
   // As many steps as the trace has run, and the report says so in every point's axes.
   const auto report = run_sweep(spec_for(file("short.safetensors"), 6), RunEnvironment{});
   ASSERT_EQ(report.points.size(), 1u);
-  EXPECT_EQ(report.points[0].status, "ok") << report.points[0].reason;
+  EXPECT_EQ(report.points[0].status, reports::PointStatus::ok) << report.points[0].reason;
   EXPECT_EQ(report.points[0].axes.decode_steps, 6);
 }
 
@@ -146,7 +146,7 @@ TEST_F(Trace, RowsNoPointReadsAreNotRead) {
   t.write(file("tail.safetensors"));
   const auto report = run_sweep(spec_for(file("tail.safetensors"), 4, {16}), RunEnvironment{});
   ASSERT_EQ(report.points.size(), 1u);
-  EXPECT_EQ(report.points[0].status, "ok") << report.points[0].reason;
+  EXPECT_EQ(report.points[0].status, reports::PointStatus::ok) << report.points[0].reason;
 }
 
 // A finite value the KV dtype cannot hold would reach the cache as Inf.
@@ -158,7 +158,7 @@ TEST_F(Trace, ValuesTheKvDtypeCannotHoldAreRefused) {
   EXPECT_TRUE(contains(e.problem(), "tensor 'v'") && contains(e.problem(), "fp16")) << e.what();
   auto spec = spec_for(file("big.safetensors"), 4);
   spec.kv_dtypes = {"fp32"};
-  EXPECT_EQ(run_sweep(spec, RunEnvironment{}).points.at(0).status, "ok");
+  EXPECT_EQ(run_sweep(spec, RunEnvironment{}).points.at(0).status, reports::PointStatus::ok);
 }
 
 // Defect 8: more prefill queries than the trace's prompt has positions used to make H2O's
