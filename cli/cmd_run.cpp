@@ -15,6 +15,7 @@
 #include "cli/platform_setup.h"
 #include "cli/progress.h"
 #include "cli/run_session.h"
+#include "cli/sweep_options.h"
 #include "core/error.h"
 #include "core/model_presets.h"
 #include "core/workload.h"
@@ -39,11 +40,9 @@ constexpr Vocabulary<RunMode, 2> kRunModes{{"measure", "model"}};
 
 struct RunArgs {
   run::SweepSpec spec;
-  std::string models = "llama-3.1-8b", seq_lens = "4k,16k,32k", batches = "1", strategies = "all",
-              dtypes = "fp16";
+  SweepAxesText axes;  // --model, --seq-len, --batch, ... (cli/sweep_options.h)
   std::string out, config;
   std::string resume;  // --resume OUT: continue OUT's interrupted sweep (cli/run_session.h)
-  std::vector<std::string> opts;
   std::string mode = "measure";        // measure | model (reports/model)
   std::vector<std::string> platforms;  // --platform: profiles for --mode model
   std::string distribute;              // fleet mode under mpirun/srun: points | replicate
@@ -177,20 +176,13 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   }
   if (!a.config.empty()) apply_config(a, sub);
   auto& spec = a.spec;
-  spec.models = run::split_list(a.models);
-  spec.kv_dtypes = run::split_list(a.dtypes);
-  spec.strategies = run::split_list(a.strategies);
-  spec.batches = run::parse_batches(a.batches);
   // A trace fixes its own length unless --seq-len was given.
-  if (spec.workload.rfind("trace:", 0) == 0 && sub.get_option("--seq-len")->count() == 0) {
+  const bool length_from_trace =
+      spec.workload.rfind("trace:", 0) == 0 && sub.get_option("--seq-len")->count() == 0;
+  apply_sweep_axes(a.axes, spec, length_from_trace);
+  if (length_from_trace) {
     const auto info = run::inspect_trace(spec.workload.substr(6));
     spec.seq_lens = {info.tokens - info.steps};
-  } else {
-    spec.seq_lens = run::parse_seq_lens(a.seq_lens);
-  }
-  for (const auto& o : a.opts) {
-    auto [key, value] = run::parse_strategy_option(o);
-    spec.strategy_options[key] = value;
   }
   spec.validate();
   // Reports label a synthetic workload by its family and every knob that differs from its
@@ -306,22 +298,7 @@ CommandFn add_run_command(CLI::App& app) {
       "machine\n");
   auto a = std::make_shared<RunArgs>();
   auto& s = a->spec;
-  sub->add_option("--model", a->models, "Model presets, comma separated (see --list-models)")
-      ->capture_default_str();
-  sub->add_option("--seq-len", a->seq_lens,
-                  "Prompt lengths: list (4k,32k) or range (4k:128k:x2, 1k:8k:+1k)")
-      ->capture_default_str();
-  sub->add_option("--batch", a->batches,
-                  "Batch sizes (sequences decoded together), comma separated")
-      ->capture_default_str();
-  sub->add_option("--strategy", a->strategies,
-                  "Strategies, comma separated, or 'all' (see --list-strategies)")
-      ->capture_default_str();
-  sub->add_option("--kv-dtype", a->dtypes, "KV cache element types: fp16, bf16, fp32")
-      ->capture_default_str();
-  add_integer_option(*sub, "--decode-steps", s.decode_steps,
-                     "Most decode steps per point (warm-up + timed)", 1, run::kMaxDecodeSteps)
-      ->capture_default_str();
+  add_sweep_options(*sub, a->axes, s);
   sub->add_option("--workload", s.workload,
                   "Synthetic family with knobs, or a captured trace (knobs listed below)")
       ->capture_default_str();
@@ -332,41 +309,14 @@ CommandFn add_run_command(CLI::App& app) {
   add_integer_option(*sub, "--page-tokens", s.page_tokens, "Tokens per KV page (multiple of 16)",
                      16, 65536)
       ->capture_default_str();
-  sub->add_option("--accelerator", s.accelerator.kind,
-                  "cuda | cpu | auto (cpu = CPU threads emulating a GPU)")
-      ->capture_default_str();
+  add_accelerator_option(*sub, s.accelerator.kind,
+                         "cuda | cpu | auto (cpu = CPU threads emulating a GPU)");
   add_integer_option(*sub, "--device", s.accelerator.device, "CUDA device index", 0,
                      kMaxDeviceIndex)
-      ->capture_default_str();
-  add_size_option(
-      *sub, "--accelerator-memory", s.accelerator.capacity_bytes,
-      "KV budget in accelerator memory, e.g. 512M or 60G (default: cpu 2G, cuda free HBM - 10%)",
-      kMinAcceleratorBytes);
-  add_integer_option(*sub, "--accelerator-threads", s.accelerator.cpu_threads,
-                     "cpu accelerator threads (0 = half the CPUs)", 0, max_threads_option(),
-                     max_threads_note())
-      ->capture_default_str();
-  add_integer_option(*sub, "--host-threads", s.host_threads,
-                     "Threads for strategies' CPU side (0 = the rest)", 0, max_threads_option(),
-                     max_threads_note())
-      ->capture_default_str();
-  add_integer_option(*sub, "--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point", 0,
-                     run::kMaxDecodeSteps - 1)
-      ->capture_default_str();
-  add_integer_option(*sub, "--min-samples", s.stop.min_samples,
-                     "Timed steps before the noise test may stop a point", 1, run::kMaxDecodeSteps)
-      ->capture_default_str();
-  add_real_option(*sub, "--max-noise", s.stop.max_noise,
-                  "Stop when relative stdev of step times is below this",
-                  parse::RealRange{0, 1, true, false})
       ->capture_default_str();
   add_seconds_option(*sub, "--min-time", s.stop.min_time_s,
                      "Sample each point for at least this many seconds",
                      parse::RealRange::between(0, run::kMaxSeconds))
-      ->capture_default_str();
-  add_seconds_option(*sub, "--timeout", s.stop.timeout_s,
-                     "Stop sampling a point after this many seconds",
-                     parse::RealRange{0, run::kMaxSeconds, true, false})
       ->capture_default_str();
   add_integer_option(
       *sub, "--repetitions", s.repetitions,
@@ -375,11 +325,6 @@ CommandFn add_run_command(CLI::App& app) {
       "minutes, which a point's consecutive steps miss (use 3-5 for CI gating with `compare`)",
       1, 100)
       ->capture_default_str();
-  add_integer_option(*sub, "--accuracy-steps", s.accuracy_steps,
-                     "Timed steps scored against the fp64 reference (-1 = all)", -1,
-                     run::kMaxDecodeSteps)
-      ->capture_default_str();
-  sub->add_option("--opt", a->opts, "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");
   sub->add_option("--kv-node", s.kv_node,
                   "Host NUMA node for offloaded KV (default: the CPU's local node); with "
                   "--distribute a list gives "

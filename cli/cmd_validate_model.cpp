@@ -12,6 +12,7 @@
 #include "cli/numeric_options.h"
 #include "cli/platform_setup.h"
 #include "cli/progress.h"
+#include "cli/sweep_options.h"
 #include "core/error.h"
 #include "core/model_presets.h"
 #include "core/thread_pool.h"
@@ -27,10 +28,8 @@ namespace {
 
 struct ValidateArgs {
   run::SweepSpec spec;
-  std::string platform, models = "llama-3.1-8b", seq_lens = "8k,32k,64k", strategies = "all",
-                        dtype = "fp16";
-  std::string batches = "1", out, report, write_model;
-  std::vector<std::string> opts;
+  SweepAxesText axes{.seq_lens = "8k,32k,64k"};  // --model, --seq-len, ... (cli/sweep_options.h)
+  std::string platform, out, report, write_model;
   double goal = 0.15;
   bool check = false, quiet = false, no_live = false;
 };
@@ -47,19 +46,15 @@ int validate_command(ValidateArgs& a) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
   auto& spec = a.spec;
-  spec.models = run::split_list(a.models);
-  spec.kv_dtypes = {a.dtype};
-  spec.strategies = run::split_list(a.strategies);
-  spec.seq_lens = run::parse_seq_lens(a.seq_lens);
-  spec.batches = run::parse_batches(a.batches);
-  for (const auto& o : a.opts) {
-    auto [key, value] = run::parse_strategy_option(o);
-    spec.strategy_options[key] = value;
-  }
-  if (spec.accelerator.kind != "cpu")
+  apply_sweep_axes(a.axes, spec);
+  if (spec.kv_dtypes.size() != 1)
+    throw Error("validate-model calibrates one KV element type at a time (--kv-dtype " +
+                    a.axes.kv_dtypes + ")",
+                "give one of fp16, bf16, fp32 and run again for another");
+  if (spec.accelerator.kind != AcceleratorKind::cpu)
     throw Error(
         "validate-model calibrates the cpu accelerator only (--accelerator " +
-            spec.accelerator.kind + ")",
+            std::string(kAcceleratorKinds.name(spec.accelerator.kind)) + ")",
         "use --accelerator cpu; GPU validation needs a complete cuda profile and is not wired yet");
   // Pin down the thread counts the runner would pick, so the calibration measures the same ones.
   const int cpus = static_cast<int>(allowed_cpus().size());
@@ -86,7 +81,7 @@ int validate_command(ValidateArgs& a) {
   co.accelerator_capacity_bytes =
       spec.accelerator.capacity_bytes > 0 ? spec.accelerator.capacity_bytes : int64_t{2} << 30;
   co.shape = find_model_preset(spec.models[0]).shape;
-  co.shape.kv_dtype = parse_dtype(a.dtype);
+  co.shape.kv_dtype = parse_dtype(spec.kv_dtypes[0]);
   co.page_tokens = spec.page_tokens;
 
   model::PlatformModel m;
@@ -167,51 +162,13 @@ CommandFn add_validate_model_command(CLI::App& app) {
   auto& s = a->spec;
   s.decode_steps = 16;
   s.accuracy_steps = 1;
-  s.accelerator.kind = "cpu";
+  s.accelerator.kind = AcceleratorKind::cpu;
+  add_sweep_options(*sub, a->axes, s);
   sub->add_option("--platform", a->platform,
                   "Profile of this machine (`probe --out`, possibly with a \"model\" member); "
                   "default: probe and "
                   "calibrate now");
-  sub->add_option("--model", a->models, "Model presets, comma separated")->capture_default_str();
-  sub->add_option("--seq-len", a->seq_lens, "Prompt lengths: list or range (4k:32k:x2)")
-      ->capture_default_str();
-  sub->add_option("--batch", a->batches, "Batch sizes, comma separated")->capture_default_str();
-  sub->add_option("--strategy", a->strategies, "Strategies, comma separated, or 'all'")
-      ->capture_default_str();
-  sub->add_option("--kv-dtype", a->dtype, "KV cache element type")->capture_default_str();
-  add_integer_option(*sub, "--decode-steps", s.decode_steps, "Most decode steps per point", 1,
-                     run::kMaxDecodeSteps)
-      ->capture_default_str();
-  add_integer_option(*sub, "--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point", 0,
-                     run::kMaxDecodeSteps - 1)
-      ->capture_default_str();
-  add_integer_option(*sub, "--min-samples", s.stop.min_samples,
-                     "Timed steps before the noise test may stop a point", 1, run::kMaxDecodeSteps)
-      ->capture_default_str();
-  add_real_option(*sub, "--max-noise", s.stop.max_noise,
-                  "Stop when relative stdev of step times is below this",
-                  parse::RealRange{0, 1, true, false})
-      ->capture_default_str();
-  add_seconds_option(*sub, "--timeout", s.stop.timeout_s,
-                     "Stop sampling a point after this many seconds",
-                     parse::RealRange{0, run::kMaxSeconds, true, false})
-      ->capture_default_str();
-  add_integer_option(*sub, "--accuracy-steps", s.accuracy_steps,
-                     "Timed steps scored against the fp64 reference", -1, run::kMaxDecodeSteps)
-      ->capture_default_str();
-  sub->add_option("--accelerator", s.accelerator.kind, "Only cpu is calibrated so far")
-      ->capture_default_str();
-  add_size_option(*sub, "--accelerator-memory", s.accelerator.capacity_bytes,
-                  "KV budget of the cpu accelerator, e.g. 512M (default 2G)", kMinAcceleratorBytes);
-  add_integer_option(*sub, "--accelerator-threads", s.accelerator.cpu_threads,
-                     "cpu accelerator threads (0 = half the CPUs)", 0, max_threads_option(),
-                     max_threads_note())
-      ->capture_default_str();
-  add_integer_option(*sub, "--host-threads", s.host_threads,
-                     "Threads for strategies' CPU side (0 = the rest)", 0, max_threads_option(),
-                     max_threads_note())
-      ->capture_default_str();
-  sub->add_option("--opt", a->opts, "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");
+  add_accelerator_option(*sub, s.accelerator.kind, "Only cpu is calibrated so far");
   add_real_option(*sub, "--goal", a->goal,
                   "Largest |error| accepted on CPU-bound strategies (fraction)",
                   parse::RealRange{0, 10, true, false})

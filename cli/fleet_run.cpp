@@ -189,8 +189,8 @@ int run_fleet(const run::SweepSpec& spec, const FleetRunOptions& o, const SweepF
   // The accelerator the failed ranks' points would have had: rank 0's, else what was asked for.
   const std::string kind = !ranks[0].context.accelerator.kind.empty()
                                ? ranks[0].context.accelerator.kind
-                           : spec.accelerator.kind == "auto" ? "cuda"
-                                                             : spec.accelerator.kind;
+                           : spec.accelerator.kind == AcceleratorKind::cpu ? "cpu"
+                                                                           : "cuda";
   for (size_t r = 0; r < ranks.size(); ++r)
     if (ranks[r].context.hosts.at(0).status != reports::HostStatus::ok && ranks[r].points.empty())
       add_planned_points(ranks[r], spec, o.mode, static_cast<int>(r),

@@ -184,9 +184,9 @@ std::vector<int> visible_gpu_nodes(const memtier::Topology& topo) {
 std::string place_rank(run::SweepSpec& spec, int local_rank, int local_size, bool device_given) {
   const memtier::Topology topo = memtier::discover({});
   // The GPU path only where this binary can drive one; otherwise the cpu accelerator runs.
-  const std::vector<int> gpu_nodes = spec.accelerator.kind != "cpu" && cuda_available()
-                                         ? visible_gpu_nodes(topo)
-                                         : std::vector<int>{};
+  const std::vector<int> gpu_nodes =
+      spec.accelerator.kind != AcceleratorKind::cpu && cuda_available() ? visible_gpu_nodes(topo)
+                                                                        : std::vector<int>{};
   int node = -1;
   std::string why;
   if (!gpu_nodes.empty()) {

@@ -30,20 +30,19 @@ std::vector<AcceleratorLinkSamples> measure_accelerator_links(int device, size_t
 }
 
 std::unique_ptr<Accelerator> make_accelerator(const AcceleratorOptions& o) {
-  if (o.kind == "cpu") return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads);
-  if (o.kind == "cuda" || o.kind == "auto") {
-    std::string why;
+  if (o.kind == AcceleratorKind::cpu)
+    return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads);
+  std::string why;
 #ifdef HB_WITH_CUDA
-    if (cuda::device_usable(o.device, &why))
-      return cuda::make_cuda_accelerator(o.device, o.capacity_bytes);
+  if (cuda::device_usable(o.device, &why))
+    return cuda::make_cuda_accelerator(o.device, o.capacity_bytes);
 #else
-    cuda_available(&why);
+  cuda_available(&why);
 #endif
-    if (o.kind == "auto") return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads);
-    throw Error("--accelerator cuda asked for, but no GPU is usable: " + why,
-                "use --accelerator cpu (emulated accelerator) or run on a machine with a GPU");
-  }
-  throw Error("unknown accelerator '" + o.kind + "'", "use one of: auto, cpu, cuda");
+  if (o.kind == AcceleratorKind::auto_select)
+    return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads);
+  throw Error("--accelerator cuda asked for, but no GPU is usable: " + why,
+              "use --accelerator cpu (emulated accelerator) or run on a machine with a GPU");
 }
 
 }  // namespace hb

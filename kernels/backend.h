@@ -5,18 +5,22 @@
 #include <vector>
 
 #include "core/accelerator.h"
+#include "core/vocabulary.h"
 
 namespace hb {
 
+// Which accelerator a run asks for: `auto` takes a usable GPU, else the cpu accelerator.
+enum class AcceleratorKind { auto_select, cpu, cuda };
+inline constexpr Vocabulary<AcceleratorKind, 3> kAcceleratorKinds{{"auto", "cpu", "cuda"}};
+
 struct AcceleratorOptions {
-  std::string kind = "auto";  // auto | cpu | cuda
+  AcceleratorKind kind = AcceleratorKind::auto_select;
   int device = 0;
   int64_t capacity_bytes = 0;  // KV budget; 0 = default (cpu: 2 GiB; cuda: free HBM minus 10%)
   int cpu_threads = 0;         // cpu accelerator worker threads (0 = half the CPUs, at least 1)
 };
 
-// Throws hb::Error when "cuda" is asked for and no GPU is usable (saying why), or for an
-// unknown kind.
+// Throws hb::Error when cuda is asked for and no GPU is usable (saying why).
 std::unique_ptr<Accelerator> make_accelerator(const AcceleratorOptions& opts);
 
 // Copy bandwidth of CUDA device `device`, for `probe` and the platform profile: pinned host

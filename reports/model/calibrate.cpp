@@ -216,7 +216,7 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
       here + "the per-core top-k rate x the accelerator's " + std::to_string(at) + " thread(s)");
 
   AcceleratorOptions ao;
-  ao.kind = "cpu";
+  ao.kind = hb::AcceleratorKind::cpu;
   ao.cpu_threads = at;
   ao.capacity_bytes = std::max<int64_t>(o.accelerator_capacity_bytes,
                                         static_cast<int64_t>(o.max_bytes) + (4 << 20));
@@ -296,7 +296,7 @@ struct LiveCeilings::Impl {
         accel(std::max(1, opts.accelerator_threads)),
         host_buf(opts.max_bytes, std::byte{3}) {
     AcceleratorOptions ao;
-    ao.kind = "cpu";
+    ao.kind = hb::AcceleratorKind::cpu;
     ao.cpu_threads = std::max(1, opts.accelerator_threads);
     ao.capacity_bytes = static_cast<int64_t>(opts.max_bytes) + (4 << 20);
     acc = make_accelerator(ao);

@@ -63,7 +63,7 @@ reports::Report run_model_sweep(const run::SweepSpec& spec,
       s.models = {model};
       // The strategies execute on the cpu accelerator: what they select and move does not
       // depend on which accelerator runs it; the platform's budget decides what fits.
-      s.accelerator.kind = "cpu";
+      s.accelerator.kind = hb::AcceleratorKind::cpu;
       const bool given = spec.accelerator.capacity_bytes > 0;
       s.accelerator.capacity_bytes =
           given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, model);

@@ -230,7 +230,7 @@ std::map<std::string, std::string> SweepSpec::echo() const {
       {"max_noise", std::to_string(stop.max_noise)},
       {"min_time_s", std::to_string(stop.min_time_s)},
       {"timeout_s", std::to_string(stop.timeout_s)},
-      {"accelerator", accelerator.kind},
+      {"accelerator", kAcceleratorKinds.name(accelerator.kind)},
       {"accelerator_capacity_bytes", std::to_string(accelerator.capacity_bytes)}};
   if (!kv_node.empty()) e["kv_node"] = kv_node;
   if (!emulate_cxl.empty()) e["emulate_cxl"] = emulate_cxl;

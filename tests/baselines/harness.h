@@ -37,7 +37,7 @@ struct Harness {
     problem.batch = batch;
     problem.workloads = &ws;
     AcceleratorOptions ao;
-    ao.kind = "cpu";
+    ao.kind = AcceleratorKind::cpu;
     ao.cpu_threads = 1;
     ao.capacity_bytes = capacity;
     acc = make_accelerator(ao);

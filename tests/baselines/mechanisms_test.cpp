@@ -22,7 +22,7 @@ namespace {
 
 std::unique_ptr<Accelerator> cpu_accel(int64_t capacity = 0) {
   AcceleratorOptions o;
-  o.kind = "cpu";
+  o.kind = AcceleratorKind::cpu;
   o.cpu_threads = 1;
   o.capacity_bytes = capacity;
   return make_accelerator(o);

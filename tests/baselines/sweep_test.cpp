@@ -21,7 +21,7 @@ SweepSpec small_spec(std::vector<int64_t> seq_lens, std::string workload) {
   s.stop.warmup_steps = 1;
   s.stop.min_samples = 2;
   s.accuracy_steps = 3;
-  s.accelerator.kind = "cpu";
+  s.accelerator.kind = AcceleratorKind::cpu;
   s.accelerator.cpu_threads = 1;
   s.host_threads = 1;
   return s;

@@ -26,7 +26,7 @@ TEST(HybridGenAccuracy, NeedleAtDefaultRatioBeatsStreamingLlmAndH2o) {
   s.stop.warmup_steps = 2;
   s.stop.min_samples = 1000;
   s.accuracy_steps = -1;
-  s.accelerator.kind = "cpu";
+  s.accelerator.kind = AcceleratorKind::cpu;
   s.accelerator.cpu_threads = 1;
   // 1 MiB: about a third of the 2 MiB of KV fits (HybridGen's window ~ the baselines' 20%
   // budgets plus the room its shipped rows need).

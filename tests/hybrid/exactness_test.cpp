@@ -24,7 +24,7 @@ run::SweepSpec exact_spec() {
   s.stop.min_samples = 1000;  // run every step
   s.stop.timeout_s = 60;
   s.accuracy_steps = -1;  // score every timed step
-  s.accelerator.kind = "cpu";
+  s.accelerator.kind = AcceleratorKind::cpu;
   s.accelerator.cpu_threads = 1;
   s.accelerator.capacity_bytes = 4 << 20;
   s.host_threads = 1;

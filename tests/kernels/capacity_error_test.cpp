@@ -9,7 +9,7 @@ namespace hb {
 namespace {
 
 // The budget's error when `bytes` more are asked of an accelerator of kind `kind`.
-void expect_capacity_error(const std::string& kind, int64_t capacity, size_t first, size_t second) {
+void expect_capacity_error(AcceleratorKind kind, int64_t capacity, size_t first, size_t second) {
   AcceleratorOptions o;
   o.kind = kind;
   o.capacity_bytes = capacity;
@@ -18,7 +18,7 @@ void expect_capacity_error(const std::string& kind, int64_t capacity, size_t fir
   Buffer held = acc->memory()->allocate(first);
   try {
     acc->memory()->allocate(second);
-    FAIL() << kind << ": expected hb::CapacityError";
+    FAIL() << kAcceleratorKinds.name(kind) << ": expected hb::CapacityError";
   } catch (const CapacityError& e) {
     EXPECT_EQ(e.exit_code(), kExitFailure);
     EXPECT_FALSE(e.fix().empty());
@@ -26,19 +26,19 @@ void expect_capacity_error(const std::string& kind, int64_t capacity, size_t fir
 }
 
 TEST(CapacityError, CpuAcceleratorBudgetThrowsIt) {
-  expect_capacity_error("cpu", 1 << 20, 768 << 10, 512 << 10);
+  expect_capacity_error(AcceleratorKind::cpu, 1 << 20, 768 << 10, 512 << 10);
 }
 
 TEST(CapacityError, CudaBudgetThrowsIt) {
   HB_REQUIRE_GPU_OR_SKIP();
-  expect_capacity_error("cuda", 8 << 20, 6 << 20, 4 << 20);
+  expect_capacity_error(AcceleratorKind::cuda, 8 << 20, 6 << 20, 4 << 20);
 }
 
 TEST(CapacityError, CudaMallocRunningOutThrowsIt) {
   HB_REQUIRE_GPU_OR_SKIP();
   // A budget far beyond the device: the budget lets it through and cudaMalloc fails
   // (cudaErrorMemoryAllocation, kernels/cuda/cuda_check.cpp).
-  expect_capacity_error("cuda", int64_t{1} << 50, 1, size_t{1} << 48);
+  expect_capacity_error(AcceleratorKind::cuda, int64_t{1} << 50, 1, size_t{1} << 48);
 }
 
 }  // namespace

@@ -12,14 +12,14 @@ TEST(CudaBackend, AskingForCudaWithoutAGpuSaysWhy) {
   if (cuda_available(&why)) GTEST_SKIP() << "a GPU is present";
   EXPECT_FALSE(why.empty());
   AcceleratorOptions o;
-  o.kind = "cuda";
+  o.kind = AcceleratorKind::cuda;
   try {
     make_accelerator(o);
     FAIL() << "expected hb::Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no GPU is usable"), std::string::npos) << e.what();
   }
-  o.kind = "auto";
+  o.kind = AcceleratorKind::auto_select;
   EXPECT_EQ(make_accelerator(o)->info().kind, "cpu");  // auto falls back, labelled emulated
 }
 
@@ -65,7 +65,7 @@ TEST(CudaAccelerator, DescribesTheDevice) {
   EXPECT_FALSE(d.bus_id.empty());
   EXPECT_EQ(acc.info().numa_node, d.numa_node);
   AcceleratorOptions o;
-  o.kind = "auto";
+  o.kind = AcceleratorKind::auto_select;
   EXPECT_EQ(make_accelerator(o)->info().kind, "cuda");
 }
 

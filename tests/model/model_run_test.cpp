@@ -32,7 +32,7 @@ run::SweepSpec tiny_spec() {
   s.stop.warmup_steps = 1;
   s.stop.min_samples = 2;
   s.accuracy_steps = 2;
-  s.accelerator.kind = "cpu";
+  s.accelerator.kind = hb::AcceleratorKind::cpu;
   s.accelerator.cpu_threads = 1;
   s.host_threads = 1;
   return s;

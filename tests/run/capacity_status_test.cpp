@@ -41,14 +41,14 @@ reports::Point throws_point(int kind) {
 
 TEST(CapacityStatus, CapacityErrorIsOomWhateverItsText) {
   const reports::Point p = throws_point(1);
-  EXPECT_EQ(p.status, "oom");
+  EXPECT_EQ(p.status, reports::PointStatus::oom);
   EXPECT_EQ(p.reason, "out of room for the KV");
   EXPECT_EQ(p.step.stop_reason, "none");
 }
 
 TEST(CapacityStatus, PlainErrorSayingCapacityIsAnError) {
   const reports::Point p = throws_point(2);
-  EXPECT_EQ(p.status, "error");
+  EXPECT_EQ(p.status, reports::PointStatus::error);
   EXPECT_EQ(p.reason, "the capacity of this strategy's patience is exceeded");
 }
 

@@ -24,7 +24,7 @@ inline SweepSpec tiny_spec(std::vector<int64_t> seq_lens) {
   s.stop.warmup_steps = 1;
   s.stop.min_samples = 3;
   s.accuracy_steps = 2;
-  s.accelerator.kind = "cpu";
+  s.accelerator.kind = AcceleratorKind::cpu;
   s.accelerator.cpu_threads = 1;
   s.host_threads = 1;
   return s;

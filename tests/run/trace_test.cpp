@@ -50,7 +50,7 @@ class Trace : public ::testing::Test {
     s.stop.warmup_steps = 1;
     s.stop.min_samples = 2;
     s.accuracy_steps = 1;
-    s.accelerator.kind = "cpu";
+    s.accelerator.kind = AcceleratorKind::cpu;
     s.accelerator.cpu_threads = 1;
     s.host_threads = 1;
     return s;
@@ -100,7 +100,7 @@ TEST_F(Trace, StagingAStepPastTheWorkloadIsAnErrorNotARead) {
   problem.shape = shape();
   problem.workloads = &ws;
   AcceleratorOptions ao;
-  ao.kind = "cpu";
+  ao.kind = AcceleratorKind::cpu;
   ao.cpu_threads = 1;
   auto accel = make_accelerator(ao);
   StepIO io(problem, *accel);

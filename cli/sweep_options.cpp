@@ -1,0 +1,103 @@
+#include "cli/sweep_options.h"
+
+#include "cli/numeric_options.h"
+#include "reports/run/sweep_spec.h"
+
+namespace hb::cli {
+
+namespace {
+
+void add_axis_options(CLI::App& sub, SweepAxesText& axes) {
+  sub.add_option("--model", axes.models, "Model presets, comma separated (see --list-models)")
+      ->capture_default_str();
+  sub.add_option("--seq-len", axes.seq_lens,
+                 "Prompt lengths: list (4k,32k) or range (4k:128k:x2, 1k:8k:+1k)")
+      ->capture_default_str();
+  sub.add_option("--batch", axes.batches,
+                 "Batch sizes (sequences decoded together), comma separated")
+      ->capture_default_str();
+  sub.add_option("--strategy", axes.strategies,
+                 "Strategies, comma separated, or 'all' (see --list-strategies)")
+      ->capture_default_str();
+  sub.add_option("--kv-dtype", axes.kv_dtypes, "KV cache element types: fp16, bf16, fp32")
+      ->capture_default_str();
+  sub.add_option("--opt", axes.strategy_options,
+                 "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");
+}
+
+void add_sampling_options(CLI::App& sub, run::SweepSpec& s) {
+  add_integer_option(sub, "--decode-steps", s.decode_steps,
+                     "Most decode steps per point (warm-up + timed)", 1, run::kMaxDecodeSteps)
+      ->capture_default_str();
+  add_integer_option(sub, "--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point", 0,
+                     run::kMaxDecodeSteps - 1)
+      ->capture_default_str();
+  add_integer_option(sub, "--min-samples", s.stop.min_samples,
+                     "Timed steps before the noise test may stop a point", 1, run::kMaxDecodeSteps)
+      ->capture_default_str();
+  add_real_option(sub, "--max-noise", s.stop.max_noise,
+                  "Stop when relative stdev of step times is below this",
+                  parse::RealRange{0, 1, true, false})
+      ->capture_default_str();
+  add_seconds_option(sub, "--timeout", s.stop.timeout_s,
+                     "Stop sampling a point after this many seconds",
+                     parse::RealRange{0, run::kMaxSeconds, true, false})
+      ->capture_default_str();
+  add_integer_option(sub, "--accuracy-steps", s.accuracy_steps,
+                     "Timed steps scored against the fp64 reference (-1 = all)", -1,
+                     run::kMaxDecodeSteps)
+      ->capture_default_str();
+}
+
+void add_machine_options(CLI::App& sub, run::SweepSpec& s) {
+  add_size_option(
+      sub, "--accelerator-memory", s.accelerator.capacity_bytes,
+      "KV budget in accelerator memory, e.g. 512M or 60G (default: cpu 2G, cuda free HBM - 10%)",
+      kMinAcceleratorBytes);
+  add_integer_option(sub, "--accelerator-threads", s.accelerator.cpu_threads,
+                     "cpu accelerator threads (0 = half the CPUs)", 0, max_threads_option(),
+                     max_threads_note())
+      ->capture_default_str();
+  add_integer_option(sub, "--host-threads", s.host_threads,
+                     "Threads for strategies' CPU side (0 = the rest)", 0, max_threads_option(),
+                     max_threads_note())
+      ->capture_default_str();
+}
+
+}  // namespace
+
+void add_sweep_options(CLI::App& sub, SweepAxesText& axes, run::SweepSpec& spec) {
+  add_axis_options(sub, axes);
+  add_sampling_options(sub, spec);
+  add_machine_options(sub, spec);
+}
+
+CLI::Option* add_accelerator_option(CLI::App& sub, AcceleratorKind& kind, const std::string& help) {
+  // CLI11 stores an enum through its integer; the name is turned into that integer here, so
+  // the text is read in one place and a misspelt name never reaches the runner.
+  auto by_name = [](std::string& text) -> std::string {
+    const std::optional<AcceleratorKind> k = kAcceleratorKinds.parse(text);
+    if (!k)
+      return "unknown accelerator '" + text + "' (fix: use one of: " + kAcceleratorKinds.list() +
+             ")";
+    text = std::to_string(static_cast<int>(*k));
+    return {};
+  };
+  return sub.add_option("--accelerator", kind, help)
+      ->transform(CLI::Validator(by_name, "auto|cpu|cuda"))
+      ->default_str(kAcceleratorKinds.name(kind));
+}
+
+void apply_sweep_axes(const SweepAxesText& axes, run::SweepSpec& spec, bool keep_seq_lens) {
+  spec.models = run::split_list(axes.models);
+  spec.kv_dtypes = run::split_list(axes.kv_dtypes);
+  spec.strategies = run::split_list(axes.strategies);
+  spec.batches = run::parse_batches(axes.batches);
+  if (!keep_seq_lens) spec.seq_lens = run::parse_seq_lens(axes.seq_lens);
+  for (const auto& o : axes.strategy_options) {
+    auto [key, value] = run::parse_strategy_option(o);
+    spec.strategy_options[key] = value;
+  }
+}
+
+}  // namespace hb::cli

@@ -1,0 +1,34 @@
+#pragma once
+// The options `run` and `validate-model` share: what to sweep (models, lengths, batches,
+// strategies, KV types, strategy parameters), how long to sample each point, and the
+// accelerator's budget and threads. Declared once here so both commands accept the same
+// syntax, units and limits and show one help text; each command adds only its own options.
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "kernels/backend.h"
+#include "reports/run/sweep_spec.h"
+
+namespace hb::cli {
+
+// The sweep axes as typed (lists and ranges), before parsing; the defaults are per command.
+struct SweepAxesText {
+  std::string models = "llama-3.1-8b", seq_lens = "4k,16k,32k", batches = "1", strategies = "all",
+              kv_dtypes = "fp16";
+  std::vector<std::string> strategy_options;  // --opt STRATEGY.KEY=VALUE, repeatable
+};
+
+// Declares the shared options on `sub`: the axes into `axes`, everything else into `spec`.
+void add_sweep_options(CLI::App& sub, SweepAxesText& axes, run::SweepSpec& spec);
+
+// --accelerator NAME into `kind` (auto | cpu | cuda); an unknown name is a usage error (exit 2).
+// `run` and `validate-model` accept the same names but say different things about them.
+CLI::Option* add_accelerator_option(CLI::App& sub, AcceleratorKind& kind, const std::string& help);
+
+// Parses `axes` into `spec` (models, KV types, strategies, batches, --opt pairs and, unless
+// `keep_seq_lens`, the lengths): an hb::Error naming the option for anything malformed.
+void apply_sweep_axes(const SweepAxesText& axes, run::SweepSpec& spec, bool keep_seq_lens = false);
+
+}  // namespace hb::cli
