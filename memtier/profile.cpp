@@ -479,7 +479,7 @@ PlatformProfile parse_platform_profile(const std::string& text, const std::strin
   Json doc;
   try {
     doc = Json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw Error(file + ": not JSON (" + e.what() + ")",
                 "give a profile written by `hybridbench probe --out FILE`");
   }

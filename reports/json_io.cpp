@@ -29,6 +29,10 @@ Report from_json_text(const std::string& text, const std::string& source) {
             ? "the file was cut short (copied while being written, disk full, or an interrupted "
               "transfer); hybridbench writes reports atomically, so re-copy it or re-run the sweep"
             : "the file is damaged or not JSON; pass a report written by `hybridbench run`");
+  } catch (const nlohmann::json::exception& e) {
+    // Well-formed JSON the parser still refuses, e.g. a number such as 1e999 beyond double.
+    throw Error(source + ": not a readable report (" + e.what() + ")",
+                "the file was edited or damaged; pass a report written by `hybridbench run`");
   }
   return report_from_json(j, source);
 }

@@ -521,7 +521,7 @@ PlatformModel parse_platform_model(const std::string& text, const std::string& o
   Json doc;
   try {
     doc = Json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw Error(origin + ": not JSON (" + e.what() + ")",
                 "see the profile schema in reports/model/README.md");
   }
@@ -606,7 +606,7 @@ std::string with_model_section(const std::string& text, const PlatformModel& m,
   Json doc;
   try {
     doc = Json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw Error(origin + ": not JSON (" + e.what() + ")",
                 "write it with `hybridbench probe --out FILE`");
   }

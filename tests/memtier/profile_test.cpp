@@ -97,6 +97,8 @@ TEST(Profile, BrokenFilesNameThePath) {
   };
   EXPECT_NE(error_of([] { parse_platform_profile("{ nope", "p.json"); }).find("p.json: not JSON"),
             std::string::npos);
+  EXPECT_NE(error_of([] { parse_platform_profile("[1e999]", "p.json"); }).find("p.json: not JSON"),
+            std::string::npos);  // out_of_range, not parse_error
   EXPECT_NE(with([](auto& j) {
               j["schema"] = "hybridbench.report/1";
             }).find("p.json: $.schema: expected \"hybridbench.platform/1\""),

@@ -80,6 +80,7 @@ TEST(Profiles, ValueWithSourceOrPlainNumber) {
 
 TEST(Profiles, BrokenFilesSayWhereAndWhat) {
   EXPECT_NE(error_of("{not json").find("bad.json: not JSON"), std::string::npos);
+  EXPECT_NE(error_of("[1e999]").find("bad.json: not JSON"), std::string::npos);
   EXPECT_NE(error_of(preset_doc("", "", "hybridbench.platform/9")).find("$.schema"),
             std::string::npos);
   // A typo is refused, not silently defaulted.

@@ -184,6 +184,15 @@ TEST(ReportJsonErrors, ForeignJson) {
   expect_read_error(R"({"schema": "bencher/1"})", {"not a hybridbench report schema"});
 }
 
+// Found by fuzz_report_json: valid JSON syntax whose number overflows a double is refused by
+// the parser with out_of_range, not parse_error; it must still be a clear error, not a crash.
+TEST(ReportJsonErrors, NumberBeyondDoubleRange) {
+  std::string text = to_json_text(make_report());
+  text.replace(text.find("hybridbench.report/1\""), 21, "hybridbench.report/1\", \"x\": 2.19e324");
+  expect_read_error(text, {"not a readable report", "number overflow"});
+  expect_read_error("[2.197224951372e324]", {"not a readable report"});
+}
+
 TEST(ReportJsonErrors, WrongVersion) {
   std::string text = to_json_text(make_report());
   text.replace(text.find("hybridbench.report/1"), 20, "hybridbench.report/9");
