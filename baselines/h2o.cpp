@@ -47,7 +47,7 @@ class H2o final : public baselines::KvStrategyBase {
     r.parameters["heavy_ratio"] = heavy_opt_ >= 0 ? "-" : num(heavy_ratio_);
     r.parameters["recent_ratio"] = recent_opt_ >= 0 ? "-" : num(recent_ratio_);
     r.parameters["budget_tokens"] = std::to_string(heavy_ + recent_);
-    r.parameters["prefill_queries"] = std::to_string((*problem.workloads)[0].num_prompt_queries());
+    r.parameters["prefill_queries"] = std::to_string(problem.workloads[0].num_prompt_queries());
     r.parameters["score"] =
         "accumulated softmax probability per KV head, summed over its query heads";
     if (!check_host_kernels(platform, "h2o", r)) return;
@@ -76,7 +76,7 @@ class H2o final : public baselines::KvStrategyBase {
     std::vector<int64_t> tag_init(static_cast<size_t>(B) * Hkv * cap_,
                                   std::numeric_limits<int64_t>::max());
     for (int b = 0; b < B; ++b) {
-      const Workload& w = (*problem_->workloads)[b];
+      const Workload& w = problem_->workloads[b];
       const std::vector<float> prefill = prefill_scores(w);  // [Hkv][n]
       // Keep the recent window and the top heavy hitters before it, per KV head.
       std::vector<std::vector<int64_t>> keep(Hkv);
@@ -147,7 +147,7 @@ class H2o final : public baselines::KvStrategyBase {
     const int64_t pos = problem_->context_at(s) - 1;
     std::vector<int64_t> slot(static_cast<size_t>(B) * Hkv);
     for (int b = 0; b < B; ++b) {
-      const DecodeStep& st = (*problem_->workloads)[b].step(s);
+      const DecodeStep& st = problem_->workloads[b].step(s);
       PagedKvCache& c = kv_->cache(b);
       if (count_[b] < cap_) {
         c.append_token(st.k.data(), st.v.data(), kv_->k_arena(), kv_->v_arena());

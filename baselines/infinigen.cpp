@@ -98,14 +98,14 @@ class InfiniGen final : public baselines::KvStrategyBase {
     std::vector<float> proj(BH * d * pd_pad_, 0.0f);
     for (int b = 0; b < B; ++b)
       for (int h = 0; h < Hkv; ++h)
-        analyse((*problem_->workloads)[b], h,
+        analyse(problem_->workloads[b], h,
                 proj.data() + (static_cast<size_t>(b) * Hkv + h) * d * pd_pad_);
     // The prompt's partial keys (in the skewed basis), page-blocked like any key cache.
     const int64_t n = problem_->prompt_len();
     std::vector<std::byte> pk(pk_.size(), std::byte{0});
     platform_.host_pool->parallel_for(static_cast<int64_t>(BH), [&](int64_t bh, int) {
       const int b = static_cast<int>(bh / Hkv), h = static_cast<int>(bh % Hkv);
-      const DenseKv& prompt = (*problem_->workloads)[b].prompt;
+      const DenseKv& prompt = problem_->workloads[b].prompt;
       std::vector<float> row(pd_pad_);
       for (int64_t t = 0; t < n; ++t) {
         project(prompt.k_row(t, h), proj.data() + bh * d * pd_pad_, row.data());

@@ -57,7 +57,7 @@ class StreamingLlm final : public baselines::KvStrategyBase {
     pos_.assign(B, {});
     next_.assign(B, 0);
     for (int b = 0; b < B; ++b) {
-      const DenseKv& prompt = (*problem_->workloads)[b].prompt;
+      const DenseKv& prompt = problem_->workloads[b].prompt;
       PagedKvCache& c = kv_->cache(b);
       if (n <= cap_) {
         c.append(prompt, 0, n, kv_->k_arena(), kv_->v_arena());
@@ -82,7 +82,7 @@ class StreamingLlm final : public baselines::KvStrategyBase {
     // The new token (produced on the accelerator) enters the window, evicting the oldest one.
     int64_t attended_tokens = 0;
     for (int b = 0; b < B; ++b) {
-      const DecodeStep& st = (*problem_->workloads)[b].step(s);
+      const DecodeStep& st = problem_->workloads[b].step(s);
       PagedKvCache& c = kv_->cache(b);
       if (static_cast<int64_t>(pos_[b].size()) < cap_) {
         c.append_token(st.k.data(), st.v.data(), kv_->k_arena(), kv_->v_arena());

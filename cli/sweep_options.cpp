@@ -49,6 +49,28 @@ void add_sampling_options(CLI::App& sub, run::SweepSpec& s) {
       ->capture_default_str();
 }
 
+// What a timed step covers, and how the batch is cut when it covers the layer.
+void add_scope_options(CLI::App& sub, run::SweepSpec& s) {
+  auto by_name = [](std::string& text) -> std::string {
+    const std::optional<Scope> v = kScopes.parse(text);
+    if (!v) return "unknown scope '" + text + "' (fix: use one of: " + kScopes.list() + ")";
+    text = std::to_string(static_cast<int>(*v));
+    return {};
+  };
+  sub.add_option("--scope", s.scope,
+                 "What one timed step is: 'layer' (QKV projection, attention, output projection "
+                 "and FFN of one decoder layer, the layer's GEMMs on the accelerator, weights "
+                 "counted against its memory) or 'attention' (attention alone)")
+      ->transform(CLI::Validator(by_name, "layer|attention"))
+      ->default_str(kScopes.name(s.scope));
+  add_integer_option(sub, "--microbatches", s.microbatches,
+                     "Layer scope: cut the batch into N micro-batches so the CPU attends for one "
+                     "while the accelerator runs another's output projection and FFN (0 = 2 "
+                     "from batch 2 on)",
+                     0, run::kMaxBatch)
+      ->capture_default_str();
+}
+
 void add_machine_options(CLI::App& sub, run::SweepSpec& s) {
   add_size_option(
       sub, "--accelerator-memory", s.accelerator.capacity_bytes,
@@ -69,6 +91,7 @@ void add_machine_options(CLI::App& sub, run::SweepSpec& s) {
 void add_sweep_options(CLI::App& sub, SweepAxesText& axes, run::SweepSpec& spec) {
   add_axis_options(sub, axes);
   add_sampling_options(sub, spec);
+  add_scope_options(sub, spec);
   add_machine_options(sub, spec);
 }
 

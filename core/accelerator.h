@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/kv_cache.h"
 #include "core/attention_args.h"
+#include "core/layer_work.h"
 #include "core/memory.h"
 
 namespace hb {
@@ -75,6 +76,14 @@ class Accelerator {
   // can address run these (the cpu accelerator); others answer false and the strategies that
   // need one report status "unsupported" there until the accelerator has the kernel.
   virtual bool runs_host_kernels() const { return false; }
+
+  // The GEMMs of one decoder layer around attention (core/layer_work.h), for up to `max_batch`
+  // rows, weights allocated now from memory() (so they count against the capacity budget; a
+  // CapacityError when they do not fit). Default: this accelerator has no layer kernels.
+  virtual std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch) {
+    throw Error("accelerator " + info().name + " cannot run a decoder layer's GEMMs",
+                "use --scope attention on this accelerator");
+  }
   virtual void host_kernel(std::function<void(ThreadPool& pool)> fn) {
     throw Error("accelerator " + info().name + " cannot run host-code policy kernels",
                 "use --accelerator cpu for this strategy");

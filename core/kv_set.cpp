@@ -38,12 +38,12 @@ void KvSet::reserve_tokens(int64_t tokens) {
 
 void KvSet::append_prompt(int64_t begin, int64_t end) {
   for (int b = 0; b < batch(); ++b)
-    caches_[b]->append((*problem_.workloads)[b].prompt, begin, end, *k_arena_, *v_arena_);
+    caches_[b]->append(problem_.workloads[b].prompt, begin, end, *k_arena_, *v_arena_);
 }
 
 int64_t KvSet::append_step(int s) {
   for (int b = 0; b < batch(); ++b) {
-    const DecodeStep& st = (*problem_.workloads)[b].step(s);
+    const DecodeStep& st = problem_.workloads[b].step(s);
     caches_[b]->append_token(st.k.data(), st.v.data(), *k_arena_, *v_arena_);
   }
   return bytes_per_token() * batch();

@@ -23,7 +23,7 @@ StepIO::StepIO(const Problem& problem, Accelerator& accel) : problem_(problem), 
 }
 
 void StepIO::stage(int s) {
-  const auto& ws = *problem_.workloads;
+  const auto& ws = problem_.workloads;
   const size_t qn = problem_.shape.q_heads * problem_.shape.head_dim;
   const size_t kn = problem_.shape.kv_heads * problem_.shape.head_dim;
   std::vector<float> q(qn * ws.size()), k(kn * ws.size()), v(kn * ws.size());

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,10 @@ struct Problem {
   AttentionShape shape;
   int batch = 1;
   int page_tokens = kDefaultPageTokens;
-  const std::vector<Workload>* workloads = nullptr;  // one per sequence, same shape and lengths
-  int64_t prompt_len() const { return (*workloads)[0].prompt_len(); }
-  int decode_steps() const { return static_cast<int>((*workloads)[0].steps.size()); }
+  // One per sequence, same shape and lengths; a view, so a micro-batch is a sub-span.
+  std::span<const Workload> workloads;
+  int64_t prompt_len() const { return workloads[0].prompt_len(); }
+  int decode_steps() const { return static_cast<int>(workloads[0].steps.size()); }
   // Tokens in the context at decode step s (prompt + generated, including step s's token).
   int64_t context_at(int s) const { return prompt_len() + s + 1; }
 };

@@ -685,7 +685,7 @@ void HybridGen::load() {
     s.heads.resize(m.Hkv);
     s.cpu_view.resize(m.Hkv);
     s.acc_view.resize(m.Hkv);
-    const DenseKv& src = (*pr.workloads)[b].prompt;
+    const DenseKv& src = pr.workloads[b].prompt;
     for (int64_t i = 0; i < n_pages; ++i) {
       const int64_t t0 = i * m.P, t1 = std::min(prompt, t0 + m.P);
       if (i < m.first_window) {
@@ -735,7 +735,7 @@ void HybridGen::step(int s, StepResult& out) {
     m.apply_window(n_pages + (new_page ? 1 : 0), window_pages_);
   }
   for (int b = 0; b < B; ++b) {
-    const DecodeStep& st = (*pr.workloads)[b].step(s);
+    const DecodeStep& st = pr.workloads[b].step(s);
     // The new token's k, v were produced on the accelerator: appending is accelerator-local.
     m.seqs[b].cache->append_token(st.k.data(), st.v.data(), *m.acc_arena, *m.acc_arena);
     for (int h = 0; h < Hkv; ++h)

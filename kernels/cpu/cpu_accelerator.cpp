@@ -16,6 +16,7 @@
 #include "core/thread_pool.h"
 #include "core/timer.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/cpu_layer_work.h"
 #include "kernels/cpu/merge.h"
 #include "kernels/cpu/select.h"
 
@@ -141,6 +142,11 @@ class CpuAccelerator final : public Accelerator {
   bool runs_host_kernels() const override { return true; }
   void host_kernel(std::function<void(ThreadPool&)> fn) override {
     enqueue([this, fn = std::move(fn)] { fn(pool_); });
+  }
+
+  std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch) override {
+    return make_cpu_layer_work([this](std::function<void()> fn) { enqueue(std::move(fn)); }, pool_,
+                               *memory_, model, max_batch);
   }
 
   int64_t synchronize() override {

@@ -17,26 +17,17 @@ namespace hb::cuda {
 
 namespace {
 
-bool gated(const ModelPreset& m) { return m.family != "opt"; }
+bool gated(const ModelPreset& m) { return layer_dims(m).gated; }
 
 // Widths of the layer's GEMMs: in -> out.
 struct Dims {
   int64_t hidden, qkv, attn, ffn, up;  // up = 2 * ffn when gated (gate and up fused)
 };
 Dims dims_of(const ModelPreset& m) {
-  const AttentionShape& s = m.shape;
-  Dims d{};
-  d.hidden = m.hidden;
-  d.attn = int64_t{s.q_heads} * s.head_dim;
-  d.qkv = int64_t{s.q_heads + 2 * s.kv_heads} * s.head_dim;
-  d.ffn = m.ffn;
-  d.up = gated(m) ? 2 * d.ffn : d.ffn;
-  return d;
+  const LayerDims l = layer_dims(m);
+  return Dims{l.hidden, l.qkv_out, l.attn_out, l.ffn, l.gated ? 2 * int64_t{l.ffn} : l.ffn};
 }
-int64_t params_of(const ModelPreset& m) {
-  const Dims d = dims_of(m);
-  return d.hidden * d.qkv + d.attn * d.hidden + d.hidden * d.up + d.ffn * d.hidden;
-}
+int64_t params_of(const ModelPreset& m) { return layer_dims(m).weight_elements(); }
 
 // Counter-based uniform values in [-scale, scale]: reproducible, no RNG state to carry.
 __global__ void fill_uniform(__half* p, int64_t n, uint64_t seed, float scale) {
@@ -223,9 +214,34 @@ std::vector<float> LayerGemms::read_back(const std::string& name) const {
 }
 
 int64_t LayerGemms::weight_bytes() const { return weight_bytes(impl_->model); }
-int64_t LayerGemms::weight_bytes(const ModelPreset& model) { return params_of(model) * 2; }
+int64_t LayerGemms::weight_bytes(const ModelPreset& model) { return layer_weight_bytes(model); }
 double LayerGemms::flops(const ModelPreset& model, int batch) {
   return 2.0 * static_cast<double>(params_of(model)) * batch;
+}
+
+namespace {
+
+// LayerGemms behind the accelerator-neutral interface the runner's layer scope uses.
+class CudaLayerWork final : public LayerWork {
+ public:
+  CudaLayerWork(CudaAccelerator& acc, const ModelPreset& model, int max_batch)
+      : gemms_(acc, model, max_batch), max_batch_(max_batch) {}
+  void enqueue_qkv(int batch) override { gemms_.enqueue_qkv(batch); }
+  void enqueue_out_proj(int batch) override { gemms_.enqueue_out_proj(batch); }
+  void enqueue_ffn(int batch) override { gemms_.enqueue_ffn(batch); }
+  int64_t weight_bytes() const override { return gemms_.weight_bytes(); }
+  int max_batch() const override { return max_batch_; }
+
+ private:
+  LayerGemms gemms_;
+  int max_batch_;
+};
+
+}  // namespace
+
+std::unique_ptr<LayerWork> CudaAccelerator::make_layer_work(const ModelPreset& model,
+                                                            int max_batch) {
+  return std::make_unique<CudaLayerWork>(*this, model, max_batch);
 }
 
 }  // namespace hb::cuda

@@ -9,7 +9,7 @@ namespace hb::run {
 
 ReferenceOracle::ReferenceOracle(const Problem& problem, ThreadPool& pool)
     : problem_(problem), pool_(pool) {
-  const auto& ws = *problem.workloads;
+  const auto& ws = problem.workloads;
   for (const auto& w : ws) {
     DenseKv g;
     g.kv_heads = w.shape.kv_heads;
@@ -28,7 +28,7 @@ const StepReference& ReferenceOracle::at(int s, bool with_probs) {
   const auto& shape = problem_.shape;
   const int B = problem_.batch, H = shape.q_heads, d = shape.head_dim;
   const int64_t prompt = problem_.prompt_len(), ctx = problem_.context_at(s);
-  for (const auto& w : *problem_.workloads) w.step(s);  // checked here, outside the pool's tasks
+  for (const auto& w : problem_.workloads) w.step(s);  // checked here, outside the pool's tasks
   cur_.step = s;
   cur_.context = ctx;
   cur_.o.assign(static_cast<size_t>(B) * H * d, 0.0);
@@ -39,7 +39,7 @@ const StepReference& ReferenceOracle::at(int s, bool with_probs) {
   // separately and merged in fp64 (avoids copying the prompt KV).
   pool_.parallel_for(static_cast<int64_t>(B) * H, [&](int64_t task, int) {
     const int b = static_cast<int>(task / H), h = static_cast<int>(task % H);
-    const Workload& w = (*problem_.workloads)[b];
+    const Workload& w = problem_.workloads[b];
     const float* qh = w.steps[s].q.data() + static_cast<size_t>(h) * d;
     const DenseKv& g = generated_[b];
     std::vector<double> o1(d), o2(d);
@@ -89,7 +89,7 @@ void AccuracyAccumulator::add(const StepReference& ref, const StepResult& out) {
           if (t >= 0 && t < ref.context) m += p[t];
         recall += std::min(1.0, m);
       }
-      const Workload& w = (*problem_.workloads)[b];
+      const Workload& w = problem_.workloads[b];
       if (w.needle_token >= 0) {
         // Retrieved when the output carries at least half of the needle's value that the exact
         // output carries (the exact output itself is dominated by the needle).

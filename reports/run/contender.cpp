@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/stats.h"
 #include "kernels/backend.h"
+#include "reports/run/layer_scope.h"
 
 namespace hb::run {
 
@@ -38,6 +39,17 @@ void load(Contender& c, const RunEnvironment& env) {
   c.active = true;
 }
 
+// Layer scope: the layer's own weights and activations come on top of the KV budget, which
+// stays what --accelerator-memory (or the deployment rule) says it is.
+AcceleratorOptions accelerator_options(const SweepSpec& spec, const reports::PointAxes& axes) {
+  AcceleratorOptions o = spec.accelerator;
+  if (spec.scope == Scope::layer && o.capacity_bytes > 0) {
+    const int n = resolve_microbatches(spec.microbatches, axes.batch);
+    o.capacity_bytes += layer_work_bytes(find_model_preset(axes.model), (axes.batch + n - 1) / n);
+  }
+  return o;
+}
+
 }  // namespace
 
 std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
@@ -48,11 +60,17 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
   auto& p = c->point;
   p.axes = std::move(axes);
   try {
-    c->accelerator = make_accelerator(ctx.spec.accelerator);
+    c->accelerator = make_accelerator(accelerator_options(ctx.spec, p.axes));
     label_point(*c, ctx);
     Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
     const StrategyOptions opts(ctx.spec.strategy_options);
-    c->strategy = StrategyRegistry::instance().find(name).make(opts);
+    const StrategyInfo& info = StrategyRegistry::instance().find(name);
+    if (ctx.spec.scope == Scope::layer)
+      c->strategy =
+          std::make_unique<LayerScope>([&info, opts] { return info.make(opts); },
+                                       find_model_preset(p.axes.model), ctx.spec.microbatches);
+    else
+      c->strategy = info.make(opts);
     if (loading) loading();
     PlanResult plan = c->strategy->plan(problem, platform);
     p.strategy_params = plan.parameters;

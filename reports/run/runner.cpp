@@ -9,6 +9,7 @@
 #include "core/model_presets.h"
 #include "core/timer.h"
 #include "kernels/backend.h"
+#include "reports/run/layer_scope.h"
 #include "reports/run/accuracy.h"
 #include "reports/run/contender.h"
 #include "reports/run/step_round.h"
@@ -45,6 +46,14 @@ std::vector<SweepGroup> sweep_groups(const SweepSpec& spec) {
   return out;
 }
 
+// Layer-scope points carry their scope (attention-scope points carry none, as reports from
+// before layer scope existed), so compare never pairs a layer with attention alone.
+std::map<std::string, std::string> scope_axes(const SweepSpec& spec, int batch) {
+  if (spec.scope != Scope::layer) return {};
+  return {{"scope", to_string(Scope::layer)},
+          {"microbatches", std::to_string(resolve_microbatches(spec.microbatches, batch))}};
+}
+
 reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, const SweepGroup& g,
                               const std::string& strategy, const std::string& workload,
                               const std::string& accelerator_kind) {
@@ -58,7 +67,7 @@ reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, 
                             accelerator_kind,
                             spec.decode_steps,
                             spec.page_tokens,
-                            {}};
+                            scope_axes(spec, g.batch)};
 }
 
 std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec,
@@ -222,7 +231,7 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   problem.shape = shape;
   problem.batch = g.batch;
   problem.page_tokens = spec.page_tokens;
-  problem.workloads = &workloads;
+  problem.workloads = workloads;
   ReferenceOracle oracle(problem, ThreadPool::global());
   const std::string& source = workloads[0].source;
   const auto cs = start_contenders(run, problem, g,

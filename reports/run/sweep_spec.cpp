@@ -194,6 +194,13 @@ void SweepSpec::validate() const {
     throw Error(
         "--page-tokens " + std::to_string(page_tokens) + " is not a positive multiple of 16",
         "use 16, 32 or 64");
+  if (microbatches < 0 || microbatches > kMaxBatch)
+    throw Error("--microbatches " + std::to_string(microbatches) + " is out of range",
+                "use 0 (the default: 2 from batch 2 on) up to the batch size");
+  if (microbatches > 1 && scope != Scope::layer)
+    throw Error("--microbatches " + std::to_string(microbatches) +
+                    " needs --scope layer (attention alone has no layer work to overlap)",
+                "drop --microbatches, or use --scope layer");
   if (workload.rfind("trace:", 0) != 0) parse_workload_spec(workload);  // family and knobs
   if (share_count < 1 || share_index < 0 || share_index >= share_count)
     throw Error("sweep share " + std::to_string(share_index) + " of " +
@@ -221,6 +228,8 @@ std::map<std::string, std::string> SweepSpec::echo() const {
       {"strategies", join(strategies)},
       {"decode_steps", std::to_string(decode_steps)},
       {"page_tokens", std::to_string(page_tokens)},
+      {"scope", to_string(scope)},
+      {"microbatches", microbatches ? std::to_string(microbatches) : "auto"},
       {"workload", workload},
       {"seed", std::to_string(seed)},
       {"accuracy_steps", std::to_string(accuracy_steps)},

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/layer_work.h"
 #include "core/workload.h"
 #include "kernels/backend.h"
 
@@ -30,6 +31,10 @@ struct SweepSpec {
   std::vector<std::string> strategies = {"all"};
   int decode_steps = 24;  // upper bound on steps per point (warm-up + timed)
   int page_tokens = 16;
+  // What a timed step covers (core/layer_work.h, reports/run/layer_scope.h): the decoder layer
+  // (QKV, attention, O, FFN) by default, or attention alone.
+  Scope scope = Scope::layer;
+  int microbatches = 0;  // layer scope: micro-batches per batch (0 = 2 from batch 2 on, else 1)
   std::string workload = "llama-like";  // FAMILY[:KNOB=VALUE,...] (core/workload.h) | trace:FILE
   uint64_t seed = 42;
   int accuracy_steps = 8;  // timed steps scored against the fp64 reference (-1 = all)

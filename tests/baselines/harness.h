@@ -35,7 +35,7 @@ struct Harness {
     }
     problem.shape = shape;
     problem.batch = batch;
-    problem.workloads = &ws;
+    problem.workloads = ws;
     AcceleratorOptions ao;
     ao.kind = AcceleratorKind::cpu;
     ao.cpu_threads = 1;

@@ -16,6 +16,8 @@ run::SweepSpec exact_spec() {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
   run::SweepSpec s;
+  s.scope =
+      Scope::attention;  // attention's own figures; layer scope: tests/run/layer_scope_test.cpp
   s.models = {"qwen2.5-0.5b"};  // 14 q heads, 2 KV heads, d = 64: small and GQA (group 7)
   s.seq_lens = {600};
   s.decode_steps = 40;  // crosses two page boundaries: FIFO moves pages to the host

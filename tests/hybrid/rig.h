@@ -34,7 +34,7 @@ struct Rig {
     }
     problem.shape = shape;
     problem.batch = batch;
-    problem.workloads = &ws;
+    problem.workloads = ws;
     acc = cpu::make_cpu_accelerator(accel_bytes, 1);
     platform.host_tiers = std::move(tiers);
     platform.accelerator = acc.get();

@@ -24,6 +24,8 @@ run::SweepSpec tiny_spec() {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
   run::SweepSpec s;
+  s.scope =
+      Scope::attention;  // attention's own figures; layer scope: tests/run/layer_scope_test.cpp
   s.models = {"qwen2.5-0.5b"};  // 14 q heads, 2 KV heads, d = 64
   s.seq_lens = {256, 512};
   s.strategies = {"full-gpu", "cpu-only", "streamingllm"};

@@ -17,6 +17,8 @@ inline SweepSpec tiny_spec(std::vector<int64_t> seq_lens) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
   SweepSpec s;
+  s.scope =
+      Scope::attention;  // attention's own figures; layer scope: tests/run/layer_scope_test.cpp
   s.models = {"qwen2.5-0.5b"};
   s.seq_lens = std::move(seq_lens);
   s.strategies = {"full-gpu", "cpu-only"};

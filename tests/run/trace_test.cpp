@@ -98,7 +98,7 @@ TEST_F(Trace, StagingAStepPastTheWorkloadIsAnErrorNotARead) {
   const std::vector<Workload> ws = {load_trace_workload(file("t.safetensors"), shape(), 16, 4)};
   Problem problem;
   problem.shape = shape();
-  problem.workloads = &ws;
+  problem.workloads = ws;
   AcceleratorOptions ao;
   ao.kind = AcceleratorKind::cpu;
   ao.cpu_threads = 1;

@@ -1,0 +1,140 @@
+#include "kernels/cpu/cpu_layer_work.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "kernels/cpu/layer_gemv.h"
+
+namespace hb::cpu {
+
+namespace {
+
+constexpr DType kWeightType = DType::f16;  // core/layer_work.h: weights are 16-bit everywhere
+static_assert(kLayerWeightBytesPerElement == 2);
+
+// One weight matrix in accelerator memory.
+struct Matrix {
+  Buffer storage;
+  BlockedWeights w;
+  Matrix(BufferAllocator& memory, int in, int out, uint64_t seed)
+      : storage(memory.allocate(BlockedWeights::bytes(in, out, kWeightType))),
+        w(BlockedWeights::over(static_cast<std::byte*>(storage.data()), in, out, kWeightType)) {
+    w.fill_random(seed);
+  }
+};
+
+class CpuLayerWork final : public LayerWork {
+ public:
+  CpuLayerWork(std::function<void(std::function<void()>)> enqueue, ThreadPool& pool,
+               BufferAllocator& memory, const ModelPreset& model, int max_batch, uint64_t seed)
+      : enqueue_(std::move(enqueue)),
+        pool_(pool),
+        dims_(layer_dims(model)),
+        max_batch_(max_batch),
+        qkv_(memory, dims_.hidden, dims_.qkv_out, seed),
+        o_(memory, dims_.attn_out, dims_.hidden, seed + 1),
+        up_(memory, dims_.hidden, dims_.ffn, seed + 2),
+        down_(memory, dims_.ffn, dims_.hidden, seed + 3),
+        activations_(memory.allocate(activation_floats() * sizeof(float))) {
+    if (dims_.gated) gate_ = std::make_unique<Matrix>(memory, dims_.hidden, dims_.ffn, seed + 4);
+    float* p = static_cast<float*>(activations_.data());
+    for (Slot s : {Slot::x, Slot::qkv, Slot::attn, Slot::y, Slot::up, Slot::gate, Slot::out}) {
+      act_[static_cast<int>(s)] = p;
+      p += static_cast<size_t>(max_batch_) * width(s);
+    }
+    Rng rng(seed + 5);  // inputs: fixed random rows, the layer's values are not the point
+    for (Slot s : {Slot::x, Slot::attn}) {
+      float* a = act_[static_cast<int>(s)];
+      for (size_t i = 0; i < static_cast<size_t>(max_batch_) * width(s); ++i)
+        a[i] = rng.uniformf(-1, 1);
+    }
+  }
+
+  void enqueue_qkv(int batch) override {
+    check(batch);
+    run([this, batch] { gemv(qkv_.w, act(Slot::x), batch, act(Slot::qkv), pool_); });
+  }
+  void enqueue_out_proj(int batch) override {
+    check(batch);
+    run([this, batch] { gemv(o_.w, act(Slot::attn), batch, act(Slot::y), pool_); });
+  }
+  void enqueue_ffn(int batch) override {
+    check(batch);
+    run([this, batch] {
+      gemv(up_.w, act(Slot::y), batch, act(Slot::up), pool_);
+      if (gate_) gemv(gate_->w, act(Slot::y), batch, act(Slot::gate), pool_);
+      activate(batch);
+      gemv(down_.w, act(Slot::up), batch, act(Slot::out), pool_);
+    });
+  }
+  int64_t weight_bytes() const override {
+    return dims_.weight_elements() * kLayerWeightBytesPerElement;
+  }
+  int max_batch() const override { return max_batch_; }
+
+ private:
+  enum class Slot { x, qkv, attn, y, up, gate, out, count };
+
+  int width(Slot s) const {
+    switch (s) {
+      case Slot::qkv:
+        return dims_.qkv_out;
+      case Slot::attn:
+        return dims_.attn_out;
+      case Slot::up:
+        return dims_.ffn;
+      case Slot::gate:
+        return dims_.gated ? dims_.ffn : 0;
+      default:
+        return dims_.hidden;
+    }
+  }
+  size_t activation_floats() const {
+    size_t n = 0;
+    for (int s = 0; s < static_cast<int>(Slot::count); ++s)
+      n += static_cast<size_t>(max_batch_) * width(static_cast<Slot>(s));
+    return std::max<size_t>(n, 1);
+  }
+  float* act(Slot s) { return act_[static_cast<int>(s)]; }
+  void check(int batch) const {
+    if (batch < 1 || batch > max_batch_)
+      throw Error("layer work: batch " + std::to_string(batch) + " outside [1, " +
+                      std::to_string(max_batch_) + "]",
+                  "make the layer work for the largest micro-batch");
+  }
+  void run(std::function<void()> fn) { enqueue_(std::move(fn)); }
+  // SiLU(gate) * up for gated FFNs, ReLU(up) for OPT, in place in `up`.
+  void activate(int batch) {
+    float* up = act(Slot::up);
+    const float* gate = act(Slot::gate);
+    const size_t n = static_cast<size_t>(batch) * dims_.ffn;
+    for (size_t i = 0; i < n; ++i)
+      up[i] = dims_.gated ? up[i] * gate[i] / (1.0f + std::exp(-gate[i])) : std::max(up[i], 0.0f);
+  }
+
+  std::function<void(std::function<void()>)> enqueue_;
+  ThreadPool& pool_;
+  LayerDims dims_;
+  int max_batch_;
+  Matrix qkv_, o_, up_, down_;
+  std::unique_ptr<Matrix> gate_;
+  Buffer activations_;
+  float* act_[static_cast<int>(Slot::count)] = {};
+};
+
+}  // namespace
+
+std::unique_ptr<LayerWork> make_cpu_layer_work(std::function<void(std::function<void()>)> enqueue,
+                                               ThreadPool& pool, BufferAllocator& memory,
+                                               const ModelPreset& model, int max_batch,
+                                               uint64_t seed) {
+  if (max_batch < 1)
+    throw Error("layer work: max_batch must be at least 1, got " + std::to_string(max_batch), {});
+  return std::make_unique<CpuLayerWork>(std::move(enqueue), pool, memory, model, max_batch, seed);
+}
+
+}  // namespace hb::cpu
