@@ -72,6 +72,30 @@ std::string lower(std::string_view s) {
 
 std::span<const ModelPreset> model_presets() { return table(); }
 
+namespace {
+bool gated_ffn(const ModelPreset& p) { return p.family != "opt"; }
+}  // namespace
+
+int64_t layer_weight_bytes(const ModelPreset& p) {
+  const AttentionShape& s = p.shape;
+  const int64_t hidden = p.hidden;
+  const int64_t qkv = hidden * (int64_t{s.q_heads} + 2 * int64_t{s.kv_heads}) * s.head_dim;
+  const int64_t out = int64_t{s.q_heads} * s.head_dim * hidden;
+  const int64_t ffn = (gated_ffn(p) ? 3 : 2) * hidden * p.ffn;
+  return (qkv + out + ffn) * static_cast<int64_t>(dtype_size(s.kv_dtype));
+}
+
+int64_t model_weight_bytes(const ModelPreset& p) { return p.layers * layer_weight_bytes(p); }
+
+int64_t decode_activation_bytes(const ModelPreset& p, int batch) {
+  const AttentionShape& s = p.shape;
+  const int64_t qkv = (int64_t{s.q_heads} + 2 * int64_t{s.kv_heads}) * s.head_dim;
+  const int64_t attn = int64_t{s.q_heads} * s.head_dim;
+  const int64_t up = (gated_ffn(p) ? 2 : 1) * int64_t{p.ffn};
+  const int64_t row = 2 * int64_t{p.hidden} + qkv + attn + up + p.ffn;
+  return int64_t{batch} * row * static_cast<int64_t>(dtype_size(s.kv_dtype));
+}
+
 const ModelPreset& find_model_preset(std::string_view name) {
   const std::string want = lower(name);
   for (const auto& p : table())
