@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/stats.h"
 #include "kernels/backend.h"
+#include "reports/run/kv_budget.h"
 
 namespace hb::run {
 
@@ -12,11 +13,13 @@ namespace {
 
 // The point's accelerator axis and provenance, from the accelerator it runs on or the model
 // that prices it.
-void label_point(Contender& c, const SweepContext& ctx) {
+void label_point(Contender& c, const SweepContext& ctx, const Problem& problem) {
   auto& p = c.point;
   const auto& ai = c.accelerator->info();
   p.axes.accelerator = ai.kind;
-  p.provenance = ai.emulated ? reports::Provenance::emulated : reports::Provenance::measured;
+  p.provenance = provenance_of(ai, {});
+  p.kv_fit_fraction = kv_fit_fraction(ai.capacity_bytes, problem.shape, p.axes.seq_len,
+                                      problem.batch, ctx.spec.decode_steps);
   p.step.warmup_steps = ctx.spec.stop.warmup_steps;
   const auto& model = ctx.env.model;
   if (model && model->replace) {
@@ -26,19 +29,31 @@ void label_point(Contender& c, const SweepContext& ctx) {
   }
 }
 
-// After an ok plan: builds the caches and records where their memory is.
+// After an ok plan: builds the caches and records where their memory is, and what that makes
+// of the point's provenance (provenance_of).
 void load(Contender& c, const RunEnvironment& env) {
   c.strategy->load();
-  for (const auto& r : c.strategy->memory_regions()) {
+  const std::vector<MemoryRegion> regions = c.strategy->memory_regions();
+  for (const auto& r : regions) {
     reports::PlacedRegion pr{r.role, r.intended.to_string(), static_cast<int64_t>(r.bytes), {}};
     if (env.observe_pages && r.intended.kind != MemoryKind::accelerator)
       pr.observed_pages_per_node = env.observe_pages(r.ptr, r.bytes);
     c.point.placement.push_back(std::move(pr));
   }
+  c.point.provenance =
+      reports::weaker(c.point.provenance, provenance_of(c.accelerator->info(), regions));
   c.active = true;
 }
 
 }  // namespace
+
+reports::Provenance provenance_of(const AcceleratorInfo& accelerator,
+                                  const std::vector<MemoryRegion>& regions) {
+  if (accelerator.emulated) return reports::Provenance::emulated;
+  for (const auto& r : regions)
+    if (r.intended.emulated) return reports::Provenance::emulated;
+  return reports::Provenance::measured;
+}
 
 std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
                                            const std::string& name, reports::PointAxes axes,
@@ -48,8 +63,11 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
   auto& p = c->point;
   p.axes = std::move(axes);
   try {
-    c->accelerator = make_accelerator(ctx.spec.accelerator);
-    label_point(*c, ctx);
+    AcceleratorOptions ao = ctx.spec.accelerator;
+    if (auto it = ctx.kv_budget_bytes.find(p.axes.model); it != ctx.kv_budget_bytes.end())
+      ao.capacity_bytes = it->second;
+    c->accelerator = make_accelerator(ao);
+    label_point(*c, ctx, problem);
     Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
     const StrategyOptions opts(ctx.spec.strategy_options);
     c->strategy = StrategyRegistry::instance().find(name).make(opts);
