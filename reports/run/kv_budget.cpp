@@ -29,7 +29,10 @@ int64_t crossing_kv_budget(const SweepSpec& spec, const ModelPreset& p) {
   const int64_t tokens = (len + std::max(0, spec.decode_steps) + page - 1) / page * page;
   const int64_t per_token =
       2LL * p.shape.kv_heads * p.shape.head_dim * static_cast<int64_t>(widest);
-  return std::max(kMinKvBudgetBytes, 2 * tokens * std::max(1, batch) * per_token);
+  // In double: 2 x 2^40 tokens x 4096 sequences x 8 KiB would overflow int64; no budget needs
+  // more than an exabyte.
+  const double bytes = 2.0 * static_cast<double>(tokens) * std::max(1, batch) * per_token;
+  return std::max(kMinKvBudgetBytes, static_cast<int64_t>(std::min(bytes, 1e18)));
 }
 
 std::map<std::string, KvBudget> kv_budgets(const SweepSpec& spec, const AcceleratorInfo& acc) {

@@ -45,6 +45,10 @@ TEST(KvBudget, EmulatedDefaultPutsTheDefaultSweepOnBothSidesOfTheBoundary) {
   wide.kv_dtypes = {"fp16", "fp32"};
   wide.batches = {4, 8};
   EXPECT_EQ(crossing_kv_budget(wide, p), 8 * budget);
+  // The largest sweep the options allow does not overflow: the budget stops at an exabyte.
+  wide.seq_lens = {int64_t{1} << 40};
+  wide.batches = {4096};
+  EXPECT_EQ(crossing_kv_budget(wide, p), int64_t{1000000000000000000});
 }
 
 TEST(KvBudget, GivenMemoryWinsAndTheOldDefaultStaysForLibraryCallers) {
