@@ -121,6 +121,11 @@ void print_summary(const reports::Report& r, std::FILE* to) {
   reports::TextTable t;
   using A = reports::TextTable::Align;
   for (const char* h : {"strategy", "seq_len", "batch"}) t.add_column(h);
+  // How much of the point's KV the accelerator's budget holds: where "all" turns into a share,
+  // the KV stops fitting.
+  const bool any_fit = std::any_of(r.points.begin(), r.points.end(),
+                                   [](const auto& p) { return p.kv_fit_fraction.has_value(); });
+  if (any_fit) t.add_column("kv fit", A::right);
   t.add_column("median", A::right);
   t.add_column("noise", A::right);
   if (any_modeled) t.add_column("modeled (err)", A::right);
@@ -133,6 +138,7 @@ void print_summary(const reports::Report& r, std::FILE* to) {
   for (const auto& p : r.points) {
     std::vector<std::string> row = {p.axes.strategy, reports::format_tokens(p.axes.seq_len),
                                     std::to_string(p.axes.batch)};
+    if (any_fit) row.push_back(reports::kv_fit_cell(p.kv_fit_fraction));
     if (!p.timed()) {
       row.insert(row.end(), {"-", "-"});
       if (any_modeled) row.push_back("-");
@@ -298,7 +304,16 @@ CommandFn add_run_command(CLI::App& app) {
       "machine\n");
   auto a = std::make_shared<RunArgs>();
   auto& s = a->spec;
+  s.deployment_kv_budget = true;  // no --accelerator-memory: the budget a deployment would have
   add_sweep_options(*sub, a->axes, s);
+  sub->get_option("--accelerator-memory")
+      ->description(
+          "KV budget per layer in accelerator memory, e.g. 512M or 60G. Default, per model: "
+          "cuda (device memory free less 10% - all layers' weights - activations) / layers, "
+          "as a node serving the model has it; cpu (emulated memory) twice the KV of the "
+          "sweep's smallest point, so longer lengths outgrow it (default sweep: about 32 MiB, "
+          "4k fits, 16k and 32k do not). The report says per point how much of the KV fits "
+          "(kv_fit_fraction)");
   sub->add_option("--workload", s.workload,
                   "Synthetic family with knobs, or a captured trace (knobs listed below)")
       ->capture_default_str();

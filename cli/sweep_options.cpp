@@ -74,7 +74,8 @@ void add_scope_options(CLI::App& sub, run::SweepSpec& s) {
 void add_machine_options(CLI::App& sub, run::SweepSpec& s) {
   add_size_option(
       sub, "--accelerator-memory", s.accelerator.capacity_bytes,
-      "KV budget in accelerator memory, e.g. 512M or 60G (default: cpu 2G, cuda free HBM - 10%)",
+      "KV budget per layer in accelerator memory, e.g. 512M or 60G (default: cpu 2G, cuda free "
+      "HBM - 10%)",
       kMinAcceleratorBytes);
   add_integer_option(sub, "--accelerator-threads", s.accelerator.cpu_threads,
                      "cpu accelerator threads (0 = half the CPUs)", 0, max_threads_option(),

@@ -33,11 +33,9 @@ struct LayerDims {
 LayerDims layer_dims(const ModelPreset& model);
 
 // Weights are stored in fp16 on every accelerator (as the cuBLAS path computes), whatever the
-// KV dtype: a serving deployment keeps its weights in 16-bit.
+// KV dtype: a serving deployment keeps its weights in 16-bit. Their bytes per layer:
+// layer_weight_bytes (core/model_presets.h), which counts layer_dims' elements.
 inline constexpr int kLayerWeightBytesPerElement = 2;
-inline int64_t layer_weight_bytes(const ModelPreset& model) {
-  return layer_dims(model).weight_elements() * kLayerWeightBytesPerElement;
-}
 
 // Weight matrices may be stored with their output columns padded to whole blocks of this many
 // (the cpu engine's blocked layout, kernels/cpu/layer_gemv.h).

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/layer_work.h"
 
 namespace hb {
 
@@ -71,6 +72,19 @@ std::string lower(std::string_view s) {
 }  // namespace
 
 std::span<const ModelPreset> model_presets() { return table(); }
+
+int64_t layer_weight_bytes(const ModelPreset& p) {
+  return layer_dims(p).weight_elements() * static_cast<int64_t>(dtype_size(p.shape.kv_dtype));
+}
+
+int64_t model_weight_bytes(const ModelPreset& p) { return p.layers * layer_weight_bytes(p); }
+
+int64_t decode_activation_bytes(const ModelPreset& p, int batch) {
+  const LayerDims d = layer_dims(p);
+  const int64_t up = (d.gated ? 2 : 1) * int64_t{d.ffn};
+  const int64_t row = 2 * int64_t{d.hidden} + d.qkv_out + d.attn_out + up + d.ffn;
+  return int64_t{batch} * row * static_cast<int64_t>(dtype_size(p.shape.kv_dtype));
+}
 
 const ModelPreset& find_model_preset(std::string_view name) {
   const std::string want = lower(name);

@@ -1,5 +1,6 @@
 #pragma once
 // Public model configurations (attention shape and layer dims) that sweeps are named by.
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +21,20 @@ struct ModelPreset {
 };
 
 std::span<const ModelPreset> model_presets();
+
+// Weight bytes of one decoder layer at the preset's element type (its shape's dtype, fp16 for
+// every preset): the QKV projections (hidden x (q_heads + 2 kv_heads) x head_dim), the output
+// projection ((q_heads x head_dim) x hidden) and the FFN (gate, up and down for the llama and
+// qwen families, fc1 and fc2 for opt). Biases, norms and embeddings are not counted (under 0.1%
+// of a layer). One formula for the whole tree: the deployment's KV budget (reports/run), the
+// platform model's budget (reports/model) and the layer GEMMs (kernels/cuda) all read it.
+int64_t layer_weight_bytes(const ModelPreset& p);
+// Every layer's weights: layers x layer_weight_bytes.
+int64_t model_weight_bytes(const ModelPreset& p);
+// Activation buffers of one layer's decode step for `batch` sequences, reused layer after
+// layer: the input and output rows (hidden each), the QKV row, the attention output, the FFN's
+// up (twice ffn when gated) and activated rows, at the preset's element type.
+int64_t decode_activation_bytes(const ModelPreset& p, int batch);
 // Case-insensitive; throws hb::Error listing the known names when there is no match.
 const ModelPreset& find_model_preset(std::string_view name);
 

@@ -237,6 +237,8 @@ std::string html_report(const Report& report, const TableOptions& options) {
              "Relative L2 error of the attention output against fp64 vs step time" + on + ".");
     }
     h += "<h3>Step time (median &plusmn; noise)</h3>\n" + time_grid(t).html();
+    if (const std::string b = kv_boundary_line(t); !b.empty())
+      h += "<p>" + html_escape(b) + "</p>\n";
     h += "<h3>Speedup vs " + html_escape(t.reference) + "</h3>\n" + speedup_grid(t).html();
     for (const auto& host : hosts) {
       const ProcurementTable one = t.for_host(host);

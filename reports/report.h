@@ -10,6 +10,7 @@
 // both writing and reading, so a typo cannot reach a file.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -209,6 +210,10 @@ struct Point {
   PointStatus status = PointStatus::ok;
   std::string reason;  // why, when status != ok
   Provenance provenance = Provenance::measured;
+  // Share of the point's KV cache (batch x (seq_len + decode_steps) tokens of one layer) that the
+  // accelerator's KV budget holds, in [0, 1]: 1 = it all fits, below 1 = the rest lives on the
+  // host (reports/run/kv_budget.h). Absent in reports written before it existed.
+  std::optional<double> kv_fit_fraction;
   StepTiming step;                       // one decode step (all sequences of the batch, one layer)
   std::map<std::string, Timing> phases;  // "cpu", "accelerator", "transfer", "merge", ...
   Traffic traffic_per_step;              // averaged over timed steps

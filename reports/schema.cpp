@@ -213,6 +213,7 @@ json point_json(const Point& p) {
             {"strategy_params", string_map(p.strategy_params)},
             {"trajectory", trajectory}};
   if (!p.step.pass_sizes.empty()) j["step"]["pass_sizes"] = p.step.pass_sizes;
+  if (p.kv_fit_fraction) j["kv_fit_fraction"] = *p.kv_fit_fraction;
   if (p.modeled.present()) {
     json phases_ns = json::object();
     for (const auto& [k, v] : p.modeled.phase_median_ns) phases_ns[k] = v;
@@ -408,6 +409,12 @@ Point read_point(const JsonReader& r) {
   p.status = read_enum(r, "status", kPointStatuses);
   p.reason = r.str("reason");
   p.provenance = read_enum(r, "provenance", kProvenances);
+  if (r.has("kv_fit_fraction")) {  // optional: reports from before it existed lack it
+    const auto f = r.member("kv_fit_fraction");
+    const double v = f.as_number();
+    if (!(v >= 0 && v <= 1)) f.fail("a share of the KV cache must be from 0 to 1");
+    p.kv_fit_fraction = v;
+  }
 
   auto step = r.member("step");
   read_timing(step, p.step);

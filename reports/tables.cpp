@@ -293,7 +293,49 @@ TextTable time_grid(const ProcurementTable& t) {
   for (const auto& [len, host] : t.columns())
     fastest.push_back(t.fastest(len, host).empty() ? "-" : t.fastest(len, host));
   g.add_row(std::move(fastest));
+  std::vector<std::string> fit = {"KV on accelerator"};
+  bool any = false;
+  for (const auto& [len, host] : t.columns()) {
+    const auto f = kv_fit(t, len, host);
+    any = any || f.has_value();
+    fit.push_back(kv_fit_cell(f));
+  }
+  if (any) g.add_row(std::move(fit));
   return g;
+}
+
+std::optional<double> kv_fit(const ProcurementTable& t, int64_t seq_len, const std::string& host) {
+  for (const auto& s : t.strategies)
+    if (const Point* p = t.at(s, seq_len, host); p && p->kv_fit_fraction) return p->kv_fit_fraction;
+  return std::nullopt;
+}
+
+std::string kv_fit_cell(std::optional<double> fraction) {
+  if (!fraction) return "-";
+  if (*fraction >= 1) return "all";
+  return format_percent(*fraction);
+}
+
+std::string kv_boundary_line(const ProcurementTable& t) {
+  std::vector<std::pair<int64_t, double>> known;
+  for (const auto& [len, host] : t.columns())
+    if (const auto f = kv_fit(t, len, host))
+      if (known.empty() || known.back().first != len) known.emplace_back(len, *f);
+  if (known.empty()) return "";
+  const auto first_short =
+      std::find_if(known.begin(), known.end(), [](const auto& k) { return k.second < 1; });
+  if (first_short == known.end())
+    return "The KV cache fits the accelerator's KV budget at every length.";
+  std::string rest;
+  for (auto it = first_short + 1; it != known.end(); ++it)
+    rest += ", " + kv_fit_cell(it->second) + " at " + format_tokens(it->first);
+  const std::string share =
+      " (" + kv_fit_cell(first_short->second) + " of it fits there" + rest + ")";
+  if (first_short == known.begin())
+    return "The KV cache outgrows the accelerator's KV budget at every length, from " +
+           format_tokens(first_short->first) + share + ".";
+  return "The KV cache stops fitting the accelerator's KV budget at " +
+         format_tokens(first_short->first) + share + ".";
 }
 
 TextTable speedup_grid(const ProcurementTable& t) {
@@ -386,6 +428,7 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
     md += "\n## " + t.title + "\n\nFigures: " + provenance_heading(t) +
           ".\n\n### Step time (median ± noise)\n\n";
     md += time_grid(t).markdown();
+    if (const std::string b = kv_boundary_line(t); !b.empty()) md += "\n" + b + "\n";
     md += "\n### Speedup vs " + t.reference + " (" + t.reference +
           " time / strategy time; > 1 is faster)\n\n";
     md += speedup_grid(t).markdown();
@@ -417,7 +460,8 @@ std::string csv_report(const Report& report, const TableOptions& options) {
   std::string csv =
       "model,family,seq_len,batch,strategy,kv_dtype,workload,accelerator,decode_steps,page_tokens,"
       "extra,status,reason,"
-      "provenance,samples,step_median_ns,step_p10_ns,step_p90_ns,step_rel_stdev,step_robust_rel_"
+      "provenance,kv_fit_fraction,samples,step_median_ns,step_p10_ns,step_p90_ns,step_rel_stdev,"
+      "step_robust_rel_"
       "noise,tokens_per_s,reference,"
       "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_"
       "rate,"
@@ -450,6 +494,7 @@ std::string csv_report(const Report& report, const TableOptions& options) {
             to_string(p->status),
             p->reason,
             to_string(p->provenance),
+            p->kv_fit_fraction ? csv_number(*p->kv_fit_fraction) : "",
             std::to_string(sum.count),
             p->timed() ? csv_number(sum.median) : "",
             p->timed() ? csv_number(sum.p10) : "",

@@ -74,7 +74,8 @@ std::string status_cell(const Point& p);    // "oom: KV 2.0 GiB > capacity 1.0 G
 
 // The three grids of a table (rows: strategies, columns: sequence lengths), rendered by
 // markdown (TextTable::markdown) and HTML (TextTable::html) alike. The time grid ends with a
-// "fastest" row; cells of points that did not run show their status.
+// "fastest" row, then (reports that carry it) a "KV on accelerator" row, kv_fit_cell per column;
+// cells of points that did not run show their status.
 TextTable time_grid(const ProcurementTable& t);
 TextTable speedup_grid(const ProcurementTable& t);
 TextTable accuracy_grid(const ProcurementTable& t);
@@ -86,6 +87,17 @@ TextTable modeled_grid(const ProcurementTable& t);
 TextTable pairwise_grid(const ProcurementTable& t, int64_t seq_len);
 // "measured", or "mixed: measured, emulated; (e) emulated, (m) modeled" (cells then carry marks).
 std::string provenance_heading(const ProcurementTable& t);
+// Share of a column's KV cache that fits the accelerator's KV budget (Point::kv_fit_fraction of
+// its first point that has one; every strategy of a column shares it); nullopt for reports
+// without it.
+std::optional<double> kv_fit(const ProcurementTable& t, int64_t seq_len,
+                             const std::string& host = "");
+// "all" when it all fits, "50%" when half does, "-" when unknown.
+std::string kv_fit_cell(std::optional<double> fraction);
+// Where the KV stops fitting: "The KV cache stops fitting the accelerator's KV budget at 16k
+// (50% of it fits there, 25% at 32k)." or that it fits at every length, or at none; "" when the
+// table's points do not say.
+std::string kv_boundary_line(const ProcurementTable& t);
 // "- full-gpu at 128k: oom: ..." lines for the points that did not run; empty when all ran.
 std::vector<std::string> not_run_lines(const ProcurementTable& t);
 // Fleet reports whose points are spread over ranks (--distribute points): which rank and host

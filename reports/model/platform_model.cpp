@@ -616,11 +616,7 @@ std::string with_model_section(const std::string& text, const PlatformModel& m,
 
 int64_t kv_budget_per_layer(const PlatformModel& m, const std::string& model_preset) {
   const ModelPreset& p = find_model_preset(model_preset);
-  const auto& s = p.shape;
-  const double attn =
-      static_cast<double>(p.hidden) * s.head_dim * (2.0 * s.q_heads + 2.0 * s.kv_heads);
-  const double mlp = (p.family == "opt" ? 2.0 : 3.0) * p.hidden * p.ffn;
-  const double weights = 2.0 * p.layers * (attn + mlp);
+  const double weights = static_cast<double>(model_weight_bytes(p));
   const double usable =
       static_cast<double>(m.accelerator.memory_bytes) * m.accelerator.memory_usable_share;
   const double per_layer = (usable - weights) / std::max(1, p.layers);

@@ -131,8 +131,9 @@ std::string with_model_section(const std::string& platform_doc_text, const Platf
                                const std::string& origin);
 
 // Per-layer KV budget on the accelerator for a model preset: (memory_bytes x usable share -
-// weights of every layer) / layers, at least 1 MiB. Weights: attention projections and the MLP
-// in the KV dtype's 2 bytes per parameter, embeddings not counted (README: limits).
+// weights of every layer) / layers, at least 1 MiB. Weights: model_weight_bytes
+// (core/model_presets.h: projections and FFN at the preset's 2 bytes per parameter, embeddings
+// not counted; README: limits).
 int64_t kv_budget_per_layer(const PlatformModel& m, const std::string& model_preset);
 
 }  // namespace hb::model

@@ -5,19 +5,30 @@
 #include "core/error.h"
 #include "core/stats.h"
 #include "kernels/backend.h"
+#include "reports/run/kv_budget.h"
 #include "reports/run/layer_scope.h"
 
 namespace hb::run {
 
 namespace {
 
+// Layer scope: accelerator memory the layer's own weights and activations take (0 otherwise).
+int64_t layer_bytes(const SweepSpec& spec, const reports::PointAxes& axes) {
+  if (spec.scope != Scope::layer) return 0;
+  const int n = resolve_microbatches(spec.microbatches, axes.batch);
+  return layer_work_bytes(find_model_preset(axes.model), (axes.batch + n - 1) / n);
+}
+
 // The point's accelerator axis and provenance, from the accelerator it runs on or the model
 // that prices it.
-void label_point(Contender& c, const SweepContext& ctx) {
+void label_point(Contender& c, const SweepContext& ctx, const Problem& problem) {
   auto& p = c.point;
   const auto& ai = c.accelerator->info();
   p.axes.accelerator = ai.kind;
-  p.provenance = ai.emulated ? reports::Provenance::emulated : reports::Provenance::measured;
+  p.provenance = provenance_of(ai, {});
+  p.kv_fit_fraction =
+      kv_fit_fraction(ai.capacity_bytes - layer_bytes(ctx.spec, p.axes), problem.shape,
+                      p.axes.seq_len, problem.batch, ctx.spec.decode_steps);
   p.step.warmup_steps = ctx.spec.stop.warmup_steps;
   const auto& model = ctx.env.model;
   if (model && model->replace) {
@@ -27,30 +38,42 @@ void label_point(Contender& c, const SweepContext& ctx) {
   }
 }
 
-// After an ok plan: builds the caches and records where their memory is.
+// After an ok plan: builds the caches and records where their memory is, and what that makes
+// of the point's provenance (provenance_of).
 void load(Contender& c, const RunEnvironment& env) {
   c.strategy->load();
-  for (const auto& r : c.strategy->memory_regions()) {
+  const std::vector<MemoryRegion> regions = c.strategy->memory_regions();
+  for (const auto& r : regions) {
     reports::PlacedRegion pr{r.role, r.intended.to_string(), static_cast<int64_t>(r.bytes), {}};
     if (env.observe_pages && r.intended.kind != MemoryKind::accelerator)
       pr.observed_pages_per_node = env.observe_pages(r.ptr, r.bytes);
     c.point.placement.push_back(std::move(pr));
   }
+  c.point.provenance =
+      reports::weaker(c.point.provenance, provenance_of(c.accelerator->info(), regions));
   c.active = true;
 }
 
-// Layer scope: the layer's own weights and activations come on top of the KV budget, which
-// stays what --accelerator-memory (or the deployment rule) says it is.
-AcceleratorOptions accelerator_options(const SweepSpec& spec, const reports::PointAxes& axes) {
+// The KV budget (--accelerator-memory, or the deployment rule's per-model figure); in layer
+// scope the layer's own weights and activations come on top of it.
+AcceleratorOptions accelerator_options(const SweepContext& ctx, const reports::PointAxes& axes) {
+  const SweepSpec& spec = ctx.spec;
   AcceleratorOptions o = spec.accelerator;
-  if (spec.scope == Scope::layer && o.capacity_bytes > 0) {
-    const int n = resolve_microbatches(spec.microbatches, axes.batch);
-    o.capacity_bytes += layer_work_bytes(find_model_preset(axes.model), (axes.batch + n - 1) / n);
-  }
+  if (auto it = ctx.kv_budget_bytes.find(axes.model); it != ctx.kv_budget_bytes.end())
+    o.capacity_bytes = it->second;
+  if (o.capacity_bytes > 0) o.capacity_bytes += layer_bytes(spec, axes);
   return o;
 }
 
 }  // namespace
+
+reports::Provenance provenance_of(const AcceleratorInfo& accelerator,
+                                  const std::vector<MemoryRegion>& regions) {
+  if (accelerator.emulated) return reports::Provenance::emulated;
+  for (const auto& r : regions)
+    if (r.intended.emulated) return reports::Provenance::emulated;
+  return reports::Provenance::measured;
+}
 
 std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
                                            const std::string& name, reports::PointAxes axes,
@@ -60,8 +83,8 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
   auto& p = c->point;
   p.axes = std::move(axes);
   try {
-    c->accelerator = make_accelerator(accelerator_options(ctx.spec, p.axes));
-    label_point(*c, ctx);
+    c->accelerator = make_accelerator(accelerator_options(ctx, p.axes));
+    label_point(*c, ctx, problem);
     Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
     const StrategyOptions opts(ctx.spec.strategy_options);
     const StrategyInfo& info = StrategyRegistry::instance().find(name);

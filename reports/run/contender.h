@@ -27,6 +27,9 @@ struct SweepContext {
   // A model that only observes (validate-model, run --platform in measure mode) is reported
   // next to the measurement under this platform name; "" otherwise.
   std::string side_platform;
+  // Each model's KV budget (kv_budgets(), by the model as the spec names it): the accelerator's
+  // capacity for that model's points. A model not listed gets spec.accelerator as it is.
+  std::map<std::string, int64_t> kv_budget_bytes = {};
 };
 
 struct Contender {
@@ -60,6 +63,13 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
 // (side platform) the modeled figures, with `stop_reason`.
 void finish(Contender& c, const std::string& stop_reason, const std::string& platform);
 void fail(Contender& c, reports::PointStatus status, const std::string& reason);
+
+// A measured point's provenance: emulated when its accelerator is (the cpu accelerator) or when
+// any of its memory regions lives on an emulated tier (a remote node standing in for CXL, with
+// a real GPU too): its figures are then this machine's stand-in's, not the tier's. measured
+// otherwise. (A model that replaces the timing makes the point modeled; label_point.)
+reports::Provenance provenance_of(const AcceleratorInfo& accelerator,
+                                  const std::vector<MemoryRegion>& regions);
 
 // Point::modeled's error from the two medians as they stand now.
 void update_model_error(reports::Point& p);

@@ -12,6 +12,7 @@
 #include "reports/run/layer_scope.h"
 #include "reports/run/accuracy.h"
 #include "reports/run/contender.h"
+#include "reports/run/kv_budget.h"
 #include "reports/run/step_round.h"
 #include "reports/run/sweep_checks.h"
 #include "reports/run/trace.h"
@@ -309,13 +310,27 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
   // The accelerator is had once before anything runs: an unknown kind or `cuda` without a usable
   // GPU is the user's to fix (exit 2), not an error on every point. Released before the sweep.
   AcceleratorInfo accelerator_info = make_accelerator(spec.accelerator)->info();
+  // Each model's KV budget, from the deployment unless --accelerator-memory gives it.
+  const std::map<std::string, KvBudget> budgets = kv_budgets(spec, accelerator_info);
+  std::map<std::string, int64_t> budget_bytes;
+  for (const auto& [m, b] : budgets) budget_bytes[m] = b.bytes;
+  if (!spec.models.empty() && budgets.count(spec.models[0]))
+    accelerator_info.capacity_bytes = budgets.at(spec.models[0]).bytes;
 
   reports::Report report;
   report.context.sweep = spec.echo();
+  if (spec.accelerator.capacity_bytes <= 0)
+    for (const auto& [m, b] : budgets)
+      report.context.sweep["accelerator_kv_budget_bytes." + m] =
+          std::to_string(b.bytes) + " (" + b.rule + ")";
   if (env.model && env.model->replace) report.context.sweep["mode"] = "model";
   ThreadPool host_pool(host_threads(spec), "--host-threads");
-  const SweepContext ctx{spec, env, host_tiers(env), host_pool,
-                         env.model && !env.model->replace ? env.model->platform : ""};
+  const SweepContext ctx{spec,
+                         env,
+                         host_tiers(env),
+                         host_pool,
+                         env.model && !env.model->replace ? env.model->platform : "",
+                         budget_bytes};
   SweepRun run(ctx, sweep, progress, report);
   run.total =
       static_cast<int64_t>(sweep_groups(spec).size() * sweep.strategies.size()) * spec.repetitions;

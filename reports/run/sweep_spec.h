@@ -45,6 +45,11 @@ struct SweepSpec {
   int repetitions = 1;
   StopCriteria stop;
   AcceleratorOptions accelerator;
+  // With no accelerator.capacity_bytes: true (`hybridbench run`) takes the KV budget from the
+  // deployment, per model (reports/run/kv_budget.h: a real accelerator's memory less the
+  // weights, shared by the layers; the emulated one's sized so the sweep crosses the boundary);
+  // false keeps the accelerator's own default (cpu 2 GiB, cuda free memory less 10%).
+  bool deployment_kv_budget = false;
   int host_threads = 0;  // threads for strategies' CPU side (0 = CPUs left by the accelerator)
   std::map<std::string, std::string> strategy_options;  // "h2o.heavy_ratio" -> "0.2"
   // Placement (memtier): host NUMA node for KV ("" = the CPU's local node) and CXL emulation.

@@ -98,6 +98,27 @@ TEST(ReportJson, PassSizesRoundTripAndMustCoverTheSamples) {
   expect_read_error(to_json_text(r), {"pass_sizes", "passes hold"});
 }
 
+TEST(ReportJson, KvFitFractionRoundTripsAndIsOptional) {
+  Report r = make_report();
+  r.points[0].kv_fit_fraction = 0.253;
+  r.points[1].kv_fit_fraction = 1.0;
+  const std::string text = to_json_text(r);
+  EXPECT_NE(text.find("\"kv_fit_fraction\": 0.253"), std::string::npos);
+  const Report back = from_json_text(text, "mem");
+  EXPECT_EQ(back.points[0].kv_fit_fraction, 0.253);
+  EXPECT_EQ(back.points[1].kv_fit_fraction, 1.0);
+  EXPECT_FALSE(back.points[2].kv_fit_fraction.has_value());  // not set: the member is absent
+  EXPECT_EQ(to_json_text(back), text);
+  // A report written before the field existed reads, without it.
+  nlohmann::json old = nlohmann::json::parse(text);
+  for (auto& p : old["points"]) p.erase("kv_fit_fraction");
+  const Report older = from_json_text(old.dump(), "old.json");
+  EXPECT_FALSE(older.points[0].kv_fit_fraction.has_value());
+  // A share outside [0, 1] is refused with the field's path.
+  r.points[0].kv_fit_fraction = 1.5;
+  expect_read_error(to_json_text(r), {"kv_fit_fraction", "from 0 to 1"});
+}
+
 TEST(ReportJson, UnitsAreInFieldNamesAndSchemaComesFirst) {
   const std::string text = to_json_text(make_report());
   EXPECT_EQ(text.rfind("{\n  \"schema\": \"hybridbench.report/1\"", 0), 0u) << text.substr(0, 80);

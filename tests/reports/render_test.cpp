@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <sstream>
 
 #include "core/error.h"
@@ -98,8 +99,43 @@ TEST(Csv, OneQuotedRowPerPoint) {
   int rows = 0;
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, 6);
-  EXPECT_TRUE(has(csv, ",oom,\"needs 2.0 GiB, \"\"capacity\"\" is 1.0 GiB\",emulated,0,"));
-  EXPECT_TRUE(has(csv, "cpu-only,fp16,structured,cpu,8,16,,ok,,emulated,30,"));
+  // kv_fit_fraction follows provenance, empty when the point does not say.
+  EXPECT_TRUE(has(header, ",provenance,kv_fit_fraction,samples,"));
+  EXPECT_TRUE(has(csv, ",oom,\"needs 2.0 GiB, \"\"capacity\"\" is 1.0 GiB\",emulated,,0,"));
+  EXPECT_TRUE(has(csv, "cpu-only,fp16,structured,cpu,8,16,,ok,,emulated,,30,"));
+  r.points[0].kv_fit_fraction = 0.5;
+  EXPECT_TRUE(has(csv_report(r), ",ok,,emulated,0.5,30,")) << csv_report(r);
+}
+
+// Every point says how much of its KV fits the accelerator's budget: the step-time grid gets a
+// row for it and a line says at which length the KV stops fitting.
+Report with_kv_fit(std::map<int64_t, double> by_len) {
+  Report r = make_report();
+  for (auto& p : r.points) p.kv_fit_fraction = by_len.at(p.axes.seq_len);
+  return r;
+}
+
+TEST(Markdown, MarksWhereTheKvStopsFitting) {
+  const std::string md = markdown_report(with_kv_fit({{4096, 1.0}, {8192, 0.5}, {16384, 0.25}}));
+  EXPECT_TRUE(has(md, "| KV on accelerator |")) << md;
+  EXPECT_TRUE(has(md, "all |")) << md;
+  EXPECT_TRUE(has(md, "50.0% |"));
+  EXPECT_TRUE(has(md,
+                  "The KV cache stops fitting the accelerator's KV budget at 8k (50.0% of it "
+                  "fits there, 25.0% at 16k)."))
+      << md;
+  EXPECT_TRUE(has(html_report(with_kv_fit({{4096, 1.0}, {8192, 0.5}, {16384, 0.25}})),
+                  "KV budget at 8k (50.0% of it fits there"));
+  EXPECT_TRUE(has(markdown_report(with_kv_fit({{4096, 1.0}, {8192, 1.0}, {16384, 1.0}})),
+                  "fits the accelerator's KV budget at every length"));
+  EXPECT_TRUE(has(markdown_report(with_kv_fit({{4096, 0.9}, {8192, 0.45}, {16384, 0.2}})),
+                  "outgrows the accelerator's KV budget at every length, from 4k"));
+  // Reports without the figure (older ones) show neither the row nor the line.
+  const std::string plain = markdown_report(make_report());
+  EXPECT_FALSE(has(plain, "KV on accelerator"));
+  EXPECT_FALSE(has(plain, "KV budget"));
+  EXPECT_EQ(kv_fit_cell(std::nullopt), "-");
+  EXPECT_EQ(kv_fit_cell(0.123), "12.3%");
 }
 
 TEST(Html, SelfContainedWithChartsAndLabels) {

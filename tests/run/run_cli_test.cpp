@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -33,6 +34,7 @@ const std::string kSlowSweep =
     "run --model qwen2.5-0.5b --seq-len 16k,20k,24k,28k,32k --strategy cpu-only,full-gpu "
     "--decode-steps 400 "
     "--warmup 1 --min-samples 400 --accuracy-steps 1 --timeout 0.3 --accelerator cpu "
+    "--accelerator-memory 2G "  // every point fits, so every unit takes its time
     "--accelerator-threads 1 "
     "--host-threads 1 -q";
 // Fast: three units of two points (kFastBase leaves --strategy and --accelerator to the test).
@@ -222,6 +224,41 @@ TEST_F(RunCli, FixableFailuresExitTwoBeforeTheSweep) {
   bool oom = false;
   for (const auto& p : r.points) oom |= p.status == reports::PointStatus::oom;
   EXPECT_TRUE(oom);
+}
+
+// With no --accelerator-memory the cpu accelerator's KV budget is chosen so that the sweep
+// crosses the fit boundary (reports/run/kv_budget.h): the shortest length fits, the longer two
+// do not; the report, its summary and its tables say how much fits where.
+TEST_F(RunCli, DefaultBudgetPutsTheSweepOnBothSidesOfTheFitBoundary) {
+  const std::string out = file("kv.json");
+  const std::string sweep =
+      "run --model qwen2.5-0.5b --seq-len 1k,4k,8k --decode-steps 4 --warmup 1 --min-samples 2 "
+      "--accuracy-steps 1 --accelerator-threads 1 --host-threads 1 --strategy cpu-only,full-gpu "
+      "--accelerator cpu";
+  ASSERT_EQ(run(sweep + " --out " + out), 0) << out_;
+  EXPECT_NE(out_.find("kv fit"), std::string::npos) << out_;
+  const reports::Report r = reports::read_report(out);
+  std::set<int64_t> fit, short_of;
+  for (const auto& p : r.points) {
+    ASSERT_TRUE(p.kv_fit_fraction.has_value());
+    (*p.kv_fit_fraction >= 1 ? fit : short_of).insert(p.axes.seq_len);
+  }
+  EXPECT_GE(fit.size(), 1u);
+  EXPECT_GE(short_of.size(), 2u);
+  EXPECT_LT(*fit.rbegin(), *short_of.begin());  // fits below the boundary, not above
+  ASSERT_EQ(run("report " + out), 0) << out_;
+  EXPECT_NE(out_.find("| KV on accelerator |"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("stops fitting the accelerator's KV budget at 4k"), std::string::npos)
+      << out_;
+  // The explicit override still wins: 2G holds all of it.
+  ASSERT_EQ(run(sweep + " -q --accelerator-memory 2G --out " + out), 0) << out_;
+  for (const auto& p : reports::read_report(out).points) EXPECT_EQ(p.kv_fit_fraction, 1.0);
+  // And bad values stay usage errors.
+  EXPECT_EQ(run(sweep + " -q --accelerator-memory 0 --out " + out), 2) << out_;
+  EXPECT_EQ(run(sweep + " -q --accelerator-memory lots --out " + out), 2) << out_;
+  // --help says where the default comes from.
+  ASSERT_EQ(run("run --help"), 0);
+  EXPECT_NE(out_.find("twice the KV of the"), std::string::npos) << out_;
 }
 
 }  // namespace
