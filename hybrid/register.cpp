@@ -28,7 +28,7 @@ void register_hybrid(StrategyRegistry& registry) {
               "softmax, feedback scheduler, semantic K/V tier mapping",
               d);
   auto lse = d;
-  lse.merge = "lse";
+  lse.merge = hybrid::MergeMode::lse;
   add_variant(registry, "hybridgen-lse",
               "HybridGen, exact mode: the CPU returns the partial (o, lse) over its tokens, "
               "LSE-merged on the accelerator",
@@ -38,7 +38,7 @@ void register_hybrid(StrategyRegistry& registry) {
   add_variant(registry, "hybridgen-static",
               "HybridGen ablation: feedback scheduler off (ratio and boundary fixed)", st);
   auto naive = d;
-  naive.mapping = "naive";
+  naive.mapping = hybrid::PlacementPolicy::naive;
   add_variant(registry, "hybridgen-naive",
               "HybridGen ablation: semantic mapping off (all host KV on one tier, no promotion)",
               naive);
