@@ -81,11 +81,17 @@ bool HybridGen::Impl::plan_budget(PlanResult& r) {
   const int64_t cap = acc.info().capacity_bytes - acc.bytes_in_use();
   const int64_t fixed = static_cast<int64_t>(B) * (2LL * Hq * d + 2LL * Hkv * d + Hq) * 4 +
                         2LL * B * Hq * (d + 1) * 4;
-  const int64_t avail = cap - fixed;
   const int64_t page_slot = 2LL * static_cast<int64_t>(block) * Hkv * B;  // one page index, K+V
+  // The hot pages' logits, for refreshing their scores (placement.cpp), at most hot_share of
+  // the pages that could fit.
+  const int64_t hot_bound =
+      bc.semantic() && bc.logit()
+          ? static_cast<int64_t>(bc.hot_share * static_cast<double>((cap - fixed) / page_slot))
+          : 0;
+  const int64_t avail = cap - fixed - hot_bound * P * Hq * B * 4;
   const int64_t row_bytes = 4 + static_cast<int64_t>(d * es);  // one shipped logit + V row
 
-  all_fit = c.min_host_share == 0 && c.gpu_tokens < 0 && avail >= pages_end * page_slot;
+  all_fit = c.min_host_share == 0 && c.gpu_tokens < 0 && cap - fixed >= pages_end * page_slot;
   if (all_fit) {
     self.acc_pages_ = self.window_pages_ = pages_end;
     self.hot_slots_ = 0;

@@ -49,11 +49,16 @@ void read_scheduler(const StrategyOptions& o, const std::string& n, const Schedu
   c.boundary_gain = o.number(n, "boundary_gain", d.boundary_gain);
   c.dead_band = o.number(n, "dead_band", d.dead_band);
   c.cost_weight = o.number(n, "cost_weight", d.cost_weight);
+  c.cpu_k_cap = static_cast<int64_t>(o.number(n, "cpu_k_cap", static_cast<double>(d.cpu_k_cap)));
+  c.adapt_cpu_k_cap = flag(o, n, "adapt_cpu_k_cap", d.adapt_cpu_k_cap);
   if (c.interval < 1)
     throw Error("option " + n + ".interval must be >= 1", "pass e.g. " + n + ".interval=4");
   if (!(c.ratio_min > 0 && c.ratio_min <= c.ratio_max && c.ratio_max <= 1))
     throw Error("options " + n + ".ratio_min/ratio_max must satisfy 0 < min <= max <= 1",
                 "e.g. 0.01 and 0.5");
+  if (c.cpu_k_cap < 0)
+    throw Error("option " + n + ".cpu_k_cap must be >= 0 (0 = off)",
+                "pass e.g. " + n + ".cpu_k_cap=4096");
 }
 
 void check_shares(const std::string& n, const HybridGenConfig& c) {

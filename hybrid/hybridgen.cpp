@@ -43,10 +43,16 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
   }
   if (!m.choose_tiers(r) || !m.plan_budget(r) || !m.check_host_capacity(r)) return r;
 
-  sched_ = std::make_unique<FeedbackScheduler>(cfg_.scheduler, cfg_.ratio, window_pages_ * m.P);
+  // When the whole KV fits, the CPU side never has tokens: nothing for the scheduler to adapt.
+  SchedulerConfig sc = cfg_.scheduler;
+  if (m.all_fit) sc.adaptive = false;
+  sched_ = std::make_unique<FeedbackScheduler>(sc, cfg_.ratio, window_pages_ * m.P);
   sched_->set_window_limits(m.min_window_pages * m.P,
                             std::max<int64_t>(1, acc_pages_ - hot_slots_) * m.P);
   if (m.all_fit) sched_->set_window_limits(window_pages_ * m.P, window_pages_ * m.P);
+  // The ratio never climbs past what the shipped-row buffers ship (no wind-up).
+  if (!m.all_fit && m.logit) sched_->set_ratio_limit(m.ratio_limit);
+  sched_->set_cap_limit(std::max<int64_t>(1, m.ccap));
   describe(r.parameters);
   return r;
 }
@@ -61,6 +67,11 @@ void HybridGen::describe(std::map<std::string, std::string>& par) const {
   par["scheduler.interval"] = std::to_string(cfg_.scheduler.interval);
   par["scheduler.ratio_range"] =
       std::to_string(cfg_.scheduler.ratio_min) + ".." + std::to_string(cfg_.scheduler.ratio_max);
+  par["scheduler.ratio_ceiling"] = std::to_string(sched_->ratio_ceiling());
+  par["cpu_k_cap"] = cfg_.scheduler.cpu_k_cap > 0
+                         ? std::to_string(sched_->cpu_k_cap()) + " host tokens scored per head" +
+                               (cfg_.scheduler.adapt_cpu_k_cap ? " (adaptive, [PORT])" : "")
+                         : "off (every host token scored)";
   par["boundary"] = adapt_boundary ? "adaptive (ours: toward the equalising split)" : "fixed";
   par["accelerator_pages_per_head"] = std::to_string(acc_pages_);
   par["gpu_window_tokens"] = std::to_string(window_pages_ * m.P);
@@ -100,6 +111,11 @@ void HybridGen::load() {
     m.lse_cpu_host = staging->allocate(qn * 4);
   }
   m.krow.assign(qn, 0);
+  if (!m.all_fit && m.logit && m.semantic && hot_slots_ > 0) {
+    m.hot_logits_dev = mem->allocate(qn * m.hot_logit_tokens() * 4);
+    m.hot_logits_host.assign(qn * m.hot_logit_tokens(), 0.0f);
+    m.kth_logit.assign(qn, kNegInf);
+  }
   const size_t blocks_per_page_index = static_cast<size_t>(m.Hkv) * m.B;
   m.acc_arena = std::make_unique<PageArena>(mem, m.block, 64);
   m.acc_arena->reserve(static_cast<size_t>(acc_pages_) * 2 * blocks_per_page_index);
@@ -148,6 +164,9 @@ std::map<std::string, int64_t> HybridGen::block_placement() const {
 
 PageHome HybridGen::page_home(int b, int h, int64_t i) const {
   return impl_->seqs[b].heads[h].pages[i].home;
+}
+float HybridGen::page_score(int b, int h, int64_t i) const {
+  return impl_->seqs[b].heads[h].pages[i].score;
 }
 MemoryLocation HybridGen::page_k_location(int b, int h, int64_t i) const {
   return impl_->seqs[b].cache->k_location(h, i);

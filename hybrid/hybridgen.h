@@ -52,6 +52,7 @@ class HybridGen final : public Strategy {
   std::map<std::string, int64_t> block_placement() const;
   // Home and tiers of one page (sequence b, KV head h, page i).
   PageHome page_home(int b, int h, int64_t i) const;
+  float page_score(int b, int h, int64_t i) const;  // EMA of top-k hits per step
   MemoryLocation page_k_location(int b, int h, int64_t i) const;
   MemoryLocation page_v_location(int b, int h, int64_t i) const;
   int64_t accelerator_pages_per_head() const { return acc_pages_; }

@@ -54,6 +54,10 @@ struct StepState {
   int64_t cpu_tok_sum = 0, acc_tok_sum = 0;
   bool has_cpu = false, approx = false;
   int64_t n_ext = 0;  // shipped rows per query head (padded to the largest k)
+  // cpu_k_cap: per sequence, the first CPU-view position the CPU scores (a page multiple; 0
+  // when the cap is off), and the tokens scored over all heads.
+  std::vector<int64_t> scan_begin;
+  int64_t scan_tok_sum = 0;
   int64_t transfer_ns = 0, acc_ns = 0, merge_ns = 0, wait_ns = 0;
   int64_t sync_q_wall = 0, sync_up_wall = 0, sync_final_wall = 0;
   int64_t t_cpu0 = 0, t_score = 0, t_topk = 0, t_gather = 0, t_cpu1 = 0;
@@ -93,6 +97,11 @@ struct HybridGen::Impl {
   std::vector<float> logits, topv;
   std::vector<int32_t> topi;
   std::vector<int64_t> krow;  // rows shipped per (b, q head) this step
+  // Smallest shipped logit per (b, q head) of the last step (-inf: none): the bar a promoted
+  // page's tokens must clear to count as hits when its score is refreshed.
+  std::vector<float> kth_logit;
+  Buffer hot_logits_dev;               // accelerator: logits over the hot pages (refresh)
+  std::vector<float> hot_logits_host;  // their copy on the host
   bool dirty = true;
   Traffic mig;  // migration traffic of the current step
   int64_t migrated_pages_step = 0;
@@ -122,6 +131,9 @@ struct HybridGen::Impl {
   void rebuild_views();
   void refresh_counts();
   void migrate_pass();
+  int64_t hot_logit_tokens() const;  // per (b, q head) row of hot_logits_dev
+  void refresh_hot_scores();
+  void demote_cold(SeqState& s, int h, double cold_below);
   void promote_hot(SeqState& s, int h, const std::vector<int64_t>& host, double hot_at);
   void place_v(SeqState& s, int h, const std::vector<int64_t>& host, double hot_at,
                double cold_below);
@@ -135,7 +147,7 @@ struct HybridGen::Impl {
 
   // ---- logit_step.cpp (mechanism 1)
   void step_structure(int s, StepState& st);
-  void count_tokens(StepState& st);
+  void count_tokens(int64_t cpu_k_cap, StepState& st);
   void choose_rows(double ratio, StepState& st);
   void download_q(StepState& st);
   void accelerator_attention(std::vector<DecodeAttentionArgs>& args, StepState& st);
@@ -144,6 +156,8 @@ struct HybridGen::Impl {
   void upload_cpu_part(StepState& st);
   void merge(StepState& st, float scale);
   void bookkeeping(StepState& st, StepResult& out);
+  void count_hits(const StepState& st, std::vector<int64_t>& v_rows_by_tier);
+  void fill_attended(const StepState& st, StepResult& out);
   void count_traffic(StepState& st, const std::vector<int64_t>& v_rows_by_tier);
   void record_phases(const StepState& st, StepResult& out) const;
 };

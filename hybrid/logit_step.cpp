@@ -28,8 +28,10 @@ void HybridGen::Impl::step_structure(int s, StepState& st) {
   const bool new_page = seqs[0].cache->num_tokens(0) % P == 0;
   if (!all_fit) {
     self.window_pages_ = std::max<int64_t>(1, ceil_div(self.sched_->gpu_window(), P));
-    if (semantic && cfg().migrate_every > 0 && s > 0 && s % cfg().migrate_every == 0)
+    if (semantic && cfg().migrate_every > 0 && s > 0 && s % cfg().migrate_every == 0) {
+      refresh_hot_scores();
       migrate_pass();
+    }
     apply_window(n_pages + (new_page ? 1 : 0), self.window_pages_);
   }
   for (int b = 0; b < B; ++b) {
@@ -47,28 +49,39 @@ void HybridGen::Impl::step_structure(int s, StepState& st) {
   self.pages_migrated_ += migrated_pages_step;
 }
 
-// Token counts per head (CPU side, accelerator side).
-void HybridGen::Impl::count_tokens(StepState& st) {
-  for (const auto& sq : seqs)
+// Token counts per head (CPU side, accelerator side), and where the CPU starts scoring: with
+// cpu_k_cap on, the newest `cap` host tokens of the sequence's shortest CPU view, rounded down
+// to a page (heads with promoted pages fewer may scan up to hot_slots pages more).
+void HybridGen::Impl::count_tokens(int64_t cpu_k_cap, StepState& st) {
+  st.scan_begin.assign(B, 0);
+  for (int b = 0; b < B; ++b) {
+    const auto& sq = seqs[b];
+    int64_t min_c = INT64_MAX;
     for (int h = 0; h < Hkv; ++h) {
       st.cpu_tok_sum += sq.cpu_view[h].num_tokens;
       st.acc_tok_sum += sq.acc_view[h].num_tokens;
+      min_c = std::min(min_c, sq.cpu_view[h].num_tokens);
     }
+    if (cpu_k_cap > 0 && logit && min_c > cpu_k_cap) st.scan_begin[b] = (min_c - cpu_k_cap) / P * P;
+    for (int h = 0; h < Hkv; ++h) st.scan_tok_sum += sq.cpu_view[h].num_tokens - st.scan_begin[b];
+  }
   st.has_cpu = st.cpu_tok_sum > 0;
 }
 
-// Rows shipped per query head: k = min(C, ceil(ratio * C)), within the buffers.
+// Rows shipped per query head: k = min(C, ceil(ratio * C)) of the C tokens it scores, within
+// the buffers.
 void HybridGen::Impl::choose_rows(double ratio, StepState& st) {
   if (!st.has_cpu || !logit) return;
   for (int b = 0; b < B; ++b)
     for (int qh = 0; qh < Hq; ++qh) {
-      const int64_t c = seqs[b].cpu_view[shape.kv_head_of(qh)].num_tokens;
+      const int64_t all = seqs[b].cpu_view[shape.kv_head_of(qh)].num_tokens;
+      const int64_t c = all - st.scan_begin[b];
       int64_t k =
           std::min<int64_t>(c, static_cast<int64_t>(std::ceil(ratio * static_cast<double>(c))));
       k = std::min(k, k_cap);
       krow[static_cast<size_t>(b) * Hq + qh] = k;
       st.n_ext = std::max(st.n_ext, k);
-      if (k < c) st.approx = true;
+      if (k < all) st.approx = true;
     }
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < Hkv; ++h)
@@ -111,16 +124,20 @@ void HybridGen::Impl::cpu_logits_topk_gather(StepState& st, float scale) {
   ThreadPool& pool = *platform.host_pool;
   const int64_t n_ext = st.n_ext;
   for (int b = 0; b < B; ++b)
-    cpu::score_logits(io->q_host.data() + static_cast<size_t>(b) * Hq * d, Hq, cpu_view(b), 0, -1,
-                      scale, logits.data() + static_cast<size_t>(b) * Hq * ccap, ccap, pool);
+    cpu::score_logits(io->q_host.data() + static_cast<size_t>(b) * Hq * d, Hq, cpu_view(b),
+                      st.scan_begin[b], -1, scale,
+                      logits.data() + static_cast<size_t>(b) * Hq * ccap, ccap, pool);
   st.t_score = now_ns();
   pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
     const int b = static_cast<int>(row / Hq), qh = static_cast<int>(row % Hq);
-    const int64_t c = seqs[b].cpu_view[shape.kv_head_of(qh)].num_tokens;
+    const int64_t begin = st.scan_begin[b];
+    const int64_t c = seqs[b].cpu_view[shape.kv_head_of(qh)].num_tokens - begin;
+    int32_t* ix = topi.data() + static_cast<size_t>(row) * n_ext;
     // Unordered (ascending positions): the gather then reads the V pages in address order.
     cpu::topk_select_rows(logits.data() + static_cast<size_t>(row) * ccap, 1, c, ccap, krow[row],
-                          topi.data() + static_cast<size_t>(row) * n_ext,
-                          topv.data() + static_cast<size_t>(row) * n_ext, nullptr);
+                          ix, topv.data() + static_cast<size_t>(row) * n_ext, nullptr);
+    if (begin > 0)
+      for (int64_t i = 0; i < krow[row]; ++i) ix[i] += static_cast<int32_t>(begin);
   });
   st.t_topk = now_ns();
   auto* ext_l = ext_logits_host.as<float>();
@@ -203,49 +220,80 @@ void HybridGen::Impl::merge(StepState& st, float scale) {
   ++st.launches;
 }
 
-// ---- 8. Bookkeeping while the accelerator merges: attended positions, page hits, traffic.
+// ---- 8. Bookkeeping while the accelerator merges: page hits, attended positions, traffic.
 void HybridGen::Impl::bookkeeping(StepState& st, StepResult& out) {
   std::vector<int64_t> v_rows_by_tier(platform.host_tiers.size(), 0);
   if (st.has_cpu && logit) {
-    const bool fill = cfg().report_attended && st.approx;
-    if (fill) out.attended.assign(static_cast<size_t>(B) * Hq, {});
-    for (int b = 0; b < B; ++b) {
-      SeqState& sq = seqs[b];
-      for (int qh = 0; qh < Hq; ++qh) {
-        const size_t row = static_cast<size_t>(b) * Hq + qh;
-        const int h = shape.kv_head_of(qh);
-        HeadState& hs = sq.heads[h];
-        const int32_t* ix = topi.data() + row * st.n_ext;
-        const int64_t k = krow[row];
-        std::vector<int64_t>* att = fill ? &out.attended[row] : nullptr;
-        if (att) att->reserve(static_cast<size_t>(k + sq.acc_view[h].num_tokens));
-        for (int64_t i = 0; i < k; ++i) {
-          const int32_t pid = hs.cpu_ids[ix[i] / P];
-          PageInfo& pi = hs.pages[pid];
-          pi.hits++;
-          v_rows_by_tier[pi.v_tier]++;
-          if (att) att->push_back(static_cast<int64_t>(pid) * P + ix[i] % P);
-        }
-        if (att) {
-          const int64_t na = static_cast<int64_t>(hs.acc_ids.size());
-          for (int64_t j = 0; j < na; ++j) {
-            const int64_t base = static_cast<int64_t>(hs.acc_ids[j]) * P;
-            const int64_t cnt = j + 1 < na ? P : sq.acc_view[h].num_tokens - (na - 1) * P;
-            for (int64_t t = 0; t < cnt; ++t) att->push_back(base + t);
-          }
-        }
-      }
-      // Page scores: EMA of hits per step on the host, frozen while promoted.
-      const float a = static_cast<float>(cfg().score_alpha);
-      for (int h = 0; h < Hkv; ++h)
-        for (auto& pi : sq.heads[h].pages) {
-          if (pi.home == PageHome::host)
-            pi.score = (1 - a) * pi.score + a * static_cast<float>(pi.hits);
-          pi.hits = 0;
-        }
-    }
+    count_hits(st, v_rows_by_tier);
+    if (cfg().report_attended && st.approx) fill_attended(st, out);
   }
   count_traffic(st, v_rows_by_tier);
+}
+
+// Top-k hits per page (the semantic mapping's evidence) and V rows read per host tier.
+void HybridGen::Impl::count_hits(const StepState& st, std::vector<int64_t>& v_rows_by_tier) {
+  for (int b = 0; b < B; ++b) {
+    SeqState& sq = seqs[b];
+    for (int qh = 0; qh < Hq; ++qh) {
+      const size_t row = static_cast<size_t>(b) * Hq + qh;
+      HeadState& hs = sq.heads[shape.kv_head_of(qh)];
+      const int32_t* ix = topi.data() + row * st.n_ext;
+      const float* lv = topv.data() + row * st.n_ext;
+      float bar = krow[row] > 0 ? lv[0] : kNegInf;
+      for (int64_t i = 0; i < krow[row]; ++i) {
+        PageInfo& pi = hs.pages[hs.cpu_ids[ix[i] / P]];
+        pi.hits++;
+        v_rows_by_tier[pi.v_tier]++;
+        bar = std::min(bar, lv[i]);
+      }
+      if (!kth_logit.empty()) kth_logit[row] = bar;
+    }
+    // Page scores: EMA of hits per step on the host; promoted pages are refreshed by the
+    // migration pass (placement.cpp, refresh_hot_scores).
+    const float a = static_cast<float>(cfg().score_alpha);
+    for (int h = 0; h < Hkv; ++h)
+      for (auto& pi : sq.heads[h].pages) {
+        if (pi.home == PageHome::host)
+          pi.score = (1 - a) * pi.score + a * static_cast<float>(pi.hits);
+        pi.hits = 0;
+      }
+  }
+}
+
+// Attended positions per (sequence, query head) for the accuracy score: the top-k rows, then
+// every accelerator-resident token. The accelerator part is built once per KV head and copied
+// to its query heads, on the host pool (idle here), while the accelerator merges; its cost is
+// the `bookkeeping` phase of every step that reports it (hybrid/README.md, "Accuracy
+// bookkeeping").
+void HybridGen::Impl::fill_attended(const StepState& st, StepResult& out) {
+  ThreadPool& pool = *platform.host_pool;
+  std::vector<std::vector<int64_t>> acc_pos(static_cast<size_t>(B) * Hkv);
+  pool.parallel_for(static_cast<int64_t>(B) * Hkv, [&](int64_t bh, int) {
+    const SeqState& sq = seqs[bh / Hkv];
+    const int h = static_cast<int>(bh % Hkv);
+    const HeadState& hs = sq.heads[h];
+    const int64_t n = sq.acc_view[h].num_tokens, na = static_cast<int64_t>(hs.acc_ids.size());
+    auto& pos = acc_pos[bh];
+    pos.resize(static_cast<size_t>(n));
+    for (int64_t j = 0, w = 0; j < na; ++j) {
+      const int64_t base = static_cast<int64_t>(hs.acc_ids[j]) * P;
+      const int64_t cnt = j + 1 < na ? P : n - (na - 1) * P;
+      for (int64_t t = 0; t < cnt; ++t) pos[w++] = base + t;
+    }
+  });
+  out.attended.assign(static_cast<size_t>(B) * Hq, {});
+  pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
+    const int b = static_cast<int>(row / Hq), h = shape.kv_head_of(static_cast<int>(row % Hq));
+    const HeadState& hs = seqs[b].heads[h];
+    const auto& acc = acc_pos[static_cast<size_t>(b) * Hkv + h];
+    const int32_t* ix = topi.data() + static_cast<size_t>(row) * st.n_ext;
+    const int64_t k = krow[row];
+    auto& att = out.attended[row];
+    att.resize(static_cast<size_t>(k) + acc.size());
+    for (int64_t i = 0; i < k; ++i)
+      att[i] = static_cast<int64_t>(hs.cpu_ids[ix[i] / P]) * P + ix[i] % P;
+    std::copy(acc.begin(), acc.end(), att.begin() + k);
+  });
 }
 
 // Traffic, counted from the sizes asked for.
@@ -254,14 +302,19 @@ void HybridGen::Impl::count_traffic(StepState& st, const std::vector<int64_t>& v
   const int64_t row_v = static_cast<int64_t>(d * es);
   const int64_t kv_tok = 2 * row_v;  // K+V of one token, one head
   const auto bl = static_cast<int64_t>(block);
-  for (const auto& sq : seqs)
+  for (int b = 0; b < B; ++b)
     for (int h = 0; h < Hkv; ++h) {
+      const SeqState& sq = seqs[b];
       const HeadState& hs = sq.heads[h];
       for (size_t t = 0; t < platform.host_tiers.size() && st.has_cpu; ++t) {
         const MemoryKind kind = tier_kind(static_cast<int>(t));
-        tr.read(Processor::cpu, kind, hs.cpu_k_pages_by_tier[t] * bl);
         if (!logit) tr.read(Processor::cpu, kind, hs.cpu_v_pages_by_tier[t] * bl);
+        if (st.scan_begin[b] == 0) tr.read(Processor::cpu, kind, hs.cpu_k_pages_by_tier[t] * bl);
       }
+      // cpu_k_cap: K of the scored pages only.
+      if (st.has_cpu && st.scan_begin[b] > 0)
+        for (size_t j = static_cast<size_t>(st.scan_begin[b] / P); j < hs.cpu_ids.size(); ++j)
+          tr.read(Processor::cpu, tier_kind(hs.pages[hs.cpu_ids[j]].k_tier), bl);
       tr.read(Processor::accelerator, MemoryKind::accelerator, sq.acc_view[h].num_tokens * kv_tok);
     }
   for (size_t t = 0; t < v_rows_by_tier.size(); ++t)
@@ -315,7 +368,7 @@ void HybridGen::step(int s, StepResult& out) {
   const int64_t t_begin = now_ns();
   m.step_structure(s, st);
   out.phase_ns[phase::kMigrate] = now_ns() - t_begin;
-  m.count_tokens(st);
+  m.count_tokens(sched_->cpu_k_cap(), st);
   m.choose_rows(sched_->ratio(), st);
   m.download_q(st);
   std::vector<DecodeAttentionArgs> args;
@@ -338,6 +391,7 @@ void HybridGen::step(int s, StepResult& out) {
     m.merge(st, scale);
   }
   acc.copy_to_host(m.io->o_host.data(), m.io->o_dev(), m.io->o_bytes());
+  out.traffic.d2h_bytes += static_cast<int64_t>(m.io->o_bytes());  // the output comes down
   st.t_pre_book = now_ns();
   m.bookkeeping(st, out);
   st.t_book = now_ns();
@@ -352,12 +406,14 @@ void HybridGen::step(int s, StepResult& out) {
   out.traffic.syncs += st.syncs;
   m.record_phases(st, out);
 
-  // ---- 10. Scheduler: CPU side = scoring, top-k, gather and the copy up.
+  // ---- 10. Scheduler: the CPU side that runs beside the accelerator's attention (scoring,
+  // top-k, gather, or the exact partial) against that attention. The q download and the upload
+  // are serial with both (README, "Critical path"): recorded, not balanced.
   const int64_t heads_total = static_cast<int64_t>(m.B) * m.Hkv;
   const int64_t cpu_ns = st.has_cpu ? st.t_cpu1 - st.t_cpu0 : 0;
-  sched_->record(s, static_cast<double>(cpu_ns + (st.has_cpu ? st.transfer_ns : 0)),
-                 static_cast<double>(st.acc_ns), st.cpu_tok_sum / heads_total,
-                 st.acc_tok_sum / heads_total);
+  sched_->record(s, static_cast<double>(cpu_ns), static_cast<double>(st.acc_ns),
+                 st.cpu_tok_sum / heads_total, st.acc_tok_sum / heads_total,
+                 static_cast<double>(st.has_cpu ? st.transfer_ns : 0));
 }
 
 }  // namespace hb::hybrid

@@ -1,6 +1,7 @@
 // Mechanism 3, semantic-aware KV mapping, and the page homes it works on (hybrid/README.md,
 // "3. Semantic-aware KV mapping"). Every decision that depends on the PlacementPolicy is here.
 #include <algorithm>
+#include <cmath>
 
 #include "hybrid/hybridgen_impl.h"
 
@@ -218,6 +219,64 @@ void HybridGen::Impl::place_v(SeqState& s, int h, const std::vector<int64_t>& ho
   }
 }
 
+int64_t HybridGen::Impl::hot_logit_tokens() const { return self.hot_slots() * P; }
+
+// A promoted page gets no top-k hits (the accelerator attends over it densely), so its score
+// would freeze. Before each pass the accelerator scores the hot pages with this step's q; a
+// token counts as a hit when its logit clears the last step's smallest shipped logit of that
+// query head (it would have been selected on the host). The page's score then takes one EMA
+// step per decode step of the interval with that hit count.
+void HybridGen::Impl::refresh_hot_scores() {
+  if (!hot_logits_dev || kth_logit.empty()) return;
+  Accelerator& acc = *platform.accelerator;
+  const int64_t stride = hot_logit_tokens();
+  std::vector<std::vector<std::vector<PageRef>>> refs(B, std::vector<std::vector<PageRef>>(Hkv));
+  std::vector<std::vector<int64_t>> ids(static_cast<size_t>(B) * Hkv);
+  for (int b = 0; b < B; ++b) {
+    std::vector<KvHeadView> heads(Hkv);
+    for (int h = 0; h < Hkv; ++h) {
+      for (int64_t i = 0; i < first_window; ++i)
+        if (seqs[b].heads[h].pages[i].home == PageHome::hot) {
+          refs[b][h].push_back(seqs[b].cache->page(h, i));
+          ids[static_cast<size_t>(b) * Hkv + h].push_back(i);
+        }
+      heads[h] = KvHeadView{refs[b][h].data(), static_cast<int64_t>(refs[b][h].size()) * P};
+    }
+    acc.score_logits(io->q_dev() + static_cast<size_t>(b) * Hq * d, Hq,
+                     PagedKvView{Hkv, d, P, shape.kv_dtype, heads.data()}, 0, -1,
+                     shape.softmax_scale(),
+                     hot_logits_dev.as<float>() + static_cast<size_t>(b) * Hq * stride, stride);
+  }
+  acc.copy_to_host(hot_logits_host.data(), hot_logits_dev.data(), hot_logits_host.size() * 4);
+  acc.synchronize();
+  const double w = 1.0 - std::pow(1.0 - cfg().score_alpha, std::max(1, cfg().migrate_every));
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < Hkv; ++h) {
+      const auto& pid = ids[static_cast<size_t>(b) * Hkv + h];
+      std::vector<int32_t> hits(pid.size(), 0);
+      for (int qh = h * G; qh < (h + 1) * G; ++qh) {
+        const size_t row = static_cast<size_t>(b) * Hq + qh;
+        const float bar = kth_logit[row];
+        const float* l = hot_logits_host.data() + row * stride;
+        for (size_t j = 0; j < pid.size() * P && bar > kNegInf; ++j) hits[j / P] += l[j] >= bar;
+      }
+      for (size_t j = 0; j < pid.size(); ++j) {
+        PageInfo& pi = seqs[b].heads[h].pages[pid[j]];
+        pi.score = static_cast<float>((1 - w) * pi.score + w * hits[j]);
+      }
+    }
+}
+
+// Promoted pages whose refreshed score fell below the uniform share go back to the host.
+void HybridGen::Impl::demote_cold(SeqState& s, int h, double cold_below) {
+  HeadState& hs = s.heads[h];
+  for (int64_t i = 0; i < first_window; ++i)
+    if (hs.pages[i].home == PageHome::hot && hs.pages[i].score < cold_below) {
+      const auto [kt, vt] = host_tiers_for(hs, i);
+      to_host(s, h, i, kt, vt);
+    }
+}
+
 // Semantic mapping pass: promote pages the top-k keeps selecting, demote cold ones.
 void HybridGen::Impl::migrate_pass() {
   for (auto& s : seqs)
@@ -236,6 +295,7 @@ void HybridGen::Impl::migrate_pass() {
         return hs.pages[a].score != hs.pages[b].score ? hs.pages[a].score > hs.pages[b].score
                                                       : a < b;
       });
+      if (hot_logits_dev) demote_cold(s, h, cold_below);
       if (self.hot_slots() > 0) promote_hot(s, h, host, hot_at);
       if (far >= 0 && fast_v_cap > 0) place_v(s, h, host, hot_at, cold_below);
     }
