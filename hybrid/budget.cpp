@@ -89,6 +89,7 @@ bool HybridGen::Impl::plan_budget(PlanResult& r) {
           ? static_cast<int64_t>(bc.hot_share * static_cast<double>((cap - fixed) / page_slot))
           : 0;
   const int64_t avail = cap - fixed - hot_bound * P * Hq * B * 4;
+  budget_bytes = avail;
   const int64_t row_bytes = 4 + static_cast<int64_t>(d * es);  // one shipped logit + V row
 
   all_fit = c.min_host_share == 0 && c.gpu_tokens < 0 && cap - fixed >= pages_end * page_slot;

@@ -80,8 +80,11 @@ HybridGenConfig HybridGenConfig::budget_config() const {
   HybridGenConfig b = *this;
   b.merge = MergeMode::logit;
   b.mapping = PlacementPolicy::semantic;
-  b.scheduler.adaptive = true;
-  b.scheduler.adapt_boundary = true;
+  // A static ratio of 1 is the exact logit mode, which sizes its buffers for every host token.
+  if (b.ratio < 1.0 || b.scheduler.adaptive) {
+    b.scheduler.adaptive = true;
+    b.scheduler.adapt_boundary = true;
+  }
   return b;
 }
 

@@ -47,7 +47,7 @@ struct HybridGenConfig {
   double fast_v_share = 0.25;  // host pages whose V may be promoted to the fast tier
   double score_alpha = 0.25;   // EMA weight of a step's top-k hits in a page's score
   double ext_share = 0.25;     // cap on accelerator memory for shipped logits + V rows
-  BudgetPolicy budget = BudgetPolicy::own;
+  BudgetPolicy budget = BudgetPolicy::hybridgen;
   bool overlap = true;          // false: CPU side, then accelerator side (ablation)
   bool report_attended = true;  // fill StepResult::attended (attention-mass recall)
 

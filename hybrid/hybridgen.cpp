@@ -46,6 +46,7 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
   // When the whole KV fits, the CPU side never has tokens: nothing for the scheduler to adapt.
   SchedulerConfig sc = cfg_.scheduler;
   if (m.all_fit) sc.adaptive = false;
+  if (!m.logit) sc.adapt_ratio = false;  // lse mode has no top-k: the ratio is unused
   sched_ = std::make_unique<FeedbackScheduler>(sc, cfg_.ratio, window_pages_ * m.P);
   sched_->set_window_limits(m.min_window_pages * m.P,
                             std::max<int64_t>(1, acc_pages_ - hot_slots_) * m.P);
@@ -61,7 +62,7 @@ void HybridGen::describe(std::map<std::string, std::string>& par) const {
   const Impl& m = *impl_;
   const bool adapt_boundary = cfg_.scheduler.adaptive && cfg_.scheduler.adapt_boundary;
   par["merge"] = kMergeModes.name(cfg_.merge);
-  par["ratio"] = std::to_string(cfg_.ratio);
+  par["ratio"] = m.logit ? std::to_string(cfg_.ratio) : "unused (lse: every host token)";
   par["topk_rounding"] = "k = min(C, ceil(ratio * C)) per query head, C = that head's CPU tokens";
   par["scheduler"] = cfg_.scheduler.adaptive ? "feedback" : "static";
   par["scheduler.interval"] = std::to_string(cfg_.scheduler.interval);
@@ -75,6 +76,13 @@ void HybridGen::describe(std::map<std::string, std::string>& par) const {
   par["boundary"] = adapt_boundary ? "adaptive (ours: toward the equalising split)" : "fixed";
   par["accelerator_pages_per_head"] = std::to_string(acc_pages_);
   par["gpu_window_tokens"] = std::to_string(window_pages_ * m.P);
+  // The ablations' common ground (issue 15 part 5): equal across variants under budget=hybridgen.
+  par["accelerator_window_tokens"] = std::to_string(window_pages_ * m.P);
+  par["accelerator_budget_bytes"] = std::to_string(m.budget_bytes);
+  par["budget"] = std::string(kBudgetPolicies.name(cfg_.budget)) +
+                  (cfg_.budget == BudgetPolicy::hybridgen
+                       ? " (window, hot slots and shipped-row buffers sized as hybridgen's)"
+                       : " (sized for this variant's own mechanisms)");
   par["min_gpu_window_tokens"] = std::to_string(m.min_window_pages * m.P);
   par["hot_pages_per_head"] = std::to_string(hot_slots_);
   par["all_kv_on_accelerator"] = m.all_fit ? "yes (KV fits; CPU side idle)" : "no";
@@ -98,7 +106,9 @@ void HybridGen::load() {
   m.lse_x = mem->allocate(qn * 4);
   auto staging = acc.staging_memory(m.platform.cpu_node);
   if (!m.all_fit) {
-    if (m.logit && m.k_cap > 0) {
+    // Allocated whenever the budget holds them (budget=hybridgen: in every variant, so an
+    // ablation's accelerator memory is hybridgen's).
+    if (m.k_cap > 0) {
       m.ext_logits_dev = mem->allocate(qn * m.k_cap * 4);
       m.ext_v_dev = mem->allocate(qn * m.k_cap * m.d * m.es);
       m.ext_logits_host = staging->allocate(qn * m.k_cap * 4);
@@ -111,10 +121,11 @@ void HybridGen::load() {
     m.lse_cpu_host = staging->allocate(qn * 4);
   }
   m.krow.assign(qn, 0);
-  if (!m.all_fit && m.logit && m.semantic && hot_slots_ > 0) {
+  const HybridGenConfig bc = cfg_.budget_config();
+  if (!m.all_fit && bc.logit() && bc.semantic() && hot_slots_ > 0) {
     m.hot_logits_dev = mem->allocate(qn * m.hot_logit_tokens() * 4);
     m.hot_logits_host.assign(qn * m.hot_logit_tokens(), 0.0f);
-    m.kth_logit.assign(qn, kNegInf);
+    if (m.logit && m.semantic) m.kth_logit.assign(qn, kNegInf);  // refreshes only here
   }
   const size_t blocks_per_page_index = static_cast<size_t>(m.Hkv) * m.B;
   m.acc_arena = std::make_unique<PageArena>(mem, m.block, 64);

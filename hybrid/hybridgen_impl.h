@@ -85,6 +85,7 @@ struct HybridGen::Impl {
   int64_t first_window = 0;        // first page of the recent window (all heads, sequences)
   int64_t min_window_pages = 1;
   int64_t ext_bytes = 0;     // accelerator bytes of the shipped-row buffers
+  int64_t budget_bytes = 0;  // accelerator bytes for KV pages + shipped rows (after step buffers)
   double ratio_limit = 1.0;  // ratio the shipped-row buffers allow at the longest context
   std::string ext_note;
 

@@ -295,7 +295,7 @@ void HybridGen::Impl::migrate_pass() {
         return hs.pages[a].score != hs.pages[b].score ? hs.pages[a].score > hs.pages[b].score
                                                       : a < b;
       });
-      if (hot_logits_dev) demote_cold(s, h, cold_below);
+      if (!kth_logit.empty()) demote_cold(s, h, cold_below);
       if (self.hot_slots() > 0) promote_hot(s, h, host, hot_at);
       if (far >= 0 && fast_v_cap > 0) place_v(s, h, host, hot_at, cold_below);
     }

@@ -132,7 +132,9 @@ TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
   const PlanResult plan = hg->plan(rig.problem, rig.platform);
   ASSERT_EQ(plan.status, PlanStatus::ok);
   EXPECT_EQ(plan.parameters.at("kv_tier"), "local-dram@0");
-  EXPECT_EQ(hg->hot_slots(), 0);
+  // budget=hybridgen (default): the hot slots hybridgen would use stay reserved, unused (the
+  // window stays hybridgen's); budget=own gives them to nothing either (gpu_tokens is fixed).
+  EXPECT_GT(hg->hot_slots(), 0);
   hg->load();
   for (int s = 0; s < 16; ++s) {
     hg->prepare_step(s);
