@@ -47,6 +47,9 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
   SchedulerConfig sc = cfg_.scheduler;
   if (m.all_fit) sc.adaptive = false;
   if (!m.logit) sc.adapt_ratio = false;  // lse mode has no top-k: the ratio is unused
+  // With cpu_k_cap the CPU's cost no longer scales with its tokens, which the boundary rule's
+  // per-token model assumes: keep the port's fixed FIFO window then.
+  if (m.logit && sc.cpu_k_cap > 0) sc.adapt_boundary = false;
   sched_ = std::make_unique<FeedbackScheduler>(sc, cfg_.ratio, window_pages_ * m.P);
   sched_->set_window_limits(m.min_window_pages * m.P,
                             std::max<int64_t>(1, acc_pages_ - hot_slots_) * m.P);
