@@ -128,6 +128,8 @@ struct HybridGen::Impl {
   std::pair<int, int> host_tiers_for(const HeadState& hs, int64_t page) const;
   void to_host(SeqState& s, int h, int64_t i, int kt, int vt);
   void to_acc(SeqState& s, int h, int64_t i, PageHome home);
+  bool newest_k_fast() const;
+  void make_fast_k_room(SeqState& s, int h);
   void apply_window(int64_t pages_after, int64_t window_pages);
   void rebuild_views();
   void refresh_counts();

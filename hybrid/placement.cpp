@@ -93,6 +93,26 @@ void HybridGen::Impl::to_acc(SeqState& s, int h, int64_t i, PageHome home) {
   dirty = true;
 }
 
+// With cpu_k_cap the CPU scans only the newest host pages, so when the fast tier cannot hold
+// all host K it should hold the newest (arrival order would leave the oldest there and spill
+// exactly the pages that are scanned).
+bool HybridGen::Impl::newest_k_fast() const {
+  return semantic && far >= 0 && fast_k_cap != INT64_MAX && cfg().scheduler.cpu_k_cap > 0;
+}
+
+// The oldest host page whose K is on the fast tier moves its K to the far tier.
+void HybridGen::Impl::make_fast_k_room(SeqState& s, int h) {
+  HeadState& hs = s.heads[h];
+  if (hs.k_fast < fast_k_cap) return;
+  for (int64_t i = 0; i < first_window; ++i) {
+    const PageInfo& pi = hs.pages[i];
+    if (pi.home == PageHome::host && pi.k_tier == fast) {
+      to_host(s, h, i, far, pi.v_tier);
+      return;
+    }
+  }
+}
+
 // Moves the recent window's first page so the window holds `window_pages` pages once the caches
 // have `pages_after` pages (FIFO eviction, and the scheduler's boundary moves).
 void HybridGen::Impl::apply_window(int64_t pages_after, int64_t window_pages) {
@@ -100,6 +120,7 @@ void HybridGen::Impl::apply_window(int64_t pages_after, int64_t window_pages) {
   while (first_window < target) {
     for (auto& s : seqs)
       for (int h = 0; h < Hkv; ++h) {
+        if (newest_k_fast()) make_fast_k_room(s, h);
         const auto [kt, vt] = host_tiers_for(s.heads[h], first_window);
         to_host(s, h, first_window, kt, vt);
       }
@@ -436,7 +457,8 @@ void HybridGen::Impl::load_prompt() {
         continue;
       }
       // All heads share the page's tiers at load (counts are per head, identical).
-      const auto [kt, vt] = host_tiers_for(s.heads[0], i);
+      auto [kt, vt] = host_tiers_for(s.heads[0], i);
+      if (newest_k_fast()) kt = i >= first_window - fast_k_cap ? fast : far;
       s.cache->append(src, t0, t1, k_arena(kt), v_arena(vt));
       for (int h = 0; h < Hkv; ++h) {
         PageInfo pi;
