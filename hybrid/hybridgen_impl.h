@@ -26,8 +26,8 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 struct PageInfo {
   PageHome home = PageHome::window;
   int8_t k_tier = -1, v_tier = -1;  // host tier indices while the page is on the host
-  float score = 0;                  // EMA of top-k hits per step (frozen while promoted)
-  int32_t hits = 0;                 // hits of the current step
+  float score = 0;   // EMA of top-k hits per step (promoted: refreshed each migration pass)
+  int32_t hits = 0;  // hits of the current step
 };
 
 struct HeadState {
