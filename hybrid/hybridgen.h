@@ -18,31 +18,10 @@
 
 #include "core/step_io.h"
 #include "core/strategy.h"
+#include "hybrid/config.h"
 #include "hybrid/scheduler.h"
 
 namespace hb::hybrid {
-
-struct HybridGenConfig {
-  std::string merge = "logit";       // logit | lse
-  double ratio = 0.05;               // top-k share of the CPU tokens per query head ([PORT] 0.05)
-  SchedulerConfig scheduler;         // scheduler=feedback|static, boundary=adaptive|fixed, ...
-  int64_t gpu_tokens = -1;           // recent tokens on the accelerator; -1 = as many as fit
-  int64_t min_gpu_tokens = 1024;     // floor of the recent window when the boundary adapts
-  double min_host_share = 0.0;       // share of pages kept on the host even when all would fit
-  std::string mapping = "semantic";  // semantic | naive | interleave
-  int naive_tier = 0;                // host tier index for mapping=naive
-  int migrate_every = 8;             // decode steps between promotion/demotion passes
-  double hot_share = 0.1;            // accelerator pages reserved for promoted (hot) pages
-  double fast_v_share = 0.25;        // host pages whose V may be promoted to the fast tier
-  double score_alpha = 0.25;         // EMA weight of a step's top-k hits in a page's score
-  double ext_share = 0.25;           // cap on accelerator memory for shipped logits + V rows
-  bool overlap = true;               // false: CPU side, then accelerator side (ablation)
-  bool report_attended = true;       // fill StepResult::attended (attention-mass recall)
-
-  // Reads `<name>.<key>` options over these defaults; throws hb::Error on bad values.
-  static HybridGenConfig from_options(const StrategyOptions& opts, const std::string& name,
-                                      const HybridGenConfig& defaults);
-};
 
 // Where a page of one KV head lives.
 enum class PageHome : uint8_t { host, window, hot };
@@ -73,6 +52,7 @@ class HybridGen final : public Strategy {
   std::map<std::string, int64_t> block_placement() const;
   // Home and tiers of one page (sequence b, KV head h, page i).
   PageHome page_home(int b, int h, int64_t i) const;
+  float page_score(int b, int h, int64_t i) const;  // EMA of top-k hits per step
   MemoryLocation page_k_location(int b, int h, int64_t i) const;
   MemoryLocation page_v_location(int b, int h, int64_t i) const;
   int64_t accelerator_pages_per_head() const { return acc_pages_; }
@@ -81,7 +61,9 @@ class HybridGen final : public Strategy {
   int64_t pages_migrated() const { return pages_migrated_; }
 
  private:
-  struct Impl;
+  struct Impl;  // hybrid/hybridgen_impl.h: the state the mechanisms' files share
+  // Fills the plan's parameters (what the report shows per point).
+  void describe(std::map<std::string, std::string>& par) const;
   std::string name_;
   HybridGenConfig cfg_;
   std::unique_ptr<Impl> impl_;

@@ -27,8 +27,10 @@ void register_hybrid(StrategyRegistry& registry) {
               "rows merged in one "
               "softmax, feedback scheduler, semantic K/V tier mapping",
               d);
+  // The mode and the ablations change one thing each; budget=hybridgen (the default) gives
+  // them hybridgen's accelerator window, hot slots and shipped-row buffers.
   auto lse = d;
-  lse.merge = "lse";
+  lse.merge = hybrid::MergeMode::lse;
   add_variant(registry, "hybridgen-lse",
               "HybridGen, exact mode: the CPU returns the partial (o, lse) over its tokens, "
               "LSE-merged on the accelerator",
@@ -38,9 +40,10 @@ void register_hybrid(StrategyRegistry& registry) {
   add_variant(registry, "hybridgen-static",
               "HybridGen ablation: feedback scheduler off (ratio and boundary fixed)", st);
   auto naive = d;
-  naive.mapping = "naive";
+  naive.mapping = hybrid::PlacementPolicy::interleave;
   add_variant(registry, "hybridgen-naive",
-              "HybridGen ablation: semantic mapping off (all host KV on one tier, no promotion)",
+              "HybridGen ablation: semantic mapping off (host KV pages interleaved over the host "
+              "tiers as a system without it would place them; no promotion)",
               naive);
   auto serial = d;
   serial.overlap = false;

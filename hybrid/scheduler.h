@@ -12,6 +12,14 @@
 //     [min_gpu_tokens, max_gpu_tokens] (max = what accelerator capacity allows). It only moves
 //     when both sides hold tokens (both costs measured) and the imbalance exceeds `dead_band`.
 //     The per-token costs are smoothed over intervals (EMA, weight `cost_weight` for the new one).
+//   * ratio ceiling: set_ratio_limit() lowers ratio_max to what the shipped-row buffers hold,
+//     so the ratio never climbs past a k the step cannot ship (no wind-up);
+//   * cpu_k_cap ([PORT, likely the porter's addition]; off unless cpu_k_cap > 0): the CPU scores
+//     only the newest `cap` host tokens per head; the cap halves when the CPU side was the
+//     bottleneck and grows x1.2 otherwise, within [cpu_k_cap_min, set_cap_limit()].
+// The CPU side is what runs beside the accelerator's attention (scoring, top-k, gather, or the
+// exact partial); the upload after the join is on the critical path whatever the split, so it
+// is recorded (transfer_ns) but not balanced (hybrid/README.md, "Critical path").
 // The interval's times are medians of its steps (ours: one preempted step on a shared machine
 // must not flip a decision); the rows report those medians.
 // Static mode records the same rows but never changes anything (ablation).
@@ -33,19 +41,26 @@ struct SchedulerConfig {
   double dead_band = 0.1;    // relative imbalance |cpu - acc| / max below which the boundary stays
   double cost_weight = 0.5;  // EMA weight of the newest interval's per-token costs
   int64_t granule = 16;      // boundary moves in whole pages of this many tokens
+  int64_t cpu_k_cap = 0;     // [PORT] initial CPU scan cap in host tokens per head; 0 = off
+  bool adapt_cpu_k_cap = true;
+  int64_t cpu_k_cap_min = 32;
+  double cap_up = 1.2, cap_down = 0.5;
 };
 
 // One decision interval, as it appears in the report's trajectory.
 struct SchedulerRow {
-  int step = 0;                           // last decode step of the interval
-  double ratio = 0;                       // top-k ratio in effect during the interval
-  int64_t boundary = 0;                   // first token position of the accelerator's recent window
-  int64_t gpu_window = 0;                 // recent tokens targeted on the accelerator
+  int step = 0;            // last decode step of the interval
+  double ratio = 0;        // top-k ratio in effect during the interval
+  int64_t boundary = 0;    // first token position of the accelerator's recent window (>= 0)
+  int64_t gpu_window = 0;  // recent tokens targeted on the accelerator
   double cpu_tokens = 0, gpu_tokens = 0;  // interval means (gpu includes promoted pages)
   double cpu_ns = 0, accelerator_ns = 0;  // interval medians
   double next_ratio = 0;
   int64_t next_gpu_window = 0;
   double equalising_gpu_tokens = -1;  // the split the boundary rule aimed at (-1: not computed)
+  double ratio_ceiling = 0;           // min(ratio_max, the buffers' limit) in effect
+  int64_t cpu_k_cap = 0, next_cpu_k_cap = 0;  // 0: off
+  double transfer_ns = 0;                     // interval median of the upload (not balanced)
   std::map<std::string, double> as_map() const;
 };
 
@@ -58,9 +73,16 @@ class FeedbackScheduler {
   // Records one decode step's measurements. At the end of every interval it decides, appends a
   // trajectory row and returns true. total_tokens = cpu_tokens + gpu_tokens of the step.
   bool record(int step, double cpu_ns, double accelerator_ns, int64_t cpu_tokens,
-              int64_t gpu_tokens);
+              int64_t gpu_tokens, double transfer_ns = 0);
+  // The largest ratio the shipped-row buffers serve (k is capped above it): the ratio's
+  // ceiling becomes min(ratio_max, limit), never below ratio_min; the ratio is clamped now.
+  void set_ratio_limit(double limit);
+  // Upper bound of cpu_k_cap (e.g. the most host tokens a head can have).
+  void set_cap_limit(int64_t max_tokens);
 
   double ratio() const { return ratio_; }
+  double ratio_ceiling() const { return ratio_ceiling_; }
+  int64_t cpu_k_cap() const { return cap_; }  // 0: off (the CPU scores all its tokens)
   int64_t gpu_window() const { return window_; }
   const SchedulerConfig& config() const { return cfg_; }
   const std::vector<SchedulerRow>& rows() const { return rows_; }
@@ -68,11 +90,16 @@ class FeedbackScheduler {
  private:
   int64_t round_to_granule(double tokens) const;
   SchedulerConfig cfg_;
+  void update_ratio(bool cpu_hidden);
+  void update_cap(bool cpu_hidden);
+  void update_boundary(SchedulerRow& row);
   double ratio_;
+  double ratio_ceiling_;
+  int64_t cap_ = 0, cap_limit_ = INT64_MAX;
   int64_t window_;
   int64_t min_window_ = 0, max_window_ = INT64_MAX;
   // The current interval's samples.
-  std::vector<double> cpu_ns_, acc_ns_;
+  std::vector<double> cpu_ns_, acc_ns_, up_ns_;
   double cpu_tok_ = 0, gpu_tok_ = 0;
   double c_est_ = -1, a_est_ = -1;  // smoothed per-token costs (-1: none yet)
   std::vector<SchedulerRow> rows_;

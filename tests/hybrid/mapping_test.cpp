@@ -132,7 +132,9 @@ TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
   const PlanResult plan = hg->plan(rig.problem, rig.platform);
   ASSERT_EQ(plan.status, PlanStatus::ok);
   EXPECT_EQ(plan.parameters.at("kv_tier"), "local-dram@0");
-  EXPECT_EQ(hg->hot_slots(), 0);
+  // budget=hybridgen (default): the hot slots hybridgen would use stay reserved, unused (the
+  // window stays hybridgen's); budget=own gives them to nothing either (gpu_tokens is fixed).
+  EXPECT_GT(hg->hot_slots(), 0);
   hg->load();
   for (int s = 0; s < 16; ++s) {
     hg->prepare_step(s);
@@ -193,6 +195,34 @@ TEST(Mapping, KSpillsToTheFarTierWhenDramIsFull) {
   hg->load();
   for (int64_t i = 0; i < 50; ++i)
     EXPECT_EQ(hg->page_k_location(0, 0, i), i < 20 ? kDram : kCxl) << i;
+}
+
+// With cpu_k_cap the CPU scans the newest host pages: when DRAM cannot hold all host K, the
+// newest pages' K stays on DRAM and the oldest spill, at load and as FIFO moves pages down.
+TEST(Mapping, WithACpuKCapTheNewestKStaysOnTheFastTier) {
+  auto tiers = two_tiers();
+  const int64_t block = 16 * 64 * 2;
+  tiers[0].free_bytes = 20 * block * 2;  // K of 20 pages per head (2 heads) fit in DRAM
+  Rig rig(kShape, 1000, 40, 1 << 20, tiers);
+  auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"},
+                            {"hybridgen.scheduler", "static"},
+                            {"hybridgen.hot_share", "0"},
+                            {"hybridgen.cpu_k_cap", "256"}});
+  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, PlanStatus::ok);
+  hg->load();
+  auto check = [&](int64_t host_pages) {
+    for (int h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < host_pages; ++i)
+        EXPECT_EQ(hg->page_k_location(0, h, i), i >= host_pages - 20 ? kDram : kCxl)
+            << "page " << i << " of " << host_pages;
+  };
+  check((1000 + 15) / 16 - 8);  // 55 host pages after load
+  for (int s = 0; s < 40; ++s) {
+    hg->prepare_step(s);
+    StepResult out;
+    hg->step(s, out);
+  }
+  check((1040 + 15) / 16 - 8);  // 57 after two FIFO moves
 }
 
 }  // namespace

@@ -173,5 +173,75 @@ TEST(Scheduler, BoundaryStaysWhenOneSideIsEmpty) {
   EXPECT_DOUBLE_EQ(s.rows().back().equalising_gpu_tokens, -1);
 }
 
+// Issue 15: when the shipped-row buffers cap k, the ratio's ceiling is what they hold, so the
+// ratio does not wind up past it and answers a bottleneck in the very next interval.
+TEST(Scheduler, RatioLimitPreventsWindUp) {
+  SchedulerConfig cfg;
+  cfg.adapt_boundary = false;
+  cfg.interval = 1;
+  FeedbackScheduler s(cfg, 0.05, 1000);
+  s.set_ratio_limit(0.08);
+  EXPECT_DOUBLE_EQ(s.ratio_ceiling(), 0.08);
+  for (int i = 0; i < 20; ++i) s.record(i, 1.0, 2.0, 100, 100);  // CPU hidden: ratio up
+  EXPECT_DOUBLE_EQ(s.ratio(), 0.08);
+  s.record(20, 3.0, 2.0, 100, 100);  // CPU the bottleneck: down at once
+  EXPECT_DOUBLE_EQ(s.ratio(), 0.08 * 0.8);
+  EXPECT_DOUBLE_EQ(s.rows().back().ratio_ceiling, 0.08);
+  // A limit below ratio_min keeps ratio_min reachable; one above ratio_max changes nothing.
+  FeedbackScheduler lo(cfg, 0.05, 1000);
+  lo.set_ratio_limit(0.001);
+  EXPECT_DOUBLE_EQ(lo.ratio_ceiling(), cfg.ratio_min);
+  EXPECT_DOUBLE_EQ(lo.ratio(), cfg.ratio_min);
+  FeedbackScheduler hi(cfg, 0.05, 1000);
+  hi.set_ratio_limit(0.9);
+  EXPECT_DOUBLE_EQ(hi.ratio_ceiling(), cfg.ratio_max);
+}
+
+// The boundary (first position of the recent window) is never negative, even when the window
+// is larger than the context (everything fits, or a minimum window).
+TEST(Scheduler, BoundaryIsNeverNegative) {
+  SchedulerConfig cfg;
+  cfg.interval = 2;
+  FeedbackScheduler s(cfg, 0.05, 4096);
+  s.record(0, 0, 5.0, 0, 1000);
+  s.record(1, 0, 5.0, 0, 1001);
+  ASSERT_EQ(s.rows().size(), 1u);
+  EXPECT_EQ(s.rows()[0].boundary, 0);
+  FeedbackScheduler t(cfg, 0.05, 256);
+  t.record(0, 1.0, 1.0, 744, 256);
+  t.record(1, 1.0, 1.0, 744, 256);
+  EXPECT_EQ(t.rows()[0].boundary, 744);
+}
+
+// [PORT] cpu_k_cap: halves when the CPU side is the bottleneck, x1.2 otherwise, within
+// [32, limit]; off (0) unless configured, and then never moves.
+TEST(Scheduler, CpuKCapHalvesOnBottleneckAndGrowsOtherwise) {
+  SchedulerConfig cfg;
+  cfg.adapt_boundary = false;
+  cfg.adapt_ratio = false;
+  cfg.interval = 1;
+  FeedbackScheduler off(cfg, 0.05, 1000);
+  off.record(0, 3.0, 1.0, 100, 100);
+  EXPECT_EQ(off.cpu_k_cap(), 0);
+  cfg.cpu_k_cap = 1000;
+  FeedbackScheduler s(cfg, 0.05, 1000);
+  s.set_cap_limit(5000);
+  s.record(0, 3.0, 1.0, 100, 100);  // CPU bottleneck
+  EXPECT_EQ(s.cpu_k_cap(), 500);
+  s.record(1, 1.0, 3.0, 100, 100);  // hidden
+  EXPECT_EQ(s.cpu_k_cap(), 600);
+  EXPECT_EQ(s.rows().back().cpu_k_cap, 500);
+  EXPECT_EQ(s.rows().back().next_cpu_k_cap, 600);
+  for (int i = 0; i < 20; ++i) s.record(2 + i, 3.0, 1.0, 100, 100);
+  EXPECT_EQ(s.cpu_k_cap(), 32);
+  for (int i = 0; i < 60; ++i) s.record(30 + i, 1.0, 3.0, 100, 100);
+  EXPECT_EQ(s.cpu_k_cap(), 5000);
+  // The static scheduler keeps it.
+  cfg.adaptive = false;
+  FeedbackScheduler st(cfg, 0.05, 1000);
+  st.record(0, 3.0, 1.0, 100, 100);
+  EXPECT_EQ(st.cpu_k_cap(), 1000);
+}
+
 }  // namespace
 }  // namespace hb::hybrid

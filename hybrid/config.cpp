@@ -1,0 +1,118 @@
+#include "hybrid/config.h"
+
+#include "core/error.h"
+
+namespace hb::hybrid {
+
+namespace {
+
+bool parse_bool(const std::string& full, const std::string& v) {
+  if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
+  if (v == "0" || v == "off" || v == "false" || v == "no") return false;
+  throw Error("option " + full + "=" + v + " is not on/off",
+              "pass " + full + "=1 or " + full + "=0");
+}
+
+bool flag(const StrategyOptions& o, const std::string& n, const std::string& key, bool def) {
+  return parse_bool(n + "." + key, o.text(n, key, def ? "1" : "0"));
+}
+
+// A closed choice read through its vocabulary.
+template <class E, size_t N>
+E choice(const StrategyOptions& o, const std::string& name, const std::string& key, E def,
+         const Vocabulary<E, N>& vocab) {
+  const std::string v = o.text(name, key, vocab.name(def));
+  if (auto e = vocab.parse(v)) return *e;
+  throw Error("option " + name + "." + key + "=" + v + " is not one of " + vocab.list(),
+              "pass --opt " + name + "." + key + "=<" + vocab.list() + ">");
+}
+
+enum class SchedulerMode { feedback, fixed };
+inline constexpr Vocabulary<SchedulerMode, 2> kSchedulerModes{{"feedback", "static"}};
+enum class BoundaryMode { adaptive, fixed };
+inline constexpr Vocabulary<BoundaryMode, 2> kBoundaryModes{{"adaptive", "fixed"}};
+
+void read_scheduler(const StrategyOptions& o, const std::string& n, const SchedulerConfig& d,
+                    SchedulerConfig& c) {
+  c.adaptive =
+      choice(o, n, "scheduler", d.adaptive ? SchedulerMode::feedback : SchedulerMode::fixed,
+             kSchedulerModes) == SchedulerMode::feedback;
+  c.adapt_boundary =
+      choice(o, n, "boundary", d.adapt_boundary ? BoundaryMode::adaptive : BoundaryMode::fixed,
+             kBoundaryModes) == BoundaryMode::adaptive;
+  c.adapt_ratio = flag(o, n, "adapt_ratio", d.adapt_ratio);
+  c.interval = static_cast<int>(o.number(n, "interval", d.interval));
+  c.ratio_min = o.number(n, "ratio_min", d.ratio_min);
+  c.ratio_max = o.number(n, "ratio_max", d.ratio_max);
+  c.ratio_up = o.number(n, "ratio_up", d.ratio_up);
+  c.ratio_down = o.number(n, "ratio_down", d.ratio_down);
+  c.boundary_gain = o.number(n, "boundary_gain", d.boundary_gain);
+  c.dead_band = o.number(n, "dead_band", d.dead_band);
+  c.cost_weight = o.number(n, "cost_weight", d.cost_weight);
+  c.cpu_k_cap = static_cast<int64_t>(o.number(n, "cpu_k_cap", static_cast<double>(d.cpu_k_cap)));
+  c.adapt_cpu_k_cap = flag(o, n, "adapt_cpu_k_cap", d.adapt_cpu_k_cap);
+  if (c.interval < 1)
+    throw Error("option " + n + ".interval must be >= 1", "pass e.g. " + n + ".interval=4");
+  if (!(c.ratio_min > 0 && c.ratio_min <= c.ratio_max && c.ratio_max <= 1))
+    throw Error("options " + n + ".ratio_min/ratio_max must satisfy 0 < min <= max <= 1",
+                "e.g. 0.01 and 0.5");
+  if (c.cpu_k_cap < 0)
+    throw Error("option " + n + ".cpu_k_cap must be >= 0 (0 = off)",
+                "pass e.g. " + n + ".cpu_k_cap=4096");
+}
+
+void check_shares(const std::string& n, const HybridGenConfig& c) {
+  if (!(c.min_host_share >= 0 && c.min_host_share < 1))
+    throw Error("option " + n + ".min_host_share must be in [0, 1)",
+                "pass e.g. " + n + ".min_host_share=0.5");
+  if (!(c.hot_share >= 0 && c.hot_share < 1) || !(c.fast_v_share >= 0 && c.fast_v_share <= 1) ||
+      !(c.score_alpha > 0 && c.score_alpha <= 1) || !(c.ext_share > 0 && c.ext_share < 1))
+    throw Error(
+        "options " + n +
+            ".hot_share [0,1), fast_v_share [0,1], score_alpha (0,1], ext_share (0,1) out of range",
+        "see hybrid/README.md for each option's range");
+}
+
+}  // namespace
+
+HybridGenConfig HybridGenConfig::budget_config() const {
+  if (budget == BudgetPolicy::own) return *this;
+  HybridGenConfig b = *this;
+  b.merge = MergeMode::logit;
+  b.mapping = PlacementPolicy::semantic;
+  // A static ratio of 1 is the exact logit mode, which sizes its buffers for every host token.
+  if (b.ratio < 1.0 || b.scheduler.adaptive) {
+    b.scheduler.adaptive = true;
+    b.scheduler.adapt_boundary = true;
+  }
+  return b;
+}
+
+HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const std::string& n,
+                                              const HybridGenConfig& d) {
+  HybridGenConfig c = d;
+  c.merge = choice(o, n, "merge", d.merge, kMergeModes);
+  c.ratio = o.number(n, "ratio", d.ratio);
+  if (!(c.ratio > 0 && c.ratio <= 1))
+    throw Error("option " + n + ".ratio must be in (0, 1]",
+                "pass e.g. --opt " + n + ".ratio=0.05 (1 = exact)");
+  read_scheduler(o, n, d.scheduler, c.scheduler);
+  c.gpu_tokens = static_cast<int64_t>(o.number(n, "gpu_tokens", static_cast<double>(d.gpu_tokens)));
+  c.min_gpu_tokens =
+      static_cast<int64_t>(o.number(n, "min_gpu_tokens", static_cast<double>(d.min_gpu_tokens)));
+  c.min_host_share = o.number(n, "min_host_share", d.min_host_share);
+  c.mapping = choice(o, n, "mapping", d.mapping, kPlacementPolicies);
+  c.naive_tier = static_cast<int>(o.number(n, "naive_tier", d.naive_tier));
+  c.migrate_every = static_cast<int>(o.number(n, "migrate_every", d.migrate_every));
+  c.hot_share = o.number(n, "hot_share", d.hot_share);
+  c.fast_v_share = o.number(n, "fast_v_share", d.fast_v_share);
+  c.score_alpha = o.number(n, "score_alpha", d.score_alpha);
+  c.ext_share = o.number(n, "ext_share", d.ext_share);
+  check_shares(n, c);
+  c.budget = choice(o, n, "budget", d.budget, kBudgetPolicies);
+  c.overlap = flag(o, n, "overlap", d.overlap);
+  c.report_attended = flag(o, n, "attended", d.report_attended);
+  return c;
+}
+
+}  // namespace hb::hybrid

@@ -1,0 +1,67 @@
+#pragma once
+// HybridGen's configuration: every option of every mechanism, its default, and how it is read
+// from `--opt <variant>.<key>=<value>` (hybrid/README.md, "Options", lists them with ranges).
+#include <cstdint>
+#include <string>
+
+#include "core/strategy.h"
+#include "core/vocabulary.h"
+#include "hybrid/scheduler.h"
+
+namespace hb::hybrid {
+
+// Mechanism 1's merge: the CPU ships its top-k logits + V rows (the paper's logit
+// parallelism), or the exact partial (o, lse) over all its tokens (our exact mode).
+enum class MergeMode { logit, lse };
+inline constexpr Vocabulary<MergeMode, 2> kMergeModes{{"logit", "lse"}};
+
+// Mechanism 3: where the KV of host pages lives (hybrid/placement.h).
+//   semantic   - K (scanned every step) on the fastest host tier, V (read at the top-k rows)
+//                on the CXL/far tier; hot pages promoted, cold ones demoted (the paper's);
+//   naive      - every host page on one tier (`naive_tier`);
+//   interleave - pages round-robin over the host tiers, as a system without semantic mapping
+//                would place them (numactl --interleave); no promotion.
+enum class PlacementPolicy { semantic, naive, interleave };
+inline constexpr Vocabulary<PlacementPolicy, 3> kPlacementPolicies{
+    {"semantic", "naive", "interleave"}};
+
+// How the accelerator budget is split between the recent window, the hot-page slots and the
+// shipped-row buffers. `hybridgen` (default): as the full `hybridgen` would split it, whatever
+// the variant, so an ablation changes its one mechanism only (issue 15, part 5). `own`: each
+// variant sizes for what it uses (an lse variant no shipped rows, a non-semantic one no hot
+// slots, a static one rows for its fixed ratio).
+enum class BudgetPolicy { hybridgen, own };
+inline constexpr Vocabulary<BudgetPolicy, 2> kBudgetPolicies{{"hybridgen", "own"}};
+
+struct HybridGenConfig {
+  MergeMode merge = MergeMode::logit;
+  double ratio = 0.05;        // top-k share of the CPU tokens per query head ([PORT] 0.05)
+  SchedulerConfig scheduler;  // scheduler=feedback|static, boundary=adaptive|fixed, cpu_k_cap...
+  int64_t gpu_tokens = -1;    // recent tokens on the accelerator; -1 = as many as fit
+  int64_t min_gpu_tokens = 1024;  // floor of the recent window when the boundary adapts
+  double min_host_share = 0.0;    // share of pages kept on the host even when all would fit
+  PlacementPolicy mapping = PlacementPolicy::semantic;
+  int naive_tier = 0;          // host tier index for mapping=naive
+  int migrate_every = 8;       // decode steps between promotion/demotion passes
+  double hot_share = 0.1;      // accelerator pages reserved for promoted (hot) pages
+  double fast_v_share = 0.25;  // host pages whose V may be promoted to the fast tier
+  double score_alpha = 0.25;   // EMA weight of a step's top-k hits in a page's score
+  double ext_share = 0.25;     // cap on accelerator memory for shipped logits + V rows
+  BudgetPolicy budget = BudgetPolicy::hybridgen;
+  bool overlap = true;          // false: CPU side, then accelerator side (ablation)
+  bool report_attended = true;  // fill StepResult::attended (attention-mass recall)
+
+  bool logit() const { return merge == MergeMode::logit; }
+  bool semantic() const { return mapping == PlacementPolicy::semantic; }
+
+  // The configuration whose buffers the accelerator budget is sized for: this one under
+  // budget=own, otherwise `hybridgen`'s (logit merge, feedback scheduler, semantic mapping)
+  // with this variant's sizes and shares.
+  HybridGenConfig budget_config() const;
+
+  // Reads `<name>.<key>` options over these defaults; throws hb::Error on bad values.
+  static HybridGenConfig from_options(const StrategyOptions& opts, const std::string& name,
+                                      const HybridGenConfig& defaults);
+};
+
+}  // namespace hb::hybrid

@@ -1,0 +1,168 @@
+#pragma once
+// HybridGen's shared state (private to hybrid/): the pages' homes, the two views the step
+// reads, the accelerator's buffers. Each mechanism's code lives in the file named after it:
+//   budget.cpp       - how the accelerator budget splits (window, hot slots, shipped rows)
+//   placement.cpp    - mechanism 3: page homes, FIFO window, host tiers, promotion/demotion
+//   logit_step.cpp   - mechanism 1: one overlapped decode step
+//   scheduler.cpp    - mechanism 2 (a class of its own)
+//   hybridgen.cpp    - plan/load/inspection glue
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/step_io.h"
+#include "hybrid/hybridgen.h"
+
+namespace hb::hybrid {
+
+inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+struct PageInfo {
+  PageHome home = PageHome::window;
+  int8_t k_tier = -1, v_tier = -1;  // host tier indices while the page is on the host
+  float score = 0;   // EMA of top-k hits per step (promoted: refreshed each migration pass)
+  int32_t hits = 0;  // hits of the current step
+};
+
+struct HeadState {
+  std::vector<PageInfo> pages;
+  std::vector<PageRef> cpu_refs, acc_refs;  // the two views' page tables
+  std::vector<int32_t> cpu_ids, acc_ids;    // page index of each view page
+  int64_t hot = 0;                          // pages promoted to the accelerator
+  int64_t k_fast = 0, v_fast = 0;           // host pages with K / V on the fast tier
+  int64_t last_k = 0;                       // rows shipped per query head at the last step
+  std::vector<int64_t> cpu_k_pages_by_tier, cpu_v_pages_by_tier;
+};
+
+struct SeqState {
+  std::unique_ptr<PagedKvCache> cache;
+  std::vector<HeadState> heads;
+  std::vector<KvHeadView> cpu_view, acc_view;
+};
+
+// One step's counters and clocks, filled part by part (logit_step.cpp).
+struct StepState {
+  int s = 0;
+  Traffic* tr = nullptr;
+  int64_t syncs = 0, launches = 0;
+  int64_t cpu_tok_sum = 0, acc_tok_sum = 0;
+  bool has_cpu = false, approx = false;
+  int64_t n_ext = 0;  // shipped rows per query head (padded to the largest k)
+  // cpu_k_cap: per sequence, the first CPU-view position the CPU scores (a page multiple; 0
+  // when the cap is off), and the tokens scored over all heads.
+  std::vector<int64_t> scan_begin;
+  int64_t scan_tok_sum = 0;
+  int64_t transfer_ns = 0, acc_ns = 0, merge_ns = 0, wait_ns = 0;
+  int64_t sync_q_wall = 0, sync_up_wall = 0, sync_final_wall = 0;
+  int64_t t_cpu0 = 0, t_score = 0, t_topk = 0, t_gather = 0, t_cpu1 = 0;
+  int64_t t_pre_book = 0, t_book = 0;
+};
+
+struct HybridGen::Impl {
+  HybridGen& self;
+  explicit Impl(HybridGen& s) : self(s) {}
+  const HybridGenConfig& cfg() const { return self.cfg_; }
+
+  const Problem* problem = nullptr;
+  Platform platform;
+  AttentionShape shape;
+  int B = 1, P = 16, Hq = 0, Hkv = 0, d = 0, G = 1;
+  size_t es = 2, block = 0;
+  int64_t t_end = 0, pages_end = 0;
+  bool logit = true, all_fit = false, semantic = true;
+  int fast = 0, far = -1;  // host tier indices; far -1: no CXL/far tier
+  int naive_tier = 0;
+  int64_t fast_k_cap = INT64_MAX;  // per head: host pages whose K fits the fast tier
+  int64_t fast_v_cap = 0;          // per head: V pages promotable to the fast tier (semantic)
+  int64_t k_cap = 0;               // shipped rows per query head the buffers hold
+  int64_t ccap = 0;                // logits scratch stride (max CPU tokens per head)
+  int64_t first_window = 0;        // first page of the recent window (all heads, sequences)
+  int64_t min_window_pages = 1;
+  int64_t ext_bytes = 0;     // accelerator bytes of the shipped-row buffers
+  int64_t budget_bytes = 0;  // accelerator bytes for KV pages + shipped rows (after step buffers)
+  double ratio_limit = 1.0;  // ratio the shipped-row buffers allow at the longest context
+  std::string ext_note;
+
+  std::unique_ptr<PageArena> acc_arena;
+  std::vector<std::unique_ptr<PageArena>> k_arenas, v_arenas;  // per host tier, created on use
+  std::vector<SeqState> seqs;
+  std::unique_ptr<StepIO> io;
+  Buffer o_loc, lse_loc, o_x, lse_x, ext_logits_dev, ext_v_dev;  // accelerator memory
+  Buffer ext_logits_host, ext_v_host, o_cpu_host, lse_cpu_host;  // staging (pinned on CUDA)
+  std::vector<float> logits, topv;
+  std::vector<int32_t> topi;
+  std::vector<int64_t> krow;  // rows shipped per (b, q head) this step
+  // Smallest shipped logit per (b, q head) of the last step (-inf: none): the bar a promoted
+  // page's tokens must clear to count as hits when its score is refreshed.
+  std::vector<float> kth_logit;
+  Buffer hot_logits_dev;               // accelerator: logits over the hot pages (refresh)
+  std::vector<float> hot_logits_host;  // their copy on the host
+  bool dirty = true;
+  Traffic mig;  // migration traffic of the current step
+  int64_t migrated_pages_step = 0;
+
+  MemoryKind tier_kind(int t) const { return platform.host_tiers[t].location.kind; }
+  PagedKvView cpu_view(int b) const {
+    return PagedKvView{Hkv, d, P, shape.kv_dtype, seqs[b].cpu_view.data()};
+  }
+  PagedKvView acc_view(int b) const {
+    return PagedKvView{Hkv, d, P, shape.kv_dtype, seqs[b].acc_view.data()};
+  }
+
+  void set_problem(const Problem& pr, const Platform& pl);
+
+  // ---- budget.cpp
+  // Splits the accelerator budget; false (with r's status and reason) when nothing fits.
+  bool plan_budget(PlanResult& r);
+
+  // ---- placement.cpp (mechanism 3)
+  PageArena& k_arena(int t);
+  PageArena& v_arena(int t);
+  // Host tiers (K, V) for a page that arrives on the host (FIFO demotion, load, boundary move).
+  std::pair<int, int> host_tiers_for(const HeadState& hs, int64_t page) const;
+  void to_host(SeqState& s, int h, int64_t i, int kt, int vt);
+  void to_acc(SeqState& s, int h, int64_t i, PageHome home);
+  bool newest_k_fast() const;
+  void make_fast_k_room(SeqState& s, int h);
+  void apply_window(int64_t pages_after, int64_t window_pages);
+  void rebuild_views();
+  void refresh_counts();
+  void migrate_pass();
+  int64_t hot_logit_tokens() const;  // per (b, q head) row of hot_logits_dev
+  void refresh_hot_scores();
+  void demote_cold(SeqState& s, int h, double cold_below);
+  void promote_hot(SeqState& s, int h, const std::vector<int64_t>& host, double hot_at);
+  void place_v(SeqState& s, int h, const std::vector<int64_t>& host, double hot_at,
+               double cold_below);
+  // Before the budget: the fast and far host tiers; false (r says why) when unusable.
+  bool choose_tiers(PlanResult& r);
+  // After the budget: the host tiers' capacity for the older pages; false when short.
+  bool check_host_capacity(PlanResult& r);
+  void describe_placement(std::map<std::string, std::string>& par) const;
+  void reserve_host_arenas();
+  void load_prompt();
+
+  // ---- logit_step.cpp (mechanism 1)
+  void step_structure(int s, StepState& st);
+  void count_tokens(int64_t cpu_k_cap, StepState& st);
+  void choose_rows(double ratio, StepState& st);
+  void download_q(StepState& st);
+  void accelerator_attention(std::vector<DecodeAttentionArgs>& args, StepState& st);
+  void cpu_logits_topk_gather(StepState& st, float scale);
+  void cpu_exact_partial(StepState& st, float scale);
+  void upload_cpu_part(StepState& st);
+  void merge(StepState& st, float scale);
+  void bookkeeping(StepState& st, StepResult& out);
+  void count_hits(const StepState& st, std::vector<int64_t>& v_rows_by_tier);
+  void fill_attended(const StepState& st, StepResult& out);
+  void count_traffic(StepState& st, const std::vector<int64_t>& v_rows_by_tier);
+  void record_phases(const StepState& st, StepResult& out) const;
+};
+
+}  // namespace hb::hybrid

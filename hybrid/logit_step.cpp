@@ -1,0 +1,419 @@
+// Mechanism 1, attention logit parallelism: one decode step (hybrid/README.md, "1. Attention
+// logit parallelism"). The parts, in order:
+//   1. structure: the scheduler's boundary, a migration pass, FIFO, the new token's append;
+//   2. q down to the host;
+//   3. the accelerator attends over its resident tokens (a partial (o, lse)), while
+//   4. the CPU scores its tokens, takes the top-k per query head and gathers those V rows
+//      (logit mode), or computes the exact partial over its tokens (lse mode);
+//   5. join; 6. the CPU part crosses the link; 7. merge (one softmax over the union);
+//   8. bookkeeping (attended positions, page hits, traffic) while the merge runs; 9. wait;
+//   10. the scheduler records the step.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/phase_names.h"
+#include "core/timer.h"
+#include "hybrid/hybridgen_impl.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/select.h"
+#include "kernels/cpu/topk_select.h"
+
+namespace hb::hybrid {
+
+// ---- 1. Structure: boundary (FIFO + scheduler), promotions, append of the new token.
+void HybridGen::Impl::step_structure(int s, StepState& st) {
+  (void)st;
+  const int64_t n_pages = seqs[0].cache->num_pages(0);
+  const bool new_page = seqs[0].cache->num_tokens(0) % P == 0;
+  if (!all_fit) {
+    self.window_pages_ = std::max<int64_t>(1, ceil_div(self.sched_->gpu_window(), P));
+    if (semantic && cfg().migrate_every > 0 && s > 0 && s % cfg().migrate_every == 0) {
+      refresh_hot_scores();
+      migrate_pass();
+    }
+    apply_window(n_pages + (new_page ? 1 : 0), self.window_pages_);
+  }
+  for (int b = 0; b < B; ++b) {
+    const DecodeStep& ds = problem->workloads[b].step(s);
+    // The new token's k, v were produced on the accelerator: appending is accelerator-local.
+    seqs[b].cache->append_token(ds.k.data(), ds.v.data(), *acc_arena, *acc_arena);
+    for (int h = 0; h < Hkv; ++h)
+      if (new_page) seqs[b].heads[h].pages.push_back(PageInfo{});
+  }
+  if (new_page) dirty = true;
+  if (dirty)
+    rebuild_views();
+  else
+    refresh_counts();
+  self.pages_migrated_ += migrated_pages_step;
+}
+
+// Token counts per head (CPU side, accelerator side), and where the CPU starts scoring: with
+// cpu_k_cap on, the newest `cap` host tokens of the sequence's shortest CPU view, rounded down
+// to a page (heads with promoted pages fewer may scan up to hot_slots pages more).
+void HybridGen::Impl::count_tokens(int64_t cpu_k_cap, StepState& st) {
+  st.scan_begin.assign(B, 0);
+  for (int b = 0; b < B; ++b) {
+    const auto& sq = seqs[b];
+    int64_t min_c = INT64_MAX;
+    for (int h = 0; h < Hkv; ++h) {
+      st.cpu_tok_sum += sq.cpu_view[h].num_tokens;
+      st.acc_tok_sum += sq.acc_view[h].num_tokens;
+      min_c = std::min(min_c, sq.cpu_view[h].num_tokens);
+    }
+    if (cpu_k_cap > 0 && logit && min_c > cpu_k_cap) st.scan_begin[b] = (min_c - cpu_k_cap) / P * P;
+    for (int h = 0; h < Hkv; ++h) st.scan_tok_sum += sq.cpu_view[h].num_tokens - st.scan_begin[b];
+  }
+  st.has_cpu = st.cpu_tok_sum > 0;
+}
+
+// Rows shipped per query head: k = min(C, ceil(ratio * C)) of the C tokens it scores, within
+// the buffers.
+void HybridGen::Impl::choose_rows(double ratio, StepState& st) {
+  if (!st.has_cpu || !logit) return;
+  for (int b = 0; b < B; ++b)
+    for (int qh = 0; qh < Hq; ++qh) {
+      const int64_t all = seqs[b].cpu_view[shape.kv_head_of(qh)].num_tokens;
+      const int64_t c = all - st.scan_begin[b];
+      int64_t k =
+          std::min<int64_t>(c, static_cast<int64_t>(std::ceil(ratio * static_cast<double>(c))));
+      k = std::min(k, k_cap);
+      krow[static_cast<size_t>(b) * Hq + qh] = k;
+      st.n_ext = std::max(st.n_ext, k);
+      if (k < all) st.approx = true;
+    }
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < Hkv; ++h)
+      seqs[b].heads[h].last_k = krow[static_cast<size_t>(b) * Hq + h * G];
+}
+
+// ---- 2. q down to the host (the CPU side needs it).
+void HybridGen::Impl::download_q(StepState& st) {
+  if (!st.has_cpu) return;
+  Accelerator& acc = *platform.accelerator;
+  const int64_t t0 = now_ns();
+  acc.copy_to_host(io->q_host.data(), io->q_dev(), io->q_bytes());
+  st.transfer_ns += acc.synchronize();
+  st.sync_q_wall = now_ns() - t0;
+  ++st.syncs;
+  st.tr->d2h_bytes += static_cast<int64_t>(io->q_bytes());
+}
+
+// ---- 3. Accelerator side: attention over its resident tokens, as a partial (o, lse).
+void HybridGen::Impl::accelerator_attention(std::vector<DecodeAttentionArgs>& args, StepState& st) {
+  args.resize(B);
+  for (int b = 0; b < B; ++b) {
+    auto& a = args[b];
+    a.q = io->q_dev() + static_cast<size_t>(b) * Hq * d;
+    a.kv = acc_view(b);
+    a.q_heads = Hq;
+    a.scale = shape.softmax_scale();
+    a.o = (st.has_cpu ? o_loc.as<float>() : io->o_dev()) + static_cast<size_t>(b) * Hq * d;
+    a.lse = (st.has_cpu ? lse_loc.as<float>() : io->lse_dev()) + static_cast<size_t>(b) * Hq;
+  }
+  st.t_cpu0 = st.t_cpu1 = now_ns();
+  if (cfg().overlap || !st.has_cpu) {
+    platform.accelerator->decode_attention(args.data(), B);
+    ++st.launches;
+  }
+}
+
+// ---- 4a. CPU side, logit mode: logits over its tokens, top-k, gather.
+void HybridGen::Impl::cpu_logits_topk_gather(StepState& st, float scale) {
+  ThreadPool& pool = *platform.host_pool;
+  const int64_t n_ext = st.n_ext;
+  for (int b = 0; b < B; ++b)
+    cpu::score_logits(io->q_host.data() + static_cast<size_t>(b) * Hq * d, Hq, cpu_view(b),
+                      st.scan_begin[b], -1, scale,
+                      logits.data() + static_cast<size_t>(b) * Hq * ccap, ccap, pool);
+  st.t_score = now_ns();
+  pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
+    const int b = static_cast<int>(row / Hq), qh = static_cast<int>(row % Hq);
+    const int64_t begin = st.scan_begin[b];
+    const int64_t c = seqs[b].cpu_view[shape.kv_head_of(qh)].num_tokens - begin;
+    int32_t* ix = topi.data() + static_cast<size_t>(row) * n_ext;
+    // Unordered (ascending positions): the gather then reads the V pages in address order.
+    cpu::topk_select_rows(logits.data() + static_cast<size_t>(row) * ccap, 1, c, ccap, krow[row],
+                          ix, topv.data() + static_cast<size_t>(row) * n_ext, nullptr);
+    if (begin > 0)
+      for (int64_t i = 0; i < krow[row]; ++i) ix[i] += static_cast<int32_t>(begin);
+  });
+  st.t_topk = now_ns();
+  auto* ext_l = ext_logits_host.as<float>();
+  auto* ext_v = ext_v_host.as<std::byte>();
+  pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
+    const int b = static_cast<int>(row / Hq), qh = static_cast<int>(row % Hq);
+    const int64_t k = krow[row];
+    const size_t base = static_cast<size_t>(row) * n_ext;
+    cpu::gather_rows(cpu_view(b), shape.kv_head_of(qh), topi.data() + base, k,
+                     ext_v + base * d * es);
+    std::memcpy(ext_l + base, topv.data() + base, static_cast<size_t>(k) * 4);
+    // Padding rows (heads with fewer CPU tokens) weigh exactly zero.
+    for (int64_t i = k; i < n_ext; ++i) ext_l[base + i] = kNegInf;
+    if (k < n_ext)
+      std::memset(ext_v + (base + k) * d * es, 0, static_cast<size_t>(n_ext - k) * d * es);
+  });
+  st.t_gather = now_ns();
+}
+
+// ---- 4b. CPU side, lse mode: the exact partial (o, lse) over its tokens.
+void HybridGen::Impl::cpu_exact_partial(StepState& st, float scale) {
+  std::vector<DecodeAttentionArgs> cargs(B);
+  for (int b = 0; b < B; ++b) {
+    auto& a = cargs[b];
+    a.q = io->q_host.data() + static_cast<size_t>(b) * Hq * d;
+    a.kv = cpu_view(b);
+    a.q_heads = Hq;
+    a.scale = scale;
+    a.o = o_cpu_host.as<float>() + static_cast<size_t>(b) * Hq * d;
+    a.lse = lse_cpu_host.as<float>() + static_cast<size_t>(b) * Hq;
+  }
+  cpu::decode_attention(cargs.data(), B, *platform.host_pool);
+  st.t_score = now_ns();
+}
+
+// ---- 6. Transfer: top-k logits + V rows (or the exact partial) up to the accelerator.
+void HybridGen::Impl::upload_cpu_part(StepState& st) {
+  Accelerator& acc = *platform.accelerator;
+  const size_t qn = static_cast<size_t>(B) * Hq;
+  if (logit) {
+    const size_t lb = qn * st.n_ext * 4, vb = qn * st.n_ext * d * es;
+    acc.copy_to_device(ext_logits_dev.data(), ext_logits_host.data(), lb);
+    acc.copy_to_device(ext_v_dev.data(), ext_v_host.data(), vb);
+    st.tr->h2d_bytes += static_cast<int64_t>(lb + vb);
+  } else {
+    acc.copy_to_device(o_x.data(), o_cpu_host.data(), qn * d * 4);
+    acc.copy_to_device(lse_x.data(), lse_cpu_host.data(), qn * 4);
+    st.tr->h2d_bytes += static_cast<int64_t>(qn * (d + 1) * 4);
+  }
+  const int64_t t_up = now_ns();
+  st.transfer_ns += acc.synchronize();
+  st.sync_up_wall = now_ns() - t_up;
+  ++st.syncs;
+}
+
+// ---- 7. Merge: one softmax over [CPU top-k | accelerator] logits. The accelerator's part is
+// already a flash-decoding partial; the shipped logits become a second partial and the two
+// merge exactly (the same softmax over the union). lse mode merges the partials.
+void HybridGen::Impl::merge(StepState& st, float scale) {
+  Accelerator& acc = *platform.accelerator;
+  const size_t qn = static_cast<size_t>(B) * Hq;
+  if (logit) {
+    LogitMergeArgs la;
+    la.q = io->q_dev();
+    la.q_heads = static_cast<int>(qn);  // every (sequence, head) row at once: no local part
+    la.scale = scale;
+    la.ext_logits = ext_logits_dev.as<float>();
+    la.ext_v = ext_v_dev.data();
+    la.ext_dtype = shape.kv_dtype;
+    la.n_ext = st.n_ext;
+    la.local = PagedKvView{0, d, P, shape.kv_dtype, nullptr};
+    la.o = o_x.as<float>();
+    la.lse = lse_x.as<float>();
+    acc.logit_merge_attention(la);
+    ++st.launches;
+  }
+  const float* o_parts[2] = {o_x.as<float>(), o_loc.as<float>()};  // fixed order: CPU, acc.
+  const float* l_parts[2] = {lse_x.as<float>(), lse_loc.as<float>()};
+  acc.merge_partials(2, o_parts, l_parts, static_cast<int>(qn), d, io->o_dev(), io->lse_dev());
+  ++st.launches;
+}
+
+// ---- 8. Bookkeeping while the accelerator merges: page hits, attended positions, traffic.
+void HybridGen::Impl::bookkeeping(StepState& st, StepResult& out) {
+  std::vector<int64_t> v_rows_by_tier(platform.host_tiers.size(), 0);
+  if (st.has_cpu && logit) {
+    count_hits(st, v_rows_by_tier);
+    if (cfg().report_attended && st.approx) fill_attended(st, out);
+  }
+  count_traffic(st, v_rows_by_tier);
+}
+
+// Top-k hits per page (the semantic mapping's evidence) and V rows read per host tier.
+void HybridGen::Impl::count_hits(const StepState& st, std::vector<int64_t>& v_rows_by_tier) {
+  for (int b = 0; b < B; ++b) {
+    SeqState& sq = seqs[b];
+    for (int qh = 0; qh < Hq; ++qh) {
+      const size_t row = static_cast<size_t>(b) * Hq + qh;
+      HeadState& hs = sq.heads[shape.kv_head_of(qh)];
+      const int32_t* ix = topi.data() + row * st.n_ext;
+      const float* lv = topv.data() + row * st.n_ext;
+      float bar = krow[row] > 0 ? lv[0] : kNegInf;
+      for (int64_t i = 0; i < krow[row]; ++i) {
+        PageInfo& pi = hs.pages[hs.cpu_ids[ix[i] / P]];
+        pi.hits++;
+        v_rows_by_tier[pi.v_tier]++;
+        bar = std::min(bar, lv[i]);
+      }
+      if (!kth_logit.empty()) kth_logit[row] = bar;
+    }
+    // Page scores: EMA of hits per step on the host; promoted pages are refreshed by the
+    // migration pass (placement.cpp, refresh_hot_scores).
+    const float a = static_cast<float>(cfg().score_alpha);
+    for (int h = 0; h < Hkv; ++h)
+      for (auto& pi : sq.heads[h].pages) {
+        if (pi.home == PageHome::host)
+          pi.score = (1 - a) * pi.score + a * static_cast<float>(pi.hits);
+        pi.hits = 0;
+      }
+  }
+}
+
+// Attended positions per (sequence, query head) for the accuracy score: the top-k rows, then
+// every accelerator-resident token. The accelerator part is built once per KV head and copied
+// to its query heads, on the host pool (idle here), while the accelerator merges; its cost is
+// the `bookkeeping` phase of every step that reports it (hybrid/README.md, "Accuracy
+// bookkeeping").
+void HybridGen::Impl::fill_attended(const StepState& st, StepResult& out) {
+  ThreadPool& pool = *platform.host_pool;
+  std::vector<std::vector<int64_t>> acc_pos(static_cast<size_t>(B) * Hkv);
+  pool.parallel_for(static_cast<int64_t>(B) * Hkv, [&](int64_t bh, int) {
+    const SeqState& sq = seqs[bh / Hkv];
+    const int h = static_cast<int>(bh % Hkv);
+    const HeadState& hs = sq.heads[h];
+    const int64_t n = sq.acc_view[h].num_tokens, na = static_cast<int64_t>(hs.acc_ids.size());
+    auto& pos = acc_pos[bh];
+    pos.resize(static_cast<size_t>(n));
+    for (int64_t j = 0, w = 0; j < na; ++j) {
+      const int64_t base = static_cast<int64_t>(hs.acc_ids[j]) * P;
+      const int64_t cnt = j + 1 < na ? P : n - (na - 1) * P;
+      for (int64_t t = 0; t < cnt; ++t) pos[w++] = base + t;
+    }
+  });
+  out.attended.assign(static_cast<size_t>(B) * Hq, {});
+  pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
+    const int b = static_cast<int>(row / Hq), h = shape.kv_head_of(static_cast<int>(row % Hq));
+    const HeadState& hs = seqs[b].heads[h];
+    const auto& acc = acc_pos[static_cast<size_t>(b) * Hkv + h];
+    const int32_t* ix = topi.data() + static_cast<size_t>(row) * st.n_ext;
+    const int64_t k = krow[row];
+    auto& att = out.attended[row];
+    att.resize(static_cast<size_t>(k) + acc.size());
+    for (int64_t i = 0; i < k; ++i)
+      att[i] = static_cast<int64_t>(hs.cpu_ids[ix[i] / P]) * P + ix[i] % P;
+    std::copy(acc.begin(), acc.end(), att.begin() + k);
+  });
+}
+
+// Traffic, counted from the sizes asked for.
+void HybridGen::Impl::count_traffic(StepState& st, const std::vector<int64_t>& v_rows_by_tier) {
+  Traffic& tr = *st.tr;
+  const int64_t row_v = static_cast<int64_t>(d * es);
+  const int64_t kv_tok = 2 * row_v;  // K+V of one token, one head
+  const auto bl = static_cast<int64_t>(block);
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < Hkv; ++h) {
+      const SeqState& sq = seqs[b];
+      const HeadState& hs = sq.heads[h];
+      for (size_t t = 0; t < platform.host_tiers.size() && st.has_cpu; ++t) {
+        const MemoryKind kind = tier_kind(static_cast<int>(t));
+        if (!logit) tr.read(Processor::cpu, kind, hs.cpu_v_pages_by_tier[t] * bl);
+        if (st.scan_begin[b] == 0) tr.read(Processor::cpu, kind, hs.cpu_k_pages_by_tier[t] * bl);
+      }
+      // cpu_k_cap: K of the scored pages only.
+      if (st.has_cpu && st.scan_begin[b] > 0)
+        for (size_t j = static_cast<size_t>(st.scan_begin[b] / P); j < hs.cpu_ids.size(); ++j)
+          tr.read(Processor::cpu, tier_kind(hs.pages[hs.cpu_ids[j]].k_tier), bl);
+      tr.read(Processor::accelerator, MemoryKind::accelerator, sq.acc_view[h].num_tokens * kv_tok);
+    }
+  for (size_t t = 0; t < v_rows_by_tier.size(); ++t)
+    tr.read(Processor::cpu, tier_kind(static_cast<int>(t)), v_rows_by_tier[t] * row_v);
+  const size_t qn = static_cast<size_t>(B) * Hq;
+  if (st.has_cpu && logit)
+    tr.read(Processor::accelerator, MemoryKind::accelerator,
+            static_cast<int64_t>(qn) * st.n_ext * (4 + row_v));
+  tr.write(Processor::accelerator, MemoryKind::accelerator, shape.kv_bytes_per_token() * B);
+  const double cpu_tok = static_cast<double>(st.cpu_tok_sum),
+               acc_tok = static_cast<double>(st.acc_tok_sum);
+  tr.cpu_flops = (logit ? 2.0 : 4.0) * Hq * d * cpu_tok / Hkv;
+  // Logit mode: each query head's top-k scans the logits of all its CPU tokens.
+  if (logit) tr.select(Processor::cpu, cpu_tok * Hq / Hkv);
+  tr.accelerator_flops =
+      4.0 * Hq * d * acc_tok / Hkv + (logit ? 2.0 * static_cast<double>(qn) * st.n_ext * d : 0.0);
+  tr += mig;
+}
+
+void HybridGen::Impl::record_phases(const StepState& st, StepResult& out) const {
+  const int64_t cpu_ns = st.has_cpu ? st.t_cpu1 - st.t_cpu0 : 0;
+  out.phase_ns[phase::kCpu] = cpu_ns;
+  if (st.has_cpu && logit) {
+    out.phase_ns[phase::kCpuScore] = st.t_score - st.t_cpu0;
+    out.phase_ns[phase::kCpuTopk] = st.t_topk - st.t_score;
+    out.phase_ns[phase::kCpuGather] = st.t_gather - st.t_topk;
+  } else if (st.has_cpu) {
+    out.phase_ns[phase::kCpuAttention] = st.t_score - st.t_cpu0;
+  }
+  out.phase_ns[phase::kAccelerator] = st.acc_ns;
+  out.phase_ns[phase::kTransfer] = st.transfer_ns;
+  out.phase_ns[phase::kMerge] = st.merge_ns;
+  out.phase_ns[phase::kWait] = st.wait_ns;
+  out.phase_ns[phase::kBookkeeping] = st.t_book - st.t_pre_book;
+  // Host wall time blocked in the other synchronisations (busy time + hand-off latency).
+  out.phase_ns[phase::kSyncQ] = st.sync_q_wall;
+  out.phase_ns[phase::kSyncUp] = st.sync_up_wall;
+  out.phase_ns[phase::kSyncFinal] = st.sync_final_wall;
+}
+
+void HybridGen::step(int s, StepResult& out) {
+  Impl& m = *impl_;
+  Accelerator& acc = *m.platform.accelerator;
+  const float scale = m.shape.softmax_scale();
+  m.mig = Traffic{};
+  m.migrated_pages_step = 0;
+  StepState st;
+  st.s = s;
+  st.tr = &out.traffic;
+
+  const int64_t t_begin = now_ns();
+  m.step_structure(s, st);
+  out.phase_ns[phase::kMigrate] = now_ns() - t_begin;
+  m.count_tokens(sched_->cpu_k_cap(), st);
+  m.choose_rows(sched_->ratio(), st);
+  m.download_q(st);
+  std::vector<DecodeAttentionArgs> args;
+  m.accelerator_attention(args, st);
+  if (st.has_cpu) {
+    if (m.logit)
+      m.cpu_logits_topk_gather(st, scale);
+    else
+      m.cpu_exact_partial(st, scale);
+    st.t_cpu1 = now_ns();
+    if (!cfg_.overlap) {  // ablation: the accelerator starts only now
+      acc.decode_attention(args.data(), m.B);
+      ++st.launches;
+    }
+    // ---- 5. Join: the accelerator side's busy time.
+    st.acc_ns = acc.synchronize();
+    ++st.syncs;
+    st.wait_ns = now_ns() - st.t_cpu1;
+    m.upload_cpu_part(st);
+    m.merge(st, scale);
+  }
+  acc.copy_to_host(m.io->o_host.data(), m.io->o_dev(), m.io->o_bytes());
+  out.traffic.d2h_bytes += static_cast<int64_t>(m.io->o_bytes());  // the output comes down
+  st.t_pre_book = now_ns();
+  m.bookkeeping(st, out);
+  st.t_book = now_ns();
+
+  // ---- 9. Wait for the merge and the output.
+  st.merge_ns = acc.synchronize();
+  st.sync_final_wall = now_ns() - st.t_book;
+  ++st.syncs;
+  if (!st.has_cpu) st.acc_ns = st.merge_ns, st.merge_ns = 0;
+  out.o = m.io->o_host;
+  out.traffic.kernel_launches += st.launches;
+  out.traffic.syncs += st.syncs;
+  m.record_phases(st, out);
+
+  // ---- 10. Scheduler: the CPU side that runs beside the accelerator's attention (scoring,
+  // top-k, gather, or the exact partial) against that attention. The q download and the upload
+  // are serial with both (README, "Critical path"): recorded, not balanced.
+  const int64_t heads_total = static_cast<int64_t>(m.B) * m.Hkv;
+  const int64_t cpu_ns = st.has_cpu ? st.t_cpu1 - st.t_cpu0 : 0;
+  sched_->record(s, static_cast<double>(cpu_ns), static_cast<double>(st.acc_ns),
+                 st.cpu_tok_sum / heads_total, st.acc_tok_sum / heads_total,
+                 static_cast<double>(st.has_cpu ? st.transfer_ns : 0));
+}
+
+}  // namespace hb::hybrid
