@@ -11,6 +11,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "kernels/cuda/cublas_loader.h"
 #include "kernels/cuda/cuda_check.h"
 
 namespace hb::cuda {
@@ -97,7 +98,7 @@ struct LayerGemms::Impl {
   Impl(CudaAccelerator& ac, const ModelPreset& m, int mb)
       : acc(ac), model(m), d(dims_of(m)), max_batch(mb) {}
   ~Impl() {
-    if (handle) cublasDestroy(handle);
+    if (handle) cublas_api().destroy(handle);
   }
 
   Buffer alloc_random(int64_t n, float scale, uint64_t seed, cudaStream_t s) {
@@ -112,14 +113,14 @@ struct LayerGemms::Impl {
   void gemm(const Buffer& w, const Buffer& in, Buffer& out, int64_t n_in, int64_t n_out, int batch,
             const char* what) {
     const float one = 1.0f, zero = 0.0f;
-    check_cublas(
-        cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n_out), batch,
+    check_cublas(cublas_api().gemm_ex(
+                     handle, CUBLAS_OP_N, CUBLAS_OP_N, static_cast<int>(n_out), batch,
                      static_cast<int>(n_in), &one, w.data(), CUDA_R_16F, static_cast<int>(n_out),
                      in.data(), CUDA_R_16F, static_cast<int>(n_in), &zero, out.data(), CUDA_R_16F,
                      static_cast<int>(n_out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-        "cublasGemmEx",
-        std::string(what) + " " + std::to_string(batch) + "x" + std::to_string(n_in) + " . " +
-            std::to_string(n_in) + "x" + std::to_string(n_out));
+                 "cublasGemmEx",
+                 std::string(what) + " " + std::to_string(batch) + "x" + std::to_string(n_in) +
+                     " . " + std::to_string(n_in) + "x" + std::to_string(n_out));
   }
 };
 
@@ -129,8 +130,8 @@ LayerGemms::LayerGemms(CudaAccelerator& acc, const ModelPreset& model, int max_b
   if (max_batch <= 0) throw Error("LayerGemms: max_batch must be positive", {}, kExitUsage);
   acc.run_on_queue("hb.cuda.layer_init", [&](void* stream) {
     auto s = static_cast<cudaStream_t>(stream);
-    check_cublas(cublasCreate(&m.handle), "cublasCreate", model.name);
-    check_cublas(cublasSetStream(m.handle, s), "cublasSetStream", model.name);
+    check_cublas(cublas_api().create(&m.handle), "cublasCreate", model.name);
+    check_cublas(cublas_api().set_stream(m.handle, s), "cublasSetStream", model.name);
     const Dims& d = m.d;
     // Weights ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) keep activations O(1) through the layer.
     auto sc = [](int64_t fan_in) { return 1.0f / std::sqrt(static_cast<float>(fan_in)); };

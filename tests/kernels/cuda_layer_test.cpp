@@ -7,10 +7,21 @@
 
 #include "core/error.h"
 #include "core/model_presets.h"
+#include "kernels/cuda/cublas_loader.h"
 #include "kernels/cuda/layer_gemms.h"
 
 namespace hb {
 namespace {
+
+// cuBLAS is opened at run time, not linked: it must be found where the build found it (no GPU
+// needed to load it), and the binary must not need it to start (tests/vm load its libraries).
+TEST(CublasLoader, OpensTheCublasTheBuildCompiledAgainst) {
+  const cuda::CublasApi& api = cuda::cublas_api();
+  EXPECT_NE(api.create, nullptr);
+  EXPECT_NE(api.destroy, nullptr);
+  EXPECT_NE(api.set_stream, nullptr);
+  EXPECT_NE(api.gemm_ex, nullptr);
+}
 
 TEST(CudaLayerGemms, QkvProjectionIsXTimesW) {
   HB_REQUIRE_GPU_OR_SKIP();
