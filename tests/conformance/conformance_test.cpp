@@ -419,3 +419,87 @@ INSTANTIATE_TEST_SUITE_P(EveryStrategy, TightMemorySelfCheck,
 
 }  // namespace
 }  // namespace hb::test
+
+namespace hb::test {
+namespace {
+
+// The plan contract (core/strategy.h): plan() declines with oom when the point does not fit, so
+// an ok plan loads. Swept over small KV budgets where each strategy's own buffers (not just its
+// KV) decide the fit. Memory running out in load() after an ok plan still ends as an oom point
+// in a sweep (the runner catches it), but the plan's parameters and reason are then lost.
+std::vector<std::string> plan_contract_strategies(bool known_broken) {
+  register_baselines(StrategyRegistry::instance());
+  register_hybrid(StrategyRegistry::instance());
+  std::vector<std::string> names;
+  for (const StrategyInfo& info : StrategyRegistry::instance().all())
+    if ((info.name == "cpu-only" || info.name == "full-gpu") == known_broken)
+      names.push_back(info.name);
+  return names;
+}
+
+// Plans then loads `strategy` at every budget; returns the budgets where an ok plan's load()
+// ran out of memory, with the error.
+std::vector<std::string> ok_plans_that_fail_to_load(const std::string& strategy) {
+  std::vector<std::string> broken;
+  for (int64_t prompt : {17, 333})
+    for (int64_t budget = 1024; budget <= (int64_t{1} << 20); budget *= 2) {
+      const Inputs in(kShapes[2].shape, prompt, 1);
+      AcceleratorOptions ao;
+      ao.kind = AcceleratorKind::cpu;
+      ao.cpu_threads = 1;
+      ao.capacity_bytes = budget;
+      auto acc = make_accelerator(ao);
+      ThreadPool pool{1};
+      Platform platform;
+      platform.host_tiers.push_back(
+          HostTier{MemoryLocation{MemoryKind::local_dram, -1, false}, host_allocator()});
+      platform.accelerator = acc.get();
+      platform.host_pool = &pool;
+      auto s = StrategyRegistry::instance().find(strategy).make(StrategyOptions{});
+      PlanResult r;
+      try {
+        r = s->plan(in.problem, platform);
+      } catch (const CapacityError&) {
+        continue;  // an oom point either way; plan() throwing is how layer scope declines
+      }
+      if (r.status != PlanStatus::ok) continue;
+      try {
+        s->load();
+      } catch (const CapacityError& e) {
+        broken.push_back("prompt " + std::to_string(prompt) + ", budget " + std::to_string(budget) +
+                         " B: " + e.what());
+      }
+    }
+  return broken;
+}
+
+class PlanContract : public ::testing::TestWithParam<std::string> {};
+TEST_P(PlanContract, AnOkPlanLoadsAtEveryBudget) {
+  for (const std::string& b : ok_plans_that_fail_to_load(GetParam()))
+    ADD_FAILURE() << GetParam() << ": plan() said ok, load() ran out of memory at " << b;
+}
+INSTANTIATE_TEST_SUITE_P(EveryStrategy, PlanContract,
+                         ::testing::ValuesIn(plan_contract_strategies(false)),
+                         [](const ::testing::TestParamInfo<std::string>& p) {
+                           std::string s;
+                           for (char ch : p.param)
+                             s += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+                           return s;
+                         });
+
+// KNOWN BUG (baselines/cpu_only.cpp, baselines/full_gpu.cpp; not fixable from tests): their
+// plan_into() counts only the KV (cpu-only: host KV; full-gpu: accelerator KV), but load()'s
+// make_step_io() also allocates the step's q, new k/v and output rows in accelerator memory
+// (~8 KiB at 14q/2kv x64, batch 1). With a budget that holds the KV but not those rows, plan()
+// says ok and load() throws CapacityError: cpu-only below ~8 KiB ("8248 bytes needed, 8192
+// available"), full-gpu at 16 KiB for 20 tokens ("19968 bytes needed, 16384 available"). Fix:
+// add StepIO's accelerator bytes to what plan_into() checks (check_accelerator_fit,
+// baselines/common.h), so the point declines with oom and its reason. Enable with the fix.
+TEST(PlanContract, DISABLED_CpuOnlyAndFullGpuAnOkPlanLoadsAtEveryBudget) {
+  for (const std::string& name : plan_contract_strategies(true))
+    for (const std::string& b : ok_plans_that_fail_to_load(name))
+      ADD_FAILURE() << name << ": plan() said ok, load() ran out of memory at " << b;
+}
+
+}  // namespace
+}  // namespace hb::test
