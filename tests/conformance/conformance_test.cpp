@@ -228,7 +228,15 @@ Ran run_on(const Case& c, AcceleratorKind kind, const Inputs& in) {
     ao.capacity_bytes =
         kv / 2 + (c.scope == ScopeKind::layer ? layer_work_bytes(preset, c.batch) : 0);
   }
-  std::unique_ptr<Accelerator> acc = make_accelerator(ao);
+  Ran r;
+  std::unique_ptr<Accelerator> acc;
+  try {
+    acc = make_accelerator(ao);
+  } catch (const CapacityError& e) {  // a tight budget below the accelerator's own needs
+    r.plan.status = PlanStatus::oom;
+    r.plan.reason = std::string("CapacityError creating the accelerator: ") + e.what();
+    return r;
+  }
   ThreadPool pool{1};
   Platform platform;
   platform.host_tiers.push_back(
@@ -244,7 +252,6 @@ Ran run_on(const Case& c, AcceleratorKind kind, const Inputs& in) {
     s = std::make_unique<run::LayerScope>([&info] { return info.make(StrategyOptions{}); }, preset,
                                           0);
   }
-  Ran r;
   // Memory running out while planning or loading is an oom point, as the runner reports it
   // (reports/run/contender.cpp); the skip says where it ran out.
   try {
@@ -290,9 +297,10 @@ std::map<std::string, double> counters(const Traffic& t) {
   return m;
 }
 
-// One row: the checks of the file comment. A decline is a skip with the strategy's reason;
-// on a non-cpu accelerator it is a conformance gap when the cpu accelerator runs the same row
-// (a failure with HB_REQUIRE_GPU=1, as the device check sets: e.g. `unsupported` on CUDA).
+// One row: the checks of the file comment. A decline is a skip with the strategy's reason.
+// On a non-cpu accelerator, `unsupported` for a row the cpu accelerator runs is a conformance
+// gap (a failure with HB_REQUIRE_GPU=1, as the device check sets); `oom` there stays a skip
+// (accelerators may count their own scratch against the same budget differently).
 void check_row(const Case& c) {
   if (c.accelerator != AcceleratorKind::cpu) HB_REQUIRE_GPU_OR_SKIP();
   const Inputs in(kShapes[c.shape].shape, c.prompt, c.batch);
@@ -304,7 +312,7 @@ void check_row(const Case& c) {
         << c.strategy << " declined (" << to_string(got.plan.status) << ") without a reason";
     const std::string declined =
         c.strategy + " declined: " + to_string(got.plan.status) + ": " + got.plan.reason;
-    if (c.accelerator != AcceleratorKind::cpu &&
+    if (c.accelerator != AcceleratorKind::cpu && got.plan.status == PlanStatus::unsupported &&
         run_on(c, AcceleratorKind::cpu, in).plan.status == PlanStatus::ok) {
       if (gpu_required())
         FAIL() << "conformance gap: the cpu accelerator runs this row; " << declined;
