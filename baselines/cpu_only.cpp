@@ -23,7 +23,10 @@ class CpuOnly final : public baselines::KvStrategyBase {
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
     r.parameters["host_threads"] = std::to_string(platform.host_pool->size());
-    check_host_kv_fit(platform, r);
+    if (!check_host_kv_fit(platform, r)) return;
+    // The step's q, k, v and output rows still pass through the accelerator (make_step_io).
+    baselines::check_accelerator_fit(platform, baselines::step_io_bytes(problem),
+                                     "the step's q, k, v and output rows", "", r);
   }
 
   void load() override {

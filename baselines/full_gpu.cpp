@@ -22,7 +22,9 @@ class FullGpu final : public baselines::KvStrategyBase {
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     const int64_t need = kv_bytes(platform.accelerator->memory(), full_context());
     r.parameters["kv_bytes"] = std::to_string(need);
-    baselines::check_accelerator_fit(platform, need, "all KV", "", r);
+    // The step's q, k, v and output rows (make_step_io) live beside the KV.
+    baselines::check_accelerator_fit(platform, need + baselines::step_io_bytes(problem), "all KV",
+                                     "", r);
   }
 
   void load() override {

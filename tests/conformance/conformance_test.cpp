@@ -497,15 +497,10 @@ INSTANTIATE_TEST_SUITE_P(EveryStrategy, PlanContract,
                            return s;
                          });
 
-// KNOWN BUG (baselines/cpu_only.cpp, baselines/full_gpu.cpp; not fixable from tests): their
-// plan_into() counts only the KV (cpu-only: host KV; full-gpu: accelerator KV), but load()'s
-// make_step_io() also allocates the step's q, new k/v and output rows in accelerator memory
-// (~8 KiB at 14q/2kv x64, batch 1). With a budget that holds the KV but not those rows, plan()
-// says ok and load() throws CapacityError: cpu-only below ~8 KiB ("8248 bytes needed, 8192
-// available"), full-gpu at 16 KiB for 20 tokens ("19968 bytes needed, 16384 available"). Fix:
-// add StepIO's accelerator bytes to what plan_into() checks (check_accelerator_fit,
-// baselines/common.h), so the point declines with oom and its reason. Enable with the fix.
-TEST(PlanContract, DISABLED_CpuOnlyAndFullGpuAnOkPlanLoadsAtEveryBudget) {
+// Found by this suite: cpu-only and full-gpu planned only their KV while load()'s
+// make_step_io() also allocates the step's q, k, v and output rows in accelerator memory, so
+// a budget between the two said ok and then failed to load. Their plans now count the rows.
+TEST(PlanContract, CpuOnlyAndFullGpuAnOkPlanLoadsAtEveryBudget) {
   for (const std::string& name : plan_contract_strategies(true))
     for (const std::string& b : ok_plans_that_fail_to_load(name))
       ADD_FAILURE() << name << ": plan() said ok, load() ran out of memory at " << b;
