@@ -3,14 +3,20 @@
 # The CUDA toolkit is not installed here: with nvcc at /usr/local/cuda the build compiles the
 # CUDA backend, without it the build is CPU-only (HYBRIDBENCH_CUDA=AUTO).
 set -euo pipefail
-# The second line is for the VM tests (tests/vm): QEMU, a Debian kernel and busybox make the
-# guests; ndctl/daxctl (ndctl ships cxl) turn the emulated CXL device into a NUMA node there.
+# `--main`: only what building and running the main job needs (scripts/quickstart.sh); without
+# it, also what the whole test suite needs (scripts/test.sh): the VM guests, MPI, the sanitizer
+# and fuzz compilers, the formatter.
+main_only=0
+if [ "${1:-}" = "--main" ]; then main_only=1; shift; fi
 packages=(build-essential cmake pkg-config git libhwloc-dev hwloc-nox libnuma-dev numactl
-          libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev
-          qemu-system-x86 busybox-static linux-image-amd64 ndctl daxctl
+          libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev)
+# For the VM tests (tests/vm): QEMU, a Debian kernel and busybox make the guests; ndctl/daxctl
+# (ndctl ships cxl) turn the emulated CXL device into a NUMA node there.
+test_packages=(qemu-system-x86 busybox-static linux-image-amd64 ndctl daxctl
           libopenmpi-dev openmpi-bin  # MPI: fleet runs (run --distribute) and their tests
           clang-14 libclang-rt-14-dev llvm-14  # sanitizer + libFuzzer builds (scripts/sanitize.sh, fuzz.sh); llvm-symbolizer
           clang-format-14)  # the one code style (.clang-format), checked by CTest repo_format
+((main_only)) || packages+=("${test_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

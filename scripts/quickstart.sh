@@ -3,7 +3,7 @@
 # then runs the default sweep (every strategy over a few sequence lengths) and renders it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --main  # what the main job needs; scripts/test.sh installs the rest
 scripts/build.sh "$@"
 ./build/cli/hybridbench --version
 ./build/cli/hybridbench topo
