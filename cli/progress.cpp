@@ -3,26 +3,49 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 
 namespace hb::cli {
 
-ProgressBar::ProgressBar(bool quiet) : enabled_(!quiet && isatty(STDERR_FILENO)) {}
+ProgressBar::ProgressBar(bool quiet) : enabled_(!quiet), terminal_(isatty(STDERR_FILENO) != 0) {}
+
+namespace {
+
+// Seconds left, from the share of the sweep's cost done so far ("--" before any point ends).
+std::string eta_text(const run::Progress& p) {
+  const double frac = p.total_cost > 0 ? p.done_cost / p.total_cost
+                                       : static_cast<double>(p.done) / static_cast<double>(p.total);
+  if (p.done <= 0 || frac <= 0) return "--";
+  char eta[32];
+  std::snprintf(eta, sizeof eta, "%.0fs", p.elapsed_s / frac - p.elapsed_s);
+  return eta;
+}
+
+}  // namespace
 
 void ProgressBar::update(const run::Progress& p) {
   if (!enabled_ || p.total <= 0) return;
+  const std::string eta = eta_text(p);
+  if (!terminal_) {
+    if (p.done <= last_done_) return;
+    last_done_ = p.done;
+    char stamp[16] = "";
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    if (gmtime_r(&now, &tm)) std::strftime(stamp, sizeof stamp, "%H:%M:%SZ", &tm);
+    std::fprintf(stderr, "hybridbench: %s %lld/%lld points, %.0fs elapsed, ETA %s  %s\n", stamp,
+                 static_cast<long long>(p.done), static_cast<long long>(p.total), p.elapsed_s,
+                 eta.c_str(), p.label.c_str());
+    return;
+  }
   const double frac = static_cast<double>(p.done) / static_cast<double>(p.total);
   const int width = 24, filled = static_cast<int>(frac * width);
   std::string bar(filled, '#');
   bar += std::string(width - filled, '.');
-  char eta[32] = "--";
-  if (p.done > 0) {
-    const double remaining = p.elapsed_s / frac - p.elapsed_s;
-    std::snprintf(eta, sizeof eta, "%.0fs", remaining);
-  }
   char line[256];
   std::snprintf(line, sizeof line, "[%s] %lld/%lld  %.0fs elapsed, ETA %s  %s", bar.c_str(),
-                static_cast<long long>(p.done), static_cast<long long>(p.total), p.elapsed_s, eta,
-                p.label.c_str());
+                static_cast<long long>(p.done), static_cast<long long>(p.total), p.elapsed_s,
+                eta.c_str(), p.label.c_str());
   std::string s(line);
   if (s.size() > 120) s.resize(120);
   std::fprintf(stderr, "\r%s%s", s.c_str(),
@@ -31,7 +54,8 @@ void ProgressBar::update(const run::Progress& p) {
 }
 
 void ProgressBar::finish() {
-  if (enabled_ && last_len_) std::fprintf(stderr, "\r%s\r", std::string(last_len_, ' ').c_str());
+  if (enabled_ && terminal_ && last_len_)
+    std::fprintf(stderr, "\r%s\r", std::string(last_len_, ' ').c_str());
   last_len_ = 0;
 }
 

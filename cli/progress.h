@@ -1,6 +1,8 @@
 #pragma once
-// A one-line progress bar with ETA on stderr, redrawn in place; silent when stderr is not a
-// terminal (CI logs) or with --quiet.
+// Progress on stderr, silent with --quiet. On a terminal: one line with a bar and ETA, redrawn
+// in place and cleared at the end. Off a terminal (CI logs, batch jobs): one timestamped line
+// per finished point, so a long run shows it is alive. The ETA weights points by their cost
+// (context tokens x batch), not by their count.
 #include <string>
 
 #include "reports/run/runner.h"
@@ -19,8 +21,9 @@ class ProgressBar {
   void finish();  // clears the line; idempotent
 
  private:
-  bool enabled_;
+  bool enabled_, terminal_;
   size_t last_len_ = 0;
+  int64_t last_done_ = 0;  // off a terminal: points already reported
 };
 
 }  // namespace hb::cli

@@ -174,6 +174,11 @@ std::vector<HostTier> host_tiers(const RunEnvironment& env) {
   return tiers;
 }
 
+// What a point costs relative to others, for the progress ETA: its tokens of context.
+double point_cost(int64_t seq_len, int batch) {
+  return static_cast<double>(std::max<int64_t>(seq_len, 1)) * std::max(batch, 1);
+}
+
 // One sweep in progress (nvbench's runner): what it shares, the report it fills, its count.
 struct SweepRun {
   SweepRun(const SweepContext& c, const ValidSweep& v, const ProgressFn& p, reports::Report& r)
@@ -184,13 +189,15 @@ struct SweepRun {
   reports::Report& report;
   int64_t total = 0;
   int64_t done = 0;
+  double total_cost = 0, done_cost = 0;  // Progress::done_cost
   int64_t t_start = now_ns();
   bool context_accel_set = false;
   bool stopped = false;
   std::map<std::string, size_t> first_pass;  // point key -> index in report.points
 
   void tell(const std::string& label) const {
-    if (progress) progress({done, total, label, (now_ns() - t_start) * 1e-9});
+    if (progress)
+      progress({done, total, label, (now_ns() - t_start) * 1e-9, done_cost, total_cost});
   }
   bool stop_requested() const {
     const SweepControl* control = ctx.env.control.get();
@@ -285,6 +292,7 @@ void run_group(SweepRun& run, int pass, const SweepGroup& g) {
       run.report.points.push_back(std::move(point));
     }
     ++run.done;
+    run.done_cost += point_cost(point.axes.seq_len, point.axes.batch);
   }
   run.tell(where + ": done");
 }
@@ -334,6 +342,9 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
   SweepRun run(ctx, sweep, progress, report);
   run.total =
       static_cast<int64_t>(sweep_groups(spec).size() * sweep.strategies.size()) * spec.repetitions;
+  for (const SweepGroup& g : sweep_groups(spec))
+    run.total_cost += point_cost(g.seq_len, g.batch) *
+                      static_cast<double>(sweep.strategies.size() * spec.repetitions);
 
   try {  // with a control, a failure escaping a unit ends the sweep with what finished
     run_passes(run);

@@ -21,6 +21,9 @@ struct Progress {
   int64_t done = 0, total = 0;  // strategy-points finished / planned
   std::string label;            // "llama-3.1-8b 32768 tok b1: hybridgen"
   double elapsed_s = 0;
+  // The same counts weighted by what a point costs (context tokens x batch: a 32k point takes
+  // about 8x a 4k one), for an ETA that does not run ahead on the cheap points.
+  double done_cost = 0, total_cost = 0;
 };
 using ProgressFn = std::function<void(const Progress&)>;
 
