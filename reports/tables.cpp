@@ -214,6 +214,14 @@ std::string time_cell(const Point* p) {
          format_percent(robust_rel_noise(p->step.summary));
 }
 
+std::string attended_cell(const std::optional<AttendedTokens>& a) {
+  if (!a) return "-";
+  const std::string mean = std::to_string(std::llround(a->mean));
+  return a->min == a->max
+             ? mean
+             : mean + " (" + std::to_string(a->min) + "-" + std::to_string(a->max) + ")";
+}
+
 std::string accuracy_cell(const Point* p) {
   if (!p) return "-";
   if (p->status != PointStatus::ok) return to_string(p->status);
@@ -221,6 +229,7 @@ std::string accuracy_cell(const Point* p) {
   if (a.steps_scored == 0) return "not scored";
   std::string s = "rel_l2 " + format_sci(a.rel_l2) + ", recall " + format_percent(a.mass_recall);
   if (a.has_needle()) s += ", needle " + format_percent(a.needle_success_rate);
+  if (p->attended_tokens) s += ", attended " + attended_cell(p->attended_tokens);
   return s;
 }
 
@@ -466,7 +475,7 @@ std::string csv_report(const Report& report, const TableOptions& options) {
       "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_"
       "rate,"
       "h2d_bytes_per_step,d2h_bytes_per_step,modeled_platform,modeled_median_ns,model_error,ran_on_"
-      "rank,ran_on_host\n";
+      "rank,ran_on_host,attended_tokens_mean,attended_tokens_min,attended_tokens_max\n";
   for (const auto& t : tables)
     for (const auto& [len, host] : t.columns())
       for (const auto& s : t.strategies) {
@@ -516,7 +525,10 @@ std::string csv_report(const Report& report, const TableOptions& options) {
             p->modeled.present() ? csv_number(p->modeled.step.summary.median) : "",
             p->modeled.present() ? csv_number(p->modeled.error_vs_measured) : "",
             p->ran_on.known() ? std::to_string(p->ran_on.rank) : "",
-            p->ran_on.host};
+            p->ran_on.host,
+            p->attended_tokens ? csv_number(p->attended_tokens->mean) : "",
+            p->attended_tokens ? std::to_string(p->attended_tokens->min) : "",
+            p->attended_tokens ? std::to_string(p->attended_tokens->max) : ""};
         for (size_t i = 0; i < f.size(); ++i) csv += (i ? "," : "") + csv_field(f[i]);
         csv += "\n";
       }
