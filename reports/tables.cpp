@@ -473,9 +473,9 @@ std::string csv_report(const Report& report, const TableOptions& options) {
       "step_robust_rel_"
       "noise,tokens_per_s,reference,"
       "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_"
-      "rate,"
+      "rate,attended_tokens_mean,attended_tokens_min,attended_tokens_max,"
       "h2d_bytes_per_step,d2h_bytes_per_step,modeled_platform,modeled_median_ns,model_error,ran_on_"
-      "rank,ran_on_host,attended_tokens_mean,attended_tokens_min,attended_tokens_max\n";
+      "rank,ran_on_host\n";
   for (const auto& t : tables)
     for (const auto& [len, host] : t.columns())
       for (const auto& s : t.strategies) {
@@ -519,16 +519,16 @@ std::string csv_report(const Report& report, const TableOptions& options) {
             scored ? csv_number(a.max_abs_err) : "",
             scored ? csv_number(a.mass_recall) : "",
             scored && a.has_needle() ? csv_number(a.needle_success_rate) : "",
+            p->attended_tokens ? csv_number(p->attended_tokens->mean) : "",
+            p->attended_tokens ? std::to_string(p->attended_tokens->min) : "",
+            p->attended_tokens ? std::to_string(p->attended_tokens->max) : "",
             p->timed() ? std::to_string(p->traffic_per_step.h2d_bytes) : "",
             p->timed() ? std::to_string(p->traffic_per_step.d2h_bytes) : "",
             p->modeled.platform,
             p->modeled.present() ? csv_number(p->modeled.step.summary.median) : "",
             p->modeled.present() ? csv_number(p->modeled.error_vs_measured) : "",
             p->ran_on.known() ? std::to_string(p->ran_on.rank) : "",
-            p->ran_on.host,
-            p->attended_tokens ? csv_number(p->attended_tokens->mean) : "",
-            p->attended_tokens ? std::to_string(p->attended_tokens->min) : "",
-            p->attended_tokens ? std::to_string(p->attended_tokens->max) : ""};
+            p->ran_on.host};
         for (size_t i = 0; i < f.size(); ++i) csv += (i ? "," : "") + csv_field(f[i]);
         csv += "\n";
       }
