@@ -41,12 +41,26 @@ class H2o final : public baselines::KvStrategyBase {
     const int64_t n = problem.prompt_len();
     heavy_ = heavy_opt_ >= 0 ? static_cast<int64_t>(heavy_opt_) : ratio_tokens(heavy_ratio_, n);
     recent_ = recent_opt_ >= 0 ? static_cast<int64_t>(recent_opt_) : ratio_tokens(recent_ratio_, n);
+    if (!budget_alone(problem, heavy_opt_ >= 0 || recent_opt_ >= 0, "h2o.heavy/recent", r)) return;
+    if (const int64_t budget = problem.kv_budget_tokens; budget > 0) {
+      // run --kv-budget: heavy + recent + the incoming token = the budget, split heavy:recent as
+      // heavy_ratio:recent_ratio (the paper's equal halves by default).
+      const int64_t cached = budget - 1;
+      const double share =
+          heavy_ratio_ + recent_ratio_ > 0 ? heavy_ratio_ / (heavy_ratio_ + recent_ratio_) : 0.5;
+      heavy_ = std::llround(share * static_cast<double>(cached));
+      recent_ = cached - heavy_;
+      r.parameters["kv_budget_mapping"] = "heavy " + std::to_string(heavy_) + " + recent " +
+                                          std::to_string(recent_) +
+                                          " + the new token = " + std::to_string(budget) +
+                                          " (heavy:recent as heavy_ratio:recent_ratio)";
+    }
     cap_ = heavy_ + recent_ + 1;  // the budget plus the incoming token, evicted back to budget
     r.parameters["heavy_tokens"] = std::to_string(heavy_);
     r.parameters["recent_tokens"] = std::to_string(recent_);
     r.parameters["heavy_ratio"] = heavy_opt_ >= 0 ? "-" : num(heavy_ratio_);
     r.parameters["recent_ratio"] = recent_opt_ >= 0 ? "-" : num(recent_ratio_);
-    r.parameters["budget_tokens"] = std::to_string(heavy_ + recent_);
+    r.parameters["budget_tokens"] = std::to_string(heavy_ + recent_ + 1);  // + the new token
     r.parameters["prefill_queries"] = std::to_string(problem.workloads[0].num_prompt_queries());
     r.parameters["score"] =
         "accumulated softmax probability per KV head, summed over its query heads";

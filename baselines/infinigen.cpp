@@ -51,6 +51,17 @@ class InfiniGen final : public baselines::KvStrategyBase {
     max_pages_ = pages_for(max_tokens_, P);
     kmax_ = std::max<int64_t>(
         1, static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(max_tokens_))));
+    if (!budget_alone(problem, max_ratio_given_, "infinigen.max_ratio", r)) return;
+    budget_cap_ = problem.kv_budget_tokens > 0;
+    if (budget_cap_) {
+      // run --kv-budget: the cap on k is the budget less the new token, at every step.
+      kmax_ = std::max<int64_t>(1, problem.kv_budget_tokens - 1);
+      r.parameters["kv_budget_mapping"] =
+          "k <= " + std::to_string(kmax_) +
+          " fetched tokens + the new token = " + std::to_string(problem.kv_budget_tokens) +
+          " (a cap: the realised k, the mean count within alpha of the best speculated logit, "
+          "may be lower; attended_tokens reports it)";
+    }
     att_pages_ = pages_for(kmax_ + 1, P);
     es_ = dtype_size(shape.kv_dtype);
     block_ = static_cast<size_t>(P) * d * es_;
@@ -215,8 +226,11 @@ class InfiniGen final : public baselines::KvStrategyBase {
     const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, G = shape.group_size();
     const int64_t n_old = ctx - 1;
     const size_t BH = static_cast<size_t>(B) * Hkv;
-    const int64_t kcap = std::clamp<int64_t>(
-        static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(ctx))), 1, kmax_);
+    const int64_t kcap =
+        budget_cap_ ? kmax_
+                    : std::clamp<int64_t>(
+                          static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(ctx))),
+                          1, kmax_);
     acc.host_kernel([=, this](ThreadPool& pool) {
       float* agg = agg_.as<float>();
       int32_t* sel = sel_.as<int32_t>();
@@ -410,6 +424,8 @@ class InfiniGen final : public baselines::KvStrategyBase {
   const double partial_ratio_ = option("partial_ratio", 0.2);
   const double alpha_ = option("alpha", 4.0);
   const double max_ratio_ = option("max_ratio", 0.2);
+  const bool max_ratio_given_ = option_given("max_ratio");
+  bool budget_cap_ = false;  // run --kv-budget: kmax_ is the cap at every step
   const double skew_ = option("skew", 1);
   int pd_ = 0, pd_pad_ = 0;
   int64_t max_tokens_ = 0, max_pages_ = 0, kmax_ = 0, att_pages_ = 0;

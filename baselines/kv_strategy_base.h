@@ -34,6 +34,10 @@ class KvStrategyBase : public Strategy {
     platform_ = platform;
     PlanResult r;
     plan_into(problem, platform, r);
+    // run --kv-budget: a strategy that maps it says how; the others attend everything.
+    if (problem.kv_budget_tokens > 0 && r.status == PlanStatus::ok &&
+        !r.parameters.count("kv_budget_mapping"))
+      r.parameters["kv_budget_mapping"] = "dense: attends all (--kv-budget ignored)";
     return r;
   }
   std::vector<MemoryRegion> memory_regions() const override { return kv_->regions(); }
@@ -46,6 +50,20 @@ class KvStrategyBase : public Strategy {
   // The strategy's option `key` (--opt NAME.key=value) or `def`; for member initializers.
   double option(const std::string& key, double def) const {
     return options_->number(name_, key, def);
+  }
+  // Whether --opt NAME.key was given at all (for options run --kv-budget replaces).
+  bool option_given(const std::string& key) const {
+    return options_->all().count(name_ + "." + key) > 0;
+  }
+  // run --kv-budget together with an option that sets the same budget: declined with a reason
+  // (r unsupported); returns true when there is no such clash.
+  static bool budget_alone(const Problem& problem, bool option_set, const std::string& option,
+                           PlanResult& r) {
+    if (problem.kv_budget_tokens <= 0 || !option_set) return true;
+    r.status = PlanStatus::unsupported;
+    r.reason =
+        "--kv-budget and --opt " + option + " both set the attention budget: drop one of them";
+    return false;
   }
   // Refuses options that make no sense (exit 2). Called from the constructor, not plan_into():
   // the runner makes every strategy once before the sweep, so a bad option is refused up front

@@ -41,8 +41,16 @@ class Quest final : public baselines::KvStrategyBase {
     const int P = problem.page_tokens;
     const auto& shape = problem.shape;
     // Quest's controller: max(3, budget / page) pages, the current page included.
-    budget_pages_ = std::max<int64_t>(static_cast<int64_t>(min_pages_opt_),
-                                      static_cast<int64_t>(budget_opt_) / P);
+    if (!budget_alone(problem, budget_given_, "quest.budget", r)) return;
+    const int64_t budget =
+        problem.kv_budget_tokens > 0 ? problem.kv_budget_tokens : static_cast<int64_t>(budget_opt_);
+    budget_pages_ = std::max<int64_t>(static_cast<int64_t>(min_pages_opt_), budget / P);
+    if (problem.kv_budget_tokens > 0)
+      r.parameters["kv_budget_mapping"] =
+          std::to_string(budget) +
+          " tokens -> max(min_pages, budget / page) = " + std::to_string(budget_pages_) +
+          " pages of " + std::to_string(P) +
+          " (the current page included: a partly filled one attends fewer)";
     const int64_t max_tokens = full_context();
     max_pages_ = pages_for(max_tokens, P);
     block_ = static_cast<size_t>(P) * shape.head_dim * dtype_size(shape.kv_dtype);
@@ -374,6 +382,7 @@ class Quest final : public baselines::KvStrategyBase {
   }
 
   const double budget_opt_ = option("budget", 2048);
+  const bool budget_given_ = option_given("budget");
   const double offload_opt_ = option("offload", 0);
   const double min_pages_opt_ = option("min_pages", 3);
   bool offload_ = false;

@@ -36,6 +36,15 @@ class StreamingLlm final : public baselines::KvStrategyBase {
     // Default window: the total budget matches the other pruning strategies (20% of the context).
     window_ = window_opt_ >= 0 ? static_cast<int64_t>(window_opt_)
                                : std::max<int64_t>(1, ratio_tokens(ratio_, n) - sinks_);
+    if (!budget_alone(problem, window_opt_ >= 0, "streamingllm.window", r)) return;
+    if (const int64_t budget = problem.kv_budget_tokens; budget > 0) {
+      // run --kv-budget: sinks + window = the budget (the window holds the new token).
+      sinks_ = std::min<int64_t>(sinks_, budget - 1);
+      window_ = budget - sinks_;
+      r.parameters["kv_budget_mapping"] = "sinks " + std::to_string(sinks_) + " + window " +
+                                          std::to_string(window_) +
+                                          " (the new token included) = " + std::to_string(budget);
+    }
     if (window_ < 1)
       throw Error("streamingllm.window must be at least 1", "e.g. --opt streamingllm.window=2044");
     cap_ = sinks_ + window_;

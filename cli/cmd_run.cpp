@@ -121,6 +121,11 @@ void print_summary(const reports::Report& r, std::FILE* to) {
   reports::TextTable t;
   using A = reports::TextTable::Align;
   for (const char* h : {"strategy", "seq_len", "batch"}) t.add_column(h);
+  // run --kv-budget: the budget each point was given, as typed.
+  const bool any_budget = std::any_of(r.points.begin(), r.points.end(), [](const auto& p) {
+    return p.axes.extra.count("kv_budget");
+  });
+  if (any_budget) t.add_column("budget", A::right);
   // How much of the point's KV the accelerator's budget holds: where "all" turns into a share,
   // the KV stops fitting.
   const bool any_fit = std::any_of(r.points.begin(), r.points.end(),
@@ -131,6 +136,7 @@ void print_summary(const reports::Report& r, std::FILE* to) {
   if (any_modeled) t.add_column("modeled (err)", A::right);
   t.add_column("rel_l2", A::right);
   t.add_column("recall", A::right);
+  t.add_column("attended", A::right);  // tokens per step and query head: mean (min-max)
   t.add_column("figures");
   // Fleet reports: the same point can come from several hosts, so say which.
   const bool fleet = !r.context.hosts.empty();
@@ -138,11 +144,15 @@ void print_summary(const reports::Report& r, std::FILE* to) {
   for (const auto& p : r.points) {
     std::vector<std::string> row = {p.axes.strategy, reports::format_tokens(p.axes.seq_len),
                                     std::to_string(p.axes.batch)};
+    if (any_budget) {
+      const auto it = p.axes.extra.find("kv_budget");
+      row.push_back(it != p.axes.extra.end() ? it->second : "-");
+    }
     if (any_fit) row.push_back(reports::kv_fit_cell(p.kv_fit_fraction));
     if (!p.timed()) {
       row.insert(row.end(), {"-", "-"});
       if (any_modeled) row.push_back("-");
-      row.insert(row.end(), {"-", "-", reports::status_cell(p)});
+      row.insert(row.end(), {"-", "-", "-", reports::status_cell(p)});
     } else {
       row.push_back(reports::format_duration_ns(p.step.summary.median));
       row.push_back(reports::format_percent(reports::robust_rel_noise(p.step.summary)));
@@ -155,6 +165,7 @@ void print_summary(const reports::Report& r, std::FILE* to) {
       const bool scored = p.accuracy.steps_scored > 0;
       row.push_back(scored ? reports::format_sci(p.accuracy.rel_l2) : "-");
       row.push_back(scored ? reports::format_percent(p.accuracy.mass_recall) : "-");
+      row.push_back(reports::attended_cell(p.attended_tokens));
       row.push_back(reports::to_string(p.provenance));
     }
     if (fleet) row.push_back(p.ran_on.host);

@@ -19,6 +19,13 @@ void add_axis_options(CLI::App& sub, SweepAxesText& axes) {
   sub.add_option("--strategy", axes.strategies,
                  "Strategies, comma separated, or 'all' (see --list-strategies)")
       ->capture_default_str();
+  sub.add_option("--kv-budget", axes.kv_budgets,
+                 "Tokens each sparse strategy attends per step (the new token included): a count "
+                 "(2048, 2k) or a share of the context (6%), comma separated, a sweep axis. h2o "
+                 "splits it heavy:recent by its ratios, streamingllm into sinks + window, quest "
+                 "into pages, infinigen caps its k at it, hybridgen into the accelerator window + "
+                 "the CPU top-k; dense strategies attend all (default: none, each strategy's own "
+                 "budget). Every point reports attended_tokens");
   sub.add_option("--kv-dtype", axes.kv_dtypes, "KV cache element types: fp16, bf16, fp32")
       ->capture_default_str();
   sub.add_option("--opt", axes.strategy_options,
@@ -118,6 +125,7 @@ void apply_sweep_axes(const SweepAxesText& axes, run::SweepSpec& spec, bool keep
   spec.strategies = run::split_list(axes.strategies);
   spec.batches = run::parse_batches(axes.batches);
   if (!keep_seq_lens) spec.seq_lens = run::parse_seq_lens(axes.seq_lens);
+  if (axes.kv_budgets) spec.kv_budgets = run::parse_kv_budgets(*axes.kv_budgets);
   for (const auto& o : axes.strategy_options) {
     auto [key, value] = run::parse_strategy_option(o);
     spec.strategy_options[key] = value;

@@ -3,6 +3,7 @@
 // strategies, KV types, strategy parameters), how long to sample each point, and the
 // accelerator's budget and threads. Declared once here so both commands accept the same
 // syntax, units and limits and show one help text; each command adds only its own options.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace hb::cli {
 struct SweepAxesText {
   std::string models = "llama-3.1-8b", seq_lens = "4k,16k,32k", batches = "1", strategies = "all",
               kv_dtypes = "fp16";
+  std::optional<std::string> kv_budgets;      // --kv-budget: absent = none
   std::vector<std::string> strategy_options;  // --opt STRATEGY.KEY=VALUE, repeatable
 };
 

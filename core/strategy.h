@@ -45,6 +45,10 @@ struct Problem {
   int page_tokens = kDefaultPageTokens;
   // One per sequence, same shape and lengths; a view, so a micro-batch is a sub-span.
   std::span<const Workload> workloads;
+  // run --kv-budget: tokens each sparse strategy may attend per decode step and query head
+  // (the step's new token included), resolved for this point; 0 = none (each strategy's own
+  // defaults). Dense strategies ignore it and say so.
+  int64_t kv_budget_tokens = 0;
   int64_t prompt_len() const { return workloads[0].prompt_len(); }
   int decode_steps() const { return static_cast<int>(workloads[0].steps.size()); }
   // Tokens in the context at decode step s (prompt + generated, including step s's token).

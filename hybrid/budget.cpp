@@ -73,6 +73,51 @@ int64_t solve_acc_pages(const BudgetInputs& in, int64_t page_slot) {
 
 }  // namespace
 
+// run --kv-budget: half the budget (whole pages, at least one) on the accelerator as window
+// plus hot slots (split as hot_share), as far as its memory holds them; the CPU ships the rest
+// as its top-k (ratio pinned at 1 and capped at k_cap, so k = min(C, k_cap)). Resident tokens
+// + top-k = the budget; promoted hot slots fill over the run, and the newest page may be partly
+// filled, so a step attends up to a page plus the empty hot slots fewer.
+bool HybridGen::Impl::apply_token_budget(int64_t acc_pages_fit, int64_t avail, int64_t page_slot,
+                                         int64_t row_bytes, PlanResult& r) {
+  const HybridGenConfig& c = cfg();
+  const int64_t budget = problem->kv_budget_tokens;
+  const int64_t acc_pages = std::clamp<int64_t>(ceil_div(budget / 2, P), 1, acc_pages_fit);
+  const int64_t hot =
+      c.budget_config().semantic()
+          ? std::min(acc_pages - 1,
+                     static_cast<int64_t>(c.hot_share * static_cast<double>(acc_pages)))
+          : 0;
+  self.acc_pages_ = acc_pages;
+  self.hot_slots_ = hot;
+  self.window_pages_ = acc_pages - hot;
+  min_window_pages = self.window_pages_;
+  ccap = std::max<int64_t>(0, t_end - (self.window_pages_ - 1) * P);
+  k_cap = logit ? std::clamp<int64_t>(budget - acc_pages * P, 0, ccap) : 0;
+  ext_bytes = static_cast<int64_t>(B) * Hq * k_cap * row_bytes;
+  ratio_limit = 1.0;
+  ext_note.clear();
+  if (acc_pages * page_slot + ext_bytes > avail) {
+    r.status = PlanStatus::oom;
+    r.reason = "--kv-budget " + std::to_string(budget) + ": " + std::to_string(acc_pages) +
+               " accelerator pages per head and " + std::to_string(k_cap) +
+               " shipped rows per query head do not fit the accelerator budget (" +
+               std::to_string(avail >> 20) + " MiB)";
+    return false;
+  }
+  budget_mapping =
+      logit ? "accelerator " + std::to_string(acc_pages * P) + " (window " +
+                  std::to_string(self.window_pages_ * P) + " + hot " + std::to_string(hot * P) +
+                  ") + CPU top-k " + std::to_string(k_cap) + " = " +
+                  std::to_string(acc_pages * P + k_cap) +
+                  " (ratio pinned at 1, boundary fixed; empty hot slots and a partly filled "
+                  "newest page attend fewer)"
+            : "accelerator window " + std::to_string(acc_pages * P) +
+                  " (lse merge: the CPU attends every host token exactly, so the budget sizes "
+                  "the window only)";
+  return true;
+}
+
 bool HybridGen::Impl::plan_budget(PlanResult& r) {
   const HybridGenConfig& c = cfg();
   const HybridGenConfig bc = c.budget_config();
@@ -92,7 +137,9 @@ bool HybridGen::Impl::plan_budget(PlanResult& r) {
   budget_bytes = avail;
   const int64_t row_bytes = 4 + static_cast<int64_t>(d * es);  // one shipped logit + V row
 
-  all_fit = c.min_host_share == 0 && c.gpu_tokens < 0 && cap - fixed >= pages_end * page_slot;
+  const int64_t budget = problem->kv_budget_tokens;
+  all_fit = c.min_host_share == 0 && c.gpu_tokens < 0 && cap - fixed >= pages_end * page_slot &&
+            (budget <= 0 || budget >= t_end);  // a budget below the context keeps a host side
   if (all_fit) {
     self.acc_pages_ = self.window_pages_ = pages_end;
     self.hot_slots_ = 0;
@@ -121,6 +168,7 @@ bool HybridGen::Impl::plan_budget(PlanResult& r) {
     return false;
   }
   ratio_limit = ccap > 0 ? static_cast<double>(k_cap) / static_cast<double>(ccap) : 1.0;
+  if (budget > 0) return apply_token_budget(avail / page_slot, avail, page_slot, row_bytes, r);
   if (logit &&
       k_cap < static_cast<int64_t>(std::ceil(ratio_to_serve(bc) * static_cast<double>(ccap))))
     ext_note = "shipped-row buffers hold " + std::to_string(k_cap) +

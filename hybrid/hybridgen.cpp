@@ -50,7 +50,11 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
   // With cpu_k_cap the CPU's cost no longer scales with its tokens, which the boundary rule's
   // per-token model assumes: keep the port's fixed FIFO window then.
   if (m.logit && sc.cpu_k_cap > 0) sc.adapt_boundary = false;
-  sched_ = std::make_unique<FeedbackScheduler>(sc, cfg_.ratio, window_pages_ * m.P);
+  // run --kv-budget: the split between window and top-k is the budget's, not the scheduler's.
+  const bool budgeted = m.budgeted() && !m.all_fit;
+  if (budgeted) sc.adapt_ratio = sc.adapt_boundary = false;
+  sched_ = std::make_unique<FeedbackScheduler>(sc, budgeted && m.logit ? 1.0 : cfg_.ratio,
+                                               window_pages_ * m.P);
   sched_->set_window_limits(m.min_window_pages * m.P,
                             std::max<int64_t>(1, acc_pages_ - hot_slots_) * m.P);
   if (m.all_fit) sched_->set_window_limits(window_pages_ * m.P, window_pages_ * m.P);
@@ -58,6 +62,9 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
   if (!m.all_fit && m.logit) sched_->set_ratio_limit(m.ratio_limit);
   sched_->set_cap_limit(std::max<int64_t>(1, m.ccap));
   describe(r.parameters);
+  if (m.budgeted())
+    r.parameters["kv_budget_mapping"] =
+        m.all_fit ? "dense: the budget holds the whole context" : m.budget_mapping;
   return r;
 }
 

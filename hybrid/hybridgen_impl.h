@@ -87,6 +87,10 @@ struct HybridGen::Impl {
   int64_t ext_bytes = 0;     // accelerator bytes of the shipped-row buffers
   int64_t budget_bytes = 0;  // accelerator bytes for KV pages + shipped rows (after step buffers)
   double ratio_limit = 1.0;  // ratio the shipped-row buffers allow at the longest context
+  // run --kv-budget (Problem::kv_budget_tokens > 0): the accelerator pages (window + hot slots)
+  // and the CPU top-k (k_cap, ratio pinned at 1) share the budget; "" when none.
+  std::string budget_mapping;
+  bool budgeted() const { return problem->kv_budget_tokens > 0; }
   std::string ext_note;
 
   std::unique_ptr<PageArena> acc_arena;
@@ -120,6 +124,10 @@ struct HybridGen::Impl {
   // ---- budget.cpp
   // Splits the accelerator budget; false (with r's status and reason) when nothing fits.
   bool plan_budget(PlanResult& r);
+  // run --kv-budget: resizes the layout so that the resident accelerator tokens plus the CPU
+  // top-k equal the budget (budget.cpp); false (r oom) when that does not fit.
+  bool apply_token_budget(int64_t acc_pages_fit, int64_t avail, int64_t page_slot,
+                          int64_t row_bytes, PlanResult& r);
 
   // ---- placement.cpp (mechanism 3)
   PageArena& k_arena(int t);

@@ -185,6 +185,15 @@ struct Accuracy {
   bool has_needle() const { return needle_success_rate >= 0; }
 };
 
+// Tokens a point really attended per decode step and query head, over its scored steps (the
+// (sequence, query head, step) triples scored for accuracy): a dense strategy attends the whole
+// context, a sparse one what StepResult::attended lists. Compares the work behind the accuracy
+// figures across strategies (run --kv-budget sets the budget they aim at).
+struct AttendedTokens {
+  double mean = 0;
+  int64_t min = 0, max = 0;
+};
+
 // A performance model's prediction of a measured point, priced from the very steps that were
 // timed (`run --platform P` in measure mode, validate-model): modeled and measured side by side.
 struct ModeledAlongside {
@@ -219,6 +228,9 @@ struct Point {
   Traffic traffic_per_step;              // averaged over timed steps
   std::vector<PlacedRegion> placement;
   Accuracy accuracy;
+  // Absent when no step was scored (--accuracy-steps 0, a failed point) and in reports written
+  // before it existed.
+  std::optional<AttendedTokens> attended_tokens;
   std::map<std::string, std::string> strategy_params;     // effective parameters
   std::vector<std::map<std::string, double>> trajectory;  // per-step scheduler state, if any
   ModeledAlongside modeled;  // only on measured points run with a platform profile

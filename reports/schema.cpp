@@ -214,6 +214,10 @@ json point_json(const Point& p) {
             {"trajectory", trajectory}};
   if (!p.step.pass_sizes.empty()) j["step"]["pass_sizes"] = p.step.pass_sizes;
   if (p.kv_fit_fraction) j["kv_fit_fraction"] = *p.kv_fit_fraction;
+  if (p.attended_tokens)
+    j["attended_tokens"] = {{"mean", p.attended_tokens->mean},
+                            {"min", p.attended_tokens->min},
+                            {"max", p.attended_tokens->max}};
   if (p.modeled.present()) {
     json phases_ns = json::object();
     for (const auto& [k, v] : p.modeled.phase_median_ns) phases_ns[k] = v;
@@ -414,6 +418,14 @@ Point read_point(const JsonReader& r) {
     const double v = f.as_number();
     if (!(v >= 0 && v <= 1)) f.fail("a share of the KV cache must be from 0 to 1");
     p.kv_fit_fraction = v;
+  }
+  if (r.has("attended_tokens")) {  // optional: absent when unscored and in older reports
+    const auto a = r.member("attended_tokens");
+    AttendedTokens t{a.member("mean").as_number(), a.i64("min"), a.i64("max")};
+    if (!(t.min >= 0 && t.min <= t.max && t.mean >= t.min - 1e-6 * t.max &&
+          t.mean <= t.max * (1 + 1e-9)))
+      a.fail("attended tokens must satisfy 0 <= min <= mean <= max");
+    p.attended_tokens = t;
   }
 
   auto step = r.member("step");

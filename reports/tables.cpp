@@ -214,6 +214,14 @@ std::string time_cell(const Point* p) {
          format_percent(robust_rel_noise(p->step.summary));
 }
 
+std::string attended_cell(const std::optional<AttendedTokens>& a) {
+  if (!a) return "-";
+  const std::string mean = std::to_string(std::llround(a->mean));
+  return a->min == a->max
+             ? mean
+             : mean + " (" + std::to_string(a->min) + "-" + std::to_string(a->max) + ")";
+}
+
 std::string accuracy_cell(const Point* p) {
   if (!p) return "-";
   if (p->status != PointStatus::ok) return to_string(p->status);
@@ -221,6 +229,7 @@ std::string accuracy_cell(const Point* p) {
   if (a.steps_scored == 0) return "not scored";
   std::string s = "rel_l2 " + format_sci(a.rel_l2) + ", recall " + format_percent(a.mass_recall);
   if (a.has_needle()) s += ", needle " + format_percent(a.needle_success_rate);
+  if (p->attended_tokens) s += ", attended " + attended_cell(p->attended_tokens);
   return s;
 }
 
@@ -464,7 +473,7 @@ std::string csv_report(const Report& report, const TableOptions& options) {
       "step_robust_rel_"
       "noise,tokens_per_s,reference,"
       "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_"
-      "rate,"
+      "rate,attended_tokens_mean,attended_tokens_min,attended_tokens_max,"
       "h2d_bytes_per_step,d2h_bytes_per_step,modeled_platform,modeled_median_ns,model_error,ran_on_"
       "rank,ran_on_host\n";
   for (const auto& t : tables)
@@ -510,6 +519,9 @@ std::string csv_report(const Report& report, const TableOptions& options) {
             scored ? csv_number(a.max_abs_err) : "",
             scored ? csv_number(a.mass_recall) : "",
             scored && a.has_needle() ? csv_number(a.needle_success_rate) : "",
+            p->attended_tokens ? csv_number(p->attended_tokens->mean) : "",
+            p->attended_tokens ? std::to_string(p->attended_tokens->min) : "",
+            p->attended_tokens ? std::to_string(p->attended_tokens->max) : "",
             p->timed() ? std::to_string(p->traffic_per_step.h2d_bytes) : "",
             p->timed() ? std::to_string(p->traffic_per_step.d2h_bytes) : "",
             p->modeled.platform,

@@ -68,7 +68,9 @@ std::vector<ProcurementTable> procurement_tables(const Report& report,
 std::vector<std::pair<std::string, std::string>> context_facts(const ReportContext& c);
 
 // Cell texts shared by the renderers.
-std::string time_cell(const Point* p);      // "1.23 ms ± 2.1%", or the status ("oom"), or "-"
+std::string time_cell(const Point* p);  // "1.23 ms ± 2.1%", or the status ("oom"), or "-"
+// Tokens attended per step and query head: "2048", or "1990 (1985-2048)" when it varied.
+std::string attended_cell(const std::optional<AttendedTokens>& a);
 std::string accuracy_cell(const Point* p);  // "1.2e-03, recall 99.8%, needle 100%", or status
 std::string status_cell(const Point& p);    // "oom: KV 2.0 GiB > capacity 1.0 GiB"
 

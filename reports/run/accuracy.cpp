@@ -80,7 +80,13 @@ void AccuracyAccumulator::add(const StepReference& ref, const StepResult& out) {
   for (int b = 0; b < B; ++b) {
     for (int h = 0; h < H; ++h) {
       const size_t bh = static_cast<size_t>(b) * H + h;
-      if (out.attended.empty() || out.attended[bh].empty() || ref.probs.empty()) {
+      const bool dense = out.attended.empty() || out.attended[bh].empty();
+      const int64_t n_att = dense ? ref.context : static_cast<int64_t>(out.attended[bh].size());
+      attended_min_ = attended_n_ ? std::min(attended_min_, n_att) : n_att;
+      attended_max_ = attended_n_ ? std::max(attended_max_, n_att) : n_att;
+      attended_sum_ += static_cast<double>(n_att);
+      ++attended_n_;
+      if (dense || ref.probs.empty()) {
         recall += 1.0;
       } else {
         double m = 0;
@@ -111,6 +117,12 @@ void AccuracyAccumulator::add(const StepReference& ref, const StepResult& out) {
   cosine_ += (ref2 > 0 && out2 > 0) ? dot / std::sqrt(ref2 * out2) : (ref2 == out2 ? 1.0 : 0.0);
   max_abs_ = std::max(max_abs_, max_abs);
   recall_ += recall / (static_cast<double>(B) * H);
+}
+
+std::optional<reports::AttendedTokens> AccuracyAccumulator::attended() const {
+  if (attended_n_ == 0) return std::nullopt;
+  return reports::AttendedTokens{attended_sum_ / static_cast<double>(attended_n_), attended_min_,
+                                 attended_max_};
 }
 
 reports::Accuracy AccuracyAccumulator::result() const {

@@ -3,6 +3,7 @@
 // step is computed once and shared by every strategy at the point (it costs more than most
 // strategies' steps at long context).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/strategy.h"
@@ -40,12 +41,16 @@ class AccuracyAccumulator {
   AccuracyAccumulator(const Problem& problem) : problem_(problem) {}
   void add(const StepReference& ref, const StepResult& out);
   reports::Accuracy result() const;
+  // Tokens attended per (sequence, query head) over the steps added; none before the first.
+  std::optional<reports::AttendedTokens> attended() const;
 
  private:
   const Problem& problem_;
   int64_t steps_ = 0;
   double rel_l2_ = 0, cosine_ = 0, max_abs_ = 0, recall_ = 0;
   int64_t needle_trials_ = 0, needle_hits_ = 0;
+  double attended_sum_ = 0;
+  int64_t attended_n_ = 0, attended_min_ = 0, attended_max_ = 0;
 };
 
 }  // namespace hb::run

@@ -131,6 +131,7 @@ void finish(Contender& c, const std::string& stop_reason, const std::string& pla
   if (!c.samples.empty())
     p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
   p.accuracy = c.accuracy.result();
+  p.attended_tokens = c.accuracy.attended();
   p.trajectory = c.strategy->trajectory();
   // Side by side only when every timed step was priced: a partial set would compare different
   // steps.
@@ -150,6 +151,7 @@ void fail(Contender& c, reports::PointStatus status, const std::string& reason) 
   c.point.reason = reason;
   c.point.step.stop_reason = "none";
   c.point.accuracy = {};  // a failed point carries no accuracy figures
+  c.point.attended_tokens.reset();
 }
 
 }  // namespace hb::run

@@ -42,33 +42,34 @@ std::vector<SweepGroup> sweep_groups(const SweepSpec& spec) {
     for (const auto& dt : spec.kv_dtypes)
       for (int64_t seq_len : spec.seq_lens)
         for (int batch : spec.batches)
-          if (index++ % spec.share_count == spec.share_index)
-            out.push_back({model, dt, seq_len, batch});
+          for (const std::string& budget :
+               spec.kv_budgets.empty() ? std::vector<std::string>{""} : spec.kv_budgets)
+            if (index++ % spec.share_count == spec.share_index)
+              out.push_back({model, dt, seq_len, batch, budget});
   return out;
 }
 
 // Layer-scope points carry their scope (attention-scope points carry none, as reports from
 // before layer scope existed), so compare never pairs a layer with attention alone.
-std::map<std::string, std::string> scope_axes(const SweepSpec& spec, int batch) {
-  if (spec.scope != Scope::layer) return {};
-  return {{"scope", to_string(Scope::layer)},
-          {"microbatches", std::to_string(resolve_microbatches(spec.microbatches, batch))}};
+// A point run under --kv-budget carries the budget as given (points without one carry none, as
+// reports from before the option existed).
+std::map<std::string, std::string> scope_axes(const SweepSpec& spec, const SweepGroup& g) {
+  std::map<std::string, std::string> e;
+  if (!g.kv_budget.empty()) e["kv_budget"] = g.kv_budget;
+  if (spec.scope != Scope::layer) return e;
+  e["scope"] = to_string(Scope::layer);
+  e["microbatches"] = std::to_string(resolve_microbatches(spec.microbatches, g.batch));
+  return e;
 }
 
 reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, const SweepGroup& g,
                               const std::string& strategy, const std::string& workload,
                               const std::string& accelerator_kind) {
-  return reports::PointAxes{g.model,
-                            preset.family,
-                            g.seq_len,
-                            g.batch,
-                            strategy,
-                            std::string(dtype_name(parse_dtype(g.kv_dtype))),
-                            workload,
-                            accelerator_kind,
-                            spec.decode_steps,
-                            spec.page_tokens,
-                            scope_axes(spec, g.batch)};
+  return reports::PointAxes{
+      g.model,          preset.family,      g.seq_len,
+      g.batch,          strategy,           std::string(dtype_name(parse_dtype(g.kv_dtype))),
+      workload,         accelerator_kind,   spec.decode_steps,
+      spec.page_tokens, scope_axes(spec, g)};
 }
 
 std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec,
@@ -88,6 +89,7 @@ std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec,
 std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env) {
   std::string k = "pass=" + std::to_string(pass) + ";model=" + g.model + ";kv_dtype=" + g.kv_dtype +
                   ";seq_len=" + std::to_string(g.seq_len) + ";batch=" + std::to_string(g.batch);
+  if (!g.kv_budget.empty()) k += ";kv_budget=" + g.kv_budget;
   // Model mode runs the same groups once per platform; the platform tells them apart.
   if (env.model)
     for (const auto& [key, value] : env.model->axes_extra) k += ";" + key + "=" + value;
@@ -123,6 +125,7 @@ void pool_pass(reports::Point& into, reports::Point&& more) {
     into.status = more.status;
     into.reason = "in a later --repetitions pass: " + more.reason;
     into.accuracy = {};  // failed: no accuracy figures, not the first pass's
+    into.attended_tokens.reset();
     return;
   }
   auto pool = [](reports::Timing& a, const reports::Timing& b) {
@@ -240,6 +243,7 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   problem.batch = g.batch;
   problem.page_tokens = spec.page_tokens;
   problem.workloads = workloads;
+  problem.kv_budget_tokens = resolve_kv_budget(g.kv_budget, g.seq_len);
   ReferenceOracle oracle(problem, ThreadPool::global());
   const std::string& source = workloads[0].source;
   const auto cs = start_contenders(run, problem, g,
@@ -271,6 +275,7 @@ void run_group(SweepRun& run, int pass, const SweepGroup& g) {
   const SweepControl* control = run.ctx.env.control.get();
   const std::string where =
       g.model + " " + std::to_string(g.seq_len) + " tok b" + std::to_string(g.batch) +
+      (g.kv_budget.empty() ? "" : " budget " + g.kv_budget) +
       (spec.repetitions > 1
            ? " pass " + std::to_string(pass + 1) + "/" + std::to_string(spec.repetitions)
            : "");

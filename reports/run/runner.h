@@ -89,11 +89,14 @@ struct RunEnvironment {
 std::vector<std::string> resolve_strategies(const std::vector<std::string>& names);
 
 // One workload group of a sweep: every strategy runs side by side on it. Groups are numbered in
-// sweep order (model, dtype, length, batch); spec.share_index/share_count select this process's.
+// sweep order (model, dtype, length, batch, budget); spec.share_index/share_count select this
+// process's. With --kv-budget, each budget is a group of its own (innermost), so a budget's
+// strategies are still compared side by side.
 struct SweepGroup {
   std::string model, kv_dtype;
   int64_t seq_len = 0;
   int batch = 1;
+  std::string kv_budget;  // as given ("512", "6%"); "" = none
 };
 std::vector<SweepGroup> sweep_groups(const SweepSpec& spec);
 // The axes of a point of group g, as the runner fills them (accelerator kind known once the

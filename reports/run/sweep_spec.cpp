@@ -132,6 +132,30 @@ std::pair<std::string, std::string> parse_strategy_option(const std::string& s,
   return {std::move(key), std::move(value)};
 }
 
+std::vector<std::string> parse_kv_budgets(const std::string& s, const std::string& what) {
+  std::vector<std::string> out;
+  for (const auto& item : split_list(s)) {
+    resolve_kv_budget(item, 1, what);  // throws for a bad item
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+  }
+  if (out.empty())
+    throw Error(what + " '" + s + "' gives no budget",
+                "pass tokens or a share of the context, e.g. " + what + " 512,2048 or 6%");
+  return out;
+}
+
+int64_t resolve_kv_budget(const std::string& item, int64_t seq_len, const std::string& what) {
+  if (item.empty()) return 0;
+  if (item.back() == '%') {
+    const double share =
+        parse::real(item.substr(0, item.size() - 1), what + " share of the context",
+                    parse::RealRange{0, 100, true, false});  // (0, 100]: nan, 0, 101 refused
+    return std::max<int64_t>(1, std::llround(share / 100.0 * static_cast<double>(seq_len)));
+  }
+  return parse::count(item, what + " (tokens, or a share of the context such as 6%)", 1,
+                      kMaxTokens);
+}
+
 void SweepSpec::validate() const {
   for (const auto& m : models) find_model_preset(m);
   for (const auto& d : kv_dtypes) parse_dtype(d);
@@ -202,6 +226,7 @@ void SweepSpec::validate() const {
                     " needs --scope layer (attention alone has no layer work to overlap)",
                 "drop --microbatches, or use --scope layer");
   if (workload.rfind("trace:", 0) != 0) parse_workload_spec(workload);  // family and knobs
+  for (const auto& b : kv_budgets) parse_kv_budgets(b);                 // a --config file's too
   if (share_count < 1 || share_index < 0 || share_index >= share_count)
     throw Error("sweep share " + std::to_string(share_index) + " of " +
                     std::to_string(share_count) + " is out of range",
@@ -241,6 +266,7 @@ std::map<std::string, std::string> SweepSpec::echo() const {
       {"timeout_s", std::to_string(stop.timeout_s)},
       {"accelerator", kAcceleratorKinds.name(accelerator.kind)},
       {"accelerator_capacity_bytes", std::to_string(accelerator.capacity_bytes)}};
+  if (!kv_budgets.empty()) e["kv_budget"] = join(kv_budgets);  // only when set: old echoes match
   if (!kv_node.empty()) e["kv_node"] = kv_node;
   if (!emulate_cxl.empty()) e["emulate_cxl"] = emulate_cxl;
   for (const auto& [k, v] : strategy_options) e["opt." + k] = v;

@@ -29,6 +29,9 @@ struct SweepSpec {
   std::vector<int64_t> seq_lens = {4096, 16384, 32768};
   std::vector<int> batches = {1};
   std::vector<std::string> strategies = {"all"};
+  // run --kv-budget: the attention budgets swept, as given ("512", "6%"); empty = none (each
+  // strategy's own defaults). A sweep axis: every group runs once per budget.
+  std::vector<std::string> kv_budgets;
   int decode_steps = 24;  // upper bound on steps per point (warm-up + timed)
   int page_tokens = 16;
   // What a timed step covers (core/layer_work.h, reports/run/layer_scope.h): the decoder layer
@@ -85,5 +88,15 @@ std::vector<int> parse_batches(const std::string& s, const std::string& what = "
 std::pair<std::string, std::string> parse_strategy_option(const std::string& s,
                                                           const std::string& what = "--opt");
 std::vector<std::string> split_list(const std::string& s);  // comma separated, trimmed
+
+// --kv-budget: "512", "2k" (tokens, >= 1) or "6%" (of the context, in (0, 100]), comma separated;
+// returns the items as given (trimmed, duplicates dropped). Throws hb::Error (exit 2) for 0,
+// negative, > 100%, nan or garbage.
+std::vector<std::string> parse_kv_budgets(const std::string& s,
+                                          const std::string& what = "--kv-budget");
+// One budget item at a point of `seq_len` prompt tokens: the tokens attended per step (a share
+// rounds to the nearest token, at least 1). "" = none: 0.
+int64_t resolve_kv_budget(const std::string& item, int64_t seq_len,
+                          const std::string& what = "--kv-budget");
 
 }  // namespace hb::run
