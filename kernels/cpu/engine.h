@@ -389,6 +389,81 @@ void score(const DecodeJob& job) {
   }
 }
 
+// Score + streaming top-k of one tile for query heads g0..g0+HC: the logits stay in registers;
+// a head whose threshold is above the tile's largest logit rejects it with one compare,
+// otherwise the tile's tokens above the threshold (all of them until the head is full) are
+// appended to its candidates in token order.
+template <class V, DType T, int HC, int NS>
+inline void select_tile(const DecodeJob& job, const JobHead& hd, int g0, const Tile<NS>& tile) {
+  using F = typename V::F;
+  constexpr int R = NS * kSub / V::W;
+  F s[HC][R];
+  k_pass<V, T, HC, NS>(hd.q + g0 * job.head_dim, job.head_dim, tile,
+                       job.page_tokens * elem_size<T>(), s);
+  finish_logits<V, HC, NS>(s, tile, job.scale, nullptr, 0);
+  for (int g = 0; g < HC; ++g) {
+    SelectHead& sh = hd.sel[g0 + g];
+    if (sh.full) {
+      // max(new, running) keeps the running max when a lane is NaN (x86 max returns its
+      // second operand then), so a NaN never hides a finite logit above the threshold.
+      F mx = V::set1(-__builtin_inff());
+      for (int r = 0; r < R; ++r) mx = V::max(s[g][r], mx);
+      if (V::hmax(mx) <= sh.thr) continue;  // the common case once the threshold has risen
+    }
+    alignas(64) float tmp[NS * kSub];
+    for (int r = 0; r < R; ++r) V::store(tmp + r * V::W, s[g][r]);
+    for (int i = 0; i < NS; ++i)
+      for (int t = tile.lo[i]; t < tile.hi[i]; ++t) {
+        const float x = tmp[i * kSub + t];
+        if (sh.full && !(x > sh.thr)) continue;
+        sh.cand[sh.count].v = x;
+        sh.cand[sh.count].i = static_cast<int32_t>(tile.tok0[i] + t);
+        if (++sh.count == sh.cap) job.compact(sh);
+      }
+  }
+}
+
+template <class V, DType T>
+void select(const DecodeJob& job) {
+  constexpr int NS = V::kTileSubs;
+  TileStream<T, NS> tiles(job);
+  Tile<NS> tile;
+  while (tiles.next(tile)) {
+    const JobHead& hd = job.head[tile.head];
+    Tile<NS> again = tile;
+    for (int i = 0; i < NS; ++i) again.fk[i] = tile.kshare[i];
+    for (int g0 = 0; g0 < job.group; g0 += kHeadChunk) {
+      const Tile<NS>& t = g0 ? again : tile;
+      switch (job.group - g0 < kHeadChunk ? job.group - g0 : kHeadChunk) {
+        case 1:
+          select_tile<V, T, 1, NS>(job, hd, g0, t);
+          break;
+        case 2:
+          select_tile<V, T, 2, NS>(job, hd, g0, t);
+          break;
+        case 3:
+          select_tile<V, T, 3, NS>(job, hd, g0, t);
+          break;
+        default:
+          select_tile<V, T, 4, NS>(job, hd, g0, t);
+          break;
+      }
+    }
+  }
+}
+
+template <class V>
+void select_any(const DecodeJob& job) {
+  switch (job.dtype) {
+    case DType::f32:
+      return select<V, DType::f32>(job);
+    case DType::f16:
+      return select<V, DType::f16>(job);
+    case DType::bf16:
+      return select<V, DType::bf16>(job);
+  }
+}
+
 template <class V>
 void attend_any(const DecodeJob& job) {
   switch (job.dtype) {
@@ -415,7 +490,7 @@ void score_any(const DecodeJob& job) {
 
 template <class V>
 constexpr KernelTable make_table() {
-  return KernelTable{&attend_any<V>, &score_any<V>, &V::stream, V::W};
+  return KernelTable{&attend_any<V>, &score_any<V>, &select_any<V>, &V::stream, V::W};
 }
 
 }  // namespace

@@ -65,6 +65,119 @@ void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t be
 
 namespace {
 
+// The selection order of topk_select_rows: NaN ranks as -inf, ties by lower index.
+inline float sel_key(float x) {
+  return std::isnan(x) ? -std::numeric_limits<float>::infinity() : x;
+}
+inline bool sel_better(const SelectCand& a, const SelectCand& b) {
+  const float ka = sel_key(a.v), kb = sel_key(b.v);
+  return ka > kb || (ka == kb && a.i < b.i);
+}
+
+// Keeps the best k candidates of a full buffer; the k-th one's key becomes the threshold.
+void compact_head(SelectHead& sh) {
+  if (sh.count <= sh.k) return;  // cap covers every token of the piece: never full
+  std::nth_element(sh.cand, sh.cand + (sh.k - 1), sh.cand + sh.count, sel_better);
+  sh.count = sh.k;
+  sh.thr = sel_key(sh.cand[sh.k - 1].v);
+  sh.full = 1;
+}
+
+}  // namespace
+
+void select_topk(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, float scale,
+                 const int64_t* k, int32_t* idx_out, float* val_out, int64_t out_stride,
+                 ThreadPool& pool, SimdLevel simd) {
+  if (kv.kv_heads <= 0 || q_heads % kv.kv_heads != 0 || q_heads / kv.kv_heads > kMaxJobQueryHeads)
+    throw Error("select_topk: " + std::to_string(q_heads) + " query heads cannot share " +
+                    std::to_string(kv.kv_heads) + " KV heads",
+                "q_heads must be a multiple of kv_heads");
+  const KernelTable& kt = kernels_for(simd, kv.head_dim);
+  const int G = q_heads / kv.kv_heads, d = kv.head_dim;
+  begin = std::max<int64_t>(begin, 0);
+  auto head_end = [&](int h) { return std::max(begin, kv.heads[h].num_tokens); };
+  int64_t longest = 0;
+  for (int h = 0; h < kv.kv_heads; ++h) longest = std::max(longest, head_end(h) - begin);
+  // Few, long pieces (two per worker): each piece keeps its own k per head, so short pieces
+  // would admit a large share of their tokens before the threshold rises.
+  const int64_t units = longest * kv.kv_heads, want = 2 * static_cast<int64_t>(pool.size());
+  const HeadSplit sp = split_heads(kv.kv_heads, G, longest,
+                                   std::max<int64_t>(kMinSplitTokens, (units + want - 1) / want));
+  const int64_t tasks = static_cast<int64_t>(sp.head_jobs) * sp.splits;
+  std::vector<int64_t> kq(static_cast<size_t>(q_heads));
+  for (int h = 0; h < q_heads; ++h) kq[h] = std::clamp<int64_t>(k[h], 0, head_end(h / G) - begin);
+  // Per (piece, query head) state and candidate storage: up to 2k + 64 candidates, or every
+  // token of the piece when that is fewer (then it never compacts).
+  // The caller's scratch, named through references: inside the pool's lambdas a thread_local
+  // would be each worker's own (empty) instance.
+  thread_local std::vector<SelectHead> states_tl;
+  thread_local std::vector<SelectCand> store_tl;
+  std::vector<SelectHead>& states = states_tl;
+  std::vector<SelectCand>& store = store_tl;
+  states.assign(static_cast<size_t>(tasks) * q_heads, SelectHead{});
+  std::vector<size_t> offs(states.size() + 1, 0);
+  for (int64_t t = 0; t < tasks; ++t)
+    for (int h = 0; h < q_heads; ++h) {
+      const size_t s = static_cast<size_t>(t) * q_heads + h;
+      SelectHead& sh = states[s];
+      const bool mine = (h / G) / sp.heads_per_job == t / sp.splits;  // this piece's heads
+      sh.k = mine ? kq[h] : 0;
+      sh.cap = sh.k == 0 ? 0 : std::min<int64_t>(sp.split_tokens, 2 * sh.k + 64);
+      if (sh.k == 0) {  // nothing to select: every tile is rejected
+        sh.full = 1;
+        sh.thr = std::numeric_limits<float>::infinity();
+      } else {
+        sh.thr = -std::numeric_limits<float>::infinity();
+      }
+      offs[s + 1] = offs[s] + static_cast<size_t>(sh.cap);
+    }
+  store.resize(std::max<size_t>(1, offs.back()));
+  for (size_t s = 0; s < states.size(); ++s) states[s].cand = store.data() + offs[s];
+  pool.parallel_for(tasks, [&](int64_t task, int) {
+    const int first = static_cast<int>(task / sp.splits) * sp.heads_per_job;
+    DecodeJob job;
+    job.scale = scale_or_default(scale, d);
+    job.page_tokens = kv.page_tokens;
+    job.head_dim = d;
+    job.group = G;
+    job.dtype = kv.dtype;
+    job.begin = begin + (task % sp.splits) * sp.split_tokens;
+    job.heads = std::min(sp.heads_per_job, kv.kv_heads - first);
+    job.compact = &compact_head;
+    JobHead heads[kMaxJobHeads];
+    for (int i = 0; i < job.heads; ++i) {
+      heads[i].q = q + static_cast<size_t>(first + i) * G * d;
+      heads[i].pages = kv.heads[first + i].pages;
+      heads[i].end = std::clamp(head_end(first + i), job.begin, job.begin + sp.split_tokens);
+      heads[i].sel = states.data() + static_cast<size_t>(task) * q_heads + (first + i) * G;
+    }
+    job.head = heads;
+    kt.select(job);
+  });
+  // Merge the pieces' candidates per query head: the best k, then ascending positions.
+  pool.parallel_for(q_heads, [&](int64_t h, int) {
+    const int64_t kh = kq[h];
+    if (kh == 0) return;
+    const int64_t hj = (h / G) / sp.heads_per_job;
+    thread_local std::vector<SelectCand> all;
+    all.clear();
+    for (int64_t s = 0; s < sp.splits; ++s) {
+      const SelectHead& sh = states[static_cast<size_t>(hj * sp.splits + s) * q_heads + h];
+      all.insert(all.end(), sh.cand, sh.cand + sh.count);
+    }
+    if (static_cast<int64_t>(all.size()) > kh)
+      std::nth_element(all.begin(), all.begin() + (kh - 1), all.end(), sel_better);
+    std::sort(all.begin(), all.begin() + kh,
+              [](const SelectCand& a, const SelectCand& b) { return a.i < b.i; });
+    for (int64_t i = 0; i < kh; ++i) {
+      idx_out[h * out_stride + i] = all[i].i;
+      if (val_out) val_out[h * out_stride + i] = all[i].v;
+    }
+  });
+}
+
+namespace {
+
 // One uint64 per element whose unsigned order is the selection order: the float mapped to an
 // order-preserving uint32 (NaN lowest, -0 == +0) in the high half, the complement of the index
 // in the low half so that equal values rank the lower index higher. Selecting the k largest
