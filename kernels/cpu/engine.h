@@ -389,14 +389,14 @@ void score(const DecodeJob& job) {
   }
 }
 
-// Score + streaming top-k of one tile for query heads g0..g0+HC: the logits stay in registers;
-// a head whose threshold is above the tile's largest logit rejects it with one compare,
-// otherwise the tile's tokens above the threshold (all of them until the head is full) are
-// appended to its candidates in token order.
+// Score + streaming top-k of one tile for query heads g0..g0+HC: the logits stay in registers.
+// Once a head is full, one compare per register against its threshold rejects the tile (the
+// common case) or yields the few lanes above it; until then every valid token is appended.
+// Candidates are appended in token order (the driver's compaction keeps that order).
 template <class V, DType T, int HC, int NS>
 inline void select_tile(const DecodeJob& job, const JobHead& hd, int g0, const Tile<NS>& tile) {
   using F = typename V::F;
-  constexpr int R = NS * kSub / V::W;
+  constexpr int NT = kSub / V::W, R = NS * NT;
   F s[HC][R];
   k_pass<V, T, HC, NS>(hd.q + g0 * job.head_dim, job.head_dim, tile,
                        job.page_tokens * elem_size<T>(), s);
@@ -404,13 +404,30 @@ inline void select_tile(const DecodeJob& job, const JobHead& hd, int g0, const T
   for (int g = 0; g < HC; ++g) {
     SelectHead& sh = hd.sel[g0 + g];
     if (sh.full) {
-      // max(new, running) keeps the running max when a lane is NaN (x86 max returns its
-      // second operand then), so a NaN never hides a finite logit above the threshold.
-      F mx = V::set1(-__builtin_inff());
-      for (int r = 0; r < R; ++r) mx = V::max(s[g][r], mx);
-      if (V::hmax(mx) <= sh.thr) continue;  // the common case once the threshold has risen
+      // Lanes outside the range are -inf and NaN compares false: neither is ever above.
+      const F thr = V::set1(sh.thr);
+      unsigned m[R];
+      unsigned any = 0;
+      for (int r = 0; r < R; ++r) {
+        m[r] = V::gt_mask(s[g][r], thr);
+        any |= m[r];
+      }
+      if (!any) continue;
+      alignas(64) float tmp[R * V::W];
+      for (int r = 0; r < R; ++r) V::store(tmp + r * V::W, s[g][r]);
+      for (int r = 0; r < R; ++r)
+        for (unsigned bits = m[r]; bits; bits &= bits - 1) {
+          const int lane = r * V::W + __builtin_ctz(bits);
+          // thr may have risen within this tile: keep the order invariant (> thr) exact.
+          const float x = tmp[lane];
+          if (!(x > sh.thr)) continue;
+          sh.cand[sh.count].v = x;
+          sh.cand[sh.count].i = static_cast<int32_t>(tile.tok0[lane / kSub] + lane % kSub);
+          if (++sh.count == sh.cap) job.compact(sh);
+        }
+      continue;
     }
-    alignas(64) float tmp[NS * kSub];
+    alignas(64) float tmp[R * V::W];
     for (int r = 0; r < R; ++r) V::store(tmp + r * V::W, s[g][r]);
     for (int i = 0; i < NS; ++i)
       for (int t = tile.lo[i]; t < tile.hi[i]; ++t) {

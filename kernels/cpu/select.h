@@ -2,6 +2,7 @@
 // The pieces of sparse and hybrid attention that strategies share: logit scoring, per-head
 // top-k, gathering selected rows, and the logit merge (HybridGen's single softmax over logits
 // supplied from elsewhere plus local ones).
+#include <atomic>
 #include <cstdint>
 
 #include "core/attention_args.h"
@@ -29,6 +30,10 @@ void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t be
 void select_topk(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, float scale,
                  const int64_t* k, int32_t* idx_out, float* val_out, int64_t out_stride,
                  ThreadPool& pool, SimdLevel simd = best_simd_level());
+
+// How many select_topk calls found a sampled floor above some head's k-th logit and ran a
+// second pass without floors (tests and benchmarks read it).
+extern std::atomic<int64_t> g_select_fallbacks;
 
 // For each of `rows` rows of n values (row stride `stride`): the indices of the k largest,
 // ordered by value descending; ties broken by lower index first (deterministic). k is

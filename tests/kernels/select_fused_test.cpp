@@ -156,3 +156,46 @@ TEST(SelectTopk, RejectsAShapeTheEngineCannotRun) {
 
 }  // namespace
 }  // namespace hb
+
+namespace hb {
+namespace {
+
+// Large ranges start from a floor estimated on a sample of sub-blocks (32 blocks of 16 tokens
+// spread over the range, select.cpp). Here the sampled blocks hold the only large logits and
+// every other logit is 0, so the floor lies above the k-th logit: the pass must notice and
+// start over without a floor, with the same result as the separate path.
+TEST(SelectTopk, AFloorAboveTheKthLogitFallsBack) {
+  ThreadPool pool(1);
+  const AttentionShape shape{8, 2, 64, DType::f16};
+  const int64_t n = 4099, step = n / 32;
+  test::PagedInput in;
+  in.w = make_workload(shape, n, 1, WorkloadSpec{});
+  DenseKv& p = in.w.prompt;
+  const std::vector<float> base(p.k.begin(), p.k.begin() + 2 * 64);
+  // The sampled blocks: block j starts at j * step plus select.cpp's jitter.
+  auto block_of = [&](int64_t t) -> int64_t {
+    const int64_t j = t / step;
+    const int64_t jitter =
+        static_cast<int64_t>((static_cast<uint64_t>(j + 1) * 0x9E3779B97F4A7C15ull) >> 40) %
+        (step - 16);
+    const int64_t s0 = j * step + jitter;
+    return j < 32 && t >= s0 && t < s0 + 16 ? j : -1;
+  };
+  for (int64_t t = 0; t < n; ++t)
+    for (int h = 0; h < 2; ++h) {
+      float* kr = p.k.data() + (t * 2 + h) * 64;
+      const int64_t j = block_of(t);
+      const bool sampled = j >= 0;
+      const float f = sampled ? ((j % 2) ? 1.0f : -1.0f) * static_cast<float>(4 + j) / 4 : 0.0f;
+      for (int i = 0; i < 64; ++i) kr[i] = f * base[h * 64 + i];
+    }
+  in.kv = test::make_cache(shape, p, 0, n);
+  const int64_t before = cpu::g_select_fallbacks.load();
+  for (SimdLevel l : test::available_levels())
+    compare(in, 0, std::vector<int64_t>(8, 400), l, pool, "fallback");
+  EXPECT_EQ(cpu::g_select_fallbacks.load() - before,
+            static_cast<int64_t>(test::available_levels().size()));
+}
+
+}  // namespace
+}  // namespace hb
