@@ -112,6 +112,7 @@ HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const st
   c.budget = choice(o, n, "budget", d.budget, kBudgetPolicies);
   c.overlap = flag(o, n, "overlap", d.overlap);
   c.report_attended = flag(o, n, "attended", d.report_attended);
+  c.cpu_select = choice(o, n, "cpu_select", d.cpu_select, kCpuSelects);
   return c;
 }
 

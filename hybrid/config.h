@@ -33,6 +33,12 @@ inline constexpr Vocabulary<PlacementPolicy, 3> kPlacementPolicies{
 enum class BudgetPolicy { hybridgen, own };
 inline constexpr Vocabulary<BudgetPolicy, 2> kBudgetPolicies{{"hybridgen", "own"}};
 
+// Logit mode's CPU selection (mechanism 1, step 4): `fused` scores K and keeps a streaming
+// per-head top-k in one pass (kernels/cpu/select.h, select_topk; no logit array), `separate`
+// writes every logit, then selects (score_logits + topk_select_rows). Same rows, same logits.
+enum class CpuSelect { fused, separate };
+inline constexpr Vocabulary<CpuSelect, 2> kCpuSelects{{"fused", "separate"}};
+
 struct HybridGenConfig {
   MergeMode merge = MergeMode::logit;
   double ratio = 0.05;        // top-k share of the CPU tokens per query head ([PORT] 0.05)
@@ -48,8 +54,9 @@ struct HybridGenConfig {
   double score_alpha = 0.25;   // EMA weight of a step's top-k hits in a page's score
   double ext_share = 0.25;     // cap on accelerator memory for shipped logits + V rows
   BudgetPolicy budget = BudgetPolicy::hybridgen;
-  bool overlap = true;          // false: CPU side, then accelerator side (ablation)
-  bool report_attended = true;  // fill StepResult::attended (attention-mass recall)
+  bool overlap = true;                      // false: CPU side, then accelerator side (ablation)
+  bool report_attended = true;              // fill StepResult::attended (attention-mass recall)
+  CpuSelect cpu_select = CpuSelect::fused;  // logit mode: fused score + top-k, or separate
 
   bool logit() const { return merge == MergeMode::logit; }
   bool semantic() const { return mapping == PlacementPolicy::semantic; }

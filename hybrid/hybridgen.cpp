@@ -101,6 +101,10 @@ void HybridGen::describe(std::map<std::string, std::string>& par) const {
   if (!m.ext_note.empty()) par["shipped_rows_note"] = m.ext_note;
   m.describe_placement(par);
   par["overlap"] = cfg_.overlap ? "on" : "off (ablation: CPU side then accelerator side)";
+  if (m.logit)
+    par["cpu_select"] = cfg_.cpu_select == CpuSelect::fused
+                            ? "fused (score + streaming top-k in one pass; cpu.score is both)"
+                            : "separate (logit array, then top-k)";
   par["host_threads"] = std::to_string(m.platform.host_pool ? m.platform.host_pool->size() : 0);
 }
 
@@ -126,7 +130,7 @@ void HybridGen::load() {
       m.topi.resize(qn * m.k_cap);
       m.topv.resize(qn * m.k_cap);
     }
-    if (m.logit) m.logits.resize(qn * m.ccap);
+    if (m.logit && cfg_.cpu_select == CpuSelect::separate) m.logits.resize(qn * m.ccap);
     m.o_cpu_host = staging->allocate(qn * m.d * 4);
     m.lse_cpu_host = staging->allocate(qn * 4);
   }

@@ -119,27 +119,40 @@ void HybridGen::Impl::accelerator_attention(std::vector<DecodeAttentionArgs>& ar
   }
 }
 
-// ---- 4a. CPU side, logit mode: logits over its tokens, top-k, gather.
+// ---- 4a. CPU side, logit mode: logits over its tokens, top-k, gather. cpu_select=fused
+// (default): one pass over K keeps a streaming top-k per query head (cpu::select_topk), no
+// logit array; its time is reported as cpu.score and cpu.topk reads 0. separate: every logit
+// is written, then each row's top-k is selected from them. Same rows and logits either way.
 void HybridGen::Impl::cpu_logits_topk_gather(StepState& st, float scale) {
   ThreadPool& pool = *platform.host_pool;
   const int64_t n_ext = st.n_ext;
-  for (int b = 0; b < B; ++b)
-    cpu::score_logits(io->q_host.data() + static_cast<size_t>(b) * Hq * d, Hq, cpu_view(b),
-                      st.scan_begin[b], -1, scale,
-                      logits.data() + static_cast<size_t>(b) * Hq * ccap, ccap, pool);
-  st.t_score = now_ns();
-  pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
-    const int b = static_cast<int>(row / Hq), qh = static_cast<int>(row % Hq);
-    const int64_t begin = st.scan_begin[b];
-    const int64_t c = seqs[b].cpu_view[shape.kv_head_of(qh)].num_tokens - begin;
-    int32_t* ix = topi.data() + static_cast<size_t>(row) * n_ext;
-    // Unordered (ascending positions): the gather then reads the V pages in address order.
-    cpu::topk_select_rows(logits.data() + static_cast<size_t>(row) * ccap, 1, c, ccap, krow[row],
-                          ix, topv.data() + static_cast<size_t>(row) * n_ext, nullptr);
-    if (begin > 0)
-      for (int64_t i = 0; i < krow[row]; ++i) ix[i] += static_cast<int32_t>(begin);
-  });
-  st.t_topk = now_ns();
+  if (cfg().cpu_select == CpuSelect::fused) {
+    for (int b = 0; b < B; ++b) {
+      const size_t row0 = static_cast<size_t>(b) * Hq;
+      cpu::select_topk(io->q_host.data() + row0 * d, Hq, cpu_view(b), st.scan_begin[b], scale,
+                       krow.data() + row0, topi.data() + row0 * n_ext, topv.data() + row0 * n_ext,
+                       n_ext, pool);
+    }
+    st.t_score = st.t_topk = now_ns();
+  } else {
+    for (int b = 0; b < B; ++b)
+      cpu::score_logits(io->q_host.data() + static_cast<size_t>(b) * Hq * d, Hq, cpu_view(b),
+                        st.scan_begin[b], -1, scale,
+                        logits.data() + static_cast<size_t>(b) * Hq * ccap, ccap, pool);
+    st.t_score = now_ns();
+    pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
+      const int b = static_cast<int>(row / Hq), qh = static_cast<int>(row % Hq);
+      const int64_t begin = st.scan_begin[b];
+      const int64_t c = seqs[b].cpu_view[shape.kv_head_of(qh)].num_tokens - begin;
+      int32_t* ix = topi.data() + static_cast<size_t>(row) * n_ext;
+      // Unordered (ascending positions): the gather then reads the V pages in address order.
+      cpu::topk_select_rows(logits.data() + static_cast<size_t>(row) * ccap, 1, c, ccap, krow[row],
+                            ix, topv.data() + static_cast<size_t>(row) * n_ext, nullptr);
+      if (begin > 0)
+        for (int64_t i = 0; i < krow[row]; ++i) ix[i] += static_cast<int32_t>(begin);
+    });
+    st.t_topk = now_ns();
+  }
   auto* ext_l = ext_logits_host.as<float>();
   auto* ext_v = ext_v_host.as<std::byte>();
   pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {

@@ -19,14 +19,33 @@ namespace hb::cpu {
 inline constexpr int kMaxJobHeads = 64;
 inline constexpr int kMaxJobQueryHeads = 256;
 
+// One candidate of the streaming top-k (select): a logit and its token position.
+struct SelectCand {
+  float v;
+  int32_t i;
+};
+
+// Streaming top-k state of one query head over one job's token range (KernelTable::select).
+// Candidates are appended in token order; when `count` reaches `cap` the driver's
+// `DecodeJob::compact` keeps the best k and sets `thr` (the k-th best) and `full`. Once full, a
+// token is admitted only when its logit is > thr (NaN never is); a tile whose largest logit is
+// <= thr is rejected with one compare.
+struct SelectHead {
+  SelectCand* cand = nullptr;
+  int64_t count = 0, cap = 0, k = 0;
+  float thr = 0;
+  int full = 0;
+};
+
 // One KV head of a job: its tokens [job.begin, end) attended by job.group query heads.
 struct JobHead {
   const float* q = nullptr;  // [group][head_dim], unscaled
   const PageRef* pages = nullptr;
-  int64_t end = 0;          // >= job.begin; == job.begin: no tokens (neutral partial)
-  float* o = nullptr;       // [group][head_dim], normalised by the partial's own sum
-  float* lse = nullptr;     // [group]
-  float* logits = nullptr;  // optional: logits[g * job.logits_stride + t - job.logits_base]
+  int64_t end = 0;            // >= job.begin; == job.begin: no tokens (neutral partial)
+  float* o = nullptr;         // [group][head_dim], normalised by the partial's own sum
+  float* lse = nullptr;       // [group]
+  float* logits = nullptr;    // optional: logits[g * job.logits_stride + t - job.logits_base]
+  SelectHead* sel = nullptr;  // select only: [group]
 };
 
 // Up to kMaxJobHeads KV heads over the same token range. The engine walks them interleaved
@@ -41,11 +60,13 @@ struct DecodeJob {
   int heads = 0;
   const JobHead* head = nullptr;
   int64_t logits_stride = 0, logits_base = 0;
+  void (*compact)(SelectHead&) = nullptr;  // select only: keep the best k (generic code)
 };
 
 struct KernelTable {
   void (*attend)(const DecodeJob&);                 // o, lse (and logits when set) of every head
   void (*score)(const DecodeJob&);                  // scaled logits only: K is read, V is not
+  void (*select)(const DecodeJob&);                 // score + streaming top-k into head.sel
   uint64_t (*stream)(const void* p, size_t bytes);  // xor of all 64-byte-aligned words read
   int lanes;                                        // head_dim must be a multiple of this
 };

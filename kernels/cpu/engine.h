@@ -389,6 +389,98 @@ void score(const DecodeJob& job) {
   }
 }
 
+// Score + streaming top-k of one tile for query heads g0..g0+HC: the logits stay in registers.
+// Once a head is full, one compare per register against its threshold rejects the tile (the
+// common case) or yields the few lanes above it; until then every valid token is appended.
+// Candidates are appended in token order (the driver's compaction keeps that order).
+template <class V, DType T, int HC, int NS>
+inline void select_tile(const DecodeJob& job, const JobHead& hd, int g0, const Tile<NS>& tile) {
+  using F = typename V::F;
+  constexpr int NT = kSub / V::W, R = NS * NT;
+  F s[HC][R];
+  k_pass<V, T, HC, NS>(hd.q + g0 * job.head_dim, job.head_dim, tile,
+                       job.page_tokens * elem_size<T>(), s);
+  finish_logits<V, HC, NS>(s, tile, job.scale, nullptr, 0);
+  for (int g = 0; g < HC; ++g) {
+    SelectHead& sh = hd.sel[g0 + g];
+    if (sh.full) {
+      // Lanes outside the range are -inf and NaN compares false: neither is ever above.
+      const F thr = V::set1(sh.thr);
+      unsigned m[R];
+      unsigned any = 0;
+      for (int r = 0; r < R; ++r) {
+        m[r] = V::gt_mask(s[g][r], thr);
+        any |= m[r];
+      }
+      if (!any) continue;
+      alignas(64) float tmp[R * V::W];
+      for (int r = 0; r < R; ++r) V::store(tmp + r * V::W, s[g][r]);
+      for (int r = 0; r < R; ++r)
+        for (unsigned bits = m[r]; bits; bits &= bits - 1) {
+          const int lane = r * V::W + __builtin_ctz(bits);
+          // thr may have risen within this tile: keep the order invariant (> thr) exact.
+          const float x = tmp[lane];
+          if (!(x > sh.thr)) continue;
+          sh.cand[sh.count].v = x;
+          sh.cand[sh.count].i = static_cast<int32_t>(tile.tok0[lane / kSub] + lane % kSub);
+          if (++sh.count == sh.cap) job.compact(sh);
+        }
+      continue;
+    }
+    alignas(64) float tmp[R * V::W];
+    for (int r = 0; r < R; ++r) V::store(tmp + r * V::W, s[g][r]);
+    for (int i = 0; i < NS; ++i)
+      for (int t = tile.lo[i]; t < tile.hi[i]; ++t) {
+        const float x = tmp[i * kSub + t];
+        if (sh.full && !(x > sh.thr)) continue;
+        sh.cand[sh.count].v = x;
+        sh.cand[sh.count].i = static_cast<int32_t>(tile.tok0[i] + t);
+        if (++sh.count == sh.cap) job.compact(sh);
+      }
+  }
+}
+
+template <class V, DType T>
+void select(const DecodeJob& job) {
+  constexpr int NS = V::kTileSubs;
+  TileStream<T, NS> tiles(job);
+  Tile<NS> tile;
+  while (tiles.next(tile)) {
+    const JobHead& hd = job.head[tile.head];
+    Tile<NS> again = tile;
+    for (int i = 0; i < NS; ++i) again.fk[i] = tile.kshare[i];
+    for (int g0 = 0; g0 < job.group; g0 += kHeadChunk) {
+      const Tile<NS>& t = g0 ? again : tile;
+      switch (job.group - g0 < kHeadChunk ? job.group - g0 : kHeadChunk) {
+        case 1:
+          select_tile<V, T, 1, NS>(job, hd, g0, t);
+          break;
+        case 2:
+          select_tile<V, T, 2, NS>(job, hd, g0, t);
+          break;
+        case 3:
+          select_tile<V, T, 3, NS>(job, hd, g0, t);
+          break;
+        default:
+          select_tile<V, T, 4, NS>(job, hd, g0, t);
+          break;
+      }
+    }
+  }
+}
+
+template <class V>
+void select_any(const DecodeJob& job) {
+  switch (job.dtype) {
+    case DType::f32:
+      return select<V, DType::f32>(job);
+    case DType::f16:
+      return select<V, DType::f16>(job);
+    case DType::bf16:
+      return select<V, DType::bf16>(job);
+  }
+}
+
 template <class V>
 void attend_any(const DecodeJob& job) {
   switch (job.dtype) {
@@ -415,7 +507,7 @@ void score_any(const DecodeJob& job) {
 
 template <class V>
 constexpr KernelTable make_table() {
-  return KernelTable{&attend_any<V>, &score_any<V>, &V::stream, V::W};
+  return KernelTable{&attend_any<V>, &score_any<V>, &select_any<V>, &V::stream, V::W};
 }
 
 }  // namespace

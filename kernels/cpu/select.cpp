@@ -1,6 +1,7 @@
 #include "kernels/cpu/select.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -61,6 +62,234 @@ void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t be
     job.head = heads;
     k.score(job);
   });
+}
+
+namespace {
+
+// The selection order of topk_select_rows: NaN ranks as -inf, ties by lower index.
+inline float sel_key(float x) {
+  return std::isnan(x) ? -std::numeric_limits<float>::infinity() : x;
+}
+
+// Candidate buffer per (piece, head): kCapFactor * k + 64. Larger: fewer compactions, each
+// keeping k of more, and a threshold that rises later.
+constexpr int64_t kCapFactor = 4;
+
+// The best k of n candidates in token order, kept in place and in order (stable): the k-th
+// best key is found on a plain float copy, then one pass keeps every candidate above it and
+// the lowest-index ties. Returns that key. Requires n > k > 0.
+float keep_best_in_order(SelectCand* c, int64_t n, int64_t k) {
+  thread_local std::vector<float> keys;
+  keys.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) keys[i] = sel_key(c[i].v);
+  std::nth_element(keys.begin(), keys.begin() + (k - 1), keys.end(), std::greater<float>());
+  const float thr = keys[k - 1];
+  int64_t above = 0;
+  for (int64_t i = 0; i < k - 1; ++i) above += keys[i] > thr;
+  int64_t ties = k - above, w = 0;
+  for (int64_t i = 0; i < n && w < k; ++i) {
+    const float x = sel_key(c[i].v);
+    if (x > thr || (x == thr && ties > 0)) {
+      ties -= !(x > thr);
+      c[w++] = c[i];
+    }
+  }
+  return thr;
+}
+
+// Keeps the best k candidates of a full buffer; the k-th one's key becomes the threshold.
+void compact_head(SelectHead& sh) {
+  if (sh.count <= sh.k) return;  // cap covers every token of the piece: never full
+  sh.thr = keep_best_in_order(sh.cand, sh.count, sh.k);
+  sh.count = sh.k;
+  sh.full = 1;
+}
+
+// Sub-blocks of 16 tokens scored up front, per KV head, to estimate each query head's floor.
+constexpr int kSampleBlocks = 32;
+
+// Per query head, a floor most likely below its k-th largest logit, from the logits of
+// kSampleBlocks sub-blocks spread over the range (a few % of K read twice), aiming at ~1.5x k
+// admitted plus four standard deviations of the sampling error; -inf where no floor pays.
+std::vector<float> sample_floors(const KernelTable& kt, const float* q, int q_heads,
+                                 const PagedKvView& kv, int64_t begin, float scale,
+                                 const std::vector<int64_t>& kq, ThreadPool& pool) {
+  constexpr float kLow = -std::numeric_limits<float>::infinity();
+  const int G = q_heads / kv.kv_heads, d = kv.head_dim;
+  std::vector<float> floors(static_cast<size_t>(q_heads), kLow);
+  int64_t longest = 0;
+  for (int h = 0; h < kv.kv_heads; ++h)
+    longest = std::max(longest, std::max(begin, kv.heads[h].num_tokens) - begin);
+  if (longest < 64 * kSampleBlocks) return floors;
+  const int64_t step = longest / kSampleBlocks, width = kSampleBlocks * 16;
+  std::vector<float> samp(static_cast<size_t>(q_heads) * width,
+                          std::numeric_limits<float>::quiet_NaN());
+  const int hpj = std::max(1, std::min({kv.kv_heads, kMaxJobHeads, kMaxJobQueryHeads / G}));
+  const int head_jobs = (kv.kv_heads + hpj - 1) / hpj;
+  pool.parallel_for(static_cast<int64_t>(head_jobs) * kSampleBlocks, [&](int64_t task, int) {
+    const int first = static_cast<int>(task / kSampleBlocks) * hpj;
+    const int64_t j = task % kSampleBlocks;
+    DecodeJob job;
+    job.scale = scale_or_default(scale, d);
+    job.page_tokens = kv.page_tokens;
+    job.head_dim = d;
+    job.group = G;
+    job.dtype = kv.dtype;
+    // Jittered within its stride (a hash of j): evenly spaced blocks would alias with any
+    // periodic structure of the cache.
+    const int64_t jitter =
+        step > 32
+            ? static_cast<int64_t>((static_cast<uint64_t>(j + 1) * 0x9E3779B97F4A7C15ull) >> 40) %
+                  (step - 16)
+            : 0;
+    job.begin = begin + j * step + jitter;
+    job.heads = std::min(hpj, kv.kv_heads - first);
+    job.logits_stride = width;
+    job.logits_base = job.begin - j * 16;
+    JobHead heads[kMaxJobHeads];
+    for (int i = 0; i < job.heads; ++i) {
+      heads[i].q = q + static_cast<size_t>(first + i) * G * d;
+      heads[i].pages = kv.heads[first + i].pages;
+      heads[i].end = std::clamp(kv.heads[first + i].num_tokens, job.begin, job.begin + 16);
+      heads[i].logits = samp.data() + static_cast<size_t>(first + i) * G * width;
+    }
+    job.head = heads;
+    kt.score(job);
+  });
+  for (int h = 0; h < q_heads; ++h) {
+    const int64_t n = std::max(begin, kv.heads[h / G].num_tokens) - begin;
+    if (kq[h] == 0 || kq[h] * 8 >= n) continue;
+    std::vector<float> v;
+    for (int64_t i = 0; i < width; ++i)
+      if (!std::isnan(samp[h * width + i])) v.push_back(samp[h * width + i]);
+    const double want = static_cast<double>(kq[h]) / static_cast<double>(n) * v.size();
+    const auto pos = static_cast<size_t>(1.5 * want + 4.0 * std::sqrt(want) + 8.0);
+    if (v.size() < 256 || pos + 1 >= v.size()) continue;
+    std::nth_element(v.begin(), v.begin() + pos, v.end(), std::greater<float>());
+    floors[h] = v[pos];
+  }
+  return floors;
+}
+
+// One pass; with `sample`, heads start from a sampled floor (admitting only logits >= it) and
+// the pass fails (returns false, nothing written) when some head admitted fewer than k.
+bool select_pass(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, float scale,
+                 const int64_t* k, int32_t* idx_out, float* val_out, int64_t out_stride,
+                 ThreadPool& pool, SimdLevel simd, bool sample) {
+  if (kv.kv_heads <= 0 || q_heads % kv.kv_heads != 0 || q_heads / kv.kv_heads > kMaxJobQueryHeads)
+    throw Error("select_topk: " + std::to_string(q_heads) + " query heads cannot share " +
+                    std::to_string(kv.kv_heads) + " KV heads",
+                "q_heads must be a multiple of kv_heads");
+  const KernelTable& kt = kernels_for(simd, kv.head_dim);
+  const int G = q_heads / kv.kv_heads, d = kv.head_dim;
+  begin = std::max<int64_t>(begin, 0);
+  auto head_end = [&](int h) { return std::max(begin, kv.heads[h].num_tokens); };
+  int64_t longest = 0;
+  for (int h = 0; h < kv.kv_heads; ++h) longest = std::max(longest, head_end(h) - begin);
+  // Few, long pieces (one per worker): each piece keeps its own k per head, so short pieces
+  // would admit a large share of their tokens before the threshold rises.
+  const int64_t units = longest * kv.kv_heads, want = static_cast<int64_t>(pool.size());
+  const HeadSplit sp = split_heads(kv.kv_heads, G, longest,
+                                   std::max<int64_t>(kMinSplitTokens, (units + want - 1) / want));
+  const int64_t tasks = static_cast<int64_t>(sp.head_jobs) * sp.splits;
+  std::vector<int64_t> kq(static_cast<size_t>(q_heads));
+  for (int h = 0; h < q_heads; ++h) kq[h] = std::clamp<int64_t>(k[h], 0, head_end(h / G) - begin);
+  const std::vector<float> floors =
+      sample ? sample_floors(kt, q, q_heads, kv, begin, scale, kq, pool)
+             : std::vector<float>(static_cast<size_t>(q_heads),
+                                  -std::numeric_limits<float>::infinity());
+  // Per (piece, query head) state and candidate storage: up to 2k + 64 candidates, or every
+  // token of the piece when that is fewer (then it never compacts).
+  // The caller's scratch, named through references: inside the pool's lambdas a thread_local
+  // would be each worker's own (empty) instance.
+  thread_local std::vector<SelectHead> states_tl;
+  thread_local std::vector<SelectCand> store_tl;
+  std::vector<SelectHead>& states = states_tl;
+  std::vector<SelectCand>& store = store_tl;
+  states.assign(static_cast<size_t>(tasks) * q_heads, SelectHead{});
+  std::vector<size_t> offs(states.size() + 1, 0);
+  for (int64_t t = 0; t < tasks; ++t)
+    for (int h = 0; h < q_heads; ++h) {
+      const size_t s = static_cast<size_t>(t) * q_heads + h;
+      SelectHead& sh = states[s];
+      const bool mine = (h / G) / sp.heads_per_job == t / sp.splits;  // this piece's heads
+      sh.k = mine ? kq[h] : 0;
+      sh.cap = sh.k == 0 ? 0 : std::min<int64_t>(sp.split_tokens, kCapFactor * sh.k + 64);
+      if (sh.k == 0) {  // nothing to select: every tile is rejected
+        sh.full = 1;
+        sh.thr = std::numeric_limits<float>::infinity();
+      } else if (floors[h] > -std::numeric_limits<float>::infinity()) {
+        // Admit logits >= the floor: valid as a threshold only if k of them turn up (checked
+        // after the pass).
+        sh.full = 1;
+        sh.thr = std::nextafter(floors[h], -std::numeric_limits<float>::infinity());
+      } else {
+        sh.thr = -std::numeric_limits<float>::infinity();
+      }
+      offs[s + 1] = offs[s] + static_cast<size_t>(sh.cap);
+    }
+  store.resize(std::max<size_t>(1, offs.back()));
+  for (size_t s = 0; s < states.size(); ++s) states[s].cand = store.data() + offs[s];
+  pool.parallel_for(tasks, [&](int64_t task, int) {
+    const int first = static_cast<int>(task / sp.splits) * sp.heads_per_job;
+    DecodeJob job;
+    job.scale = scale_or_default(scale, d);
+    job.page_tokens = kv.page_tokens;
+    job.head_dim = d;
+    job.group = G;
+    job.dtype = kv.dtype;
+    job.begin = begin + (task % sp.splits) * sp.split_tokens;
+    job.heads = std::min(sp.heads_per_job, kv.kv_heads - first);
+    job.compact = &compact_head;
+    JobHead heads[kMaxJobHeads];
+    for (int i = 0; i < job.heads; ++i) {
+      heads[i].q = q + static_cast<size_t>(first + i) * G * d;
+      heads[i].pages = kv.heads[first + i].pages;
+      heads[i].end = std::clamp(head_end(first + i), job.begin, job.begin + sp.split_tokens);
+      heads[i].sel = states.data() + static_cast<size_t>(task) * q_heads + (first + i) * G;
+    }
+    job.head = heads;
+    kt.select(job);
+  });
+  for (int h = 0; h < q_heads && sample; ++h) {
+    int64_t total = 0;
+    const int64_t hj = (h / G) / sp.heads_per_job;
+    for (int64_t sl = 0; sl < sp.splits; ++sl)
+      total += states[static_cast<size_t>(hj * sp.splits + sl) * q_heads + h].count;
+    if (total < kq[h]) return false;  // the floor was above the k-th logit: start over
+  }
+  // Merge the pieces' candidates per query head: the best k, then ascending positions.
+  pool.parallel_for(q_heads, [&](int64_t h, int) {
+    const int64_t kh = kq[h];
+    if (kh == 0) return;
+    const int64_t hj = (h / G) / sp.heads_per_job;
+    thread_local std::vector<SelectCand> all;
+    all.clear();
+    for (int64_t s = 0; s < sp.splits; ++s) {
+      const SelectHead& sh = states[static_cast<size_t>(hj * sp.splits + s) * q_heads + h];
+      all.insert(all.end(), sh.cand, sh.cand + sh.count);
+    }
+    // The pieces are in token order and so are their candidates: the merge keeps the order.
+    if (static_cast<int64_t>(all.size()) > kh)
+      keep_best_in_order(all.data(), static_cast<int64_t>(all.size()), kh);
+    for (int64_t i = 0; i < kh; ++i) {
+      idx_out[h * out_stride + i] = all[i].i;
+      if (val_out) val_out[h * out_stride + i] = all[i].v;
+    }
+  });
+  return true;
+}
+
+}  // namespace
+
+std::atomic<int64_t> g_select_fallbacks{0};
+
+void select_topk(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, float scale,
+                 const int64_t* k, int32_t* idx_out, float* val_out, int64_t out_stride,
+                 ThreadPool& pool, SimdLevel simd) {
+  if (!select_pass(q, q_heads, kv, begin, scale, k, idx_out, val_out, out_stride, pool, simd, true))
+    select_pass(q, q_heads, kv, begin, scale, k, idx_out, val_out, out_stride, pool, simd, false),
+        ++g_select_fallbacks;
 }
 
 namespace {

@@ -2,6 +2,7 @@
 // The pieces of sparse and hybrid attention that strategies share: logit scoring, per-head
 // top-k, gathering selected rows, and the logit merge (HybridGen's single softmax over logits
 // supplied from elsewhere plus local ones).
+#include <atomic>
 #include <cstdint>
 
 #include "core/attention_args.h"
@@ -17,6 +18,22 @@ namespace hb::cpu {
 void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end,
                   float scale, float* logits, int64_t stride, ThreadPool& pool,
                   SimdLevel simd = best_simd_level());
+
+// Fused score + top-k (HybridGen's logit mode, hybrid/README.md): for each query head h the
+// min(k[h], n_h) tokens of [begin, n_h) with the largest scaled logits q_h . k_t, with no logit
+// array written: the engine's K pass keeps a streaming top-k per query head whose threshold
+// rejects most tiles with one compare. Output per head (row stride out_stride): token
+// positions in the view (not relative to begin), ascending, and their logits. Exactly the
+// selection of score_logits + topk_select_rows (larger first, ties by lower index, NaN ranked
+// as -inf so never ahead of a finite value), bit-identical logits. Tokens are split over the
+// pool (a few pieces per worker) and the pieces' candidates merged per head.
+void select_topk(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, float scale,
+                 const int64_t* k, int32_t* idx_out, float* val_out, int64_t out_stride,
+                 ThreadPool& pool, SimdLevel simd = best_simd_level());
+
+// How many select_topk calls found a sampled floor above some head's k-th logit and ran a
+// second pass without floors (tests and benchmarks read it).
+extern std::atomic<int64_t> g_select_fallbacks;
 
 // For each of `rows` rows of n values (row stride `stride`): the indices of the k largest,
 // ordered by value descending; ties broken by lower index first (deterministic). k is

@@ -26,6 +26,10 @@ struct Avx2 {
   static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
   static F add(F a, F b) { return _mm256_add_ps(a, b); }
   static F max(F a, F b) { return _mm256_max_ps(a, b); }
+  // Bit i set when lane i > t (ordered: NaN lanes are never set).
+  static unsigned gt_mask(F x, F t) {
+    return static_cast<unsigned>(_mm256_movemask_ps(_mm256_cmp_ps(x, t, _CMP_GT_OQ)));
+  }
   static float hmax(F x) {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));

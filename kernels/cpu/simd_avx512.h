@@ -27,6 +27,8 @@ struct Avx512 {
   static F add(F a, F b) { return _mm512_add_ps(a, b); }
   static F max(F a, F b) { return _mm512_max_ps(a, b); }
   static float hmax(F x) { return _mm512_reduce_max_ps(x); }
+  // Bit i set when lane i > t (ordered: NaN lanes are never set).
+  static unsigned gt_mask(F x, F t) { return _mm512_cmp_ps_mask(x, t, _CMP_GT_OQ); }
   static float hsum(F x) { return _mm512_reduce_add_ps(x); }
 
   // Lanes whose token index (first + lane) lies outside [lo, hi) become -inf.

@@ -26,6 +26,7 @@ struct Scalar {
   static F add(F a, F b) { return a + b; }
   static F max(F a, F b) { return a > b ? a : b; }
   static float hmax(F x) { return x; }
+  static unsigned gt_mask(F x, F t) { return x > t ? 1u : 0u; }  // NaN: 0
   static float hsum(F x) { return x; }
   static F mask_outside(F x, int first, int lo, int hi) {
     return first >= lo && first < hi ? x : -__builtin_inff();

@@ -30,6 +30,7 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/stream_read.h"
 #include "kernels/cpu/select.h"
+#include "kernels/cpu/topk_select.h"
 
 namespace hb {
 namespace {
@@ -263,6 +264,88 @@ void BM_TopK(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * rows * n);
 }
 
+// HybridGen's CPU part in its two modes (issue 15 part 3), side by side on the same caches:
+// logit mode = score q.K over the tokens, per-head top 5%, gather the winners' V rows, as
+// `fused` (cpu::select_topk: one K pass, streaming top-k) or `separate` (score_logits into a
+// logit array, then topk_select_rows); LSE mode = exact decode attention (K and V). Each
+// iteration runs all three, in a rotating order, each on its own cache copy; the counters are
+// medians over iterations of fused / attention and separate / attention (wall time, and
+// process CPU time, which a loaded machine disturbs less). Iteration time: the fused part.
+// Args: {tokens, threads (1, or 0 = all)}.
+void BM_SelectVsAttention(benchmark::State& state) {
+  using clock = std::chrono::steady_clock;
+  const int64_t tokens = state.range(0), k = (tokens + 19) / 20;
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
+  const auto& cs = caches(tokens);
+  const int hq = kShape.q_heads, d = kShape.head_dim;
+  std::vector<float> q(static_cast<size_t>(hq) * d), o(q.size()), lse(hq);
+  Rng rng(7);
+  for (auto& x : q) x = rng.normal();
+  std::vector<float> logits(static_cast<size_t>(hq) * tokens), val(static_cast<size_t>(hq) * k);
+  std::vector<int32_t> idx(val.size());
+  std::vector<int64_t> ks(hq, k);
+  std::vector<std::byte> rows(static_cast<size_t>(hq) * k * d * 2);
+  auto gather = [&](const PagedKvView& kv) {
+    pool.parallel_for(hq, [&](int64_t h, int) {
+      cpu::gather_rows(kv, static_cast<int>(h) / kShape.group_size(), idx.data() + h * k, k,
+                       rows.data() + static_cast<size_t>(h) * k * d * 2);
+    });
+  };
+  std::vector<double> fused_s, sep_s, attn_s, r_fused, r_sep, rc_fused, rc_sep;
+  const int64_t fallbacks0 = cpu::g_select_fallbacks.load();
+  size_t i = 0;
+  for (auto _ : state) {
+    double wall[3], cpu[3];
+    for (int j = 0; j < 3; ++j) {
+      const int which = static_cast<int>((i + j) % 3);
+      const PagedKvView& kv = cs[(3 * i + j) % cs.size()]->view;
+      const auto t0 = clock::now();
+      const double c0 = process_cpu_seconds();
+      if (which == 0) {
+        cpu::select_topk(q.data(), hq, kv, 0, 0, ks.data(), idx.data(), val.data(), k, pool);
+        gather(kv);
+      } else if (which == 1) {
+        cpu::score_logits(q.data(), hq, kv, 0, -1, 0, logits.data(), tokens, pool);
+        pool.parallel_for(hq, [&](int64_t h, int) {
+          cpu::topk_select_rows(logits.data() + h * tokens, 1, tokens, tokens, k,
+                                idx.data() + h * k, val.data() + h * k);
+        });
+        gather(kv);
+      } else {
+        DecodeAttentionArgs a;
+        a.q = q.data();
+        a.kv = kv;
+        a.q_heads = hq;
+        a.o = o.data();
+        a.lse = lse.data();
+        cpu::decode_attention(&a, 1, pool);
+      }
+      benchmark::DoNotOptimize(rows.data());
+      benchmark::DoNotOptimize(o.data());
+      wall[which] = std::chrono::duration<double>(clock::now() - t0).count();
+      cpu[which] = process_cpu_seconds() - c0;
+    }
+    state.SetIterationTime(wall[0]);
+    fused_s.push_back(wall[0]);
+    sep_s.push_back(wall[1]);
+    attn_s.push_back(wall[2]);
+    r_fused.push_back(wall[0] / wall[2]);
+    r_sep.push_back(wall[1] / wall[2]);
+    rc_fused.push_back(cpu[0] / cpu[2]);
+    rc_sep.push_back(cpu[1] / cpu[2]);
+    ++i;
+  }
+  state.counters["fallbacks"] = static_cast<double>(cpu::g_select_fallbacks.load() - fallbacks0);
+  state.counters["fused_ms"] = 1e3 * median(fused_s);
+  state.counters["separate_ms"] = 1e3 * median(sep_s);
+  state.counters["attention_ms"] = 1e3 * median(attn_s);
+  state.counters["fused/attn"] = median(r_fused);
+  state.counters["separate/attn"] = median(r_sep);
+  state.counters["fused/attn_cpu"] = median(rc_fused);
+  state.counters["separate/attn_cpu"] = median(rc_sep);
+  state.SetLabel(threads_label(pool, best_simd_level()));
+}
+
 // Args: {tokens, threads (1, or 0 = all)}. Each attention case is registered next to its
 // stream case; modest minimum time keeps the default run short.
 void register_all() {
@@ -298,6 +381,12 @@ void register_all() {
           ->Unit(benchmark::kMillisecond)
           ->MinTime(0.2);
     }
+  benchmark::RegisterBenchmark("BM_SelectVsAttention", BM_SelectVsAttention)
+      ->ArgsProduct({{16384, 32768}, {1, 0}})
+      ->ArgNames({"tokens", "threads"})
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.5);
   // The AVX2 path at 32K on all threads: what an AVX2-only CPU of this bandwidth would see.
   benchmark::RegisterBenchmark("BM_AttentionVsStream_avx2", BM_AttentionVsStream, SimdLevel::avx2)
       ->Args({32768, 0})
