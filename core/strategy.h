@@ -115,6 +115,10 @@ class Strategy {
   // Timed: append the new token, attend, leave the output in out.o (host memory), and add
   // the exact traffic and per-phase times.
   virtual void step(int s, StepResult& out) = 0;
+  // Untimed, right after step(s) and only for steps the runner scores: fill out.attended here
+  // when listing the attended positions would cost the timed step (HybridGen expands its
+  // accelerator window per query head). Default: step() filled it already, or it is dense.
+  virtual void fill_attended(int s, StepResult& out) {}
   // Host/accelerator memory holding KV, for placement verification.
   virtual std::vector<MemoryRegion> memory_regions() const { return {}; }
   // Per-interval rows of controller state (HybridGen's scheduler); empty for static ones.

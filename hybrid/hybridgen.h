@@ -35,6 +35,7 @@ class HybridGen final : public Strategy {
   void load() override;
   void prepare_step(int s) override;
   void step(int s, StepResult& out) override;
+  void fill_attended(int s, StepResult& out) override;
   std::vector<MemoryRegion> memory_regions() const override;
   std::vector<std::map<std::string, double>> trajectory() const override;
   // CPU scoring/top-k/gather overlaps the accelerator's attention over its resident tokens; then

@@ -168,7 +168,10 @@ struct HybridGen::Impl {
   void merge(StepState& st, float scale);
   void bookkeeping(StepState& st, StepResult& out);
   void count_hits(const StepState& st, std::vector<int64_t>& v_rows_by_tier);
-  void fill_attended(const StepState& st, StepResult& out);
+  void fill_attended(int64_t n_ext, StepResult& out);
+  // Set by bookkeeping when the last step's attended list is owed (HybridGen::fill_attended).
+  bool attended_owed = false;
+  int64_t attended_n_ext = 0;
   void count_traffic(StepState& st, const std::vector<int64_t>& v_rows_by_tier);
   void record_phases(const StepState& st, StepResult& out) const;
 };

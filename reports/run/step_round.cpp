@@ -40,6 +40,11 @@ bool run_step(Contender& c, const SweepContext& ctx, int s, StepResult& out) {
   return true;
 }
 
+// Whether the runner scores this contender's next timed step against the reference.
+bool scores_next_step(const Contender& c, const SweepSpec& spec) {
+  return spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps;
+}
+
 // A timed step: its time, phases, traffic and (while --accuracy-steps lasts) its accuracy;
 // then the stopping rules decide whether the contender goes on.
 void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle, int s,
@@ -49,7 +54,7 @@ void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle,
   c.samples.push_back(static_cast<double>(out.total_ns));
   for (const auto& [ph, ns] : out.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
   c.traffic_sum += out.traffic;
-  if (spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps) {
+  if (scores_next_step(c, spec)) {
     const bool probs = !out.attended.empty();
     c.accuracy.add(oracle.at(s, probs), out);
     ++c.scored;
@@ -71,6 +76,14 @@ bool step_round(const std::vector<std::unique_ptr<Contender>>& cs, const SweepCo
     StepResult out;
     if (!run_step(c, ctx, s, out)) continue;
     if (s < ctx.spec.stop.warmup_steps) continue;  // executed, not timed
+    if (scores_next_step(c, ctx.spec)) {           // untimed: after total_ns was taken
+      try {
+        c.strategy->fill_attended(s, out);
+      } catch (const Error& e) {
+        fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
+        continue;
+      }
+    }
     record_step(c, ctx, oracle, s, out);
   }
   return any;

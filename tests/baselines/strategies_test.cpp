@@ -33,6 +33,7 @@ Ran run(Harness& h, const std::string& name, std::map<std::string, std::string> 
     StepResult out;
     s->prepare_step(i);
     s->step(i, out);
+    s->fill_attended(i, out);
     r.steps.push_back(std::move(out));
   }
   return r;

@@ -274,6 +274,7 @@ Ran run_on(const Case& c, AcceleratorKind kind, const Inputs& in) {
     StepResult out;
     s->prepare_step(i);
     s->step(i, out);
+    s->fill_attended(i, out);
     r.steps.push_back(std::move(out));
   }
   s.reset();  // before the accelerator and the pool it uses

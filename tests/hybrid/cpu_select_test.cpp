@@ -37,7 +37,9 @@ void fused_equals_separate(const AttentionShape& shape, int batch, double ratio)
     separate->prepare_step(s);
     StepResult a, b;
     fused->step(s, a);
+    fused->fill_attended(s, a);
     separate->step(s, b);
+    separate->fill_attended(s, b);
     ASSERT_EQ(a.attended, b.attended) << "step " << s;
     ASSERT_EQ(std::memcmp(a.o.data(), b.o.data(), a.o.size() * 4), 0) << "step " << s;
     EXPECT_EQ(a.phase_ns[phase::kCpuTopk], 0) << "fused: score and top-k are one phase";

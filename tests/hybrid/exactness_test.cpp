@@ -113,6 +113,7 @@ TEST(HybridGenExact, OneSoftmaxOverTheAttendedTokens) {
     hg->prepare_step(s);
     StepResult out;
     hg->step(s, out);
+    hg->fill_attended(s, out);
     ASSERT_EQ(out.attended.size(), static_cast<size_t>(shape.q_heads)) << "step " << s;
     for (int qh = 0; qh < shape.q_heads; ++qh) {
       const auto& att = out.attended[qh];
@@ -144,6 +145,7 @@ TEST(HybridGenExact, BatchOfSequencesIsExactPerSequence) {
     hg->prepare_step(s);
     StepResult out;
     hg->step(s, out);
+    hg->fill_attended(s, out);
     EXPECT_TRUE(out.attended.empty());  // exact: every token attended
     for (int b = 0; b < 3; ++b)
       for (int qh = 0; qh < H; ++qh) {

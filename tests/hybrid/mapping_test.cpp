@@ -59,6 +59,7 @@ TEST(Mapping, SemanticPutsKOnDramAndVOnCxl) {
   hg->prepare_step(0);
   StepResult out;
   hg->step(0, out);
+  hg->fill_attended(0, out);
   const auto& rd = out.traffic.bytes_read[int(Processor::cpu)];
   const int64_t host_tokens = host / 2 * 16;
   EXPECT_EQ(rd[int(MemoryKind::local_dram)], host_tokens * 2 * 64 * 2);  // K, 2 heads, fp16
@@ -87,6 +88,7 @@ TEST(Mapping, HotPagesArePromotedAndColdOnesStayFar) {
     hg->prepare_step(s);
     StepResult out;
     hg->step(s, out);
+    hg->fill_attended(s, out);
     if (s < 4)
       for (int qh = 0; qh < kShape.q_heads; ++qh)
         for (int64_t t : out.attended[qh])
@@ -140,6 +142,7 @@ TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
     hg->prepare_step(s);
     StepResult out;
     hg->step(s, out);
+    hg->fill_attended(s, out);
     EXPECT_EQ(out.traffic.bytes_read[0][int(MemoryKind::cxl)], 0);
   }
   const auto counts = hg->block_placement();
@@ -221,6 +224,7 @@ TEST(Mapping, WithACpuKCapTheNewestKStaysOnTheFastTier) {
     hg->prepare_step(s);
     StepResult out;
     hg->step(s, out);
+    hg->fill_attended(s, out);
   }
   check((1040 + 15) / 16 - 8);  // 57 after two FIFO moves
 }

@@ -21,6 +21,7 @@ TEST(HybridGenRepairs, OutputDownloadCountsInD2h) {
   hg->prepare_step(0);
   StepResult out;
   hg->step(0, out);
+  hg->fill_attended(0, out);
   // q down for the CPU side, o down for the caller: 8 heads x 64 fp32 each (no page moved).
   EXPECT_EQ(out.traffic.d2h_bytes, 2 * 8 * 64 * 4);
 }
@@ -41,6 +42,7 @@ TEST(HybridGenRepairs, CpuKCapScoresOnlyTheNewestHostTokens) {
     hg->prepare_step(s);
     StepResult out;
     hg->step(s, out);
+    hg->fill_attended(s, out);
     const int64_t ctx = rig.problem.context_at(s);
     const int64_t window_start = (ctx - 1) / 16 * 16 - 7 * 16;  // 8 window pages, last partial
     const int64_t host = window_start;                          // host tokens per head
@@ -84,6 +86,7 @@ TEST(HybridGenRepairs, PromotedPagesAreRefreshedAndColdOnesDemoted) {
     hg->prepare_step(s);
     StepResult out;
     hg->step(s, out);
+    hg->fill_attended(s, out);
     for (int h = 0; h < kShape.kv_heads; ++h) {
       int hot_now = 0;
       for (int64_t i = 0; i < 60; ++i) hot_now += hg->page_home(0, h, i) == hybrid::PageHome::hot;

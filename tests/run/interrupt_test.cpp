@@ -52,6 +52,7 @@ class Broken final : public Strategy {
     if (fails_ && s == 3) throw Error("broken on purpose at step 3");
     inner_->step(s, out);
   }
+  void fill_attended(int s, StepResult& out) override { inner_->fill_attended(s, out); }
 
  private:
   std::unique_ptr<Strategy> inner_;

@@ -56,6 +56,7 @@ TEST(LayerScope, EveryStrategyAttendsAsAloneAcrossMicroBatches) {
       s->prepare_step(step);
       StepResult out;
       s->step(step, out);
+      s->fill_attended(step, out);
       ASSERT_EQ(out.o.size(), size_t{3} * 14 * 64) << name;
       if (!out.attended.empty()) ASSERT_EQ(out.attended.size(), size_t{3} * 14) << name;
       EXPECT_LT(h.max_error_vs_attended(step, out), 2e-4) << name << " step " << step;
