@@ -210,6 +210,21 @@ TEST_F(RunCli, WarnsAboutPointsThatMissTheirNoiseTarget) {
   EXPECT_EQ(stdout_.find("warning:"), std::string::npos) << "the warning goes to stderr";
 }
 
+// Issue 18: --max-noise is a percent (5 = 5% = 5%), and the report's sweep echo keeps the
+// fraction it used under a name that says so.
+TEST_F(RunCli, MaxNoiseIsAPercentAndTheEchoKeepsTheFraction) {
+  const std::string out = file("out.json");
+  ASSERT_EQ(run(kFastBase +
+                " --strategy cpu-only --accelerator cpu --max-noise 2.5% "
+                "--out " +
+                out),
+            0)
+      << out_;
+  const auto r = reports::read_report(out);
+  EXPECT_EQ(r.context.sweep.at("max_noise_fraction"), "0.025000");
+  EXPECT_EQ(r.context.sweep.count("max_noise"), 0u);
+}
+
 TEST_F(RunCli, FixableFailuresExitTwoBeforeTheSweep) {
   const std::string out = file("u.json");
   EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator tpu --out " + out), 2) << out_;
