@@ -85,11 +85,10 @@ CommandFn add_compare_command(CLI::App& app) {
                   "Relative changes below this are SAME (must be <= --threshold)",
                   RealRange::at_least(0))
       ->capture_default_str();
-  add_real_option(
-      *sub, "--max-noise", o.max_noise,
-      "Runs noisier than this (IQR / 1.349 median) are NOISY unless the change is 3x the noise",
-      RealRange::above(0))
-      ->capture_default_str();
+  add_percent_option(*sub, "--max-noise", o.max_noise,
+                     "Noise limit in percent (10 or 10% = 10%): runs noisier than this (IQR / "
+                     "1.349 median) are NOISY unless the change is 3x the noise",
+                     RealRange::above(0));
   add_real_option(*sub, "--accuracy-tolerance", o.rel_l2_rel_tolerance,
                   "Relative growth of rel_l2 allowed before it is an accuracy regression",
                   RealRange::at_least(0))

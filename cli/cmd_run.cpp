@@ -21,6 +21,7 @@
 #include "core/workload.h"
 #include "core/vocabulary.h"
 #include "hybrid/register.h"
+#include "reports/convergence.h"
 #include "reports/format.h"
 #include "reports/json_io.h"
 #include "reports/output_file.h"
@@ -155,7 +156,8 @@ void print_summary(const reports::Report& r, std::FILE* to) {
       row.insert(row.end(), {"-", "-", "-", reports::status_cell(p)});
     } else {
       row.push_back(reports::format_duration_ns(p.step.summary.median));
-      row.push_back(reports::format_percent(reports::robust_rel_noise(p.step.summary)));
+      row.push_back(reports::format_percent(reports::robust_rel_noise(p.step.summary)) +
+                    (reports::missed_noise_target(p) ? reports::kUnconvergedMark : ""));
       if (any_modeled) {
         row.push_back(p.modeled.present()
                           ? reports::format_duration_ns(p.modeled.step.summary.median) + " (" +
@@ -172,6 +174,15 @@ void print_summary(const reports::Report& r, std::FILE* to) {
     t.add_row(std::move(row));
   }
   std::fputs(t.plain().c_str(), to);
+}
+
+// Every point that stopped before its noise target, on stderr even with --quiet (issue 18: most
+// points of a default run used to miss the target without a word).
+void warn_unconverged(const reports::Report& r) {
+  if (const std::string w = reports::unconverged_warning(r); !w.empty()) {
+    std::fflush(stdout);  // after the summary table when both go to one terminal or file
+    std::fputs(w.c_str(), stderr);
+  }
 }
 
 int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
@@ -277,6 +288,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
                        sub.get_option("--device")->count() > 0, out};
     return run_fleet(spec, fo, sweep, [&](const reports::Report& r) {
       if (!a.quiet) print_summary(r, summary_to);
+      warn_unconverged(r);
     });
   }
   std::map<std::string, std::string> resume_must_match = {{"--mode", a.mode}};
@@ -289,6 +301,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   reports::Report report = sweep(spec, true);
   return session.finish(report, [&](const reports::Report& r) {
     if (!a.quiet) print_summary(r, summary_to);
+    warn_unconverged(r);
   });
 }
 

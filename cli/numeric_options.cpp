@@ -62,6 +62,18 @@ CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& tar
       }));
 }
 
+CLI::Option* add_percent_option(CLI::App& app, const std::string& name, double& target_fraction,
+                                const std::string& description, const parse::RealRange& range) {
+  return app.add_option(name, target_fraction, description)
+      ->transform(strict("PERCENT " + range.text(),
+                         [range](const std::string& t) {
+                           std::string_view v = t;
+                           if (!v.empty() && v.back() == '%') v.remove_suffix(1);
+                           return parse::exact_text(parse::real(v, "value", range) / 100);
+                         }))
+      ->default_str(parse::exact_text(100 * target_fraction));
+}
+
 CLI::Option* add_seconds_option(CLI::App& app, const std::string& name, double& target,
                                 const std::string& description, const parse::RealRange& range) {
   return app.add_option(name, target, description)

@@ -27,6 +27,10 @@ CLI::Option* add_integer_option(CLI::App& app, const std::string& name, uint64_t
 // Finite real number in `range`.
 CLI::Option* add_real_option(CLI::App& app, const std::string& name, double& target,
                              const std::string& description, const parse::RealRange& range);
+// A percentage, nvbench-style: "5" and "5%" both mean 5%; `target` receives the fraction (0.05).
+// `range` is in percent. The help shows the default in percent.
+CLI::Option* add_percent_option(CLI::App& app, const std::string& name, double& target_fraction,
+                                const std::string& description, const parse::RealRange& range);
 // Seconds: "30", "500ms", "2min", "1h", checked against `range` (in seconds).
 CLI::Option* add_seconds_option(CLI::App& app, const std::string& name, double& target,
                                 const std::string& description, const parse::RealRange& range);

@@ -42,10 +42,10 @@ void add_sampling_options(CLI::App& sub, run::SweepSpec& s) {
   add_integer_option(sub, "--min-samples", s.stop.min_samples,
                      "Timed steps before the noise test may stop a point", 1, run::kMaxDecodeSteps)
       ->capture_default_str();
-  add_real_option(sub, "--max-noise", s.stop.max_noise,
-                  "Stop when relative stdev of step times is below this",
-                  parse::RealRange{0, 1, true, false})
-      ->capture_default_str();
+  add_percent_option(sub, "--max-noise", s.stop.max_noise,
+                     "Noise target in percent (5 or 5% = 5%): a point stops once the robust noise "
+                     "of its step times (IQR / 1.349 median, as report prints) is at most this",
+                     parse::RealRange{0, 100, true, false});
   add_seconds_option(sub, "--timeout", s.stop.timeout_s,
                      "Stop sampling a point after this many seconds",
                      parse::RealRange{0, run::kMaxSeconds, true, false})

@@ -42,4 +42,8 @@ SampleSummary summarize(std::span<const double> samples) {
   return r;
 }
 
+double robust_rel_noise(const SampleSummary& s) {
+  return s.median > 0 ? s.iqr() / (1.349 * s.median) : 0.0;
+}
+
 }  // namespace hb

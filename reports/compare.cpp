@@ -44,7 +44,7 @@ void validate(const CompareOptions& o) {
             format_percent(o.threshold) +
             "): a slowdown between them would be called SAME and never fail",
         "set --min-effect at or below --threshold");
-  if (!(o.max_noise > 0)) bad("--max-noise must be > 0", "e.g. --max-noise 0.10 for 10%");
+  if (!(o.max_noise > 0)) bad("--max-noise must be > 0", "e.g. --max-noise 10 for 10%");
 }
 
 int CompareResult::count(Verdict v) const {

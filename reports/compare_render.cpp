@@ -118,7 +118,7 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
              {{"threshold", o.threshold},
               {"alpha", o.alpha},
               {"min_effect", o.min_effect},
-              {"max_noise", o.max_noise},
+              {"max_noise_fraction", o.max_noise},
               {"rel_l2_rel_tolerance", o.rel_l2_rel_tolerance},
               {"rel_l2_abs_tolerance", o.rel_l2_abs_tolerance},
               {"mass_recall_tolerance", o.mass_recall_tolerance},

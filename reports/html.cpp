@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "reports/convergence.h"
 #include "reports/format.h"
 #include "reports/svg_plot.h"
 #include "reports/text_table.h"
@@ -210,6 +211,8 @@ std::string html_report(const Report& report, const TableOptions& options) {
        "stand-in played a memory tier or the GPU) or <i>modeled</i>. Points that did not run are "
        "drawn as &times; "
        "with their status.</p>\n";
+  if (const std::string u = unconverged_sentence(report); !u.empty())
+    h += "<p class=\"failed\">" + html_escape(u) + "</p>\n";
   if (tables.empty()) h += "<p class=\"failed\">The report has no points.</p>\n";
   int fig = 0;
   for (const auto& t : tables) {

@@ -50,10 +50,6 @@ bool axes_less(const PointAxes& a, const PointAxes& b) {
   return tie(a) < tie(b);
 }
 
-double robust_rel_noise(const SampleSummary& s) {
-  return s.median > 0 ? s.iqr() / (1.349 * s.median) : 0.0;
-}
-
 Timing Timing::from_samples(std::vector<double> samples_ns) {
   Timing t;
   t.summary = summarize(std::span<const double>(samples_ns));

@@ -142,11 +142,9 @@ struct PointAxes {
 // (numerically), strategy, and the remaining axes.
 bool axes_less(const PointAxes& a, const PointAxes& b);
 
-// The noise figure reports print and compare judges by: IQR / (1.349 x median). For normally
-// distributed samples it equals the relative stdev, but a few preempted or interrupted steps
-// (common on a shared machine) do not inflate it: relative stdev of 100%+ with a 4% IQR was seen
-// on a busy 2-core host. 0 when the median is not positive.
-double robust_rel_noise(const SampleSummary& s);
+// The noise figure reports print and compare judges by, IQR / (1.349 x median): core/stats.h's,
+// the same one run's stopping rule converges on.
+using hb::robust_rel_noise;
 
 // Raw samples and their summary (summary = hb::summarize(samples_ns)).
 struct Timing {

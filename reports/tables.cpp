@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "reports/convergence.h"
 #include "reports/fleet.h"
 #include "reports/format.h"
 #include "reports/text_table.h"
@@ -211,7 +212,8 @@ std::string time_cell(const Point* p) {
   if (!p) return "-";
   if (!p->timed()) return to_string(p->status);
   return format_duration_ns(p->step.summary.median) + " ± " +
-         format_percent(robust_rel_noise(p->step.summary));
+         format_percent(robust_rel_noise(p->step.summary)) +
+         (missed_noise_target(*p) ? kUnconvergedMark : "");
 }
 
 std::string attended_cell(const std::optional<AttendedTokens>& a) {
@@ -433,6 +435,7 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
       "preempted steps) over the timed steps. Figures are "
       "*measured* (this run, this hardware), *emulated* (a stand-in played a tier or the GPU) or "
       "*modeled*.\n";
+  if (const std::string u = unconverged_sentence(report); !u.empty()) md += "\n" + u + "\n";
   for (const auto& t : procurement_tables(report, options)) {
     md += "\n## " + t.title + "\n\nFigures: " + provenance_heading(t) +
           ".\n\n### Step time (median ± noise)\n\n";

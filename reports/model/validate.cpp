@@ -108,7 +108,7 @@ Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment&
     const Collected& c = it->second;
     vp.measured_ns = p.step.summary.median;
     vp.measured_p10_ns = p.step.summary.p10;
-    vp.measured_noise = p.step.summary.rel_stdev();
+    vp.measured_noise = robust_rel_noise(p.step.summary);
     vp.modeled_ns = median(c.total);
     vp.error = vp.measured_ns > 0 ? (vp.modeled_ns - vp.measured_ns) / vp.measured_ns : 0;
     vp.error_p10 =
@@ -156,8 +156,8 @@ std::string validation_text(const Validation& v, double goal) {
   char b[640];
   s += "Model validation: measured on this machine vs modeled from each measured step's traffic\n";
   s += "platform " + v.platform.name + " (" + v.platform.source + ", " + v.platform.origin + ")\n";
-  s += "error = (modeled - measured) / measured, medians over the timed steps; noise = relative "
-       "stdev of the measured steps\n";
+  s += "error = (modeled - measured) / measured, medians over the timed steps; noise = IQR / "
+       "1.349 median of the measured steps (as in report and compare)\n";
   s += v.live ? "modeled: ceilings re-measured next to each step (live); err static: ceilings "
                 "calibrated once before the sweep\n\n"
               : "modeled: ceilings calibrated once before the sweep\n\n";

@@ -22,7 +22,7 @@ struct ValidationPoint {
   std::string reason;
   double measured_ns = 0, modeled_ns = 0;  // medians
   double measured_p10_ns = 0;  // 10th percentile: the steps least disturbed by other processes
-  double measured_noise = 0;   // relative stdev of the measured step times
+  double measured_noise = 0;   // robust_rel_noise of the measured step times
   double error = 0;            // (modeled - measured) / measured, medians
   double error_p10 = 0;        // (modeled - measured p10) / measured p10
   // With live ceilings (see validate_model) the modeled figures above use them; these use the

@@ -1,6 +1,7 @@
 #pragma once
 // nvbench-style convergence (stop reason "noise"): at least --min-samples timed steps over at
-// least --min-time seconds, and the relative stdev of their times at most --max-noise.
+// least --min-time seconds, and the robust noise of their times (robust_rel_noise, core/stats.h:
+// IQR / 1.349 median, the figure `report` prints and `compare` judges) at most --max-noise.
 #include <string>
 #include <vector>
 

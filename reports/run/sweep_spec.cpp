@@ -207,7 +207,7 @@ void SweepSpec::validate() const {
                 "use 1 to 100 (3-5 gate CI well)");
   // Written !(x > 0) so NaN fails too.
   if (!(stop.max_noise > 0 && stop.max_noise <= 1))
-    throw Error("--max-noise must be > 0 and <= 1", "pass e.g. --max-noise 0.05 (5%)");
+    throw Error("--max-noise must be > 0% and <= 100%", "pass e.g. --max-noise 5 (5%)");
   if (!(stop.timeout_s > 0 && stop.timeout_s <= kMaxSeconds))
     throw Error("--timeout must be > 0 and <= " + std::to_string(kMaxSeconds) + " seconds",
                 "pass e.g. --timeout 30");
@@ -261,7 +261,7 @@ std::map<std::string, std::string> SweepSpec::echo() const {
       {"repetitions", std::to_string(repetitions)},
       {"warmup_steps", std::to_string(stop.warmup_steps)},
       {"min_samples", std::to_string(stop.min_samples)},
-      {"max_noise", std::to_string(stop.max_noise)},
+      {"max_noise_fraction", std::to_string(stop.max_noise)},  // --max-noise 5 -> 0.05
       {"min_time_s", std::to_string(stop.min_time_s)},
       {"timeout_s", std::to_string(stop.timeout_s)},
       {"accelerator", kAcceleratorKinds.name(accelerator.kind)},

@@ -18,7 +18,7 @@ namespace hb::run {
 struct StopCriteria {
   int warmup_steps = 2;     // executed, not timed (first-touch, caches, controller start)
   int min_samples = 5;      // timed steps before the noise test may stop the point
-  double max_noise = 0.05;  // relative stdev of step times that counts as converged
+  double max_noise = 0.05;  // robust_rel_noise (fraction) of step times that counts as converged
   double min_time_s = 0.0;  // keep sampling at least this long (after min_samples)
   double timeout_s = 30.0;  // per point: stop sampling after this much wall time
 };

@@ -57,6 +57,29 @@ TEST(NumericOptions, StoreStrictlyParsedValues) {
   EXPECT_EQ(seed, 18446744073709551615u);
 }
 
+// Issue 18: --max-noise takes a percent like nvbench's ("5" = "5%" = 5%) and stores the fraction.
+TEST(NumericOptions, PercentOptionStoresTheFraction) {
+  double f = 0.05;
+  auto declare = [&](CLI::App& app) {
+    add_percent_option(app, "--max-noise", f, "", parse::RealRange{0, 100, true, false});
+  };
+  for (const auto& [text, fraction] : std::vector<std::pair<std::string, double>>{
+           {"5", 0.05}, {"5%", 0.05}, {"0.5", 0.005}, {"100", 1.0}, {"2.5%", 0.025}}) {
+    EXPECT_EQ(parse_with(declare, {"--max-noise", text}), "") << text;
+    EXPECT_DOUBLE_EQ(f, fraction) << text;
+  }
+  for (const char* bad : {"0", "101", "nan", "5%%", "%", "-1", "0.05x"}) {
+    const std::string err = parse_with(declare, {"--max-noise", bad});
+    EXPECT_EQ(err.rfind("--max-noise:", 0), 0u) << bad << ": " << err;
+  }
+  // The help shows the default in percent, not the stored fraction.
+  f = 0.05;
+  CLI::App app{"t"};
+  declare(app);
+  EXPECT_NE(app.help().find("PERCENT"), std::string::npos) << app.help();
+  EXPECT_NE(app.help().find("<= 100=5"), std::string::npos) << app.help();
+}
+
 TEST(NumericOptions, RefuseWithOptionValueAndFix) {
   int n = 0;
   double x = 0;
@@ -160,6 +183,8 @@ TEST_F(NumericOptionsCli, RunRefusesSilentlyWrongValues) {
   expect_refused("run -q --batch 1.9", {"--batch", "'1.9'"});
   expect_refused("run -q --warmup -5", {"--warmup", "'-5'"});
   expect_refused("run -q --max-noise nan", {"--max-noise", "'nan'"});
+  expect_refused("run -q --max-noise 0", {"--max-noise", "'0'", "<= 100"});
+  expect_refused("run -q --max-noise 150%", {"--max-noise", "'150'", "<= 100"});
   expect_refused("run -q --timeout nan", {"--timeout", "'nan'"});
   expect_refused("run -q --strategy h2o --opt h2o.heavy_ratio=nan", {"--opt", "nan"});
   expect_refused("run -q --seq-len 1:1000:xnan", {"--seq-len", "'nan'"});

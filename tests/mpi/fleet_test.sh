@@ -71,7 +71,7 @@ slow-rank)
   # Rank 1 gets a long point and rank 0 waits only 1 s after its own: rank 0 must write what it
   # has, mark rank 1 failed with the reason, and end the job instead of hanging.
   need_mpi
-  launch 2 "${base[@]}" --seq-len 1k,256k --decode-steps 400 --min-samples 400 --max-noise 0.0001 \
+  launch 2 "${base[@]}" --seq-len 1k,256k --decode-steps 400 --min-samples 400 --max-noise 0.01 \
     --timeout 60 --distribute points --gather-timeout 1 --out "$work/r.json"
   rc=$?
   [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "expected a failed job that ends by itself (exit $rc)"

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "fixtures.h"
+#include "reports/convergence.h"
 #include "reports/exporters.h"
 #include "reports/html.h"
 #include "reports/labels.h"
@@ -75,6 +76,49 @@ TEST(Markdown, ShowsTimesSpeedupsAccuracyAndFailures) {
   EXPECT_TRUE(has(md, "rel_l2 1.0e-03, recall 100.0%"));
   EXPECT_TRUE(has(md, "- full-gpu at 16k: oom: KV 2.0 GiB > accelerator capacity 1.0 GiB"));
   EXPECT_TRUE(has(md, "| fastest  |"));
+}
+
+// Issue 18: a point that stopped on the step cap (or the time limit) before its noise target is
+// flagged in the tables, listed with its noise, target and fix, and warned about by `run`.
+TEST(Convergence, PointThatStopsShortOfItsNoiseTargetIsFlagged) {
+  Report r = make_report();
+  r.context.sweep["max_noise_fraction"] = "0.050000";
+  Point& shy = r.points[0];  // cpu-only at 4k
+  ASSERT_EQ(shy.axes.strategy, "cpu-only");
+  shy.step = {};
+  static_cast<Timing&>(shy.step) =
+      Timing::from_samples(testing::noisy_samples(2e6, 0.2, 6, 3));  // ~20% noise, 6 samples
+  shy.step.stop_reason = "max-steps";
+  r.points[1].step.stop_reason = "timeout";  // full-gpu at 4k
+  EXPECT_TRUE(missed_noise_target(shy));
+  EXPECT_FALSE(missed_noise_target(r.points[2]));      // stopped on "noise"
+  EXPECT_FALSE(missed_noise_target(r.points.back()));  // oom: never timed
+
+  const std::string md = markdown_report(r);
+  EXPECT_EQ(count(md, kUnconvergedMark), 2u) << md;  // the two cells
+  EXPECT_TRUE(has(md, "† 2 of 6 point(s) stopped before reaching the 5.0% noise target")) << md;
+  EXPECT_TRUE(has(md, "cpu-only, seq_len 4k, batch 1: noise ")) << md;
+  EXPECT_TRUE(has(md, "(target 5.0%), stopped on max-steps; raise --decode-steps")) << md;
+  EXPECT_TRUE(has(md, "full-gpu, seq_len 4k, batch 1: noise ")) << md;
+  EXPECT_TRUE(has(md, "stopped on timeout; raise --timeout")) << md;
+
+  const std::string html = html_report(r);
+  EXPECT_TRUE(has(html, "† 2 of 6 point(s) stopped before reaching the 5.0% noise target"));
+  EXPECT_GE(count(html, "±"), 1u);
+
+  const std::string w = unconverged_warning(r);
+  EXPECT_TRUE(has(w, "warning: 2 of 6 point(s) stopped before reaching the noise target of 5.0%"))
+      << w;
+  EXPECT_TRUE(has(w, "\n  cpu-only, seq_len 4k, batch 1: noise ")) << w;
+  EXPECT_TRUE(has(w, "stopped on max-steps; raise --decode-steps\n")) << w;
+
+  // Converged points and modeled ones (their steps are computed) are never flagged.
+  const Report plain = make_report();
+  EXPECT_EQ(unconverged_warning(plain), "");
+  EXPECT_FALSE(has(markdown_report(plain), kUnconvergedMark));
+  Point modeled = shy;
+  modeled.provenance = Provenance::modeled;
+  EXPECT_FALSE(missed_noise_target(modeled));
 }
 
 TEST(Markdown, MixedProvenanceMarksCells) {

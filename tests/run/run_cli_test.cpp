@@ -195,6 +195,36 @@ TEST_F(RunCli, FailureMidSweepKeepsFinishedPoints) {
             part.points[0].step.samples_ns);
 }
 
+// Issue 18: points that stop on the step cap before the noise target are named on stderr with
+// their noise, the target and the fix, even with -q; the run still succeeds.
+TEST_F(RunCli, WarnsAboutPointsThatMissTheirNoiseTarget) {
+  const std::string out = file("out.json");
+  ASSERT_EQ(
+      run(kFastBase + " --strategy cpu-only --accelerator cpu --max-noise 0.0001 --out " + out), 0)
+      << out_;
+  EXPECT_NE(out_.find("warning: 3 of 3 point(s) stopped before reaching the noise target"),
+            std::string::npos)
+      << out_;
+  EXPECT_NE(out_.find("  cpu-only, seq_len 256, batch 1: noise "), std::string::npos) << out_;
+  EXPECT_NE(out_.find("stopped on max-steps; raise --decode-steps"), std::string::npos) << out_;
+  EXPECT_EQ(stdout_.find("warning:"), std::string::npos) << "the warning goes to stderr";
+}
+
+// Issue 18: --max-noise is a percent (5 = 5% = 5%), and the report's sweep echo keeps the
+// fraction it used under a name that says so.
+TEST_F(RunCli, MaxNoiseIsAPercentAndTheEchoKeepsTheFraction) {
+  const std::string out = file("out.json");
+  ASSERT_EQ(run(kFastBase +
+                " --strategy cpu-only --accelerator cpu --max-noise 2.5% "
+                "--out " +
+                out),
+            0)
+      << out_;
+  const auto r = reports::read_report(out);
+  EXPECT_EQ(r.context.sweep.at("max_noise_fraction"), "0.025000");
+  EXPECT_EQ(r.context.sweep.count("max_noise"), 0u);
+}
+
 TEST_F(RunCli, FixableFailuresExitTwoBeforeTheSweep) {
   const std::string out = file("u.json");
   EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator tpu --out " + out), 2) << out_;

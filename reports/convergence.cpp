@@ -1,0 +1,71 @@
+#include "reports/convergence.h"
+
+#include <cstdlib>
+
+#include "reports/format.h"
+
+namespace hb::reports {
+
+bool missed_noise_target(const Point& p) {
+  return p.timed() && p.provenance != Provenance::modeled && p.step.stop_reason != "noise";
+}
+
+std::optional<double> noise_target(const ReportContext& c) {
+  for (const char* key : {"max_noise_fraction", "max_noise"}) {
+    const auto it = c.sweep.find(key);
+    if (it == c.sweep.end()) continue;
+    char* end = nullptr;
+    const double v = std::strtod(it->second.c_str(), &end);
+    if (end != it->second.c_str() && v > 0) return v;
+  }
+  return std::nullopt;
+}
+
+std::string convergence_fix(const std::string& stop_reason) {
+  if (stop_reason == "max-steps") return "raise --decode-steps";
+  if (stop_reason == "timeout") return "raise --timeout";
+  if (stop_reason == "min-samples") return "raise --min-samples or --decode-steps";
+  if (stop_reason == "min-time") return "raise --min-time or --decode-steps";
+  return "raise --decode-steps or --timeout";
+}
+
+std::string unconverged_line(const Point& p, std::optional<double> target) {
+  return p.axes.strategy + ", seq_len " + format_tokens(p.axes.seq_len) + ", batch " +
+         std::to_string(p.axes.batch) + ": noise " +
+         format_percent(robust_rel_noise(p.step.summary)) +
+         (target ? " (target " + format_percent(*target) + ")" : "") + ", stopped on " +
+         p.step.stop_reason + "; " + convergence_fix(p.step.stop_reason);
+}
+
+std::string unconverged_sentence(const Report& r) {
+  const auto target = noise_target(r.context);
+  std::string list;
+  int n = 0;
+  for (const auto& p : r.points)
+    if (missed_noise_target(p)) {
+      list += (n++ ? "; " : "") + unconverged_line(p, target);
+    }
+  if (n == 0) return "";
+  return std::string(kUnconvergedMark + 1) + " " + std::to_string(n) + " of " +
+         std::to_string(r.points.size()) + " point(s) stopped before reaching the " +
+         (target ? format_percent(*target) + " " : std::string()) +
+         "noise target, so their medians are less settled than asked: " + list + ".";
+}
+
+std::string unconverged_warning(const Report& r) {
+  const auto target = noise_target(r.context);
+  std::string lines;
+  int n = 0;
+  for (const auto& p : r.points)
+    if (missed_noise_target(p)) {
+      lines += "  " + unconverged_line(p, target) + "\n";
+      ++n;
+    }
+  if (n == 0) return "";
+  return "warning: " + std::to_string(n) + " of " + std::to_string(r.points.size()) +
+         " point(s) stopped before reaching the noise target" +
+         (target ? " of " + format_percent(*target) : std::string()) +
+         " (their medians are less settled than asked):\n" + lines;
+}
+
+}  // namespace hb::reports

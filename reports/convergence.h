@@ -1,0 +1,39 @@
+#pragma once
+// Points whose timing loop stopped before its noise rule was met (issue 18): the step cap
+// (--decode-steps) or the time limit (--timeout) ended them with the noise still above
+// --max-noise, or before --min-samples / --min-time. Their medians are less settled than the run
+// asked for, so `run` warns on stderr and the markdown / HTML reports mark their cells.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/report.h"
+
+namespace hb::reports {
+
+// Marker after the step time of a point that missed its noise target.
+inline constexpr const char* kUnconvergedMark = " †";
+
+// A measured or emulated point with timed steps whose stop reason is not "noise". Modeled points
+// (their steps are computed, not sampled) and points that did not run are never flagged.
+bool missed_noise_target(const Point& p);
+
+// The noise target the sweep echo records (fraction, e.g. 0.05), when it does.
+std::optional<double> noise_target(const ReportContext& c);
+
+// What would let a point converge, by stop reason: "raise --decode-steps", "raise --timeout", ...
+std::string convergence_fix(const std::string& stop_reason);
+
+// "cpu-only, seq_len 4k, batch 1: noise 7.2% (target 5.0%), stopped on max-steps; raise
+// --decode-steps"
+std::string unconverged_line(const Point& p, std::optional<double> target);
+
+// The reports' note under the step-time tables: "† 2 of 6 points stopped before reaching the
+// 5.0% noise target: <unconverged_line>; <...>." Empty when every point converged.
+std::string unconverged_sentence(const Report& r);
+
+// The stderr warning of `run`: a header line and one line per unconverged point; empty when every
+// point converged.
+std::string unconverged_warning(const Report& r);
+
+}  // namespace hb::reports
