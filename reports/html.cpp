@@ -202,7 +202,9 @@ std::string html_report(const Report& report, const TableOptions& options) {
       "\n</style>\n</head>\n<body>\n<h1>hybridbench report</h1>\n<table class=\"facts\">\n";
   for (const auto& [k, v] : context_facts(report.context))
     h += "<tr><td>" + html_escape(k) + "</td><td>" + html_escape(v) + "</td></tr>\n";
-  h += "</table>\n<p>Step time is one decode step of one attention layer for the whole batch (what "
+  h += "</table>\n<p>Step time is one decode step of one layer for the whole batch (scope layer: "
+       "the "
+       "whole decoder layer; scope attention: attention alone; what "
        "each sequence "
        "waits per generated token, per layer): median, with p10&ndash;p90 bars in the charts and "
        "noise (IQR / 1.349 median) in "

@@ -429,7 +429,8 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
   std::string md = "# hybridbench report\n\n";
   for (const auto& [k, v] : context_facts(report.context)) md += "- **" + k + "**: " + v + "\n";
   md +=
-      "\nStep time is one decode step of one attention layer for the whole batch (the time each "
+      "\nStep time is one decode step of one layer for the whole batch (scope layer: the whole "
+      "decoder layer, QKV, attention, O and FFN; scope attention: attention alone; the time each "
       "sequence "
       "waits per generated token, per layer), median ± noise (IQR / 1.349 median, robust to a few "
       "preempted steps) over the timed steps. Figures are "
