@@ -64,10 +64,11 @@ void add_scope_options(CLI::App& sub, run::SweepSpec& s) {
     text = std::to_string(static_cast<int>(*v));
     return {};
   };
-  sub.add_option("--scope", s.scope,
-                 "What one timed step is: 'layer' (QKV projection, attention, output projection "
-                 "and FFN of one decoder layer, the layer's GEMMs on the accelerator, weights "
-                 "counted against its memory) or 'attention' (attention alone)")
+  sub.add_option(
+         "--scope", s.scope,
+         "What one timed step is: 'layer' (QKV projection, attention, output projection "
+         "and FFN of one decoder layer, the layer's GEMMs on the accelerator, its weights in "
+         "accelerator memory beside the KV budget) or 'attention' (attention alone)")
       ->transform(CLI::Validator(by_name, "layer|attention"))
       ->default_str(kScopes.name(s.scope));
   add_integer_option(sub, "--microbatches", s.microbatches,
