@@ -197,6 +197,18 @@ TEST_F(RunCli, FailureMidSweepKeepsFinishedPoints) {
 
 // Issue 18: points that stop on the step cap before the noise target are named on stderr with
 // their noise, the target and the fix, even with -q; the run still succeeds.
+TEST_F(RunCli, ScopeOptionsRefuseBadInputWithoutWriting) {
+  const std::string out = file("scope.json");
+  const std::string base =
+      "run -q --model qwen2.5-0.5b --seq-len 256 --strategy cpu-only --out " + out;
+  EXPECT_EQ(run(base + " --scope everything"), 2) << out_;
+  EXPECT_NE(out_.find("attention, layer"), std::string::npos) << out_;
+  EXPECT_EQ(run(base + " --microbatches -1"), 2) << out_;
+  EXPECT_EQ(run(base + " --scope attention --microbatches 2"), 2) << out_;
+  EXPECT_NE(out_.find("needs --scope layer"), std::string::npos) << out_;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 TEST_F(RunCli, WarnsAboutPointsThatMissTheirNoiseTarget) {
   const std::string out = file("out.json");
   ASSERT_EQ(
