@@ -157,7 +157,9 @@ void print_summary(const reports::Report& r, std::FILE* to) {
     } else {
       row.push_back(reports::format_duration_ns(p.step.summary.median));
       row.push_back(reports::format_percent(reports::robust_rel_noise(p.step.summary)) +
-                    (reports::missed_noise_target(p) ? reports::kUnconvergedMark : ""));
+                    (reports::missed_noise_target(p, reports::noise_target(r.context))
+                         ? reports::kUnconvergedMark
+                         : ""));
       if (any_modeled) {
         row.push_back(p.modeled.present()
                           ? reports::format_duration_ns(p.modeled.step.summary.median) + " (" +

@@ -16,7 +16,7 @@ inline constexpr const char* kUnconvergedMark = " †";
 
 // A measured or emulated point with timed steps whose stop reason is not "noise". Modeled points
 // (their steps are computed, not sampled) and points that did not run are never flagged.
-bool missed_noise_target(const Point& p);
+bool missed_noise_target(const Point& p, std::optional<double> target = std::nullopt);
 
 // The noise target the sweep echo records (fraction, e.g. 0.05), when it does.
 std::optional<double> noise_target(const ReportContext& c);

@@ -140,6 +140,7 @@ std::vector<ProcurementTable> procurement_tables(const Report& report,
       t.title = setting_title(p.axes);
       t.reference = reference;
       t.hosts = hosts;
+      t.noise_target = noise_target(report.context);
     }
     t.cells[{p.axes.strategy, p.axes.seq_len, host_of(p.axes)}] = &p;
     if (std::find(t.seq_lens.begin(), t.seq_lens.end(), p.axes.seq_len) == t.seq_lens.end())
@@ -208,12 +209,12 @@ std::string status_cell(const Point& p) {
   return to_string(p.status) + (p.reason.empty() ? "" : ": " + p.reason);
 }
 
-std::string time_cell(const Point* p) {
+std::string time_cell(const Point* p, std::optional<double> noise_target) {
   if (!p) return "-";
   if (!p->timed()) return to_string(p->status);
   return format_duration_ns(p->step.summary.median) + " ± " +
          format_percent(robust_rel_noise(p->step.summary)) +
-         (missed_noise_target(*p) ? kUnconvergedMark : "");
+         (missed_noise_target(*p, noise_target) ? kUnconvergedMark : "");
 }
 
 std::string attended_cell(const std::optional<AttendedTokens>& a) {
@@ -298,7 +299,7 @@ std::string provenance_heading(const ProcurementTable& t) {
 TextTable time_grid(const ProcurementTable& t) {
   TextTable g = grid(t, [&](const std::string& s, int64_t len, const std::string& host) {
     const Point* p = t.at(s, len, host);
-    return time_cell(p) + provenance_mark(t, p);
+    return time_cell(p, t.noise_target) + provenance_mark(t, p);
   });
   std::vector<std::string> fastest = {"fastest"};
   for (const auto& [len, host] : t.columns())

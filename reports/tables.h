@@ -33,6 +33,7 @@ struct ProcurementTable {
   std::string reference;                 // strategy the speedups are against
   std::vector<std::string> provenances;  // distinct labels of the points shown, sorted
   std::vector<Speedup> speedups;         // the report's speedups among this table's points
+  std::optional<double> noise_target;    // the run's --max-noise, when the report says
 
   const Point* at(const std::string& strategy, int64_t seq_len, const std::string& host = "") const;
   // Time of b / time of a (> 1: a is faster) and its relative noise, from the report's
@@ -68,7 +69,9 @@ std::vector<ProcurementTable> procurement_tables(const Report& report,
 std::vector<std::pair<std::string, std::string>> context_facts(const ReportContext& c);
 
 // Cell texts shared by the renderers.
-std::string time_cell(const Point* p);  // "1.23 ms ± 2.1%", or the status ("oom"), or "-"
+std::string time_cell(const Point* p,
+                      std::optional<double> noise_target =
+                          std::nullopt);  // "1.23 ms ± 2.1%", or the status ("oom"), or "-"
 // Tokens attended per step and query head: "2048", or "1990 (1985-2048)" when it varied.
 std::string attended_cell(const std::optional<AttendedTokens>& a);
 std::string accuracy_cell(const Point* p);  // "1.2e-03, recall 99.8%, needle 100%", or status

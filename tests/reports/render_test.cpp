@@ -89,7 +89,9 @@ TEST(Convergence, PointThatStopsShortOfItsNoiseTargetIsFlagged) {
   static_cast<Timing&>(shy.step) =
       Timing::from_samples(testing::noisy_samples(2e6, 0.2, 6, 3));  // ~20% noise, 6 samples
   shy.step.stop_reason = "max-steps";
-  r.points[1].step.stop_reason = "timeout";  // full-gpu at 4k
+  static_cast<Timing&>(r.points[1].step) =
+      Timing::from_samples(testing::noisy_samples(1e6, 0.2, 6, 4));  // full-gpu at 4k, ~20%
+  r.points[1].step.stop_reason = "timeout";
   EXPECT_TRUE(missed_noise_target(shy));
   EXPECT_FALSE(missed_noise_target(r.points[2]));      // stopped on "noise"
   EXPECT_FALSE(missed_noise_target(r.points.back()));  // oom: never timed
@@ -119,6 +121,14 @@ TEST(Convergence, PointThatStopsShortOfItsNoiseTargetIsFlagged) {
   Point modeled = shy;
   modeled.provenance = Provenance::modeled;
   EXPECT_FALSE(missed_noise_target(modeled));
+  // Stopped by max-steps (accuracy steps still owed) with its noise already within the target:
+  // settled as asked. Without a known target the stop reason is all there is to go on.
+  Point settled = shy;
+  static_cast<Timing&>(settled.step) =
+      Timing::from_samples(testing::noisy_samples(2e6, 0.005, 6, 5));
+  settled.step.stop_reason = "max-steps";
+  EXPECT_FALSE(missed_noise_target(settled, 0.05));
+  EXPECT_TRUE(missed_noise_target(settled));
 }
 
 TEST(Markdown, MixedProvenanceMarksCells) {
