@@ -253,7 +253,14 @@ std::string html_report(const Report& report, const TableOptions& options) {
              " (time of b / time of a; &gt; 1: a is faster)</h3>\n" +
              pairwise_grid(one, len).html();
     }
-    h += "<h3>Accuracy vs the fp64 reference</h3>\n" + accuracy_grid(t).html();
+    h += "<h3>Accuracy vs the fp64 reference</h3>\n<p>Attention-mass recall, output cosine "
+         "similarity and, where planted, needle retrieval (rel_l2 is in the JSON and CSV only). " +
+         html_escape(std::string(kParetoMark + 1)) +
+         " marks the step time vs accuracy Pareto front of each column; the step-time table's "
+         "&ldquo;fastest within " +
+         html_escape(t.target.describe()) +
+         "&rdquo; row names the fastest point meeting the accuracy target.</p>\n" +
+         accuracy_grid(t).html();
     if (const std::string m = modeled_platforms(t); !m.empty())
       h += "<h3>Measured | modeled on " + html_escape(m) + " (error of the modeled median)</h3>\n" +
            modeled_grid(t).html();
