@@ -345,6 +345,7 @@ CommandFn add_run_command(CLI::App& app) {
   add_integer_option(*sub, "--seed", s.seed,
                      "Workload seed (sequence b of a batch uses seed + 7919*b)")
       ->capture_default_str();
+  add_accuracy_target_option(*sub, s.accuracy_target)->capture_default_str();
   add_integer_option(*sub, "--page-tokens", s.page_tokens, "Tokens per KV page (multiple of 16)",
                      16, 65536)
       ->capture_default_str();
