@@ -110,6 +110,11 @@ TEST(AccuracyTarget, TablesNameTheFastestWithinTargetOrNone) {
   const std::string html = html_report(r);
   EXPECT_TRUE(has(html, "fastest within recall &gt;= 0.9")) << html;
   EXPECT_TRUE(has(html, "<td>none</td>") || has(html, ">none<")) << html;
+  // The accuracy chart plots the target's metric with the threshold, not rel_l2.
+  EXPECT_TRUE(has(html, "attention-mass recall")) << html;
+  EXPECT_TRUE(has(html, "target: recall &gt;= 0.9")) << html;
+  EXPECT_FALSE(has(html, "relative L2")) << html;
+  EXPECT_TRUE(has(html_report(mixed_report("cosine:0.99")), "output cosine similarity"));
 }
 
 TEST(AccuracyTarget, HeadlineAccuracyIsRecallCosineAndNeedleNotRelL2) {
