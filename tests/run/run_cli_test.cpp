@@ -277,7 +277,7 @@ TEST_F(RunCli, DefaultBudgetPutsTheSweepOnBothSidesOfTheFitBoundary) {
   EXPECT_GE(short_of.size(), 2u);
   EXPECT_LT(*fit.rbegin(), *short_of.begin());  // fits below the boundary, not above
   ASSERT_EQ(run("report " + out), 0) << out_;
-  EXPECT_NE(out_.find("| KV on accelerator |"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("| KV on accelerator "), std::string::npos) << out_;
   EXPECT_NE(out_.find("stops fitting the accelerator's KV budget at 4k"), std::string::npos)
       << out_;
   // The explicit override still wins: 2G holds all of it.
