@@ -225,6 +225,28 @@ TEST_F(RunCli, MaxNoiseIsAPercentAndTheEchoKeepsTheFraction) {
   EXPECT_EQ(r.context.sweep.count("max_noise"), 0u);
 }
 
+// Issue 17: --accuracy-target is echoed canonically and `report` reads it back into the
+// fastest-within row; the default is mass recall >= 0.9.
+TEST_F(RunCli, AccuracyTargetIsEchoedAndNamesTheWithinRow) {
+  const std::string out = file("acc.json");
+  ASSERT_EQ(run(kFastBase + " --strategy cpu-only --accelerator cpu --out " + out), 0) << out_;
+  EXPECT_EQ(reports::read_report(out).context.sweep.at("accuracy_target"), "recall:0.9");
+  ASSERT_EQ(
+      run(kFastBase + " --strategy cpu-only --accelerator cpu --accuracy-target 0.95 --out " + out),
+      0)
+      << out_;
+  EXPECT_EQ(reports::read_report(out).context.sweep.at("accuracy_target"), "recall:0.95");
+  ASSERT_EQ(run("report " + out), 0) << out_;
+  EXPECT_NE(out_.find("fastest within recall >= 0.95"), std::string::npos) << out_;
+  EXPECT_EQ(run(kFastBase +
+                " --strategy cpu-only --accelerator cpu --accuracy-target "
+                "rel_l2:0.1 --out " +
+                out),
+            2)
+      << out_;
+  EXPECT_NE(out_.find("--accuracy-target"), std::string::npos) << out_;
+}
+
 TEST_F(RunCli, FixableFailuresExitTwoBeforeTheSweep) {
   const std::string out = file("u.json");
   EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator tpu --out " + out), 2) << out_;
