@@ -122,11 +122,11 @@ bool scored(const Point* p) { return p && p->timed() && p->accuracy.steps_scored
 bool ProcurementTable::on_pareto_front(const std::string& strategy, int64_t seq_len,
                                        const std::string& host) const {
   const Point* p = at(strategy, seq_len, host);
-  if (!scored(p)) return false;
+  if (!scored(p) || !std::isfinite(accuracy_figure(target, *p))) return false;
   const double t = p->step.summary.median, a = accuracy_figure(target, *p);
   for (const auto& s : strategies) {
     const Point* q = at(s, seq_len, host);
-    if (s == strategy || !scored(q)) continue;
+    if (s == strategy || !scored(q) || !std::isfinite(accuracy_figure(target, *q))) continue;
     const double qt = q->step.summary.median, qa = accuracy_figure(target, *q);
     if (qt <= t && qa >= a && (qt < t || qa > a)) return false;
   }

@@ -2,6 +2,7 @@
 // to the raw fastest, headline accuracy without rel_l2, and the speed-accuracy Pareto front.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "core/error.h"
@@ -143,6 +144,13 @@ TEST(AccuracyTarget, ParetoFrontIsMarked) {
   r.speedups = compute_speedups(r.points);
   const auto d = procurement_tables(r)[0];
   EXPECT_FALSE(d.on_pareto_front("h2o", 4096));
+  // A point whose recall is NaN (not computable) is neither on the front nor dominating.
+  Report n = mixed_report();
+  n.points[0].accuracy.mass_recall = std::numeric_limits<double>::quiet_NaN();
+  n.speedups = compute_speedups(n.points);
+  const auto nt = procurement_tables(n)[0];
+  EXPECT_FALSE(nt.on_pareto_front("streamingllm", 4096));
+  EXPECT_EQ(nt.fastest_within_target(4096), "quest");
   const std::string acc = accuracy_grid(d).markdown();
   const auto row = acc.find("| h2o");
   ASSERT_NE(row, std::string::npos);
