@@ -135,8 +135,14 @@ void print_summary(const reports::Report& r, std::FILE* to) {
   t.add_column("median", A::right);
   t.add_column("noise", A::right);
   if (any_modeled) t.add_column("modeled (err)", A::right);
-  t.add_column("rel_l2", A::right);
+  // Headline accuracy (reports/README.md): mass recall, cosine, needle where planted; rel_l2 is
+  // in the JSON.
+  const bool any_needle = std::any_of(r.points.begin(), r.points.end(), [](const auto& p) {
+    return p.accuracy.steps_scored > 0 && p.accuracy.has_needle();
+  });
   t.add_column("recall", A::right);
+  t.add_column("cosine", A::right);
+  if (any_needle) t.add_column("needle", A::right);
   t.add_column("attended", A::right);  // tokens per step and query head: mean (min-max)
   t.add_column("figures");
   // Fleet reports: the same point can come from several hosts, so say which.
@@ -153,7 +159,9 @@ void print_summary(const reports::Report& r, std::FILE* to) {
     if (!p.timed()) {
       row.insert(row.end(), {"-", "-"});
       if (any_modeled) row.push_back("-");
-      row.insert(row.end(), {"-", "-", "-", reports::status_cell(p)});
+      row.insert(row.end(), {"-", "-", "-"});
+      if (any_needle) row.push_back("-");
+      row.push_back(reports::status_cell(p));
     } else {
       row.push_back(reports::format_duration_ns(p.step.summary.median));
       row.push_back(reports::format_percent(reports::robust_rel_noise(p.step.summary)) +
@@ -167,8 +175,14 @@ void print_summary(const reports::Report& r, std::FILE* to) {
                           : "-");
       }
       const bool scored = p.accuracy.steps_scored > 0;
-      row.push_back(scored ? reports::format_sci(p.accuracy.rel_l2) : "-");
       row.push_back(scored ? reports::format_percent(p.accuracy.mass_recall) : "-");
+      char cosine[32];
+      std::snprintf(cosine, sizeof cosine, "%.4f", p.accuracy.cosine);
+      row.push_back(scored ? cosine : "-");
+      if (any_needle)
+        row.push_back(scored && p.accuracy.has_needle()
+                          ? reports::format_percent(p.accuracy.needle_success_rate)
+                          : "-");
       row.push_back(reports::attended_cell(p.attended_tokens));
       row.push_back(reports::to_string(p.provenance));
     }
@@ -176,6 +190,19 @@ void print_summary(const reports::Report& r, std::FILE* to) {
     t.add_row(std::move(row));
   }
   std::fputs(t.plain().c_str(), to);
+  // The raw fastest next to the fastest within the accuracy target, per setting and length.
+  for (const auto& pt : reports::procurement_tables(r)) {
+    std::string line;
+    for (const auto& [len, host] : pt.columns()) {
+      const std::string f = pt.fastest(len, host), w = pt.fastest_within_target(len, host);
+      if (f.empty()) continue;
+      line += (line.empty() ? "" : "; ") + reports::format_tokens(len) +
+              (host.empty() ? "" : " @ " + host) + " " + f + " (" + (w.empty() ? "none" : w) + ")";
+    }
+    if (!line.empty())
+      std::fprintf(to, "fastest per length (in brackets: fastest within %s): %s\n",
+                   pt.target.describe().c_str(), line.c_str());
+  }
 }
 
 // Every point that stopped before its noise target, on stderr even with --quiet (issue 18: most
@@ -347,6 +374,7 @@ CommandFn add_run_command(CLI::App& app) {
   add_integer_option(*sub, "--seed", s.seed,
                      "Workload seed (sequence b of a batch uses seed + 7919*b)")
       ->capture_default_str();
+  add_accuracy_target_option(*sub, s.accuracy_target)->capture_default_str();
   add_integer_option(*sub, "--page-tokens", s.page_tokens, "Tokens per KV page (multiple of 16)",
                      16, 65536)
       ->capture_default_str();

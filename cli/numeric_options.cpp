@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "reports/accuracy_target.h"
 
 namespace hb::cli {
 
@@ -28,6 +29,19 @@ CLI::Validator strict(const std::string& type,
 }
 
 }  // namespace
+
+CLI::Option* add_accuracy_target_option(CLI::App& app, std::string& target) {
+  return app
+      .add_option("--accuracy-target", target,
+                  "Accuracy a point needs to count in the report's \"fastest within\" row: "
+                  "recall:X (attention-mass recall >= X; default recall:0.9, the figure "
+                  "sparse-attention papers report, independent of the value vectors), cosine:X "
+                  "(output cosine similarity >= X), or a bare number meaning recall. Points "
+                  "without accuracy figures never qualify")
+      ->transform(strict("METRIC:X", [](const std::string& t) {
+        return reports::parse_accuracy_target(t).text();
+      }));
+}
 
 CLI::Option* add_integer_option(CLI::App& app, const std::string& name, int& target,
                                 const std::string& description, int64_t min, int64_t max,

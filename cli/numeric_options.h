@@ -38,6 +38,10 @@ CLI::Option* add_seconds_option(CLI::App& app, const std::string& name, double& 
 CLI::Option* add_size_option(CLI::App& app, const std::string& name, int64_t& target,
                              const std::string& description, int64_t min_bytes);
 
+// --accuracy-target METRIC:X (reports/accuracy_target.h): recall:0.9, cosine:0.99 or a bare
+// number (recall); stored as its canonical text. Anything else is a usage error (exit 2).
+CLI::Option* add_accuracy_target_option(CLI::App& app, std::string& target);
+
 // Threads a process may usefully start: the CPUs it may run on (sched_getaffinity). More
 // threads than that only time-slice, and a typo like 200000 would exhaust the machine's pids.
 int max_threads_option();

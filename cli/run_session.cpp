@@ -69,6 +69,7 @@ run::SweepIdentity sweep_identity(const run::SweepSpec& spec,
       {"kv_node", "--kv-node"},
       {"emulate_cxl", "--emulate-cxl"}};
   for (const auto& [k, v] : spec.echo()) {
+    if (k == "accuracy_target") continue;  // how tables read the points, not what they measure
     auto f = flag.find(k);
     id.options[f != flag.end()           ? f->second
                : k.rfind("opt.", 0) == 0 ? "--opt " + k.substr(4)

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "reports/accuracy_target.h"
 #include "reports/report.h"
 #include "reports/text_table.h"
 
@@ -34,6 +35,7 @@ struct ProcurementTable {
   std::vector<std::string> provenances;  // distinct labels of the points shown, sorted
   std::vector<Speedup> speedups;         // the report's speedups among this table's points
   std::optional<double> noise_target;    // the run's --max-noise, when the report says
+  AccuracyTarget target;                 // the report's --accuracy-target (report_accuracy_target)
 
   const Point* at(const std::string& strategy, int64_t seq_len, const std::string& host = "") const;
   // Time of b / time of a (> 1: a is faster) and its relative noise, from the report's
@@ -51,6 +53,14 @@ struct ProcurementTable {
   int64_t pairwise_length(const std::string& host = "") const;
   // The fastest timed strategy at a length, or "" when none ran.
   std::string fastest(int64_t seq_len, const std::string& host = "") const;
+  // The fastest timed strategy at a length whose accuracy meets `target` (a point without
+  // accuracy figures is not eligible), or "" when none does.
+  std::string fastest_within_target(int64_t seq_len, const std::string& host = "") const;
+  // On the speed-accuracy Pareto front of its column: timed, scored, and no other timed scored
+  // point of the column is at least as fast and at least as accurate (target's metric) with one
+  // of the two strictly better.
+  bool on_pareto_front(const std::string& strategy, int64_t seq_len,
+                       const std::string& host = "") const;
   // The grids' columns: each length, and within it each host (just "" without hosts).
   std::vector<std::pair<int64_t, std::string>> columns() const;
   // One host's part as a table of its own (no hosts; title names the host), for charts and the
@@ -74,16 +84,21 @@ std::string time_cell(const Point* p,
                           std::nullopt);  // "1.23 ms ± 2.1%", or the status ("oom"), or "-"
 // Tokens attended per step and query head: "2048", or "1990 (1985-2048)" when it varied.
 std::string attended_cell(const std::optional<AttendedTokens>& a);
-std::string accuracy_cell(const Point* p);  // "1.2e-03, recall 99.8%, needle 100%", or status
-std::string status_cell(const Point& p);    // "oom: KV 2.0 GiB > capacity 1.0 GiB"
+// Headline accuracy: "recall 99.8%, cosine 0.9991, needle 100%, attended 2048", or the status.
+// rel_l2 is only in the JSON and CSV (reports/README.md says why it is no headline).
+std::string accuracy_cell(const Point* p);
+std::string status_cell(const Point& p);  // "oom: KV 2.0 GiB > capacity 1.0 GiB"
 
 // The three grids of a table (rows: strategies, columns: sequence lengths), rendered by
 // markdown (TextTable::markdown) and HTML (TextTable::html) alike. The time grid ends with a
-// "fastest" row, then (reports that carry it) a "KV on accelerator" row, kv_fit_cell per column;
+// "fastest" row, a "fastest within <target>" row ("none" where no point meets it), then (reports
+// that carry it) a "KV on accelerator" row, kv_fit_cell per column;
 // cells of points that did not run show their status.
 TextTable time_grid(const ProcurementTable& t);
 TextTable speedup_grid(const ProcurementTable& t);
+// Accuracy cells; a point on the speed-accuracy Pareto front ends with kParetoMark.
 TextTable accuracy_grid(const ProcurementTable& t);
+inline constexpr const char* kParetoMark = " ◆";
 // Measured points a platform profile also priced (Point::modeled): "measured | modeled (error)"
 // per cell. Empty string from modeled_platforms() = the table has none.
 std::string modeled_platforms(const ProcurementTable& t);

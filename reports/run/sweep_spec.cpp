@@ -258,6 +258,7 @@ std::map<std::string, std::string> SweepSpec::echo() const {
       {"workload", workload},
       {"seed", std::to_string(seed)},
       {"accuracy_steps", std::to_string(accuracy_steps)},
+      {"accuracy_target", accuracy_target},
       {"repetitions", std::to_string(repetitions)},
       {"warmup_steps", std::to_string(stop.warmup_steps)},
       {"min_samples", std::to_string(stop.min_samples)},

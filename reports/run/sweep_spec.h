@@ -41,6 +41,9 @@ struct SweepSpec {
   std::string workload = "llama-like";  // FAMILY[:KNOB=VALUE,...] (core/workload.h) | trace:FILE
   uint64_t seed = 42;
   int accuracy_steps = 8;  // timed steps scored against the fp64 reference (-1 = all)
+  // run --accuracy-target, canonical (reports/accuracy_target.h): what "fastest within target"
+  // in the report's tables requires. Read by the tables, not the runner; echoed in the report.
+  std::string accuracy_target = "recall:0.9";
   // Passes over the whole sweep, one after another; each point's timed steps from every pass
   // are pooled. A point's own consecutive steps miss the drift of a shared machine between
   // minutes; pooled passes put it into the samples and the noise figure (Google Benchmark's

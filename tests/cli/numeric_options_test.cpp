@@ -35,6 +35,24 @@ std::string parse_with(Declare declare, std::vector<std::string> args) {
   return {};
 }
 
+// Issue 17: --accuracy-target takes METRIC:X or a bare recall, stores the canonical text, and
+// refuses anything else while parsing.
+TEST(NumericOptions, AccuracyTarget) {
+  std::string t = "recall:0.9";
+  auto declare = [&](CLI::App& app) { add_accuracy_target_option(app, t); };
+  EXPECT_EQ(parse_with(declare, {}), "");
+  EXPECT_EQ(t, "recall:0.9");
+  EXPECT_EQ(parse_with(declare, {"--accuracy-target", "cosine:0.99"}), "");
+  EXPECT_EQ(t, "cosine:0.99");
+  EXPECT_EQ(parse_with(declare, {"--accuracy-target", "0.8"}), "");
+  EXPECT_EQ(t, "recall:0.8");
+  for (const char* bad : {"rel_l2:0.1", "recall:1.5", "cosine:", "0.9x", "nan"}) {
+    const std::string err = parse_with(declare, {"--accuracy-target", bad});
+    EXPECT_EQ(err.rfind("--accuracy-target:", 0), 0u) << bad << ": " << err;
+    EXPECT_NE(err.find("recall:0.9"), std::string::npos) << err;  // the fix shows the syntax
+  }
+}
+
 TEST(NumericOptions, StoreStrictlyParsedValues) {
   int n = 0;
   double x = 0, s = 0;
@@ -193,6 +211,8 @@ TEST_F(NumericOptionsCli, RunRefusesSilentlyWrongValues) {
                  {"--accelerator-memory", "'1e30G'"});
   expect_refused("validate-model -q --batch 2x", {"--batch", "'2x'"});
   expect_refused("run -q --seed -1", {"--seed", "'-1'"});
+  expect_refused("run -q --accuracy-target rel_l2:0.1", {"--accuracy-target", "'rel_l2'"});
+  expect_refused("run -q --accuracy-target recall:1.5", {"--accuracy-target", "'recall:1.5'"});
   expect_refused("run -q --gather-timeout nan", {"--gather-timeout", "'nan'"});
   expect_refused("run -q --strategy cpu-only --seq-len 256 --kv-node 1x",
                  {"--kv-node", "'1x'"});  // was node 1

@@ -237,6 +237,28 @@ TEST_F(RunCli, MaxNoiseIsAPercentAndTheEchoKeepsTheFraction) {
   EXPECT_EQ(r.context.sweep.count("max_noise"), 0u);
 }
 
+// Issue 17: --accuracy-target is echoed canonically and `report` reads it back into the
+// fastest-within row; the default is mass recall >= 0.9.
+TEST_F(RunCli, AccuracyTargetIsEchoedAndNamesTheWithinRow) {
+  const std::string out = file("acc.json");
+  ASSERT_EQ(run(kFastBase + " --strategy cpu-only --accelerator cpu --out " + out), 0) << out_;
+  EXPECT_EQ(reports::read_report(out).context.sweep.at("accuracy_target"), "recall:0.9");
+  ASSERT_EQ(
+      run(kFastBase + " --strategy cpu-only --accelerator cpu --accuracy-target 0.95 --out " + out),
+      0)
+      << out_;
+  EXPECT_EQ(reports::read_report(out).context.sweep.at("accuracy_target"), "recall:0.95");
+  ASSERT_EQ(run("report " + out), 0) << out_;
+  EXPECT_NE(out_.find("fastest within recall >= 0.95"), std::string::npos) << out_;
+  EXPECT_EQ(run(kFastBase +
+                " --strategy cpu-only --accelerator cpu --accuracy-target "
+                "rel_l2:0.1 --out " +
+                out),
+            2)
+      << out_;
+  EXPECT_NE(out_.find("--accuracy-target"), std::string::npos) << out_;
+}
+
 TEST_F(RunCli, FixableFailuresExitTwoBeforeTheSweep) {
   const std::string out = file("u.json");
   EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator tpu --out " + out), 2) << out_;
@@ -289,7 +311,7 @@ TEST_F(RunCli, DefaultBudgetPutsTheSweepOnBothSidesOfTheFitBoundary) {
   EXPECT_GE(short_of.size(), 2u);
   EXPECT_LT(*fit.rbegin(), *short_of.begin());  // fits below the boundary, not above
   ASSERT_EQ(run("report " + out), 0) << out_;
-  EXPECT_NE(out_.find("| KV on accelerator |"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("| KV on accelerator "), std::string::npos) << out_;
   EXPECT_NE(out_.find("stops fitting the accelerator's KV budget at 4k"), std::string::npos)
       << out_;
   // The explicit override still wins: 2G holds all of it.
