@@ -83,7 +83,8 @@ TEST(AccuracyTarget, ReportCarriesItOrGetsTheDefault) {
 }
 
 TEST(AccuracyTarget, FastestWithinTargetSkipsAFasterInaccuratePoint) {
-  const auto t = procurement_tables(mixed_report())[0];
+  const Report t_report = mixed_report();  // the tables point into it
+  const auto t = procurement_tables(t_report)[0];
   EXPECT_EQ(t.fastest(4096), "streamingllm");
   EXPECT_EQ(t.fastest_within_target(4096), "quest");
   // 8k: quest misses 0.9 and full-gpu has no accuracy figures.
@@ -91,7 +92,8 @@ TEST(AccuracyTarget, FastestWithinTargetSkipsAFasterInaccuratePoint) {
   EXPECT_EQ(t.fastest_within_target(8192), "");
 
   // A cosine target changes who qualifies: quest's 0.995 passes cosine >= 0.99 at 8k.
-  const auto c = procurement_tables(mixed_report("cosine:0.99"))[0];
+  const Report c_report = mixed_report("cosine:0.99");  // the tables point into it
+  const auto c = procurement_tables(c_report)[0];
   EXPECT_EQ(c.fastest_within_target(8192), "quest");
   EXPECT_EQ(c.fastest_within_target(4096), "quest");
 }
@@ -129,7 +131,8 @@ TEST(AccuracyTarget, HeadlineAccuracyIsRecallCosineAndNeedleNotRelL2) {
 }
 
 TEST(AccuracyTarget, ParetoFrontIsMarked) {
-  const auto t = procurement_tables(mixed_report())[0];
+  const Report t_report = mixed_report();  // the tables point into it
+  const auto t = procurement_tables(t_report)[0];
   // 4k: each is faster or more accurate than the others: all three on the front.
   EXPECT_TRUE(t.on_pareto_front("streamingllm", 4096));
   EXPECT_TRUE(t.on_pareto_front("quest", 4096));
