@@ -81,7 +81,8 @@ void apply_config(RunArgs& a, CLI::App& sub) {
     std::vector<std::string> values;
     const auto& v = it.value();
     auto text = [](const nlohmann::json& x) {
-      return x.is_string() ? x.get<std::string>() : x.dump();
+      return x.is_string() ? x.get<std::string>()
+                           : x.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     };
     if (v.is_array()) {
       std::string joined;

@@ -458,8 +458,12 @@ PlatformProfile make_platform_profile(Topology topo, SystemSettings settings, Pr
   return p;
 }
 
+// Text from outside (hwloc XML, sysfs, a profile) may hold bytes that are not UTF-8: every JSON
+// writer here replaces them (U+FFFD) rather than throwing while the result is written.
 std::string topology_json(const Topology& topo, const SystemSettings& settings) {
-  return topology_object(topo, settings).dump(2) + "\n";
+  return topology_object(topo, settings)
+             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 std::string platform_profile_json(const PlatformProfile& p) {
@@ -472,7 +476,7 @@ std::string platform_profile_json(const PlatformProfile& p) {
   j["topology"] = topology_object(p.topology, p.settings);
   j["probe"] = probe_json(p.probe);
   j["tiers"] = tiers_json(p);
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 PlatformProfile parse_platform_profile(const std::string& text, const std::string& file) {

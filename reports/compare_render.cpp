@@ -128,7 +128,7 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
             {"counts", counts},
             {"warnings", r.warnings},
             {"points", points}};
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace hb::reports

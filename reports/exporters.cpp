@@ -28,7 +28,7 @@ std::string bmf_json_text(const Report& report) {
       measures["rel-l2"] = {{"value", p.accuracy.rel_l2}};
     j[benchmark_name(p.axes)] = std::move(measures);
   }
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string github_benchmark_json_text(const Report& report) {
@@ -51,7 +51,7 @@ std::string github_benchmark_json_text(const Report& report) {
                    {"value", p.accuracy.rel_l2},
                    {"extra", to_string(p.provenance)}});
   }
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace hb::reports

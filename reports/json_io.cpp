@@ -11,7 +11,10 @@
 
 namespace hb::reports {
 
-std::string to_json_text(const Report& report) { return report_to_json(report).dump(2) + "\n"; }
+std::string to_json_text(const Report& report) {
+  return report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
 
 Report from_json_text(const std::string& text, const std::string& source) {
   nlohmann::ordered_json j;

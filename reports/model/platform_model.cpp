@@ -599,7 +599,9 @@ std::vector<PlatformModel> load_platform_models(const std::vector<std::string>& 
   return out;
 }
 
-std::string model_section_json(const PlatformModel& m) { return section_json(m).dump(2) + "\n"; }
+std::string model_section_json(const PlatformModel& m) {
+  return section_json(m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 std::string with_model_section(const std::string& text, const PlatformModel& m,
                                const std::string& origin) {
@@ -611,7 +613,7 @@ std::string with_model_section(const std::string& text, const PlatformModel& m,
                 "write it with `hybridbench probe --out FILE`");
   }
   doc["model"] = section_json(m);
-  return doc.dump(2) + "\n";
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 int64_t kv_budget_per_layer(const PlatformModel& m, const std::string& model_preset) {

@@ -262,7 +262,7 @@ std::string validation_json(const Validation& v, double goal) {
                                {"cpu_bound", e.cpu_bound},
                                {"within_goal", e.max_abs_error <= goal},
                                {"within_goal_p10", e.max_abs_error_p10 <= goal}});
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace hb::model

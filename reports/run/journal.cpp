@@ -74,7 +74,7 @@ Journal Journal::create(const std::string& path, const SweepIdentity& identity) 
                        {"build", identity.build},
                        {"command_line", identity.command_line},
                        {"options", options}};
-  j.write_line(header.dump());
+  j.write_line(header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   sync_dir_of(path);
   return j;
 }
@@ -132,7 +132,7 @@ void Journal::append(const FinishedUnit& unit) {
                     {"index", i},
                     {"of", of},
                     {"point", reports::point_to_json(unit.points[i])}}
-                   .dump());
+                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void Journal::remove() {

@@ -55,7 +55,8 @@ int64_t non_negative(const nlohmann::json& v, const std::string& name, const std
     if (i < 0) bad(name, what + " is negative (" + std::to_string(i) + ")");
     return i;
   }
-  bad(name, what + " is not an integer (" + v.dump() + ")");
+  bad(name, what + " is not an integer (" +
+                v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ")");
 }
 
 std::string index_text(const SafetensorsTensor& t, int64_t flat,

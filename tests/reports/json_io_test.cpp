@@ -127,6 +127,17 @@ TEST(ReportJson, UnitsAreInFieldNamesAndSchemaComesFirst) {
     EXPECT_NE(text.find(f), std::string::npos) << f;
 }
 
+// Found by fuzz_hwloc_xml: text from outside (a host name, hwloc's strings) may not be UTF-8;
+// writing must replace the bytes, not throw while finished results are being saved.
+TEST(ReportJson, TextThatIsNotUtf8IsReplacedNotFatal) {
+  Report r = make_report();
+  r.context.host = "bad\xff\xfe";
+  std::string text;
+  ASSERT_NO_THROW(text = to_json_text(r));
+  EXPECT_NE(text.find("bad\xEF\xBF\xBD"), std::string::npos);
+  EXPECT_EQ(from_json_text(text, "x.json").context.host, "bad\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
 TEST(ReportJson, NaNAccuracyIsWrittenAsNullAndReadBack) {
   Report r = make_report();
   r.points[0].accuracy.rel_l2 = std::numeric_limits<double>::quiet_NaN();
