@@ -1,6 +1,7 @@
 #include "reports/convergence.h"
 
 #include <cstdlib>
+#include <vector>
 
 #include "reports/format.h"
 
@@ -41,16 +42,25 @@ std::string unconverged_line(const Point& p, std::optional<double> target) {
          p.step.stop_reason + "; " + convergence_fix(p.step.stop_reason);
 }
 
+namespace {
+
+// One line per point that stopped short of the target, in report order.
+std::vector<std::string> unconverged_lines(const Report& r, std::optional<double> target) {
+  std::vector<std::string> lines;
+  for (const auto& p : r.points)
+    if (missed_noise_target(p, target)) lines.push_back(unconverged_line(p, target));
+  return lines;
+}
+
+}  // namespace
+
 std::string unconverged_sentence(const Report& r) {
   const auto target = noise_target(r.context);
+  const std::vector<std::string> lines = unconverged_lines(r, target);
+  if (lines.empty()) return "";
   std::string list;
-  int n = 0;
-  for (const auto& p : r.points)
-    if (missed_noise_target(p, target)) {
-      list += (n++ ? "; " : "") + unconverged_line(p, target);
-    }
-  if (n == 0) return "";
-  return std::string(kUnconvergedMark + 1) + " " + std::to_string(n) + " of " +
+  for (const auto& l : lines) list += (list.empty() ? "" : "; ") + l;
+  return std::string(kUnconvergedMark + 1) + " " + std::to_string(lines.size()) + " of " +
          std::to_string(r.points.size()) + " point(s) stopped before reaching the " +
          (target ? format_percent(*target) + " " : std::string()) +
          "noise target, so their medians are less settled than asked: " + list + ".";
@@ -58,18 +68,15 @@ std::string unconverged_sentence(const Report& r) {
 
 std::string unconverged_warning(const Report& r) {
   const auto target = noise_target(r.context);
-  std::string lines;
-  int n = 0;
-  for (const auto& p : r.points)
-    if (missed_noise_target(p, target)) {
-      lines += "  " + unconverged_line(p, target) + "\n";
-      ++n;
-    }
-  if (n == 0) return "";
-  return "warning: " + std::to_string(n) + " of " + std::to_string(r.points.size()) +
-         " point(s) stopped before reaching the noise target" +
-         (target ? " of " + format_percent(*target) : std::string()) +
-         " (their medians are less settled than asked):\n" + lines;
+  const std::vector<std::string> lines = unconverged_lines(r, target);
+  if (lines.empty()) return "";
+  std::string text = "warning: " + std::to_string(lines.size()) + " of " +
+                     std::to_string(r.points.size()) +
+                     " point(s) stopped before reaching the noise target" +
+                     (target ? " of " + format_percent(*target) : std::string()) +
+                     " (their medians are less settled than asked):\n";
+  for (const auto& l : lines) text += "  " + l + "\n";
+  return text;
 }
 
 }  // namespace hb::reports
