@@ -8,7 +8,7 @@ set -euo pipefail
 # and fuzz compilers, the formatter.
 main_only=0
 if [ "${1:-}" = "--main" ]; then main_only=1; shift; fi
-packages=(build-essential cmake pkg-config git libhwloc-dev hwloc-nox libnuma-dev numactl
+packages=(build-essential cmake pkg-config git ccache libhwloc-dev hwloc-nox libnuma-dev numactl
           libcli11-dev nlohmann-json3-dev libbenchmark-dev libgtest-dev)
 # For the VM tests (tests/vm): QEMU, a Debian kernel and busybox make the guests; ndctl/daxctl
 # (ndctl ships cxl) turn the emulated CXL device into a NUMA node there.
