@@ -55,7 +55,7 @@ class Offload final : public baselines::KvStrategyBase {
   // Chunk c+1's copy overlaps attention on chunk c (double buffering); the host append of the
   // new token and the final waits are serial.
   OverlapStructure overlap() const override {
-    return {{{"transfer", "accelerator"}, {"cpu"}, {"sync"}}};
+    return {{{Resource::transfer, Resource::accelerator}, {Resource::cpu}, {Resource::sync}}};
   }
 
   void step(int s, StepResult& out) override {

@@ -222,9 +222,9 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
     std::printf("%-16s %-6s %6s %6s %4s %4s %5s %8s\n", "model", "family", "layers", "hidden", "q",
                 "kv", "d", "ctx");
     for (const auto& m : model_presets())
-      std::printf("%-16s %-6s %6d %6d %4d %4d %5d %8d\n", m.name.c_str(), m.family.c_str(),
-                  m.layers, m.hidden, m.shape.q_heads, m.shape.kv_heads, m.shape.head_dim,
-                  m.max_context);
+      std::printf("%-16s %-6s %6d %6d %4d %4d %5d %8d\n", m.name.c_str(),
+                  kModelFamilies.name(m.family), m.layers, m.hidden, m.shape.q_heads,
+                  m.shape.kv_heads, m.shape.head_dim, m.max_context);
     return kExitOk;
   }
   if (a.list_strategies) {

@@ -9,7 +9,7 @@ LayerDims layer_dims(const ModelPreset& model) {
   d.qkv_out = (s.q_heads + 2 * s.kv_heads) * s.head_dim;
   d.attn_out = s.q_heads * s.head_dim;
   d.ffn = model.ffn;
-  d.gated = model.family != "opt";
+  d.gated = model.family != ModelFamily::opt;
   return d;
 }
 

@@ -6,12 +6,19 @@
 #include <string_view>
 
 #include "core/shape.h"
+#include "core/vocabulary.h"
 
 namespace hb {
 
+// The architecture family decides the decoder layer's FFN: gate, up and down for llama and qwen,
+// fc1 and fc2 for opt (core/layer_work). Its text is written only as the report's `family` axis
+// and in `run --list-models`.
+enum class ModelFamily { opt, llama, qwen };
+inline constexpr Vocabulary<ModelFamily, 3> kModelFamilies{{"opt", "llama", "qwen"}};
+
 struct ModelPreset {
-  std::string name;    // e.g. "llama-3.1-8b"
-  std::string family;  // "opt", "llama", "qwen"
+  std::string name;  // e.g. "llama-3.1-8b"
+  ModelFamily family = ModelFamily::llama;
   int layers = 0;
   int hidden = 0;       // model width (q_heads * head_dim for these families)
   int ffn = 0;          // FFN intermediate width

@@ -10,32 +10,40 @@
 // Text form (reports, --help, README): stages separated by " > ", concurrent resources by "|",
 // e.g. "cpu|accelerator > transfer > sync" (HybridGen: CPU scoring overlaps the accelerator's
 // attention, then the top-k rows cross the link, then the merge is waited for).
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/error.h"
+#include "core/vocabulary.h"
 
 namespace hb {
 
+// The resources above, a closed vocabulary: the text form is only read by parse() and written by
+// to_string() (and as the model's phase names, reports/model/roofline.cpp).
+enum class Resource { cpu, accelerator, transfer, sync };
+inline constexpr Vocabulary<Resource, 4> kResources{{"cpu", "accelerator", "transfer", "sync"}};
+
 struct OverlapStructure {
-  std::vector<std::vector<std::string>> stages;
+  std::vector<std::vector<Resource>> stages;
 
   // Empty = the strategy did not declare one (the model then uses its table, then serial()).
   bool declared() const { return !stages.empty(); }
 
   // Everything one after another: the conservative default.
-  static OverlapStructure serial() { return {{{"transfer"}, {"cpu"}, {"accelerator"}, {"sync"}}}; }
-
-  static bool is_resource(std::string_view r) {
-    return r == "cpu" || r == "accelerator" || r == "transfer" || r == "sync";
+  static OverlapStructure serial() {
+    return {{{Resource::transfer}, {Resource::cpu}, {Resource::accelerator}, {Resource::sync}}};
   }
 
   std::string to_string() const {
     std::string s;
     for (size_t i = 0; i < stages.size(); ++i) {
       if (i) s += " > ";
-      for (size_t j = 0; j < stages[i].size(); ++j) s += (j ? "|" : "") + stages[i][j];
+      for (size_t j = 0; j < stages[i].size(); ++j) {
+        if (j) s += '|';
+        s += kResources.name(stages[i][j]);
+      }
     }
     return s;
   }
@@ -43,7 +51,7 @@ struct OverlapStructure {
   // Parses the text form; throws hb::Error on an unknown or repeated resource or an empty stage.
   static OverlapStructure parse(std::string_view text) {
     OverlapStructure o;
-    std::vector<std::string> seen;
+    std::vector<Resource> seen;
     auto trim = [](std::string_view v) {
       while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
       while (!v.empty() && v.back() == ' ') v.remove_suffix(1);
@@ -54,22 +62,24 @@ struct OverlapStructure {
       const size_t gt = text.find('>', pos);
       const std::string_view stage =
           trim(text.substr(pos, gt == std::string_view::npos ? text.npos : gt - pos));
-      std::vector<std::string> rs;
+      std::vector<Resource> rs;
       size_t p = 0;
       while (p <= stage.size()) {
         const size_t bar = stage.find('|', p);
-        const std::string r(
+        const std::string name(
             trim(stage.substr(p, bar == std::string_view::npos ? stage.npos : bar - p)));
-        if (!is_resource(r))
-          throw Error("overlap structure '" + std::string(text) + "': unknown resource '" + r + "'",
-                      "use cpu, accelerator, transfer and sync, e.g. \"cpu|accelerator > transfer "
-                      "> sync\"");
-        for (const auto& x : seen)
-          if (x == r)
-            throw Error("overlap structure '" + std::string(text) + "' names '" + r + "' twice",
+        const std::optional<Resource> r = kResources.parse(name);
+        if (!r)
+          throw Error(
+              "overlap structure '" + std::string(text) + "': unknown resource '" + name + "'",
+              "use cpu, accelerator, transfer and sync, e.g. \"cpu|accelerator > transfer > "
+              "sync\"");
+        for (const Resource x : seen)
+          if (x == *r)
+            throw Error("overlap structure '" + std::string(text) + "' names '" + name + "' twice",
                         "each resource appears in one stage");
-        seen.push_back(r);
-        rs.push_back(r);
+        seen.push_back(*r);
+        rs.push_back(*r);
         if (bar == std::string_view::npos) break;
         p = bar + 1;
       }

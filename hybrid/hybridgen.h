@@ -43,7 +43,7 @@ class HybridGen final : public Strategy {
   // no-overlap ablation (hybridgen-serial) does each part after the other.
   OverlapStructure overlap() const override {
     if (!cfg_.overlap) return OverlapStructure::serial();
-    return {{{"cpu", "accelerator"}, {"transfer"}, {"sync"}}};
+    return {{{Resource::cpu, Resource::accelerator}, {Resource::transfer}, {Resource::sync}}};
   }
 
   // Inspection (tests, reports).

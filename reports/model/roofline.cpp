@@ -7,12 +7,19 @@
 
 namespace hb::model {
 
-double ResourceTimes::of(const std::string& r) const {
-  if (r == "cpu") return cpu_ns;
-  if (r == "accelerator") return accelerator_ns;
-  if (r == "transfer") return transfer_ns;
-  if (r == "sync") return sync_ns;
-  throw Error("unknown resource '" + r + "'", "use cpu, accelerator, transfer or sync");
+double ResourceTimes::of(Resource r) const {
+  switch (r) {
+    case Resource::cpu:
+      return cpu_ns;
+    case Resource::accelerator:
+      return accelerator_ns;
+    case Resource::transfer:
+      return transfer_ns;
+    case Resource::sync:
+      return sync_ns;
+  }
+  throw Error("resource value " + std::to_string(static_cast<int>(r)) + " is out of range",
+              "a bug: report it");
 }
 
 namespace {
@@ -127,17 +134,18 @@ ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
 ModeledStep combine(const ResourceTimes& r, const OverlapStructure& o) {
   ModeledStep s;
   OverlapStructure used = o.declared() ? o : OverlapStructure::serial();
-  std::set<std::string> named;
+  std::set<Resource> named;
   for (const auto& st : used.stages)
-    for (const auto& x : st) named.insert(x);
+    for (const Resource x : st) named.insert(x);
   // Work the structure forgot still takes time: each such resource runs on its own.
-  for (const char* x : {"transfer", "cpu", "accelerator", "sync"})
+  for (const Resource x :
+       {Resource::transfer, Resource::cpu, Resource::accelerator, Resource::sync})
     if (!named.count(x) && r.of(x) > 0) used.stages.push_back({x});
   for (const auto& st : used.stages) {
     double longest = 0;
-    for (const auto& x : st) {
+    for (const Resource x : st) {
       const double v = r.of(x);
-      if (v > 0) s.phase_ns[x] = v;
+      if (v > 0) s.phase_ns[kResources.name(x)] = v;
       longest = std::max(longest, v);
     }
     s.total_ns += longest;

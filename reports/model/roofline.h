@@ -27,7 +27,7 @@ struct ResourceTimes {
   // "accelerator.memory", "accelerator.compute", "accelerator.launch", "transfer.h2d",
   // "transfer.d2h", "transfer.latency".
   std::map<std::string, double> terms;
-  double of(const std::string& resource) const;  // by core/overlap.h's resource name
+  double of(Resource resource) const;
 };
 
 struct ModeledStep {

@@ -65,11 +65,17 @@ std::map<std::string, std::string> scope_axes(const SweepSpec& spec, const Sweep
 reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, const SweepGroup& g,
                               const std::string& strategy, const std::string& workload,
                               const std::string& accelerator_kind) {
-  return reports::PointAxes{
-      g.model,          preset.family,      g.seq_len,
-      g.batch,          strategy,           std::string(dtype_name(parse_dtype(g.kv_dtype))),
-      workload,         accelerator_kind,   spec.decode_steps,
-      spec.page_tokens, scope_axes(spec, g)};
+  return reports::PointAxes{g.model,
+                            kModelFamilies.name(preset.family),
+                            g.seq_len,
+                            g.batch,
+                            strategy,
+                            std::string(dtype_name(parse_dtype(g.kv_dtype))),
+                            workload,
+                            accelerator_kind,
+                            spec.decode_steps,
+                            spec.page_tokens,
+                            scope_axes(spec, g)};
 }
 
 std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec,

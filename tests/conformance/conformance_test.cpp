@@ -129,7 +129,7 @@ void PrintTo(const Case& c, std::ostream* os) { *os << row_name(c); }
 ModelPreset preset_for(const AttentionShape& shape) {
   ModelPreset p;
   p.name = "conformance-" + shape.to_string();
-  p.family = "qwen";
+  p.family = ModelFamily::qwen;
   p.layers = 1;
   p.hidden = shape.q_heads * shape.head_dim;
   p.ffn = 2 * p.hidden;

@@ -189,7 +189,7 @@ TEST(Overlap, MaxWithinAStageSumAcrossStages) {
 TEST(Overlap, TextFormParsesAndRejectsMistakes) {
   const auto o = OverlapStructure::parse(" cpu | accelerator >transfer> sync ");
   ASSERT_EQ(o.stages.size(), 3u);
-  EXPECT_EQ(o.stages[0], (std::vector<std::string>{"cpu", "accelerator"}));
+  EXPECT_EQ(o.stages[0], (std::vector<Resource>{Resource::cpu, Resource::accelerator}));
   EXPECT_EQ(o.to_string(), "cpu|accelerator > transfer > sync");
   EXPECT_EQ(OverlapStructure::parse(o.to_string()), o);
   EXPECT_THROW(OverlapStructure::parse("cpu > gpu"), Error);
