@@ -56,7 +56,7 @@ inline bool check_host_kernels(const Platform& pf, const std::string& strategy, 
   r.reason = strategy +
              "'s policy kernels (selection/scoring) run only on accelerators that run host-code "
              "kernels (" +
-             pf.accelerator->info().kind + " does not yet); use --accelerator cpu";
+             pf.accelerator->info().kind_name() + " does not yet); use --accelerator cpu";
   return false;
 }
 

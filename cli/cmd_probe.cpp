@@ -62,9 +62,9 @@ void print_table(std::ostream& o, const ProbeResult& r) {
     << " MiB random cyclic pointer chase, one thread, " << opt.latency_hops
     << " loads per sample; buffers bound to the memory node with THP requested.\n";
   for (const auto& l : r.links)
-    o << "  GPU " << l.device << " " << l.name
-      << (l.name == "hbm-copy" ? " (read + write)"
-                               : " (pinned, NUMA node " + std::to_string(l.host_node) + ")")
+    o << "  GPU " << l.device << " " << kCopyLinks.name(l.link)
+      << (l.link == CopyLink::hbm_copy ? " (read + write)"
+                                       : " (pinned, NUMA node " + std::to_string(l.host_node) + ")")
       << ": " << figure_text(l.gbps, "%.1f GB/s") << ", measured with CUDA events\n";
   char wall[64];
   std::snprintf(wall, sizeof wall, "  probe took %.1f s\n", r.wall_seconds);
@@ -127,7 +127,7 @@ CommandFn add_probe_command(CLI::App& app) {
     const size_t link_bytes = (args->quick ? size_t{64} : size_t{256}) << 20;
     for (auto& l :
          measure_accelerator_links(args->device, link_bytes, args->quick ? 5 : 15, &no_gpu))
-      result.links.push_back({l.name, l.host_node, l.device, Figure::of(std::move(l.gbps))});
+      result.links.push_back({l.link, l.host_node, l.device, Figure::of(std::move(l.gbps))});
     if (!quiet)
       std::cerr << "probe: " << (no_gpu.empty() ? "GPU links measured" : "no GPU links: " + no_gpu)
                 << "\n";

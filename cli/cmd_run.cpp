@@ -323,7 +323,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   }
   std::map<std::string, std::string> resume_must_match = {{"--mode", a.mode}};
   for (const auto& p : platforms)
-    resume_must_match["--platform " + p.name] = p.origin + " (" + p.source + ")";
+    resume_must_match["--platform " + p.name] = p.origin + " (" + model::to_string(p.source) + ")";
   SweepSession session(out, sweep_identity(spec, resume_must_match, command_line_text()),
                        !a.resume.empty());
   control = session.control();

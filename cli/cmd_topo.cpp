@@ -149,8 +149,8 @@ void print_devices(std::ostream& o, const Topology& t) {
       << gib(static_cast<int64_t>(r.size)) << "  -> NUMA node "
       << (r.numa_node >= 0 ? std::to_string(r.numa_node) : "none (not onlined)") << "\n";
   for (const auto& d : t.dax_devices)
-    o << "  dax " << d.name << "  type " << or_dash(d.dax_type) << "  mode " << or_dash(d.mode)
-      << "  target node " << num_or_dash(d.target_node)
+    o << "  dax " << d.name << "  type " << or_dash(d.dax_type) << "  mode "
+      << or_dash(kDaxModes.name(d.mode)) << "  target node " << num_or_dash(d.target_node)
       << (d.cxl_region.empty() ? "" : "  in CXL " + d.cxl_region) << "\n";
   bool cxl_node = false;
   for (const auto& n : t.nodes) cxl_node = cxl_node || (n.kind == TierKind::cxl && !n.emulated);
@@ -181,7 +181,7 @@ void print_settings(std::ostream& o, const Topology& t, const SystemSettings& s)
 
 void print_text(std::ostream& o, const Topology& t, const SystemSettings& s,
                 const PlatformProfile* prof) {
-  o << "Topology from " << t.source;
+  o << "Topology from " << kTopologySources.name(t.source);
   if (!t.hwloc_xml.empty()) o << " (" << t.hwloc_xml << ")";
   if (!t.sysfs_root.empty()) o << " (sysfs root " << t.sysfs_root << ")";
   o << "\n";

@@ -74,17 +74,17 @@ reports::Report failed_report(int rank, const std::string& binding, const std::s
 // missing from the report (DESIGN: a point that cannot run appears with status and reason).
 void add_planned_points(reports::Report& failed, const run::SweepSpec& spec,
                         reports::FleetMode mode, int rank, int size,
-                        const std::string& accelerator_kind) {
+                        AcceleratorKind accelerator_kind) {
   run::SweepSpec s = spec;
   if (mode == reports::FleetMode::points) s.share_index = rank, s.share_count = size;
   const auto& h = failed.context.hosts.at(0);
-  for (auto& axes : run::planned_axes(s, accelerator_kind)) {
+  for (auto& axes : run::planned_axes(s, kAcceleratorKinds.name(accelerator_kind))) {
     reports::Point p;
     p.axes = std::move(axes);
     p.status = reports::PointStatus::error;
     p.reason = "rank " + std::to_string(rank) + " on " + h.host + " failed: " + h.error;
-    p.provenance =
-        accelerator_kind == "cpu" ? reports::Provenance::emulated : reports::Provenance::measured;
+    p.provenance = accelerator_kind == AcceleratorKind::cpu ? reports::Provenance::emulated
+                                                            : reports::Provenance::measured;
     failed.points.push_back(std::move(p));
   }
 }
@@ -187,10 +187,8 @@ int run_fleet(const run::SweepSpec& spec, const FleetRunOptions& o, const SweepF
       failed.push_back("rank " + std::to_string(r) + " on " + h.host + ": " + h.error);
   }
   // The accelerator the failed ranks' points would have had: rank 0's, else what was asked for.
-  const std::string kind = !ranks[0].context.accelerator.kind.empty()
-                               ? ranks[0].context.accelerator.kind
-                           : spec.accelerator.kind == AcceleratorKind::cpu ? "cpu"
-                                                                           : "cuda";
+  const AcceleratorKind kind = ranks[0].context.accelerator.kind.value_or(
+      spec.accelerator.kind == AcceleratorKind::cpu ? AcceleratorKind::cpu : AcceleratorKind::cuda);
   for (size_t r = 0; r < ranks.size(); ++r)
     if (ranks[r].context.hosts.at(0).status != reports::HostStatus::ok && ranks[r].points.empty())
       add_planned_points(ranks[r], spec, o.mode, static_cast<int>(r),

@@ -34,7 +34,7 @@ int64_t mem_available_bytes() {
 
 reports::TopologySummary summarize_topology(const memtier::Topology& topo) {
   reports::TopologySummary s;
-  s.facts["source"] = topo.source;
+  s.facts["source"] = memtier::kTopologySources.name(topo.source);
   s.facts["packages"] = std::to_string(topo.packages.size());
   s.facts["cores"] = std::to_string(topo.cores);
   s.facts["pus"] = std::to_string(topo.pus);

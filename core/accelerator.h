@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,13 +16,23 @@
 #include "core/attention_args.h"
 #include "core/layer_work.h"
 #include "core/memory.h"
+#include "core/vocabulary.h"
 
 namespace hb {
 
 class ThreadPool;
 
+// Which accelerator: the cpu accelerator or a CUDA GPU. `auto_select` is only ever asked for
+// (--accelerator auto: a usable GPU, else cpu, kernels/backend.h); a made accelerator is cpu or
+// cuda. Text only on the command line, in the report and in messages.
+enum class AcceleratorKind { auto_select, cpu, cuda };
+inline constexpr Vocabulary<AcceleratorKind, 3> kAcceleratorKinds{{"auto", "cpu", "cuda"}};
+
 struct AcceleratorInfo {
-  std::string kind;            // "cpu" or "cuda"
+  // cpu or cuda; empty only in a report of a fleet rank that failed before it made one.
+  std::optional<AcceleratorKind> kind;
+  // The kind's text ("cpu", "cuda"; "" when not known): the report's accelerator axis.
+  std::string kind_name() const { return kind ? kAcceleratorKinds.name(*kind) : ""; }
   std::string name;            // "cpu-accelerator (1 thread)", "NVIDIA H200"
   bool emulated = false;       // true for the cpu accelerator
   int64_t capacity_bytes = 0;  // KV budget in accelerator memory

@@ -5,14 +5,13 @@
 #include <vector>
 
 #include "core/accelerator.h"
+#include "core/copy_link.h"
 #include "core/vocabulary.h"
 
 namespace hb {
 
-// Which accelerator a run asks for: `auto` takes a usable GPU, else the cpu accelerator.
-enum class AcceleratorKind { auto_select, cpu, cuda };
-inline constexpr Vocabulary<AcceleratorKind, 3> kAcceleratorKinds{{"auto", "cpu", "cuda"}};
-
+// Which accelerator a run asks for (AcceleratorKind, core/accelerator.h): `auto` takes a usable
+// GPU, else the cpu accelerator.
 struct AcceleratorOptions {
   AcceleratorKind kind = AcceleratorKind::auto_select;
   int device = 0;
@@ -24,12 +23,12 @@ struct AcceleratorOptions {
 std::unique_ptr<Accelerator> make_accelerator(const AcceleratorOptions& opts);
 
 // Copy bandwidth of CUDA device `device`, for `probe` and the platform profile: pinned host
-// memory on the device's local NUMA node to and from device memory ("h2d", "d2h") and device to
-// device ("hbm-copy", bytes read + written per second, as copy benchmarks count it). One GB/s
+// memory on the device's local NUMA node to and from device memory (h2d, d2h) and device to
+// device (hbm_copy, bytes read + written per second, as copy benchmarks count it). One GB/s
 // figure per repetition of a `bytes` copy, after one untimed warm-up. Empty, with why_not, when
 // no GPU is usable.
 struct AcceleratorLinkSamples {
-  std::string name;
+  CopyLink link = CopyLink::h2d;
   int host_node = -1, device = 0;
   std::vector<double> gbps;
 };

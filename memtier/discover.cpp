@@ -18,7 +18,7 @@ namespace {
 // A topology from sysfs alone: enough for nodes, CPUs, sizes, distances and tiers.
 Topology from_sysfs(const SysfsSnapshot& s) {
   Topology t;
-  t.source = "sysfs";
+  t.source = TopologySource::sysfs;
   std::vector<int> all_cpus;
   for (const auto& sn : s.nodes) {
     MemoryNode n;
@@ -42,7 +42,7 @@ void merge_nodes(Topology& t, const SysfsSnapshot& s) {
       t.nodes.push_back(std::move(fresh));
       n = &t.nodes.back();
       added = true;
-      if (t.source != "sysfs")
+      if (t.source != TopologySource::sysfs)
         t.notes.push_back("node " + std::to_string(sn.id) + " is known to sysfs only");
     }
     n->cpus = sn.cpus;  // sysfs knows which CPUs a node really has; hwloc only localities
@@ -106,9 +106,9 @@ void merge_devices(Topology& t, const SysfsSnapshot& s) {
   const auto& has_memory = s.has_memory;
   for (const auto& d : t.dax_devices) {
     if (d.cxl_region.empty() || d.target_node < 0) continue;
-    const bool online =
-        d.mode == "system-ram" ||
-        (d.mode.empty() && std::count(has_memory.begin(), has_memory.end(), d.target_node));
+    const bool online = d.mode == DaxMode::system_ram ||
+                        (d.mode == DaxMode::unknown &&
+                         std::count(has_memory.begin(), has_memory.end(), d.target_node));
     MemoryNode* n = t.node(d.target_node);
     if (!online || !n) continue;
     n->cxl_link = d.cxl_region + " via " + d.name;
@@ -167,7 +167,7 @@ Topology discover(const DiscoverOptions& opts) {
     for (int id : sys->possible)
       if (!std::count(sys->online.begin(), sys->online.end(), id)) t.offline_nodes.push_back(id);
     t.notes.insert(t.notes.end(), sys->notes.begin(), sys->notes.end());
-    if (!opts.topology_xml.empty()) t.source = "hwloc-xml+sysfs";
+    if (!opts.topology_xml.empty()) t.source = TopologySource::hwloc_xml_sysfs;
   }
   choose_cpu_node(t, opts.cpu_node, live);
   classify(t);
@@ -175,6 +175,6 @@ Topology discover(const DiscoverOptions& opts) {
   return t;
 }
 
-bool is_this_machine(const Topology& topo) { return topo.source == "live"; }
+bool is_this_machine(const Topology& topo) { return topo.source == TopologySource::live; }
 
 }  // namespace hb::memtier

@@ -383,7 +383,7 @@ void read_io(hwloc_topology_t topo, Topology& t) {
 Topology read_hwloc(const std::string& xml_path) {
   TopoPtr topo = load(xml_path);
   Topology t;
-  t.source = xml_path.empty() ? "live" : "hwloc-xml";
+  t.source = xml_path.empty() ? TopologySource::live : TopologySource::hwloc_xml;
   t.hwloc_xml = xml_path;
   std::map<int, hwloc_obj_t> objs;
   const Origin origin{xml_path};

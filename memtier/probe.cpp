@@ -105,7 +105,8 @@ const PairProbe* ProbeResult::pair(int cpu_node, int mem_node) const {
 ProbeResult probe(const Topology& topo, const ProbeOptions& opts,
                   const std::function<void(const std::string&)>& progress) {
   if (!is_this_machine(topo))
-    throw Error("probe measures the machine it runs on, but this topology came from " + topo.source,
+    throw Error("probe measures the machine it runs on, but this topology came from " +
+                    std::string(kTopologySources.name(topo.source)),
                 "run `hybridbench probe` without --topology / --sysfs-root");
   if (!opts.read_kernel.read || !opts.read_kernel.name)
     throw Error("probe was given no read kernel to measure bandwidth with",

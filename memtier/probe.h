@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/copy_link.h"
 #include "core/read_kernel.h"
 #include "core/stats.h"
 #include "memtier/placement.h"
@@ -50,7 +51,7 @@ struct PairProbe {
 
 // Link figures from the accelerator side (filled by the CUDA backend, not by memtier).
 struct LinkProbe {
-  std::string name;  // "h2d", "d2h", "hbm-copy"
+  CopyLink link = CopyLink::h2d;
   int host_node = -1, device = -1;
   Figure gbps;
 };

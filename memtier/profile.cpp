@@ -88,7 +88,7 @@ Json settings_json(const SystemSettings& s) {
 Json topology_object(const Topology& t, const SystemSettings& settings) {
   Json j;
   j["schema"] = kTopologySchema;
-  j["source"] = t.source;
+  j["source"] = kTopologySources.name(t.source);
   j["hwloc_xml"] = t.hwloc_xml;
   j["sysfs_root"] = t.sysfs_root;
   j["cpu_node"] = t.cpu_node;
@@ -126,7 +126,7 @@ Json topology_object(const Topology& t, const SystemSettings& settings) {
   for (const auto& d : t.dax_devices)
     j["dax_devices"].push_back({{"name", d.name},
                                 {"dax_type", d.dax_type},
-                                {"mode", d.mode},
+                                {"mode", kDaxModes.name(d.mode)},
                                 {"target_node", d.target_node},
                                 {"start", d.start},
                                 {"size", d.size},
@@ -188,7 +188,7 @@ Json probe_json(const ProbeResult& r) {
                             {"latency", placement_json(p.latency_placement)}}}});
   j["links"] = Json::array();
   for (const auto& l : r.links)
-    j["links"].push_back({{"name", l.name},
+    j["links"].push_back({{"name", kCopyLinks.name(l.link)},
                           {"host_node", l.host_node},
                           {"device", l.device},
                           {"gbps", figure_json(l.gbps)}});
@@ -354,8 +354,10 @@ Topology read_topology(const JsonIn& j, SystemSettings& settings) {
          static_cast<uint64_t>(r["size"].i64()), strings_of(r["targets"]), r["numa_node"].i32()});
   });
   j["dax_devices"].each([&](const JsonIn& d) {
-    t.dax_devices.push_back({d["name"].str(), d["dax_type"].str(), d["mode"].str(),
-                             d["target_node"].i32(), static_cast<uint64_t>(d["start"].i64()),
+    const std::optional<DaxMode> mode = kDaxModes.parse(d["mode"].str());
+    if (!mode) d["mode"].fail("expected one of \"" + kDaxModes.list() + "\" (empty = unknown)");
+    t.dax_devices.push_back({d["name"].str(), d["dax_type"].str(), *mode, d["target_node"].i32(),
+                             static_cast<uint64_t>(d["start"].i64()),
                              static_cast<uint64_t>(d["size"].i64()), d["cxl_region"].str()});
   });
   if (!j["simulated_cxl"].is_null()) {
@@ -428,8 +430,9 @@ ProbeResult read_probe(const JsonIn& j, const Topology& t) {
     r.pairs.push_back(std::move(pp));
   });
   j["links"].each([&](const JsonIn& l) {
-    r.links.push_back(
-        {l["name"].str(), l["host_node"].i32(), l["device"].i32(), read_figure(l["gbps"])});
+    const std::optional<CopyLink> link = kCopyLinks.parse(l["name"].str());
+    if (!link) l["name"].fail("expected one of " + kCopyLinks.list());
+    r.links.push_back({*link, l["host_node"].i32(), l["device"].i32(), read_figure(l["gbps"])});
   });
   return r;
 }
@@ -499,7 +502,7 @@ PlatformProfile parse_platform_profile(const std::string& text, const std::strin
   p.tool_version = j["tool_version"].str();
   p.topology = read_topology(j["topology"], p.settings);
   p.probe = read_probe(j["probe"], p.topology);
-  p.topology.source = "profile";
+  p.topology.source = TopologySource::profile;
   p.topology.notes.push_back("loaded from platform profile " + file + " (measured on " + p.host +
                              " at " + p.created_utc + ")");
   return p;

@@ -256,14 +256,16 @@ void read_dax(SysfsSnapshot& s) {
     d.size = hex_or_zero(dir + "/size");
     const std::string drv = link_target(dir + "/driver");
     const std::string driver = drv.substr(drv.find_last_of('/') + 1);
-    d.mode = driver == "kmem" ? "system-ram" : driver == "device_dax" ? "devdax" : "";
+    d.mode = driver == "kmem"         ? DaxMode::system_ram
+             : driver == "device_dax" ? DaxMode::devdax
+                                      : DaxMode::unknown;
     d.cxl_region = cxl_region_of(s, d, resolved_path(dir));
     s.dax.push_back(std::move(d));
   }
   // A region whose DAX device was onlined as system RAM has become that NUMA node.
   for (auto& r : s.regions)
     for (const auto& d : s.dax)
-      if (d.cxl_region == r.name && d.mode == "system-ram") r.numa_node = d.target_node;
+      if (d.cxl_region == r.name && d.mode == DaxMode::system_ram) r.numa_node = d.target_node;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/memory.h"
+#include "core/vocabulary.h"
 
 namespace hb::memtier {
 
@@ -114,10 +115,15 @@ struct CxlRegion {
   int numa_node = -1;                // node its memory was onlined into, -1 none
 };
 
+// How a DAX device's memory is exposed (its sysfs driver): onlined as NUMA memory by kmem, or a
+// character device (device_dax). Text only in the topology JSON and `topo`'s listing.
+enum class DaxMode { unknown, system_ram, devdax };
+inline constexpr Vocabulary<DaxMode, 3> kDaxModes{{"", "system-ram", "devdax"}};
+
 struct DaxDevice {
   std::string name;      // "dax0.0"
   std::string dax_type;  // hwloc DAXType: "SPM", "NVM", ... ("" unknown)
-  std::string mode;      // "system-ram" (kmem), "devdax", "" unknown
+  DaxMode mode = DaxMode::unknown;
   int target_node = -1;
   uint64_t start = 0, size = 0;
   std::string cxl_region;  // CXL region it lies in, empty none
@@ -136,8 +142,15 @@ struct SimulatedTier {
   int backing_node = -1;
 };
 
+// Where a topology was read from: this machine (hwloc + sysfs), an hwloc XML file, a sysfs tree,
+// both, or a platform profile. Only `live` describes the machine the program runs on. Text only
+// in the topology JSON, `topo`'s listing and the report's platform facts.
+enum class TopologySource { live, hwloc_xml, sysfs, hwloc_xml_sysfs, profile };
+inline constexpr Vocabulary<TopologySource, 5> kTopologySources{
+    {"live", "hwloc-xml", "sysfs", "hwloc-xml+sysfs", "profile"}};
+
 struct Topology {
-  std::string source;      // "live", "hwloc-xml", "sysfs", "hwloc-xml+sysfs", "profile"
+  TopologySource source = TopologySource::live;
   std::string hwloc_xml;   // --topology file, empty for live
   std::string sysfs_root;  // root prefix sysfs was read from, empty when not read
   int pus = 0, cores = 0;

@@ -167,8 +167,8 @@ void context_warnings(const ReportContext& o, const ReportContext& n, std::vecto
   };
   differs("host", o.host, n.host);
   differs("CPU model", o.cpu_model, n.cpu_model);
-  differs("accelerator", o.accelerator.kind + " " + o.accelerator.name,
-          n.accelerator.kind + " " + n.accelerator.name);
+  differs("accelerator", o.accelerator.kind_name() + " " + o.accelerator.name,
+          n.accelerator.kind_name() + " " + n.accelerator.name);
   differs("build type", o.build_type, n.build_type);
   differs("SIMD level", o.simd_level, n.simd_level);
   // Fleet reports: the same host label on both sides should be the same hardware.
@@ -177,8 +177,9 @@ void context_warnings(const ReportContext& o, const ReportContext& n, std::vecto
       if (ho.label == hn.label) {
         const std::string on = " on " + ho.label;
         differs(("CPU model" + on).c_str(), ho.cpu_model, hn.cpu_model);
-        differs(("accelerator" + on).c_str(), ho.accelerator.kind + " " + ho.accelerator.name,
-                hn.accelerator.kind + " " + hn.accelerator.name);
+        differs(("accelerator" + on).c_str(),
+                ho.accelerator.kind_name() + " " + ho.accelerator.name,
+                hn.accelerator.kind_name() + " " + hn.accelerator.name);
         if (ho.status != hn.status)
           w.push_back("rank status" + on + " differs: " + to_string(ho.status) + " vs " +
                       to_string(hn.status) + (hn.error.empty() ? "" : " (" + hn.error + ")"));

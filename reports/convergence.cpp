@@ -8,7 +8,7 @@
 namespace hb::reports {
 
 bool missed_noise_target(const Point& p, std::optional<double> target) {
-  if (!p.timed() || p.provenance == Provenance::modeled || p.step.stop_reason == "noise")
+  if (!p.timed() || p.provenance == Provenance::modeled || p.step.stop_reason == StopReason::noise)
     return false;
   // Stopped by another rule (max-steps while the accuracy steps were still owed, say) with its
   // noise already within the target: as settled as asked.
@@ -26,11 +26,20 @@ std::optional<double> noise_target(const ReportContext& c) {
   return std::nullopt;
 }
 
-std::string convergence_fix(const std::string& stop_reason) {
-  if (stop_reason == "max-steps") return "raise --decode-steps";
-  if (stop_reason == "timeout") return "raise --timeout";
-  if (stop_reason == "min-samples") return "raise --min-samples or --decode-steps";
-  if (stop_reason == "min-time") return "raise --min-time or --decode-steps";
+std::string convergence_fix(StopReason stop_reason) {
+  switch (stop_reason) {
+    case StopReason::max_steps:
+      return "raise --decode-steps";
+    case StopReason::timeout:
+      return "raise --timeout";
+    case StopReason::min_samples:
+      return "raise --min-samples or --decode-steps";
+    case StopReason::min_time:
+      return "raise --min-time or --decode-steps";
+    case StopReason::noise:
+    case StopReason::none:
+      break;
+  }
   return "raise --decode-steps or --timeout";
 }
 
@@ -39,7 +48,7 @@ std::string unconverged_line(const Point& p, std::optional<double> target) {
          std::to_string(p.axes.batch) + ": noise " +
          format_percent(robust_rel_noise(p.step.summary)) +
          (target ? " (target " + format_percent(*target) + ")" : "") + ", stopped on " +
-         p.step.stop_reason + "; " + convergence_fix(p.step.stop_reason);
+         to_string(p.step.stop_reason) + "; " + convergence_fix(p.step.stop_reason);
 }
 
 namespace {

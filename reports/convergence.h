@@ -22,7 +22,7 @@ bool missed_noise_target(const Point& p, std::optional<double> target = std::nul
 std::optional<double> noise_target(const ReportContext& c);
 
 // What would let a point converge, by stop reason: "raise --decode-steps", "raise --timeout", ...
-std::string convergence_fix(const std::string& stop_reason);
+std::string convergence_fix(StopReason stop_reason);
 
 // "cpu-only, seq_len 4k, batch 1: noise 7.2% (target 5.0%), stopped on max-steps; raise
 // --decode-steps"

@@ -37,9 +37,9 @@ std::string github_benchmark_json_text(const Report& report) {
     if (!p.timed()) continue;
     const auto& s = p.step.summary;
     const std::string name = benchmark_name(p.axes);
-    const std::string extra = to_string(p.provenance) + std::string("; ") +
-                              std::to_string(s.count) + " samples, noise " +
-                              format_percent(robust_rel_noise(s)) + ", stop " + p.step.stop_reason;
+    const std::string extra =
+        to_string(p.provenance) + std::string("; ") + std::to_string(s.count) + " samples, noise " +
+        format_percent(robust_rel_noise(s)) + ", stop " + to_string(p.step.stop_reason);
     j.push_back({{"name", name + " step time"},
                  {"unit", "ns"},
                  {"value", s.median},

@@ -40,7 +40,7 @@ void assign_host_labels(std::vector<HostRecord>& hosts) {
   // GPU indices label ranks sharing a host when each drives its own device; otherwise ranks.
   std::map<std::string, std::set<int>> devices;
   for (const auto& h : hosts)
-    if (h.accelerator.kind == "cuda") devices[h.host].insert(h.accelerator.device);
+    if (h.accelerator.kind == AcceleratorKind::cuda) devices[h.host].insert(h.accelerator.device);
   for (auto& h : hosts) {
     if (per_host[h.host] == 1)
       h.label = h.host;

@@ -22,12 +22,6 @@ std::string schema_string() {
   return std::string(kSchemaId) + "/" + std::to_string(kSchemaVersion);
 }
 
-template <size_t N>
-static bool one_of(const std::string& s, const char* const (&list)[N]) {
-  return std::any_of(std::begin(list), std::end(list), [&](const char* v) { return s == v; });
-}
-bool is_stop_reason(const std::string& s) { return one_of(s, kStopReasons); }
-
 std::string PointAxes::group_key() const {
   // Fixed order and explicit names, so keys are stable across versions of this code and
   // readable in compare's output.

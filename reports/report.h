@@ -48,10 +48,11 @@ inline constexpr Vocabulary<HostStatus, 2> kHostStatuses{{"ok", "error"}};
 inline const char* to_string(HostStatus s) { return kHostStatuses.name(s); }
 
 // Why the timing loop stopped: noise under --max-noise; the sample/time minimum reached with
-// the noise still high; the step cap; the time limit; "none" when nothing was timed (status != ok).
-inline constexpr const char* kStopReasons[] = {"noise",     "min-samples", "min-time",
-                                               "max-steps", "timeout",     "none"};
-bool is_stop_reason(const std::string& s);
+// the noise still high; the step cap; the time limit; none when nothing was timed (status != ok).
+enum class StopReason { noise, min_samples, min_time, max_steps, timeout, none };
+inline constexpr Vocabulary<StopReason, 6> kStopReasons{
+    {"noise", "min-samples", "min-time", "max-steps", "timeout", "none"}};
+inline const char* to_string(StopReason r) { return kStopReasons.name(r); }
 
 // ---------------------------------------------------------------------------------------------
 // Context: where and how the figures were produced.
@@ -154,7 +155,7 @@ struct Timing {
 };
 
 struct StepTiming : Timing {
-  std::string stop_reason = "none";  // one of kStopReasons
+  StopReason stop_reason = StopReason::none;
   int warmup_steps = 0;
   // run --repetitions: timed steps of each pass, in order (they sum to samples_ns.size());
   // empty for a single pass. compare judges pooled runs on their pass medians.

@@ -90,7 +90,7 @@ json topology_json(const TopologySummary& t) {
 }
 
 json accelerator_json(const AcceleratorInfo& a) {
-  return {{"kind", a.kind},         {"name", a.name},
+  return {{"kind", a.kind_name()},  {"name", a.name},
           {"emulated", a.emulated}, {"capacity_bytes", a.capacity_bytes},
           {"device", a.device},     {"numa_node", a.numa_node},
           {"details", a.details}};
@@ -150,9 +150,9 @@ void check_vocabulary(const Point& p, size_t index) {
     bad("status", std::to_string(static_cast<int>(p.status)), kPointStatuses.list().c_str());
   if (!kProvenances.contains(p.provenance))
     bad("provenance", std::to_string(static_cast<int>(p.provenance)), kProvenances.list().c_str());
-  if (!is_stop_reason(p.step.stop_reason))
-    bad("step.stop_reason", p.step.stop_reason,
-        "noise, min-samples, min-time, max-steps, timeout, none");
+  if (!kStopReasons.contains(p.step.stop_reason))
+    bad("step.stop_reason", std::to_string(static_cast<int>(p.step.stop_reason)),
+        kStopReasons.list().c_str());
 }
 
 json point_json(const Point& p) {
@@ -194,7 +194,7 @@ json point_json(const Point& p) {
             {"step",
              {{"samples_ns", p.step.samples_ns},
               {"summary", summary_json(p.step.summary)},
-              {"stop_reason", p.step.stop_reason},
+              {"stop_reason", to_string(p.step.stop_reason)},
               {"warmup_steps", p.step.warmup_steps}}},
             {"phases", phases},
             {"traffic_per_step", traffic_json(p.traffic_per_step)},
@@ -274,14 +274,6 @@ void read_timing(const JsonReader& r, Timing& t) {
                                  " samples");
 }
 
-std::string read_vocab(const JsonReader& r, const std::string& key, bool (*ok)(const std::string&),
-                       const char* allowed) {
-  auto m = r.member(key);
-  auto v = m.as_string();
-  if (!ok(v)) m.fail("\"" + v + "\" is not one of: " + allowed);
-  return v;
-}
-
 template <class E, size_t N>
 E read_enum(const JsonReader& r, const std::string& key, const Vocabulary<E, N>& vocabulary) {
   auto m = r.member(key);
@@ -344,7 +336,11 @@ TopologySummary read_topology(const JsonReader& topo) {
 
 AcceleratorInfo read_accelerator(const JsonReader& a) {
   AcceleratorInfo x;
-  x.kind = a.str("kind");
+  if (const std::string kind = a.str("kind"); !kind.empty()) {  // "": a rank that failed early
+    x.kind = kAcceleratorKinds.parse(kind);
+    if (x.kind == std::nullopt || x.kind == AcceleratorKind::auto_select)
+      a.member("kind").fail("\"" + kind + "\" is not one of: cpu, cuda (or \"\" when unknown)");
+  }
   x.name = a.str("name");
   x.emulated = a.boolean("emulated");
   x.capacity_bytes = a.i64("capacity_bytes");
@@ -430,8 +426,7 @@ Point read_point(const JsonReader& r) {
 
   auto step = r.member("step");
   read_timing(step, p.step);
-  p.step.stop_reason = read_vocab(step, "stop_reason", is_stop_reason,
-                                  "noise, min-samples, min-time, max-steps, timeout, none");
+  p.step.stop_reason = read_enum(step, "stop_reason", kStopReasons);
   p.step.warmup_steps = step.i32("warmup_steps");
   if (step.has("pass_sizes")) {  // optional: only pooled runs (run --repetitions) write it
     int64_t sum = 0;

@@ -60,7 +60,7 @@ class BudgetAllocator final : public BufferAllocator {
 class CpuAccelerator final : public Accelerator {
  public:
   CpuAccelerator(int64_t capacity, int threads) : pool_(threads, "--accelerator-threads") {
-    info_.kind = "cpu";
+    info_.kind = AcceleratorKind::cpu;
     info_.name =
         "cpu-accelerator (" + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ")";
     info_.emulated = true;

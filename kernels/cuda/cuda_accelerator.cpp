@@ -86,7 +86,7 @@ CudaAcceleratorImpl::CudaAcceleratorImpl(int device, int64_t capacity)
     throw Error("GPU " + d.name + " does not support stream-ordered allocation (cudaMallocAsync)",
                 "update the NVIDIA driver", kExitFailure);
   if (capacity <= 0) capacity = static_cast<int64_t>(static_cast<double>(d.free_bytes) * 0.9);
-  info_.kind = "cuda";
+  info_.kind = AcceleratorKind::cuda;
   info_.name = d.name;
   info_.emulated = false;
   info_.capacity_bytes = capacity;

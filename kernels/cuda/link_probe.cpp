@@ -49,22 +49,22 @@ std::vector<AcceleratorLinkSamples> measure_links(int device, size_t bytes, int 
   HB_CUDA_CHECK(cudaEventCreate(&q.e1), "link probe");
   const std::string what = std::to_string(bytes >> 20) + " MiB copies";
   struct Case {
-    const char* name;
+    CopyLink link;
     void* dst;
     const void* src;
     cudaMemcpyKind kind;
     double bytes_moved;  // per copy: a device copy reads and writes
   };
   const Case cases[] = {
-      {"h2d", a.data(), host.data(), cudaMemcpyHostToDevice, double(bytes)},
-      {"d2h", host.data(), a.data(), cudaMemcpyDeviceToHost, double(bytes)},
-      {"hbm-copy", b.data(), a.data(), cudaMemcpyDeviceToDevice, 2.0 * double(bytes)}};
+      {CopyLink::h2d, a.data(), host.data(), cudaMemcpyHostToDevice, double(bytes)},
+      {CopyLink::d2h, host.data(), a.data(), cudaMemcpyDeviceToHost, double(bytes)},
+      {CopyLink::hbm_copy, b.data(), a.data(), cudaMemcpyDeviceToDevice, 2.0 * double(bytes)}};
   std::vector<AcceleratorLinkSamples> out;
   for (const auto& c : cases) {
-    AcceleratorLinkSamples s{c.name, node, device, {}};
+    AcceleratorLinkSamples s{c.link, node, device, {}};
     auto copy = [&] {
       HB_CUDA_CHECK(cudaMemcpyAsync(c.dst, c.src, bytes, c.kind, q.stream),
-                    std::string(c.name) + ", " + what);
+                    std::string(kCopyLinks.name(c.link)) + ", " + what);
     };
     q.time_ms(copy);  // warm-up: first-touch mappings, clocks
     for (int r = 0; r < reps; ++r) s.gbps.push_back(c.bytes_moved / (q.time_ms(copy) * 1e6));

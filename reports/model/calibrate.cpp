@@ -275,7 +275,7 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
   say("cpu accelerator: copies " + fmt("%.2f GB/s", L.h2d_gbps) + " up, " +
       fmt("%.2f GB/s", L.d2h_gbps) + " down beyond the caches; launch " +
       fmt("%.1f us", A.launch_us) + ", sync " + fmt("%.1f us", A.sync_us));
-  m.source = "calibrated";
+  m.source = PlatformSource::calibrated;
   if (m.name.empty()) m.name = "this-machine";
   return m;
 }

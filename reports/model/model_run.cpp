@@ -94,7 +94,7 @@ reports::Report run_model_sweep(const run::SweepSpec& spec,
       }
     }
     all.context.sweep["model.profile." + m.name] =
-        m.origin + " (" + m.source + "): " + m.description;
+        m.origin + " (" + to_string(m.source) + "): " + m.description;
     if (all.interruption.interrupted) break;
   }
   all.context.sweep["models"] = [&] {

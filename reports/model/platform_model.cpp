@@ -255,7 +255,7 @@ PlatformModel from_platform_profile(const memtier::PlatformProfile& p) {
   const std::string src = "measured by hybridbench probe on " + p.host + " at " + p.created_utc;
   m.name = "host-" + p.host;
   m.description = "this machine as `hybridbench probe` measured it";
-  m.source = "measured";
+  m.source = PlatformSource::measured;
   const memtier::PairProbe* local = nullptr;
   for (const auto& n : topo.nodes) {
     if (n.kind == memtier::TierKind::gpu_memory || n.total_bytes == 0) continue;
@@ -314,11 +314,17 @@ PlatformModel from_platform_profile(const memtier::PlatformProfile& p) {
   link.host_node = m.accelerator.numa_node;
   bool any_link = false;
   for (const auto& l : p.probe.links) {
-    if (l.name == "h2d") link.h2d_gbps = l.gbps.summary.median, any_link = true;
-    if (l.name == "d2h") link.d2h_gbps = l.gbps.summary.median, any_link = true;
-    if (l.name == "hbm-copy") {
-      m.accelerator.memory_gbps = l.gbps.summary.median;
-      m.sources["accelerator.memory_gbps"] = src + " (device copy)";
+    switch (l.link) {
+      case CopyLink::h2d:
+        link.h2d_gbps = l.gbps.summary.median, any_link = true;
+        break;
+      case CopyLink::d2h:
+        link.d2h_gbps = l.gbps.summary.median, any_link = true;
+        break;
+      case CopyLink::hbm_copy:
+        m.accelerator.memory_gbps = l.gbps.summary.median;
+        m.sources["accelerator.memory_gbps"] = src + " (device copy)";
+        break;
     }
   }
   if (any_link) {
@@ -510,7 +516,7 @@ void PlatformModel::validate() const {
   for (const auto& b : bad) all += "\n    " + b;
   throw Error(
       "platform profile '" + name + "' (" + origin + ") is incomplete or out of range:" + all,
-      source == "preset"
+      source == PlatformSource::preset
           ? "fix the preset (schema: reports/model/README.md)"
           : "complete its \"model\" member, e.g. `hybridbench validate-model --platform " + origin +
                 " --write-model " + origin + "` measures the missing figures");
@@ -530,20 +536,20 @@ PlatformModel parse_platform_model(const std::string& text, const std::string& o
   if (schema != kPlatformSchema)
     j.at("schema").fail("expected \"" + std::string(kPlatformSchema) + "\", found \"" + schema +
                         "\"");
-  const std::string source = j.at("source").str();
+  const std::optional<PlatformSource> source = kPlatformSources.parse(j.at("source").str());
   PlatformModel m;
   m.origin = origin;
-  if (source == "measured") {
+  if (source == PlatformSource::measured) {
     // memtier validates its own part (topology, probe); its reader ignores "model".
     m = from_platform_profile(memtier::parse_platform_profile(text, origin));
     m.origin = origin;
     if (j.has("model")) {
       read_model_section(j.at("model"), m, false);
-      m.source = "calibrated";
+      m.source = PlatformSource::calibrated;
     }
-  } else if (source == "preset") {
+  } else if (source == PlatformSource::preset) {
     j.only({"schema", "source", "comment", "model"});
-    m.source = "preset";
+    m.source = PlatformSource::preset;
     read_model_section(j.at("model"), m, true);
     if (m.name.empty()) j.at("model").fail("missing member \"name\"");
   } else {

@@ -85,11 +85,20 @@ struct TierModel {
   bool emulated = false;  // a stand-in (e.g. a remote node playing CXL)
 };
 
+// Where a platform model's figures come from: a shipped preset, a probe of a machine, or a
+// probe with a "model" member (validate-model --write-model) on top. A profile file says
+// "preset" or "measured"; "calibrated" is what a measured file with a model member becomes.
+// Text only where a profile is read, in the report and in the terminal.
+enum class PlatformSource { preset, measured, calibrated };
+inline constexpr Vocabulary<PlatformSource, 3> kPlatformSources{
+    {"preset", "measured", "calibrated"}};
+inline const char* to_string(PlatformSource s) { return kPlatformSources.name(s); }
+
 struct PlatformModel {
   std::string name;  // short, used as the "platform" axis of modeled points
   std::string description;
-  std::string source = "preset";  // preset | measured | calibrated
-  std::string origin;             // file or "preset:NAME" it was read from
+  PlatformSource source = PlatformSource::preset;
+  std::string origin;  // file or "preset:NAME" it was read from
   AcceleratorModel accelerator;
   std::vector<LinkModel> links;
   CpuModel cpu;

@@ -155,7 +155,8 @@ std::string validation_text(const Validation& v, double goal) {
   std::string s;
   char b[640];
   s += "Model validation: measured on this machine vs modeled from each measured step's traffic\n";
-  s += "platform " + v.platform.name + " (" + v.platform.source + ", " + v.platform.origin + ")\n";
+  s += "platform " + v.platform.name + " (" + to_string(v.platform.source) + ", " +
+       v.platform.origin + ")\n";
   s += "error = (modeled - measured) / measured, medians over the timed steps; noise = IQR / "
        "1.349 median of the measured steps (as in report and compare)\n";
   s += v.live ? "modeled: ceilings re-measured next to each step (live); err static: ceilings "
@@ -222,7 +223,7 @@ std::string validation_json(const Validation& v, double goal) {
   Json j;
   j["schema"] = "hybridbench.model-validation/1";
   j["platform"] = Json::parse(model_section_json(v.platform));
-  j["platform_source"] = v.platform.source;
+  j["platform_source"] = to_string(v.platform.source);
   j["goal_abs_error"] = goal;
   j["live_ceilings"] = v.live;
   j["points"] = Json::array();

@@ -1,7 +1,7 @@
 #pragma once
 // --accuracy-steps: holds another rule back until that many timed steps have been scored
 // against the reference (never, with -1 = score every step), so a point that stops on it still
-// has all its accuracy figures. Records the held rule's name.
+// has all its accuracy figures. Records the held rule's reason.
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,7 +14,7 @@ class AfterAccuracySteps final : public StoppingCriterion {
  public:
   AfterAccuracySteps(int accuracy_steps, std::unique_ptr<StoppingCriterion> held)
       : accuracy_steps_(accuracy_steps), held_(std::move(held)) {}
-  std::string name() const override { return held_->name(); }
+  reports::StopReason reason() const override { return held_->reason(); }
   void add(const TimedStep& sample) override {
     scored_ = sample.scored;
     held_->add(sample);

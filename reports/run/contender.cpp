@@ -24,7 +24,7 @@ int64_t layer_bytes(const SweepSpec& spec, const reports::PointAxes& axes) {
 void label_point(Contender& c, const SweepContext& ctx, const Problem& problem) {
   auto& p = c.point;
   const auto& ai = c.accelerator->info();
-  p.axes.accelerator = ai.kind;
+  p.axes.accelerator = ai.kind_name();
   p.provenance = provenance_of(ai, {});
   p.kv_fit_fraction =
       kv_fit_fraction(ai.capacity_bytes - layer_bytes(ctx.spec, p.axes), problem.shape,
@@ -120,7 +120,7 @@ void update_model_error(reports::Point& p) {
       measured > 0 ? (p.modeled.step.summary.median - measured) / measured : 0;
 }
 
-void finish(Contender& c, const std::string& stop_reason, const std::string& platform) {
+void finish(Contender& c, reports::StopReason stop_reason, const std::string& platform) {
   if (!c.active) return;
   c.active = false;
   auto& p = c.point;
@@ -149,7 +149,7 @@ void fail(Contender& c, reports::PointStatus status, const std::string& reason) 
   c.active = false;
   c.point.status = status;
   c.point.reason = reason;
-  c.point.step.stop_reason = "none";
+  c.point.step.stop_reason = reports::StopReason::none;
   c.point.accuracy = {};  // a failed point carries no accuracy figures
   c.point.attended_tokens.reset();
 }

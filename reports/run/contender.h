@@ -61,7 +61,7 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
 
 // Stops an active contender: its point gets the timed steps, phases, traffic, accuracy and
 // (side platform) the modeled figures, with `stop_reason`.
-void finish(Contender& c, const std::string& stop_reason, const std::string& platform);
+void finish(Contender& c, reports::StopReason stop_reason, const std::string& platform);
 void fail(Contender& c, reports::PointStatus status, const std::string& reason);
 
 // A measured point's provenance: emulated when its accelerator is (the cpu accelerator) or when

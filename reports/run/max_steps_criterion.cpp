@@ -4,7 +4,7 @@ namespace hb::run {
 
 MaxStepsCriterion::MaxStepsCriterion(int decode_steps) : last_step_(decode_steps - 1) {}
 
-std::string MaxStepsCriterion::name() const { return "max-steps"; }
+reports::StopReason MaxStepsCriterion::reason() const { return reports::StopReason::max_steps; }
 
 void MaxStepsCriterion::add(const TimedStep& sample) { reached_ = sample.step >= last_step_; }
 

@@ -12,7 +12,7 @@ class MaxStepsCriterion final : public StoppingCriterion {
   // SweepSpec::validate keeps at least one timed step after the warm-up, so the last decode
   // step is always a timed one this rule sees.
   explicit MaxStepsCriterion(int decode_steps);
-  std::string name() const override;
+  reports::StopReason reason() const override;
   void add(const TimedStep& sample) override;
   bool is_finished() const override;
 

@@ -13,7 +13,7 @@ namespace hb::run {
 class NoiseCriterion final : public StoppingCriterion {
  public:
   explicit NoiseCriterion(const StopCriteria& stop) : stop_(stop) {}
-  std::string name() const override { return "noise"; }
+  reports::StopReason reason() const override { return reports::StopReason::noise; }
   void add(const TimedStep& sample) override;
   bool is_finished() const override;
 

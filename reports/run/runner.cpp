@@ -139,7 +139,7 @@ void pool_pass(reports::Point& into, reports::Point&& more) {
     v.insert(v.end(), b.samples_ns.begin(), b.samples_ns.end());
     a = reports::Timing::from_samples(std::move(v));
   };
-  const std::string stop = more.step.stop_reason;
+  const reports::StopReason stop = more.step.stop_reason;
   if (into.step.pass_sizes.empty())
     into.step.pass_sizes.push_back(static_cast<int64_t>(into.step.samples_ns.size()));
   into.step.pass_sizes.push_back(static_cast<int64_t>(more.step.samples_ns.size()));

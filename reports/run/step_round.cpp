@@ -61,7 +61,8 @@ void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle,
   }
   const double elapsed = (now_ns() - c.first_timed_ns) * 1e-9;
   c.stop.add({s, static_cast<double>(out.total_ns), elapsed, c.scored});
-  if (const StoppingCriterion* rule = c.stop.finished()) finish(c, rule->name(), ctx.side_platform);
+  if (const StoppingCriterion* rule = c.stop.finished())
+    finish(c, rule->reason(), ctx.side_platform);
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 #pragma once
 // When one strategy's point stops taking timed steps (nvbench's stopping_criterion_base): a
 // rule sees every timed step and says whether it is finished; the first finished rule of
-// StoppingRules (stopping_rules.h) ends the point, and its name is the report's
+// StoppingRules (stopping_rules.h) ends the point, and its reason is the report's
 // step.stop_reason. Each rule is one file (noise_criterion.h, timeout_criterion.h, ...): a new
 // rule is a new file and one line in stopping_rules.cpp.
-#include <string>
+#include "reports/report.h"
 
 namespace hb::run {
 
@@ -19,8 +19,8 @@ struct TimedStep {
 class StoppingCriterion {
  public:
   virtual ~StoppingCriterion() = default;
-  // The stop reason recorded when this rule ends a point ("noise", "timeout", "max-steps").
-  virtual std::string name() const = 0;
+  // The stop reason recorded when this rule ends a point (noise, timeout, max-steps).
+  virtual reports::StopReason reason() const = 0;
   virtual void add(const TimedStep& sample) = 0;
   virtual bool is_finished() const = 0;
 };

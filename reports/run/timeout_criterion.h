@@ -10,7 +10,7 @@ namespace hb::run {
 class TimeoutCriterion final : public StoppingCriterion {
  public:
   explicit TimeoutCriterion(double timeout_s) : timeout_s_(timeout_s) {}
-  std::string name() const override { return "timeout"; }
+  reports::StopReason reason() const override { return reports::StopReason::timeout; }
   void add(const TimedStep& sample) override { elapsed_s_ = sample.elapsed_s; }
   bool is_finished() const override { return elapsed_s_ >= timeout_s_; }
 

@@ -20,7 +20,8 @@ TEST(CudaBackend, AskingForCudaWithoutAGpuSaysWhy) {
     EXPECT_NE(std::string(e.what()).find("no GPU is usable"), std::string::npos) << e.what();
   }
   o.kind = AcceleratorKind::auto_select;
-  EXPECT_EQ(make_accelerator(o)->info().kind, "cpu");  // auto falls back, labelled emulated
+  EXPECT_EQ(make_accelerator(o)->info().kind,
+            AcceleratorKind::cpu);  // auto falls back, labelled emulated
 }
 
 TEST(CudaBackend, LinkProbeWithoutAGpuIsEmptyAndSaysWhy) {
@@ -38,14 +39,15 @@ TEST(CudaAccelerator, LinkProbeMeasuresH2dD2hAndDeviceCopy) {
   HB_REQUIRE_GPU_OR_SKIP();
   const auto links = measure_accelerator_links(0, size_t{32} << 20, 3);
   ASSERT_EQ(links.size(), 3u);
-  EXPECT_EQ(links[0].name, "h2d");
-  EXPECT_EQ(links[1].name, "d2h");
-  EXPECT_EQ(links[2].name, "hbm-copy");
+  EXPECT_EQ(links[0].link, CopyLink::h2d);
+  EXPECT_EQ(links[1].link, CopyLink::d2h);
+  EXPECT_EQ(links[2].link, CopyLink::hbm_copy);
   for (const auto& l : links) {
-    ASSERT_EQ(l.gbps.size(), 3u) << l.name;
+    ASSERT_EQ(l.gbps.size(), 3u) << kCopyLinks.name(l.link);
     for (double g : l.gbps) {
-      EXPECT_GT(g, 0.5) << l.name;      // slower than any PCIe 1.0 x16 link: the timing is wrong
-      EXPECT_LT(g, 20000.0) << l.name;  // faster than any HBM: the timing is wrong
+      EXPECT_GT(g, 0.5) << kCopyLinks.name(
+          l.link);  // slower than any PCIe 1.0 x16 link: the timing is wrong
+      EXPECT_LT(g, 20000.0) << kCopyLinks.name(l.link);  // faster than any HBM: the timing is wrong
     }
   }
 }
@@ -53,7 +55,7 @@ TEST(CudaAccelerator, LinkProbeMeasuresH2dD2hAndDeviceCopy) {
 TEST(CudaAccelerator, DescribesTheDevice) {
   HB_REQUIRE_GPU_OR_SKIP();
   auto& acc = test::gpu();
-  EXPECT_EQ(acc.info().kind, "cuda");
+  EXPECT_EQ(acc.info().kind, AcceleratorKind::cuda);
   EXPECT_FALSE(acc.info().emulated);
   EXPECT_FALSE(acc.info().name.empty());
   EXPECT_GT(acc.info().capacity_bytes, 0);
@@ -66,7 +68,7 @@ TEST(CudaAccelerator, DescribesTheDevice) {
   EXPECT_EQ(acc.info().numa_node, d.numa_node);
   AcceleratorOptions o;
   o.kind = AcceleratorKind::auto_select;
-  EXPECT_EQ(make_accelerator(o)->info().kind, "cuda");
+  EXPECT_EQ(make_accelerator(o)->info().kind, AcceleratorKind::cuda);
 }
 
 TEST(CudaAccelerator, CapacityBudgetIsEnforcedAndAccounted) {

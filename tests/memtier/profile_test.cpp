@@ -65,7 +65,7 @@ TEST(Profile, RoundTrip) {
   fs::remove(f);
   EXPECT_EQ(b.source, "measured");
   EXPECT_EQ(b.host, a.host);
-  EXPECT_EQ(b.topology.source, "profile");
+  EXPECT_EQ(b.topology.source, TopologySource::profile);
   ASSERT_EQ(b.topology.nodes.size(), a.topology.nodes.size());
   for (size_t i = 0; i < a.topology.nodes.size(); ++i) {
     EXPECT_EQ(b.topology.nodes[i].kind, a.topology.nodes[i].kind);

@@ -83,7 +83,7 @@ TEST(Sysfs, CxlRegionFixture) {
   EXPECT_EQ(s.regions[0].targets, (std::vector<std::string>{"decoder2.0"}));
   EXPECT_EQ(s.regions[0].mode, "pmem");  // 6.1 has no mode file: told by the pmem_region0 child
   ASSERT_EQ(s.dax.size(), 1u);
-  EXPECT_EQ(s.dax[0].mode, "system-ram");
+  EXPECT_EQ(s.dax[0].mode, DaxMode::system_ram);
   EXPECT_EQ(s.dax[0].target_node, 2);
   EXPECT_EQ(s.dax[0].cxl_region, "region0");
   EXPECT_EQ(s.regions[0].numa_node, 2);
@@ -93,7 +93,7 @@ TEST(Sysfs, CxlRegionClassification) {
   DiscoverOptions o;
   o.sysfs_root = fixture("cxl-region");
   const Topology t = discover(o);
-  EXPECT_EQ(t.source, "sysfs");
+  EXPECT_EQ(t.source, TopologySource::sysfs);
   EXPECT_EQ(t.cpu_node, 0);
   EXPECT_EQ(t.distances_source, "sysfs");
   EXPECT_EQ(t.node(0)->kind, TierKind::local_dram);
@@ -138,7 +138,7 @@ TEST(Sysfs, MergesWithHwlocXml) {
   o.topology_xml = std::string(HB_TOPOLOGY_DIR) + "/cxlmem+dax.v2.xml";
   o.sysfs_root = fixture("cxl-region");
   const Topology t = discover(o);
-  EXPECT_EQ(t.source, "hwloc-xml+sysfs");
+  EXPECT_EQ(t.source, TopologySource::hwloc_xml_sysfs);
   ASSERT_EQ(t.nodes.size(), 3u);
   EXPECT_EQ(t.node(2)->kind, TierKind::cxl);
   // mem0 is known to both; hwloc has four memdevs.

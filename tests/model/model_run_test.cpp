@@ -150,7 +150,7 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   PlatformModel base;
   base.tiers = {{MemoryKind::local_dram, -1, "dram", int64_t{8} << 30, 10, 100, false}};
   PlatformModel calibrated = calibrate_this_machine(base, co);
-  EXPECT_EQ(calibrated.source, "calibrated");
+  EXPECT_EQ(calibrated.source, PlatformSource::calibrated);
   EXPECT_GT(calibrated.accelerator.sync_us, 0);
   // Which strategies count as CPU-bound must not depend on how busy the machine was while the
   // sync round trip was calibrated (80 us per sync was seen under a parallel build, which made

@@ -45,7 +45,7 @@ TEST(Profiles, EveryPresetLoadsAndCitesEveryFigure) {
     SCOPED_TRACE(n);
     const PlatformModel m = load_platform_model("preset:" + n);
     EXPECT_EQ(m.name, n);  // the file name is the profile's name
-    EXPECT_EQ(m.source, "preset");
+    EXPECT_EQ(m.source, PlatformSource::preset);
     EXPECT_EQ(m.accelerator.kind, AcceleratorKind::cuda);
     for (const char* key :
          {"accelerator.memory_bytes", "accelerator.memory_gbps", "accelerator.attention_efficiency",
@@ -135,7 +135,7 @@ TEST(Profiles, BrokenFilesSayWhereAndWhat) {
 // A profile as `hybridbench probe --out` writes it, for one node.
 memtier::PlatformProfile measured_profile() {
   memtier::Topology t;
-  t.source = "live";
+  t.source = memtier::TopologySource::live;
   t.cpu_node = 0;
   t.pus = t.cores = 8;
   t.packages.push_back({0, 8, {0, 1, 2, 3, 4, 5, 6, 7}});
@@ -165,7 +165,7 @@ TEST(Profiles, MeasuredProfileGetsAModelMemberAndStaysMemtierReadable) {
   EXPECT_DOUBLE_EQ(m.tiers[0].latency_ns, 90);
   EXPECT_DOUBLE_EQ(m.cpu.core_read_gbps, 5);  // 40 GB/s over 8 threads
   EXPECT_EQ(m.cpu.cores, 8);
-  EXPECT_EQ(m.source, "measured");
+  EXPECT_EQ(m.source, PlatformSource::measured);
   try {
     parse_platform_model(probe_doc, "me.json");
     FAIL() << "an uncalibrated probe profile is incomplete";
@@ -183,7 +183,7 @@ TEST(Profiles, MeasuredProfileGetsAModelMemberAndStaysMemtierReadable) {
   m.sources["cpu.read_curve"] = "a test curve";
   const std::string full = with_model_section(probe_doc, m, "me.json");
   const PlatformModel back = parse_platform_model(full, "me.json");
-  EXPECT_EQ(back.source, "calibrated");
+  EXPECT_EQ(back.source, PlatformSource::calibrated);
   EXPECT_DOUBLE_EQ(back.cpu.attention_gflops_per_core, 7);
   EXPECT_EQ(back.sources.at("cpu.attention_gflops_per_core"), "calibrated in a test");
   EXPECT_EQ(back.accelerator.kind, AcceleratorKind::cpu);

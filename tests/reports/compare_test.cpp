@@ -245,7 +245,7 @@ TEST(Compare, AccuracyRegressionsAreFlaggedEvenWhenFaster) {
 TEST(Compare, ContextDifferencesAreWarnings) {
   Report o = make_report(), n = make_report();
   n.context.host = "otherhost";
-  n.context.accelerator.kind = "cuda";
+  n.context.accelerator.kind = AcceleratorKind::cuda;
   n.context.accelerator.name = "NVIDIA H200";
   const auto c = compare_reports(o, n, {});
   EXPECT_EQ(c.warnings.size(), 2u);

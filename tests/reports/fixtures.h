@@ -71,7 +71,7 @@ inline Point make_point(const std::string& strategy, int64_t seq_len, double med
   p.provenance = Provenance::emulated;
   static_cast<Timing&>(p.step) =
       Timing::from_samples(noisy_samples(median_ns, rel_noise, n, seed * 1000003 + seq_len));
-  p.step.stop_reason = "noise";
+  p.step.stop_reason = StopReason::noise;
   p.step.warmup_steps = 2;
   p.phases["cpu"] = Timing::from_samples(noisy_samples(median_ns * 0.6, rel_noise, n, seed + 7));
   p.traffic_per_step.read(Processor::cpu, MemoryKind::local_dram, seq_len * 1024);
@@ -118,7 +118,7 @@ inline Report make_report() {
   r.context.topology.facts["sockets"] = "1";
   r.context.topology.nodes.push_back({0, "local-dram", int64_t(8) << 30, false, "has CPUs"});
   r.context.system_settings["thp"] = "madvise";
-  r.context.accelerator.kind = "cpu";
+  r.context.accelerator.kind = AcceleratorKind::cpu;
   r.context.accelerator.name = "cpu-accelerator (1 thread)";
   r.context.accelerator.emulated = true;
   r.context.accelerator.capacity_bytes = int64_t(1) << 30;

@@ -50,11 +50,11 @@ TEST(Fleet, RanksOnOneHostGetDistinctLabels) {
   std::vector<HostRecord> h(2);
   h[0].rank = 0, h[1].rank = 1;
   h[0].host = h[1].host = "node";
-  h[0].accelerator.kind = h[1].accelerator.kind = "cpu";
+  h[0].accelerator.kind = h[1].accelerator.kind = AcceleratorKind::cpu;
   assign_host_labels(h);
   EXPECT_EQ(h[0].label, "node/r0");
   EXPECT_EQ(h[1].label, "node/r1");
-  h[0].accelerator.kind = h[1].accelerator.kind = "cuda";
+  h[0].accelerator.kind = h[1].accelerator.kind = AcceleratorKind::cuda;
   h[0].accelerator.device = 0, h[1].accelerator.device = 1;
   assign_host_labels(h);
   EXPECT_EQ(h[1].label, "node/gpu1");

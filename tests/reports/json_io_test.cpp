@@ -152,7 +152,7 @@ TEST(ReportJson, WritingRejectsUnknownVocabulary) {
   r.points[1].status = static_cast<PointStatus>(9);  // no such status
   EXPECT_THROW(to_json_text(r), Error);
   r = make_report();
-  r.points[1].step.stop_reason = "tired";
+  r.points[1].step.stop_reason = static_cast<StopReason>(9);  // no such reason
   EXPECT_THROW(to_json_text(r), Error);
 }
 

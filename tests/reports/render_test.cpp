@@ -90,10 +90,10 @@ TEST(Convergence, PointThatStopsShortOfItsNoiseTargetIsFlagged) {
   shy.step = {};
   static_cast<Timing&>(shy.step) =
       Timing::from_samples(testing::noisy_samples(2e6, 0.2, 6, 3));  // ~20% noise, 6 samples
-  shy.step.stop_reason = "max-steps";
+  shy.step.stop_reason = StopReason::max_steps;
   static_cast<Timing&>(r.points[1].step) =
       Timing::from_samples(testing::noisy_samples(1e6, 0.2, 6, 4));  // full-gpu at 4k, ~20%
-  r.points[1].step.stop_reason = "timeout";
+  r.points[1].step.stop_reason = StopReason::timeout;
   EXPECT_TRUE(missed_noise_target(shy));
   EXPECT_FALSE(missed_noise_target(r.points[2]));      // stopped on "noise"
   EXPECT_FALSE(missed_noise_target(r.points.back()));  // oom: never timed
@@ -128,7 +128,7 @@ TEST(Convergence, PointThatStopsShortOfItsNoiseTargetIsFlagged) {
   Point settled = shy;
   static_cast<Timing&>(settled.step) =
       Timing::from_samples(testing::noisy_samples(2e6, 0.005, 6, 5));
-  settled.step.stop_reason = "max-steps";
+  settled.step.stop_reason = StopReason::max_steps;
   EXPECT_FALSE(missed_noise_target(settled, 0.05));
   EXPECT_TRUE(missed_noise_target(settled));
 }

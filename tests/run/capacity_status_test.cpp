@@ -43,7 +43,7 @@ TEST(CapacityStatus, CapacityErrorIsOomWhateverItsText) {
   const reports::Point p = throws_point(1);
   EXPECT_EQ(p.status, reports::PointStatus::oom);
   EXPECT_EQ(p.reason, "out of room for the KV");
-  EXPECT_EQ(p.step.stop_reason, "none");
+  EXPECT_EQ(p.step.stop_reason, reports::StopReason::none);
 }
 
 TEST(CapacityStatus, PlainErrorSayingCapacityIsAnError) {

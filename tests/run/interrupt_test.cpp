@@ -97,7 +97,7 @@ TEST(Interrupt, StopRequestReturnsTheFinishedUnitsMarkedInterrupted) {
     EXPECT_EQ(p.axes.seq_len, 100);
     EXPECT_EQ(p.status, reports::PointStatus::ok) << p.reason;
   }
-  EXPECT_EQ(r.context.accelerator.kind, "cpu");
+  EXPECT_EQ(r.context.accelerator.kind, AcceleratorKind::cpu);
   // The flag survives the file: "interrupted": true and the reason, read back.
   const reports::Report back = reports::from_json_text(reports::to_json_text(r), "mem");
   EXPECT_TRUE(back.interruption.interrupted);

@@ -82,7 +82,7 @@ class Recorder final : public Accelerator {
  public:
   std::vector<std::string> log;
   int64_t busy = 7;
-  AcceleratorInfo info_{"cpu", "recorder", true, 1000, 0, -1, ""};
+  AcceleratorInfo info_{AcceleratorKind::cpu, "recorder", true, 1000, 0, -1, ""};
   const AcceleratorInfo& info() const override { return info_; }
   std::shared_ptr<BufferAllocator> memory() override { return nullptr; }
   int64_t bytes_in_use() const override { return 100; }

@@ -24,7 +24,7 @@ reports::Point point(const std::string& strategy, reports::PointStatus status) {
   p.provenance = reports::Provenance::emulated;
   if (status == reports::PointStatus::ok) {
     static_cast<reports::Timing&>(p.step) = reports::Timing::from_samples({1000, 1100, 1050});
-    p.step.stop_reason = "max-steps";
+    p.step.stop_reason = reports::StopReason::max_steps;
   } else {
     p.reason = status == reports::PointStatus::oom ? "needs 3 MiB of accelerator capacity"
                                                    : "broken on purpose";

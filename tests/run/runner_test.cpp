@@ -35,7 +35,7 @@ TEST(Runner, ExactStrategiesMatchTheReference) {
     EXPECT_LT(p.accuracy.rel_l2, 1e-4);
     EXPECT_GT(p.accuracy.cosine, 0.9999);
     EXPECT_DOUBLE_EQ(p.accuracy.mass_recall, 1.0);
-    EXPECT_NE(p.step.stop_reason, "none");
+    EXPECT_NE(p.step.stop_reason, reports::StopReason::none);
     EXPECT_EQ(p.step.warmup_steps, 1);  // the report says how many steps were not timed
   }
   EXPECT_FALSE(report.speedups.empty());
