@@ -102,6 +102,38 @@ TEST(Strategies, CpuOnlyMovesOnlyQueryNewKvAndOutput) {
   }
 }
 
+// The two whole-cache strategies (baselines/whole_cache.cpp) count the same dense attention,
+// each on its home: every cached token read once, the new one stored, 4 x q_heads x head_dim
+// flops a token, by the accelerator in its memory (full-gpu) or by the CPU on the host tier
+// (cpu-only); nothing else is counted on the other side.
+TEST(Strategies, WholeCacheCountsDenseAttentionOnItsHome) {
+  Harness h("qwen2.5-0.5b", 200, 2, 2, WorkloadSpec::Kind::structured);
+  const Ran gpu = run(h, "full-gpu");
+  const Ran cpu = run(h, "cpu-only");
+  const int acc = int(MemoryKind::accelerator), dram = int(MemoryKind::local_dram);
+  for (int s = 0; s < 2; ++s) {
+    const int64_t ctx = 200 + s + 1;
+    const double flops = 4.0 * 14 * 64 * static_cast<double>(ctx) * 2;
+    const Traffic& g = gpu.steps[s].traffic;
+    EXPECT_EQ(g.bytes_read[1][acc], ctx * kTokenBytes * 2);
+    EXPECT_EQ(g.bytes_written[1][acc], kTokenBytes * 2);
+    EXPECT_EQ(g.accelerator_flops, flops);
+    EXPECT_EQ(g.cpu_flops, 0);
+    EXPECT_EQ(g.bytes_read[0][dram], 0);
+    EXPECT_EQ(g.h2d_bytes + g.d2h_bytes, 0);
+    EXPECT_EQ(g.kernel_launches, 1);
+    EXPECT_EQ(g.syncs, 1);
+    const Traffic& c = cpu.steps[s].traffic;
+    EXPECT_EQ(c.bytes_read[0][dram], ctx * kTokenBytes * 2);
+    EXPECT_EQ(c.bytes_written[0][dram], kTokenBytes * 2);
+    EXPECT_EQ(c.cpu_flops, flops);
+    EXPECT_EQ(c.accelerator_flops, 0);
+    EXPECT_EQ(c.bytes_read[1][acc], 0);
+    EXPECT_EQ(c.kernel_launches, 0);
+    EXPECT_EQ(c.syncs, 2);
+  }
+}
+
 TEST(Strategies, QuestOffloadedMovesExactlyTheSelectedPages) {
   for (int batch : {1, 2}) {
     Harness h("qwen2.5-0.5b", 500, 3, batch, WorkloadSpec::Kind::structured);

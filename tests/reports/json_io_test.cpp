@@ -282,6 +282,23 @@ TEST(ReportJsonErrors, UnknownProvenanceAndHostStatusAreRejected) {
   EXPECT_EQ(from_json_text(to_json_text(fleet), "mem").context.hosts.at(0).status, HostStatus::ok);
 }
 
+// Stop reasons and the accelerator kind are enums too: an unknown name is refused where it is
+// read; an empty accelerator kind (a fleet rank that failed before it made one) reads as unknown.
+TEST(ReportJsonErrors, UnknownStopReasonAndAcceleratorKindAreRejected) {
+  expect_edit_error(
+      [](auto& j) { j["points"][0]["step"]["stop_reason"] = "tired"; },
+      {"$.points[0].step.stop_reason", "\"tired\" is not one of: noise, min-samples"});
+  expect_edit_error([](auto& j) { j["context"]["accelerator"]["kind"] = "tpu"; },
+                    {"$.context.accelerator.kind", "\"tpu\" is not one of: cpu, cuda"});
+  expect_edit_error([](auto& j) { j["context"]["accelerator"]["kind"] = "auto"; },
+                    {"$.context.accelerator.kind", "\"auto\" is not one of: cpu, cuda"});
+  Report r = make_report();
+  EXPECT_EQ(from_json_text(to_json_text(r), "mem").context.accelerator.kind, AcceleratorKind::cpu);
+  EXPECT_EQ(from_json_text(to_json_text(r), "mem").points[0].step.stop_reason, StopReason::noise);
+  r.context.accelerator.kind.reset();
+  EXPECT_EQ(from_json_text(to_json_text(r), "mem").context.accelerator.kind, std::nullopt);
+}
+
 TEST(ReportJson, UnknownExtraFieldsAreIgnored) {
   auto j = nlohmann::ordered_json::parse(to_json_text(make_report()));
   j["points"][0]["future_field"] = 42;
