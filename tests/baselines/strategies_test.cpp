@@ -108,30 +108,28 @@ TEST(Strategies, CpuOnlyMovesOnlyQueryNewKvAndOutput) {
 // (cpu-only); nothing else is counted on the other side.
 TEST(Strategies, WholeCacheCountsDenseAttentionOnItsHome) {
   Harness h("qwen2.5-0.5b", 200, 2, 2, WorkloadSpec::Kind::structured);
-  const Ran gpu = run(h, "full-gpu");
-  const Ran cpu = run(h, "cpu-only");
-  const int acc = int(MemoryKind::accelerator), dram = int(MemoryKind::local_dram);
-  for (int s = 0; s < 2; ++s) {
-    const int64_t ctx = 200 + s + 1;
-    const double flops = 4.0 * 14 * 64 * static_cast<double>(ctx) * 2;
-    const Traffic& g = gpu.steps[s].traffic;
-    EXPECT_EQ(g.bytes_read[1][acc], ctx * kTokenBytes * 2);
-    EXPECT_EQ(g.bytes_written[1][acc], kTokenBytes * 2);
-    EXPECT_EQ(g.accelerator_flops, flops);
-    EXPECT_EQ(g.cpu_flops, 0);
-    EXPECT_EQ(g.bytes_read[0][dram], 0);
-    EXPECT_EQ(g.h2d_bytes + g.d2h_bytes, 0);
-    EXPECT_EQ(g.kernel_launches, 1);
-    EXPECT_EQ(g.syncs, 1);
-    const Traffic& c = cpu.steps[s].traffic;
-    EXPECT_EQ(c.bytes_read[0][dram], ctx * kTokenBytes * 2);
-    EXPECT_EQ(c.bytes_written[0][dram], kTokenBytes * 2);
-    EXPECT_EQ(c.cpu_flops, flops);
-    EXPECT_EQ(c.accelerator_flops, 0);
-    EXPECT_EQ(c.bytes_read[1][acc], 0);
-    EXPECT_EQ(c.kernel_launches, 0);
-    EXPECT_EQ(c.syncs, 2);
-  }
+  // Step s of `name`: dense attention by `who` on memory `home`, nothing read by the other
+  // processor, `launches` kernels and `syncs` waits.
+  auto expect_dense = [&](const std::string& name, Processor who, MemoryKind home, int64_t launches,
+                          int64_t syncs) {
+    const Ran r = run(h, name);
+    const Processor other = who == Processor::cpu ? Processor::accelerator : Processor::cpu;
+    for (int s = 0; s < 2; ++s) {
+      const Traffic& t = r.steps[s].traffic;
+      const int64_t ctx = 200 + s + 1;
+      EXPECT_EQ(t.bytes_read[int(who)][int(home)], ctx * kTokenBytes * 2) << name;
+      EXPECT_EQ(t.bytes_written[int(who)][int(home)], kTokenBytes * 2) << name;
+      EXPECT_EQ(who == Processor::cpu ? t.cpu_flops : t.accelerator_flops,
+                4.0 * 14 * 64 * static_cast<double>(ctx) * 2)
+          << name;
+      EXPECT_EQ(who == Processor::cpu ? t.accelerator_flops : t.cpu_flops, 0) << name;
+      EXPECT_EQ(t.total_read(other), 0) << name;
+      EXPECT_EQ(t.kernel_launches, launches) << name;
+      EXPECT_EQ(t.syncs, syncs) << name;
+    }
+  };
+  expect_dense("full-gpu", Processor::accelerator, MemoryKind::accelerator, 1, 1);
+  expect_dense("cpu-only", Processor::cpu, MemoryKind::local_dram, 0, 2);
 }
 
 TEST(Strategies, QuestOffloadedMovesExactlyTheSelectedPages) {
