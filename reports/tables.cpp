@@ -214,7 +214,7 @@ std::vector<std::pair<std::string, std::string>> context_facts(const ReportConte
   f.emplace_back("host", c.host + " (" + c.os + ")");
   f.emplace_back("CPU", c.cpu_model + ", SIMD " + c.simd_level);
   const auto& a = c.accelerator;
-  f.emplace_back("accelerator", a.kind + ": " + a.name +
+  f.emplace_back("accelerator", a.kind_name() + ": " + a.name +
                                     (a.emulated ? " (emulated: figures are not GPU figures)" : "") +
                                     ", KV capacity " +
                                     format_bytes(static_cast<double>(a.capacity_bytes)) +
@@ -233,7 +233,7 @@ std::vector<std::pair<std::string, std::string>> context_facts(const ReportConte
       v += "FAILED: " + h.error;
     } else {
       const auto& a = h.accelerator;
-      v += h.cpu_model + ", SIMD " + h.simd_level + "; accelerator " + a.kind + " " +
+      v += h.cpu_model + ", SIMD " + h.simd_level + "; accelerator " + a.kind_name() + " " +
            std::to_string(a.device) + ": " + a.name + ", KV capacity " +
            format_bytes(static_cast<double>(a.capacity_bytes)) + "; " +
            std::to_string(h.topology.nodes.size()) + " NUMA node(s); " + h.binding + "; " +
