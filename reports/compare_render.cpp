@@ -1,6 +1,7 @@
 #include "reports/compare_render.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -44,6 +45,17 @@ std::string counts_text(const CompareResult& r) {
   return out;
 }
 
+// A table with these columns; a header ending in '>' is right-aligned (the '>' dropped).
+TextTable table_of(std::initializer_list<std::string> headers) {
+  TextTable t;
+  for (const auto& h : headers)
+    if (!h.empty() && h.back() == '>')
+      t.add_column(h.substr(0, h.size() - 1), TextTable::Align::right);
+    else
+      t.add_column(h);
+  return t;
+}
+
 std::vector<PointAxes> all_axes(const CompareResult& r) {
   std::vector<PointAxes> v;
   for (const auto& p : r.points) v.push_back(p.axes);
@@ -53,17 +65,9 @@ std::vector<PointAxes> all_axes(const CompareResult& r) {
 }  // namespace
 
 std::string compare_table_text(const CompareResult& r) {
-  using A = TextTable::Align;
   const AxesLabeler labels(all_axes(r));
-  TextTable t;
-  t.add_column("verdict");
-  t.add_column("point");
-  t.add_column("old median", A::right);
-  t.add_column("new median", A::right);
-  t.add_column("change", A::right);
-  t.add_column("± noise", A::right);
-  t.add_column("p", A::right);
-  t.add_column("notes");
+  TextTable t = table_of(
+      {"verdict", "point", "old median>", "new median>", "change>", "± noise>", "p>", "notes"});
   for (const auto& p : r.points) {
     const bool timed = p.verdict <= Verdict::noisy;  // faster, slower, same, noisy
     std::vector<std::string> notes = reasons(p, r.options);
@@ -110,7 +114,6 @@ std::string accuracy_delta_text(const PointComparison& p) {
 }
 
 std::string compare_markdown_text(const CompareResult& r) {
-  using A = TextTable::Align;
   const AxesLabeler labels(all_axes(r));
   std::string md = "### hybridbench compare: ";
   md += r.has_regression() ? "REGRESSION in " + std::to_string(r.regressions) + " point(s)"
@@ -118,14 +121,8 @@ std::string compare_markdown_text(const CompareResult& r) {
   md += "\n\n";
   const std::string constants = labels.constants();
   if (!constants.empty()) md += "Points: " + constants + ".\n\n";
-  TextTable t;
-  t.add_column("strategy");
-  t.add_column("point");
-  t.add_column("base", A::right);
-  t.add_column("new", A::right);
-  t.add_column("delta", A::right);
-  t.add_column("verdict");
-  t.add_column("accuracy delta");
+  TextTable t =
+      table_of({"strategy", "point", "base>", "new>", "delta>", "verdict", "accuracy delta"});
   std::vector<const PointComparison*> missing, added;
   for (const auto& p : r.points) {
     if (p.verdict == Verdict::missing || p.verdict == Verdict::added) {
