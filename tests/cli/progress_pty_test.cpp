@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/cli_fixture.h"
+
 namespace {
 
 struct PtyRun {
@@ -69,16 +71,9 @@ bool bar_cleared(const std::string& out) {
   return std::regex_search(out.substr(last), std::regex("\r {20,}\r"));
 }
 
-class ProgressPty : public ::testing::Test {
+// The fixture's SetUp skips without the binary and makes the temporary folder.
+class ProgressPty : public hb::cli_test::CliTest {
  protected:
-  void SetUp() override {
-    if (!std::filesystem::exists(HB_BINARY)) GTEST_SKIP() << "hybridbench not built: " << HB_BINARY;
-    std::string t = (std::filesystem::temp_directory_path() / "hb-pty-XXXXXX").string();
-    dir_ = ::mkdtemp(t.data());
-  }
-  void TearDown() override {
-    if (!dir_.empty()) std::filesystem::remove_all(dir_);
-  }
   std::vector<std::string> sweep(int steps) const {
     return {"run",
             "--model",
