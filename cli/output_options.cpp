@@ -14,7 +14,7 @@ CLI::Option* add_json_option(CLI::App& app, std::string& target, const std::stri
                       "then goes to stderr)")
       ->expected(0, 1)
       ->default_str("-")
-      ->type_name("FILE");
+      ->option_text("[FILE]");  // not "FILE=-": "-" is what a bare --json means, no default
 }
 
 std::string out_or_json(const std::string& out, const std::string& json) {
