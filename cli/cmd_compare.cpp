@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "cli/numeric_options.h"
+#include "cli/output_options.h"
 #include "core/error.h"
 #include "reports/compare.h"
 #include "reports/compare_render.h"
@@ -21,16 +22,21 @@ namespace {
 struct CompareArgs {
   std::string old_path, new_path;
   reports::CompareOptions options;
-  std::string json_out, bmf_out, github_out;
+  std::string json_out, bmf_out, github_out, out, format = "text", accuracy_target;
   bool quiet = false;
 };
 
 // The files compare may write, by option.
 std::vector<std::pair<std::string, std::string>> outputs(const CompareArgs& a) {
-  return {{"--json", a.json_out}, {"--bmf", a.bmf_out}, {"--github-benchmark", a.github_out}};
+  return {{"--json", a.json_out},
+          {"--bmf", a.bmf_out},
+          {"--github-benchmark", a.github_out},
+          {"--out", a.out}};
 }
 
-int compare_command(const CompareArgs& a) {
+int compare_command(CompareArgs& a) {
+  if (!a.accuracy_target.empty())
+    a.options.accuracy_target = reports::parse_accuracy_target(a.accuracy_target);
   reports::validate(a.options);  // before reading: a bad flag should not wait for two files
   for (const auto& [option, path] : outputs(a))
     reports::check_output_path(option, path, {a.old_path, a.new_path});
@@ -38,10 +44,17 @@ int compare_command(const CompareArgs& a) {
   const reports::Report old_report = reports::read_report(a.old_path);
   const reports::Report new_report = reports::read_report(a.new_path);
   const reports::CompareResult result = reports::compare_reports(old_report, new_report, a.options);
-  // With an output on standard output, the table goes to stderr so stdout stays machine-readable.
-  bool any_stdout = false;
-  for (const auto& o : outputs(a)) any_stdout = any_stdout || reports::is_stdout_path(o.second);
-  if (!a.quiet) (any_stdout ? std::cerr : std::cout) << reports::compare_table_text(result);
+  const std::string table = a.format == "md" ? reports::compare_markdown_text(result)
+                                             : reports::compare_table_text(result);
+  if (!a.out.empty()) {
+    reports::write_output(a.out, table);
+  } else if (!a.quiet) {
+    // With a JSON output on standard output, the table goes to stderr so stdout stays
+    // machine-readable.
+    bool any_stdout = false;
+    for (const auto& o : outputs(a)) any_stdout = any_stdout || reports::is_stdout_path(o.second);
+    (any_stdout ? std::cerr : std::cout) << table;
+  }
   if (!a.json_out.empty())
     reports::write_output(a.json_out, reports::compare_json_text(result, a.old_path, a.new_path));
   if (!a.bmf_out.empty()) reports::write_output(a.bmf_out, reports::bmf_json_text(new_report));
@@ -65,10 +78,13 @@ CommandFn add_compare_command(CLI::App& app) {
       "compared with a Mann-Whitney U test plus a minimum effect size: FASTER / SLOWER / SAME / "
       "NOISY.\n"
       "Exit status: 0 no regression; 3 a significant slowdown beyond --threshold, a point that no\n"
-      "longer runs, or an accuracy regression; 2 unreadable input.\n\n"
+      "longer runs, or an accuracy regression (a point that fell below the run's "
+      "--accuracy-target\n"
+      "counts); 2 unreadable input or nothing in common.\n\n"
       "Examples:\n"
       "  hybridbench compare main.json pr.json\n"
       "  hybridbench compare main.json pr.json --threshold 0.10 --bmf bencher.json\n"
+      "  hybridbench compare main.json pr.json --format md --out pr-comment.md\n"
       "  hybridbench compare main.json pr.json --github-benchmark gab.json --json verdicts.json\n");
   auto a = std::make_shared<CompareArgs>();
   auto& o = a->options;
@@ -99,15 +115,24 @@ CommandFn add_compare_command(CLI::App& app) {
   add_real_option(*sub, "--needle-tolerance", o.needle_tolerance,
                   "Absolute drop in needle success rate allowed", RealRange::between(0, 1))
       ->capture_default_str();
-  sub->add_option("--json", a->json_out,
-                  "Also write the verdicts as JSON (schema hybridbench.compare/1; - = stdout, the "
-                  "table then goes to "
-                  "stderr)");
+  add_accuracy_target_option(*sub, a->accuracy_target)
+      ->description(
+          "Accuracy a point must keep (recall:X, cosine:X or a bare recall number); default: "
+          "NEW's own --accuracy-target from its sweep echo. A point that met it in OLD and "
+          "misses it in NEW is an accuracy regression (exit 3)");
+  sub->add_option("--format", a->format,
+                  "Table format: text (aligned columns) or md (GitHub-flavoured markdown to paste "
+                  "into a pull request: a geometric-mean row, MISSING/NEW collapsed)")
+      ->check(CLI::IsMember({"text", "md"}))
+      ->capture_default_str();
+  sub->add_option("--out", a->out, "Write the table to FILE instead of stdout (- = stdout)");
+  add_json_option(*sub, a->json_out, "the verdicts (schema hybridbench.compare/1)");
   sub->add_option("--bmf", a->bmf_out,
                   "Also write NEW in Bencher Metric Format (bencher run --adapter json)");
   sub->add_option("--github-benchmark", a->github_out,
                   "Also write NEW for github-action-benchmark (tool: customSmallerIsBetter)");
-  sub->add_flag("-q,--quiet", a->quiet, "Print no table; only the exit status and files tell");
+  sub->add_flag("-q,--quiet", a->quiet,
+                "Print no table (unless --out asks for it); only the exit status and files tell");
   return [a] { return compare_command(*a); };
 }
 

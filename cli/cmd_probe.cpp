@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "cli/numeric_options.h"
+#include "cli/output_options.h"
 #include "core/error.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/stream_read.h"
@@ -25,8 +26,8 @@ using namespace hb::memtier;
 
 struct ProbeArgs {
   DiscoverOptions discover;
-  std::string out, cpu_nodes, mem_nodes;
-  bool quick = false, json = false, quiet = false;
+  std::string out, json, cpu_nodes, mem_nodes;
+  bool quick = false, quiet = false;
   int device = 0;
   double duration = 0;
 };
@@ -101,16 +102,16 @@ CommandFn add_probe_command(CLI::App& app) {
                   "node=N: label NUMA node N as (emulated) CXL; bandwidth=GBPS,latency=NS: add a "
                   "simulated tier "
                   "to the profile (declared figures, never measured)");
-  sub->add_flag("--json", args->json, "Print the platform profile JSON instead of the table");
-  sub->add_flag("--quiet", args->quiet, "No progress lines on stderr");
+  add_json_option(*sub, args->json, "the platform profile (a second name of --out)");
+  sub->add_flag("-q,--quiet", args->quiet, "No progress lines on stderr");
   add_integer_option(*sub, "--device", args->device,
                      "CUDA device whose links (pinned H2D/D2H) and HBM copy are measured", 0,
                      kMaxDeviceIndex)
       ->capture_default_str();
   return [args] {
-    reports::check_output_path("--out",
-                               args->out);  // before probing: a bad path should cost nothing
-    reports::check_distinct_outputs({{"--out", args->out}, {"--json", args->json ? "-" : ""}});
+    const std::string out = out_or_json(args->out, args->json);
+    reports::check_output_path(args->out.empty() ? "--json" : "--out",
+                               out);  // before probing: a bad path should cost nothing
     const Topology topo = discover(args->discover);
     ProbeOptions opts = args->quick ? ProbeOptions::quick() : ProbeOptions{};
     opts.read_kernel = cpu::stream_read_kernel();
@@ -132,20 +133,18 @@ CommandFn add_probe_command(CLI::App& app) {
       std::cerr << "probe: " << (no_gpu.empty() ? "GPU links measured" : "no GPU links: " + no_gpu)
                 << "\n";
     PlatformProfile profile = make_platform_profile(topo, read_system_settings(), result);
-    if (!args->out.empty()) reports::write_output(args->out, platform_profile_json(profile));
-    if (args->json) {
-      std::cout << platform_profile_json(profile);
-      return kExitOk;
-    }
-    if (reports::is_stdout_path(args->out))
-      return kExitOk;  // the profile is on stdout; no table there
-    std::cout << "Probe of this machine (reference CPU node " << topo.cpu_node << ")\n";
-    print_table(std::cout, result);
+    if (!out.empty()) reports::write_output(out, platform_profile_json(profile));
+    // The profile on stdout: the table goes to stderr (every subcommand's rule), and -q drops it.
+    const bool json_on_stdout = reports::is_stdout_path(out);
+    if (json_on_stdout && quiet) return kExitOk;
+    std::ostream& text = json_on_stdout ? std::cerr : std::cout;
+    text << "Probe of this machine (reference CPU node " << topo.cpu_node << ")\n";
+    print_table(text, result);
     if (topo.simulated_cxl)
-      std::cout << "  simulated CXL tier on node " << topo.simulated_cxl->backing_node
-                << ": declared figures only, recorded as emulated in the profile\n";
-    for (const auto& w : profile.settings.warnings()) std::cout << "  warning: " << w << "\n";
-    if (!args->out.empty()) std::cout << "  platform profile written to " << args->out << "\n";
+      text << "  simulated CXL tier on node " << topo.simulated_cxl->backing_node
+           << ": declared figures only, recorded as emulated in the profile\n";
+    for (const auto& w : profile.settings.warnings()) text << "  warning: " << w << "\n";
+    if (!out.empty() && !json_on_stdout) text << "  platform profile written to " << out << "\n";
     return kExitOk;
   };
 }

@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "reports/exporters.h"
 #include "reports/html.h"
 #include "reports/json_io.h"
 #include "reports/output_file.h"
@@ -15,19 +16,24 @@ namespace hb::cli {
 namespace {
 
 struct ReportArgs {
-  std::string path, format = "md", out, html;
+  std::string path, format = "md", out, html, json;
   reports::TableOptions tables;
 };
 
 int report_command(const ReportArgs& a) {
+  // --json means "write the machine-readable result" everywhere; report's input already is the
+  // JSON, so the spelling would be ambiguous here: say which options do what the user wants.
+  if (!a.json.empty())
+    throw Error("report has no --json: its input is the JSON report, and it writes tables",
+                "for machine-readable output use --format csv, bmf or github-benchmark with "
+                "--out FILE (- = stdout)");
   // Before reading: a bad output path, or one that is the input, fails before any work.
   reports::check_output_path("--out", a.out, {a.path});
   reports::check_output_path("--html", a.html, {a.path});
   // No --out means the table goes to standard output, which --html - would share.
   reports::check_distinct_outputs({{"--out", a.out.empty() ? "-" : a.out}, {"--html", a.html}});
   const reports::Report report = reports::read_report(a.path);
-  const std::string text = a.format == "csv" ? reports::csv_report(report, a.tables)
-                                             : reports::markdown_report(report, a.tables);
+  const std::string text = reports::render_report(report, a.format, a.tables);
   if (a.out.empty())
     std::cout << text;
   else
@@ -50,11 +56,16 @@ CommandFn add_report_command(CLI::App& app) {
       "Examples:\n"
       "  hybridbench report run.json                      # markdown on stdout\n"
       "  hybridbench report run.json --format csv --out run.csv\n"
-      "  hybridbench report run.json --html run.html --reference cpu-only\n");
+      "  hybridbench report run.json --html run.html --reference cpu-only\n"
+      "  hybridbench report run.json --format bmf --out bencher.json   # bencher run --adapter "
+      "json\n");
   auto a = std::make_shared<ReportArgs>();
   sub->add_option("FILE", a->path, "Report written by `hybridbench run`")->required();
-  sub->add_option("--format", a->format, "Table format: md (markdown) or csv (one row per point)")
-      ->check(CLI::IsMember({"md", "csv"}))
+  sub->add_option("--format", a->format,
+                  "md (markdown tables), csv (one row per point), html (the page with charts), "
+                  "bmf (Bencher Metric Format) or github-benchmark (github-action-benchmark, "
+                  "customSmallerIsBetter)")
+      ->check(CLI::IsMember(reports::report_formats()))
       ->capture_default_str();
   sub->add_option("--out", a->out, "Write the table here instead of stdout (- = stdout)");
   sub->add_option(
@@ -64,6 +75,10 @@ CommandFn add_report_command(CLI::App& app) {
   sub->add_option(
       "--reference", a->tables.reference,
       "Strategy the speedups are against (default: full-gpu when present, else the first by name)");
+  sub->add_option("--json", a->json, "Not an option of report (it says what to use instead)")
+      ->expected(0, 1)
+      ->default_str("-")
+      ->group("");  // hidden
   return [a] { return report_command(*a); };
 }
 

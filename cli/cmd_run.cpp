@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/fleet_run.h"
 #include "cli/numeric_options.h"
+#include "cli/output_options.h"
 #include "cli/platform_setup.h"
 #include "cli/progress.h"
 #include "cli/run_session.h"
@@ -42,7 +43,7 @@ constexpr Vocabulary<RunMode, 2> kRunModes{{"measure", "model"}};
 struct RunArgs {
   run::SweepSpec spec;
   SweepAxesText axes;  // --model, --seq-len, --batch, ... (cli/sweep_options.h)
-  std::string out, config;
+  std::string out, json, config;
   std::string resume;  // --resume OUT: continue OUT's interrupted sweep (cli/run_session.h)
   std::string mode = "measure";        // measure | model (reports/model)
   std::vector<std::string> platforms;  // --platform: profiles for --mode model
@@ -267,6 +268,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
         "pass one profile, or add --mode model to project onto several platforms");
 
   check_fleet_arguments(spec, a.distribute);
+  a.out = out_or_json(a.out, a.json);
   if (!a.resume.empty()) {
     if (!a.distribute.empty())
       throw Error("--resume does not apply to --distribute runs",
@@ -289,7 +291,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
     if (spec.workload.rfind("trace:", 0) == 0) inputs.push_back(spec.workload.substr(6));
     for (const auto& p : a.platforms)
       for (const auto& f : run::split_list(p)) inputs.push_back(f);
-    reports::check_output_path("--out", out, inputs);
+    reports::check_output_path(a.json.empty() ? "--out" : "--json", out, inputs);
   }
   std::FILE* const summary_to = reports::is_stdout_path(out) ? stderr : stdout;
   // One process's sweep on its own platform: the whole run, or one rank's share of a fleet run.
@@ -405,6 +407,7 @@ CommandFn add_run_command(CLI::App& app) {
                   "Report path (default: hybridbench-<UTC time>.json here; - = stdout, the summary "
                   "then goes to "
                   "stderr)");
+  add_json_option(*sub, a->json, "the report (a second name of --out)");
   sub->add_option(
          "--resume", a->resume,
          "Continue the interrupted sweep whose report is OUT (Ctrl-C, SIGTERM, a failure "

@@ -8,11 +8,13 @@
 
 #include "cli/command.h"
 #include "cli/numeric_options.h"
+#include "cli/output_options.h"
 #include "core/error.h"
 #include "memtier/cpulist.h"
 #include "memtier/discover.h"
 #include "memtier/profile.h"
 #include "memtier/settings.h"
+#include "reports/output_file.h"
 
 namespace hb::cli {
 
@@ -22,8 +24,8 @@ using namespace hb::memtier;
 
 struct TopoArgs {
   DiscoverOptions discover;
-  std::string platform;
-  bool json = false;
+  std::string platform, json;
+  bool quiet = false;
 };
 
 std::string fmt(const char* f, double v) {
@@ -224,9 +226,11 @@ CommandFn add_topo_command(CLI::App& app) {
       ->excludes("--sysfs-root")
       ->excludes("--cpu-node")
       ->excludes("--emulate-cxl");
-  sub->add_flag("--json", args->json,
-                "Print JSON (schema hybridbench.topology/1, memtier/README.md)");
+  add_json_option(*sub, args->json,
+                  "the topology (schema hybridbench.topology/1, memtier/README.md)");
+  sub->add_flag("-q,--quiet", args->quiet, "With --json -: no table on stderr");
   return [args] {
+    reports::check_output_path("--json", args->json, {args->platform});
     Topology topo;
     SystemSettings settings;
     std::optional<PlatformProfile> prof;
@@ -239,10 +243,11 @@ CommandFn add_topo_command(CLI::App& app) {
       // Settings belong to the machine sysfs describes; an XML alone describes no settings.
       if (!topo.sysfs_root.empty()) settings = read_system_settings(topo.sysfs_root);
     }
-    if (args->json)
-      std::cout << topology_json(topo, settings);
-    else
-      print_text(std::cout, topo, settings, prof ? &*prof : nullptr);
+    if (!args->json.empty()) reports::write_output(args->json, topology_json(topo, settings));
+    // JSON on stdout: the table moves to stderr, like every subcommand's human text.
+    const bool json_on_stdout = reports::is_stdout_path(args->json);
+    if (!(json_on_stdout && args->quiet))
+      print_text(json_on_stdout ? std::cerr : std::cout, topo, settings, prof ? &*prof : nullptr);
     return kExitOk;
   };
 }

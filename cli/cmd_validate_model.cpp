@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "cli/numeric_options.h"
 #include "cli/platform_setup.h"
+#include "cli/output_options.h"
 #include "cli/progress.h"
 #include "cli/sweep_options.h"
 #include "core/error.h"
@@ -29,7 +30,7 @@ namespace {
 struct ValidateArgs {
   run::SweepSpec spec;
   SweepAxesText axes{.seq_lens = "8k,32k,64k"};  // --model, --seq-len, ... (cli/sweep_options.h)
-  std::string platform, out, report, write_model;
+  std::string platform, out, json, report, write_model;
   double goal = 0.15;
   bool check = false, quiet = false, no_live = false;
 };
@@ -61,9 +62,10 @@ int validate_command(ValidateArgs& a) {
   if (spec.accelerator.cpu_threads <= 0) spec.accelerator.cpu_threads = std::max(1, cpus / 2);
   if (spec.host_threads <= 0) spec.host_threads = std::max(1, cpus - spec.accelerator.cpu_threads);
   spec.validate();
+  a.out = out_or_json(a.out, a.json);
   // Before calibrating or measuring anything. --write-model may be --platform: it extends the
   // document it read (see --help); the validation and the report may not overwrite the profile.
-  reports::check_output_path("--out", a.out, {a.platform});
+  reports::check_output_path(a.json.empty() ? "--out" : "--json", a.out, {a.platform});
   reports::check_output_path("--report", a.report, {a.platform});
   reports::check_output_path("--write-model", a.write_model);
   reports::check_distinct_outputs(
@@ -182,6 +184,7 @@ CommandFn add_validate_model_command(CLI::App& app) {
   sub->add_option(
       "--out", a->out,
       "Write the validation (JSON: figures with sources, points, per strategy; - = stdout)");
+  add_json_option(*sub, a->json, "the validation (a second name of --out)");
   sub->add_option("--report", a->report, "Also write the measured sweep as a report JSON");
   sub->add_option(
       "--write-model", a->write_model,

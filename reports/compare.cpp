@@ -100,7 +100,8 @@ void judge_timing(const Point& o, const Point& n, const CompareOptions& opt, Poi
   c.slowdown_regression = c.verdict == Verdict::slower && c.change > opt.threshold;
 }
 
-void judge_accuracy(const Point& o, const Point& n, const CompareOptions& opt, PointComparison& c) {
+void judge_accuracy(const Point& o, const Point& n, const CompareOptions& opt,
+                    const AccuracyTarget& target, PointComparison& c) {
   const Accuracy &a = o.accuracy, &b = n.accuracy;
   if (a.steps_scored == 0) return;
   if (b.steps_scored == 0) {
@@ -122,9 +123,18 @@ void judge_accuracy(const Point& o, const Point& n, const CompareOptions& opt, P
       b.needle_success_rate < a.needle_success_rate - opt.needle_tolerance)
     c.accuracy_regressions.push_back("needle success " + format_percent(a.needle_success_rate) +
                                      " -> " + format_percent(b.needle_success_rate));
+  // Within the recall tolerance but across the target: the point no longer qualifies for
+  // "fastest within target", which is what a reader of the report picks from.
+  if (target.met_by(o) && !target.met_by(n)) {
+    const bool cosine = target.metric == AccuracyTarget::Metric::cosine;
+    c.accuracy_regressions.push_back("below --accuracy-target " + target.describe() + ": " +
+                                     format_fixed(cosine ? a.cosine : a.mass_recall, 4) + " -> " +
+                                     format_fixed(cosine ? b.cosine : b.mass_recall, 4));
+  }
 }
 
-PointComparison compare_point(const Point& o, const Point& n, const CompareOptions& opt) {
+PointComparison compare_point(const Point& o, const Point& n, const CompareOptions& opt,
+                              const AccuracyTarget& target) {
   PointComparison c;
   c.axes = n.axes;
   c.old_status = o.status;
@@ -133,6 +143,8 @@ PointComparison compare_point(const Point& o, const Point& n, const CompareOptio
   c.new_provenance = n.provenance;
   c.old_step = o.step.summary;
   c.new_step = n.step.summary;
+  c.old_accuracy = o.accuracy;
+  c.new_accuracy = n.accuracy;
   if (o.provenance != n.provenance)
     c.notes.push_back(std::string("provenance ") + to_string(o.provenance) + " -> " +
                       to_string(n.provenance));
@@ -154,7 +166,8 @@ PointComparison compare_point(const Point& o, const Point& n, const CompareOptio
       c.notes.push_back(std::string("status ") + to_string(o.status) + " -> " +
                         to_string(n.status));
   }
-  if (o.status == PointStatus::ok && n.status == PointStatus::ok) judge_accuracy(o, n, opt, c);
+  if (o.status == PointStatus::ok && n.status == PointStatus::ok)
+    judge_accuracy(o, n, opt, target, c);
   // Fleet runs split over ranks (--distribute points) may measure a point elsewhere next time.
   if (o.ran_on.known() && n.ran_on.known() && o.ran_on.host != n.ran_on.host)
     c.notes.push_back("ran on " + o.ran_on.host + ", now on " + n.ran_on.host);
@@ -195,6 +208,32 @@ void context_warnings(const ReportContext& o, const ReportContext& n, std::vecto
   only(n, o, "NEW");
 }
 
+GeoMean geometric_mean(const std::vector<PointComparison>& points, const CompareOptions& opt) {
+  GeoMean g;
+  double sum_log = 0, sum_noise2 = 0;
+  for (const auto& p : points)
+    if (p.verdict <= Verdict::noisy && p.old_step.median > 0 && p.new_step.median > 0) {
+      sum_log += std::log(p.new_step.median / p.old_step.median);
+      sum_noise2 += p.change_rel_noise * p.change_rel_noise;
+      ++g.n;
+    }
+  if (g.n == 0) {
+    g.ratio = g.rel_noise = std::nan("");
+    g.verdict = Verdict::untimed;
+    return g;
+  }
+  const double mean_log = sum_log / g.n;
+  g.ratio = std::exp(mean_log);
+  g.rel_noise = std::sqrt(sum_noise2) / g.n;
+  if (std::fabs(g.ratio - 1) < opt.min_effect)
+    g.verdict = Verdict::same;
+  else if (std::fabs(mean_log) > 2 * g.rel_noise)
+    g.verdict = mean_log > 0 ? Verdict::slower : Verdict::faster;
+  else
+    g.verdict = Verdict::noisy;
+  return g;
+}
+
 }  // namespace
 
 CompareResult compare_reports(const Report& old_report, const Report& new_report,
@@ -202,6 +241,8 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
   validate(options);
   CompareResult r;
   r.options = options;
+  r.target =
+      options.accuracy_target ? *options.accuracy_target : report_accuracy_target(new_report);
   const auto olds = index_points(old_report, "OLD"), news = index_points(new_report, "NEW");
   for (const auto& [key, o] : olds) {
     auto it = news.find(key);
@@ -211,9 +252,10 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
       c.verdict = Verdict::missing;
       c.old_status = o->status;
       c.old_step = o->step.summary;
+      c.old_accuracy = o->accuracy;
       r.points.push_back(std::move(c));
     } else {
-      r.points.push_back(compare_point(*o, *it->second, options));
+      r.points.push_back(compare_point(*o, *it->second, options, r.target));
     }
   }
   for (const auto& [key, n] : news)
@@ -223,6 +265,7 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
       c.verdict = Verdict::added;
       c.new_status = n->status;
       c.new_step = n->step.summary;
+      c.new_accuracy = n->accuracy;
       r.points.push_back(std::move(c));
     }
   std::sort(
@@ -250,7 +293,13 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
                 "accelerator, --decode-steps and --page-tokens)");
   }
   for (const auto& p : r.points) r.regressions += p.regression();
+  r.geomean = geometric_mean(r.points, options);
   context_warnings(old_report.context, new_report.context, r.warnings);
+  if (!options.accuracy_target &&
+      report_accuracy_target(old_report).text() != report_accuracy_target(new_report).text())
+    r.warnings.push_back("the runs used different accuracy targets (OLD " +
+                         report_accuracy_target(old_report).describe() + ", NEW " +
+                         r.target.describe() + "); NEW's is judged");
   // An interrupted run lacks points; its MISSING ones are the sweep's unfinished part.
   if (old_report.interruption.interrupted)
     r.warnings.push_back("OLD is an interrupted sweep (" + old_report.interruption.reason + ")");

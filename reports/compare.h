@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/accuracy_target.h"
 #include "reports/report.h"
 
 namespace hb::reports {
@@ -25,6 +26,11 @@ struct CompareOptions {
   double rel_l2_abs_tolerance = 1e-4;
   double mass_recall_tolerance = 0.01;  // absolute drop allowed
   double needle_tolerance = 0.0;        // absolute drop in needle success rate allowed
+  // The accuracy a point must reach (run --accuracy-target). nullopt: NEW's own target, from its
+  // sweep echo (report_accuracy_target). A point that met it in OLD and misses it in NEW is an
+  // accuracy regression even within mass_recall_tolerance: it left the set of points a reader
+  // may pick from.
+  std::optional<AccuracyTarget> accuracy_target;
 };
 
 // Throws hb::Error (usage) when options are inconsistent (e.g. min_effect > threshold, which
@@ -50,10 +56,11 @@ struct PointComparison {
   std::optional<PointStatus> old_status, new_status;  // nullopt on the side without the point
   std::optional<Provenance> old_provenance, new_provenance;
   SampleSummary old_step, new_step;
-  double change = 0;            // new median / old median - 1 (+: slower)
-  double change_rel_noise = 0;  // robust_rel_noise() of both added in quadrature
-  bool too_noisy = false;       // either side's robust noise above max_noise
-  double p_value = 1;           // U test on the raw step samples
+  Accuracy old_accuracy, new_accuracy;  // steps_scored 0: no figures on that side
+  double change = 0;                    // new median / old median - 1 (+: slower)
+  double change_rel_noise = 0;          // robust_rel_noise() of both added in quadrature
+  bool too_noisy = false;               // either side's robust noise above max_noise
+  double p_value = 1;                   // U test on the raw step samples
   bool exact_test = false;
   bool slowdown_regression = false;               // slower beyond the threshold
   std::vector<std::string> accuracy_regressions;  // one sentence each: "rel_l2 1.0e-03 -> 4.0e-02"
@@ -63,8 +70,22 @@ struct PointComparison {
   }
 };
 
+// The geometric mean of new/old median step time over the points both sides timed: one figure
+// for "did the PR make things faster". Informational: the exit status stays point by point.
+// Verdict rule: SAME when |ratio - 1| < min_effect; else FASTER / SLOWER when |ln ratio| exceeds
+// twice its noise (the points' robust noises in quadrature, / n: the noise of a mean of n
+// independent log-ratios); else NOISY. n == 0: no figure (ratio NaN).
+struct GeoMean {
+  int n = 0;
+  double ratio = 0;      // exp(mean(ln(new median / old median)))
+  double rel_noise = 0;  // of the ratio, as above
+  Verdict verdict = Verdict::same;
+};
+
 struct CompareResult {
   CompareOptions options;
+  AccuracyTarget target;  // the one judged (options.accuracy_target or NEW's)
+  GeoMean geomean;
   std::vector<PointComparison> points;  // in axes_less order; missing and added included
   std::vector<std::string> warnings;    // context differences that make the comparison weaker
   int regressions = 0;

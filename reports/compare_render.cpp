@@ -1,7 +1,10 @@
 #include "reports/compare_render.h"
 
-#include <nlohmann/json.hpp>
+#include <cmath>
+#include <initializer_list>
 #include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "reports/format.h"
 #include "reports/labels.h"
@@ -31,6 +34,28 @@ std::vector<std::string> reasons(const PointComparison& p, const CompareOptions&
   return r;
 }
 
+bool scored(const Accuracy& a) { return a.steps_scored > 0; }
+
+// The summary line's verdict counts, in a fixed order.
+std::string counts_text(const CompareResult& r) {
+  std::string out;
+  for (auto v : {Verdict::faster, Verdict::slower, Verdict::same, Verdict::noisy, Verdict::failed,
+                 Verdict::recovered, Verdict::untimed, Verdict::missing, Verdict::added})
+    if (int n = r.count(v)) out += " " + std::to_string(n) + " " + verdict_name(v);
+  return out;
+}
+
+// A table with these columns; a header ending in '>' is right-aligned (the '>' dropped).
+TextTable table_of(std::initializer_list<std::string> headers) {
+  TextTable t;
+  for (const auto& h : headers)
+    if (!h.empty() && h.back() == '>')
+      t.add_column(h.substr(0, h.size() - 1), TextTable::Align::right);
+    else
+      t.add_column(h);
+  return t;
+}
+
 std::vector<PointAxes> all_axes(const CompareResult& r) {
   std::vector<PointAxes> v;
   for (const auto& p : r.points) v.push_back(p.axes);
@@ -40,17 +65,9 @@ std::vector<PointAxes> all_axes(const CompareResult& r) {
 }  // namespace
 
 std::string compare_table_text(const CompareResult& r) {
-  using A = TextTable::Align;
   const AxesLabeler labels(all_axes(r));
-  TextTable t;
-  t.add_column("verdict");
-  t.add_column("point");
-  t.add_column("old median", A::right);
-  t.add_column("new median", A::right);
-  t.add_column("change", A::right);
-  t.add_column("± noise", A::right);
-  t.add_column("p", A::right);
-  t.add_column("notes");
+  TextTable t = table_of(
+      {"verdict", "point", "old median>", "new median>", "change>", "± noise>", "p>", "notes"});
   for (const auto& p : r.points) {
     const bool timed = p.verdict <= Verdict::noisy;  // faster, slower, same, noisy
     std::vector<std::string> notes = reasons(p, r.options);
@@ -66,10 +83,7 @@ std::string compare_table_text(const CompareResult& r) {
   if (!constants.empty()) out += "points: " + constants + "\n\n";
   out += t.plain();
   for (const auto& w : r.warnings) out += "warning: " + w + "\n";
-  out += "\n" + std::to_string(r.points.size()) + " points:";
-  for (auto v : {Verdict::faster, Verdict::slower, Verdict::same, Verdict::noisy, Verdict::failed,
-                 Verdict::recovered, Verdict::untimed, Verdict::missing, Verdict::added})
-    if (int n = r.count(v)) out += " " + std::to_string(n) + " " + verdict_name(v);
+  out += "\n" + std::to_string(r.points.size()) + " points:" + counts_text(r);
   out += " (U test alpha " + format_fixed(r.options.alpha, 3) + ", min effect " +
          format_percent(r.options.min_effect) + ", threshold " +
          format_percent(r.options.threshold) + ")\n";
@@ -77,6 +91,90 @@ std::string compare_table_text(const CompareResult& r) {
              ? "REGRESSION: " + std::to_string(r.regressions) + " point(s) marked '!'\n"
              : "OK: no regression\n";
   return out;
+}
+
+std::string accuracy_delta_text(const PointComparison& p) {
+  const Accuracy &a = p.old_accuracy, &b = p.new_accuracy;
+  if (!scored(a) || !scored(b)) {
+    if (scored(a)) return "not scored in new";
+    if (scored(b)) return "not scored in base";
+    return "";
+  }
+  std::vector<std::string> parts;
+  if (std::isfinite(a.mass_recall) || std::isfinite(b.mass_recall))
+    parts.push_back("recall " + format_percent(a.mass_recall) + " -> " +
+                    format_percent(b.mass_recall) + " (" +
+                    format_fixed(100 * (b.mass_recall - a.mass_recall), 1) + " pt)");
+  if (std::isfinite(a.cosine) || std::isfinite(b.cosine))
+    parts.push_back("cosine " + format_fixed(a.cosine, 4) + " -> " + format_fixed(b.cosine, 4));
+  if (a.has_needle() && b.has_needle())
+    parts.push_back("needle " + format_percent(a.needle_success_rate) + " -> " +
+                    format_percent(b.needle_success_rate));
+  return joined(parts, ", ");
+}
+
+std::string compare_markdown_text(const CompareResult& r) {
+  const AxesLabeler labels(all_axes(r));
+  std::string md = "### hybridbench compare: ";
+  md += r.has_regression() ? "REGRESSION in " + std::to_string(r.regressions) + " point(s)"
+                           : std::string("no regression");
+  md += "\n\n";
+  const std::string constants = labels.constants();
+  if (!constants.empty()) md += "Points: " + constants + ".\n\n";
+  TextTable t =
+      table_of({"strategy", "point", "base>", "new>", "delta>", "verdict", "accuracy delta"});
+  std::vector<const PointComparison*> missing, added;
+  for (const auto& p : r.points) {
+    if (p.verdict == Verdict::missing || p.verdict == Verdict::added) {
+      (p.verdict == Verdict::missing ? missing : added).push_back(&p);
+      continue;
+    }
+    const bool timed = p.verdict <= Verdict::noisy;
+    // The label names the strategy first; the point column is the rest ("-" when only the
+    // strategy varies).
+    std::string point = labels.label(p.axes).substr(p.axes.strategy.size());
+    if (!point.empty() && point[0] == ' ') point.erase(0, 1);
+    std::vector<std::string> why = reasons(p, r.options);
+    std::string accuracy = accuracy_delta_text(p);
+    for (const auto& w : why)
+      if (w.rfind("accuracy: ", 0) == 0)
+        accuracy += (accuracy.empty() ? "" : "; ") + std::string("**") + w.substr(10) + "**";
+    t.add_row(
+        {p.axes.strategy, point.empty() ? "-" : point, median_cell(p.old_status, p.old_step),
+         median_cell(p.new_status, p.new_step),
+         timed ? format_percent(p.change, true) + " ± " + format_percent(p.change_rel_noise) : "",
+         std::string(verdict_name(p.verdict)) + (p.regression() ? " ❗" : ""), accuracy});
+  }
+  const GeoMean& g = r.geomean;
+  t.add_row({"**geomean**", std::to_string(g.n) + " timed point(s)", "", "",
+             g.n ? format_percent(g.ratio - 1, true) + " ± " + format_percent(g.rel_noise) : "n/a",
+             g.n ? verdict_name(g.verdict) : "-", ""});
+  md += t.markdown();
+  md +=
+      "\n*delta*: new median / base median - 1, ± both runs' robust noise (IQR / 1.349 "
+      "median) in quadrature; verdicts by a Mann-Whitney U test (alpha " +
+      format_fixed(r.options.alpha, 3) + ", min effect " + format_percent(r.options.min_effect) +
+      ", a slowdown beyond " + format_percent(r.options.threshold) +
+      " fails). *geomean*: the geometric mean of new/base over the timed points, SAME under the "
+      "min effect, FASTER/SLOWER beyond twice its noise, else NOISY; informational, the exit "
+      "status is judged point by point. Accuracy target: " +
+      r.target.describe() + " (a point that met it in base and misses it in new fails).\n";
+  if (!missing.empty() || !added.empty()) {
+    std::string counts;
+    if (!missing.empty()) counts = std::to_string(missing.size()) + " MISSING (base only)";
+    if (!added.empty())
+      counts += (counts.empty() ? "" : ", ") + std::to_string(added.size()) + " NEW (new only)";
+    md += "\n<details><summary>" + counts + "</summary>\n\n";
+    for (const auto* p : missing) md += "- MISSING: `" + benchmark_name(p->axes) + "`\n";
+    for (const auto* p : added) md += "- NEW: `" + benchmark_name(p->axes) + "`\n";
+    md += "\n</details>\n";
+  }
+  if (!r.warnings.empty()) {
+    md += "\n";
+    for (const auto& w : r.warnings) md += "> warning: " + w + "\n";
+  }
+  md += "\n" + std::to_string(r.points.size()) + " points:" + counts_text(r) + "\n";
+  return md;
 }
 
 std::string compare_json_text(const CompareResult& r, const std::string& old_source,
@@ -88,6 +186,14 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
             {"rel_stdev", s.rel_stdev()},
             {"robust_rel_noise", robust_rel_noise(s)},
             {"count", s.count}};
+  };
+  // Headline accuracy of one side (null: not scored); NaN figures are null too.
+  auto accuracy = [](const Accuracy& a) -> json {
+    if (!scored(a)) return nullptr;
+    auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    return {{"mass_recall", num(a.mass_recall)},
+            {"cosine", num(a.cosine)},
+            {"needle_success_rate", a.has_needle() ? num(a.needle_success_rate) : json(nullptr)}};
   };
   json points = json::array();
   for (const auto& p : r.points) {
@@ -104,7 +210,9 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
                       {"change", timed ? json(p.change) : json(nullptr)},
                       {"change_rel_noise", timed ? json(p.change_rel_noise) : json(nullptr)},
                       {"p_value", timed ? json(p.p_value) : json(nullptr)},
-                      {"exact_test", p.exact_test}});
+                      {"exact_test", p.exact_test},
+                      {"old_accuracy", accuracy(p.old_accuracy)},
+                      {"new_accuracy", accuracy(p.new_accuracy)}});
   }
   json counts = json::object();
   for (auto v : {Verdict::faster, Verdict::slower, Verdict::same, Verdict::noisy, Verdict::failed,
@@ -126,6 +234,12 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
             {"regression", r.has_regression()},
             {"regressions", r.regressions},
             {"counts", counts},
+            {"accuracy_target", r.target.text()},
+            {"geomean",
+             {{"points", r.geomean.n},
+              {"ratio", r.geomean.n ? json(r.geomean.ratio) : json(nullptr)},
+              {"rel_noise", r.geomean.n ? json(r.geomean.rel_noise) : json(nullptr)},
+              {"verdict", r.geomean.n ? json(verdict_name(r.geomean.verdict)) : json(nullptr)}}},
             {"warnings", r.warnings},
             {"points", points}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "reports/format.h"
+#include "reports/html.h"
 #include "reports/labels.h"
 
 namespace hb::reports {
@@ -52,6 +54,23 @@ std::string github_benchmark_json_text(const Report& report) {
                    {"extra", to_string(p.provenance)}});
   }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+const std::vector<std::string>& report_formats() {
+  static const std::vector<std::string> formats = {"md", "csv", "html", "bmf", "github-benchmark"};
+  return formats;
+}
+
+std::string render_report(const Report& report, const std::string& format,
+                          const TableOptions& options) {
+  if (format == "md") return markdown_report(report, options);
+  if (format == "csv") return csv_report(report, options);
+  if (format == "html") return html_report(report, options);
+  if (format == "bmf") return bmf_json_text(report);
+  if (format == "github-benchmark") return github_benchmark_json_text(report);
+  std::string names;
+  for (const auto& f : report_formats()) names += (names.empty() ? "" : ", ") + f;
+  throw Error("unknown report format '" + format + "'", "give one of " + names);
 }
 
 }  // namespace hb::reports

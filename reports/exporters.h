@@ -4,8 +4,10 @@
 // Benchmark names are benchmark_name() (reports/labels.h): stable across sweeps, so dashboards
 // keep their history.
 #include <string>
+#include <vector>
 
 #include "reports/report.h"
+#include "reports/tables.h"
 
 namespace hb::reports {
 
@@ -19,5 +21,13 @@ std::string bmf_json_text(const Report& report);
 // one entry per point for the median step time (unit "ns", range "± stdev") and one for
 // rel_l2 when scored (both smaller-is-better; throughput is not, so it is left out).
 std::string github_benchmark_json_text(const Report& report);
+
+// Every format `report --format` writes, in the order its help lists them: md (the markdown
+// tables), csv (one row per point), html (the page with charts), bmf and github-benchmark (the
+// two functions above, the same ones compare --bmf / --github-benchmark call).
+const std::vector<std::string>& report_formats();
+// The report in one of report_formats(); throws hb::Error (usage) naming the formats otherwise.
+std::string render_report(const Report& report, const std::string& format,
+                          const TableOptions& options = {});
 
 }  // namespace hb::reports

@@ -536,7 +536,7 @@ std::string csv_report(const Report& report, const TableOptions& options) {
       "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_"
       "rate,attended_tokens_mean,attended_tokens_min,attended_tokens_max,"
       "h2d_bytes_per_step,d2h_bytes_per_step,modeled_platform,modeled_median_ns,model_error,ran_on_"
-      "rank,ran_on_host\n";
+      "rank,ran_on_host,accuracy_target,within_accuracy_target,pareto_front\n";
   for (const auto& t : tables)
     for (const auto& [len, host] : t.columns())
       for (const auto& s : t.strategies) {
@@ -549,6 +549,8 @@ std::string csv_report(const Report& report, const TableOptions& options) {
         const auto sp = t.speedup(s, len, host);
         const bool scored = p->status == PointStatus::ok && p->accuracy.steps_scored > 0;
         const Accuracy& a = p->accuracy;
+        // The last three: the run's --accuracy-target and the verdicts the markdown marks
+        // ("fastest within", the Pareto ◆), so a spreadsheet filters on them.
         std::vector<std::string> f = {
             x.model,
             x.family,
@@ -589,7 +591,10 @@ std::string csv_report(const Report& report, const TableOptions& options) {
             p->modeled.present() ? csv_number(p->modeled.step.summary.median) : "",
             p->modeled.present() ? csv_number(p->modeled.error_vs_measured) : "",
             p->ran_on.known() ? std::to_string(p->ran_on.rank) : "",
-            p->ran_on.host};
+            p->ran_on.host,
+            t.target.text(),
+            scored ? (t.target.met_by(*p) ? "true" : "false") : "",
+            t.on_pareto_front(s, len, host) ? "true" : "false"};
         for (size_t i = 0; i < f.size(); ++i) csv += (i ? "," : "") + csv_field(f[i]);
         csv += "\n";
       }

@@ -26,7 +26,9 @@ launch() { local np=$1; shift; mpi -np "$np" "$hb" "$@"; }  # launch NP HYBRIDBE
 report_md() { "$hb" report "$1" >"$work/report.md" 2>>"$log" || fail "hybridbench report cannot read $1"; }
 report_csv() { "$hb" report "$1" --format csv >"$work/report.csv" 2>>"$log" || fail "no CSV from $1"; }
 # Rows of the CSV whose ran_on_rank (second to last column) is $1.
-rows_of_rank() { awk -F, -v r="$1" 'NR > 1 && $(NF-1) == r' "$work/report.csv" | wc -l; }
+# ran_on_rank counted from the end (a reason may hold commas): after it come ran_on_host,
+# accuracy_target, within_accuracy_target and pareto_front.
+rows_of_rank() { awk -F, -v r="$1" 'NR > 1 && $(NF-4) == r' "$work/report.csv" | wc -l; }
 need_mpi() {
   command -v "$mpirun" >/dev/null 2>&1 || [ -x "$mpirun" ] || skip "mpirun not found ($mpirun): install openmpi-bin"
   mpi_built || skip "this hybridbench was built without MPI (HYBRIDBENCH_MPI=OFF or no libopenmpi-dev)"

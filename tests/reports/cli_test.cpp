@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -214,6 +215,122 @@ TEST_F(ReportCli, ValidateModelChecksItsOutputsFirst) {
       << out_;
   EXPECT_NE(out_.find("--report " + file("me.json") + ": is the input"), std::string::npos) << out_;
   EXPECT_EQ(slurp(file("me.json")), "{}\n");
+}
+
+// compare --format md: the PR table, to a file with --out or on stdout; with --json - the
+// verdicts take stdout and the table moves to stderr, as the text table does.
+TEST_F(ReportCli, CompareMarkdownForPullRequests) {
+  const Report base = testing::make_report();
+  write_report(file("old.json"), base);
+  write_report(file("slow.json"), slowed(base, 2, 1.5));
+  EXPECT_EQ(run("compare " + file("old.json") + " " + file("slow.json") + " --format md --out " +
+                file("pr.md")),
+            3)
+      << out_;
+  EXPECT_EQ(stdout_, "");  // the table went to the file
+  const std::string md = slurp(file("pr.md"));
+  EXPECT_EQ(md.rfind("### hybridbench compare: REGRESSION in 1 point(s)", 0), 0u) << md;
+  EXPECT_NE(md.find("| strategy "), std::string::npos) << md;
+  EXPECT_NE(md.find("| **geomean**"), std::string::npos) << md;
+  ASSERT_EQ(run("compare " + file("old.json") + " " + file("old.json") + " --format md --json -"),
+            0)
+      << out_;
+  EXPECT_FALSE(nlohmann::json::parse(stdout_, nullptr, false).is_discarded()) << stdout_;
+  EXPECT_NE(out_.substr(stdout_.size()).find("| **geomean**"), std::string::npos) << out_;
+  EXPECT_EQ(run("compare " + file("old.json") + " " + file("old.json") + " --format html"), 2)
+      << out_;
+}
+
+// The run's --accuracy-target (the report's sweep echo) is judged: a point that met it in OLD
+// and misses it in NEW fails the check, exit 3, even within --recall-tolerance.
+TEST_F(ReportCli, CompareFailsAPointThatFellBelowTheAccuracyTarget) {
+  Report base = testing::make_report(), pr = testing::make_report();
+  base.context.sweep["accuracy_target"] = pr.context.sweep["accuracy_target"] = "recall:0.9";
+  base.points[0].accuracy.mass_recall = 0.905;
+  pr.points[0].accuracy.mass_recall = 0.899;
+  write_report(file("old.json"), base);
+  write_report(file("new.json"), pr);
+  EXPECT_EQ(run("compare " + file("old.json") + " " + file("new.json")), 3) << out_;
+  EXPECT_NE(out_.find("below --accuracy-target recall >= 0.9: 0.9050 -> 0.8990"), std::string::npos)
+      << out_;
+  EXPECT_EQ(
+      run("compare " + file("old.json") + " " + file("new.json") + " --accuracy-target recall:0.8"),
+      0)
+      << out_;
+  EXPECT_EQ(
+      run("compare " + file("old.json") + " " + file("new.json") + " --accuracy-target speed:2"), 2)
+      << out_;
+}
+
+// report --format bmf|github-benchmark is the exporter compare --bmf / --github-benchmark runs
+// on NEW: the same bytes.
+TEST_F(ReportCli, ReportExportsWhatCompareExports) {
+  write_report(file("r.json"), testing::make_report());
+  ASSERT_EQ(run("compare " + file("r.json") + " " + file("r.json") + " --bmf " + file("c.bmf") +
+                " --github-benchmark " + file("c.gh")),
+            0)
+      << out_;
+  ASSERT_EQ(run("report " + file("r.json") + " --format bmf --out -"), 0) << out_;
+  EXPECT_EQ(stdout_, slurp(file("c.bmf")));
+  const auto bmf = nlohmann::json::parse(stdout_, nullptr, false);
+  ASSERT_TRUE(bmf.is_object()) << stdout_;
+  EXPECT_EQ(bmf.size(), 5u);  // the timed points
+  ASSERT_EQ(run("report " + file("r.json") + " --format github-benchmark"), 0) << out_;
+  EXPECT_EQ(stdout_, slurp(file("c.gh")));
+  ASSERT_EQ(run("report " + file("r.json") + " --format html --out -"), 0) << out_;
+  EXPECT_EQ(stdout_.rfind("<!DOCTYPE html>", 0), 0u) << stdout_.substr(0, 200);
+  EXPECT_EQ(run("report " + file("r.json") + " --format xml"), 2) << out_;
+  // --json means "write the machine-readable result" elsewhere; report says what to use.
+  EXPECT_EQ(run("report " + file("r.json") + " --json -"), 2) << out_;
+  EXPECT_NE(out_.find("report has no --json"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("--format csv, bmf or github-benchmark"), std::string::npos) << out_;
+}
+
+// The CSV carries the accuracy-target verdict and the Pareto front the markdown marks.
+TEST_F(ReportCli, CsvHasTheTargetVerdictAndTheParetoFront) {
+  Report r = testing::make_report();
+  r.context.sweep["accuracy_target"] = "recall:0.95";
+  r.points[0].accuracy.mass_recall = 0.5;  // cpu-only 4k: slower and less accurate than full-gpu
+  write_report(file("r.json"), r);
+  ASSERT_EQ(run("report " + file("r.json") + " --format csv"), 0) << out_;
+  std::istringstream in(stdout_);
+  std::string header;
+  std::getline(in, header);
+  std::vector<std::string> names;
+  for (size_t a = 0, b; a <= header.size(); a = b + 1) {
+    b = header.find(',', a);
+    if (b == std::string::npos) b = header.size();
+    names.push_back(header.substr(a, b - a));
+  }
+  const auto col = [&](const std::string& n) {
+    return static_cast<size_t>(std::find(names.begin(), names.end(), n) - names.begin());
+  };
+  ASSERT_LT(col("pareto_front"), names.size()) << header;
+  ASSERT_LT(col("within_accuracy_target"), names.size()) << header;
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    for (size_t a = 0, b; a <= line.size(); a = b + 1) {
+      b = line.find(',', a);
+      if (b == std::string::npos) b = line.size();
+      f.push_back(line.substr(a, b - a));
+    }
+    if (f.size() != names.size()) continue;  // a quoted reason with a comma: not these rows
+    ++rows;
+    const std::string strategy = f[col("strategy")], len = f[col("seq_len")];
+    EXPECT_EQ(f[col("accuracy_target")], "recall:0.95");
+    if (strategy == "cpu-only" && len == "4096") {
+      EXPECT_EQ(f[col("within_accuracy_target")], "false") << line;
+      EXPECT_EQ(f[col("pareto_front")], "false") << line;
+    } else if (strategy == "full-gpu" && len == "4096") {
+      EXPECT_EQ(f[col("within_accuracy_target")], "true") << line;
+      EXPECT_EQ(f[col("pareto_front")], "true") << line;
+    } else if (strategy == "full-gpu" && len == "16384") {  // oom: not scored, not on the front
+      EXPECT_EQ(f[col("within_accuracy_target")], "") << line;
+      EXPECT_EQ(f[col("pareto_front")], "false") << line;
+    }
+  }
+  EXPECT_GE(rows, 5);
 }
 
 }  // namespace
