@@ -17,8 +17,9 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 
 # Seconds each: a small model, two lengths, one thread per side.
-small=(--model qwen2.5-0.5b --seq-len 256,512 --decode-steps 4 --warmup 1 --min-samples 2
-       --accuracy-steps 1 --accelerator cpu --accelerator-threads 1 --host-threads 1 -q)
+common=(--model qwen2.5-0.5b --decode-steps 4 --warmup 1 --min-samples 2
+        --accuracy-steps 1 --accelerator cpu --accelerator-threads 1 --host-threads 1 -q)
+small=("${common[@]}" --seq-len 256,512)
 ok() {  # ok NAME EXPECTED-RC HYBRIDBENCH-ARGS...: run, check the exit status, validate NAME.json
   local name=$1 want=$2; shift 2
   "$hb" "$@" >>log.txt 2>&1
@@ -33,7 +34,7 @@ ok pooled 0 run "${small[@]}" --strategy cpu-only --repetitions 2 --kv-budget 64
 ok model 0 run "${small[@]}" --strategy h2o --mode model --platform preset:gh200-c2c --out model.json
 HB_TEST_FAIL_AFTER_POINTS=1 ok interrupted 1 run "${small[@]}" --strategy cpu-only --out interrupted.json
 grep -q '"interrupted": true' interrupted.json || fail "interrupted.json is not an interrupted report"
-ok measured 0 validate-model "${small[@]}" --strategy cpu-only --seq-len 256 --out vm.txt --report measured.json
+ok measured 0 validate-model "${common[@]}" --strategy cpu-only --seq-len 256 --out vm.txt --report measured.json
 
 # Typed sweep values (schema /2): numbers, not strings.
 grep -q '"seq_lens": \[' default.json || fail "context.sweep.seq_lens is not an array"
