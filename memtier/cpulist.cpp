@@ -125,17 +125,16 @@ std::vector<int> parse_machine_list(std::string_view text, const std::string& wh
   if (whole == "all") return ids_of(bitmap_of(all).get());
   if (!whole.empty() && whole.front() == '!') {
     const std::string_view list = trim(whole.substr(1));
-    if (list.find('!') != std::string_view::npos || list == "all")
+    if (list.empty() || list.find('!') != std::string_view::npos || list == "all")
       throw Error(bad_list("cannot parse list", whole, what),
                   "write one '!' before a list, e.g. !0 or !2-3");
     Bitmap rest = bitmap_of(all);
     hwloc_bitmap_andnot(rest.get(), rest.get(), parse_list_bitmap(list, what, max_id).get());
     // Empty would read as "not given" (the default: all of them), the opposite of what was asked.
     if (hwloc_bitmap_iszero(rest.get()))
-      throw Error(
-          bad_list("list selects nothing: the machine has only " + format_cpulist(all) + " in",
-                   whole, what),
-          "list what to use, e.g. " + format_cpulist(all));
+      throw Error(bad_list("nothing is left by list", whole, what) + " (this machine has " +
+                      format_cpulist(all) + ")",
+                  "list what to use, e.g. " + format_cpulist(all));
     return ids_of(rest.get());
   }
   if (whole.find('!') != std::string_view::npos || whole.find("all") != std::string_view::npos)
