@@ -93,9 +93,10 @@ CommandFn add_probe_command(CLI::App& app) {
       "--out", args->out,
       "Write a platform profile (JSON) for `--platform FILE` (- = stdout, instead of the table)");
   sub->add_option("--cpu-nodes", args->cpu_nodes,
-                  "CPU nodes to probe from, e.g. 0 or 0-1 (default: all)");
-  sub->add_option("--mem-nodes", args->mem_nodes,
-                  "Memory nodes to probe, e.g. 0,2 (default: all with memory)");
+                  "CPU nodes to probe from, numactl style: 0, 0-1, !0 or all (default: all)");
+  sub->add_option(
+      "--mem-nodes", args->mem_nodes,
+      "Memory nodes to probe, numactl style: 0,2, !1 or all (default: all with memory)");
   add_integer_option(*sub, "--cpu-node", args->discover.cpu_node,
                      "Reference CPU node for the kinds shown", -1, kMaxNodeId);
   sub->add_option("--emulate-cxl", args->discover.emulate_cxl,
@@ -116,8 +117,11 @@ CommandFn add_probe_command(CLI::App& app) {
     ProbeOptions opts = args->quick ? ProbeOptions::quick() : ProbeOptions{};
     opts.read_kernel = cpu::stream_read_kernel();
     if (args->duration > 0) opts.seconds_per_figure = args->duration;
-    if (!args->cpu_nodes.empty()) opts.cpu_nodes = parse_cpulist(args->cpu_nodes, "--cpu-nodes");
-    if (!args->mem_nodes.empty()) opts.mem_nodes = parse_cpulist(args->mem_nodes, "--mem-nodes");
+    // numactl's syntax (all, !LIST) against this machine's nodes (memtier/cpulist.h).
+    if (!args->cpu_nodes.empty())
+      opts.cpu_nodes = parse_machine_list(args->cpu_nodes, "--cpu-nodes", topo.cpu_nodes());
+    if (!args->mem_nodes.empty())
+      opts.mem_nodes = parse_machine_list(args->mem_nodes, "--mem-nodes", probe_memory_nodes(topo));
     const bool quiet = args->quiet;
     ProbeResult result = probe(topo, opts, [quiet](const std::string& line) {
       if (!quiet) std::cerr << "probe: " << line << "\n";

@@ -102,6 +102,13 @@ const PairProbe* ProbeResult::pair(int cpu_node, int mem_node) const {
   return nullptr;
 }
 
+std::vector<int> probe_memory_nodes(const Topology& topo) {
+  std::vector<int> nodes;
+  for (const auto& n : topo.nodes)
+    if (n.total_bytes != 0 && n.kind != TierKind::gpu_memory) nodes.push_back(n.os_index);
+  return nodes;
+}
+
 ProbeResult probe(const Topology& topo, const ProbeOptions& opts,
                   const std::function<void(const std::string&)>& progress) {
   if (!is_this_machine(topo))
@@ -115,10 +122,7 @@ ProbeResult probe(const Topology& topo, const ProbeOptions& opts,
   ProbeResult r;
   r.options = opts;
   std::vector<int> cpu_nodes = opts.cpu_nodes.empty() ? topo.cpu_nodes() : opts.cpu_nodes;
-  std::vector<int> mem_nodes = opts.mem_nodes;
-  if (mem_nodes.empty())
-    for (const auto& n : topo.nodes)
-      if (n.total_bytes != 0 && n.kind != TierKind::gpu_memory) mem_nodes.push_back(n.os_index);
+  std::vector<int> mem_nodes = opts.mem_nodes.empty() ? probe_memory_nodes(topo) : opts.mem_nodes;
   for (int m : mem_nodes)
     if (!topo.node(m))
       throw Error("probe: no NUMA node " + std::to_string(m),

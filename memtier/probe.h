@@ -67,6 +67,10 @@ struct ProbeResult {
   const PairProbe* pair(int cpu_node, int mem_node) const;
 };
 
+// The memory nodes probe measures when ProbeOptions::mem_nodes is empty: every node with memory
+// except GPU memory (what `probe --mem-nodes all` means).
+std::vector<int> probe_memory_nodes(const Topology& topo);
+
 // Measures `topo` (which must describe this machine: discover() without files). `progress`
 // receives one line per step for the CLI to show; memtier itself prints nothing.
 ProbeResult probe(const Topology& topo, const ProbeOptions& opts,

@@ -102,7 +102,9 @@ Report merge_fleet(std::vector<Report> ranks, FleetMode mode) {
 std::vector<std::string> host_axis_labels(const Report& report) {
   // Replicate mode: every host is a column, also one that failed (its cells then say so).
   const auto mode = report.context.sweep.find("distribute");
-  const bool replicate = mode != report.context.sweep.end() && mode->second == "replicate";
+  // Read through the vocabulary, not compared as text: a renamed mode fails to compile here.
+  const bool replicate =
+      mode != report.context.sweep.end() && kFleetModes.parse(mode->second) == FleetMode::replicate;
   std::vector<std::string> labels;
   for (const auto& h : report.context.hosts) {
     const bool used = std::any_of(report.points.begin(), report.points.end(), [&](const Point& p) {

@@ -1,5 +1,6 @@
 #include "reports/format.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -70,6 +71,12 @@ std::string format_p_value(double p) {
   if (p < 1e-6) return "<1e-6";
   if (p < 0.001) return printf_string("%.0e", p);
   return printf_string("%.3f", p);
+}
+
+std::string format_shortest(double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
 }
 
 }  // namespace hb::reports

@@ -23,10 +23,13 @@
 namespace hb::reports {
 
 // Schema identity written to every file as "schema": "<id>/<version>". The version changes
-// whenever a field is renamed, removed or changes meaning; readers refuse other versions.
+// whenever a field is renamed, removed or changes its type or meaning (rules: reports/README.md);
+// readers accept kOldestReadableSchemaVersion..kSchemaVersion and refuse the rest.
+// 2: context.sweep values are JSON numbers, booleans and arrays where they are such (1: strings).
 inline constexpr const char* kSchemaId = "hybridbench.report";
-inline constexpr int kSchemaVersion = 1;
-std::string schema_string();  // "hybridbench.report/1"
+inline constexpr int kSchemaVersion = 2;
+inline constexpr int kOldestReadableSchemaVersion = 1;
+std::string schema_string();  // "hybridbench.report/2", what writers write
 
 // Allowed values (kebab-case, as written to JSON).
 

@@ -1,16 +1,21 @@
-// Struct <-> JSON for schema hybridbench.report/1. Every field is written; every field is
-// required on reading except where noted (keys unknown to this version are ignored, so adding an
-// optional field later does not need a new version). Units are in the names (_ns, _bytes).
+// Struct <-> JSON for schema hybridbench.report/2 (reports/schema/report.schema.json; version
+// rules in reports/README.md). Every field is written; every field is required on reading except
+// where noted (keys unknown to this version are ignored, so adding an optional field later does
+// not need a new version). Units are in the names (_ns, _bytes). Version 1 files still read: they
+// differ only in context.sweep, whose values were all strings.
 // Non-finite numbers (a strategy whose output is NaN has NaN accuracy) are written as null and
 // read back as NaN where the schema allows it (accuracy, trajectory).
 #include "reports/schema.h"
 
+#include <charconv>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <span>
 
 #include "core/error.h"
 #include "core/memory.h"
+#include "reports/format.h"
 #include "reports/json_checked.h"
 
 namespace hb::reports {
@@ -24,6 +29,87 @@ constexpr MemoryKind kAllKinds[] = {MemoryKind::local_dram, MemoryKind::remote_d
                                     MemoryKind::hbm,        MemoryKind::accelerator};
 static_assert(std::size(kAllKinds) == kMemoryKinds,
               "a new MemoryKind needs a name in the report schema");
+
+// ---- context.sweep: text in memory, typed JSON in the file ------------------------------------
+//
+// In memory a sweep echo is text (what the resume check, the fleet fingerprint and the tables
+// compare); in the file each value is a JSON number, boolean or array where its text is one, so
+// a reader filters `seq_lens` numerically instead of parsing strings. The mapping is lossless by
+// construction: text becomes a number only when formatting that number gives the same text back
+// ("4096", "0.05"; not "0.050000" or "007", which stay strings), and list-valued keys are split on
+// the commas their echo joins with.
+
+// Keys whose value is a comma-joined list (SweepSpec::echo, model runs): written as arrays.
+const std::set<std::string, std::less<>> kSweepListKeys = {
+    "models", "kv_dtypes", "seq_lens", "batches", "strategies", "kv_budget", "model.platforms"};
+
+json sweep_scalar(const std::string& text) {
+  if (text == "true") return true;
+  if (text == "false") return false;
+  const char* b = text.data();
+  const char* e = b + text.size();
+  int64_t i = 0;
+  if (auto r = std::from_chars(b, e, i);
+      r.ec == std::errc() && r.ptr == e && std::to_string(i) == text)
+    return i;
+  double d = 0;
+  if (auto r = std::from_chars(b, e, d);
+      r.ec == std::errc() && r.ptr == e && std::isfinite(d) && format_shortest(d) == text)
+    return d;
+  return text;
+}
+
+json sweep_json(const std::map<std::string, std::string>& sweep) {
+  json j = json::object();
+  for (const auto& [k, v] : sweep) {
+    if (!kSweepListKeys.contains(k)) {
+      j[k] = sweep_scalar(v);
+      continue;
+    }
+    json items = json::array();
+    for (size_t start = 0; !v.empty();) {
+      const size_t comma = v.find(',', start);
+      items.push_back(sweep_scalar(v.substr(start, comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    j[k] = std::move(items);
+  }
+  return j;
+}
+
+std::string sweep_scalar_text(const JsonReader& v) {
+  const auto& j = v.json();
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_boolean()) return j.get<bool>() ? "true" : "false";
+  if (j.is_number_unsigned()) return std::to_string(j.get<uint64_t>());
+  if (j.is_number_integer()) return std::to_string(j.get<int64_t>());
+  if (j.is_number_float()) return format_shortest(j.get<double>());
+  v.fail("expected a string, number or boolean (a sweep option's value), found " +
+         std::string(j.type_name()));
+}
+
+// `typed`: version 2 (numbers, booleans, arrays); version 1 files hold strings only.
+std::map<std::string, std::string> read_sweep(const JsonReader& r, bool typed) {
+  std::map<std::string, std::string> m;
+  r.each_member([&](const std::string& k, const JsonReader& v) {
+    if (!typed) {
+      m[k] = v.as_string();
+    } else if (v.json().is_array()) {
+      std::string text;
+      bool first = true;
+      v.each_element([&](const JsonReader& item) {
+        if (!first) text += ',';
+        first = false;
+        text += sweep_scalar_text(item);
+      });
+      m[k] = std::move(text);
+    } else {
+      m[k] = sweep_scalar_text(v);
+    }
+  });
+  return m;
+}
 
 // ---- writing ---------------------------------------------------------------------------------
 
@@ -128,7 +214,7 @@ json context_json(const ReportContext& c) {
             {"system_settings", string_map(c.system_settings)},
             {"accelerator", accelerator_json(c.accelerator)},
             {"command_line", c.command_line},
-            {"sweep", string_map(c.sweep)}};
+            {"sweep", sweep_json(c.sweep)}};
   // Optional (fleet runs only), so single-process files stay exactly as before.
   if (!c.hosts.empty()) {
     json hosts = json::array();
@@ -368,7 +454,7 @@ HostRecord read_host(const JsonReader& r) {
   return h;
 }
 
-ReportContext read_context(const JsonReader& r) {
+ReportContext read_context(const JsonReader& r, int version) {
   ReportContext c;
   c.tool_version = r.str("tool_version");
   c.git_commit = r.str("git_commit");
@@ -385,7 +471,7 @@ ReportContext read_context(const JsonReader& r) {
   c.system_settings = read_string_map(r.member("system_settings"));
   c.accelerator = read_accelerator(r.member("accelerator"));
   c.command_line = r.str("command_line");
-  c.sweep = read_string_map(r.member("sweep"));
+  c.sweep = read_sweep(r.member("sweep"), version >= 2);
   if (r.has("hosts"))
     r.member("hosts").each_element([&](const JsonReader& h) { c.hosts.push_back(read_host(h)); });
   return c;
@@ -528,7 +614,7 @@ json report_to_json(const Report& report) {
                         {"provenance", to_string(s.provenance)}});
   // Insertion-ordered: "schema" first so `head` on a file shows what it is.
   json j = json::object();
-  j["schema"] = report.schema;
+  j["schema"] = schema_string();  // what this writer writes, even for a report read from /1
   // Optional: only an incomplete sweep has it (older readers ignore it; complete files are as
   // before). Second, so `head` shows it right after what the file is.
   if (report.interruption.interrupted) {
@@ -548,13 +634,17 @@ Report report_from_json(const json& j, const std::string& source) {
                 "pass a file written by `hybridbench run` (its first field is \"schema\": \"" +
                     schema_string() + "\")");
   const std::string schema = root.str("schema");
-  if (schema != schema_string()) {
+  int version = 0;
+  for (int v = kOldestReadableSchemaVersion; v <= kSchemaVersion; ++v)
+    if (schema == std::string(kSchemaId) + "/" + std::to_string(v)) version = v;
+  if (version == 0) {
     const bool ours = schema.rfind(std::string(kSchemaId) + "/", 0) == 0;
     throw Error(
         source + ": schema \"" + schema + "\" is " +
             (ours ? "a report version this hybridbench cannot read"
                   : "not a hybridbench report schema") +
-            " (this build reads \"" + schema_string() + "\")",
+            " (this build reads \"" + std::string(kSchemaId) + "/" +
+            std::to_string(kOldestReadableSchemaVersion) + "\" to \"" + schema_string() + "\")",
         ours ? "use the hybridbench version that wrote it (see context.tool_version in the file), "
                "or re-run the sweep with this version"
              : "pass a file written by `hybridbench run`");
@@ -566,7 +656,7 @@ Report report_from_json(const json& j, const std::string& source) {
     if (report.interruption.interrupted)
       report.interruption.reason = root.str("interrupted_reason");
   }
-  report.context = read_context(root.member("context"));
+  report.context = read_context(root.member("context"), version);
   root.member("points").each_element(
       [&](const JsonReader& p) { report.points.push_back(read_point(p)); });
   root.member("speedups").each_element([&](const JsonReader& s) {

@@ -532,7 +532,7 @@ std::string csv_report(const Report& report, const TableOptions& options) {
       "extra,status,reason,"
       "provenance,kv_fit_fraction,samples,step_median_ns,step_p10_ns,step_p90_ns,step_rel_stdev,"
       "step_robust_rel_"
-      "noise,tokens_per_s,reference,"
+      "noise,layer_tokens_per_s,reference,"
       "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_"
       "rate,attended_tokens_mean,attended_tokens_min,attended_tokens_max,"
       "h2d_bytes_per_step,d2h_bytes_per_step,modeled_platform,modeled_median_ns,model_error,ran_on_"

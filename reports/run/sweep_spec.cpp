@@ -10,6 +10,7 @@
 #include "core/model_presets.h"
 #include "core/parse.h"
 #include "core/thread_pool.h"
+#include "reports/format.h"
 
 namespace hb::run {
 
@@ -234,6 +235,10 @@ void SweepSpec::validate() const {
 }
 
 std::map<std::string, std::string> SweepSpec::echo() const {
+  // Shortest text that reads back as the same double ("0.05", not std::to_string's "0.050000"),
+  // so the report writes it as a JSON number (reports/schema.cpp keeps text that would not
+  // round-trip a string).
+  const auto real = [](double v) { return reports::format_shortest(v); };
   auto join = [](const auto& v) {
     std::string s;
     for (const auto& x : v) {
@@ -262,9 +267,9 @@ std::map<std::string, std::string> SweepSpec::echo() const {
       {"repetitions", std::to_string(repetitions)},
       {"warmup_steps", std::to_string(stop.warmup_steps)},
       {"min_samples", std::to_string(stop.min_samples)},
-      {"max_noise_fraction", std::to_string(stop.max_noise)},  // --max-noise 5 -> 0.05
-      {"min_time_s", std::to_string(stop.min_time_s)},
-      {"timeout_s", std::to_string(stop.timeout_s)},
+      {"max_noise_fraction", real(stop.max_noise)},  // --max-noise 5 -> 0.05
+      {"min_time_s", real(stop.min_time_s)},
+      {"timeout_s", real(stop.timeout_s)},
       {"accelerator", kAcceleratorKinds.name(accelerator.kind)},
       {"accelerator_capacity_bytes", std::to_string(accelerator.capacity_bytes)}};
   if (!kv_budgets.empty()) e["kv_budget"] = join(kv_budgets);  // only when set: old echoes match

@@ -23,7 +23,12 @@ mpi() {  # mpi MPIRUN-ARGS...: mpirun with loopback-only transports, output in $
     timeout 240 "$mpirun" --oversubscribe "$@" >"$log" 2>&1
 }
 launch() { local np=$1; shift; mpi -np "$np" "$hb" "$@"; }  # launch NP HYBRIDBENCH-ARGS...
-report_md() { "$hb" report "$1" >"$work/report.md" 2>>"$log" || fail "hybridbench report cannot read $1"; }
+report_md() {
+  "$hb" report "$1" >"$work/report.md" 2>>"$log" || fail "hybridbench report cannot read $1"
+  # The merged fleet report against the published schema too (tests/schema/; rc 77: no validator).
+  /usr/bin/python3 "$(dirname "$0")/../schema/validate_report.py" "$1" >>"$log" 2>&1
+  case $? in 0|77) ;; *) fail "$1 does not validate against reports/schema/report.schema.json" ;; esac
+}
 report_csv() { "$hb" report "$1" --format csv >"$work/report.csv" 2>>"$log" || fail "no CSV from $1"; }
 # Rows of the CSV whose ran_on_rank (second to last column) is $1.
 # ran_on_rank counted from the end (a reason may hold commas): after it come ran_on_host,

@@ -121,7 +121,7 @@ TEST(ReportJson, KvFitFractionRoundTripsAndIsOptional) {
 
 TEST(ReportJson, UnitsAreInFieldNamesAndSchemaComesFirst) {
   const std::string text = to_json_text(make_report());
-  EXPECT_EQ(text.rfind("{\n  \"schema\": \"hybridbench.report/1\"", 0), 0u) << text.substr(0, 80);
+  EXPECT_EQ(text.rfind("{\n  \"schema\": \"hybridbench.report/2\"", 0), 0u) << text.substr(0, 80);
   for (const char* f :
        {"\"samples_ns\"", "\"median_ns\"", "\"capacity_bytes\"", "\"h2d_bytes\"", "\"size_bytes\""})
     EXPECT_NE(text.find(f), std::string::npos) << f;
@@ -220,15 +220,65 @@ TEST(ReportJsonErrors, ForeignJson) {
 // the parser with out_of_range, not parse_error; it must still be a clear error, not a crash.
 TEST(ReportJsonErrors, NumberBeyondDoubleRange) {
   std::string text = to_json_text(make_report());
-  text.replace(text.find("hybridbench.report/1\""), 21, "hybridbench.report/1\", \"x\": 2.19e324");
+  text.replace(text.find("hybridbench.report/2\""), 21, "hybridbench.report/2\", \"x\": 2.19e324");
   expect_read_error(text, {"not a readable report", "number overflow"});
   expect_read_error("[2.197224951372e324]", {"not a readable report"});
 }
 
 TEST(ReportJsonErrors, WrongVersion) {
   std::string text = to_json_text(make_report());
-  text.replace(text.find("hybridbench.report/1"), 20, "hybridbench.report/9");
-  expect_read_error(text, {"hybridbench.report/9", "cannot read", "hybridbench.report/1"});
+  text.replace(text.find("hybridbench.report/2"), 20, "hybridbench.report/9");
+  expect_read_error(text, {"hybridbench.report/9", "cannot read",
+                           "\"hybridbench.report/1\" to "
+                           "\"hybridbench.report/2\""});
+}
+
+// Schema 2: context.sweep values are JSON numbers, booleans and arrays where their text is one
+// exactly, and read back as the same text (the resume check and the tables compare text).
+TEST(ReportJson, SweepValuesAreTypedAndReadBackAsTheSameText) {
+  Report r = make_report();
+  r.context.sweep = {
+      {"seq_lens", "256,512"}, {"decode_steps", "4"},      {"max_noise_fraction", "0.05"},
+      {"min_time_s", "0"},     {"old_style", "0.050000"},  {"padded", "007"},
+      {"flag", "true"},        {"kv_budget", "64,25%"},    {"models", "a"},
+      {"strategies", ""},      {"workload", "llama-like"}, {"tiny", "1e-05"}};
+  const std::string text = to_json_text(r);
+  const auto sweep = nlohmann::ordered_json::parse(text)["context"]["sweep"];
+  EXPECT_EQ(sweep["seq_lens"], nlohmann::ordered_json::parse("[256, 512]"));
+  EXPECT_TRUE(sweep["decode_steps"].is_number_integer());
+  EXPECT_EQ(sweep["max_noise_fraction"].get<double>(), 0.05);
+  EXPECT_TRUE(sweep["min_time_s"].is_number());
+  EXPECT_TRUE(sweep["old_style"].is_string());  // would not round-trip as a number
+  EXPECT_TRUE(sweep["padded"].is_string());
+  EXPECT_EQ(sweep["flag"], true);
+  EXPECT_EQ(sweep["kv_budget"], nlohmann::ordered_json::parse(R"([64, "25%"])"));
+  EXPECT_EQ(sweep["models"], nlohmann::ordered_json::parse(R"(["a"])"));
+  EXPECT_EQ(sweep["strategies"], nlohmann::ordered_json::array());
+  EXPECT_TRUE(sweep["tiny"].is_number_float());
+  EXPECT_EQ(from_json_text(text, "mem").context.sweep, r.context.sweep);
+
+  // A value that is neither (an object) is refused, naming the JSON path.
+  auto j = nlohmann::ordered_json::parse(text);
+  j["context"]["sweep"]["seq_lens"] = {{"a", 1}};
+  expect_read_error(j.dump(), {"$.context.sweep.seq_lens", "expected"});
+}
+
+// Version 1 files (every sweep value a string) still read, as the version rules promise.
+TEST(ReportJson, SchemaVersion1StillReads) {
+  auto j = nlohmann::ordered_json::parse(to_json_text(make_report()));
+  j["schema"] = "hybridbench.report/1";
+  j["context"]["sweep"] = {{"seq_lens", "4096,8192"}, {"max_noise", "0.050000"}};
+  const Report back = from_json_text(j.dump(), "old.json");
+  EXPECT_EQ(back.context.sweep.at("seq_lens"), "4096,8192");
+  EXPECT_EQ(back.context.sweep.at("max_noise"), "0.050000");
+  EXPECT_EQ(back.schema, "hybridbench.report/1");
+  // Written again, it is a version 2 file (what this writer writes), typed.
+  const auto again = nlohmann::ordered_json::parse(to_json_text(back));
+  EXPECT_EQ(again["schema"], "hybridbench.report/2");
+  EXPECT_EQ(again["context"]["sweep"]["seq_lens"], nlohmann::ordered_json::parse("[4096, 8192]"));
+  // In version 1 a sweep value had to be a string.
+  j["context"]["sweep"]["seq_lens"] = 4096;
+  expect_read_error(j.dump(), {"$.context.sweep.seq_lens", "expected a string"});
 }
 
 // Edits the serialised report as JSON, then expects the reader to name `path_piece`.

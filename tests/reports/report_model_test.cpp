@@ -10,7 +10,7 @@ namespace {
 using testing::make_failed_point;
 using testing::make_point;
 
-TEST(ReportModel, SchemaString) { EXPECT_EQ(schema_string(), "hybridbench.report/1"); }
+TEST(ReportModel, SchemaString) { EXPECT_EQ(schema_string(), "hybridbench.report/2"); }
 
 TEST(ReportModel, KeysSeparateStrategyFromGroup) {
   Point a = make_point("full-gpu", 4096, 1e6), b = make_point("cpu-only", 4096, 2e6);

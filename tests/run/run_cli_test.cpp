@@ -233,7 +233,7 @@ TEST_F(RunCli, MaxNoiseIsAPercentAndTheEchoKeepsTheFraction) {
             0)
       << out_;
   const auto r = reports::read_report(out);
-  EXPECT_EQ(r.context.sweep.at("max_noise_fraction"), "0.025000");
+  EXPECT_EQ(r.context.sweep.at("max_noise_fraction"), "0.025");
   EXPECT_EQ(r.context.sweep.count("max_noise"), 0u);
 }
 
