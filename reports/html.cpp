@@ -121,8 +121,10 @@ std::string time_chart(const ProcurementTable& t, const Styles& st, const std::s
         line.emplace_back(x, p->step.summary.median);
         plot.range_bar(x, p->step.summary.p10, p->step.summary.p90, style.color);
       } else {
-        plot.failed_marker(plot.px(x) + spread, style.color, to_string(p->status),
-                           point_tooltip(*p));  // shown, not hidden
+        // Shown, not hidden; only emphasized series print the status word, so the grey ones'
+        // words do not pile up ("oomoom").
+        plot.failed_marker(plot.px(x) + spread, style.color,
+                           style.emphasized ? to_string(p->status) : "", point_tooltip(*p));
       }
     }
     plot.polyline(line, style.color, false, style.emphasized ? 2.4 : 1.2);
@@ -151,13 +153,21 @@ std::string time_chart(const ProcurementTable& t, const Styles& st, const std::s
 
 // Speedups as small multiples, one panel per length: a horizontal bar per strategy from 1x to
 // its speedup on a log axis shared by the panels, its value at the bar's end, hatched where it
-// is within noise of 1x (within_noise).
+// is within noise of 1x (within_noise). Where the reference did not run (full-gpu oom), the
+// panel is against the best baseline within the target instead, as the summary's sentence is,
+// and its title says so: an empty panel would hide what the summary states.
 std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids) {
   std::vector<std::string> others;
   for (const auto& s : t.strategies)
     if (s != t.reference) others.push_back(s);
   if (others.empty()) return "";
   const auto cols = t.columns();
+  auto base_of = [&](int64_t len, const std::string& host) {
+    const Point* ref = t.at(t.reference, len, host);
+    if (ref && ref->timed()) return t.reference;
+    const std::string b = best_baseline(t, len, host, "");
+    return b.empty() ? t.fastest(len, host) : b;
+  };
   // One row order for every panel: by speedup at the longest length the reference ran.
   for (auto it = cols.rbegin(); it != cols.rend(); ++it) {
     const Point* ref = t.at(t.reference, it->first, it->second);
@@ -173,7 +183,7 @@ std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids
   double lo = 1, hi = 1;
   for (const auto& s : others)
     for (const auto& [len, host] : cols)
-      if (auto sp = t.speedup(s, len, host))
+      if (auto sp = t.ratio(s, base_of(len, host), len, host))
         lo = std::min(lo, sp->first), hi = std::max(hi, sp->first);
   // Room at both ends for the value labels.
   const double xlo = lo / std::pow(hi / lo, 0.18) / 1.05, xhi = hi * std::pow(hi / lo, 0.22) * 1.05;
@@ -183,13 +193,20 @@ std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids
   std::string out = "<div class=\"panels\">\n";
   for (const auto& [len, host] : cols) {
     const std::string at = format_tokens(len) + (host.empty() ? "" : " @ " + host);
-    SvgPlot plot(width, height, "Speedup vs " + t.reference + " at " + at, provenance_heading(t));
+    const Point* ref = t.at(t.reference, len, host);
+    const std::string base = base_of(len, host);
+    const std::string base_name = base.empty() ? t.reference : base;
+    const std::string why =
+        base_name == t.reference
+            ? ""
+            : " (" + t.reference + " " + (ref ? to_string(ref->status) : "absent") + ")";
+    SvgPlot plot(width, height, "Speedup vs " + base_name + " at " + at + why,
+                 provenance_heading(t));
     plot.set_id("hb" + std::to_string(++ids));
     plot.set_margins(112, 18, top, bottom);
-    plot.set_x(xlo, xhi, true, "speedup (" + t.reference + " time / time; > 1: faster)",
+    plot.set_x(xlo, xhi, true, "speedup (" + base_name + " time / time; > 1: faster)",
                log_ticks(xlo, xhi, fmt_ratio));
     plot.set_y(0, static_cast<double>(others.size()), false, "", {});
-    const Point* ref = t.at(t.reference, len, host);
     const double one = plot.px(1.0);
     plot.line_px(one, plot.plot_top(), one, plot.plot_bottom(), "#666", 1);
     for (size_t j = 0; j < others.size(); ++j) {
@@ -199,13 +216,14 @@ std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids
       plot.text(plot.plot_left() - 6, y + row * 0.7, s, "end", 10,
                 style.emphasized ? style.color : "#555", style.emphasized);
       const Point* p = t.at(s, len, host);
-      if (!ref || !ref->timed()) continue;
-      if (auto sp = t.speedup(s, len, host)) {
+      if (base.empty()) continue;
+      if (s == base) {
+        plot.text(one + 4, y + row * 0.7, "(the base here)", "start", 9, "#555");
+      } else if (auto sp = t.ratio(s, base, len, host)) {
         const bool noisy = within_noise(sp->first, sp->second);
         plot.hbar(y + 2, row - 4, 1.0, sp->first, style.color,
                   s + " at " + at + ": " + format_ratio(sp->first) + " ± " +
-                      format_percent(sp->second) + " vs " + t.reference +
-                      (noisy ? " (within noise)" : ""),
+                      format_percent(sp->second) + " vs " + base + (noisy ? " (within noise)" : ""),
                   noisy);
         const double end = plot.px(sp->first);
         const bool right = sp->first >= 1;
@@ -215,14 +233,13 @@ std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids
         plot.text(one + 4, y + row * 0.7, to_string(p->status), "start", 9, "#a33");
       }
     }
-    if (!ref || !ref->timed())
+    if (base.empty())
       plot.text((plot.plot_left() + plot.plot_right()) / 2, plot.plot_top() + 16,
-                t.reference + " " + (ref ? to_string(ref->status) : "absent") +
-                    " here: no speedups (the summary compares with the best baseline)",
-                "middle", 10, "#a33");
-    const double ly = height - 8.0;
-    plot.hatch_sample(8, ly - 9, 10);
-    plot.text(22, ly, "within noise of 1x (|ln speedup| <= 2 x its noise)", "start", 10, "#444");
+                "no strategy ran here", "middle", 10, "#a33");
+    const double ly = plot.plot_bottom() + 32;  // between the ticks and the axis title
+    plot.hatch_sample(plot.plot_left(), ly - 9, 10);
+    plot.text(plot.plot_left() + 14, ly, "within noise of 1x (|ln speedup| <= 2 x its noise)",
+              "start", 10, "#444");
     out += plot.str();
   }
   return out + "</div>\n";
@@ -240,12 +257,15 @@ std::string accuracy_panels(const ProcurementTable& t, const Styles& st, int& id
   for (const auto& [k, p] : t.cells)
     if (p->timed() && p->accuracy.steps_scored > 0 && std::isfinite(figure(*p)))
       ylo = std::min(ylo, figure(*p));
-  // Recall spans [0, 1]; cosine sits near 1, so its axis starts a little below the lowest point.
-  const double y0 = cosine ? std::max(-1.0, ylo - 0.05 * (1 - ylo) - 1e-4) : 0.0, y1 = 1.0;
+  // The axis starts a little below the lowest point or the target: the points that matter sit
+  // near 1, and an axis from 0 squashed them into one band.
+  const double y0 = cosine ? std::max(-1.0, ylo - 0.05 * (1 - ylo) - 1e-4)
+                           : std::max(0.0, ylo - 0.08 * (1 - ylo) - 0.01),
+               y1 = 1.0;
   std::vector<SvgPlot::Tick> yticks;
   for (int i = 0; i <= 4; ++i) {
     const double v = y0 + (y1 - y0) * i / 4;
-    yticks.push_back({v, format_fixed(v, cosine ? 4 : 2)});
+    yticks.push_back({v, format_fixed(v, cosine || y1 - y0 < 0.2 ? 4 : 2)});
   }
   const int width = cols.size() == 1 ? 760 : cols.size() == 2 ? 640 : 430;
   std::string out = "<div class=\"panels\">\n";
@@ -384,8 +404,13 @@ std::string html_report(const Report& report, const TableOptions& options) {
        "charts the reference, the fastest strategies within the accuracy target and the best "
        "baselines have a colour and a marker shape of their own; the other strategies are grey, "
        "named at their line's end or next to their point.</p>\n</details>\n";
+  // The summary already counts them; the list (one line per point, with its fix) is collapsed
+  // so it cannot push the charts off the first screen.
   if (const std::string u = unconverged_sentence(report); !u.empty())
-    h += "<p class=\"failed\">" + html_escape(u) + "</p>\n";
+    h += "<details><summary class=\"failed\">" + std::string(kUnconvergedMark + 1) +
+         " Points that stopped before their noise target, with the fix for each</summary>\n<p "
+         "class=\"failed\">" +
+         html_escape(u) + "</p>\n</details>\n";
   if (tables.empty()) h += "<p class=\"failed\">The report has no points.</p>\n";
   int fig = 0, ids = 0;
   for (const auto& t : tables) {
@@ -404,9 +429,11 @@ std::string html_report(const Report& report, const TableOptions& options) {
       const Styles styles = styles_for(one);
       const std::string on = host.empty() ? "" : " (" + host + ")";
       const std::string modeled_on = modeled_platforms(one);
-      figure(speedup_panels(one, styles, ids), "Speedup of each strategy over " + t.reference +
-                                                   ", one panel per sequence length" + on +
-                                                   "; hatched bars are within noise of 1x.");
+      figure(speedup_panels(one, styles, ids),
+             "Speedup of each strategy over " + t.reference + ", one panel per sequence length" +
+                 on + " (where " + t.reference +
+                 " did not run: over the best baseline within the accuracy target, named in the "
+                 "panel's title); hatched bars are within noise of 1x.");
       figure(time_chart(one, styles, "hb" + std::to_string(++ids)),
              "Median decode step time per strategy (log-log); bars span p10 to p90" + on + "." +
                  (modeled_on.empty()

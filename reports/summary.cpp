@@ -30,14 +30,15 @@ std::string column_name(int64_t len, const std::string& host) {
   return format_tokens(len) + (host.empty() ? "" : " @ " + host);
 }
 
-// "1.52x ± 3.0% faster than full-gpu", "1.25x ± 3.0% slower than quest", or "as fast as quest
-// (1.02x ± 3.0%, within noise)".
-std::string versus(const std::pair<double, double>& r, const std::string& other) {
+// "1.52x ± 3.0% faster than full-gpu<note>", "1.25x ± 3.0% slower than quest<note>", or "as
+// fast as quest<note> (1.02x ± 3.0%, within noise)".
+std::string versus(const std::pair<double, double>& r, const std::string& other,
+                   const std::string& note = "") {
   const std::string noise = " ± " + format_percent(r.second);
   if (within_noise(r.first, r.second))
-    return "as fast as " + other + " (" + format_ratio(r.first) + noise + ", within noise)";
-  if (r.first >= 1) return format_ratio(r.first) + noise + " faster than " + other;
-  return format_ratio(1 / r.first) + noise + " slower than " + other;
+    return "as fast as " + other + note + " (" + format_ratio(r.first) + noise + ", within noise)";
+  if (r.first >= 1) return format_ratio(r.first) + noise + " faster than " + other + note;
+  return format_ratio(1 / r.first) + noise + " slower than " + other + note;
 }
 
 std::string provenance_sentence(const Report& r) {
@@ -68,7 +69,7 @@ std::string provenance_sentence(const Report& r) {
 struct Finding {
   int64_t len;
   std::string host, winner;
-  std::string clause;  // "at 4k 1.52x ± 3% faster than full-gpu and ..."
+  std::string body;  // "2.00x ± 3% faster than full-gpu and ...", without the column
 };
 
 }  // namespace
@@ -91,33 +92,36 @@ namespace {
 
 Finding find(const ProcurementTable& t, int64_t len, const std::string& host) {
   Finding f{len, host, t.fastest_within_target(len, host), ""};
-  const std::string at = "at " + column_name(len, host);
   if (f.winner.empty()) {
     const std::string fastest = t.fastest(len, host);
-    f.clause = at + (fastest.empty() ? " no strategy ran"
-                                     : " (the fastest, " + fastest + ", has " +
-                                           accuracy_cell(t.at(fastest, len, host)) + ")");
+    f.body = fastest.empty()
+                 ? "no strategy ran"
+                 : "the fastest, " + fastest + ", has " + accuracy_cell(t.at(fastest, len, host));
     return f;
   }
-  std::vector<std::string> parts;
+  const bool baseline_won = is_baseline(f.winner, t.reference);
+  std::string vs_ref, vs_base;
+  bool ref_missing = false;
   if (f.winner == t.reference) {
-    parts.push_back(t.reference + " is the reference itself");
+    vs_ref = t.reference + " is the reference itself";
   } else if (const Point* ref = t.at(t.reference, len, host); ref && !ref->timed()) {
-    parts.push_back(t.reference + " did not run (" + to_string(ref->status) + ")");
+    vs_ref = t.reference + " is " + to_string(ref->status), ref_missing = true;
   } else if (auto r = t.ratio(f.winner, t.reference, len, host)) {
-    parts.push_back(versus(*r, t.reference));
+    vs_ref = versus(*r, t.reference);
   }
   const std::string base = best_baseline(t, len, host, f.winner);
+  const std::string other = baseline_won ? "other " : "";
   if (!base.empty()) {
     if (auto r = t.ratio(f.winner, base, len, host))
-      parts.push_back(versus(*r, base) + " (the best " +
-                      (is_baseline(f.winner, t.reference) ? "other " : "") +
-                      "baseline within target)");
+      vs_base = versus(*r, base, ", the best " + other + "baseline within target");
   } else if (t.strategies.size() > 1) {
-    parts.push_back(std::string("no ") + (is_baseline(f.winner, t.reference) ? "other " : "") +
-                    "baseline meets the target");
+    vs_base = "no " + other + "baseline meets the target";
   }
-  f.clause = at + (parts.empty() ? "" : " " + join_and(parts));
+  // A reference that did not run is said first; the comparison is then with the baseline only.
+  if (vs_ref.empty() || vs_base.empty())
+    f.body = vs_ref + vs_base;
+  else
+    f.body = vs_ref + (ref_missing ? "; " : " and ") + vs_base;
   return f;
 }
 
@@ -140,7 +144,10 @@ void table_sentences(const ProcurementTable& t, const std::string& prefix,
     if (group.empty()) return;
     std::vector<std::string> where, clauses;
     for (const auto& f : group) where.push_back(column_name(f.len, f.host));
-    for (const auto& f : group) clauses.push_back(f.clause);
+    // One column: its findings follow the colon; several: each says which it is.
+    for (const auto& f : group)
+      clauses.push_back(group.size() == 1 ? f.body
+                                          : "at " + column_name(f.len, f.host) + " " + f.body);
     std::string s;
     if (group[0].winner.empty())
       s = "No strategy meets " + target + " at " + join_and(where) + ": ";

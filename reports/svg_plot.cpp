@@ -105,9 +105,11 @@ void SvgPlot::failed_marker(double x_px, const std::string& color, const std::st
            num(y - 5) + " L" + num(x_px + 5) + "," + num(y + 5) + " M" + num(x_px - 5) + "," +
            num(y + 5) + " L" + num(x_px + 5) + "," + num(y - 5) + "\" stroke=\"" + color +
            "\" stroke-width=\"2\"/>";
-  body_ += "<text x=\"" + num(x_px) + "\" y=\"" + num(y + 16) +
-           "\" text-anchor=\"middle\" font-size=\"9\" fill=\"" + color + "\">" + html_escape(word) +
-           "</text></g>\n";
+  if (!word.empty())
+    body_ += "<text x=\"" + num(x_px) + "\" y=\"" + num(y + 16) +
+             "\" text-anchor=\"middle\" font-size=\"9\" fill=\"" + color + "\">" +
+             html_escape(word) + "</text>";
+  body_ += "</g>\n";
 }
 
 void SvgPlot::bar(double x_px, double width_px, double y0, double y1, const std::string& color,
@@ -193,7 +195,8 @@ std::string SvgPlot::str() const {
          "\" font-size=\"" + std::to_string(size) + "\"" + extra + ">" + html_escape(text) +
          "</text>\n";
   };
-  t(plot_left(), 18, title_, "start", 13, " font-weight=\"bold\"");
+  // From the left edge, not the plot's: a narrow panel's title then clears the provenance label.
+  t(8, 18, title_, "start", 13, " font-weight=\"bold\"");
   // The provenance travels inside the figure, so a copied chart keeps its label.
   t(width_ - 8.0, 18, provenance_, "end", 11, " fill=\"#a33\" font-style=\"italic\"");
   // Grid and ticks.

@@ -46,7 +46,8 @@ class SvgPlot {
   void marker_px(double x_px, double y_px, const std::string& color, Shape shape, double size,
                  const std::string& tooltip = "");
   void range_bar(double x, double y_lo, double y_hi, const std::string& color);  // e.g. p10..p90
-  // A failed point: an "x" at (pixel x, top of the plot) with a short status word under it.
+  // A failed point: an "x" at (pixel x, top of the plot) with a short status word under it (none
+  // when word is empty).
   void failed_marker(double x_px, const std::string& color, const std::string& word,
                      const std::string& tooltip);
   // Bar between two data y values at pixel x with pixel width.
