@@ -285,7 +285,11 @@ std::string accuracy_panels(const ProcurementTable& t, const Styles& st, int& id
     plot.set_margins(58, 16, 48, 46);
     auto [x0, x1] = padded_log_range(std::isfinite(xlo) ? xlo : 1e3, xhi > 0 ? xhi : 1e6);
     x1 *= std::pow(x1 / x0, 0.12);  // room for labels right of the slowest point
-    plot.set_x(x0, x1, true, "step time (median)", log_ticks(x0, x1, fmt_duration));
+    // A narrow range holds no 1-2-5 tick: then the fastest and slowest medians are the ticks.
+    auto xticks = log_ticks(x0, x1, fmt_duration);
+    if (xticks.size() < 2 && std::isfinite(xlo) && xhi > xlo)
+      xticks = {{xlo, fmt_duration(xlo)}, {xhi, fmt_duration(xhi)}};
+    plot.set_x(x0, x1, true, "step time (median)", xticks);
     plot.set_y(y0, y1, false, cosine ? "output cosine similarity" : "attention-mass recall",
                yticks);
     plot.hline(t.target.threshold, "#888", true);

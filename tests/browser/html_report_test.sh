@@ -48,9 +48,12 @@ json=${HB_BROWSER_REPORT:-}
 if [ -z "$json" ]; then
   # A real sweep, small enough for a loaded 2-core machine: the reference, the baselines the
   # summary compares with and HybridGen at two lengths.
+  # The planted-error case only proves the check can fail: the smallest sweep does.
   json=$out/report.json
-  if ! "$bin" run -q --seq-len 2k,4k --strategy full-gpu,cpu-only,offload,quest,streamingllm,hybridgen \
-    --decode-steps 10 --out "$json" > "$out/run.log" 2>&1; then
+  sweep=(--seq-len 2k,4k --strategy full-gpu,cpu-only,offload,quest,streamingllm,hybridgen
+    --decode-steps 10)
+  [ "$mode" = check ] || sweep=(--seq-len 1k --strategy full-gpu,cpu-only,hybridgen --decode-steps 4)
+  if ! "$bin" run -q "${sweep[@]}" --out "$json" > "$out/run.log" 2>&1; then
     echo "FAIL: hybridbench run failed:" >&2
     cat "$out/run.log" >&2
     exit 1
