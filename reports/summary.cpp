@@ -179,7 +179,9 @@ std::string memory_sentence(const ProcurementTable& t, const std::string& prefix
   return prefix + t.reference + " runs out of accelerator memory (oom) at " + join_and(oom) + ".";
 }
 
-std::string noise_sentence(const Report& r) {
+// "3 of 30 timed points are too noisy to judge ...", lower case, no full stop (it follows the
+// provenance sentence).
+std::string noise_clause(const Report& r) {
   const auto target = noise_target(r.context);
   std::vector<std::string> noisy;
   size_t timed = 0;
@@ -192,14 +194,14 @@ std::string noise_sentence(const Report& r) {
   if (timed == 0) return "";
   const std::string goal =
       target ? "the " + format_percent(*target) + " noise target" : std::string("its noise rule");
-  if (noisy.empty()) return "Every timed point settled within " + goal + ".";
+  if (noisy.empty()) return "every timed point settled within " + goal;
   constexpr size_t kListed = 4;
   std::string list;
   for (size_t i = 0; i < std::min(noisy.size(), kListed); ++i) list += (i ? ", " : "") + noisy[i];
   if (noisy.size() > kListed) list += " and " + std::to_string(noisy.size() - kListed) + " more";
   return std::to_string(noisy.size()) + " of " + std::to_string(timed) +
          " timed points are too noisy to judge (they stopped before " + goal + "): " + list +
-         "; the note under the context lists each with its fix.";
+         " (each is listed with its fix under the summary)";
 }
 
 }  // namespace
@@ -207,13 +209,17 @@ std::string noise_sentence(const Report& r) {
 std::vector<std::string> summary_sentences(const Report& report, const TableOptions& options) {
   const auto tables = procurement_tables(report, options);
   if (tables.empty()) return {"The report has no points."};
-  std::vector<std::string> out = {provenance_sentence(report)};
+  // What the figures are and how settled they are open the summary together, so a run with
+  // three lengths that each have their own winner still says it in five sentences.
+  std::string first = provenance_sentence(report);
+  if (std::string n = noise_clause(report); !n.empty() && !first.empty())
+    first.back() = ';', first += " " + n + ".";
+  std::vector<std::string> out = {first};
   for (const auto& t : tables) {
     const std::string prefix = tables.size() > 1 ? "In " + t.title + ": " : "";
     table_sentences(t, prefix, out);
     if (std::string m = memory_sentence(t, prefix); !m.empty()) out.push_back(std::move(m));
   }
-  if (std::string n = noise_sentence(report); !n.empty()) out.push_back(std::move(n));
   return out;
 }
 

@@ -12,15 +12,15 @@ namespace hb::reports {
 
 // Three to five sentences, in this order:
 //  1. what the figures are (measured, emulated or modeled: a model-mode report says it is not
-//     a measurement);
+//     a measurement), and which points are too noisy to judge (reports/convergence), or that
+//     every point settled;
 //  2. per setting, for each length, the fastest strategy within the accuracy target and its
 //     speedup over the reference (full-gpu by default) and over the best baseline that also
 //     meets the target, named; lengths with the same winner share a sentence; "no strategy
 //     meets" where none does; a reference that did not run there (oom) is said, and the
 //     winner is then compared with the best baseline only;
 //  3. where the KV cache stops fitting the accelerator (kv_boundary_line), or where the
-//     reference ran out of memory when the report does not carry kv_fit_fraction;
-//  4. which points are too noisy to judge (reports/convergence), or that every point settled.
+//     reference ran out of memory when the report does not carry kv_fit_fraction.
 // A report without points gets one sentence saying so.
 std::vector<std::string> summary_sentences(const Report& report, const TableOptions& options = {});
 
