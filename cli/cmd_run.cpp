@@ -27,6 +27,7 @@
 #include "reports/json_io.h"
 #include "reports/output_file.h"
 #include "reports/tables.h"
+#include "reports/summary.h"
 #include "reports/text_table.h"
 #include "reports/model/model_run.h"
 #include "reports/run/runner.h"
@@ -119,6 +120,10 @@ std::string default_out_path() {
 // everything). Noise is the reports' robust figure, IQR / (1.349 median), so a few preempted steps
 // do not make a quiet point look noisy.
 void print_summary(const reports::Report& r, std::FILE* to) {
+  // The answer first (issue 19): the same sentences the markdown and HTML reports open with.
+  std::fputs("Summary:\n", to);
+  for (const auto& s : reports::summary_sentences(r)) std::fprintf(to, "  - %s\n", s.c_str());
+  std::fputs("\n", to);
   const bool any_modeled = std::any_of(r.points.begin(), r.points.end(),
                                        [](const auto& p) { return p.modeled.present(); });
   reports::TextTable t;

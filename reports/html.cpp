@@ -8,14 +8,13 @@
 
 #include "reports/convergence.h"
 #include "reports/format.h"
+#include "reports/summary.h"
 #include "reports/svg_plot.h"
 #include "reports/text_table.h"
 
 namespace hb::reports {
 
 namespace {
-
-using Colors = std::map<std::string, std::string>;
 
 std::string fmt_duration(double ns) { return format_duration_ns(ns); }
 std::string fmt_ratio(double r) { return format_ratio(r); }
@@ -26,6 +25,50 @@ std::string point_tooltip(const Point& p) {
   return s + time_cell(&p) + " (p10 " + format_duration_ns(p.step.summary.p10) + ", p90 " +
          format_duration_ns(p.step.summary.p90) + ", " + std::to_string(p.step.summary.count) +
          " samples, " + to_string(p.provenance) + ")";
+}
+
+// How a strategy is drawn. Issue 19: twelve colours told apart by hue alone were unreadable, so
+// only the strategies the summary talks about get colour and a shape of their own; the rest
+// are grey context, named by direct labels, never by a legend to decode.
+struct Style {
+  std::string color;
+  SvgPlot::Shape shape = SvgPlot::Shape::circle;
+  bool emphasized = false;
+};
+using Styles = std::map<std::string, Style>;
+constexpr const char* kGrey = "#a9a9a9";
+constexpr size_t kMaxEmphasized = 5;
+
+// The reference, then per column the fastest within the target, the best baseline within it
+// and the fastest overall, at most kMaxEmphasized; colours and shapes in that order.
+Styles styles_for(const ProcurementTable& t) {
+  std::vector<std::string> chosen;
+  auto add = [&](const std::string& s) {
+    if (!s.empty() && chosen.size() < kMaxEmphasized &&
+        std::find(chosen.begin(), chosen.end(), s) == chosen.end())
+      chosen.push_back(s);
+  };
+  add(t.reference);
+  for (const auto& [len, host] : t.columns()) add(t.fastest_within_target(len, host));
+  for (const auto& [len, host] : t.columns())
+    add(best_baseline(t, len, host, t.fastest_within_target(len, host)));
+  for (const auto& [len, host] : t.columns()) add(t.fastest(len, host));
+  static const char* colors[] = {"#000000", "#D55E00", "#0072B2", "#009E73", "#CC79A7"};
+  static const SvgPlot::Shape shapes[] = {SvgPlot::Shape::square, SvgPlot::Shape::circle,
+                                          SvgPlot::Shape::diamond, SvgPlot::Shape::triangle,
+                                          SvgPlot::Shape::triangle_down};
+  Styles st;
+  for (const auto& s : t.strategies) st[s] = Style{kGrey, SvgPlot::Shape::circle, false};
+  for (size_t i = 0; i < chosen.size(); ++i) st[chosen[i]] = Style{colors[i], shapes[i], true};
+  return st;
+}
+
+// Grey first, so the emphasized series are drawn on top.
+std::vector<std::string> drawing_order(const ProcurementTable& t, const Styles& st) {
+  std::vector<std::string> order = t.strategies;
+  std::stable_partition(order.begin(), order.end(),
+                        [&](const std::string& s) { return !st.at(s).emphasized; });
+  return order;
 }
 
 // x positions shared by the sequence-length charts: one tick per length (thinned when crowded).
@@ -40,15 +83,10 @@ void set_seq_len_axis(SvgPlot& plot, const ProcurementTable& t) {
              "sequence length (tokens)", ticks);
 }
 
-std::vector<std::pair<std::string, std::string>> legend_of(const ProcurementTable& t,
-                                                           const Colors& colors) {
-  std::vector<std::pair<std::string, std::string>> l;
-  for (const auto& s : t.strategies) l.emplace_back(s, colors.at(s));
-  return l;
-}
-
-std::string time_chart(const ProcurementTable& t, const Colors& colors) {
-  SvgPlot plot(760, 340, "Decode step time vs sequence length", provenance_heading(t));
+std::string time_chart(const ProcurementTable& t, const Styles& st, const std::string& id) {
+  SvgPlot plot(1000, 380, "Decode step time vs sequence length", provenance_heading(t));
+  plot.set_id(id);
+  plot.set_margins(72, 200, 34, 46);
   set_seq_len_axis(plot, t);
   double lo = std::numeric_limits<double>::infinity(), hi = 0;
   for (const auto& [k, p] : t.cells)
@@ -64,12 +102,16 @@ std::string time_chart(const ProcurementTable& t, const Colors& colors) {
       std::any_of(t.cells.begin(), t.cells.end(), [](const auto& c) { return !c.second->timed(); });
   if (any_failed) yhi *= std::pow(yhi / ylo, 0.15);
   plot.set_y(ylo, yhi, true, "step time (median, p10-p90)", log_ticks(ylo, yhi, fmt_duration));
-  for (size_t i = 0; i < t.strategies.size(); ++i) {
-    const std::string& s = t.strategies[i];
-    const std::string& c = colors.at(s);
+  // Direct labels at the right edge, at the height of each series' last timed point.
+  std::vector<std::string> labelled;
+  std::vector<double> wanted;
+  const auto order = drawing_order(t, st);
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string& s = order[i];
+    const Style& style = st.at(s);
     // Several strategies can fail at one length: spread their markers so none hides another.
     const double spread =
-        (static_cast<double>(i) - (static_cast<double>(t.strategies.size()) - 1) / 2) * 12;
+        (static_cast<double>(i) - (static_cast<double>(order.size()) - 1) / 2) * 12;
     std::vector<std::pair<double, double>> line;
     for (auto len : t.seq_lens) {
       const Point* p = t.at(s, len);
@@ -77,162 +119,310 @@ std::string time_chart(const ProcurementTable& t, const Colors& colors) {
       const double x = static_cast<double>(len);
       if (p->timed()) {
         line.emplace_back(x, p->step.summary.median);
-        plot.range_bar(x, p->step.summary.p10, p->step.summary.p90, c);
-        plot.marker(x, p->step.summary.median, c, point_tooltip(*p));
+        plot.range_bar(x, p->step.summary.p10, p->step.summary.p90, style.color);
       } else {
-        plot.failed_marker(plot.px(x) + spread, c, to_string(p->status),
-                           point_tooltip(*p));  // shown, not hidden
+        // Shown, not hidden; only emphasized series print the status word, so the grey ones'
+        // words do not pile up ("oomoom").
+        plot.failed_marker(plot.px(x) + spread, style.color,
+                           style.emphasized ? to_string(p->status) : "", point_tooltip(*p));
       }
     }
-    plot.polyline(line, c);
+    plot.polyline(line, style.color, false, style.emphasized ? 2.4 : 1.2);
     std::vector<std::pair<double, double>> modeled;
     for (auto len : t.seq_lens)
       if (const Point* p = t.at(s, len); p && p->timed() && p->modeled.present())
         modeled.emplace_back(static_cast<double>(len), p->modeled.step.summary.median);
-    plot.polyline(modeled, c, true);
+    plot.polyline(modeled, style.color, true, style.emphasized ? 2 : 1.2);
+    for (auto len : t.seq_lens)
+      if (const Point* p = t.at(s, len); p && p->timed())
+        plot.marker(static_cast<double>(len), p->step.summary.median, style.color,
+                    point_tooltip(*p), style.shape, style.emphasized ? 4.5 : 3);
+    if (!line.empty()) labelled.push_back(s), wanted.push_back(plot.py(line.back().second));
   }
-  plot.legend(legend_of(t, colors));
+  const auto y = spread_labels(wanted, 11, plot.plot_top() + 6, plot.plot_bottom());
+  for (size_t i = 0; i < labelled.size(); ++i) {
+    const Style& style = st.at(labelled[i]);
+    const double x = plot.plot_right();
+    plot.line_px(x + 1, wanted[i], x + 12, y[i] - 3, style.color, 0.8);
+    plot.marker_px(x + 18, y[i] - 3.5, style.color, style.shape, 3.5);
+    plot.text(x + 25, y[i], labelled[i], "start", style.emphasized ? 11 : 10,
+              style.emphasized ? style.color : "#777", style.emphasized);
+  }
   return plot.str();
 }
 
-std::string speedup_chart(const ProcurementTable& t, const Colors& colors) {
+// Speedups as small multiples, one panel per length: a horizontal bar per strategy from 1x to
+// its speedup on a log axis shared by the panels, its value at the bar's end, hatched where it
+// is within noise of 1x (within_noise). Where the reference did not run (full-gpu oom), the
+// panel is against the best baseline within the target instead, as the summary's sentence is,
+// and its title says so: an empty panel would hide what the summary states.
+std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids) {
   std::vector<std::string> others;
   for (const auto& s : t.strategies)
     if (s != t.reference) others.push_back(s);
-  SvgPlot plot(760, 320, "Speedup vs " + t.reference + " (> 1: faster)", provenance_heading(t));
-  const double n = static_cast<double>(t.seq_lens.size());
-  std::vector<SvgPlot::Tick> xt;
-  for (size_t i = 0; i < t.seq_lens.size(); ++i)
-    xt.push_back({i + 0.5, format_tokens(t.seq_lens[i])});
-  plot.set_x(0, n, false, "sequence length (tokens)", xt);
+  if (others.empty()) return "";
+  const auto cols = t.columns();
+  auto base_of = [&](int64_t len, const std::string& host) {
+    const Point* ref = t.at(t.reference, len, host);
+    if (ref && ref->timed()) return t.reference;
+    const std::string b = best_baseline(t, len, host, "");
+    return b.empty() ? t.fastest(len, host) : b;
+  };
+  // One row order for every panel: by speedup at the longest length the reference ran.
+  for (auto it = cols.rbegin(); it != cols.rend(); ++it) {
+    const Point* ref = t.at(t.reference, it->first, it->second);
+    if (!ref || !ref->timed()) continue;
+    auto key = [&](const std::string& s) {
+      const auto sp = t.speedup(s, it->first, it->second);
+      return sp ? sp->first : 0.0;
+    };
+    std::stable_sort(others.begin(), others.end(),
+                     [&](const auto& a, const auto& b) { return key(a) > key(b); });
+    break;
+  }
   double lo = 1, hi = 1;
   for (const auto& s : others)
-    for (auto len : t.seq_lens)
-      if (auto sp = t.speedup(s, len)) lo = std::min(lo, sp->first), hi = std::max(hi, sp->first);
-  const auto [ylo, yhi] = padded_log_range(lo, hi);
-  plot.set_y(ylo, yhi, true, "speedup (" + t.reference + " time / time)",
-             log_ticks(ylo, yhi, fmt_ratio));
-  plot.hline(1.0, "#666", true);
-  const double group = (plot.plot_right() - plot.plot_left()) / n;
-  const double width = others.empty() ? 0 : group * 0.8 / static_cast<double>(others.size());
-  for (size_t i = 0; i < t.seq_lens.size(); ++i) {
-    const int64_t len = t.seq_lens[i];
-    const double x0 = plot.plot_left() + group * (static_cast<double>(i) + 0.1);
-    const Point* ref = t.at(t.reference, len);
-    if (!ref || !ref->timed()) {
-      plot.text(x0 + group * 0.4, plot.py(1.0) - 6,
-                t.reference + " " + (ref ? to_string(ref->status) : "absent") + ": n/a", "middle",
-                10, "#a33");
-      continue;
-    }
+    for (const auto& [len, host] : cols)
+      if (auto sp = t.ratio(s, base_of(len, host), len, host))
+        lo = std::min(lo, sp->first), hi = std::max(hi, sp->first);
+  // Room at both ends for the value labels.
+  const double xlo = lo / std::pow(hi / lo, 0.18) / 1.05, xhi = hi * std::pow(hi / lo, 0.22) * 1.05;
+  const int width = cols.size() == 1 ? 760 : cols.size() == 2 ? 640 : 430;
+  const double row = 17, top = 40, bottom = 62;
+  const int height = static_cast<int>(top + row * static_cast<double>(others.size()) + bottom);
+  std::string out = "<div class=\"panels\">\n";
+  for (const auto& [len, host] : cols) {
+    const std::string at = format_tokens(len) + (host.empty() ? "" : " @ " + host);
+    const Point* ref = t.at(t.reference, len, host);
+    const std::string base = base_of(len, host);
+    const std::string base_name = base.empty() ? t.reference : base;
+    const std::string why =
+        base_name == t.reference
+            ? ""
+            : " (" + t.reference + " " + (ref ? to_string(ref->status) : "absent") + ")";
+    SvgPlot plot(width, height, "Speedup vs " + base_name + " at " + at + why,
+                 provenance_heading(t));
+    plot.set_id("hb" + std::to_string(++ids));
+    plot.set_margins(112, 18, top, bottom);
+    plot.set_x(xlo, xhi, true, "speedup (" + base_name + " time / time; > 1: faster)",
+               log_ticks(xlo, xhi, fmt_ratio));
+    plot.set_y(0, static_cast<double>(others.size()), false, "", {});
+    const double one = plot.px(1.0);
+    plot.line_px(one, plot.plot_top(), one, plot.plot_bottom(), "#666", 1);
     for (size_t j = 0; j < others.size(); ++j) {
-      const double x = x0 + width * static_cast<double>(j);
-      const Point* p = t.at(others[j], len);
-      if (auto sp = t.speedup(others[j], len)) {
-        plot.bar(x, width * 0.9, 1.0, sp->first, colors.at(others[j]),
-                 others[j] + " at " + format_tokens(len) + ": " + format_ratio(sp->first) + " ± " +
-                     format_percent(sp->second) + " vs " + t.reference);
+      const std::string& s = others[j];
+      const Style& style = st.at(s);
+      const double y = plot.plot_top() + row * static_cast<double>(j);
+      plot.text(plot.plot_left() - 6, y + row * 0.7, s, "end", 10,
+                style.emphasized ? style.color : "#555", style.emphasized);
+      const Point* p = t.at(s, len, host);
+      if (base.empty()) continue;
+      if (s == base) {
+        plot.text(one + 4, y + row * 0.7, "(the base here)", "start", 9, "#555");
+      } else if (auto sp = t.ratio(s, base, len, host)) {
+        const bool noisy = within_noise(sp->first, sp->second);
+        plot.hbar(y + 2, row - 4, 1.0, sp->first, style.color,
+                  s + " at " + at + ": " + format_ratio(sp->first) + " ± " +
+                      format_percent(sp->second) + " vs " + base + (noisy ? " (within noise)" : ""),
+                  noisy);
+        const double end = plot.px(sp->first);
+        const bool right = sp->first >= 1;
+        plot.text(end + (right ? 3 : -3), y + row * 0.7, format_ratio(sp->first),
+                  right ? "start" : "end", 9, "#222", style.emphasized);
       } else if (p) {
-        plot.text(x + width * 0.45, plot.py(1.0) - 4, to_string(p->status), "middle", 9,
-                  colors.at(others[j]));
+        plot.text(one + 4, y + row * 0.7, to_string(p->status), "start", 9, "#a33");
       }
     }
+    if (base.empty())
+      plot.text((plot.plot_left() + plot.plot_right()) / 2, plot.plot_top() + 16,
+                "no strategy ran here", "middle", 10, "#a33");
+    const double ly = plot.plot_bottom() + 32;  // between the ticks and the axis title
+    plot.hatch_sample(plot.plot_left(), ly - 9, 10);
+    plot.text(plot.plot_left() + 14, ly, "within noise of 1x (|ln speedup| <= 2 x its noise)",
+              "start", 10, "#444");
+    out += plot.str();
   }
-  std::vector<std::pair<std::string, std::string>> legend;
-  for (const auto& s : others) legend.emplace_back(s, colors.at(s));
-  plot.legend(legend);
-  return plot.str();
+  return out + "</div>\n";
 }
 
-// The target's metric (mass recall by default, or cosine) against step time, the threshold
-// dashed: points above it and to the left are fast and accurate enough. rel_l2 is no axis here
-// (reports/README.md: it measures the value distribution as much as the strategy).
-std::string accuracy_chart(const ProcurementTable& t, const Colors& colors) {
+// The target's metric (mass recall by default, or cosine) against step time, one panel per
+// length: the threshold dashed, the Pareto front drawn as a staircase, and one label per spot
+// (strategies whose points coincide share it), nudged so no two labels overlap. rel_l2 is no
+// axis here (reports/README.md: it measures the value distribution as much as the strategy).
+std::string accuracy_panels(const ProcurementTable& t, const Styles& st, int& ids) {
   const bool cosine = t.target.metric == AccuracyTarget::Metric::cosine;
   auto figure = [&](const Point& p) { return cosine ? p.accuracy.cosine : p.accuracy.mass_recall; };
-  SvgPlot plot(760, 340, "Accuracy vs speed (up-left is better)", provenance_heading(t));
-  double xlo = std::numeric_limits<double>::infinity(), xhi = 0, ylo = t.target.threshold;
-  std::vector<const Point*> pts;
+  const auto cols = t.columns();
+  double ylo = t.target.threshold;
   for (const auto& [k, p] : t.cells)
-    if (p->timed() && p->accuracy.steps_scored > 0 && std::isfinite(figure(*p))) {
-      pts.push_back(p);
-      xlo = std::min(xlo, p->step.summary.median), xhi = std::max(xhi, p->step.summary.median);
+    if (p->timed() && p->accuracy.steps_scored > 0 && std::isfinite(figure(*p)))
       ylo = std::min(ylo, figure(*p));
-    }
-  const auto [x0, x1] = padded_log_range(std::isfinite(xlo) ? xlo : 1e3, xhi > 0 ? xhi : 1e6);
-  // Recall spans [0, 1]; cosine sits near 1, so its axis starts a little below the lowest point.
-  const double y0 = cosine ? std::max(-1.0, ylo - 0.05 * (1 - ylo) - 1e-4) : 0.0, y1 = 1.0;
+  // The axis starts a little below the lowest point or the target: the points that matter sit
+  // near 1, and an axis from 0 squashed them into one band.
+  const double y0 = cosine ? std::max(-1.0, ylo - 0.05 * (1 - ylo) - 1e-4)
+                           : std::max(0.0, ylo - 0.08 * (1 - ylo) - 0.01),
+               y1 = 1.0;
   std::vector<SvgPlot::Tick> yticks;
   for (int i = 0; i <= 4; ++i) {
     const double v = y0 + (y1 - y0) * i / 4;
-    char buf[16];
-    std::snprintf(buf, sizeof buf, cosine ? "%.4f" : "%.2f", v);
-    yticks.push_back({v, buf});
+    yticks.push_back({v, format_fixed(v, cosine || y1 - y0 < 0.2 ? 4 : 2)});
   }
-  plot.set_x(x0, x1, true, "step time (median)", log_ticks(x0, x1, fmt_duration));
-  plot.set_y(y0, y1, false, cosine ? "output cosine similarity" : "attention-mass recall", yticks);
-  plot.hline(t.target.threshold, "#888", true);
-  plot.text(plot.plot_left() + 4, plot.py(t.target.threshold) - 4, "target: " + t.target.describe(),
-            "start", 9, "#555");
-  for (const Point* p : pts) {
-    const std::string c = colors.at(p->axes.strategy);
-    plot.marker(p->step.summary.median, figure(*p), c, point_tooltip(*p) + "; " + accuracy_cell(p));
-    plot.text(plot.px(p->step.summary.median) + 6, plot.py(figure(*p)) - 4,
-              format_tokens(p->axes.seq_len) +
-                  (t.on_pareto_front(p->axes.strategy, p->axes.seq_len) ? kParetoMark : ""),
-              "start", 9, c);
+  const int width = cols.size() == 1 ? 760 : cols.size() == 2 ? 640 : 430;
+  std::string out = "<div class=\"panels\">\n";
+  for (const auto& [len, host] : cols) {
+    const std::string at = format_tokens(len) + (host.empty() ? "" : " @ " + host);
+    std::vector<const Point*> pts;
+    double xlo = std::numeric_limits<double>::infinity(), xhi = 0;
+    for (const auto& s : t.strategies)
+      if (const Point* p = t.at(s, len, host);
+          p && p->timed() && p->accuracy.steps_scored > 0 && std::isfinite(figure(*p))) {
+        pts.push_back(p);
+        xlo = std::min(xlo, p->step.summary.median), xhi = std::max(xhi, p->step.summary.median);
+      }
+    SvgPlot plot(width, 330, "Accuracy vs speed at " + at + " (up-left is better)",
+                 provenance_heading(t));
+    plot.set_id("hb" + std::to_string(++ids));
+    plot.set_margins(58, 16, 48, 46);
+    auto [x0, x1] = padded_log_range(std::isfinite(xlo) ? xlo : 1e3, xhi > 0 ? xhi : 1e6);
+    x1 *= std::pow(x1 / x0, 0.12);  // room for labels right of the slowest point
+    // A narrow range holds no 1-2-5 tick: then the fastest and slowest medians are the ticks.
+    auto xticks = log_ticks(x0, x1, fmt_duration);
+    if (xticks.size() < 2 && std::isfinite(xlo) && xhi > xlo)
+      xticks = {{xlo, fmt_duration(xlo)}, {xhi, fmt_duration(xhi)}};
+    plot.set_x(x0, x1, true, "step time (median)", xticks);
+    plot.set_y(y0, y1, false, cosine ? "output cosine similarity" : "attention-mass recall",
+               yticks);
+    plot.hline(t.target.threshold, "#888", true);
+    // The key, between the title and the plot.
+    plot.line_px(plot.plot_left(), 34, plot.plot_left() + 22, 34, "#333", 1.6);
+    plot.text(plot.plot_left() + 26, 38, "Pareto front", "start", 10, "#333");
+    plot.line_px(plot.plot_left() + 110, 34, plot.plot_left() + 132, 34, "#888", 1);
+    plot.text(plot.plot_left() + 136, 38, "target: " + t.target.describe(), "start", 10, "#555");
+    // The front as a staircase through its points, fastest first.
+    std::vector<const Point*> front;
+    for (const Point* p : pts)
+      if (t.on_pareto_front(p->axes.strategy, len, host)) front.push_back(p);
+    std::sort(front.begin(), front.end(), [](const Point* a, const Point* b) {
+      return a->step.summary.median < b->step.summary.median;
+    });
+    std::vector<std::pair<double, double>> stairs;
+    for (const Point* p : front) {
+      if (!stairs.empty()) stairs.emplace_back(p->step.summary.median, stairs.back().second);
+      stairs.emplace_back(p->step.summary.median, figure(*p));
+    }
+    plot.polyline(stairs, "#333", false, 1.6);
+    // Markers: grey first, emphasized on top.
+    std::stable_sort(pts.begin(), pts.end(), [&](const Point* a, const Point* b) {
+      return !st.at(a->axes.strategy).emphasized && st.at(b->axes.strategy).emphasized;
+    });
+    LabelPlacer placer(plot.plot_top(), plot.plot_bottom());
+    for (const Point* p : pts) {
+      const Style& style = st.at(p->axes.strategy);
+      const double mx = plot.px(p->step.summary.median), my = plot.py(figure(*p));
+      plot.marker(p->step.summary.median, figure(*p), style.color,
+                  point_tooltip(*p) + "; " + accuracy_cell(p), style.shape,
+                  style.emphasized ? 4.5 : 3.2);
+      placer.block({mx - 4, my - 4, mx + 4, my + 4});
+    }
+    // Points within a few pixels of each other are one spot with one label.
+    struct Spot {
+      double x, y;
+      std::vector<const Point*> members;
+      bool emphasized = false;
+    };
+    std::vector<Spot> spots;
+    for (auto it = pts.rbegin(); it != pts.rend(); ++it) {  // emphasized first: they lead a spot
+      const double mx = plot.px((*it)->step.summary.median), my = plot.py(figure(**it));
+      auto near = std::find_if(spots.begin(), spots.end(), [&](const Spot& s) {
+        return std::fabs(s.x - mx) < 7 && std::fabs(s.y - my) < 7;
+      });
+      if (near == spots.end()) spots.push_back({mx, my, {}, false}), near = spots.end() - 1;
+      near->members.push_back(*it);
+      near->emphasized = near->emphasized || st.at((*it)->axes.strategy).emphasized;
+    }
+    for (const Spot& spot : spots) {
+      std::string names, all;
+      bool front_member = false;
+      for (size_t i = 0; i < spot.members.size(); ++i) {
+        const std::string& s = spot.members[i]->axes.strategy;
+        all += (i ? ", " : "") + s;
+        front_member = front_member || t.on_pareto_front(s, len, host);
+      }
+      names = all;
+      // A pile of many: the first two and a count; the tooltip names them all.
+      if (spot.members.size() > 3)
+        names = spot.members[0]->axes.strategy + ", " + spot.members[1]->axes.strategy + " +" +
+                std::to_string(spot.members.size() - 2) + " more";
+      if (front_member) names += kParetoMark;
+      const Style& lead = st.at(spot.members[0]->axes.strategy);
+      const int size = spot.emphasized ? 10 : 9;
+      const double w = text_width(names, size);
+      const bool left = spot.x + 7 + w > plot.plot_right();
+      const double tx0 = left ? spot.x - 7 - w : spot.x + 7;
+      const double ty = placer.place(tx0, tx0 + w, spot.y + 3.5, size * 1.25);
+      if (std::fabs(ty - (spot.y + 3.5)) > 6)
+        plot.line_px(spot.x, spot.y, left ? tx0 + w : tx0, ty - 3, "#999", 0.6);
+      plot.text(left ? tx0 + w : tx0, ty, names, left ? "end" : "start", size,
+                spot.members.size() > 1 ? "#333" : (lead.emphasized ? lead.color : "#777"),
+                spot.emphasized, all);
+    }
+    out += plot.str();
   }
-  plot.legend(legend_of(t, colors));
-  return plot.str();
+  return out + "</div>\n";
 }
 
 const char* kStyle =
-    R"(body{font-family:sans-serif;margin:24px auto;max-width:1000px;color:#222;line-height:1.4}
+    R"(body{font-family:sans-serif;margin:16px auto;max-width:1340px;padding:0 12px;color:#222;line-height:1.4}
+h1{margin:4px 0 8px;font-size:26px}
+.summary{font-size:16px;background:#f4f7fb;border-left:5px solid #0072B2;padding:6px 18px 6px 8px;margin:0 0 10px}
+.summary li{margin:3px 0}
+details{margin:0 0 12px;font-size:14px}details>summary{cursor:pointer;color:#0b4f8a}
 table{border-collapse:collapse;margin:8px 0 16px}th,td{border:1px solid #ccc;padding:3px 8px;font-size:13px}
 th{background:#f3f3f3}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-figure{margin:12px 0}figcaption{font-size:12px;color:#555}.prov{color:#a33;font-style:italic}
+figure{margin:10px 0}figcaption{font-size:12px;color:#555}.prov{color:#a33;font-style:italic}
+.panels{display:flex;flex-wrap:wrap;gap:6px}
 .facts td:first-child{font-weight:bold;white-space:nowrap}.failed{color:#a33})";
 
 }  // namespace
 
 std::string html_report(const Report& report, const TableOptions& options) {
   const auto tables = procurement_tables(report, options);
-  Colors colors;
-  {
-    std::vector<std::string> names;
-    for (const auto& p : report.points) names.push_back(p.axes.strategy);
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-    for (size_t i = 0; i < names.size(); ++i) colors[names[i]] = series_color(i);
-  }
   std::string h =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>hybridbench "
       "report " +
       html_escape(report.context.host + " " + report.context.date_utc) + "</title>\n<style>\n" +
-      kStyle +
-      "\n</style>\n</head>\n<body>\n<h1>hybridbench report</h1>\n<table class=\"facts\">\n";
+      kStyle + "\n</style>\n</head>\n<body>\n<h1>hybridbench report</h1>\n";
+  // The answer first (issue 19); the run's context collapsed under it.
+  h += "<ul class=\"summary\" id=\"summary\">\n";
+  for (const auto& s : summary_sentences(report, options)) h += "<li>" + html_escape(s) + "</li>\n";
+  h += "</ul>\n<details><summary>Run context (tool, host, accelerator, memory, settings, command) "
+       "and how to read the figures</summary>\n<table class=\"facts\">\n";
   for (const auto& [k, v] : context_facts(report.context))
     h += "<tr><td>" + html_escape(k) + "</td><td>" + html_escape(v) + "</td></tr>\n";
   h += "</table>\n<p>Step time is one decode step of one layer for the whole batch (scope layer: "
-       "the "
-       "whole decoder layer; scope attention: attention alone; what "
-       "each sequence "
-       "waits per generated token, per layer): median, with p10&ndash;p90 bars in the charts and "
-       "noise (IQR / 1.349 median) in "
-       "the tables. Every figure says whether it is <i>measured</i> (this run, this hardware), "
-       "<i>emulated</i> (a "
-       "stand-in played a memory tier or the GPU) or <i>modeled</i>. Points that did not run are "
-       "drawn as &times; "
-       "with their status.</p>\n";
+       "the whole decoder layer; scope attention: attention alone; what each sequence waits per "
+       "generated token, per layer): median, with p10&ndash;p90 bars in the charts and noise "
+       "(IQR / 1.349 median) in the tables. Every figure says whether it is <i>measured</i> (this "
+       "run, this hardware), <i>emulated</i> (a stand-in played a memory tier or the GPU) or "
+       "<i>modeled</i>. Points that did not run are drawn as &times; with their status. In the "
+       "charts the reference, the fastest strategies within the accuracy target and the best "
+       "baselines have a colour and a marker shape of their own; the other strategies are grey, "
+       "named at their line's end or next to their point.</p>\n</details>\n";
+  // The summary already counts them; the list (one line per point, with its fix) is collapsed
+  // so it cannot push the charts off the first screen.
   if (const std::string u = unconverged_sentence(report); !u.empty())
-    h += "<p class=\"failed\">" + html_escape(u) + "</p>\n";
+    h += "<details><summary class=\"failed\">" + std::string(kUnconvergedMark + 1) +
+         " Points that stopped before their noise target, with the fix for each</summary>\n<p "
+         "class=\"failed\">" +
+         html_escape(u) + "</p>\n</details>\n";
   if (tables.empty()) h += "<p class=\"failed\">The report has no points.</p>\n";
-  int fig = 0;
+  int fig = 0, ids = 0;
   for (const auto& t : tables) {
     const std::string prov =
         "<span class=\"prov\">" + html_escape(provenance_heading(t)) + "</span>";
     h += "<section>\n<h2>" + html_escape(t.title) + "</h2>\n<p>Figures: " + prov + ".</p>\n";
     auto figure = [&](const std::string& svg, const std::string& caption) {
+      if (svg.empty()) return;
       h += "<figure>\n" + svg + "<figcaption>Figure " + std::to_string(++fig) + ": " +
            html_escape(caption) + " Figures: " + prov + ".</figcaption>\n</figure>\n";
     };
@@ -240,22 +430,28 @@ std::string html_report(const Report& report, const TableOptions& options) {
     const std::vector<std::string> hosts = t.hosts.empty() ? std::vector<std::string>{""} : t.hosts;
     for (const auto& host : hosts) {
       const ProcurementTable one = t.for_host(host);
+      const Styles styles = styles_for(one);
       const std::string on = host.empty() ? "" : " (" + host + ")";
       const std::string modeled_on = modeled_platforms(one);
-      figure(time_chart(one, colors),
+      figure(speedup_panels(one, styles, ids),
+             "Speedup of each strategy over " + t.reference + ", one panel per sequence length" +
+                 on + " (where " + t.reference +
+                 " did not run: over the best baseline within the accuracy target, named in the "
+                 "panel's title); hatched bars are within noise of 1x.");
+      figure(time_chart(one, styles, "hb" + std::to_string(++ids)),
              "Median decode step time per strategy (log-log); bars span p10 to p90" + on + "." +
                  (modeled_on.empty()
                       ? std::string()
                       : " Dashed: the median modeled on " + modeled_on + " for the same steps."));
-      figure(speedup_chart(one, colors), "Speedup of each strategy over " + t.reference +
-                                             " at each sequence length" + on + ".");
-      figure(accuracy_chart(one, colors),
+      figure(accuracy_panels(one, styles, ids),
              (t.target.metric == AccuracyTarget::Metric::cosine
                   ? std::string("Output cosine similarity against fp64")
                   : std::string("Attention-mass recall")) +
-                 " vs step time; dashed: the accuracy target (" + t.target.describe() +
-                 "); labels marked" + std::string(kParetoMark) + " are on the Pareto front" + on +
-                 ".");
+                 " vs step time, one panel per sequence length; dashed: the accuracy target (" +
+                 t.target.describe() +
+                 "); the solid staircase is the Pareto front, its points' "
+                 "labels marked" +
+                 std::string(kParetoMark) + on + ".");
     }
     h += "<h3>Step time (median &plusmn; noise)</h3>\n" + time_grid(t).html();
     if (const std::string b = kv_boundary_line(t); !b.empty())

@@ -31,6 +31,10 @@ SvgPlot::SvgPlot(int width, int height, std::string title, std::string provenanc
       title_(std::move(title)),
       provenance_(std::move(provenance)) {}
 
+void SvgPlot::set_margins(double left, double right, double top, double bottom) {
+  left_ = left, right_ = right, top_ = top, bottom_ = bottom;
+}
+
 void SvgPlot::set_x(double lo, double hi, bool log, std::string label, std::vector<Tick> ticks) {
   x_ = {lo, hi, log, std::move(label), std::move(ticks)};
 }
@@ -47,17 +51,45 @@ double SvgPlot::py(double y) const {
 }
 
 void SvgPlot::polyline(const std::vector<std::pair<double, double>>& pts, const std::string& color,
-                       bool dashed) {
+                       bool dashed, double width) {
   if (pts.size() < 2) return;
   std::string p;
   for (const auto& [x, y] : pts) p += num(px(x)) + "," + num(py(y)) + " ";
-  body_ += "<polyline fill=\"none\" stroke=\"" + color + "\" stroke-width=\"2\"" +
-           (dashed ? " stroke-dasharray=\"6 4\"" : "") + " points=\"" + p + "\"/>\n";
+  body_ += "<polyline fill=\"none\" stroke=\"" + color + "\" stroke-width=\"" +
+           format_fixed(width, 1) + "\"" + (dashed ? " stroke-dasharray=\"6 4\"" : "") +
+           " points=\"" + p + "\"/>\n";
 }
 
-void SvgPlot::marker(double x, double y, const std::string& color, const std::string& tooltip) {
-  body_ += "<circle cx=\"" + num(px(x)) + "\" cy=\"" + num(py(y)) + "\" r=\"4\" fill=\"" + color +
-           "\"><title>" + html_escape(tooltip) + "</title></circle>\n";
+void SvgPlot::marker(double x, double y, const std::string& color, const std::string& tooltip,
+                     Shape shape, double size) {
+  marker_px(px(x), py(y), color, shape, size, tooltip);
+}
+
+void SvgPlot::marker_px(double x, double y, const std::string& color, Shape shape, double size,
+                        const std::string& tooltip) {
+  const std::string title = tooltip.empty() ? "" : "<title>" + html_escape(tooltip) + "</title>";
+  // A white outline keeps a marker readable where it sits on another series' line.
+  const std::string paint = "fill=\"" + color + "\" stroke=\"#fff\" stroke-width=\"0.8\"";
+  auto path = [&](const std::vector<std::pair<double, double>>& v) {
+    std::string d;
+    for (size_t i = 0; i < v.size(); ++i)
+      d += (i ? " L" : "M") + num(x + v[i].first * size) + "," + num(y + v[i].second * size);
+    body_ += "<path d=\"" + d + " Z\" " + paint + ">" + title + "</path>\n";
+  };
+  switch (shape) {
+    case Shape::circle:
+      body_ += "<circle cx=\"" + num(x) + "\" cy=\"" + num(y) + "\" r=\"" + num(size) + "\" " +
+               paint + ">" + title + "</circle>\n";
+      return;
+    case Shape::square:
+      return path({{-0.9, -0.9}, {0.9, -0.9}, {0.9, 0.9}, {-0.9, 0.9}});
+    case Shape::triangle:
+      return path({{0, -1.2}, {1.1, 0.9}, {-1.1, 0.9}});
+    case Shape::triangle_down:
+      return path({{0, 1.2}, {1.1, -0.9}, {-1.1, -0.9}});
+    case Shape::diamond:
+      return path({{0, -1.3}, {1.1, 0}, {0, 1.3}, {-1.1, 0}});
+  }
 }
 
 void SvgPlot::range_bar(double x, double y_lo, double y_hi, const std::string& color) {
@@ -73,9 +105,11 @@ void SvgPlot::failed_marker(double x_px, const std::string& color, const std::st
            num(y - 5) + " L" + num(x_px + 5) + "," + num(y + 5) + " M" + num(x_px - 5) + "," +
            num(y + 5) + " L" + num(x_px + 5) + "," + num(y - 5) + "\" stroke=\"" + color +
            "\" stroke-width=\"2\"/>";
-  body_ += "<text x=\"" + num(x_px) + "\" y=\"" + num(y + 16) +
-           "\" text-anchor=\"middle\" font-size=\"9\" fill=\"" + color + "\">" + html_escape(word) +
-           "</text></g>\n";
+  if (!word.empty())
+    body_ += "<text x=\"" + num(x_px) + "\" y=\"" + num(y + 16) +
+             "\" text-anchor=\"middle\" font-size=\"9\" fill=\"" + color + "\">" +
+             html_escape(word) + "</text>";
+  body_ += "</g>\n";
 }
 
 void SvgPlot::bar(double x_px, double width_px, double y0, double y1, const std::string& color,
@@ -86,6 +120,37 @@ void SvgPlot::bar(double x_px, double width_px, double y0, double y1, const std:
            color + "\"><title>" + html_escape(tooltip) + "</title></rect>\n";
 }
 
+void SvgPlot::hbar(double y_px, double height_px, double x0, double x1, const std::string& color,
+                   const std::string& tooltip, bool hatched) {
+  const double a = px(x0), b = px(x1);
+  const std::string geometry = "x=\"" + num(std::min(a, b)) + "\" y=\"" + num(y_px) +
+                               "\" width=\"" + num(std::max(std::fabs(a - b), 1.0)) +
+                               "\" height=\"" + num(height_px) + "\"";
+  const std::string title = "<title>" + html_escape(tooltip) + "</title>";
+  if (!hatched) {
+    body_ += "<rect " + geometry + " fill=\"" + color + "\">" + title + "</rect>\n";
+    return;
+  }
+  uses_hatch_ = true;
+  body_ += "<g>" + title + "<rect " + geometry + " fill=\"" + color +
+           "\" fill-opacity=\"0.35\"/><rect " + geometry + " fill=\"url(#" + hatch_id() +
+           ")\" stroke=\"" + color + "\" stroke-width=\"0.8\"/></g>\n";
+}
+
+void SvgPlot::hatch_sample(double x_px, double y_px, double size) {
+  uses_hatch_ = true;
+  body_ += "<rect x=\"" + num(x_px) + "\" y=\"" + num(y_px) + "\" width=\"" + num(size) +
+           "\" height=\"" + num(size) + "\" fill=\"url(#" + hatch_id() +
+           ")\" stroke=\"#555\" stroke-width=\"0.8\"/>\n";
+}
+
+void SvgPlot::line_px(double x1, double y1, double x2, double y2, const std::string& color,
+                      double width) {
+  body_ += "<line x1=\"" + num(x1) + "\" y1=\"" + num(y1) + "\" x2=\"" + num(x2) + "\" y2=\"" +
+           num(y2) + "\" stroke=\"" + color + "\" stroke-width=\"" + format_fixed(width, 1) +
+           "\"/>\n";
+}
+
 void SvgPlot::hline(double y, const std::string& color, bool dashed) {
   body_ += "<line x1=\"" + num(plot_left()) + "\" x2=\"" + num(plot_right()) + "\" y1=\"" +
            num(py(y)) + "\" y2=\"" + num(py(y)) + "\" stroke=\"" + color + "\"" +
@@ -93,10 +158,12 @@ void SvgPlot::hline(double y, const std::string& color, bool dashed) {
 }
 
 void SvgPlot::text(double x_px, double y_px, const std::string& s, const char* anchor, int size,
-                   const std::string& color) {
+                   const std::string& color, bool bold, const std::string& tooltip) {
   body_ += "<text x=\"" + num(x_px) + "\" y=\"" + num(y_px) + "\" text-anchor=\"" + anchor +
-           "\" font-size=\"" + std::to_string(size) + "\" fill=\"" + color + "\">" +
-           html_escape(s) + "</text>\n";
+           "\" font-size=\"" + std::to_string(size) + "\" fill=\"" + color + "\"" +
+           (bold ? " font-weight=\"bold\"" : "") + ">" +
+           (tooltip.empty() ? "" : "<title>" + html_escape(tooltip) + "</title>") + html_escape(s) +
+           "</text>\n";
 }
 
 void SvgPlot::legend(const std::vector<std::pair<std::string, std::string>>& name_color) {
@@ -115,6 +182,11 @@ std::string SvgPlot::str() const {
                   "\" height=\"" + std::to_string(height_) +
                   "\" font-family=\"sans-serif\">\n<title>" +
                   html_escape(title_ + " (" + provenance_ + ")") + "</title>\n";
+  if (uses_hatch_)
+    s += "<defs><pattern id=\"" + hatch_id() +
+         "\" width=\"5\" height=\"5\" patternUnits=\"userSpaceOnUse\" "
+         "patternTransform=\"rotate(45)\"><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"5\" "
+         "stroke=\"#444\" stroke-width=\"1.2\"/></pattern></defs>\n";
   s += "<rect x=\"0\" y=\"0\" width=\"" + std::to_string(width_) + "\" height=\"" +
        std::to_string(height_) + "\" fill=\"#fff\"/>\n";
   auto t = [&](double x, double y, const std::string& text, const char* anchor, int size,
@@ -123,7 +195,8 @@ std::string SvgPlot::str() const {
          "\" font-size=\"" + std::to_string(size) + "\"" + extra + ">" + html_escape(text) +
          "</text>\n";
   };
-  t(plot_left(), 18, title_, "start", 13, " font-weight=\"bold\"");
+  // From the left edge, not the plot's: a narrow panel's title then clears the provenance label.
+  t(8, 18, title_, "start", 13, " font-weight=\"bold\"");
   // The provenance travels inside the figure, so a copied chart keeps its label.
   t(width_ - 8.0, 18, provenance_, "end", 11, " fill=\"#a33\" font-style=\"italic\"");
   // Grid and ticks.
@@ -148,6 +221,53 @@ std::string SvgPlot::str() const {
   s += "<text transform=\"translate(14," + num((plot_top() + plot_bottom()) / 2) +
        ") rotate(-90)\" text-anchor=\"middle\" font-size=\"11\">" + html_escape(ylab) + "</text>\n";
   return s + body_ + "</svg>\n";
+}
+
+std::vector<double> spread_labels(const std::vector<double>& wanted, double gap, double lo,
+                                  double hi) {
+  std::vector<size_t> order(wanted.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return wanted[a] < wanted[b]; });
+  std::vector<double> y(wanted.size());
+  // Push down from the top, then back up from the bottom where the stack ran past it; a stack
+  // taller than [lo, hi] starts at lo and runs past hi rather than overlapping.
+  double prev = lo - gap;
+  for (size_t i : order) prev = y[i] = std::max(std::clamp(wanted[i], lo, hi), prev + gap);
+  double next = hi + gap;
+  for (auto it = order.rbegin(); it != order.rend(); ++it)
+    next = y[*it] = std::min(y[*it], next - gap);
+  prev = lo - gap;
+  for (size_t i : order) prev = y[i] = std::max(y[i], prev + gap);
+  return y;
+}
+
+bool LabelPlacer::free(const Box& b) const {
+  return std::none_of(boxes_.begin(), boxes_.end(), [&](const Box& o) {
+    return b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1;
+  });
+}
+
+double LabelPlacer::place(double x0, double x1, double y, double height) {
+  // Baseline y: the text spans [y - 0.8 h, y + 0.2 h].
+  for (int k = 0; k < 40; ++k) {
+    const double dy = (k % 2 ? 1 : -1) * height * 0.5 * ((k + 1) / 2);
+    const double c = y + dy;
+    if (c - 0.8 * height < lo_ || c + 0.2 * height > hi_) continue;
+    const Box b{x0, c - 0.8 * height, x1, c + 0.2 * height};
+    if (free(b)) {
+      boxes_.push_back(b);
+      return c;
+    }
+  }
+  boxes_.push_back({x0, y - 0.8 * height, x1, y + 0.2 * height});
+  return y;  // nowhere free: at its wish (a crowded chart; the tooltips still tell)
+}
+
+double text_width(const std::string& s, double font_size) {
+  size_t chars = 0;
+  for (unsigned char c : s) chars += (c & 0xC0) != 0x80;  // UTF-8 code points
+  return 0.56 * font_size * static_cast<double>(chars);
 }
 
 std::string series_color(size_t index) {

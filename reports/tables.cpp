@@ -10,6 +10,7 @@
 #include "reports/convergence.h"
 #include "reports/fleet.h"
 #include "reports/format.h"
+#include "reports/summary.h"
 #include "reports/text_table.h"
 
 namespace hb::reports {
@@ -475,7 +476,13 @@ std::vector<std::string> not_run_lines(const ProcurementTable& t) {
 }
 
 std::string markdown_report(const Report& report, const TableOptions& options) {
-  std::string md = "# hybridbench report\n\n";
+  // The answer first (issue 19), the context collapsed below it: GitHub and most viewers render
+  // <details>; a plain reader still sees the text.
+  std::string md = "# hybridbench report\n\n## Summary\n\n";
+  for (const auto& s : summary_sentences(report, options)) md += "- " + s + "\n";
+  md +=
+      "\n<details><summary>Run context (tool, host, accelerator, settings, command) and how to "
+      "read the figures</summary>\n\n";
   for (const auto& [k, v] : context_facts(report.context)) md += "- **" + k + "**: " + v + "\n";
   md +=
       "\nStep time is one decode step of one layer for the whole batch (scope layer: the whole "
@@ -484,7 +491,7 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
       "waits per generated token, per layer), median ± noise (IQR / 1.349 median, robust to a few "
       "preempted steps) over the timed steps. Figures are "
       "*measured* (this run, this hardware), *emulated* (a stand-in played a tier or the GPU) or "
-      "*modeled*.\n";
+      "*modeled*.\n\n</details>\n";
   if (const std::string u = unconverged_sentence(report); !u.empty()) md += "\n" + u + "\n";
   for (const auto& t : procurement_tables(report, options)) {
     md += "\n## " + t.title + "\n\nFigures: " + provenance_heading(t) +

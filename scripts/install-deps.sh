@@ -5,7 +5,7 @@
 set -euo pipefail
 # `--main`: only what building and running the main job needs (scripts/quickstart.sh); without
 # it, also what the whole test suite needs (scripts/test.sh): the VM guests, MPI, the sanitizer
-# and fuzz compilers, the formatter, the report schema validator.
+# and fuzz compilers, the formatter, the report schema validator, a headless browser.
 main_only=0
 if [ "${1:-}" = "--main" ]; then main_only=1; shift; fi
 packages=(build-essential cmake pkg-config git ccache libhwloc-dev hwloc-nox libnuma-dev numactl
@@ -16,7 +16,8 @@ test_packages=(qemu-system-x86 busybox-static linux-image-amd64 ndctl daxctl
           libopenmpi-dev openmpi-bin  # MPI: fleet runs (run --distribute) and their tests
           clang-14 libclang-rt-14-dev llvm-14  # sanitizer + libFuzzer builds (scripts/sanitize.sh, fuzz.sh); llvm-symbolizer
           clang-format-14  # the one code style (.clang-format), checked by CTest repo_format
-          python3-jsonschema)  # reports validated against reports/schema/ (CTest schema_reports)
+          python3-jsonschema  # reports validated against reports/schema/ (CTest schema_reports)
+          chromium)  # headless: the HTML report's browser test (CTest label browser, tests/browser)
 ((main_only)) || packages+=("${test_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do

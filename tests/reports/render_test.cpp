@@ -200,12 +200,14 @@ TEST(Html, SelfContainedWithChartsAndLabels) {
   r.speedups = compute_speedups(r.points);
   const std::string html = html_report(r);
   EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
-  EXPECT_EQ(count(html, "<svg"), 3u);
-  EXPECT_EQ(count(html, "</svg>"), 3u);
+  // The time chart, and one speedup and one accuracy panel per length (small multiples).
+  EXPECT_EQ(count(html, "<svg"), 7u);
+  EXPECT_EQ(count(html, "</svg>"), 7u);
   EXPECT_EQ(count(html, "<polyline"), 2u);  // one line per strategy in the time chart
-  for (const char* external :
-       {"http://", "https://", "<script", "src=", "href=", "@import", "url("})
+  for (const char* external : {"http://", "https://", "<script", "src=", "href=", "@import"})
     EXPECT_FALSE(has(html, external)) << external;
+  // url() only for a pattern the same SVG defines (the hatching), never a resource.
+  EXPECT_EQ(count(html, "url("), count(html, "url(#"));
   EXPECT_FALSE(has(html, "a<b>&c"));
   EXPECT_TRUE(has(html, "a&lt;b&gt;&amp;c"));
   EXPECT_GE(count(html, ">emulated<"), 3u);  // the provenance label inside each chart

@@ -1,0 +1,226 @@
+#include "reports/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "reports/convergence.h"
+#include "reports/format.h"
+
+namespace hb::reports {
+
+bool within_noise(double ratio, double rel_noise) {
+  return ratio > 0 && std::fabs(std::log(ratio)) <= 2 * rel_noise;
+}
+
+bool is_baseline(const std::string& strategy, const std::string& reference) {
+  return strategy != reference && strategy != "hybridgen" && strategy.rfind("hybridgen-", 0) != 0;
+}
+
+namespace {
+
+std::string join_and(const std::vector<std::string>& items) {
+  std::string s;
+  for (size_t i = 0; i < items.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return s;
+}
+
+std::string column_name(int64_t len, const std::string& host) {
+  return format_tokens(len) + (host.empty() ? "" : " @ " + host);
+}
+
+// "1.52x ± 3.0% faster than full-gpu<note>", "1.25x ± 3.0% slower than quest<note>", or "as
+// fast as quest<note> (1.02x ± 3.0%, within noise)".
+std::string versus(const std::pair<double, double>& r, const std::string& other,
+                   const std::string& note = "") {
+  const std::string noise = " ± " + format_percent(r.second);
+  if (within_noise(r.first, r.second))
+    return "as fast as " + other + note + " (" + format_ratio(r.first) + noise + ", within noise)";
+  if (r.first >= 1) return format_ratio(r.first) + noise + " faster than " + other + note;
+  return format_ratio(1 / r.first) + noise + " slower than " + other + note;
+}
+
+std::string provenance_sentence(const Report& r) {
+  std::set<Provenance> seen;
+  for (const auto& p : r.points)
+    if (p.timed()) seen.insert(p.provenance);
+  if (seen.empty()) return "No point produced a timing, so there is nothing to compare.";
+  if (seen.size() > 1) {
+    std::vector<std::string> names;
+    for (auto p : seen) names.push_back(to_string(p));
+    return "The figures mix " + join_and(names) +
+           " points; cells marked (e) are emulated, (m) modeled.";
+  }
+  switch (*seen.begin()) {
+    case Provenance::measured:
+      return "All figures are measured on this machine's hardware.";
+    case Provenance::emulated:
+      return "All figures are emulated: a stand-in (the CPU playing the GPU, or a memory tier "
+             "playing another) ran them, so ratios carry over better than absolute times.";
+    case Provenance::modeled:
+      return "All figures are modeled from a platform profile (reports/model), not measured: "
+             "they are predictions of the named platform.";
+  }
+  return "";
+}
+
+// What one column (length, host) found.
+struct Finding {
+  int64_t len;
+  std::string host, winner;
+  std::string body;  // "2.00x ± 3% faster than full-gpu and ...", without the column
+};
+
+}  // namespace
+
+std::string best_baseline(const ProcurementTable& t, int64_t len, const std::string& host,
+                          const std::string& winner) {
+  std::string best;
+  double best_ns = 0;
+  for (const auto& s : t.strategies) {
+    const Point* p = t.at(s, len, host);
+    if (s == winner || !is_baseline(s, t.reference) || !p || !p->timed() || !t.target.met_by(*p))
+      continue;
+    if (best.empty() || p->step.summary.median < best_ns)
+      best = s, best_ns = p->step.summary.median;
+  }
+  return best;
+}
+
+namespace {
+
+Finding find(const ProcurementTable& t, int64_t len, const std::string& host) {
+  Finding f{len, host, t.fastest_within_target(len, host), ""};
+  if (f.winner.empty()) {
+    const std::string fastest = t.fastest(len, host);
+    f.body = fastest.empty()
+                 ? "no strategy ran"
+                 : "the fastest, " + fastest + ", has " + accuracy_cell(t.at(fastest, len, host));
+    return f;
+  }
+  const bool baseline_won = is_baseline(f.winner, t.reference);
+  std::string vs_ref, vs_base;
+  bool ref_missing = false;
+  if (f.winner == t.reference) {
+    vs_ref = t.reference + " is the reference itself";
+  } else if (const Point* ref = t.at(t.reference, len, host); ref && !ref->timed()) {
+    vs_ref = t.reference + " is " + to_string(ref->status), ref_missing = true;
+  } else if (auto r = t.ratio(f.winner, t.reference, len, host)) {
+    vs_ref = versus(*r, t.reference);
+  }
+  const std::string base = best_baseline(t, len, host, f.winner);
+  const std::string other = baseline_won ? "other " : "";
+  if (!base.empty()) {
+    if (auto r = t.ratio(f.winner, base, len, host))
+      vs_base = versus(*r, base, ", the best " + other + "baseline within target");
+  } else if (t.strategies.size() > 1) {
+    vs_base = "no " + other + "baseline meets the target";
+  }
+  // A reference that did not run is said first; the comparison is then with the baseline only.
+  if (vs_ref.empty() || vs_base.empty())
+    f.body = vs_ref + vs_base;
+  else
+    f.body = vs_ref + (ref_missing ? "; " : " and ") + vs_base;
+  return f;
+}
+
+void table_sentences(const ProcurementTable& t, const std::string& prefix,
+                     std::vector<std::string>& out) {
+  const std::string target = t.target.describe();
+  if (t.strategies.size() == 1) {
+    std::vector<std::string> met;
+    for (const auto& [len, host] : t.columns())
+      if (const Point* p = t.at(t.strategies[0], len, host); p && t.target.met_by(*p))
+        met.push_back(column_name(len, host));
+    out.push_back(prefix + "Only " + t.strategies[0] +
+                  " ran, so there is nothing to compare it with; it meets " + target + " " +
+                  (met.empty() ? "at no length" : "at " + join_and(met)) + ".");
+    return;
+  }
+  // Consecutive columns with the same answer share one sentence.
+  std::vector<Finding> group;
+  auto flush = [&] {
+    if (group.empty()) return;
+    std::vector<std::string> where, clauses;
+    for (const auto& f : group) where.push_back(column_name(f.len, f.host));
+    // One column: its findings follow the colon; several: each says which it is.
+    for (const auto& f : group)
+      clauses.push_back(group.size() == 1 ? f.body
+                                          : "at " + column_name(f.len, f.host) + " " + f.body);
+    std::string s;
+    if (group[0].winner.empty())
+      s = "No strategy meets " + target + " at " + join_and(where) + ": ";
+    else
+      s = group[0].winner + " is the fastest strategy within " + target + " at " +
+          (group.size() == t.columns().size() && group.size() > 1 ? "every length"
+                                                                  : join_and(where)) +
+          ": ";
+    std::string body;  // strategy names keep their case: they are what --strategy takes
+    for (const auto& c : clauses) body += (body.empty() ? "" : "; ") + c;
+    out.push_back(prefix + s + body + ".");
+    group.clear();
+  };
+  for (const auto& [len, host] : t.columns()) {
+    Finding f = find(t, len, host);
+    if (!group.empty() && group.back().winner != f.winner) flush();
+    group.push_back(std::move(f));
+  }
+  flush();
+}
+
+std::string memory_sentence(const ProcurementTable& t, const std::string& prefix) {
+  if (std::string b = kv_boundary_line(t); !b.empty()) return prefix + b;
+  std::vector<std::string> oom;
+  for (const auto& [len, host] : t.columns())
+    if (const Point* p = t.at(t.reference, len, host); p && p->status == PointStatus::oom)
+      oom.push_back(column_name(len, host));
+  if (oom.empty()) return "";
+  return prefix + t.reference + " runs out of accelerator memory (oom) at " + join_and(oom) + ".";
+}
+
+// "3 of 30 timed points are too noisy to judge ...", lower case, no full stop (it follows the
+// provenance sentence).
+std::string noise_clause(const Report& r) {
+  const auto target = noise_target(r.context);
+  std::vector<std::string> noisy;
+  size_t timed = 0;
+  for (const auto& p : r.points) {
+    if (p.timed()) ++timed;
+    if (missed_noise_target(p, target))
+      noisy.push_back(p.axes.strategy + " at " + format_tokens(p.axes.seq_len) + " (" +
+                      format_percent(robust_rel_noise(p.step.summary)) + ")");
+  }
+  if (timed == 0) return "";
+  const std::string goal =
+      target ? "the " + format_percent(*target) + " noise target" : std::string("its noise rule");
+  if (noisy.empty()) return "every timed point settled within " + goal;
+  constexpr size_t kListed = 4;
+  std::string list;
+  for (size_t i = 0; i < std::min(noisy.size(), kListed); ++i) list += (i ? ", " : "") + noisy[i];
+  if (noisy.size() > kListed) list += " and " + std::to_string(noisy.size() - kListed) + " more";
+  return std::to_string(noisy.size()) + " of " + std::to_string(timed) +
+         " timed points are too noisy to judge (they stopped before " + goal + "): " + list +
+         " (each is listed with its fix under the summary)";
+}
+
+}  // namespace
+
+std::vector<std::string> summary_sentences(const Report& report, const TableOptions& options) {
+  const auto tables = procurement_tables(report, options);
+  if (tables.empty()) return {"The report has no points."};
+  // What the figures are and how settled they are open the summary together, so a run with
+  // three lengths that each have their own winner still says it in five sentences.
+  std::string first = provenance_sentence(report);
+  if (std::string n = noise_clause(report); !n.empty() && !first.empty())
+    first.back() = ';', first += " " + n + ".";
+  std::vector<std::string> out = {first};
+  for (const auto& t : tables) {
+    const std::string prefix = tables.size() > 1 ? "In " + t.title + ": " : "";
+    table_sentences(t, prefix, out);
+    if (std::string m = memory_sentence(t, prefix); !m.empty()) out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace hb::reports
