@@ -228,9 +228,13 @@ TEST(Strategies, PlansReportOomOnASmallAccelerator) {
     EXPECT_EQ(p.status, PlanStatus::oom) << name;
     EXPECT_NE(p.reason.find("MiB"), std::string::npos) << name << ": " << p.reason;
   }
-  // Offloading strategies fit where the resident ones do not.
-  auto q = h.make("quest", {{"quest.offload", "1"}, {"quest.budget", "64"}});
-  EXPECT_EQ(q->plan(h.problem, h.platform).status, PlanStatus::ok);
+  // Offloading strategies fit where the resident ones do not. Offloaded Quest lands each KV
+  // head's union of its 7 query heads' pages (up to 7 x 4 pages of 2 x 2 KiB per KV head, next
+  // to 128 KiB of page bounds), so it gets 1 MiB, still half the 2 MiB of KV.
+  Harness big("qwen2.5-0.5b", 4000, 2, 1, WorkloadSpec::Kind::structured, 1024 * 1024);
+  EXPECT_EQ(big.make("quest")->plan(big.problem, big.platform).status, PlanStatus::oom);
+  auto q = big.make("quest", {{"quest.offload", "1"}, {"quest.budget", "64"}});
+  EXPECT_EQ(q->plan(big.problem, big.platform).status, PlanStatus::ok);
   auto o = h.make("offload", {{"offload.chunk_tokens", "64"}});
   EXPECT_EQ(o->plan(h.problem, h.platform).status, PlanStatus::ok);
 }
