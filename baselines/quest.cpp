@@ -1,10 +1,12 @@
 // quest (Quest, ICML'24): pages of page_tokens (16) tokens with per-page elementwise min and
 // max keys on the accelerator. Each step the query scores every page with the bound
 // U = sum_i max(q_i * max_i, q_i * min_i), the top pages within the token budget (2048,
-// always including the current page) are attended exactly. Resident setting (the original,
-// default): all KV on the accelerator, selection saves only accelerator reads. Offloaded
-// setting (quest.offload=1): pages live in host memory and only the selected pages cross the
-// link each step. See baselines/README.md.
+// always including the current page) are attended exactly. Each query head selects its own
+// pages, as each head does in the original (MHA); under GQA the query heads of a KV head share
+// the pages they both picked, so page reads and transfers count the group's union. Resident setting
+// (the original, default): all KV on the accelerator, selection saves only accelerator reads.
+// Offloaded setting (quest.offload=1): pages live in host memory and only the selected pages cross
+// the link each step. See baselines/README.md.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -58,7 +60,9 @@ class Quest final : public baselines::KvStrategyBase {
     r.parameters["budget_tokens"] = std::to_string(budget_pages_ * P);
     r.parameters["budget_pages"] = std::to_string(budget_pages_);
     r.parameters["offload"] = offload_ ? "1" : "0";
-    r.parameters["gqa"] = "per KV head, page score = max over its query heads";
+    r.parameters["gqa"] =
+        "per query head (the original's per-head selection); reads and moves the union of a KV "
+        "head's query heads' pages";
     r.parameters["metadata"] =
         "per-page key box as center/radius in " + std::string(dtype_name(shape.kv_dtype));
     if (offload_) r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
@@ -67,15 +71,16 @@ class Quest final : public baselines::KvStrategyBase {
     meta_blocks_ = pages_for(max_pages_, kMetaSlots);
     const int64_t meta = 2 * B * Hkv * meta_blocks_ * kMetaSlots * shape.head_dim *
                          static_cast<int64_t>(dtype_size(shape.kv_dtype));
-    const int64_t scratch = B * Hkv * max_pages_ * 4 + B * Hkv * budget_pages_ * 4 +
+    const int64_t scratch = B * shape.q_heads * budget_pages_ * 4 +
                             B * Hkv * 2 * shape.head_dim * 4 +
                             B * shape.q_heads * (shape.head_dim + 2 * max_pages_) * 4;
     int64_t need = meta + scratch + step_io_bytes(problem);
     if (offload_) {
       if (!check_host_kv_fit(platform, r)) return;
-      need += B * Hkv * budget_pages_ * 2 * static_cast<int64_t>(block_);  // landing pages
+      need += B * Hkv * union_pages_max() * 2 * static_cast<int64_t>(block_);  // landing pages
       check_accelerator_fit(platform, need,
-                            "page metadata and " + std::to_string(budget_pages_) + " landing pages",
+                            "page metadata and " + std::to_string(union_pages_max()) +
+                                " landing pages per KV head (its query heads' union)",
                             "lower quest.budget", r);
     } else {
       need += kv_bytes(platform.accelerator->memory(), max_tokens);
@@ -93,15 +98,14 @@ class Quest final : public baselines::KvStrategyBase {
     load_whole_prompt(kv_alloc);
     const int d = shape.head_dim, Hq = shape.q_heads;
     const size_t mblock = static_cast<size_t>(kMetaSlots) * d * dtype_size(shape.kv_dtype);
-    const size_t BH = static_cast<size_t>(B) * Hkv;
+    const size_t BH = static_cast<size_t>(B) * Hkv, BQ = static_cast<size_t>(B) * Hq;
     mc_ = mem->allocate(BH * meta_blocks_ * mblock);
     mr_ = mem->allocate(BH * meta_blocks_ * mblock);
     box_ = mem->allocate(BH * 2 * d * 4);
     qabs_ = mem->allocate(static_cast<size_t>(B) * Hq * d * 4);
     bounds_ = mem->allocate(static_cast<size_t>(B) * 2 * Hq * max_pages_ * 4);
-    scores_ = mem->allocate(BH * max_pages_ * 4);
-    sel_ = mem->allocate(BH * budget_pages_ * 4);
-    sel_host_.assign(BH * budget_pages_, 0);
+    sel_ = mem->allocate(BQ * budget_pages_ * 4);
+    sel_host_.assign(BQ * budget_pages_, 0);
     mc_table_.resize(BH * meta_blocks_);
     mr_table_.resize(BH * meta_blocks_);
     for (size_t i = 0; i < BH * meta_blocks_; ++i) {
@@ -109,7 +113,7 @@ class Quest final : public baselines::KvStrategyBase {
       mr_table_[i] = PageRef{mr_.as<std::byte>() + i * mblock, nullptr};
     }
     if (offload_) {
-      landing_ = mem->allocate(BH * budget_pages_ * 2 * block_);
+      landing_ = mem->allocate(BH * union_pages_max() * 2 * block_);
       stage_ =
           acc.staging_memory(platform_.host_tiers.at(0).location.node)->allocate(landing_.size());
     }
@@ -143,21 +147,21 @@ class Quest final : public baselines::KvStrategyBase {
     enqueue_selection(sp);
     count_selection_traffic(sp, out.traffic);
     if (!offload_)
-      finish_resident(out);
+      finish_resident(sp, out);
     else
       finish_offloaded(sp, t0, out);
-    // Attended tokens: the selected pages' tokens, by original position.
-    set_attended(out, [&](int b, int kvh) {
-      const size_t bh = static_cast<size_t>(b) * problem_->shape.kv_heads + kvh;
-      const int P = problem_->page_tokens;
-      std::vector<int64_t> v(sp.tokens);
+    // Attended tokens: each query head's selected pages' tokens, by original position.
+    const int Hq = problem_->shape.q_heads, P = problem_->page_tokens;
+    out.attended.resize(static_cast<size_t>(problem_->batch) * Hq);
+    for (size_t row = 0; row < out.attended.size(); ++row) {
+      std::vector<int64_t>& v = out.attended[row];
+      v.resize(static_cast<size_t>(sp.tokens));
       int64_t i = 0;
       for (int64_t j = 0; j < sp.kp; ++j) {
-        const int64_t p = sel_host_[bh * sp.kp + j];
+        const int64_t p = sel_host_[row * sp.kp + j];
         for (int64_t tk = p * P; tk < std::min(sp.ctx, (p + 1) * P); ++tk) v[i++] = tk;
       }
-      return v;
-    });
+    }
   }
 
  private:
@@ -193,11 +197,38 @@ class Quest final : public baselines::KvStrategyBase {
       if (!offload_) attend_resident(views, ctx, kp, pool);
     });
     acc.copy_to_host(sel_host_.data(), sel_.data(),
-                     static_cast<size_t>(problem_->batch) * problem_->shape.kv_heads * kp * 4);
+                     static_cast<size_t>(problem_->batch) * problem_->shape.q_heads * kp * 4);
+  }
+
+  // Most pages a KV head's query heads select together (their union): what landing holds.
+  int64_t union_pages_max() const {
+    return std::min(max_pages_, budget_pages_ * problem_->shape.group_size());
+  }
+
+  // The pages the query heads of KV head `kvh` of sequence b selected, ascending and distinct
+  // (needs sel_host_ of this step): what a GQA kernel reads once for the group, and what the
+  // offloaded setting moves.
+  std::vector<int32_t> union_pages(int b, int kvh, int64_t kp) const {
+    const int G = problem_->shape.group_size();
+    const size_t row0 = (static_cast<size_t>(b) * problem_->shape.q_heads + kvh * G) * kp;
+    std::vector<int32_t> u(sel_host_.begin() + row0, sel_host_.begin() + row0 + G * kp);
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    return u;
+  }
+
+  // Tokens in the union pages of every (sequence, KV head): the KV the attention reads.
+  int64_t union_tokens(const StepPages& sp) const {
+    const int P = problem_->page_tokens;
+    int64_t n = 0;
+    for (int b = 0; b < problem_->batch; ++b)
+      for (int h = 0; h < problem_->shape.kv_heads; ++h)
+        for (int32_t p : union_pages(b, h, sp.kp)) n += std::min<int64_t>(P, sp.ctx - p * P);
+    return n;
   }
 
   // Traffic both settings share: the page bounds scored, the current box updated, attention
-  // over the selected pages.
+  // flops over the selected pages (the KV it reads is counted once the selection is back).
   void count_selection_traffic(const StepPages& sp, Traffic& t) const {
     const auto& shape = problem_->shape;
     const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
@@ -208,20 +239,28 @@ class Quest final : public baselines::KvStrategyBase {
       t.read(Processor::accelerator, am,
              2 * (np - 1) * meta_row * Hkv * B);  // center + radius planes
       t.select(Processor::accelerator,
-               static_cast<double>(np - 1) * Hkv * B);  // top-k over the page scores
+               static_cast<double>(np - 1) * Hq * B);  // top-k over each query head's scores
       t.accelerator_flops += 4.0 * d * Hq * (np - 1) * B;
     }
     t.read(Processor::accelerator, am,
            (sp.first_in_page ? 0 : 2 * d * 4) * Hkv * B);                       // current box
     t.write(Processor::accelerator, am, (2 * d * 4 + 2 * meta_row) * Hkv * B);  // box, its bound
     t.accelerator_flops += 4.0 * Hq * d * static_cast<double>(sp.tokens) * B;
-    t.read(Processor::accelerator, am, sp.tokens * shape.kv_bytes_per_token() * B);  // attention
+  }
+
+  // Attention's KV reads: the union pages of each KV head, once (one K and one V row per token
+  // of one KV head: kv_bytes_per_token / kv_heads).
+  void count_attention_reads(const StepPages& sp, MemoryKind where, Traffic& t) const {
+    const auto& shape = problem_->shape;
+    t.read(Processor::accelerator, where,
+           union_tokens(sp) * (shape.kv_bytes_per_token() / shape.kv_heads));
   }
 
   // Resident setting: the policy kernel attended already; wait for it.
-  void finish_resident(StepResult& out) {
+  void finish_resident(const StepPages& sp, StepResult& out) {
     out.phase_ns[phase::kAccelerator] = collect_output(out);
     Traffic& t = out.traffic;
+    count_attention_reads(sp, MemoryKind::accelerator, t);
     t.write(Processor::accelerator, MemoryKind::accelerator,
             problem_->shape.kv_bytes_per_token() * problem_->batch);  // new token
     t.kernel_launches = 1;  // bound update + page scores + top-k + attention, one fused kernel
@@ -233,51 +272,64 @@ class Quest final : public baselines::KvStrategyBase {
   // runs on the landing pages.
   void finish_offloaded(const StepPages& sp, int64_t t0, StepResult& out) {
     Accelerator& acc = *platform_.accelerator;
-    const int B = problem_->batch, Hkv = problem_->shape.kv_heads;
+    const int B = problem_->batch;
     const int64_t kp = sp.kp;
     acc.synchronize();
     const int64_t t1 = now_ns();
     out.phase_ns[phase::kSelect] = t1 - t0;
     append_new_token_from_host_rows();
-    gather_selected_pages(kp);
+    const std::vector<size_t> slot = gather_selected_pages(kp);
     const int64_t t2 = now_ns();
     out.phase_ns[phase::kCpu] = t2 - t1;
-    const size_t moved = static_cast<size_t>(B) * Hkv * kp * 2 * block_;
+    const size_t moved = landed_pages_ * 2 * block_;
     acc.copy_to_device(landing_.data(), stage_.data(), moved);
     auto* land = landing_.as<std::byte>();
-    SelectedPages pages = selected_pages(kp, sp.tokens, [&](size_t bh, int64_t j) {
-      return PageRef{land + ((bh * kp + j) * 2) * block_, land + ((bh * kp + j) * 2 + 1) * block_};
+    SelectedPages pages = selected_pages(kp, sp.tokens, [&](size_t row, int64_t j) {
+      const size_t i = slot[row * kp + j];
+      return PageRef{land + (i * 2) * block_, land + (i * 2 + 1) * block_};
     });
     acc.decode_attention(pages.args.data(), B);
     collect_output(out);
     out.phase_ns[phase::kAccelerator] = now_ns() - t2;
     Traffic& t = out.traffic;
     const MemoryKind tier = platform_.host_tiers.at(0).location.kind;
-    t.d2h_bytes =
-        static_cast<int64_t>(2 * io_->kv_row_bytes()) + static_cast<int64_t>(B) * Hkv * kp * 4;
+    t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes()) +
+                  static_cast<int64_t>(B) * problem_->shape.q_heads * kp * 4;
     t.h2d_bytes = static_cast<int64_t>(moved);
     t.write(Processor::cpu, tier, problem_->shape.kv_bytes_per_token() * B);       // new token
     t.read(Processor::cpu, tier, static_cast<int64_t>(moved));                     // gather
     t.write(Processor::cpu, MemoryKind::local_dram, static_cast<int64_t>(moved));  // staging
     t.write(Processor::accelerator, MemoryKind::accelerator,
             static_cast<int64_t>(moved));  // landing pages
-    t.kernel_launches = 2;                 // selection kernel, attention
+    count_attention_reads(sp, MemoryKind::accelerator, t);
+    t.kernel_launches = 2;  // selection kernel, attention
     t.syncs = 2;
   }
 
-  // Host: the selected pages of every (sequence, KV head) into pinned staging, K then V.
-  void gather_selected_pages(int64_t kp) {
-    const int Hkv = problem_->shape.kv_heads;
+  // Host: the union of each (sequence, KV head)'s selected pages into pinned staging, packed,
+  // K then V per page (a page two query heads picked crosses once). Returns, per (query head
+  // row, j), the landing slot of its j-th page; sets landed_pages_.
+  std::vector<size_t> gather_selected_pages(int64_t kp) {
+    const int Hkv = problem_->shape.kv_heads, G = problem_->shape.group_size();
     auto* stage = stage_.as<std::byte>();
+    std::vector<size_t> slot(sel_host_.size());
+    size_t next = 0;
     for (int b = 0; b < problem_->batch; ++b)
       for (int h = 0; h < Hkv; ++h) {
-        const size_t bh = static_cast<size_t>(b) * Hkv + h;
-        for (int64_t j = 0; j < kp; ++j) {
-          const PageRef& pg = kv_->cache(b).page(h, sel_host_[bh * kp + j]);
-          std::memcpy(stage + ((bh * kp + j) * 2) * block_, pg.k, block_);
-          std::memcpy(stage + ((bh * kp + j) * 2 + 1) * block_, pg.v, block_);
+        const std::vector<int32_t> u = union_pages(b, h, kp);
+        for (size_t i = 0; i < u.size(); ++i) {
+          const PageRef& pg = kv_->cache(b).page(h, u[i]);
+          std::memcpy(stage + ((next + i) * 2) * block_, pg.k, block_);
+          std::memcpy(stage + ((next + i) * 2 + 1) * block_, pg.v, block_);
         }
+        const size_t row0 = (static_cast<size_t>(b) * problem_->shape.q_heads + h * G) * kp;
+        for (size_t e = row0; e < row0 + static_cast<size_t>(G * kp); ++e)
+          slot[e] = next + static_cast<size_t>(std::lower_bound(u.begin(), u.end(), sel_host_[e]) -
+                                               u.begin());
+        next += u.size();
       }
+    landed_pages_ = next;
+    return slot;
   }
 
   // Page bound of page p of (sequence, KV head) bh from its box.
@@ -290,17 +342,17 @@ class Quest final : public baselines::KvStrategyBase {
   }
 
   // On the accelerator: fold the new key into the current page's box, then bound every older
-  // page (U = q.c + |q|.r: two passes of the scoring kernel over the center and radius planes,
-  // max over each KV head's query heads) and select per KV head the top kp-1 older pages plus
-  // the current one, ascending, into sel_.
+  // page (U = q.c + |q|.r: two passes of the scoring kernel over the center and radius planes)
+  // and select per query head, as Quest does per head, the top kp-1 older pages plus the
+  // current one, ascending, into sel_. (A page set shared by a KV head's query heads, scored by
+  // the max of their bounds, loses ~0.02 of mass recall at 32k: baselines/README.md.)
   void select_pages(int64_t ctx, int64_t kp, bool first_in_page, ThreadPool& pool) {
     const auto& shape = problem_->shape;
     const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim,
               P = problem_->page_tokens;
-    const int G = shape.group_size();
     const int64_t np = pages_for(ctx, P), last = np - 1;
     int32_t* sel = sel_.as<int32_t>();
-    std::vector<int32_t> idx(static_cast<size_t>(Hkv) * std::max<int64_t>(kp - 1, 0));
+    std::vector<int32_t> idx(static_cast<size_t>(Hq) * std::max<int64_t>(kp - 1, 0));
     std::vector<KvHeadView> ch(Hkv), rh(Hkv);
     for (int b = 0; b < B; ++b) {
       for (int h = 0; h < Hkv; ++h) {
@@ -309,9 +361,9 @@ class Quest final : public baselines::KvStrategyBase {
         cpu::page_box_add(io_->k_dev() + bh * d, d, first_in_page, lo, lo + d);
         write_bound(bh, last, lo, lo + d);
       }
-      int32_t* sb = sel + static_cast<size_t>(b) * Hkv * kp;
+      int32_t* sb = sel + static_cast<size_t>(b) * Hq * kp;
       if (np <= kp) {  // everything fits the budget: dense
-        for (int h = 0; h < Hkv; ++h)
+        for (int h = 0; h < Hq; ++h)
           for (int64_t j = 0; j < kp; ++j) sb[h * kp + j] = static_cast<int32_t>(j);
         continue;
       }
@@ -332,10 +384,8 @@ class Quest final : public baselines::KvStrategyBase {
                         scale, s2, max_pages_, pool);
       for (int h = 0; h < Hq; ++h)
         for (int64_t p = 0; p < last; ++p) s1[h * max_pages_ + p] += s2[h * max_pages_ + p];
-      float* sc = scores_.as<float>() + static_cast<size_t>(b) * Hkv * max_pages_;
-      cpu::group_max_rows(s1, Hq, G, last, max_pages_, sc, max_pages_);
-      cpu::topk_rows(sc, Hkv, last, max_pages_, kp - 1, idx.data(), nullptr, &pool);
-      for (int h = 0; h < Hkv; ++h) {
+      cpu::topk_rows(s1, Hq, last, max_pages_, kp - 1, idx.data(), nullptr, &pool);
+      for (int h = 0; h < Hq; ++h) {
         int32_t* row = sb + h * kp;
         std::copy(idx.begin() + h * (kp - 1), idx.begin() + (h + 1) * (kp - 1), row);
         std::sort(row, row + kp - 1);
@@ -347,17 +397,20 @@ class Quest final : public baselines::KvStrategyBase {
   // Resident setting, on the accelerator: exact attention over the selected pages.
   void attend_resident(const std::vector<PagedKvView>& views, int64_t ctx, int64_t kp,
                        ThreadPool& pool) {
-    const int Hkv = problem_->shape.kv_heads, P = problem_->page_tokens;
+    const int Hq = problem_->shape.q_heads, P = problem_->page_tokens;
     const int64_t last = pages_for(ctx, P) - 1, tokens = (kp - 1) * P + (ctx - last * P);
     const int32_t* sel = sel_.as<int32_t>();
-    SelectedPages sp = selected_pages(kp, tokens, [&](size_t bh, int64_t j) {
-      return views[bh / Hkv].heads[bh % Hkv].pages[sel[bh * kp + j]];
+    SelectedPages sp = selected_pages(kp, tokens, [&](size_t row, int64_t j) {
+      const int qh = static_cast<int>(row % Hq);
+      return views[row / Hq].heads[problem_->shape.kv_head_of(qh)].pages[sel[row * kp + j]];
     });
     cpu::decode_attention(sp.args.data(), problem_->batch, pool);
   }
 
-  // Attention over kp pages per (sequence, KV head) holding `tokens` tokens: page j of head
-  // bh = b * kv_heads + h is page_of(bh, j). The tables must outlive the attention call.
+  // Attention over kp pages per (sequence, query head) holding `tokens` tokens: page j of query
+  // head row = b * q_heads + h is page_of(row, j). Each query head gets a view of its own (a
+  // view of q_heads heads: group 1), so heads of one KV head attend different pages. The tables
+  // must outlive the attention call.
   struct SelectedPages {
     std::vector<PageRef> table;
     std::vector<KvHeadView> heads;
@@ -366,17 +419,17 @@ class Quest final : public baselines::KvStrategyBase {
   template <class PageOf>
   SelectedPages selected_pages(int64_t kp, int64_t tokens, PageOf&& page_of) {
     const auto& shape = problem_->shape;
-    const size_t BH = static_cast<size_t>(problem_->batch) * shape.kv_heads;
+    const size_t BQ = static_cast<size_t>(problem_->batch) * shape.q_heads;
     SelectedPages sp;
-    sp.table.resize(BH * static_cast<size_t>(kp));
-    sp.heads.resize(BH);
-    for (size_t bh = 0; bh < BH; ++bh) {
-      for (int64_t j = 0; j < kp; ++j) sp.table[bh * kp + j] = page_of(bh, j);
-      sp.heads[bh] = KvHeadView{sp.table.data() + bh * kp, tokens};
+    sp.table.resize(BQ * static_cast<size_t>(kp));
+    sp.heads.resize(BQ);
+    for (size_t row = 0; row < BQ; ++row) {
+      for (int64_t j = 0; j < kp; ++j) sp.table[row * kp + j] = page_of(row, j);
+      sp.heads[row] = KvHeadView{sp.table.data() + row * kp, tokens};
     }
     sp.args = baselines::batch_attention_args(*problem_, *io_, [&](int b) {
-      return PagedKvView{shape.kv_heads, shape.head_dim, problem_->page_tokens, shape.kv_dtype,
-                         sp.heads.data() + static_cast<size_t>(b) * shape.kv_heads};
+      return PagedKvView{shape.q_heads, shape.head_dim, problem_->page_tokens, shape.kv_dtype,
+                         sp.heads.data() + static_cast<size_t>(b) * shape.q_heads};
     });
     return sp;
   }
@@ -391,9 +444,10 @@ class Quest final : public baselines::KvStrategyBase {
   static constexpr int kMetaSlots = 16;  // page bounds per metadata block
   int64_t meta_blocks_ = 0;
   // Accelerator memory: center and radius planes of the page bounds, the current page's exact
-  // box per (sequence, KV head), |q|, per-query-head bounds, per-KV-head scores, the selection,
-  // landing pages (offloaded setting).
-  Buffer mc_, mr_, box_, qabs_, bounds_, scores_, sel_, landing_;
+  // box per (sequence, KV head), |q|, per-query-head bounds (the page scores), the selection
+  // per query head, landing pages (offloaded setting: each KV head's union, packed).
+  Buffer mc_, mr_, box_, qabs_, bounds_, sel_, landing_;
+  size_t landed_pages_ = 0;
   std::vector<PageRef> mc_table_, mr_table_;
   Buffer stage_;  // host staging for the offloaded setting
   std::vector<int32_t> sel_host_;

@@ -75,9 +75,11 @@ int64_t solve_acc_pages(const BudgetInputs& in, int64_t page_slot) {
 
 // run --kv-budget: half the budget (whole pages, at least one) on the accelerator as window
 // plus hot slots (split as hot_share), as far as its memory holds them; the CPU ships the rest
-// as its top-k (ratio pinned at 1 and capped at k_cap, so k = min(C, k_cap)). Resident tokens
-// + top-k = the budget; promoted hot slots fill over the run, and the newest page may be partly
-// filled, so a step attends up to a page plus the empty hot slots fewer.
+// as its top-k (ratio pinned at 1). The resident side holds fewer tokens than its pages while
+// the newest page is partly filled and hot slots are not yet promoted into, so each step's k
+// is the budget minus the tokens its head really has resident (choose_rows): resident + top-k
+// = the budget at every step. The shipped-row buffers are sized for the fewest resident
+// tokens: a window whose newest page holds one token and no hot page.
 bool HybridGen::Impl::apply_token_budget(int64_t acc_pages_fit, int64_t avail, int64_t page_slot,
                                          int64_t row_bytes, PlanResult& r) {
   const HybridGenConfig& c = cfg();
@@ -93,7 +95,7 @@ bool HybridGen::Impl::apply_token_budget(int64_t acc_pages_fit, int64_t avail, i
   self.window_pages_ = acc_pages - hot;
   min_window_pages = self.window_pages_;
   ccap = std::max<int64_t>(0, t_end - (self.window_pages_ - 1) * P);
-  k_cap = logit ? std::clamp<int64_t>(budget - acc_pages * P, 0, ccap) : 0;
+  k_cap = logit ? std::clamp<int64_t>(budget - ((self.window_pages_ - 1) * P + 1), 0, ccap) : 0;
   ext_bytes = static_cast<int64_t>(B) * Hq * k_cap * row_bytes;
   ratio_limit = 1.0;
   ext_note.clear();
@@ -108,10 +110,10 @@ bool HybridGen::Impl::apply_token_budget(int64_t acc_pages_fit, int64_t avail, i
   budget_mapping =
       logit ? "accelerator " + std::to_string(acc_pages * P) + " (window " +
                   std::to_string(self.window_pages_ * P) + " + hot " + std::to_string(hot * P) +
-                  ") + CPU top-k " + std::to_string(k_cap) + " = " +
-                  std::to_string(acc_pages * P + k_cap) +
-                  " (ratio pinned at 1, boundary fixed; empty hot slots and a partly filled "
-                  "newest page attend fewer)"
+                  ") + CPU top-k = " + std::to_string(budget) +
+                  " - the tokens resident that step (at most " + std::to_string(k_cap) +
+                  ": ratio pinned at 1, boundary fixed; empty hot slots and a partly filled "
+                  "newest page leave more to the top-k)"
             : "accelerator window " + std::to_string(acc_pages * P) +
                   " (lse merge: the CPU attends every host token exactly, so the budget sizes "
                   "the window only)";

@@ -69,7 +69,8 @@ void HybridGen::Impl::count_tokens(int64_t cpu_k_cap, StepState& st) {
 }
 
 // Rows shipped per query head: k = min(C, ceil(ratio * C)) of the C tokens it scores, within
-// the buffers.
+// the buffers; under run --kv-budget also at most the budget minus the head's resident tokens
+// (budget.cpp), so resident + top-k attend exactly the budget whatever the window's fill.
 void HybridGen::Impl::choose_rows(double ratio, StepState& st) {
   if (!st.has_cpu || !logit) return;
   for (int b = 0; b < B; ++b)
@@ -79,6 +80,10 @@ void HybridGen::Impl::choose_rows(double ratio, StepState& st) {
       int64_t k =
           std::min<int64_t>(c, static_cast<int64_t>(std::ceil(ratio * static_cast<double>(c))));
       k = std::min(k, k_cap);
+      if (problem->kv_budget_tokens > 0)
+        k = std::min(k,
+                     std::max<int64_t>(0, problem->kv_budget_tokens -
+                                              seqs[b].acc_view[shape.kv_head_of(qh)].num_tokens));
       krow[static_cast<size_t>(b) * Hq + qh] = k;
       st.n_ext = std::max(st.n_ext, k);
       if (k < all) st.approx = true;

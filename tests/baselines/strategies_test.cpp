@@ -135,19 +135,37 @@ TEST(Strategies, WholeCacheCountsDenseAttentionOnItsHome) {
 TEST(Strategies, QuestOffloadedMovesExactlyTheSelectedPages) {
   for (int batch : {1, 2}) {
     Harness h("qwen2.5-0.5b", 500, 3, batch, WorkloadSpec::Kind::structured);
-    // 96-token budget: 6 pages per KV head, the current one included.
+    // 96-token budget: 6 pages per query head, the current one included. Each query head picks
+    // its own pages; a KV head's 7 query heads share what they both picked, so the link moves
+    // the union of their pages once.
     Ran r = run(h, "quest", {{"quest.budget", "96"}, {"quest.offload", "1"}});
     EXPECT_EQ(r.plan.parameters.at("budget_pages"), "6");
+    int64_t shared = 0, wider = 0;  // over steps: pages picked twice; unions above one head's
     for (int s = 0; s < 3; ++s) {
       const StepResult& out = r.steps[s];
       const Traffic& t = out.traffic;
-      EXPECT_EQ(t.h2d_bytes, batch * 2 /*KV heads*/ * 6 * 2 * kBlock);
-      EXPECT_EQ(t.d2h_bytes, batch * (2 * kKvRowBytes + 2 * 6 * 4));  // new k, v and the page ids
+      ASSERT_EQ(out.attended.size(), static_cast<size_t>(batch) * 14);
+      int64_t union_pages = 0;
+      for (int b = 0; b < batch; ++b)
+        for (int kvh = 0; kvh < 2; ++kvh) {
+          std::set<int64_t> pages;
+          for (int g = 0; g < 7; ++g)
+            for (int64_t tk : out.attended[static_cast<size_t>(b) * 14 + kvh * 7 + g])
+              pages.insert(tk / 16);
+          union_pages += static_cast<int64_t>(pages.size());
+          EXPECT_LE(pages.size(), 7u * 6);
+          shared += 7 * 6 - static_cast<int64_t>(pages.size());
+          wider += pages.size() > 6u;
+        }
+      EXPECT_EQ(t.h2d_bytes, union_pages * 2 * kBlock);
+      EXPECT_EQ(t.d2h_bytes, batch * (2 * kKvRowBytes + 14 * 6 * 4));  // new k, v; page ids
       // 5 full pages plus the current one (ctx 501..503: 5..7 tokens in page 31).
       const int64_t ctx = 500 + s + 1;
       for (const auto& a : out.attended)
         EXPECT_EQ(static_cast<int64_t>(a.size()), 5 * 16 + (ctx - 31 * 16));
     }
+    EXPECT_GT(shared, 0);  // the current page at least: the union is not a plain sum
+    EXPECT_GT(wider, 0);   // query heads of one KV head chose differently: per-head selection
     // Resident Quest moves nothing over the link.
     Ran res = run(h, "quest", {{"quest.budget", "96"}});
     for (const auto& out : res.steps) {
@@ -240,9 +258,13 @@ TEST(Strategies, PlansReportOomOnASmallAccelerator) {
     EXPECT_EQ(p.status, PlanStatus::oom) << name;
     EXPECT_NE(p.reason.find("MiB"), std::string::npos) << name << ": " << p.reason;
   }
-  // Offloading strategies fit where the resident ones do not.
-  auto q = h.make("quest", {{"quest.offload", "1"}, {"quest.budget", "64"}});
-  EXPECT_EQ(q->plan(h.problem, h.platform).status, PlanStatus::ok);
+  // Offloading strategies fit where the resident ones do not. Offloaded Quest lands each KV
+  // head's union of its 7 query heads' pages (up to 7 x 4 pages of 2 x 2 KiB per KV head, next
+  // to 128 KiB of page bounds), so it gets 1 MiB, still half the 2 MiB of KV.
+  Harness big("qwen2.5-0.5b", 4000, 2, 1, WorkloadSpec::Kind::structured, 1024 * 1024);
+  EXPECT_EQ(big.make("quest")->plan(big.problem, big.platform).status, PlanStatus::oom);
+  auto q = big.make("quest", {{"quest.offload", "1"}, {"quest.budget", "64"}});
+  EXPECT_EQ(q->plan(big.problem, big.platform).status, PlanStatus::ok);
   auto o = h.make("offload", {{"offload.chunk_tokens", "64"}});
   EXPECT_EQ(o->plan(h.problem, h.platform).status, PlanStatus::ok);
 }

@@ -83,6 +83,29 @@ TEST(Sweep, KnownCharactersOnTheNeedle) {
   EXPECT_LT(ig.traffic_per_step.h2d_bytes, 0.2 * 4096 * 512 + 1024);
 }
 
+TEST(Sweep, StreamingLlmLosesTheNeedleOutsideItsWindowAnExactStrategyKeepsIt) {
+  // The `needle` family (llama-like plus an 8-token span at 1/4 of the prompt drawing half the
+  // decode queries' attention) at 4096 tokens and --kv-budget 512: StreamingLLM keeps 4 sinks
+  // and the last 508 tokens, so the span (tokens 1024..1031) is evicted for good and the output
+  // no longer carries its value; full attention retrieves it at every scored step and head.
+  auto spec = small_spec({4096}, "needle");
+  spec.strategies = {"streamingllm", "full-gpu"};
+  spec.kv_budgets = {"512"};
+  const auto report = run_sweep(spec, RunEnvironment{});
+  const auto& st = point(report, "streamingllm", 4096);
+  const auto& exact = point(report, "full-gpu", 4096);
+  for (const auto* p : {&st, &exact}) {
+    ASSERT_EQ(p->status, reports::PointStatus::ok) << p->reason;
+    ASSERT_TRUE(p->accuracy.has_needle());
+    EXPECT_EQ(p->accuracy.steps_scored, 3);
+  }
+  ASSERT_TRUE(st.attended_tokens.has_value());
+  EXPECT_EQ(st.attended_tokens->max, 512);  // the span is outside what it attends
+  EXPECT_DOUBLE_EQ(exact.accuracy.needle_success_rate, 1.0);
+  EXPECT_DOUBLE_EQ(st.accuracy.needle_success_rate, 0.0);
+  EXPECT_LT(st.accuracy.mass_recall, 0.6);  // the span alone held half of the mass
+}
+
 TEST(Sweep, H2oKeepsMoreAttentionMassThanARecencyWindow) {
   // Structured workload: heavy hitters scattered over the context draw attention from every
   // query; at the same 20% budget H2O keeps more of the mass than sinks + window.
