@@ -123,7 +123,7 @@ TEST(Summary, NoisyPointsAndRatiosWithinNoise) {
   r.context.sweep["max_noise_fraction"] = "0.050000";
   Point& shy = r.points[0];  // cpu-only at 4k
   static_cast<Timing&>(shy.step) = Timing::from_samples(testing::noisy_samples(3e6, 0.2, 6, 3));
-  shy.step.stop_reason = "max-steps";
+  shy.step.stop_reason = StopReason::max_steps;
   // hybridgen as fast as full-gpu at 4k, within noise.
   static_cast<Timing&>(r.points[3].step) =
       Timing::from_samples(testing::noisy_samples(1.98e6, 0.01, 30, 9));
