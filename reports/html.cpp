@@ -7,6 +7,7 @@
 #include <map>
 
 #include "reports/convergence.h"
+#include "reports/point_warnings.h"
 #include "reports/format.h"
 #include "reports/svg_plot.h"
 #include "reports/text_table.h"
@@ -226,6 +227,8 @@ std::string html_report(const Report& report, const TableOptions& options) {
        "with their status.</p>\n";
   if (const std::string u = unconverged_sentence(report); !u.empty())
     h += "<p class=\"failed\">" + html_escape(u) + "</p>\n";
+  if (const std::string w = point_warnings_sentence(report); !w.empty())
+    h += "<p class=\"failed\">" + html_escape(w) + "</p>\n";
   if (tables.empty()) h += "<p class=\"failed\">The report has no points.</p>\n";
   int fig = 0;
   for (const auto& t : tables) {

@@ -15,7 +15,8 @@ packages=(build-essential cmake pkg-config git ccache libhwloc-dev hwloc-nox lib
 test_packages=(qemu-system-x86 busybox-static linux-image-amd64 ndctl daxctl
           libopenmpi-dev openmpi-bin  # MPI: fleet runs (run --distribute) and their tests
           clang-14 libclang-rt-14-dev llvm-14  # sanitizer + libFuzzer builds (scripts/sanitize.sh, fuzz.sh); llvm-symbolizer
-          clang-format-14)  # the one code style (.clang-format), checked by CTest repo_format
+          clang-format-14  # the one code style (.clang-format), checked by CTest repo_format
+          python3-torch)  # scripts/capture-trace.py's test (tests/trace): a Llama-style layer
 ((main_only)) || packages+=("${test_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
