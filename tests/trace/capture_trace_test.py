@@ -81,7 +81,7 @@ def run(trace, strategies, out, *extra):
     cmd = [BIN, "run", "--workload", "trace:" + trace, "--strategy", strategies,
            "--accelerator", "cpu", "--accelerator-threads", "1", "--host-threads", "1",
            "--decode-steps", str(STEPS), "--warmup", "1", "--min-samples", "2",
-           "--accuracy-steps", "-1", "--out", out, *extra]
+           "--accuracy-steps", "-1", "--accelerator-memory", "256M", "--out", out, *extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"FAIL: {' '.join(cmd)} exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
