@@ -61,7 +61,25 @@ class H2o final : public baselines::KvStrategyBase {
     r.parameters["heavy_ratio"] = heavy_opt_ >= 0 ? "-" : num(heavy_ratio_);
     r.parameters["recent_ratio"] = recent_opt_ >= 0 ? "-" : num(recent_ratio_);
     r.parameters["budget_tokens"] = std::to_string(heavy_ + recent_ + 1);  // + the new token
-    r.parameters["prefill_queries"] = std::to_string(problem.workloads[0].num_prompt_queries());
+    const int64_t prefill_queries = problem.workloads[0].num_prompt_queries();
+    r.parameters["prefill_queries"] = std::to_string(prefill_queries);
+    if (prefill_queries > 0) {
+      r.parameters["prefill_scores"] = "softmax probabilities the last " +
+                                       std::to_string(prefill_queries) +
+                                       " prompt queries give each prompt token";
+    } else {
+      // A trace without prompt_q (or --workload ...:prompt_queries=0): nothing to score the
+      // prompt with, so the first tokens (where sinks sit) stand in for the heavy hitters.
+      r.parameters["prefill_scores"] =
+          "none (the workload has no prompt queries): the heavy slots start as the first " +
+          std::to_string(heavy_) + " prompt tokens with score 0; scores accrue from decode steps";
+      r.warnings.push_back(
+          "h2o: no prompt queries to score the prompt with, so its first heavy hitters are the "
+          "first " +
+          std::to_string(heavy_) +
+          " prompt tokens, not those prefill attention favours (capture prompt_q, e.g. with "
+          "scripts/capture-trace.py, for H2O's own prefill)");
+    }
     r.parameters["score"] =
         "accumulated softmax probability per KV head, summed over its query heads";
     if (!check_host_kernels(platform, "h2o", r)) return;
@@ -99,6 +117,10 @@ class H2o final : public baselines::KvStrategyBase {
         if (n <= heavy_ + recent_) {
           k.resize(n);
           std::iota(k.begin(), k.end(), 0);
+        } else if (w.num_prompt_queries() == 0) {  // no prefill scores (plan_into says so)
+          k.resize(heavy_);
+          std::iota(k.begin(), k.end(), 0);
+          for (int64_t t = n - recent_; t < n; ++t) k.push_back(t);
         } else {
           const int64_t older = n - recent_;
           std::vector<int32_t> idx(heavy_);

@@ -71,7 +71,17 @@ class InfiniGen final : public baselines::KvStrategyBase {
     r.parameters["partial_ratio"] = num(partial_ratio_);
     r.parameters["alpha"] = num(alpha_);
     r.parameters["max_ratio"] = num(max_ratio_);
-    r.parameters["skew"] = skew_ == 1 ? "svd of prompt queries per KV head" : "none (raw dims)";
+    // InfiniGen's offline analysis reads prompt queries; without them (a trace without prompt_q)
+    // the prompt keys stand in (analyse()).
+    const bool queries = problem.workloads[0].num_prompt_queries() > 0;
+    const std::string rows = queries ? "prompt queries" : "prompt keys (no prompt queries)";
+    r.parameters["skew"] = skew_ == 1 ? "svd of " + rows + " per KV head" : "none (raw dims)";
+    r.parameters["partial_columns_from"] = rows;
+    if (!queries)
+      r.warnings.push_back(
+          "infinigen: no prompt queries for its offline skew and partial-weight choice, so both "
+          "come from the prompt keys (capture prompt_q, e.g. with scripts/capture-trace.py, for "
+          "InfiniGen's own analysis)");
     r.parameters["selection"] = "per KV head, speculated logit = max over its query heads";
     r.parameters["speculation_input"] =
         "this step's query (single layer; original: previous layer's input)";

@@ -23,6 +23,7 @@
 #include "core/vocabulary.h"
 #include "hybrid/register.h"
 #include "reports/convergence.h"
+#include "reports/point_warnings.h"
 #include "reports/format.h"
 #include "reports/json_io.h"
 #include "reports/output_file.h"
@@ -150,6 +151,11 @@ void print_summary(const reports::Report& r, std::FILE* to) {
   t.add_column("recall", A::right);
   t.add_column("cosine", A::right);
   if (any_needle) t.add_column("needle", A::right);
+  // A trace with the traced model's own outputs: rel L2 against them (exact strategies ~0).
+  const bool any_captured = std::any_of(r.points.begin(), r.points.end(), [](const auto& p) {
+    return p.accuracy.steps_scored > 0 && p.accuracy.captured_rel_l2;
+  });
+  if (any_captured) t.add_column("vs trace o", A::right);
   t.add_column("attended", A::right);  // tokens per step and query head: mean (min-max)
   t.add_column("figures");
   // Fleet reports: the same point can come from several hosts, so say which.
@@ -168,6 +174,7 @@ void print_summary(const reports::Report& r, std::FILE* to) {
       if (any_modeled) row.push_back("-");
       row.insert(row.end(), {"-", "-", "-"});
       if (any_needle) row.push_back("-");
+      if (any_captured) row.push_back("-");
       row.push_back(reports::status_cell(p));
     } else {
       row.push_back(reports::format_duration_ns(p.step.summary.median));
@@ -190,6 +197,12 @@ void print_summary(const reports::Report& r, std::FILE* to) {
         row.push_back(scored && p.accuracy.has_needle()
                           ? reports::format_percent(p.accuracy.needle_success_rate)
                           : "-");
+      if (any_captured) {
+        char rel[32] = "-";
+        if (scored && p.accuracy.captured_rel_l2)
+          std::snprintf(rel, sizeof rel, "%.1e", *p.accuracy.captured_rel_l2);
+        row.push_back(rel);
+      }
       row.push_back(reports::attended_cell(p.attended_tokens));
       row.push_back(reports::to_string(p.provenance));
     }
@@ -217,6 +230,11 @@ void print_summary(const reports::Report& r, std::FILE* to) {
 void warn_unconverged(const reports::Report& r) {
   if (const std::string w = reports::unconverged_warning(r); !w.empty()) {
     std::fflush(stdout);  // after the summary table when both go to one terminal or file
+    std::fputs(w.c_str(), stderr);
+  }
+  // Strategies that ran on a stand-in (H2O / InfiniGen without prompt queries), also --quiet.
+  if (const std::string w = reports::point_warnings_text(r); !w.empty()) {
+    std::fflush(stdout);
     std::fputs(w.c_str(), stderr);
   }
 }
@@ -248,6 +266,11 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
     const auto info = run::inspect_trace(spec.workload.substr(6));
     spec.seq_lens = {info.tokens - info.steps};
   }
+  // A trace without --model (or with --model trace) runs on its own attention shape.
+  const auto given = [&](const char* o) { return sub.get_option(o)->count() > 0; };
+  const std::string trace_note = run::adopt_trace_model(
+      spec, given("--model") && a.axes.models != "trace", given("--kv-dtype"), given("--scope"));
+  if (!a.quiet) std::fputs(trace_note.c_str(), stderr);
   spec.validate();
   // Reports label a synthetic workload by its family and every knob that differs from its
   // defaults, however it was typed ("structured" is "diffuse", default knobs drop out).
@@ -357,6 +380,8 @@ CommandFn add_run_command(CLI::App& app) {
       "  hybridbench run --strategy cpu-only,hybridgen --seq-len 4k:128k:x2 --out r.json\n"
       "  hybridbench run --model qwen2.5-7b --batch 1,8 --workload needle\n"
       "  hybridbench run --workload llama-like:sink_mass=0.4,drift=0.3 --strategy quest,h2o\n"
+      "  hybridbench run --workload trace:layer12.safetensors   # the trace's own shape "
+      "(scripts/capture-trace.py)\n"
       "  hybridbench run --accelerator cpu --accelerator-memory 256M   # force offloading on a "
       "small budget\n"
       "  hybridbench run --opt h2o.heavy_ratio=0.2 --strategy h2o\n"
@@ -376,7 +401,9 @@ CommandFn add_run_command(CLI::App& app) {
           "4k fits, 16k and 32k do not). The report says per point how much of the KV fits "
           "(kv_fit_fraction)");
   sub->add_option("--workload", s.workload,
-                  "Synthetic family with knobs, or a captured trace (knobs listed below)")
+                  "Synthetic family with knobs, or a captured trace trace:FILE.safetensors "
+                  "(knobs listed below; without --model a trace runs its own attention shape, "
+                  "attention scope, model trace:NAME)")
       ->capture_default_str();
   sub->footer("--workload " + workload_help());
   add_integer_option(*sub, "--seed", s.seed,

@@ -82,7 +82,7 @@ int validate_command(ValidateArgs& a) {
   co.accelerator_threads = spec.accelerator.cpu_threads;
   co.accelerator_capacity_bytes =
       spec.accelerator.capacity_bytes > 0 ? spec.accelerator.capacity_bytes : int64_t{2} << 30;
-  co.shape = find_model_preset(spec.models[0]).shape;
+  co.shape = spec.model(spec.models[0]).shape;
   co.shape.kv_dtype = parse_dtype(spec.kv_dtypes[0]);
   co.page_tokens = spec.page_tokens;
 

@@ -68,7 +68,7 @@ void check_kv_node_fits(const run::SweepSpec& spec, const HostTier& tier,
     for (const auto& dt : spec.kv_dtypes)
       for (int64_t len : spec.seq_lens)
         for (int b : spec.batches) {
-          AttentionShape shape = find_model_preset(m).shape;
+          AttentionShape shape = spec.model(m).shape;
           shape.kv_dtype = parse_dtype(dt);
           const int64_t pt = std::max(1, spec.page_tokens);
           const int64_t tokens = (len + spec.decode_steps + pt - 1) / pt * pt;

@@ -82,6 +82,10 @@ struct PlanResult {
   PlanStatus status = PlanStatus::ok;
   std::string reason;
   std::map<std::string, std::string> parameters;  // effective parameters, for the report
+  // What a reader of this point's figures must know: the strategy could not do what its method
+  // asks and did something else (said in `parameters` too), e.g. H2O without prompt queries to
+  // seed its scores. The report lists them under the tables and `run` on stderr.
+  std::vector<std::string> warnings;
 };
 
 // What one decode step produced, for every sequence of the batch.

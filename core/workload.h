@@ -104,6 +104,9 @@ std::string workload_help();
 // and the query [q_heads][head_dim] of that token.
 struct DecodeStep {
   std::vector<float> k, v, q;
+  // [q_heads][head_dim], optional: the attention output the traced model itself computed for
+  // this step (a trace's `o`, reports/run/trace.h); empty for synthetic workloads.
+  std::vector<float> captured_o;
 };
 
 struct Workload {

@@ -8,6 +8,7 @@
 
 #include "reports/convergence.h"
 #include "reports/format.h"
+#include "reports/point_warnings.h"
 #include "reports/summary.h"
 #include "reports/svg_plot.h"
 #include "reports/text_table.h"
@@ -415,6 +416,8 @@ std::string html_report(const Report& report, const TableOptions& options) {
          " Points that stopped before their noise target, with the fix for each</summary>\n<p "
          "class=\"failed\">" +
          html_escape(u) + "</p>\n</details>\n";
+  if (const std::string w = point_warnings_sentence(report); !w.empty())
+    h += "<p class=\"failed\">" + html_escape(w) + "</p>\n";
   if (tables.empty()) h += "<p class=\"failed\">The report has no points.</p>\n";
   int fig = 0, ids = 0;
   for (const auto& t : tables) {

@@ -184,6 +184,9 @@ struct Accuracy {
   double max_abs_err = 0;
   double mass_recall = 1;           // share of exact softmax mass on the attended tokens
   double needle_success_rate = -1;  // -1: the workload planted no needle
+  // rel L2 against the attention output the traced model computed itself (a trace's `o`,
+  // reports/run/trace.h); absent for other workloads and for points at another prompt length.
+  std::optional<double> captured_rel_l2;
   bool has_needle() const { return needle_success_rate >= 0; }
 };
 
@@ -233,7 +236,10 @@ struct Point {
   // Absent when no step was scored (--accuracy-steps 0, a failed point) and in reports written
   // before it existed.
   std::optional<AttendedTokens> attended_tokens;
-  std::map<std::string, std::string> strategy_params;     // effective parameters
+  std::map<std::string, std::string> strategy_params;  // effective parameters
+  // The strategy's warnings (PlanResult::warnings): it ran, but not as its method asks. Written
+  // only when there are some.
+  std::vector<std::string> warnings;
   std::vector<std::map<std::string, double>> trajectory;  // per-step scheduler state, if any
   ModeledAlongside modeled;  // only on measured points run with a platform profile
   RanOn ran_on;              // fleet runs: which rank measured it

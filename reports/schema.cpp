@@ -300,6 +300,9 @@ json point_json(const Point& p) {
             {"trajectory", trajectory}};
   if (!p.step.pass_sizes.empty()) j["step"]["pass_sizes"] = p.step.pass_sizes;
   if (p.kv_fit_fraction) j["kv_fit_fraction"] = *p.kv_fit_fraction;
+  if (!p.warnings.empty()) j["warnings"] = p.warnings;
+  if (a.steps_scored > 0 && a.captured_rel_l2)  // optional: traces that carry `o`; null = NaN
+    j["accuracy"]["captured_rel_l2"] = *a.captured_rel_l2;
   if (p.attended_tokens)
     j["attended_tokens"] = {{"mean", p.attended_tokens->mean},
                             {"min", p.attended_tokens->min},
@@ -560,8 +563,14 @@ Point read_point(const JsonReader& r) {
   p.accuracy.mass_recall = a.member("mass_recall").as_number_or_nan();
   auto needle = a.member("needle_success_rate");
   p.accuracy.needle_success_rate = needle.json().is_null() ? -1.0 : needle.as_number();
+  if (a.has("captured_rel_l2"))  // optional: only points of a trace that carries `o`
+    p.accuracy.captured_rel_l2 = a.member("captured_rel_l2").as_number_or_nan();
 
   p.strategy_params = read_string_map(r.member("strategy_params"));
+  if (r.has("warnings"))  // optional: only points whose strategy warned
+    r.member("warnings").each_element([&](const JsonReader& w) {
+      p.warnings.push_back(w.as_string());
+    });
   r.member("trajectory").each_element([&](const JsonReader& row) {
     std::map<std::string, double> m;
     row.each_member(

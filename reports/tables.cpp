@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "reports/convergence.h"
+#include "reports/point_warnings.h"
 #include "reports/fleet.h"
 #include "reports/format.h"
 #include "reports/summary.h"
@@ -493,6 +494,7 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
       "*measured* (this run, this hardware), *emulated* (a stand-in played a tier or the GPU) or "
       "*modeled*.\n\n</details>\n";
   if (const std::string u = unconverged_sentence(report); !u.empty()) md += "\n" + u + "\n";
+  if (const std::string w = point_warnings_sentence(report); !w.empty()) md += "\n" + w + "\n";
   for (const auto& t : procurement_tables(report, options)) {
     md += "\n## " + t.title + "\n\nFigures: " + provenance_heading(t) +
           ".\n\n### Step time (median ± noise)\n\n";

@@ -17,7 +17,8 @@ test_packages=(qemu-system-x86 busybox-static linux-image-amd64 ndctl daxctl
           clang-14 libclang-rt-14-dev llvm-14  # sanitizer + libFuzzer builds (scripts/sanitize.sh, fuzz.sh); llvm-symbolizer
           clang-format-14  # the one code style (.clang-format), checked by CTest repo_format
           python3-jsonschema  # reports validated against reports/schema/ (CTest schema_reports)
-          chromium)  # headless: the HTML report's browser test (CTest label browser, tests/browser)
+          chromium  # headless: the HTML report's browser test (CTest label browser, tests/browser)
+          python3-torch)  # scripts/capture-trace.py's test (tests/trace): a Llama-style layer
 ((main_only)) || packages+=("${test_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do

@@ -66,7 +66,7 @@ reports::Report run_model_sweep(const run::SweepSpec& spec,
       s.accelerator.kind = hb::AcceleratorKind::cpu;
       const bool given = spec.accelerator.capacity_bytes > 0;
       s.accelerator.capacity_bytes =
-          given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, model);
+          given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, spec.model(model));
       run::RunEnvironment e = env;
       e.host_tiers = host_tiers_for(m);
       e.observe_pages =

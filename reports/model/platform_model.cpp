@@ -623,7 +623,10 @@ std::string with_model_section(const std::string& text, const PlatformModel& m,
 }
 
 int64_t kv_budget_per_layer(const PlatformModel& m, const std::string& model_preset) {
-  const ModelPreset& p = find_model_preset(model_preset);
+  return kv_budget_per_layer(m, find_model_preset(model_preset));
+}
+
+int64_t kv_budget_per_layer(const PlatformModel& m, const ModelPreset& p) {
   const double weights = static_cast<double>(model_weight_bytes(p));
   const double usable =
       static_cast<double>(m.accelerator.memory_bytes) * m.accelerator.memory_usable_share;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/memory.h"
+#include "core/model_presets.h"
 #include "core/vocabulary.h"
 #include "memtier/profile.h"
 
@@ -144,5 +145,7 @@ std::string with_model_section(const std::string& platform_doc_text, const Platf
 // (core/model_presets.h: projections and FFN at the preset's 2 bytes per parameter, embeddings
 // not counted; README: limits).
 int64_t kv_budget_per_layer(const PlatformModel& m, const std::string& model_preset);
+// The same for any model, a trace's own included (no layers or weights: one layer's share).
+int64_t kv_budget_per_layer(const PlatformModel& m, const ModelPreset& model);
 
 }  // namespace hb::model

@@ -112,6 +112,24 @@ void AccuracyAccumulator::add(const StepReference& ref, const StepResult& out) {
       }
     }
   }
+  // A trace that carries the traced model's own outputs: how far this output is from them.
+  double cap_err2 = 0, cap2 = 0;
+  bool captured = ref.step >= 0;
+  for (int b = 0; b < B && captured; ++b) {
+    const auto& steps = problem_.workloads[b].steps;
+    captured = static_cast<size_t>(ref.step) < steps.size() &&
+               steps[ref.step].captured_o.size() == static_cast<size_t>(H) * d;
+    for (size_t i = 0; captured && i < steps[ref.step].captured_o.size(); ++i) {
+      const double c = steps[ref.step].captured_o[i];
+      const double e = out.o[static_cast<size_t>(b) * H * d + i] - c;
+      cap_err2 += e * e;
+      cap2 += c * c;
+    }
+  }
+  if (captured) {
+    captured_rel_l2_ += cap2 > 0 ? std::sqrt(cap_err2 / cap2) : std::sqrt(cap_err2);
+    ++captured_steps_;
+  }
   ++steps_;
   rel_l2_ += ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
   cosine_ += (ref2 > 0 && out2 > 0) ? dot / std::sqrt(ref2 * out2) : (ref2 == out2 ? 1.0 : 0.0);
@@ -135,6 +153,8 @@ reports::Accuracy AccuracyAccumulator::result() const {
   a.mass_recall = recall_ / steps_;
   a.needle_success_rate =
       needle_trials_ ? static_cast<double>(needle_hits_) / needle_trials_ : -1.0;
+  // Only when every scored step had the traced model's output to compare with.
+  if (captured_steps_ == steps_) a.captured_rel_l2 = captured_rel_l2_ / steps_;
   return a;
 }
 

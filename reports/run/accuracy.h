@@ -49,6 +49,8 @@ class AccuracyAccumulator {
   int64_t steps_ = 0;
   double rel_l2_ = 0, cosine_ = 0, max_abs_ = 0, recall_ = 0;
   int64_t needle_trials_ = 0, needle_hits_ = 0;
+  double captured_rel_l2_ = 0;  // against the trace's captured outputs, when it has them
+  int64_t captured_steps_ = 0;
   double attended_sum_ = 0;
   int64_t attended_n_ = 0, attended_min_ = 0, attended_max_ = 0;
 };

@@ -16,7 +16,7 @@ namespace {
 int64_t layer_bytes(const SweepSpec& spec, const reports::PointAxes& axes) {
   if (spec.scope != Scope::layer) return 0;
   const int n = resolve_microbatches(spec.microbatches, axes.batch);
-  return layer_work_bytes(find_model_preset(axes.model), (axes.batch + n - 1) / n);
+  return layer_work_bytes(spec.model(axes.model), (axes.batch + n - 1) / n);
 }
 
 // The point's accelerator axis and provenance, from the accelerator it runs on or the model
@@ -91,12 +91,13 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
     if (ctx.spec.scope == Scope::layer)
       c->strategy =
           std::make_unique<LayerScope>([&info, opts] { return info.make(opts); },
-                                       find_model_preset(p.axes.model), ctx.spec.microbatches);
+                                       ctx.spec.model(p.axes.model), ctx.spec.microbatches);
     else
       c->strategy = info.make(opts);
     if (loading) loading();
     PlanResult plan = c->strategy->plan(problem, platform);
     p.strategy_params = plan.parameters;
+    p.warnings = plan.warnings;
     if (ctx.env.model && ctx.env.model->annotate)
       for (const auto& [k, v] : ctx.env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
     if (plan.status != PlanStatus::ok) {

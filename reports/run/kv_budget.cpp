@@ -40,7 +40,7 @@ std::map<std::string, KvBudget> kv_budgets(const SweepSpec& spec, const Accelera
   const int max_batch =
       spec.batches.empty() ? 1 : *std::max_element(spec.batches.begin(), spec.batches.end());
   for (const auto& m : spec.models) {
-    const ModelPreset& p = find_model_preset(m);
+    const ModelPreset& p = spec.model(m);
     if (spec.accelerator.capacity_bytes > 0) {
       out[m] = {spec.accelerator.capacity_bytes, "--accelerator-memory"};
     } else if (!spec.deployment_kv_budget) {
@@ -48,6 +48,10 @@ std::map<std::string, KvBudget> kv_budgets(const SweepSpec& spec, const Accelera
     } else if (acc.emulated) {
       out[m] = {crossing_kv_budget(spec, p),
                 "emulated accelerator: twice the KV of the sweep's smallest point"};
+    } else if (p.layers == 0) {
+      // A trace's own model has no layer count and no weights to subtract: the accelerator's
+      // own default budget (cuda: free memory less 10%) stands.
+      continue;
     } else {
       const int64_t b = deployment_kv_budget(p, acc.capacity_bytes, max_batch);
       out[m] = {b, "deployment: (" + mib(acc.capacity_bytes) + " accelerator memory - " +

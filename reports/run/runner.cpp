@@ -85,7 +85,7 @@ std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec,
   const std::string workload =
       workload_axis(spec.workload);  // a trace's identity, as run_sweep records it
   for (const auto& g : sweep_groups(spec)) {
-    const ModelPreset& preset = find_model_preset(g.model);
+    const ModelPreset& preset = spec.model(g.model);
     for (const auto& name : names)
       out.push_back(point_axes(spec, preset, g, name, workload, accelerator_kind));
   }
@@ -219,7 +219,7 @@ std::vector<std::unique_ptr<Contender>> start_contenders(SweepRun& run, const Pr
                                                          const SweepGroup& g,
                                                          const std::string& workload,
                                                          const std::string& where) {
-  const ModelPreset& preset = find_model_preset(g.model);
+  const ModelPreset& preset = run.ctx.spec.model(g.model);
   std::vector<std::unique_ptr<Contender>> cs;
   for (const auto& name : run.sweep.strategies) {
     auto c = start_contender(run.ctx, problem, name,
@@ -239,7 +239,7 @@ std::vector<std::unique_ptr<Contender>> start_contenders(SweepRun& run, const Pr
 std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGroup& g,
                                                     const std::string& where) {
   const SweepSpec& spec = run.ctx.spec;
-  AttentionShape shape = find_model_preset(g.model).shape;
+  AttentionShape shape = spec.model(g.model).shape;
   shape.kv_dtype = parse_dtype(g.kv_dtype);
   run.tell(where + ": generating workload");
   const TraceFile* trace = run.sweep.trace ? &*run.sweep.trace : nullptr;

@@ -32,7 +32,7 @@ void check_host_memory(const SweepSpec& spec, int64_t budget_bytes) {
   for (const auto& m : spec.models)
     for (int64_t n : spec.seq_lens)
       for (int b : spec.batches) {
-        const auto& preset = find_model_preset(m);
+        const auto& preset = spec.model(m);
         const int64_t need = static_cast<int64_t>(b) * (n + spec.decode_steps) *
                              preset.shape.kv_heads * preset.shape.head_dim * 4 * 2 *
                              2;  // fp32 workload + cache copies

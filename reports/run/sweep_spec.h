@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/layer_work.h"
+#include "core/model_presets.h"
 #include "core/workload.h"
 #include "kernels/backend.h"
 
@@ -25,6 +26,9 @@ struct StopCriteria {
 
 struct SweepSpec {
   std::vector<std::string> models = {"llama-3.1-8b"};
+  // Models that are not presets, found by name before the presets: a trace's own shape
+  // (`run --workload trace:FILE` without --model, trace_model_preset in reports/run/trace.h).
+  std::vector<ModelPreset> own_models;
   std::vector<std::string> kv_dtypes = {"fp16"};
   std::vector<int64_t> seq_lens = {4096, 16384, 32768};
   std::vector<int> batches = {1};
@@ -67,6 +71,9 @@ struct SweepSpec {
   // runs the same sweep and must echo it alike.
   int share_index = 0, share_count = 1;
 
+  // The model named `name`: one of own_models, else the preset (find_model_preset: an hb::Error
+  // listing the known names when there is none). Every model lookup of a sweep goes through it.
+  const ModelPreset& model(const std::string& name) const;
   // Throws hb::Error naming the offending field and the fix.
   void validate() const;
   std::map<std::string, std::string> echo() const;  // for the report context

@@ -18,7 +18,8 @@ namespace {
 const char* kLayoutFix =
     "write it with safetensors: k, v [tokens, kv_heads, head_dim], q [steps, q_heads, head_dim], "
     "optional prompt_q "
-    "[n <= tokens - steps, q_heads, head_dim], dtype F16/BF16/F32 (reports/README.md)";
+    "[n <= tokens - steps, q_heads, head_dim] and o [steps, q_heads, head_dim], dtype "
+    "F16/BF16/F32 (reports/README.md; scripts/capture-trace.py writes them)";
 
 [[noreturn]] void bad(const std::string& path, const std::string& what) {
   throw Error("trace file '" + path + "' is not a valid trace: " + what, kLayoutFix);
@@ -28,6 +29,7 @@ const char* kLayoutFix =
 const std::vector<std::string> kKvDims = {"token", "kv_head", "element"};
 const std::vector<std::string> kQDims = {"step", "head", "element"};
 const std::vector<std::string> kPromptQDims = {"row", "head", "element"};
+const std::vector<std::string> kODims = {"step", "head", "element"};
 
 // Rows converted per read while scanning: bounds the scan's memory at 4 MiB of floats.
 constexpr int64_t kScanElems = 1 << 20;
@@ -81,6 +83,11 @@ TraceInfo info_of(const SafetensorsFile& f) {
                     " rows but the trace's prompt has only " + std::to_string(i.prompt_tokens()) +
                     " positions (tokens " + std::to_string(i.tokens) + " - decode steps " +
                     std::to_string(i.steps) + ")");
+  }
+  if (f.find("o")) {
+    const auto& o = trace_tensor(f, "o");
+    if (o.shape != q.shape) bad(path, "o (the captured outputs) must have q's shape");
+    i.captured_outputs = true;
   }
   return i;
 }
@@ -190,7 +197,7 @@ int64_t TraceFile::prompt_queries_for(int64_t seq_len) const {
 }
 
 void TraceFile::check_sweep(const SweepSpec& spec) const {
-  for (const auto& m : spec.models) check_shape(find_model_preset(m).shape);
+  for (const auto& m : spec.models) check_shape(spec.model(m).shape);
   int64_t longest = 0;
   for (int64_t s : spec.seq_lens) {
     const int64_t n = s <= 0 ? info_.prompt_tokens() : s;
@@ -204,6 +211,7 @@ void TraceFile::check_sweep(const SweepSpec& spec) const {
   scan_rows(file_, *file_.find("q"), 0, spec.decode_steps, kQDims, {});
   if (const auto* pq = file_.find("prompt_q"))
     scan_rows(file_, *pq, 0, prompt_queries_for(longest), kPromptQDims, {});
+  if (const auto* o = file_.find("o")) scan_rows(file_, *o, 0, spec.decode_steps, kODims, {});
 }
 
 Workload TraceFile::workload(const AttentionShape& shape, int64_t seq_len, int decode_steps) const {
@@ -242,6 +250,13 @@ Workload TraceFile::workload(const AttentionShape& shape, int64_t seq_len, int d
     w.steps[s].v.assign(nv.begin() + s * row, nv.begin() + (s + 1) * row);
     w.steps[s].q.assign(nq.begin() + s * qrow, nq.begin() + (s + 1) * qrow);
   }
+  // The traced model's own outputs hold for its own prompt only: a shorter prompt attends less.
+  if (info_.captured_outputs && seq_len == info_.prompt_tokens()) {
+    std::vector<float> o(static_cast<size_t>(decode_steps) * qrow);
+    file_.read_rows_fp32(*file_.find("o"), 0, decode_steps, o.data(), kODims);
+    for (size_t s = 0; s < w.steps.size(); ++s)
+      w.steps[s].captured_o.assign(o.begin() + s * qrow, o.begin() + (s + 1) * qrow);
+  }
   if (const int64_t m = prompt_queries_for(seq_len); m > 0) {
     w.prompt_queries.resize(static_cast<size_t>(m) * qrow);
     file_.read_rows_fp32(*file_.find("prompt_q"), 0, m, w.prompt_queries.data(), kPromptQDims);
@@ -250,6 +265,50 @@ Workload TraceFile::workload(const AttentionShape& shape, int64_t seq_len, int d
 }
 
 TraceInfo inspect_trace(const std::string& path) { return info_of(SafetensorsFile(path)); }
+
+ModelPreset trace_model_preset(const std::string& path) {
+  const TraceInfo info = inspect_trace(path);
+  std::string name = std::filesystem::path(path).filename().string();
+  if (const std::string ext = ".safetensors";
+      name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
+    name.resize(name.size() - ext.size());
+  ModelPreset m;
+  m.name = "trace:" + name;
+  m.family = "trace";
+  m.max_context = static_cast<int>(std::min<int64_t>(info.tokens, 1 << 30));
+  m.shape.q_heads = info.q_heads;
+  m.shape.kv_heads = info.kv_heads;
+  m.shape.head_dim = info.head_dim;
+  m.shape.kv_dtype = info.dtype == "BF16"  ? DType::bf16
+                     : info.dtype == "F32" ? DType::f32
+                                           : DType::f16;
+  try {
+    m.shape.validate();
+  } catch (const Error& e) {
+    throw Error("trace '" + path + "' has an attention shape hybridbench cannot run: " + e.what(),
+                e.fix());
+  }
+  m.source = "the trace's own tensors (" + path + ")";
+  return m;
+}
+
+std::string adopt_trace_model(SweepSpec& spec, bool model_given, bool kv_dtype_given,
+                              bool scope_given) {
+  if (model_given || spec.workload.rfind("trace:", 0) != 0) return "";
+  const ModelPreset m = trace_model_preset(spec.workload.substr(6));
+  spec.own_models = {m};
+  spec.models = {m.name};
+  std::string note = "note: no --model given: running the trace's own attention shape " +
+                     m.shape.to_string() + " as model " + m.name;
+  if (!kv_dtype_given) spec.kv_dtypes = {std::string(dtype_name(m.shape.kv_dtype))};
+  if (!scope_given && spec.scope == Scope::layer) {
+    spec.scope = Scope::attention;
+    note +=
+        "; a trace has no layer dimensions, so each step times attention alone (--scope "
+        "attention); pass --model PRESET of the same shape to time the whole layer";
+  }
+  return note + "\n";
+}
 
 Workload load_trace_workload(const std::string& path, const AttentionShape& shape, int64_t seq_len,
                              int decode_steps) {

@@ -13,6 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string& path = hb::fuzz::as_file(data, size, ".safetensors");
   try {
     const hb::run::TraceInfo info = hb::run::inspect_trace(path);
+    hb::run::trace_model_preset(path);  // the trace's own model (run without --model)
     hb::AttentionShape shape;
     shape.q_heads = info.q_heads;
     shape.kv_heads = info.kv_heads;

@@ -119,6 +119,25 @@ TEST(ReportJson, KvFitFractionRoundTripsAndIsOptional) {
   expect_read_error(to_json_text(r), {"kv_fit_fraction", "from 0 to 1"});
 }
 
+// Issue 17: a strategy's warnings and the rel L2 against a trace's captured outputs are written
+// only where present and read back; files without them read as before.
+TEST(ReportJson, PointWarningsAndCapturedRelL2RoundTripAndAreOptional) {
+  Report r = make_report();
+  ASSERT_GT(r.points[0].accuracy.steps_scored, 0);
+  r.points[0].warnings = {"h2o: no prompt queries", "second"};
+  r.points[0].accuracy.captured_rel_l2 = 2.5e-7;
+  const std::string text = to_json_text(r);
+  const Report back = from_json_text(text, "mem");
+  EXPECT_EQ(back.points[0].warnings, r.points[0].warnings);
+  EXPECT_EQ(back.points[0].accuracy.captured_rel_l2, 2.5e-7);
+  EXPECT_TRUE(back.points[1].warnings.empty());
+  EXPECT_FALSE(back.points[1].accuracy.captured_rel_l2.has_value());
+  EXPECT_EQ(to_json_text(back), text);
+  const nlohmann::json j = nlohmann::json::parse(text);
+  EXPECT_FALSE(j["points"][1].contains("warnings"));
+  EXPECT_FALSE(j["points"][1]["accuracy"].contains("captured_rel_l2"));
+}
+
 TEST(ReportJson, UnitsAreInFieldNamesAndSchemaComesFirst) {
   const std::string text = to_json_text(make_report());
   EXPECT_EQ(text.rfind("{\n  \"schema\": \"hybridbench.report/2\"", 0), 0u) << text.substr(0, 80);

@@ -9,8 +9,10 @@
 #include "fixtures.h"
 #include "reports/convergence.h"
 #include "reports/exporters.h"
+#include "reports/format.h"
 #include "reports/html.h"
 #include "reports/labels.h"
+#include "reports/point_warnings.h"
 #include "reports/tables.h"
 
 namespace hb::reports {
@@ -296,6 +298,24 @@ TEST(ProcurementTable, PairwiseMatrixAtTheLongestSharedLength) {
   EXPECT_NEAR(t.ratio("full-gpu", "cpu-only", 8192)->first, 2.0, 0.05);
   EXPECT_TRUE(md.find("| full-gpu |    2.00x |    1.00x |") != std::string::npos) << md;
   EXPECT_TRUE(markdown_report(r).find("### Pairwise at 8k") != std::string::npos);
+}
+
+// Issue 17: a point whose strategy warned (it ran on a stand-in) is named in the markdown and
+// HTML reports and in run's stderr text; a report without warnings says nothing.
+TEST(Render, PointWarningsAreListedUnderTheSummary) {
+  Report r = make_report();
+  EXPECT_EQ(point_warnings_sentence(r), "");
+  EXPECT_EQ(point_warnings_text(r), "");
+  EXPECT_FALSE(has(markdown_report(r), "point warning"));
+  r.points[1].warnings = {"h2o: no prompt queries to score the prompt with"};
+  const std::string label = r.points[1].axes.strategy + ", seq_len " +
+                            format_tokens(r.points[1].axes.seq_len) + ", batch " +
+                            std::to_string(r.points[1].axes.batch) + ": h2o: no prompt queries";
+  EXPECT_TRUE(has(markdown_report(r), "Warning: 1 point warning(s)")) << markdown_report(r);
+  EXPECT_TRUE(has(markdown_report(r), label)) << markdown_report(r);
+  EXPECT_TRUE(has(html_report(r), "1 point warning(s)"));
+  EXPECT_TRUE(has(point_warnings_text(r), "warning: 1 point warning(s)"));
+  EXPECT_TRUE(has(point_warnings_text(r), "  " + label));
 }
 
 }  // namespace

@@ -54,23 +54,24 @@ inline void write_raw_safetensors(const std::string& path, const std::string& he
   out << header << std::string(data_bytes, '\0');
 }
 
-// The tensors of a trace for qwen2.5-0.5b's attention shape (14 q heads, 2 KV heads, d 64):
-// k, v [tokens, 2, 64], q [steps, 14, 64] and, when prompt_q_rows > 0, prompt_q.
+// The tensors of a trace, by default of qwen2.5-0.5b's attention shape (14 q heads, 2 KV heads,
+// d 64): k, v [tokens, kv_heads, d], q [steps, q_heads, d] and, when prompt_q_rows > 0, prompt_q.
 struct TraceTensors {
   static constexpr int kQHeads = 14, kKvHeads = 2, kHeadDim = 64;
   TensorData k, v, q, prompt_q;
-  TraceTensors(int64_t tokens, int64_t steps, int64_t prompt_q_rows = 0, uint64_t seed = 7) {
+  TraceTensors(int64_t tokens, int64_t steps, int64_t prompt_q_rows = 0, uint64_t seed = 7,
+               int q_heads = kQHeads, int kv_heads = kKvHeads, int head_dim = kHeadDim) {
     Rng rng(seed);
     auto fill = [&](TensorData& t, const char* name, int64_t rows, int heads) {
       t.name = name;
-      t.shape = {rows, heads, kHeadDim};
-      t.values.resize(static_cast<size_t>(rows) * heads * kHeadDim);
+      t.shape = {rows, heads, head_dim};
+      t.values.resize(static_cast<size_t>(rows) * heads * head_dim);
       for (auto& x : t.values) x = rng.normal();
     };
-    fill(k, "k", tokens, kKvHeads);
-    fill(v, "v", tokens, kKvHeads);
-    fill(q, "q", steps, kQHeads);
-    if (prompt_q_rows > 0) fill(prompt_q, "prompt_q", prompt_q_rows, kQHeads);
+    fill(k, "k", tokens, kv_heads);
+    fill(v, "v", tokens, kv_heads);
+    fill(q, "q", steps, q_heads);
+    if (prompt_q_rows > 0) fill(prompt_q, "prompt_q", prompt_q_rows, q_heads);
   }
   std::vector<TensorData> all() const {
     std::vector<TensorData> out = {k, v, q};

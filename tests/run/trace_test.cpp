@@ -253,5 +253,90 @@ TEST_F(Trace, IdentityDoesNotDependOnThePathSpelling) {
   EXPECT_NE(TraceFile(file("other/T.safetensors")).identity(), axes[0]);
 }
 
+// Issue 17: a trace carries its shape. Without --model the sweep runs on the trace's own model
+// (no preset has 8 q-heads / 2 kv-heads x 64), at its dtype, attention scope; layer scope is
+// refused with the fix, and a --model the caller gave is left alone.
+TEST_F(Trace, WithoutAModelTheTraceShapeIsTheModel) {
+  TraceTensors(40, 6, 0, 7, 8, 2, 64).write(file("gqa.safetensors"));
+  const ModelPreset m = trace_model_preset(file("gqa.safetensors"));
+  EXPECT_EQ(m.name, "trace:gqa");
+  EXPECT_EQ(m.family, "trace");
+  EXPECT_EQ(m.shape.to_string(), "8q/2kv x64 fp16");
+  EXPECT_EQ(m.layers, 0);
+  TraceTensors(40, 6, 0, 7, 8, 2, 64).write(file("f32.safetensors"), /*f16=*/false);
+  EXPECT_EQ(trace_model_preset(file("f32.safetensors")).shape.kv_dtype, DType::f32);
+
+  SweepSpec given = spec_for(file("gqa.safetensors"), 4);
+  EXPECT_EQ(adopt_trace_model(given, /*model_given=*/true, false, false), "");
+  EXPECT_EQ(given.models, std::vector<std::string>{"qwen2.5-0.5b"});
+  EXPECT_TRUE(given.own_models.empty());
+
+  SweepSpec s = spec_for(file("gqa.safetensors"), 4);
+  s.kv_dtypes = {"bf16"};
+  const std::string note = adopt_trace_model(s, false, /*kv_dtype_given=*/false, false);
+  EXPECT_NE(note.find("8q/2kv x64 fp16"), std::string::npos) << note;
+  EXPECT_NE(note.find("--scope attention"), std::string::npos) << note;
+  EXPECT_EQ(s.models, std::vector<std::string>{"trace:gqa"});
+  EXPECT_EQ(s.kv_dtypes, std::vector<std::string>{"fp16"});
+  EXPECT_EQ(s.scope, Scope::attention);
+  EXPECT_EQ(s.model("trace:gqa").shape.q_heads, 8);
+  EXPECT_EQ(s.model("qwen2.5-0.5b").shape.q_heads, 14);  // presets still found
+  const auto report = run_sweep(s, RunEnvironment{});
+  ASSERT_EQ(report.points.size(), 1u);
+  EXPECT_EQ(report.points[0].status, reports::PointStatus::ok) << report.points[0].reason;
+  EXPECT_EQ(report.points[0].axes.model, "trace:gqa");
+  EXPECT_EQ(report.points[0].axes.family, "trace");
+  EXPECT_FALSE(report.points[0].accuracy.captured_rel_l2.has_value());  // the trace has no `o`
+
+  SweepSpec layer = spec_for(file("gqa.safetensors"), 4);
+  adopt_trace_model(layer, false, false, /*scope_given=*/true);
+  EXPECT_EQ(layer.scope, Scope::layer);
+  const Error e = sweep_error(layer);
+  EXPECT_EQ(e.exit_code(), kExitUsage);
+  EXPECT_NE(std::string(e.what()).find("no layer dimensions"), std::string::npos) << e.what();
+  EXPECT_NE(e.fix().find("--scope attention"), std::string::npos) << e.fix();
+}
+
+// A trace that carries the traced model's outputs (`o`) scores every strategy against them at
+// the trace's own prompt length: an exact strategy matches what the trace says attention gave.
+TEST_F(Trace, CapturedOutputsAreScoredAtTheTracePromptLength) {
+  TraceTensors t(40, 6, 0, 7, 8, 2, 64);
+  // o = exact attention of each step over the trace itself, in fp64 (its f32 copy is written).
+  const int Hq = 8, G = 4, d = 64;
+  const int64_t P = 34;
+  testing::TensorData o{"o", {6, Hq, d}, std::vector<float>(6 * Hq * d)};
+  for (int64_t s = 0; s < 6; ++s)
+    for (int h = 0; h < Hq; ++h) {
+      const float* q = t.q.values.data() + (s * Hq + h) * d;
+      std::vector<double> logit(P + s + 1);
+      double mx = -1e300, sum = 0;
+      for (int64_t j = 0; j <= P + s; ++j) {
+        double dot = 0;
+        for (int e = 0; e < d; ++e) dot += q[e] * t.k.values[(j * 2 + h / G) * d + e];
+        logit[j] = dot / std::sqrt(static_cast<double>(d));
+        mx = std::max(mx, logit[j]);
+      }
+      for (auto& l : logit) sum += (l = std::exp(l - mx));
+      for (int e = 0; e < d; ++e) {
+        double acc = 0;
+        for (int64_t j = 0; j <= P + s; ++j) acc += logit[j] * t.v.values[(j * 2 + h / G) * d + e];
+        o.values[(s * Hq + h) * d + e] = static_cast<float>(acc / sum);
+      }
+    }
+  std::vector<testing::TensorData> all = t.all();
+  all.push_back(o);
+  testing::write_safetensors(file("o.safetensors"), all, /*f16=*/false);
+  SweepSpec s = spec_for(file("o.safetensors"), 4, {P});
+  adopt_trace_model(s, false, false, false);
+  s.accuracy_steps = -1;
+  const auto report = run_sweep(s, RunEnvironment{});
+  ASSERT_EQ(report.points.size(), 1u);
+  ASSERT_TRUE(report.points[0].accuracy.captured_rel_l2.has_value());
+  EXPECT_LT(*report.points[0].accuracy.captured_rel_l2, 1e-5);
+  // A shorter prompt attends less than the traced model did: no captured figure there.
+  s.seq_lens = {P - 2};
+  EXPECT_FALSE(run_sweep(s, RunEnvironment{}).points[0].accuracy.captured_rel_l2.has_value());
+}
+
 }  // namespace
 }  // namespace hb::run
