@@ -13,8 +13,9 @@ namespace hb {
 // The architecture family decides the decoder layer's FFN: gate, up and down for llama and qwen,
 // fc1 and fc2 for opt (core/layer_work). Its text is written only as the report's `family` axis
 // and in `run --list-models`.
-enum class ModelFamily { opt, llama, qwen };
-inline constexpr Vocabulary<ModelFamily, 3> kModelFamilies{{"opt", "llama", "qwen"}};
+// `trace`: a captured trace run at its own attention shape (reports/run/trace), no layer dims.
+enum class ModelFamily { opt, llama, qwen, trace };
+inline constexpr Vocabulary<ModelFamily, 4> kModelFamilies{{"opt", "llama", "qwen", "trace"}};
 
 struct ModelPreset {
   std::string name;  // e.g. "llama-3.1-8b"

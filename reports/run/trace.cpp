@@ -274,7 +274,7 @@ ModelPreset trace_model_preset(const std::string& path) {
     name.resize(name.size() - ext.size());
   ModelPreset m;
   m.name = "trace:" + name;
-  m.family = "trace";
+  m.family = ModelFamily::trace;
   m.max_context = static_cast<int>(std::min<int64_t>(info.tokens, 1 << 30));
   m.shape.q_heads = info.q_heads;
   m.shape.kv_heads = info.kv_heads;

@@ -260,7 +260,7 @@ TEST_F(Trace, WithoutAModelTheTraceShapeIsTheModel) {
   TraceTensors(40, 6, 0, 7, 8, 2, 64).write(file("gqa.safetensors"));
   const ModelPreset m = trace_model_preset(file("gqa.safetensors"));
   EXPECT_EQ(m.name, "trace:gqa");
-  EXPECT_EQ(m.family, "trace");
+  EXPECT_EQ(m.family, ModelFamily::trace);
   EXPECT_EQ(m.shape.to_string(), "8q/2kv x64 fp16");
   EXPECT_EQ(m.layers, 0);
   TraceTensors(40, 6, 0, 7, 8, 2, 64).write(file("f32.safetensors"), /*f16=*/false);
