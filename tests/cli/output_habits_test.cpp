@@ -27,14 +27,18 @@ const std::string kTinyRun =
     "--strategy cpu-only";
 const std::string kTopology = std::string(" --topology ") + HB_TOPOLOGY_DIR + "/cxlmem+dax.v2.xml";
 
+// Any version: the schema's number moves with reports/report.h, this test is about where it goes.
+bool is_any_report(const std::string& json_text) {
+  return nlohmann::json::parse(json_text).value("schema", "").rfind("hybridbench.report/", 0) == 0;
+}
+
 TEST_F(OutputHabits, RunJsonDashIsTheReportOnStdout) {
   ASSERT_EQ(run("run" + kTinyRun + " --json -"), 0) << out_;
   ASSERT_TRUE(stdout_is_json()) << stdout_;
-  EXPECT_EQ(nlohmann::json::parse(stdout_).value("schema", ""), "hybridbench.report/1");
+  EXPECT_TRUE(is_any_report(stdout_)) << stdout_;
   EXPECT_NE(stderr_().find("cpu-only"), std::string::npos) << out_;  // the summary
   ASSERT_EQ(run("run" + kTinyRun + " -q --json " + file("r.json")), 0) << out_;
-  EXPECT_EQ(nlohmann::json::parse(slurp(file("r.json"))).value("schema", ""),
-            "hybridbench.report/1");
+  EXPECT_TRUE(is_any_report(slurp(file("r.json"))));
   EXPECT_EQ(run("run" + kTinyRun + " --out " + file("a.json") + " --json " + file("b.json")), 2)
       << out_;
   EXPECT_NE(out_.find("name the same result twice"), std::string::npos) << out_;
