@@ -33,7 +33,9 @@ int report_command(const ReportArgs& a) {
   // No --out means the table goes to standard output, which --html - would share.
   reports::check_distinct_outputs({{"--out", a.out.empty() ? "-" : a.out}, {"--html", a.html}});
   const reports::Report report = reports::read_report(a.path);
-  const std::string text = reports::render_report(report, a.format, a.tables);
+  // The option checked the name against the same vocabulary, so parse() has a value.
+  const std::string text =
+      reports::render_report(report, *reports::kReportFormats.parse(a.format), a.tables);
   if (a.out.empty())
     std::cout << text;
   else

@@ -57,20 +57,25 @@ std::string github_benchmark_json_text(const Report& report) {
 }
 
 const std::vector<std::string>& report_formats() {
-  static const std::vector<std::string> formats = {"md", "csv", "html", "bmf", "github-benchmark"};
+  static const std::vector<std::string> formats(kReportFormats.names.begin(),
+                                                kReportFormats.names.end());
   return formats;
 }
 
-std::string render_report(const Report& report, const std::string& format,
-                          const TableOptions& options) {
-  if (format == "md") return markdown_report(report, options);
-  if (format == "csv") return csv_report(report, options);
-  if (format == "html") return html_report(report, options);
-  if (format == "bmf") return bmf_json_text(report);
-  if (format == "github-benchmark") return github_benchmark_json_text(report);
-  std::string names;
-  for (const auto& f : report_formats()) names += (names.empty() ? "" : ", ") + f;
-  throw Error("unknown report format '" + format + "'", "give one of " + names);
+std::string render_report(const Report& report, ReportFormat format, const TableOptions& options) {
+  switch (format) {
+    case ReportFormat::md:
+      return markdown_report(report, options);
+    case ReportFormat::csv:
+      return csv_report(report, options);
+    case ReportFormat::html:
+      return html_report(report, options);
+    case ReportFormat::bmf:
+      return bmf_json_text(report);
+    case ReportFormat::github_benchmark:
+      return github_benchmark_json_text(report);
+  }
+  throw Error("internal: report format out of range", {}, kExitFailure);
 }
 
 }  // namespace hb::reports

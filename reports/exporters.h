@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/vocabulary.h"
 #include "reports/report.h"
 #include "reports/tables.h"
 
@@ -25,9 +26,12 @@ std::string github_benchmark_json_text(const Report& report);
 // Every format `report --format` writes, in the order its help lists them: md (the markdown
 // tables), csv (one row per point), html (the page with charts), bmf and github-benchmark (the
 // two functions above, the same ones compare --bmf / --github-benchmark call).
+enum class ReportFormat { md, csv, html, bmf, github_benchmark };
+inline constexpr Vocabulary<ReportFormat, 5> kReportFormats{
+    {"md", "csv", "html", "bmf", "github-benchmark"}};
+// The names, for the option's check and help.
 const std::vector<std::string>& report_formats();
-// The report in one of report_formats(); throws hb::Error (usage) naming the formats otherwise.
-std::string render_report(const Report& report, const std::string& format,
+std::string render_report(const Report& report, ReportFormat format,
                           const TableOptions& options = {});
 
 }  // namespace hb::reports
