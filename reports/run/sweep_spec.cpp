@@ -163,6 +163,16 @@ const ModelPreset& SweepSpec::model(const std::string& name) const {
   return find_model_preset(name);
 }
 
+// A trace's own model knows its attention only: layer scope would need the layer's widths.
+void SweepSpec::check_scope_fits_models() const {
+  for (const auto& m : models)
+    if (scope == Scope::layer && model(m).layers == 0)
+      throw Error("model " + m + " has only an attention shape (" + model(m).shape.to_string() +
+                      "), no layer dimensions, so --scope layer cannot time its decoder layer",
+                  "pass --scope attention, or --model PRESET with the trace's attention shape "
+                  "(see --list-models)");
+}
+
 void SweepSpec::validate() const {
   for (const auto& m : models) model(m);
   for (const auto& d : kv_dtypes) parse_dtype(d);
@@ -232,13 +242,7 @@ void SweepSpec::validate() const {
     throw Error("--microbatches " + std::to_string(microbatches) +
                     " needs --scope layer (attention alone has no layer work to overlap)",
                 "drop --microbatches, or use --scope layer");
-  // A trace's own model knows its attention only: layer scope would need the layer's widths.
-  for (const auto& m : models)
-    if (scope == Scope::layer && model(m).layers == 0)
-      throw Error("model " + m + " has only an attention shape (" + model(m).shape.to_string() +
-                      "), no layer dimensions, so --scope layer cannot time its decoder layer",
-                  "pass --scope attention, or --model PRESET with the trace's attention shape "
-                  "(see --list-models)");
+  check_scope_fits_models();
   if (workload.rfind("trace:", 0) != 0) parse_workload_spec(workload);  // family and knobs
   for (const auto& b : kv_budgets) parse_kv_budgets(b);                 // a --config file's too
   if (share_count < 1 || share_index < 0 || share_index >= share_count)

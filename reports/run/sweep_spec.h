@@ -76,6 +76,7 @@ struct SweepSpec {
   const ModelPreset& model(const std::string& name) const;
   // Throws hb::Error naming the offending field and the fix.
   void validate() const;
+  void check_scope_fits_models() const;             // part of validate()
   std::map<std::string, std::string> echo() const;  // for the report context
 };
 
