@@ -49,17 +49,6 @@ inline bool check_host_fit(const HostTier& tier, int64_t need, PlanResult& r) {
   return false;
 }
 
-// Policy kernels run as host code on the accelerator's queue (core/accelerator.h).
-inline bool check_host_kernels(const Platform& pf, const std::string& strategy, PlanResult& r) {
-  if (pf.accelerator->runs_host_kernels()) return true;
-  r.status = PlanStatus::unsupported;
-  r.reason = strategy +
-             "'s policy kernels (selection/scoring) run only on accelerators that run host-code "
-             "kernels (" +
-             pf.accelerator->info().kind_name() + " does not yet); use --accelerator cpu";
-  return false;
-}
-
 // round(ratio * n), clamped to [0, n].
 inline int64_t ratio_tokens(double ratio, int64_t n) {
   return std::clamp<int64_t>(static_cast<int64_t>(std::llround(ratio * static_cast<double>(n))), 0,

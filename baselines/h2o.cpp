@@ -18,7 +18,6 @@
 #include "core/kv_set.h"
 #include "core/phase_names.h"
 #include "core/step_io.h"
-#include "core/thread_pool.h"
 #include "core/timer.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/select.h"
@@ -82,7 +81,6 @@ class H2o final : public baselines::KvStrategyBase {
     }
     r.parameters["score"] =
         "accumulated softmax probability per KV head, summed over its query heads";
-    if (!check_host_kernels(platform, "h2o", r)) return;
     const int64_t need = kv_bytes(platform.accelerator->memory(), cap_) + policy_bytes(problem) +
                          step_io_bytes(problem);
     check_accelerator_fit(platform, need, std::to_string(cap_) + " cached tokens and their scores",
@@ -164,7 +162,7 @@ class H2o final : public baselines::KvStrategyBase {
     // 2. Attention over every cached token, keeping the logits.
     attend_keeping_logits();
     // 3. Policy kernel: accumulate the probabilities, choose each head's next victim.
-    accumulate_scores_and_pick_victims(std::move(slot), ctx);
+    accumulate_scores_and_pick_victims(slot, ctx);
     // The host drives the next step's write, so it reads the victims back.
     acc.copy_to_host(evict_host_.data(), evict_.data(), evict_.size());
     out.phase_ns[phase::kAccelerator] = collect_output(out);
@@ -222,34 +220,22 @@ class H2o final : public baselines::KvStrategyBase {
   // Enqueues the policy kernel: the new tokens (in `slot`) start from a zero score, every cached
   // token adds the probability this step's queries gave it, and a full cache picks per KV head
   // the lowest score outside the recent window [ctx - recent, ctx) as the next victim (evict_).
-  void accumulate_scores_and_pick_victims(std::vector<int64_t> slot, int64_t ctx) {
-    const int B = problem_->batch, Hq = problem_->shape.q_heads, Hkv = problem_->shape.kv_heads;
-    const int64_t pos = ctx - 1;
-    platform_.accelerator->host_kernel([=, this, slot = std::move(slot),
-                                        counts = count_](ThreadPool& pool) {
-      float* scores = scores_.as<float>();
-      int64_t* tags = tags_.as<int64_t>();
-      int32_t* evict = evict_.as<int32_t>();
-      const float* logits = logits_.as<float>();
-      const float* lse = io_->lse_dev();
-      for (int b = 0; b < B; ++b) {
-        for (int h = 0; h < Hkv; ++h) {
-          const size_t bh = static_cast<size_t>(b) * Hkv + h;
-          scores[bh * cap_ + slot[bh]] = 0.0f;  // a new token starts from nothing
-          tags[bh * cap_ + slot[bh]] = pos;
-        }
-        cpu::accumulate_probabilities(logits + static_cast<size_t>(b) * Hq * cap_, cap_,
-                                      lse + static_cast<size_t>(b) * Hq, Hq, Hkv, counts[b],
-                                      scores + static_cast<size_t>(b) * Hkv * cap_, cap_, &pool);
-        for (int h = 0; h < Hkv; ++h) {
-          const size_t bh = static_cast<size_t>(b) * Hkv + h;
-          evict[bh] = counts[b] < cap_
-                          ? -1
-                          : static_cast<int32_t>(cpu::argmin_tagged(
-                                scores + bh * cap_, tags + bh * cap_, cap_, ctx - recent_));
-        }
-      }
-    });
+  void accumulate_scores_and_pick_victims(const std::vector<int64_t>& slot, int64_t ctx) {
+    HeavyHitterArgs a;
+    a.batch = problem_->batch;
+    a.q_heads = problem_->shape.q_heads;
+    a.kv_heads = problem_->shape.kv_heads;
+    a.cap = cap_;
+    a.logits = logits_.as<float>();
+    a.lse = io_->lse_dev();
+    a.scores = scores_.as<float>();
+    a.tags = tags_.as<int64_t>();
+    a.victims = evict_.as<int32_t>();
+    a.filled = count_.data();
+    a.fresh_slot = slot.data();
+    a.fresh_tag = ctx - 1;
+    a.recent_from = ctx - recent_;
+    platform_.accelerator->heavy_hitter_update(a);
   }
 
   // The step's traffic: attention over the cached tokens with their logits, the score update

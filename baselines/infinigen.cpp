@@ -24,6 +24,7 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/linalg.h"
 #include "kernels/cpu/page_pack.h"
+#include "kernels/cpu/policy_ops.h"
 #include "kernels/cpu/select.h"
 #include "kernels/cpu/token_select.h"
 
@@ -86,7 +87,6 @@ class InfiniGen final : public baselines::KvStrategyBase {
     r.parameters["speculation_input"] =
         "this step's query (single layer; original: previous layer's input)";
     r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
-    if (!check_host_kernels(platform, "infinigen", r)) return;
     if (!check_host_kv_fit(platform, r)) return;
     check_accelerator_fit(platform, accel_bytes(problem) + step_io_bytes(problem),
                           "partial keys (" + std::to_string(pd_) + " dims) and " +
@@ -109,11 +109,14 @@ class InfiniGen final : public baselines::KvStrategyBase {
     pq_ = mem->allocate(static_cast<size_t>(B) * Hq * pd_pad_ * 4);
     logits_ = mem->allocate(static_cast<size_t>(B) * Hq * max_tokens_ * 4);
     agg_ = mem->allocate(BH * max_tokens_ * 4);
-    sel_ = mem->allocate(BH * kmax_ * 4 + 4);
+    sel_ = mem->allocate(BH * kmax_ * 4);
+    counts_ = mem->allocate(BH * 4);
+    pknew_ = mem->allocate(BH * pd_pad_ * 4);
     rows_ = mem->allocate(2 * BH * kmax_ * d * es_);
     att_ = mem->allocate(BH * att_pages_ * 2 * block_);
     stage_ = acc.staging_memory(tier.location.node)->allocate(2 * BH * kmax_ * d * es_);
     sel_host_.assign(BH * kmax_, 0);
+    counts_host_.assign(BH, 0);
 
     // One-time analysis per sequence and KV head: the skewing rotation and the partial dims.
     std::vector<float> proj(BH * d * pd_pad_, 0.0f);
@@ -129,7 +132,15 @@ class InfiniGen final : public baselines::KvStrategyBase {
       const DenseKv& prompt = problem_->workloads[b].prompt;
       std::vector<float> row(pd_pad_);
       for (int64_t t = 0; t < n; ++t) {
-        project(prompt.k_row(t, h), proj.data() + bh * d * pd_pad_, row.data());
+        ProjectRowsArgs pa;  // what project_rows does on the accelerator each step
+        pa.x = prompt.k_row(t, h);
+        pa.rows = 1;
+        pa.dim = d;
+        pa.cols = pd_;
+        pa.out_width = pd_pad_;
+        pa.proj = proj.data() + bh * d * pd_pad_;
+        pa.out = row.data();
+        cpu::project_rows(pa);
         cpu::write_row_to_pages(row.data(), nullptr, t, pd_pad_, P, shape.kv_dtype,
                                 pk.data() + bh * max_pages_ * pblock_, nullptr);
       }
@@ -194,26 +205,37 @@ class InfiniGen final : public baselines::KvStrategyBase {
   void speculate(int64_t n_old) {
     Accelerator& acc = *platform_.accelerator;
     const auto& shape = problem_->shape;
-    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim,
-              G = shape.group_size();
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
     const int P = problem_->page_tokens;
     const size_t BH = static_cast<size_t>(B) * Hkv;
-    acc.host_kernel([=, this](ThreadPool&) {
-      const float* proj = proj_.as<float>();
-      for (int b = 0; b < B; ++b) {
-        for (int qh = 0; qh < Hq; ++qh)
-          project(io_->q_dev() + (static_cast<size_t>(b) * Hq + qh) * d,
-                  proj + (static_cast<size_t>(b) * Hkv + qh / G) * d * pd_pad_,
-                  pq_.as<float>() + (static_cast<size_t>(b) * Hq + qh) * pd_pad_);
-        for (int h = 0; h < Hkv; ++h) {
-          const size_t bh = static_cast<size_t>(b) * Hkv + h;
-          float row[512];
-          project(io_->k_dev() + bh * d, proj + bh * d * pd_pad_, row);
-          cpu::write_row_to_pages(row, nullptr, n_old, pd_pad_, P, problem_->shape.kv_dtype,
-                                  pk_.as<std::byte>() + bh * max_pages_ * pblock_, nullptr);
-        }
-      }
-    });
+    ProjectRowsArgs pa;
+    pa.x_stride = d;
+    pa.dim = d;
+    pa.cols = pd_;
+    pa.out_width = pd_pad_;
+    pa.proj = proj_.as<float>();
+    pa.x = io_->q_dev();  // query head qh of sequence b uses its KV head's basis
+    pa.rows = B * Hq;
+    pa.rows_per_proj = shape.group_size();
+    pa.out = pq_.as<float>();
+    acc.project_rows(pa);
+    pa.x = io_->k_dev();  // the new key, one row per (sequence, KV head)
+    pa.rows = static_cast<int>(BH);
+    pa.rows_per_proj = 1;
+    pa.out = pknew_.as<float>();
+    acc.project_rows(pa);
+    RowsToPagesArgs w;  // the new partial key into slot n_old of its head's pages
+    w.groups = static_cast<int>(BH);
+    w.width = pd_pad_;
+    w.page_tokens = P;
+    w.count = 1;
+    w.first_slot = n_old;
+    w.dtype = shape.kv_dtype;
+    w.k_src = pknew_.data();
+    w.src_stride = static_cast<size_t>(pd_pad_) * 4;
+    w.k_dst = pk_.as<std::byte>();
+    w.dst_stride = static_cast<size_t>(max_pages_) * pblock_;
+    acc.rows_to_pages(w);
     std::vector<KvHeadView> pk_heads(BH);
     for (size_t bh = 0; bh < BH; ++bh)
       pk_heads[bh] = KvHeadView{pk_table_.data() + bh * max_pages_, n_old};
@@ -227,13 +249,14 @@ class InfiniGen final : public baselines::KvStrategyBase {
     }
   }
 
-  // 3. Selection on the accelerator: count the tokens within alpha of the best, k = the mean
-  // over batch x heads (capped), each KV head's top-k positions, ascending. The host reads k,
-  // then the indices (into sel_host_), storing the new token meanwhile. Returns k.
+  // 3. Selection on the accelerator: per KV head the max over its query heads' speculated
+  // logits and the count within alpha of the best; the host reads the counts back and sets
+  // k = the mean over batch x heads (capped), then each KV head's top-k positions, ascending,
+  // come back into sel_host_ while the host stores the new token. Returns k.
   int64_t select_tokens(int64_t ctx) {
     Accelerator& acc = *platform_.accelerator;
     const auto& shape = problem_->shape;
-    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, G = shape.group_size();
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads;
     const int64_t n_old = ctx - 1;
     const size_t BH = static_cast<size_t>(B) * Hkv;
     const int64_t kcap =
@@ -241,39 +264,24 @@ class InfiniGen final : public baselines::KvStrategyBase {
                     : std::clamp<int64_t>(
                           static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(ctx))),
                           1, kmax_);
-    acc.host_kernel([=, this](ThreadPool& pool) {
-      float* agg = agg_.as<float>();
-      int32_t* sel = sel_.as<int32_t>();
-      double total = 0;
-      for (int b = 0; b < B; ++b) {
-        cpu::group_max_rows(logits_.as<float>() + static_cast<size_t>(b) * Hq * max_tokens_, Hq, G,
-                            n_old, max_tokens_, agg + static_cast<size_t>(b) * Hkv * max_tokens_,
-                            max_tokens_);
-        for (int h = 0; h < Hkv; ++h)
-          total += static_cast<double>(
-              cpu::count_within(agg + (static_cast<size_t>(b) * Hkv + h) * max_tokens_, n_old,
-                                static_cast<float>(alpha_)));
-      }
-      // int(mean) as the original, at least one token, capped.
-      const int64_t k =
-          n_old == 0 ? 0
-                     : std::clamp<int64_t>(static_cast<int64_t>(total / static_cast<double>(BH)), 1,
-                                           std::min(kcap, n_old));
-      for (int b = 0; b < B; ++b) {
-        int32_t* out = sel + static_cast<size_t>(b) * Hkv * k;
-        cpu::topk_rows(agg + static_cast<size_t>(b) * Hkv * max_tokens_, Hkv, n_old, max_tokens_, k,
-                       out, nullptr, &pool);
-        for (int h = 0; h < Hkv; ++h) std::sort(out + h * k, out + (h + 1) * k);
-      }
-      reinterpret_cast<int32_t*>(sel_.as<std::byte>() + sel_.size() - 4)[0] =
-          static_cast<int32_t>(k);
-    });
-    int32_t k32 = 0;
-    acc.copy_to_host(&k32, sel_.as<std::byte>() + sel_.size() - 4, 4);
+    acc.group_max_rows(GroupMaxArgs{logits_.as<float>(), B * Hq, shape.group_size(), n_old,
+                                    max_tokens_, agg_.as<float>(), max_tokens_,
+                                    static_cast<float>(alpha_), counts_.as<int32_t>()});
+    acc.copy_to_host(counts_host_.data(), counts_.data(), BH * 4);
     acc.synchronize();
-    const int64_t k = k32;
+    double total = 0;
+    for (int32_t c : counts_host_) total += c;
+    // int(mean) as the original, at least one token, capped.
+    const int64_t k =
+        n_old == 0 ? 0
+                   : std::clamp<int64_t>(static_cast<int64_t>(total / static_cast<double>(BH)), 1,
+                                         std::min(kcap, n_old));
+    if (k > 0) {
+      acc.topk_rows(TopkRowsArgs{agg_.as<float>(), static_cast<int>(BH), n_old, max_tokens_, k,
+                                 sel_.as<int32_t>()});
+      acc.copy_to_host(sel_host_.data(), sel_.data(), BH * k * 4);
+    }
     // The host stores the new token while the indices come back.
-    acc.copy_to_host(sel_host_.data(), sel_.data(), BH * k * 4);
     append_new_token_from_host_rows();
     acc.synchronize();
     return k;
@@ -304,18 +312,29 @@ class InfiniGen final : public baselines::KvStrategyBase {
     const int P = problem_->page_tokens;
     const size_t BH = static_cast<size_t>(B) * Hkv, rb = row_bytes();
     acc.copy_to_device(rows_.data(), stage_.data(), moved_bytes(k));
-    acc.host_kernel([=, this](ThreadPool&) {
-      const std::byte* rk = rows_.as<std::byte>();
-      const std::byte* rv = rk + BH * k * rb;
-      for (size_t bh = 0; bh < BH; ++bh) {
-        std::byte* kb = att_table_[bh * att_pages_].k;
-        std::byte* vb = att_table_[bh * att_pages_].v;
-        cpu::rows_to_pages(rk + bh * k * rb, rv + bh * k * rb, k, d, P, problem_->shape.kv_dtype,
-                           kb, vb);
-        cpu::write_row_to_pages(io_->k_dev() + bh * d, io_->v_dev() + bh * d, k, d, P,
-                                problem_->shape.kv_dtype, kb, vb);
-      }
-    });
+    RowsToPagesArgs w;  // the fetched rows, then the new token after them
+    w.groups = static_cast<int>(BH);
+    w.width = d;
+    w.page_tokens = P;
+    w.dtype = shape.kv_dtype;
+    w.k_dst = att_.as<std::byte>();
+    w.v_dst = att_.as<std::byte>() + att_pages_ * block_;
+    w.dst_stride = static_cast<size_t>(att_pages_) * 2 * block_;
+    w.count = k;
+    w.src_f32 = false;
+    w.zero_tail = true;
+    w.k_src = rows_.data();
+    w.v_src = rows_.as<std::byte>() + BH * k * rb;
+    w.src_stride = k * rb;
+    acc.rows_to_pages(w);
+    w.count = 1;
+    w.first_slot = k;
+    w.src_f32 = true;
+    w.zero_tail = false;
+    w.k_src = io_->k_dev();
+    w.v_src = io_->v_dev();
+    w.src_stride = static_cast<size_t>(d) * 4;
+    acc.rows_to_pages(w);
     std::vector<KvHeadView> heads(BH);
     for (size_t bh = 0; bh < heads.size(); ++bh)
       heads[bh] = KvHeadView{att_table_.data() + bh * att_pages_, k + 1};
@@ -334,7 +353,7 @@ class InfiniGen final : public baselines::KvStrategyBase {
     const size_t moved = moved_bytes(k);
     const MemoryKind am = MemoryKind::accelerator, tier = platform_.host_tiers.at(0).location.kind;
     const int64_t BHi = static_cast<int64_t>(B) * Hkv;
-    t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes()) + 4 + BHi * k * 4;
+    t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes()) + BHi * 4 + BHi * k * 4;
     t.h2d_bytes = static_cast<int64_t>(moved);
     t.write(Processor::cpu, tier, shape.kv_bytes_per_token() * B);  // new token stored
     t.read(Processor::cpu, tier, static_cast<int64_t>(moved));      // gather
@@ -357,7 +376,9 @@ class InfiniGen final : public baselines::KvStrategyBase {
                           4.0 * Hq * d * static_cast<double>(k + 1) * B;
     t.select(Processor::accelerator,
              2.0 * BHi * n_old);  // threshold count, then top-k over old tokens
-    t.kernel_launches = 5;        // partial q/k, speculation, selection, paging, attention
+    // partial q, partial k, its paging, speculation, group max + count, top-k, two pagings,
+    // attention
+    t.kernel_launches = 9;
     t.syncs = 3;
   }
 
@@ -365,19 +386,9 @@ class InfiniGen final : public baselines::KvStrategyBase {
     const int64_t B = p.batch, Hq = p.shape.q_heads, Hkv = p.shape.kv_heads, d = p.shape.head_dim;
     return B * Hkv * d * pd_pad_ * 4 + B * Hkv * max_pages_ * static_cast<int64_t>(pblock_) +
            B * Hq * pd_pad_ * 4 + B * Hq * max_tokens_ * 4 + B * Hkv * max_tokens_ * 4 +
-           B * Hkv * kmax_ * 4 + 4 + 2 * B * Hkv * kmax_ * d * static_cast<int64_t>(es_) +
+           B * Hkv * kmax_ * 4 + B * Hkv * (4 + pd_pad_ * 4) +
+           2 * B * Hkv * kmax_ * d * static_cast<int64_t>(es_) +
            B * Hkv * att_pages_ * 2 * static_cast<int64_t>(block_);
-  }
-
-  // out[c] = sum_i x[i] * proj[i][c] for c in [0, pd_pad).
-  void project(const float* x, const float* proj, float* out) const {
-    const int d = problem_->shape.head_dim;
-    std::fill(out, out + pd_pad_, 0.0f);
-    for (int i = 0; i < d; ++i) {
-      const float xi = x[i];
-      const float* pr = proj + static_cast<size_t>(i) * pd_pad_;
-      for (int c = 0; c < pd_; ++c) out[c] += xi * pr[c];
-    }
   }
 
   // InfiniGen's offline skewing and prefill column choice, for one KV head of one sequence:
@@ -441,12 +452,12 @@ class InfiniGen final : public baselines::KvStrategyBase {
   int64_t max_tokens_ = 0, max_pages_ = 0, kmax_ = 0, att_pages_ = 0;
   size_t es_ = 2, block_ = 0, pblock_ = 0;
   // Accelerator memory: projections [b][kv][d][pd_pad] fp32, partial keys (page-blocked),
-  // partial queries, speculated logits, per-KV-head scores, selection (+ k), landing rows,
-  // attention pages.
-  Buffer proj_, pk_, pq_, logits_, agg_, sel_, rows_, att_;
+  // partial queries, speculated logits, per-KV-head scores, selection, counts within alpha,
+  // the new partial keys, landing rows, attention pages.
+  Buffer proj_, pk_, pq_, logits_, agg_, sel_, counts_, pknew_, rows_, att_;
   Buffer stage_;  // pinned host staging of the gathered rows
   std::vector<PageRef> pk_table_, att_table_;
-  std::vector<int32_t> sel_host_;
+  std::vector<int32_t> sel_host_, counts_host_;
 };
 
 }  // namespace

@@ -66,7 +66,6 @@ class Quest final : public baselines::KvStrategyBase {
     r.parameters["metadata"] =
         "per-page key box as center/radius in " + std::string(dtype_name(shape.kv_dtype));
     if (offload_) r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
-    if (!check_host_kernels(platform, "quest", r)) return;
     const int64_t B = problem.batch, Hkv = shape.kv_heads;
     meta_blocks_ = pages_for(max_pages_, kMetaSlots);
     const int64_t meta = 2 * B * Hkv * meta_blocks_ * kMetaSlots * shape.head_dim *
@@ -106,6 +105,7 @@ class Quest final : public baselines::KvStrategyBase {
     bounds_ = mem->allocate(static_cast<size_t>(B) * 2 * Hq * max_pages_ * 4);
     sel_ = mem->allocate(BQ * budget_pages_ * 4);
     sel_host_.assign(BQ * budget_pages_, 0);
+    sel_picked_.assign(BQ * budget_pages_, 0);
     mc_table_.resize(BH * meta_blocks_);
     mr_table_.resize(BH * meta_blocks_);
     for (size_t i = 0; i < BH * meta_blocks_; ++i) {
@@ -117,23 +117,7 @@ class Quest final : public baselines::KvStrategyBase {
       stage_ =
           acc.staging_memory(platform_.host_tiers.at(0).location.node)->allocate(landing_.size());
     }
-    // Prefill: the bounds of every prompt page (computed where the keys are, as Quest does
-    // right after prefill); the current page's exact box is kept to fold new keys into.
-    std::vector<PagedKvView> views;
-    for (int b = 0; b < B; ++b) views.push_back(kv_->cache(b).view());
-    const int64_t np = pages_for(problem_->prompt_len(), problem_->page_tokens);
-    acc.host_kernel([&, views](ThreadPool& pool) {
-      pool.parallel_for(static_cast<int64_t>(BH), [&](int64_t bh, int) {
-        const int b = static_cast<int>(bh / Hkv), h = static_cast<int>(bh % Hkv);
-        float* lo = box_.as<float>() + bh * 2 * d;
-        float* hi = lo + d;
-        for (int64_t p = 0; p < np; ++p) {
-          cpu::page_box(views[b], h, p, lo, hi);
-          write_bound(bh, p, lo, hi);
-        }
-      });
-    });
-    acc.synchronize();
+    upload_prompt_bounds();
     make_step_io();
   }
 
@@ -183,21 +167,85 @@ class Quest final : public baselines::KvStrategyBase {
     return sp;
   }
 
-  // Enqueues the policy kernel: fold the new key into its page's bounds, score pages, keep the
-  // top ones (and, resident, attend them right there); then the selection's copy to sel_host_.
+  // Enqueues the policy kernels: fold the new key into its page's bound; when the pages outgrow
+  // the budget, bound every older page (U = q.c + |q|.r) and select per query head, as Quest
+  // does per head, its top kp-1 older pages (ascending) into sel_, and copy them back. (A page
+  // set shared by a KV head's query heads, scored by the max of their bounds, loses ~0.02 of
+  // mass recall at 32k: baselines/README.md.) complete_selection() adds the current page.
   void enqueue_selection(const StepPages& sp) {
     Accelerator& acc = *platform_.accelerator;
-    std::vector<PagedKvView> views;
-    if (!offload_)
-      for (int b = 0; b < problem_->batch; ++b) views.push_back(kv_->cache(b).view());
-    const int64_t ctx = sp.ctx, kp = sp.kp;
-    const bool first_in_page = sp.first_in_page;
-    acc.host_kernel([=, this, views = std::move(views)](ThreadPool& pool) {
-      select_pages(ctx, kp, first_in_page, pool);
-      if (!offload_) attend_resident(views, ctx, kp, pool);
-    });
-    acc.copy_to_host(sel_host_.data(), sel_.data(),
-                     static_cast<size_t>(problem_->batch) * problem_->shape.q_heads * kp * 4);
+    const auto& shape = problem_->shape;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads;
+    const size_t BH = static_cast<size_t>(B) * Hkv;
+    std::vector<std::byte*> cb(BH), rb(BH);
+    for (size_t bh = 0; bh < BH; ++bh) {
+      cb[bh] = mc_table_[bh * meta_blocks_ + sp.last / kMetaSlots].k;
+      rb[bh] = mr_table_[bh * meta_blocks_ + sp.last / kMetaSlots].k;
+    }
+    PageBoundFoldArgs f;
+    f.rows = static_cast<int>(BH);
+    f.head_dim = shape.head_dim;
+    f.dtype = shape.kv_dtype;
+    f.keys = io_->k_dev();
+    f.boxes = box_.as<float>();
+    f.first = sp.first_in_page;
+    f.c_blocks = cb.data();
+    f.r_blocks = rb.data();
+    f.block_slots = kMetaSlots;
+    f.slot = static_cast<int>(sp.last % kMetaSlots);
+    acc.fold_page_bounds(f);
+    if (!selecting(sp)) return;  // every page fits the budget: dense
+    std::vector<KvHeadView> ch(BH), rh(BH);
+    std::vector<PagedKvView> cv(B), rv(B);
+    for (size_t bh = 0; bh < BH; ++bh) {
+      ch[bh] = KvHeadView{mc_table_.data() + bh * meta_blocks_, sp.last};
+      rh[bh] = KvHeadView{mr_table_.data() + bh * meta_blocks_, sp.last};
+    }
+    for (int b = 0; b < B; ++b) {
+      cv[b] = PagedKvView{Hkv, shape.head_dim, kMetaSlots, shape.kv_dtype, ch.data() + b * Hkv};
+      rv[b] = PagedKvView{Hkv, shape.head_dim, kMetaSlots, shape.kv_dtype, rh.data() + b * Hkv};
+    }
+    float* scores = bounds_.as<float>();
+    const size_t plane = static_cast<size_t>(B) * Hq * max_pages_;
+    PageBoundScoreArgs bs;
+    bs.batch = B;
+    bs.q_heads = Hq;
+    bs.q = io_->q_dev();
+    bs.centers = cv.data();
+    bs.radii = rv.data();
+    bs.n_pages = sp.last;
+    bs.scale = shape.softmax_scale();
+    bs.scores = scores;
+    bs.stride = max_pages_;
+    bs.qabs = qabs_.as<float>();
+    bs.radius_scores = scores + plane;
+    acc.score_page_bounds(bs);
+    acc.topk_rows(TopkRowsArgs{scores, B * Hq, sp.last, max_pages_, sp.kp - 1, sel_.as<int32_t>()});
+    acc.copy_to_host(sel_picked_.data(), sel_.data(), selection_bytes(sp));
+  }
+
+  // More pages than the budget: the step selects (else every page is attended).
+  bool selecting(const StepPages& sp) const { return sp.np > sp.kp; }
+  size_t selection_bytes(const StepPages& sp) const {
+    return selecting(sp)
+               ? static_cast<size_t>(problem_->batch) * problem_->shape.q_heads * (sp.kp - 1) * 4
+               : 0;
+  }
+
+  // Once the selection is back: each query head's kp pages, ascending, into sel_host_ (its
+  // kp-1 picks and the current page; every page when they fit the budget).
+  void complete_selection(const StepPages& sp) {
+    const size_t rows = static_cast<size_t>(problem_->batch) * problem_->shape.q_heads;
+    const int64_t kp = sp.kp;
+    for (size_t row = 0; row < rows; ++row) {
+      int32_t* out = sel_host_.data() + row * kp;
+      if (!selecting(sp)) {
+        for (int64_t j = 0; j < kp; ++j) out[j] = static_cast<int32_t>(j);
+        continue;
+      }
+      std::copy_n(sel_picked_.data() + row * (kp - 1), kp - 1, out);
+      out[kp - 1] = static_cast<int32_t>(sp.last);
+    }
   }
 
   // Most pages a KV head's query heads select together (their union): what landing holds.
@@ -256,15 +304,30 @@ class Quest final : public baselines::KvStrategyBase {
            union_tokens(sp) * (shape.kv_bytes_per_token() / shape.kv_heads));
   }
 
-  // Resident setting: the policy kernel attended already; wait for it.
+  // Resident setting: once the selection is back, exact attention over each query head's pages
+  // where they are (the host builds the page tables from the indices).
   void finish_resident(const StepPages& sp, StepResult& out) {
-    out.phase_ns[phase::kAccelerator] = collect_output(out);
+    Accelerator& acc = *platform_.accelerator;
+    const int Hq = problem_->shape.q_heads;
+    const int64_t select_ns = acc.synchronize();
+    complete_selection(sp);
+    std::vector<PagedKvView> views;
+    for (int b = 0; b < problem_->batch; ++b) views.push_back(kv_->cache(b).view());
+    SelectedPages pages = selected_pages(sp.kp, sp.tokens, [&](size_t row, int64_t j) {
+      const int qh = static_cast<int>(row % Hq);
+      return views[row / Hq]
+          .heads[problem_->shape.kv_head_of(qh)]
+          .pages[sel_host_[row * sp.kp + j]];
+    });
+    acc.decode_attention(pages.args.data(), problem_->batch);
+    out.phase_ns[phase::kAccelerator] = select_ns + collect_output(out);
     Traffic& t = out.traffic;
     count_attention_reads(sp, MemoryKind::accelerator, t);
     t.write(Processor::accelerator, MemoryKind::accelerator,
             problem_->shape.kv_bytes_per_token() * problem_->batch);  // new token
-    t.kernel_launches = 1;  // bound update + page scores + top-k + attention, one fused kernel
-    t.syncs = 1;
+    t.d2h_bytes = static_cast<int64_t>(selection_bytes(sp));
+    t.kernel_launches = selecting(sp) ? 4 : 2;  // bound fold, [page bounds, top-k,] attention
+    t.syncs = 2;
   }
 
   // Offloaded setting: once the selection is back, the host stores the new token and gathers
@@ -277,6 +340,7 @@ class Quest final : public baselines::KvStrategyBase {
     acc.synchronize();
     const int64_t t1 = now_ns();
     out.phase_ns[phase::kSelect] = t1 - t0;
+    complete_selection(sp);
     append_new_token_from_host_rows();
     const std::vector<size_t> slot = gather_selected_pages(kp);
     const int64_t t2 = now_ns();
@@ -293,8 +357,7 @@ class Quest final : public baselines::KvStrategyBase {
     out.phase_ns[phase::kAccelerator] = now_ns() - t2;
     Traffic& t = out.traffic;
     const MemoryKind tier = platform_.host_tiers.at(0).location.kind;
-    t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes()) +
-                  static_cast<int64_t>(B) * problem_->shape.q_heads * kp * 4;
+    t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes() + selection_bytes(sp));
     t.h2d_bytes = static_cast<int64_t>(moved);
     t.write(Processor::cpu, tier, problem_->shape.kv_bytes_per_token() * B);       // new token
     t.read(Processor::cpu, tier, static_cast<int64_t>(moved));                     // gather
@@ -302,7 +365,7 @@ class Quest final : public baselines::KvStrategyBase {
     t.write(Processor::accelerator, MemoryKind::accelerator,
             static_cast<int64_t>(moved));  // landing pages
     count_attention_reads(sp, MemoryKind::accelerator, t);
-    t.kernel_launches = 2;  // selection kernel, attention
+    t.kernel_launches = selecting(sp) ? 4 : 2;  // bound fold, [page bounds, top-k,] attention
     t.syncs = 2;
   }
 
@@ -332,79 +395,38 @@ class Quest final : public baselines::KvStrategyBase {
     return slot;
   }
 
-  // Page bound of page p of (sequence, KV head) bh from its box.
-  void write_bound(size_t bh, int64_t p, const float* lo, const float* hi) {
+  // Prefill: the bounds of every prompt page and the current page's exact box (new keys fold
+  // into it), from the prompt's keys as the cache holds them (rounded through its dtype). Built
+  // on the host and copied: load is not timed, and Quest computes them once after prefill.
+  void upload_prompt_bounds() {
     const auto& shape = problem_->shape;
-    const PageRef& c = mc_table_[bh * meta_blocks_ + p / kMetaSlots];
-    const PageRef& r = mr_table_[bh * meta_blocks_ + p / kMetaSlots];
-    cpu::write_page_bound(lo, hi, shape.head_dim, kMetaSlots, shape.kv_dtype,
-                          static_cast<int>(p % kMetaSlots), c.k, r.k);
-  }
-
-  // On the accelerator: fold the new key into the current page's box, then bound every older
-  // page (U = q.c + |q|.r: two passes of the scoring kernel over the center and radius planes)
-  // and select per query head, as Quest does per head, the top kp-1 older pages plus the
-  // current one, ascending, into sel_. (A page set shared by a KV head's query heads, scored by
-  // the max of their bounds, loses ~0.02 of mass recall at 32k: baselines/README.md.)
-  void select_pages(int64_t ctx, int64_t kp, bool first_in_page, ThreadPool& pool) {
-    const auto& shape = problem_->shape;
-    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim,
-              P = problem_->page_tokens;
-    const int64_t np = pages_for(ctx, P), last = np - 1;
-    int32_t* sel = sel_.as<int32_t>();
-    std::vector<int32_t> idx(static_cast<size_t>(Hq) * std::max<int64_t>(kp - 1, 0));
-    std::vector<KvHeadView> ch(Hkv), rh(Hkv);
-    for (int b = 0; b < B; ++b) {
-      for (int h = 0; h < Hkv; ++h) {
-        const size_t bh = static_cast<size_t>(b) * Hkv + h;
-        float* lo = box_.as<float>() + bh * 2 * d;
-        cpu::page_box_add(io_->k_dev() + bh * d, d, first_in_page, lo, lo + d);
-        write_bound(bh, last, lo, lo + d);
+    const int Hkv = shape.kv_heads, d = shape.head_dim, P = problem_->page_tokens;
+    const int64_t n = problem_->prompt_len();
+    const size_t BH = static_cast<size_t>(problem_->batch) * Hkv;
+    const size_t mblock = static_cast<size_t>(kMetaSlots) * d * dtype_size(shape.kv_dtype);
+    std::vector<std::byte> c(mc_.size()), r(mr_.size());
+    std::vector<float> box(box_.size() / 4, 0.0f);
+    platform_.host_pool->parallel_for(static_cast<int64_t>(BH), [&](int64_t bh, int) {
+      const DenseKv& prompt = problem_->workloads[bh / Hkv].prompt;
+      const int h = static_cast<int>(bh % Hkv);
+      float* lo = box.data() + bh * 2 * d;
+      std::vector<float> key(d);
+      for (int64_t t = 0; t < n; ++t) {
+        std::copy_n(prompt.k_row(t, h), d, key.data());
+        round_through(shape.kv_dtype, key.data(), key.size());
+        cpu::page_box_add(key.data(), d, t % P == 0, lo, lo + d);
+        if (t % P != P - 1 && t != n - 1) continue;  // the page's bound once it is complete
+        const int64_t p = t / P;
+        const size_t at = (bh * meta_blocks_ + p / kMetaSlots) * mblock;
+        cpu::write_page_bound(lo, lo + d, d, kMetaSlots, shape.kv_dtype,
+                              static_cast<int>(p % kMetaSlots), c.data() + at, r.data() + at);
       }
-      int32_t* sb = sel + static_cast<size_t>(b) * Hq * kp;
-      if (np <= kp) {  // everything fits the budget: dense
-        for (int h = 0; h < Hq; ++h)
-          for (int64_t j = 0; j < kp; ++j) sb[h * kp + j] = static_cast<int32_t>(j);
-        continue;
-      }
-      const float* q = io_->q_dev() + static_cast<size_t>(b) * Hq * d;
-      float* qa = qabs_.as<float>() + static_cast<size_t>(b) * Hq * d;
-      cpu::abs_query(q, static_cast<size_t>(Hq) * d, qa);
-      for (int h = 0; h < Hkv; ++h) {
-        const size_t bh = static_cast<size_t>(b) * Hkv + h;
-        ch[h] = KvHeadView{mc_table_.data() + bh * meta_blocks_, last};
-        rh[h] = KvHeadView{mr_table_.data() + bh * meta_blocks_, last};
-      }
-      float* s1 = bounds_.as<float>() + static_cast<size_t>(b) * 2 * Hq * max_pages_;
-      float* s2 = s1 + static_cast<size_t>(Hq) * max_pages_;
-      const float scale = shape.softmax_scale();
-      cpu::score_logits(q, Hq, PagedKvView{Hkv, d, kMetaSlots, shape.kv_dtype, ch.data()}, 0, last,
-                        scale, s1, max_pages_, pool);
-      cpu::score_logits(qa, Hq, PagedKvView{Hkv, d, kMetaSlots, shape.kv_dtype, rh.data()}, 0, last,
-                        scale, s2, max_pages_, pool);
-      for (int h = 0; h < Hq; ++h)
-        for (int64_t p = 0; p < last; ++p) s1[h * max_pages_ + p] += s2[h * max_pages_ + p];
-      cpu::topk_rows(s1, Hq, last, max_pages_, kp - 1, idx.data(), nullptr, &pool);
-      for (int h = 0; h < Hq; ++h) {
-        int32_t* row = sb + h * kp;
-        std::copy(idx.begin() + h * (kp - 1), idx.begin() + (h + 1) * (kp - 1), row);
-        std::sort(row, row + kp - 1);
-        row[kp - 1] = static_cast<int32_t>(last);
-      }
-    }
-  }
-
-  // Resident setting, on the accelerator: exact attention over the selected pages.
-  void attend_resident(const std::vector<PagedKvView>& views, int64_t ctx, int64_t kp,
-                       ThreadPool& pool) {
-    const int Hq = problem_->shape.q_heads, P = problem_->page_tokens;
-    const int64_t last = pages_for(ctx, P) - 1, tokens = (kp - 1) * P + (ctx - last * P);
-    const int32_t* sel = sel_.as<int32_t>();
-    SelectedPages sp = selected_pages(kp, tokens, [&](size_t row, int64_t j) {
-      const int qh = static_cast<int>(row % Hq);
-      return views[row / Hq].heads[problem_->shape.kv_head_of(qh)].pages[sel[row * kp + j]];
     });
-    cpu::decode_attention(sp.args.data(), problem_->batch, pool);
+    Accelerator& acc = *platform_.accelerator;
+    acc.copy_to_device(mc_.data(), c.data(), c.size());
+    acc.copy_to_device(mr_.data(), r.data(), r.size());
+    acc.copy_to_device(box_.data(), box.data(), box_.size());
+    acc.synchronize();
   }
 
   // Attention over kp pages per (sequence, query head) holding `tokens` tokens: page j of query
@@ -444,13 +466,15 @@ class Quest final : public baselines::KvStrategyBase {
   static constexpr int kMetaSlots = 16;  // page bounds per metadata block
   int64_t meta_blocks_ = 0;
   // Accelerator memory: center and radius planes of the page bounds, the current page's exact
-  // box per (sequence, KV head), |q|, per-query-head bounds (the page scores), the selection
-  // per query head, landing pages (offloaded setting: each KV head's union, packed).
+  // box per (sequence, KV head), |q|, per-query-head bounds (the page scores, then the radius
+  // plane's pass: [2][batch][q_head][max_pages]), the selection per query head, landing pages
+  // (offloaded setting: each KV head's union, packed).
   Buffer mc_, mr_, box_, qabs_, bounds_, sel_, landing_;
   size_t landed_pages_ = 0;
   std::vector<PageRef> mc_table_, mr_table_;
-  Buffer stage_;  // host staging for the offloaded setting
-  std::vector<int32_t> sel_host_;
+  Buffer stage_;                     // host staging for the offloaded setting
+  std::vector<int32_t> sel_host_;    // [batch][q_head][kp] this step's pages, ascending
+  std::vector<int32_t> sel_picked_;  // [batch][q_head][kp - 1] the selection as copied back
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "core/attention_args.h"
 #include "core/layer_work.h"
 #include "core/memory.h"
+#include "core/policy_args.h"
 #include "core/vocabulary.h"
 
 namespace hb {
@@ -81,11 +82,21 @@ class Accelerator {
     decode_attention(seqs, batch);
   }
 
-  // A strategy's policy kernel given as host code over accelerator memory (H2O's score
-  // update and eviction, Quest's page bounds and page top-k, InfiniGen's speculation), run in
-  // queue order with the accelerator's own threads. Only accelerators whose memory the host
-  // can address run these (the cpu accelerator); others answer false and the strategies that
-  // need one report status "unsupported" there until the accelerator has the kernel.
+  // ---- Policy kernels: the scoring and selection steps of H2O, Quest and InfiniGen, queued
+  // like attention (contracts in core/policy_args.h). Both accelerators implement them (the cpu
+  // accelerator on its threads with kernels/cpu, CUDA with kernels/cuda/policy_kernels.cu);
+  // the default refuses, for accelerators written for one experiment.
+  virtual void heavy_hitter_update(const HeavyHitterArgs& args) { no_policy_kernel("h2o"); }
+  virtual void fold_page_bounds(const PageBoundFoldArgs& args) { no_policy_kernel("quest"); }
+  virtual void score_page_bounds(const PageBoundScoreArgs& args) { no_policy_kernel("quest"); }
+  virtual void topk_rows(const TopkRowsArgs& args) { no_policy_kernel("top-k"); }
+  virtual void group_max_rows(const GroupMaxArgs& args) { no_policy_kernel("infinigen"); }
+  virtual void project_rows(const ProjectRowsArgs& args) { no_policy_kernel("infinigen"); }
+  virtual void rows_to_pages(const RowsToPagesArgs& args) { no_policy_kernel("paging"); }
+
+  // Host code run in queue order on the accelerator's own threads, over its memory: only an
+  // accelerator whose memory the host addresses runs it (the cpu accelerator, and tests that
+  // need an ordered host step); the strategies use the policy kernels above instead.
   virtual bool runs_host_kernels() const { return false; }
 
   // The GEMMs of one decoder layer around attention (core/layer_work.h), for up to `max_batch`
@@ -98,6 +109,12 @@ class Accelerator {
   virtual void host_kernel(std::function<void(ThreadPool& pool)> fn) {
     throw Error("accelerator " + info().name + " cannot run host-code policy kernels",
                 "use --accelerator cpu for this strategy");
+  }
+
+ protected:
+  [[noreturn]] void no_policy_kernel(const char* what) const {
+    throw Error("accelerator " + info().name + " has no " + what + " policy kernel",
+                "use --accelerator cpu or cuda");
   }
 };
 

@@ -18,6 +18,7 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/cpu_layer_work.h"
 #include "kernels/cpu/merge.h"
+#include "kernels/cpu/policy_ops.h"
 #include "kernels/cpu/select.h"
 
 namespace hb::cpu {
@@ -139,6 +140,61 @@ class CpuAccelerator final : public Accelerator {
       run_stream(a, chunk_tokens);
     });
   }
+  // Policy kernels: host arrays and views copied now, run on the pool in queue order.
+  void heavy_hitter_update(const HeavyHitterArgs& args) override {
+    auto filled = std::make_shared<std::vector<int64_t>>(args.filled, args.filled + args.batch);
+    auto fresh = std::make_shared<std::vector<int64_t>>(
+        args.fresh_slot, args.fresh_slot + static_cast<size_t>(args.batch) * args.kv_heads);
+    HeavyHitterArgs a = args;
+    a.filled = filled->data();
+    a.fresh_slot = fresh->data();
+    enqueue([=, this] {
+      cpu::heavy_hitter_update(a, pool_);
+      (void)filled, (void)fresh;
+    });
+  }
+  void fold_page_bounds(const PageBoundFoldArgs& args) override {
+    auto c = std::make_shared<std::vector<std::byte*>>(args.c_blocks, args.c_blocks + args.rows);
+    auto r = std::make_shared<std::vector<std::byte*>>(args.r_blocks, args.r_blocks + args.rows);
+    PageBoundFoldArgs a = args;
+    a.c_blocks = c->data();
+    a.r_blocks = r->data();
+    enqueue([=] {
+      cpu::fold_page_bounds(a);
+      (void)c, (void)r;
+    });
+  }
+  void score_page_bounds(const PageBoundScoreArgs& args) override {
+    // Views of both planes of every sequence, with their head tables, copied.
+    auto views = std::make_shared<std::vector<PagedKvView>>();
+    auto heads = std::make_shared<std::vector<std::vector<KvHeadView>>>();
+    for (const PagedKvView* plane : {args.centers, args.radii})
+      for (int b = 0; b < args.batch; ++b) {
+        heads->emplace_back(plane[b].heads, plane[b].heads + plane[b].kv_heads);
+        views->push_back(plane[b]);
+        views->back().heads = heads->back().data();
+      }
+    PageBoundScoreArgs a = args;
+    a.centers = views->data();
+    a.radii = views->data() + args.batch;
+    enqueue([=, this] {
+      cpu::score_page_bounds(a, pool_);
+      (void)views, (void)heads;
+    });
+  }
+  void topk_rows(const TopkRowsArgs& args) override {
+    enqueue([=, this] { cpu::topk_rows_ascending(args, pool_); });
+  }
+  void group_max_rows(const GroupMaxArgs& args) override {
+    enqueue([=] { cpu::group_max_rows(args); });
+  }
+  void project_rows(const ProjectRowsArgs& args) override {
+    enqueue([=] { cpu::project_rows(args); });
+  }
+  void rows_to_pages(const RowsToPagesArgs& args) override {
+    enqueue([=] { cpu::rows_to_pages(args); });
+  }
+
   bool runs_host_kernels() const override { return true; }
   void host_kernel(std::function<void(ThreadPool&)> fn) override {
     enqueue([this, fn = std::move(fn)] { fn(pool_); });

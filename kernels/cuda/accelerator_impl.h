@@ -19,6 +19,8 @@
 
 namespace hb::cuda {
 
+KvType kv_type(DType t);  // the kernels' name for a KV dtype
+
 // The uniform shape of one launch's sequences, validated.
 struct LaunchShape {
   int q_heads = 0, kv_heads = 0, head_dim = 0, page_tokens = 0, group = 0;
@@ -53,6 +55,14 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
                    void* v_out, void* k_out) override;
   void page_minmax(const PagedKvView& kv, float* kmin, float* kmax, int64_t page_stride) override;
   void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) override;
+  // policy_ops.cpp
+  void heavy_hitter_update(const HeavyHitterArgs& args) override;
+  void fold_page_bounds(const PageBoundFoldArgs& args) override;
+  void score_page_bounds(const PageBoundScoreArgs& args) override;
+  void topk_rows(const TopkRowsArgs& args) override;
+  void group_max_rows(const GroupMaxArgs& args) override;
+  void project_rows(const ProjectRowsArgs& args) override;
+  void rows_to_pages(const RowsToPagesArgs& args) override;
 
  private:
   // Brackets one public operation: serialises callers, selects the device, opens an NVTX

@@ -14,8 +14,6 @@
 
 namespace hb::cuda {
 
-namespace {
-
 KvType kv_type(DType t) {
   switch (t) {
     case DType::f16:
@@ -27,6 +25,8 @@ KvType kv_type(DType t) {
   }
   return KvType::f16;
 }
+
+namespace {
 
 std::string dtype_str(KvType t) {
   return t == KvType::f16 ? "fp16" : t == KvType::bf16 ? "bf16" : "fp32";

@@ -69,6 +69,34 @@ class AcceleratorShare final : public Accelerator {
     flush();
     real_.stream_attention(seqs, batch, chunk_tokens);
   }
+  void heavy_hitter_update(const HeavyHitterArgs& a) override {
+    flush();
+    real_.heavy_hitter_update(a);
+  }
+  void fold_page_bounds(const PageBoundFoldArgs& a) override {
+    flush();
+    real_.fold_page_bounds(a);
+  }
+  void score_page_bounds(const PageBoundScoreArgs& a) override {
+    flush();
+    real_.score_page_bounds(a);
+  }
+  void topk_rows(const TopkRowsArgs& a) override {
+    flush();
+    real_.topk_rows(a);
+  }
+  void group_max_rows(const GroupMaxArgs& a) override {
+    flush();
+    real_.group_max_rows(a);
+  }
+  void project_rows(const ProjectRowsArgs& a) override {
+    flush();
+    real_.project_rows(a);
+  }
+  void rows_to_pages(const RowsToPagesArgs& a) override {
+    flush();
+    real_.rows_to_pages(a);
+  }
   bool runs_host_kernels() const override { return real_.runs_host_kernels(); }
   void host_kernel(std::function<void(ThreadPool& pool)> fn) override {
     flush();
