@@ -72,6 +72,18 @@ class Accelerator {
 
   // ---- Optional operations. Defaults keep every accelerator compiling and correct. ----
 
+  // A side copy: host (staging) memory to accelerator memory on the accelerator's copy engine,
+  // beside the queue, so it overlaps the compute already queued (a GPU's copy engine next to its
+  // SMs). The queue's later operations do not wait for it until order_side_copies() is queued;
+  // synchronize() waits for it, and its time is not busy time. HybridGen ships its CPU part this
+  // way while the accelerator still attends. Default: an ordinary queued copy (correct, no
+  // overlap).
+  virtual void copy_to_device_async(void* dst, const void* host_src, size_t bytes) {
+    copy_to_device(dst, host_src, bytes);
+  }
+  // Queued: the operations queued after it wait for every side copy issued before it.
+  virtual void order_side_copies() {}
+
   // Dense attention over KV whose pages live in host memory (the offload baseline): the pages
   // stream through two chunk buffers of `chunk_tokens` tokens in accelerator memory, the copy
   // of chunk c+1 (a copy engine) overlapping attention on chunk c; each chunk leaves an

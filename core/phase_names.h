@@ -29,9 +29,8 @@ inline constexpr const char* kWait = "wait";
 inline constexpr const char* kMerge = "merge";
 // HybridGen: attended positions, page hit counts and traffic, overlapped with the merge.
 inline constexpr const char* kBookkeeping = "bookkeeping";
-// HybridGen: host wall time blocked in each synchronisation (q down, rows up, final output).
+// HybridGen: host wall time blocked in each synchronisation (q down, final output).
 inline constexpr const char* kSyncQ = "sync.q";
-inline constexpr const char* kSyncUp = "sync.up";
 inline constexpr const char* kSyncFinal = "sync.final";
 
 // Layer scope (reports/run/layer_scope.h): the host waiting for the layer's GEMMs left after

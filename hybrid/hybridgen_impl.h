@@ -59,7 +59,7 @@ struct StepState {
   std::vector<int64_t> scan_begin;
   int64_t scan_tok_sum = 0;
   int64_t transfer_ns = 0, acc_ns = 0, merge_ns = 0, wait_ns = 0;
-  int64_t sync_q_wall = 0, sync_up_wall = 0, sync_final_wall = 0;
+  int64_t sync_q_wall = 0, sync_final_wall = 0;
   int64_t t_cpu0 = 0, t_score = 0, t_topk = 0, t_gather = 0, t_cpu1 = 0;
   int64_t t_pre_book = 0, t_book = 0;
 };

@@ -5,7 +5,8 @@
 //   3. the accelerator attends over its resident tokens (a partial (o, lse)), while
 //   4. the CPU scores its tokens, takes the top-k per query head and gathers those V rows
 //      (logit mode), or computes the exact partial over its tokens (lse mode);
-//   5. join; 6. the CPU part crosses the link; 7. merge (one softmax over the union);
+//   5. the CPU part crosses the link on the copy engine while the accelerator still attends;
+//   6. join; 7. merge (one softmax over the union);
 //   8. bookkeeping (attended positions, page hits, traffic) while the merge runs; 9. wait;
 //   10. the scheduler records the step.
 #include <algorithm>
@@ -191,24 +192,24 @@ void HybridGen::Impl::cpu_exact_partial(StepState& st, float scale) {
   st.t_score = now_ns();
 }
 
-// ---- 6. Transfer: top-k logits + V rows (or the exact partial) up to the accelerator.
+// ---- 5. Transfer: top-k logits + V rows (or the exact partial) up to the accelerator, as side
+// copies on its copy engine as soon as the CPU part is ready, so they overlap the accelerator's
+// attention still running (hybrid/README.md, "Critical path"); the merge queued after them
+// waits for them (order_side_copies), the attention queued before does not.
 void HybridGen::Impl::upload_cpu_part(StepState& st) {
   Accelerator& acc = *platform.accelerator;
   const size_t qn = static_cast<size_t>(B) * Hq;
   if (logit) {
     const size_t lb = qn * st.n_ext * 4, vb = qn * st.n_ext * d * es;
-    acc.copy_to_device(ext_logits_dev.data(), ext_logits_host.data(), lb);
-    acc.copy_to_device(ext_v_dev.data(), ext_v_host.data(), vb);
+    acc.copy_to_device_async(ext_logits_dev.data(), ext_logits_host.data(), lb);
+    acc.copy_to_device_async(ext_v_dev.data(), ext_v_host.data(), vb);
     st.tr->h2d_bytes += static_cast<int64_t>(lb + vb);
   } else {
-    acc.copy_to_device(o_x.data(), o_cpu_host.data(), qn * d * 4);
-    acc.copy_to_device(lse_x.data(), lse_cpu_host.data(), qn * 4);
+    acc.copy_to_device_async(o_x.data(), o_cpu_host.data(), qn * d * 4);
+    acc.copy_to_device_async(lse_x.data(), lse_cpu_host.data(), qn * 4);
     st.tr->h2d_bytes += static_cast<int64_t>(qn * (d + 1) * 4);
   }
-  const int64_t t_up = now_ns();
-  st.transfer_ns += acc.synchronize();
-  st.sync_up_wall = now_ns() - t_up;
-  ++st.syncs;
+  acc.order_side_copies();
 }
 
 // ---- 7. Merge: one softmax over [CPU top-k | accelerator] logits. The accelerator's part is
@@ -372,7 +373,6 @@ void HybridGen::Impl::record_phases(const StepState& st, StepResult& out) const 
   out.phase_ns[phase::kBookkeeping] = st.t_book - st.t_pre_book;
   // Host wall time blocked in the other synchronisations (busy time + hand-off latency).
   out.phase_ns[phase::kSyncQ] = st.sync_q_wall;
-  out.phase_ns[phase::kSyncUp] = st.sync_up_wall;
   out.phase_ns[phase::kSyncFinal] = st.sync_final_wall;
 }
 
@@ -410,11 +410,12 @@ void HybridGen::step(int s, StepResult& out) {
       acc.decode_attention(args.data(), m.B);
       ++st.launches;
     }
-    // ---- 5. Join: the accelerator side's busy time.
+    m.upload_cpu_part(st);
+    // ---- 6. Join: the accelerator side's busy time (its attention; the side copies are copy
+    // engine time). The wait is what of the attention and the upload outlasted the CPU part.
     st.acc_ns = acc.synchronize();
     ++st.syncs;
     st.wait_ns = now_ns() - st.t_cpu1;
-    m.upload_cpu_part(st);
     m.merge(st, scale);
   }
   acc.copy_to_host(m.io->o_host.data(), m.io->o_dev(), m.io->o_bytes());

@@ -18,8 +18,9 @@
 //     only the newest `cap` host tokens per head; the cap halves when the CPU side was the
 //     bottleneck and grows x1.2 otherwise, within [cpu_k_cap_min, set_cap_limit()].
 // The CPU side is what runs beside the accelerator's attention (scoring, top-k, gather, or the
-// exact partial); the upload after the join is on the critical path whatever the split, so it
-// is recorded (transfer_ns) but not balanced (hybrid/README.md, "Critical path").
+// exact partial); its upload runs on the copy engine beside that attention, and the q download
+// before both is serial whatever the split, so it is recorded (transfer_ns) but not balanced
+// (hybrid/README.md, "Critical path").
 // The interval's times are medians of its steps (ours: one preempted step on a shared machine
 // must not flip a decision); the rows report those medians.
 // Static mode records the same rows but never changes anything (ablation).
@@ -60,7 +61,7 @@ struct SchedulerRow {
   double equalising_gpu_tokens = -1;  // the split the boundary rule aimed at (-1: not computed)
   double ratio_ceiling = 0;           // min(ratio_max, the buffers' limit) in effect
   int64_t cpu_k_cap = 0, next_cpu_k_cap = 0;  // 0: off
-  double transfer_ns = 0;                     // interval median of the upload (not balanced)
+  double transfer_ns = 0;                     // interval median of the q download (not balanced)
   std::map<std::string, double> as_map() const;
 };
 

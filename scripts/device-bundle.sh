@@ -151,7 +151,9 @@ for t in "${TARGETS[@]}"; do
   collect_libs "$src"
 done
 # hwloc loads its PCI plugin at run time (not in ldd): carry it and what it loads.
-HWLOC_LIB=$(ldconfig -p | awk '/libhwloc.so.15 .*x86-64/ {print $NF; exit}')
+# (awk and sed read to the end: a reader that quits early SIGPIPEs the writer, and pipefail
+# turns that into this script's exit 141.)
+HWLOC_LIB=$(ldconfig -p | awk '/libhwloc.so.15 .*x86-64/ && !found {print $NF; found = 1}')
 PLUGIN_DIR=$(dirname "$(readlink -f "${HWLOC_LIB:-/usr/lib/x86_64-linux-gnu/libhwloc.so.15}")")/hwloc
 if [ -f "$PLUGIN_DIR/hwloc_pci.so" ]; then
   cp "$PLUGIN_DIR/hwloc_pci.so" "$DEST/lib/hwloc/"
@@ -160,7 +162,7 @@ if [ -f "$PLUGIN_DIR/hwloc_pci.so" ]; then
   collect_libs "$PLUGIN_DIR/hwloc_pci.so"
 fi
 
-GLIBC=$(ldd --version | head -1 | awk '{print $NF}')
+GLIBC=$(ldd --version | awk 'NR == 1 {print $NF}')
 COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 DIRTY=$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo " (with uncommitted changes)" || true)
 {

@@ -179,7 +179,7 @@ check_bundle() {
 check_node() {
   local need have dir
   need=$(awk '$1 == "glibc" {print $2}' "$B/MANIFEST")
-  have=$(ldd --version 2>/dev/null | head -1 | awk '{print $NF}')
+  have=$(ldd --version 2>/dev/null | awk 'NR == 1 {print $NF}')
   if [ -z "$have" ] || [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1)" != "$need" ]; then
     DETAIL="the bundle needs glibc >= $need; this machine has '${have:-unknown}'"
     return 1

@@ -4,6 +4,7 @@
 // attention kernels; streaming.cpp: the offload streaming path).
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -55,6 +56,9 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
                    void* v_out, void* k_out) override;
   void page_minmax(const PagedKvView& kv, float* kmin, float* kmax, int64_t page_stride) override;
   void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) override;
+  // side_copies.cpp
+  void copy_to_device_async(void* dst, const void* host_src, size_t bytes) override;
+  void order_side_copies() override;
   // policy_ops.cpp
   void heavy_hitter_update(const HeavyHitterArgs& args) override;
   void fold_page_bounds(const PageBoundFoldArgs& args) override;
@@ -90,6 +94,13 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
   int64_t folded_ns_ = 0;                // busy time of spans already recycled before synchronize
   cudaEvent_t take_event();
   void fold_finished_spans();
+  // Side copies (side_copies.cpp): the last one's completion on the copy stream, and whether
+  // the queue has yet to wait for it.
+  struct EventDeleter {
+    void operator()(cudaEvent_t e) const { cudaEventDestroy(e); }
+  };
+  std::unique_ptr<CUevent_st, EventDeleter> side_done_;
+  bool side_pending_ = false;
   // Streaming path: two chunk buffers in accelerator memory (grown on demand) and its events.
   Buffer stream_buf_;
   cudaEvent_t stream_ready_ = nullptr, chunk_copied_[2] = {nullptr, nullptr},

@@ -41,6 +41,10 @@ class AcceleratorShare final : public Accelerator {
   void copy_to_host(void* dst, const void* src, size_t bytes) override {
     real_.copy_to_host(dst, src, bytes);
   }
+  void copy_to_device_async(void* dst, const void* src, size_t bytes) override {
+    real_.copy_to_device_async(dst, src, bytes);
+  }
+  void order_side_copies() override { real_.order_side_copies(); }
   void decode_attention(const DecodeAttentionArgs* seqs, int batch) override {
     flush();
     real_.decode_attention(seqs, batch);
