@@ -303,6 +303,7 @@ void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
     E.q_heads = args.q_heads;
     E.head_dim = D;
     E.v_dtype = kv_type(args.ext_dtype);
+    check_grid(E.q_heads, E.splits, 1, "logit_merge_attention external partials");
   }
   const int local_slots = has_local ? L.splits : 0;
   const int slots = local_slots + E.splits;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <limits>
 
+#include "core/error.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/kernel_args.h"
 #include "kernels/cuda/launch_plan.h"
@@ -126,6 +127,17 @@ TEST(CudaSoftmaxMath, EmptyStatesStayNeutral) {
   EXPECT_NEAR(rescale_factor(1.0f, 2.0f), std::exp(-1.0f), 1e-6f);
   EXPECT_EQ(finish_lse(-kInf, 0.0f), -kInf);
   EXPECT_NEAR(finish_lse(2.0f, std::exp(1.0f)), 3.0f, 1e-6f);
+}
+
+// Issue 16: grids past CUDA's limits are refused on the host, with the reason, rather than
+// failing to launch; rows on x may exceed 65535 (logit_merge.cu's query heads).
+TEST(CudaPlan, GridLimitsAreCheckedBeforeLaunch) {
+  EXPECT_NO_THROW(check_grid(70000, 4, 1, "rows on x"));
+  EXPECT_NO_THROW(check_grid(kMaxGridX, kMaxGridYZ, kMaxGridYZ, "largest"));
+  EXPECT_THROW(check_grid(4, 70000, 1, "rows on y"), Error);
+  EXPECT_THROW(check_grid(1, 1, 65536, "batch on z"), Error);
+  EXPECT_THROW(check_grid(0, 1, 1, "empty"), Error);
+  EXPECT_THROW(check_grid(kMaxGridX + 1, 1, 1, "too many rows"), Error);
 }
 
 TEST(CudaDeviceInfo, PcieGenerationFromSysfsSpeed) {
