@@ -48,7 +48,9 @@ class Offload final : public baselines::KvStrategyBase {
   }
 
   void load() override {
-    load_whole_prompt(platform_.host_tiers.at(0).allocator);
+    // Pinned (on the tier's own node) so the chunk copies stream at full link speed and
+    // overlap, as FlexGen keeps its offloaded KV in pinned memory.
+    load_whole_prompt(platform_.accelerator->staging_over(platform_.host_tiers.at(0).allocator));
     make_step_io();
   }
 

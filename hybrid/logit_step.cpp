@@ -428,7 +428,7 @@ void HybridGen::step(int s, StepResult& out) {
   st.sync_final_wall = now_ns() - st.t_book;
   ++st.syncs;
   if (!st.has_cpu) st.acc_ns = st.merge_ns, st.merge_ns = 0;
-  out.o = m.io->o_host;
+  out.o = m.io->o_host.to_vector();
   out.traffic.kernel_launches += st.launches;
   out.traffic.syncs += st.syncs;
   m.record_phases(st, out);

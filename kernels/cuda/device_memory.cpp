@@ -22,7 +22,7 @@ class DeviceAllocator final : public BufferAllocator {
     const int64_t b = static_cast<int64_t>(bytes);
     {
       std::lock_guard<std::mutex> lk(mu_);
-      const int64_t used = ctx_->budget_used.load();
+      const int64_t used = ctx_->bytes_in_use();  // scratch and mirrors count too
       if (used + b > capacity_)
         throw CapacityError(
             "accelerator capacity exceeded on " + ctx_->info.name + ": " + mib(used + b) +

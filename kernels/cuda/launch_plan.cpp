@@ -83,6 +83,12 @@ void check_grid(int64_t x, int64_t y, int64_t z, const std::string& what) {
               "use a smaller batch or fewer heads per call", kExitUsage);
 }
 
+bool scratch_fits(int64_t budget_used, int64_t reserved, int64_t pool_used, int64_t bytes,
+                  int64_t capacity) {
+  const int64_t grow = std::max<int64_t>(0, pool_used + bytes - reserved);
+  return budget_used + reserved + grow <= capacity;
+}
+
 int64_t stream_chunk_tokens(int64_t requested, int page_tokens, int tile) {
   const int64_t unit = std::lcm<int64_t>(page_tokens, tile);
   const int64_t r = std::max<int64_t>(requested, unit);

@@ -140,6 +140,35 @@ TEST(CudaPlan, GridLimitsAreCheckedBeforeLaunch) {
   EXPECT_THROW(check_grid(kMaxGridX + 1, 1, 1, "too many rows"), Error);
 }
 
+// Issue 16: host_pointer_access is checked, not just collected: a device whose kernels cannot
+// dereference registered host pointers is refused with the reason (as is one without pools).
+TEST(CudaDeviceInfo, DevicesKernelsCannotServeAreRefusedWithTheReason) {
+  DeviceInfo d;
+  d.index = 1;
+  d.name = "Test GPU";
+  d.host_pointer_access = true;
+  d.memory_pools = true;
+  EXPECT_EQ(unsupported_reason(d), "");
+  d.host_pointer_access = false;
+  EXPECT_NE(unsupported_reason(d).find("host pointers"), std::string::npos)
+      << unsupported_reason(d);
+  d.host_pointer_access = true;
+  d.memory_pools = false;
+  EXPECT_NE(unsupported_reason(d).find("cudaMallocAsync"), std::string::npos);
+}
+
+// Issue 16: scratch (descriptors, partials, page-table mirrors) counts against the capacity: the
+// pool's reserved memory always, and growth beyond its free part when more is asked for.
+TEST(CudaPlan, ScratchCountsAgainstTheCapacity) {
+  EXPECT_TRUE(scratch_fits(0, 0, 0, 100, 100));
+  EXPECT_FALSE(scratch_fits(0, 0, 0, 101, 100));
+  EXPECT_FALSE(scratch_fits(60, 0, 0, 50, 100));    // buffers + new scratch
+  EXPECT_TRUE(scratch_fits(60, 40, 0, 40, 100));    // reuses the pool's free memory
+  EXPECT_FALSE(scratch_fits(70, 40, 0, 10, 100));   // the reserved pool itself counts
+  EXPECT_FALSE(scratch_fits(50, 40, 30, 21, 100));  // 11 more needed beyond the pool
+  EXPECT_TRUE(scratch_fits(50, 40, 30, 20, 100));   // exactly fills the capacity
+}
+
 TEST(CudaDeviceInfo, PcieGenerationFromSysfsSpeed) {
   EXPECT_EQ(pcie_gen_of_speed("2.5 GT/s PCIe"), 1);
   EXPECT_EQ(pcie_gen_of_speed("16.0 GT/s PCIe"), 4);

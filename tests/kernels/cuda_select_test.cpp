@@ -235,6 +235,25 @@ TEST(CudaLogitMerge, MoreRowsThanGridYAllows) {
       1e-5);
 }
 
+// Issue 16: scratch (descriptors, page-table mirrors) is accelerator memory in use: a fresh
+// accelerator's bytes_in_use grows past its buffers once an op has run, and stays within the
+// capacity, which scratch requests are checked against.
+TEST(CudaScoreLogits, ScratchAndPageTablesCountAsInUse) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto acc = cuda::make_cuda_device(0, int64_t{256} << 20);
+  const AttentionShape shape{8, 2, 64, DType::f16};
+  const auto in = test::make_paged_input(shape, 4000, WorkloadSpec::Kind::structured, 3);
+  cuda::DeviceKvCopy dev(*acc, in.view());
+  Buffer q = acc->memory()->allocate(8 * 64 * 4), lg = acc->memory()->allocate(8 * 4000 * 4);
+  acc->memory()->copy_in(q.data(), in.q(), 8 * 64 * 4);
+  const int64_t buffers = acc->bytes_in_use();
+  EXPECT_GE(buffers, dev.bytes());
+  acc->score_logits(q.as<float>(), 8, dev.view(), 0, 4000, 0, lg.as<float>(), 4000);
+  acc->synchronize();
+  EXPECT_GT(acc->bytes_in_use(), buffers);  // the pool keeps the freed scratch
+  EXPECT_LE(acc->bytes_in_use(), acc->info().capacity_bytes);
+}
+
 TEST(CudaGatherRows, MatchesTheCpuGatherAndZeroesOutOfRangeTokens) {
   HB_REQUIRE_GPU_OR_SKIP();
   auto& acc = test::gpu();
