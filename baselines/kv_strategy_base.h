@@ -122,7 +122,7 @@ class KvStrategyBase : public Strategy {
     Accelerator& acc = *platform_.accelerator;
     acc.copy_to_host(io_->o_host.data(), io_->o_dev(), io_->o_bytes());
     const int64_t wait = acc.synchronize();
-    out.o = io_->o_host;
+    out.o = io_->o_host.to_vector();
     return wait;
   }
   // Fills out.attended: every query head of sequence b attended the original positions

@@ -89,7 +89,7 @@ class WholeCache final : public baselines::KvStrategyBase {
     acc.copy_to_device(io_->o_dev(), io_->o_host.data(), io_->o_bytes());
     acc.synchronize();
     out.phase_ns[phase::kTransfer] += now_ns() - t2;
-    out.o = io_->o_host;
+    out.o = io_->o_host.to_vector();
 
     Traffic& t = out.traffic;
     t.d2h_bytes = static_cast<int64_t>(io_->q_bytes() + 2 * io_->kv_row_bytes());

@@ -148,44 +148,12 @@ PlatformSetup setup_platform(const run::SweepSpec& spec) {
   return p;
 }
 
-namespace {
-
-// Host NUMA node of each CUDA device index this process sees, from the topology's GPUs (PCI,
-// hwloc): in PCI bus order, which is CUDA's order under CUDA_DEVICE_ORDER=PCI_BUS_ID and on
-// nodes of identical GPUs, and through CUDA_VISIBLE_DEVICES when it lists indices (Slurm's
-// per-task GPU binding does). -1 where that cannot be told (UUIDs, an index not found).
-std::vector<int> visible_gpu_nodes(const memtier::Topology& topo) {
-  std::vector<const memtier::GpuDevice*> gpus;
-  for (const auto& g : topo.gpus) gpus.push_back(&g);
-  std::sort(gpus.begin(), gpus.end(),
-            [](auto* a, auto* b) { return a->pci_bus_id < b->pci_bus_id; });
-  std::vector<int> nodes;
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!visible) {
-    for (auto* g : gpus) nodes.push_back(g->numa_node);
-    return nodes;
-  }
-  for (const auto& item : run::split_list(visible)) {
-    size_t used = 0;
-    int index = -1;
-    try {
-      index = std::stoi(item, &used);
-    } catch (...) {
-      used = 0;
-    }
-    const bool known = used == item.size() && index >= 0 && index < static_cast<int>(gpus.size());
-    nodes.push_back(known ? gpus[static_cast<size_t>(index)]->numa_node : -1);
-  }
-  return nodes;
-}
-
-}  // namespace
-
 std::string place_rank(run::SweepSpec& spec, int local_rank, int local_size, bool device_given) {
   const memtier::Topology topo = memtier::discover({});
-  // The GPU path only where this binary can drive one; otherwise the cpu accelerator runs.
+  // The GPU path only where this binary can drive one; otherwise the cpu accelerator runs. The
+  // GPUs' nodes come in CUDA's device order (what --device counts), not PCI bus order.
   const std::vector<int> gpu_nodes =
-      spec.accelerator.kind != AcceleratorKind::cpu && cuda_available() ? visible_gpu_nodes(topo)
+      spec.accelerator.kind != AcceleratorKind::cpu && cuda_available() ? cuda_device_numa_nodes()
                                                                         : std::vector<int>{};
   int node = -1;
   std::string why;

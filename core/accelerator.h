@@ -53,6 +53,12 @@ class Accelerator {
   virtual int64_t bytes_in_use() const = 0;
   // Host memory the accelerator can copy from/to at full speed (pinned for CUDA), on a NUMA node.
   virtual std::shared_ptr<BufferAllocator> staging_memory(int numa_node) = 0;
+  // Memory from `host` (a host tier's own allocator, so its placement is kept) made staging
+  // memory: pinned and mapped for CUDA, so copies from it are asynchronous at full link speed.
+  // Default: `host` as it is (an accelerator that reads host memory directly needs nothing).
+  virtual std::shared_ptr<BufferAllocator> staging_over(std::shared_ptr<BufferAllocator> host) {
+    return host;
+  }
 
   // Queued operations: return immediately, run in order on the accelerator.
   // Pointers inside args must refer to memory the accelerator can read (its own, or staging);

@@ -120,19 +120,14 @@ void PagedKvCache::write_token(int kv_head, int64_t slot, const float* k, const 
   const size_t es = dtype_size(shape_.kv_dtype);
   const PageRef& p = head.pages[slot / page_tokens_];
   const int s = static_cast<int>(slot % page_tokens_);
-  // V row is contiguous; K is a column of the [d][page_tokens] block (strided).
+  // The V row is contiguous in its block.
   std::byte buf[512 * 4];
   convert_from_fp32(shape_.kv_dtype, v, buf, d);
   head.v_arena[slot / page_tokens_]->copy_in(p.v + v_block_offset(0, s, d) * es, buf, d * es);
-  PageArena* ka = head.k_arena[slot / page_tokens_];
+  // K rows are a column of the block: one strided copy (element j at row j of the block).
   convert_from_fp32(shape_.kv_dtype, k, buf, d);
-  if (ka->host_accessible()) {  // common case: skip a copy call per element
-    for (int j = 0; j < d; ++j)
-      std::memcpy(p.k + k_block_offset(j, s, page_tokens_) * es, buf + j * es, es);
-  } else {
-    for (int j = 0; j < d; ++j)
-      ka->copy_in(p.k + k_block_offset(j, s, page_tokens_) * es, buf + j * es, es);
-  }
+  head.k_arena[slot / page_tokens_]->copy_column_in(p.k + k_block_offset(0, s, page_tokens_) * es,
+                                                    page_tokens_ * es, buf, es, d);
 }
 
 void PagedKvCache::read_token(int kv_head, int64_t slot, float* k, float* v) const {
@@ -144,9 +139,8 @@ void PagedKvCache::read_token(int kv_head, int64_t slot, float* k, float* v) con
   std::byte buf[512 * 4];
   head.v_arena[slot / page_tokens_]->copy_out(buf, p.v + v_block_offset(0, s, d) * es, d * es);
   convert_to_fp32(shape_.kv_dtype, buf, v, d);
-  PageArena* ka = head.k_arena[slot / page_tokens_];
-  for (int j = 0; j < d; ++j)
-    ka->copy_out(buf + j * es, p.k + k_block_offset(j, s, page_tokens_) * es, es);
+  head.k_arena[slot / page_tokens_]->copy_column_out(
+      buf, p.k + k_block_offset(0, s, page_tokens_) * es, page_tokens_ * es, es, d);
   convert_to_fp32(shape_.kv_dtype, buf, k, d);
 }
 

@@ -63,6 +63,14 @@ class PageArena {
   void copy_out(void* dst, const std::byte* src, size_t bytes) {
     alloc_->copy_out(dst, src, bytes);
   }
+  // A K column: `rows` elements of `elem` bytes, `pitch` bytes apart in the block, dense on
+  // the host side; one allocator call (one 2D copy for device memory).
+  void copy_column_in(std::byte* dst, size_t pitch, const void* src, size_t elem, size_t rows) {
+    alloc_->copy_in_2d(dst, pitch, src, elem, elem, rows);
+  }
+  void copy_column_out(void* dst, const std::byte* src, size_t pitch, size_t elem, size_t rows) {
+    alloc_->copy_out_2d(dst, elem, src, pitch, elem, rows);
+  }
   // Pre-reserves room for `blocks` more blocks (one slab) so timed code never allocates.
   void reserve(size_t blocks);
   // The slabs' address ranges (for page-placement verification).

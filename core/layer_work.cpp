@@ -33,7 +33,8 @@ int64_t layer_work_bytes(const ModelPreset& model, int max_batch) {
   // x, qkv, attention output, y, up, gate, layer output
   const int64_t activations =
       int64_t{max_batch} * (3 * d.hidden + d.qkv_out + d.attn_out + 2 * d.ffn);
-  return weights * kLayerWeightBytesPerElement + activations * int64_t{sizeof(float)};
+  return weights * kLayerWeightBytesPerElement + activations * int64_t{sizeof(float)} +
+         kLayerWorkspaceBytes;
 }
 
 }  // namespace hb

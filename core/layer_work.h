@@ -41,10 +41,14 @@ inline constexpr int kLayerWeightBytesPerElement = 2;
 // (the cpu engine's blocked layout, kernels/cpu/layer_gemv.h).
 inline constexpr int kLayerColumnBlock = 64;
 
+// A GEMM library's workspace in accelerator memory (cuBLAS's recommended 32 MiB on Hopper),
+// given to it from the accelerator's memory so it counts against the capacity.
+inline constexpr int64_t kLayerWorkspaceBytes = int64_t{32} << 20;
+
 // Accelerator memory a LayerWork for up to `max_batch` rows may take: its weights, each matrix
-// padded to whole column blocks, plus fp32 activations. An upper bound for every accelerator;
-// the runner adds it to the KV budget in layer scope (the other layers' weights are what the
-// deployment rule took out of the budget already).
+// padded to whole column blocks, plus fp32 activations and the GEMM workspace. An upper bound for
+// every accelerator; the runner adds it to the KV budget in layer scope (the other layers' weights
+// are what the deployment rule took out of the budget already).
 int64_t layer_work_bytes(const ModelPreset& model, int max_batch);
 
 // One layer's GEMMs, queued on the accelerator that made it (in its order with attention and

@@ -66,6 +66,23 @@ void BufferAllocator::copy_in(void* dst, const void* src, size_t bytes) {
 void BufferAllocator::copy_out(void* dst, const void* src, size_t bytes) {
   std::memcpy(dst, src, bytes);
 }
+namespace {
+void memcpy_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
+               size_t rows) {
+  for (size_t r = 0; r < rows; ++r)
+    std::memcpy(static_cast<char*>(dst) + r * dst_pitch,
+                static_cast<const char*>(src) + r * src_pitch, width);
+}
+}  // namespace
+
+void BufferAllocator::copy_in_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                                 size_t width, size_t rows) {
+  memcpy_2d(dst, dst_pitch, src, src_pitch, width, rows);
+}
+void BufferAllocator::copy_out_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                                  size_t width, size_t rows) {
+  memcpy_2d(dst, dst_pitch, src, src_pitch, width, rows);
+}
 
 namespace {
 

@@ -72,6 +72,13 @@ class BufferAllocator {
   // Copies between host memory and memory of this allocator (cudaMemcpy for device memory).
   virtual void copy_in(void* dst, const void* host_src, size_t bytes);
   virtual void copy_out(void* host_dst, const void* src, size_t bytes);
+  // Strided copies: `rows` runs of `width` bytes, `dst_pitch` / `src_pitch` bytes apart (a K
+  // column of a page block is d runs of one element). One call per strided transfer, so device
+  // memory makes it one 2D copy rather than `rows` blocking copies; the default loops memcpy.
+  virtual void copy_in_2d(void* dst, size_t dst_pitch, const void* host_src, size_t src_pitch,
+                          size_t width, size_t rows);
+  virtual void copy_out_2d(void* host_dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                           size_t width, size_t rows);
 };
 
 // Page-aligned, prefaulted host memory with no NUMA policy (first touch by the caller's thread).

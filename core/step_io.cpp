@@ -15,18 +15,18 @@ StepIO::StepIO(const Problem& problem, Accelerator& accel) : problem_(problem), 
   v_ = mem->allocate(kn * 4);
   o_ = mem->allocate(qn * 4);
   lse_ = mem->allocate(ln * 4);
-  q_host.resize(qn);
-  k_host.resize(kn);
-  v_host.resize(kn);
-  o_host.resize(qn);
-  lse_host.resize(ln);
+  auto staging = accel.staging_memory(accel.info().numa_node);
+  q_host = HostRows(*staging, qn);
+  k_host = HostRows(*staging, kn);
+  v_host = HostRows(*staging, kn);
+  o_host = HostRows(*staging, qn);
+  lse_host = HostRows(*staging, ln);
 }
 
 void StepIO::stage(int s) {
   const auto& ws = problem_.workloads;
   const size_t qn = problem_.shape.q_heads * problem_.shape.head_dim;
   const size_t kn = problem_.shape.kv_heads * problem_.shape.head_dim;
-  std::vector<float> q(qn * ws.size()), k(kn * ws.size()), v(kn * ws.size());
   // The staging buffers were sized for problem_.batch sequences of the problem's shape.
   if (ws.size() != static_cast<size_t>(problem_.batch))
     throw Error("step " + std::to_string(s) + ": " + std::to_string(ws.size()) +
@@ -39,13 +39,14 @@ void StepIO::stage(int s) {
       throw Error("step " + std::to_string(s) + ": sequence " + std::to_string(b) +
                       " does not have the problem's shape",
                   {}, kExitFailure);
-    std::copy(st.q.begin(), st.q.end(), q.begin() + b * qn);
-    std::copy(st.k.begin(), st.k.end(), k.begin() + b * kn);
-    std::copy(st.v.begin(), st.v.end(), v.begin() + b * kn);
+    // Through the pinned host rows: strategies overwrite them with what they copy back.
+    std::copy(st.q.begin(), st.q.end(), q_host.begin() + b * qn);
+    std::copy(st.k.begin(), st.k.end(), k_host.begin() + b * kn);
+    std::copy(st.v.begin(), st.v.end(), v_host.begin() + b * kn);
   }
-  accel_.copy_to_device(q_dev(), q.data(), q.size() * 4);
-  accel_.copy_to_device(k_dev(), k.data(), k.size() * 4);
-  accel_.copy_to_device(v_dev(), v.data(), v.size() * 4);
+  accel_.copy_to_device(q_dev(), q_host.data(), q_bytes());
+  accel_.copy_to_device(k_dev(), k_host.data(), kv_row_bytes());
+  accel_.copy_to_device(v_dev(), v_host.data(), kv_row_bytes());
   accel_.synchronize();
 }
 

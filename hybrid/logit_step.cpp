@@ -19,11 +19,13 @@
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/select.h"
 #include "kernels/cpu/topk_select.h"
+#include "kernels/nvtx.h"
 
 namespace hb::hybrid {
 
 // ---- 1. Structure: boundary (FIFO + scheduler), promotions, append of the new token.
 void HybridGen::Impl::step_structure(int s, StepState& st) {
+  HB_NVTX_RANGE("hb.hybrid.structure");
   (void)st;
   const int64_t n_pages = seqs[0].cache->num_pages(0);
   const bool new_page = seqs[0].cache->num_tokens(0) % P == 0;
@@ -96,6 +98,7 @@ void HybridGen::Impl::choose_rows(double ratio, StepState& st) {
 
 // ---- 2. q down to the host (the CPU side needs it).
 void HybridGen::Impl::download_q(StepState& st) {
+  HB_NVTX_RANGE("hb.hybrid.download_q");
   if (!st.has_cpu) return;
   Accelerator& acc = *platform.accelerator;
   const int64_t t0 = now_ns();
@@ -130,6 +133,7 @@ void HybridGen::Impl::accelerator_attention(std::vector<DecodeAttentionArgs>& ar
 // logit array; its time is reported as cpu.score and cpu.topk reads 0. separate: every logit
 // is written, then each row's top-k is selected from them. Same rows and logits either way.
 void HybridGen::Impl::cpu_logits_topk_gather(StepState& st, float scale) {
+  HB_NVTX_RANGE("hb.hybrid.cpu_logits_topk_gather");
   ThreadPool& pool = *platform.host_pool;
   const int64_t n_ext = st.n_ext;
   if (cfg().cpu_select == CpuSelect::fused) {
@@ -146,6 +150,7 @@ void HybridGen::Impl::cpu_logits_topk_gather(StepState& st, float scale) {
                         st.scan_begin[b], -1, scale,
                         logits.data() + static_cast<size_t>(b) * Hq * ccap, ccap, pool);
     st.t_score = now_ns();
+    HB_NVTX_RANGE("hb.hybrid.topk");
     pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
       const int b = static_cast<int>(row / Hq), qh = static_cast<int>(row % Hq);
       const int64_t begin = st.scan_begin[b];
@@ -159,6 +164,7 @@ void HybridGen::Impl::cpu_logits_topk_gather(StepState& st, float scale) {
     });
     st.t_topk = now_ns();
   }
+  HB_NVTX_RANGE("hb.hybrid.gather");  // to the end: the selected V rows into pinned staging
   auto* ext_l = ext_logits_host.as<float>();
   auto* ext_v = ext_v_host.as<std::byte>();
   pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
@@ -178,6 +184,7 @@ void HybridGen::Impl::cpu_logits_topk_gather(StepState& st, float scale) {
 
 // ---- 4b. CPU side, lse mode: the exact partial (o, lse) over its tokens.
 void HybridGen::Impl::cpu_exact_partial(StepState& st, float scale) {
+  HB_NVTX_RANGE("hb.hybrid.cpu_exact_partial");
   std::vector<DecodeAttentionArgs> cargs(B);
   for (int b = 0; b < B; ++b) {
     auto& a = cargs[b];
@@ -197,6 +204,7 @@ void HybridGen::Impl::cpu_exact_partial(StepState& st, float scale) {
 // attention still running (hybrid/README.md, "Critical path"); the merge queued after them
 // waits for them (order_side_copies), the attention queued before does not.
 void HybridGen::Impl::upload_cpu_part(StepState& st) {
+  HB_NVTX_RANGE("hb.hybrid.upload");
   Accelerator& acc = *platform.accelerator;
   const size_t qn = static_cast<size_t>(B) * Hq;
   if (logit) {
@@ -216,6 +224,7 @@ void HybridGen::Impl::upload_cpu_part(StepState& st) {
 // already a flash-decoding partial; the shipped logits become a second partial and the two
 // merge exactly (the same softmax over the union). lse mode merges the partials.
 void HybridGen::Impl::merge(StepState& st, float scale) {
+  HB_NVTX_RANGE("hb.hybrid.merge");
   Accelerator& acc = *platform.accelerator;
   const size_t qn = static_cast<size_t>(B) * Hq;
   if (logit) {
@@ -241,6 +250,7 @@ void HybridGen::Impl::merge(StepState& st, float scale) {
 
 // ---- 8. Bookkeeping while the accelerator merges: page hits, attended positions, traffic.
 void HybridGen::Impl::bookkeeping(StepState& st, StepResult& out) {
+  HB_NVTX_RANGE("hb.hybrid.bookkeeping");
   std::vector<int64_t> v_rows_by_tier(platform.host_tiers.size(), 0);
   if (st.has_cpu && logit) {
     count_hits(st, v_rows_by_tier);
@@ -383,6 +393,7 @@ void HybridGen::fill_attended(int s, StepResult& out) {
 }
 
 void HybridGen::step(int s, StepResult& out) {
+  HB_NVTX_RANGE("hb.hybrid.step");
   Impl& m = *impl_;
   Accelerator& acc = *m.platform.accelerator;
   const float scale = m.shape.softmax_scale();
@@ -429,7 +440,7 @@ void HybridGen::step(int s, StepResult& out) {
   st.sync_final_wall = now_ns() - st.t_book;
   ++st.syncs;
   if (!st.has_cpu) st.acc_ns = st.merge_ns, st.merge_ns = 0;
-  out.o = m.io->o_host;
+  out.o = m.io->o_host.to_vector();
   out.traffic.kernel_launches += st.launches;
   out.traffic.syncs += st.syncs;
   m.record_phases(st, out);

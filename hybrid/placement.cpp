@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hybrid/hybridgen_impl.h"
+#include "kernels/nvtx.h"
 
 namespace hb::hybrid {
 
@@ -44,6 +45,7 @@ void count_fast(HeadState& hs, int fast, int kt, int vt, int sign) {
 }  // namespace
 
 void HybridGen::Impl::to_host(SeqState& s, int h, int64_t i, int kt, int vt) {
+  HB_NVTX_RANGE("hb.hybrid.migrate_to_host");
   HeadState& hs = s.heads[h];
   PageInfo& pi = hs.pages[i];
   const bool from_acc = pi.home != PageHome::host;
@@ -73,6 +75,7 @@ void HybridGen::Impl::to_host(SeqState& s, int h, int64_t i, int kt, int vt) {
 }
 
 void HybridGen::Impl::to_acc(SeqState& s, int h, int64_t i, PageHome home) {
+  HB_NVTX_RANGE("hb.hybrid.migrate_to_accelerator");
   HeadState& hs = s.heads[h];
   PageInfo& pi = hs.pages[i];
   if (pi.home == PageHome::host) {
@@ -248,6 +251,7 @@ int64_t HybridGen::Impl::hot_logit_tokens() const { return self.hot_slots() * P;
 // query head (it would have been selected on the host). The page's score then takes one EMA
 // step per decode step of the interval with that hit count.
 void HybridGen::Impl::refresh_hot_scores() {
+  HB_NVTX_RANGE("hb.hybrid.refresh_hot_scores");
   if (!hot_logits_dev || kth_logit.empty()) return;
   Accelerator& acc = *platform.accelerator;
   const int64_t stride = hot_logit_tokens();
@@ -300,6 +304,7 @@ void HybridGen::Impl::demote_cold(SeqState& s, int h, double cold_below) {
 
 // Semantic mapping pass: promote pages the top-k keeps selecting, demote cold ones.
 void HybridGen::Impl::migrate_pass() {
+  HB_NVTX_RANGE("hb.hybrid.migrate_pass");
   for (auto& s : seqs)
     for (int h = 0; h < Hkv; ++h) {
       HeadState& hs = s.heads[h];

@@ -4,6 +4,7 @@
 #include "kernels/cpu/cpu_accelerator.h"
 #ifdef HB_WITH_CUDA
 #include "kernels/cuda/cuda_backend.h"
+#include "kernels/cuda/device_info.h"
 #endif
 
 namespace hb {
@@ -14,6 +15,14 @@ bool cuda_available(std::string* why_not) {
 #else
   if (why_not) *why_not = "this binary was built without CUDA (HYBRIDBENCH_CUDA=OFF)";
   return false;
+#endif
+}
+
+std::vector<int> cuda_device_numa_nodes() {
+#ifdef HB_WITH_CUDA
+  return cuda::device_numa_nodes();
+#else
+  return {};
 #endif
 }
 

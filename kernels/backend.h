@@ -35,6 +35,11 @@ struct AcceleratorLinkSamples {
 std::vector<AcceleratorLinkSamples> measure_accelerator_links(int device, size_t bytes, int reps,
                                                               std::string* why_not = nullptr);
 
+// The host NUMA node of each CUDA device index this process sees, in CUDA's device order
+// (what --device counts; CUDA_VISIBLE_DEVICES, UUIDs included, and CUDA_DEVICE_ORDER already
+// applied), -1 where unknown. Empty without a usable GPU or in a CPU-only build.
+std::vector<int> cuda_device_numa_nodes();
+
 // Whether a CUDA device is usable; `why_not` says why not (CPU-only build, no driver, no
 // device). Any CUDA error counts as "no GPU".
 bool cuda_available(std::string* why_not = nullptr);

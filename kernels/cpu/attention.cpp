@@ -9,6 +9,7 @@
 #include "kernels/cpu/decode_kernel.h"
 #include "kernels/cpu/merge.h"
 #include "kernels/cpu/work_split.h"
+#include "kernels/nvtx.h"
 
 namespace hb::cpu {
 
@@ -35,6 +36,7 @@ struct SeqPlan : HeadSplit {
 
 void decode_attention(const DecodeAttentionArgs* seqs, int batch, ThreadPool& pool,
                       SimdLevel simd) {
+  HB_NVTX_RANGE("hb.cpu.decode_attention");
   if (batch <= 0) return;
 
   // Tasks are (sequence, group of KV heads, token split); a task walks its heads interleaved

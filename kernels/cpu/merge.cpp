@@ -1,4 +1,5 @@
 #include "kernels/cpu/merge.h"
+#include "kernels/nvtx.h"
 
 #include <cmath>
 #include <limits>
@@ -7,6 +8,7 @@ namespace hb::cpu {
 
 void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts,
                     int heads, int head_dim, float* o_out, float* lse_out) {
+  HB_NVTX_RANGE("hb.cpu.merge_partials");
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (int h = 0; h < heads; ++h) {
     float M = kNegInf;

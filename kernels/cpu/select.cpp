@@ -13,6 +13,7 @@
 #include "kernels/cpu/decode_kernel.h"
 #include "kernels/cpu/merge.h"
 #include "kernels/cpu/work_split.h"
+#include "kernels/nvtx.h"
 
 namespace hb::cpu {
 
@@ -24,6 +25,7 @@ float scale_or_default(float scale, int head_dim) {
 
 void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end,
                   float scale, float* logits, int64_t stride, ThreadPool& pool, SimdLevel simd) {
+  HB_NVTX_RANGE("hb.cpu.score_logits");
   if (kv.kv_heads <= 0 || q_heads % kv.kv_heads != 0 || q_heads / kv.kv_heads > kMaxJobQueryHeads)
     throw Error("score_logits: " + std::to_string(q_heads) + " query heads cannot share " +
                     std::to_string(kv.kv_heads) + " KV heads",
@@ -287,6 +289,7 @@ std::atomic<int64_t> g_select_fallbacks{0};
 void select_topk(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, float scale,
                  const int64_t* k, int32_t* idx_out, float* val_out, int64_t out_stride,
                  ThreadPool& pool, SimdLevel simd) {
+  HB_NVTX_RANGE("hb.cpu.select_topk");
   if (!select_pass(q, q_heads, kv, begin, scale, k, idx_out, val_out, out_stride, pool, simd, true))
     select_pass(q, q_heads, kv, begin, scale, k, idx_out, val_out, out_stride, pool, simd, false),
         ++g_select_fallbacks;
@@ -316,6 +319,7 @@ uint64_t rank_key(float x, int64_t i) {
 
 void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t k,
                int32_t* idx_out, float* val_out, ThreadPool* pool) {
+  HB_NVTX_RANGE("hb.cpu.topk_rows");
   k = std::clamp<int64_t>(k, 0, n);
   if (k == 0) return;
   auto one_row = [&](int64_t r, int) {
@@ -388,6 +392,7 @@ void external_partial(const LogitMergeArgs& a, int d, ThreadPool& pool, float* o
 }  // namespace
 
 void logit_merge_attention(const LogitMergeArgs& a, ThreadPool& pool, SimdLevel simd) {
+  HB_NVTX_RANGE("hb.cpu.logit_merge_attention");
   const int d = a.local.head_dim;
   if (d <= 0 || d > 512)
     throw Error("logit_merge_attention: head_dim " + std::to_string(d) + " out of range",

@@ -36,8 +36,11 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
 
   const AcceleratorInfo& info() const override { return info_; }
   std::shared_ptr<BufferAllocator> memory() override { return memory_; }
-  int64_t bytes_in_use() const override { return ctx_->budget_used.load(); }
+  int64_t bytes_in_use() const override { return ctx_->bytes_in_use(); }
   std::shared_ptr<BufferAllocator> staging_memory(int numa_node) override;
+  std::shared_ptr<BufferAllocator> staging_over(std::shared_ptr<BufferAllocator> host) override {
+    return make_pinned_allocator(ctx_, std::move(host));
+  }
   void copy_to_device(void* dst, const void* host_src, size_t bytes) override;
   void copy_to_host(void* host_dst, const void* src, size_t bytes) override;
   void decode_attention(const DecodeAttentionArgs* seqs, int batch) override;
@@ -70,7 +73,10 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
 
  private:
   // Brackets one public operation: serialises callers, selects the device, opens an NVTX
-  // range and records busy-time events around the queued work.
+  // range and records busy-time events around the queued work. The start event is recorded by
+  // Op::gpu_begins(), which an op calls right before its first kernel or copy (after
+  // validation and descriptor building; ring uploads are held until then), so host time is
+  // not counted as accelerator busy time (Start::deferred; see Op).
   class Op;
 
   // attention_ops.cpp
@@ -113,10 +119,16 @@ namespace hb::cuda {
 
 class CudaAcceleratorImpl::Op {
  public:
-  Op(CudaAcceleratorImpl& acc, const char* name);
+  // `now`: the start event is recorded here (for ops whose first statement queues GPU work);
+  // `deferred`: ring uploads are held and the start is recorded by gpu_begins(), which the op
+  // must call before its first kernel or copy.
+  enum class Start { now, deferred };
+  Op(CudaAcceleratorImpl& acc, const char* name, Start start = Start::now);
   ~Op();
   Op(const Op&) = delete;
   Op& operator=(const Op&) = delete;
+  // Records the start event and queues the held uploads; idempotent.
+  void gpu_begins();
 
  private:
   CudaAcceleratorImpl& acc_;

@@ -149,7 +149,7 @@ static_assert(sizeof(SeqDesc) % alignof(HeadDesc) == 0, "HeadDescs follow the Se
 }  // namespace
 
 void CudaAcceleratorImpl::decode_attention(const DecodeAttentionArgs* seqs, int batch) {
-  Op op(*this, "hb.cuda.decode_attention");
+  Op op(*this, "hb.cuda.decode_attention", Op::Start::deferred);
   if (batch <= 0) return;
   const LaunchShape s = check_shape(seqs, batch, "decode_attention");
   Descriptors d;
@@ -197,6 +197,7 @@ void CudaAcceleratorImpl::decode_attention(const DecodeAttentionArgs* seqs, int 
   const std::string what = "batch " + std::to_string(batch) + ", " + s.describe() + ", " +
                            std::to_string(max_tiles) + " tiles, " + std::to_string(L.splits) +
                            " splits";
+  op.gpu_begins();
   launch_decode(L, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("decode_attention kernel", what);
   if (!L.direct) {
@@ -211,7 +212,7 @@ void CudaAcceleratorImpl::decode_attention(const DecodeAttentionArgs* seqs, int 
 void CudaAcceleratorImpl::score_logits(const float* q, int q_heads, const PagedKvView& kv,
                                        int64_t begin, int64_t end, float scale, float* logits,
                                        int64_t stride) {
-  Op op(*this, "hb.cuda.score_logits");
+  Op op(*this, "hb.cuda.score_logits", Op::Start::deferred);
   if (!logits) return;
   if (begin < 0)
     throw Error("score_logits: negative token_begin " + std::to_string(begin), {}, kExitUsage);
@@ -242,13 +243,14 @@ void CudaAcceleratorImpl::score_logits(const float* q, int q_heads, const PagedK
   Scratch desc = upload_scratch(packed.data(), packed.size(), "score_logits descriptors");
   L.seqs = desc.as<SeqDesc>();
   L.heads = reinterpret_cast<const HeadDesc*>(desc.as<unsigned char>() + sizeof(SeqDesc));
+  op.gpu_begins();
   launch_decode(L, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("score_logits kernel", s.describe() + ", tokens [" + std::to_string(begin) +
                                                   ", " + std::to_string(end) + ")");
 }
 
 void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
-  Op op(*this, "hb.cuda.logit_merge_attention");
+  Op op(*this, "hb.cuda.logit_merge_attention", Op::Start::deferred);
   const bool has_local = args.local.kv_heads > 0 && args.local.heads != nullptr;
   const int D = args.local.head_dim;
   check_head_dim(D, "logit_merge_attention");
@@ -303,6 +305,7 @@ void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
     E.q_heads = args.q_heads;
     E.head_dim = D;
     E.v_dtype = kv_type(args.ext_dtype);
+    check_grid(E.q_heads, E.splits, 1, "logit_merge_attention external partials");
   }
   const int local_slots = has_local ? L.splits : 0;
   const int slots = local_slots + E.splits;
@@ -314,6 +317,7 @@ void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
   const auto packed = d.pack();
   Scratch desc = upload_scratch(packed.data(), packed.size(), "logit_merge descriptors");
   const SeqDesc* dev_seq = desc.as<SeqDesc>();
+  op.gpu_begins();
   if (has_local) {
     L.seqs = dev_seq;
     L.heads = reinterpret_cast<const HeadDesc*>(desc.as<unsigned char>() + sizeof(SeqDesc));
@@ -340,10 +344,11 @@ void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
 void CudaAcceleratorImpl::merge_partials(int n, const float* const* o_parts,
                                          const float* const* lse_parts, int heads, int head_dim,
                                          float* o_out, float* lse_out) {
-  Op op(*this, "hb.cuda.merge_partials");
+  Op op(*this, "hb.cuda.merge_partials", Op::Start::deferred);
   if (heads <= 0 || head_dim <= 0) return;
   // Up to kMaxMergeParts per launch; later launches fold the running result in as part 0
   // (in-place output is allowed), keeping index order.
+  op.gpu_begins();
   int next = 0;
   do {
     PartsMergeLaunch M{};
@@ -371,7 +376,7 @@ void CudaAcceleratorImpl::merge_partials(int n, const float* const* o_parts,
 
 void CudaAcceleratorImpl::gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens,
                                       int64_t count, void* v_out, void* k_out) {
-  Op op(*this, "hb.cuda.gather_rows");
+  Op op(*this, "hb.cuda.gather_rows", Op::Start::deferred);
   if (count <= 0 || (!v_out && !k_out)) return;
   if (kv_head < 0 || kv_head >= kv.kv_heads || !kv.heads)
     throw Error("gather_rows: KV head " + std::to_string(kv_head) + " out of range", {},
@@ -387,6 +392,7 @@ void CudaAcceleratorImpl::gather_rows(const PagedKvView& kv, int kv_head, const 
   G.elem_bytes = static_cast<int32_t>(dtype_size(kv.dtype));
   G.v_out = v_out;
   G.k_out = k_out;
+  op.gpu_begins();
   launch_gather(G, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("gather kernel",
                        std::to_string(count) + " rows x" + std::to_string(kv.head_dim));
@@ -394,7 +400,7 @@ void CudaAcceleratorImpl::gather_rows(const PagedKvView& kv, int kv_head, const 
 
 void CudaAcceleratorImpl::page_minmax(const PagedKvView& kv, float* kmin, float* kmax,
                                       int64_t page_stride) {
-  Op op(*this, "hb.cuda.page_minmax");
+  Op op(*this, "hb.cuda.page_minmax", Op::Start::deferred);
   if (kv.kv_heads <= 0 || !kv.heads) return;
   std::vector<HeadDesc> heads;
   int64_t max_pages = 0;
@@ -413,6 +419,7 @@ void CudaAcceleratorImpl::page_minmax(const PagedKvView& kv, float* kmin, float*
       upload_scratch(heads.data(), heads.size() * sizeof(HeadDesc), "page_minmax descriptors");
   MinMaxLaunch M{desc.as<HeadDesc>(), kv.kv_heads, kv.head_dim, kv.page_tokens,
                  kv_type(kv.dtype),   page_stride, kmin,        kmax};
+  op.gpu_begins();
   launch_page_minmax(M, max_pages, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("page_minmax kernel", std::to_string(kv.kv_heads) + " heads, " +
                                                  std::to_string(max_pages) + " pages");

@@ -32,6 +32,7 @@ CublasApi load() {
   api.create = reinterpret_cast<decltype(api.create)>(sym("cublasCreate_v2"));
   api.destroy = reinterpret_cast<decltype(api.destroy)>(sym("cublasDestroy_v2"));
   api.set_stream = reinterpret_cast<decltype(api.set_stream)>(sym("cublasSetStream_v2"));
+  api.set_workspace = reinterpret_cast<decltype(api.set_workspace)>(sym("cublasSetWorkspace_v2"));
   api.gemm_ex = reinterpret_cast<decltype(api.gemm_ex)>(sym("cublasGemmEx"));
   return api;  // the library stays loaded for the process's life
 }

@@ -17,22 +17,46 @@ constexpr size_t kMaxRecentOps = 32;
 constexpr size_t kFoldSpansAt = 2048;  // bound the event list when a caller rarely synchronizes
 }  // namespace
 
-CudaAcceleratorImpl::Op::Op(CudaAcceleratorImpl& acc, const char* name)
+CudaAcceleratorImpl::Op::Op(CudaAcceleratorImpl& acc, const char* name, Start start)
     : acc_(acc), lock_(acc.mu_), range_(name) {
   acc_.ctx_->activate();
   acc_.tables_.begin_op();
   if (acc_.spans_.size() >= kFoldSpansAt) acc_.fold_finished_spans();
-  start_ = acc_.take_event();
-  HB_CUDA_CHECK(cudaEventRecord(start_, acc_.ctx_->stream), name);
   if (acc_.recent_ops_.size() >= kMaxRecentOps) acc_.recent_ops_.erase(acc_.recent_ops_.begin());
   acc_.recent_ops_.emplace_back(name);
+  if (start == Start::now)
+    gpu_begins();
+  else
+    acc_.ring_.hold();
+}
+
+void CudaAcceleratorImpl::Op::gpu_begins() {
+  if (start_) return;
+  cudaEvent_t e = acc_.take_event();
+  if (const cudaError_t err = cudaEventRecord(e, acc_.ctx_->stream); err != cudaSuccess) {
+    acc_.spare_events_.push_back(e);
+    HB_CUDA_CHECK(err, acc_.recent_ops_.back());
+  }
+  start_ = e;
+  acc_.ring_.release(acc_.ctx_->stream);
 }
 
 CudaAcceleratorImpl::Op::~Op() {
+  if (!start_) {
+    // No GPU work (an early return or a throw): queue any held uploads anyway, since the page
+    // table mirrors already count them as done.
+    try {
+      acc_.ring_.release(acc_.ctx_->stream);
+    } catch (...) {
+      cudaGetLastError();
+    }
+    return;
+  }
   cudaEvent_t end = nullptr;
   try {
     end = acc_.take_event();
   } catch (...) {
+    acc_.spare_events_.push_back(start_);
     return;  // no event: this op's time goes unaccounted rather than throwing from a destructor
   }
   if (cudaEventRecord(end, acc_.ctx_->stream) == cudaSuccess) {
@@ -82,14 +106,15 @@ CudaAcceleratorImpl::CudaAcceleratorImpl(int device, int64_t capacity)
                 "rebuild with -DCMAKE_CUDA_ARCHITECTURES=<this GPU's arch>, e.g. 90 for Hopper",
                 kExitFailure);
   }
-  if (!d.memory_pools)
-    throw Error("GPU " + d.name + " does not support stream-ordered allocation (cudaMallocAsync)",
-                "update the NVIDIA driver", kExitFailure);
+  // Checked once here rather than at every op that hands a staging pointer to a kernel.
+  if (const std::string why = unsupported_reason(d); !why.empty())
+    throw Error(why, "update the NVIDIA driver, or use --accelerator cpu", kExitFailure);
   if (capacity <= 0) capacity = static_cast<int64_t>(static_cast<double>(d.free_bytes) * 0.9);
   info_.kind = AcceleratorKind::cuda;
   info_.name = d.name;
   info_.emulated = false;
   info_.capacity_bytes = capacity;
+  ctx_->capacity = capacity;
   info_.device = device;
   info_.numa_node = d.numa_node;
   info_.details = d.summary();
@@ -130,19 +155,22 @@ void CudaAcceleratorImpl::set_host_allocator(HostAllocatorFactory factory) {
 void CudaAcceleratorImpl::run_on_queue(const char* name,
                                        const std::function<void(void* stream)>& fn) {
   Op op(*this, name);
+  op.gpu_begins();
   fn(ctx_->stream);
 }
 
 void CudaAcceleratorImpl::copy_to_device(void* dst, const void* src, size_t bytes) {
-  Op op(*this, "hb.cuda.copy_to_device");
+  Op op(*this, "hb.cuda.copy_to_device", Op::Start::deferred);
   if (bytes == 0) return;
+  op.gpu_begins();
   HB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, ctx_->stream),
                 "copy_to_device, " + std::to_string(bytes) + " bytes");
 }
 
 void CudaAcceleratorImpl::copy_to_host(void* dst, const void* src, size_t bytes) {
-  Op op(*this, "hb.cuda.copy_to_host");
+  Op op(*this, "hb.cuda.copy_to_host", Op::Start::deferred);
   if (bytes == 0) return;
+  op.gpu_begins();
   HB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, ctx_->stream),
                 "copy_to_host, " + std::to_string(bytes) + " bytes");
 }

@@ -10,7 +10,8 @@
 //    copies (no registers held by in-flight loads, so several CTAs per SM keep ~100 KiB in
 //    flight per SM). Copies go in 16-token segments, which never cross a page because
 //    page_tokens is a multiple of 16; the K segment rows are 32 contiguous bytes and a V
-//    segment is one contiguous run.
+//    segment is one contiguous run. K rows in shared memory are XOR-swizzled by 16-byte chunk
+//    (decode_k_smem_index) so neither the segment stores nor the scoring loads conflict.
 //  * Scores: a thread owns 4 tokens x 1/8 of the dims for all heads (q is in shared memory,
 //    pre-scaled); the slices are summed by a shuffle and the softmax warps. Softmax: a warp per
 //    head, online max/sum in registers, rescale factor shared through shared memory. PV: a thread
@@ -20,11 +21,15 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
+#include <utility>
 
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/decode_layout.h"
 #include "kernels/cuda/device_utils.cuh"
 #include "kernels/cuda/kernel_args.h"
+#include "kernels/cuda/launch_plan.h"
 #include "kernels/cuda/softmax_math.h"
 
 namespace hb::cuda {
@@ -54,7 +59,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
   const HeadDesc H = L.heads[static_cast<int64_t>(b) * L.kv_heads + kvh];
   const DecodeSmemLayout lay = decode_layout(D, GMAX, WITH_V, sizeof(E));
   float* qs = reinterpret_cast<float*>(smem + lay.q);  // [D][GMAX], scaled
-  E* stages = reinterpret_cast<E*>(smem + lay.stage);  // kStages x (K [D][kTile], V [kTile][D])
+  E* stages = reinterpret_cast<E*>(smem + lay.stage);  // kStages x (K [D][kTile] swizzled, V)
   float* s_part = reinterpret_cast<float*>(smem + lay.s_part);  // [kStoredSlices][GMAX][kTile]
   float* pm = reinterpret_cast<float*>(smem + lay.p);           // [kTile][GMAX]
   float* alpha_s = reinterpret_cast<float*>(smem + lay.small);  // [GMAX]
@@ -86,7 +91,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
         const E* kb = static_cast<const E*>(pg.k) + ps.slot;
         for (int c = tid; c < 2 * D; c += kThreads) {
           const DecodeKChunk kc = decode_k_chunk(c);
-          cp_async16(ks + kc.dim * kTile + sg * kSeg + kc.h8,
+          cp_async16(ks + decode_k_smem_index(kc.dim, sg * kSeg + kc.h8),
                      kb + static_cast<int64_t>(kc.dim) * P + kc.h8);
         }
         if constexpr (WITH_V) {
@@ -98,7 +103,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
         const uint4 z = make_uint4(0, 0, 0, 0);
         for (int c = tid; c < 2 * D; c += kThreads) {
           const DecodeKChunk kc = decode_k_chunk(c);
-          *reinterpret_cast<uint4*>(ks + kc.dim * kTile + sg * kSeg + kc.h8) = z;
+          *reinterpret_cast<uint4*>(ks + decode_k_smem_index(kc.dim, sg * kSeg + kc.h8)) = z;
           if constexpr (WITH_V) *reinterpret_cast<uint4*>(vs + sg * kSeg * D + c * 8) = z;
         }
       }
@@ -147,7 +152,7 @@ __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) 
         for (int i = 0; i < 4; ++i) sc[g][i] = 0.0f;
       for (int j = slice; j < D; j += kSlices) {
         float kf[4], qv[GMAX];
-        load4(ks + j * kTile + quad * 4, kf);
+        load4(ks + decode_k_smem_index(j, quad * 4), kf);
         load_row<GMAX>(qs + j * GMAX, qv);
 #pragma unroll
         for (int g = 0; g < GMAX; ++g)
@@ -285,15 +290,28 @@ KernelFn pick(int gmax, bool with_v, KvType dtype) {
   return with_v ? pick_gmax<__half, true>(gmax) : pick_gmax<__half, false>(gmax);
 }
 
-// Raises the instance's dynamic shared-memory limit once to what `bytes` needs (beyond the
-// 48 KiB default); concurrent first launches are serialised by the mutex.
+// The device current on this thread (the accelerator activated it): kernel attributes and
+// occupancy are per device, so the caches below are keyed by it.
+int current_device() {
+  int dev = -1;
+  HB_CUDA_CHECK(cudaGetDevice(&dev), "current device for a decode launch");
+  return dev;
+}
+
+// Raises the instance's dynamic shared-memory limit on the current device once to what `bytes`
+// needs (beyond the 48 KiB default); concurrent first launches are serialised by the mutex. A
+// failure (the device has less opt-in shared memory) throws, and nothing is recorded, so the
+// launch never goes ahead with a limit that was not set.
 void ensure_smem_limit(KernelFn fn, int bytes) {
   static std::mutex mu;
-  static std::map<KernelFn, int> limit;
+  static std::map<std::pair<int, KernelFn>, int> limit;
+  const int dev = current_device();
   std::lock_guard<std::mutex> lk(mu);
-  int& cur = limit[fn];
+  int& cur = limit[{dev, fn}];
   if (bytes > cur) {
-    cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    HB_CUDA_CHECK(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes),
+                  "decode kernel: " + std::to_string(bytes) + " bytes of shared memory on device " +
+                      std::to_string(dev));
     cur = bytes;
   }
 }
@@ -305,6 +323,7 @@ void launch_decode(const DecodeLaunch& L, void* stream) {
   const KernelFn fn = pick(L.gmax, with_v, L.dtype);
   const int smem = decode_layout(L.head_dim, L.gmax, with_v, 2).total;
   ensure_smem_limit(fn, smem);
+  check_grid(L.splits, int64_t{L.kv_heads} * L.head_chunks, L.batch, "decode_attention");
   const dim3 grid(L.splits, L.kv_heads * L.head_chunks, L.batch);
   fn<<<grid, kThreads, smem, static_cast<cudaStream_t>(stream)>>>(L);
 }
@@ -317,8 +336,9 @@ cudaError_t probe_kernel_image() {
 
 int decode_ctas_per_sm(int gmax, bool with_v, KvType dtype, int head_dim) {
   static std::mutex mu;
-  static std::map<std::tuple<int, bool, int, int>, int> cache;
-  const auto key = std::make_tuple(gmax, with_v, static_cast<int>(dtype), head_dim);
+  static std::map<std::tuple<int, int, bool, int, int>, int> cache;
+  const int dev = current_device();
+  const auto key = std::make_tuple(dev, gmax, with_v, static_cast<int>(dtype), head_dim);
   {
     std::lock_guard<std::mutex> lk(mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -327,10 +347,8 @@ int decode_ctas_per_sm(int gmax, bool with_v, KvType dtype, int head_dim) {
   const int smem = decode_layout(head_dim, gmax, with_v, 2).total;
   ensure_smem_limit(fn, smem);
   int n = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, kThreads, smem) != cudaSuccess) {
-    cudaGetLastError();
-    n = 1;
-  }
+  HB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, fn, kThreads, smem),
+                "decode kernel occupancy on device " + std::to_string(dev));
   n = n > 0 ? n : 1;
   std::lock_guard<std::mutex> lk(mu);
   cache[key] = n;

@@ -133,6 +133,18 @@ struct DecodeKChunk {
 };
 HB_HD DecodeKChunk decode_k_chunk(int c) { return DecodeKChunk{c >> 1, (c & 1) * 8}; }
 
+// Where element (dim, tt) of a tile's K stage lives, in elements from the stage start. A K row
+// (one dim, kTile 2-byte tokens) is 128 bytes: exactly the 32 banks. Unswizzled, the 8 lanes of
+// one 16-byte store phase (4 dims x 2 halves of a segment) hit the same 32 bytes of 4 rows: a
+// 4-way bank conflict. XOR-ing the row's 16-byte chunk index with (dim % 4) * 2 spreads those
+// 8 stores over all 8 chunks, and permuting whole chunks within a row keeps a half-warp's
+// 8-byte reads of one row (the scoring loop) conflict-free. Elements 8-aligned in a chunk stay
+// together, so 16-byte cp.async targets and 8-byte loads stay aligned.
+HB_HD int decode_k_smem_index(int dim, int tt) {
+  const int chunk = (tt >> 3) ^ ((dim & 3) << 1);
+  return dim * kDecodeTile + (chunk << 3) + (tt & 7);
+}
+
 // Absolute token of element tt of tile t (what masking and logits use).
 HB_HD int64_t decode_tile_token(int64_t base, const DecodeCtaTiles& c, int t, int tt) {
   return base + static_cast<int64_t>(c.tile0 + t) * kDecodeTile + tt;

@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <string>
 
+#include "core/error.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/launch_plan.h"
 
 namespace hb::cuda {
 
@@ -42,8 +44,37 @@ void DeviceContext::activate() const {
     HB_CUDA_CHECK(cudaSetDevice(device), "selecting device " + std::to_string(device));
 }
 
+namespace {
+int64_t pool_attr(cudaMemPool_t pool, cudaMemPoolAttr a) {
+  uint64_t v = 0;
+  if (!pool || cudaMemPoolGetAttribute(pool, a, &v) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return static_cast<int64_t>(v);
+}
+}  // namespace
+
+int64_t DeviceContext::scratch_reserved() const {
+  return pool_attr(scratch_pool, cudaMemPoolAttrReservedMemCurrent);
+}
+
+void DeviceContext::check_scratch(size_t bytes, const char* what) const {
+  const int64_t reserved = scratch_reserved(), used = budget_used.load();
+  if (scratch_fits(used, reserved, pool_attr(scratch_pool, cudaMemPoolAttrUsedMemCurrent),
+                   static_cast<int64_t>(bytes), capacity))
+    return;
+  throw CapacityError(std::string(what) + ": " + std::to_string(bytes) +
+                          " bytes of scratch do not fit the accelerator capacity of " +
+                          std::to_string(capacity) + " bytes (" + std::to_string(used) +
+                          " in buffers, " + std::to_string(reserved) + " in scratch)",
+                      "raise --accelerator-memory, or use a strategy that keeps KV in host memory",
+                      kExitFailure);
+}
+
 Scratch::Scratch(const DeviceContext& ctx, size_t bytes, const char* what) : stream_(ctx.stream) {
   if (bytes == 0) return;
+  ctx.check_scratch(bytes, what);
   HB_CUDA_CHECK(cudaMallocFromPoolAsync(&p_, bytes, ctx.scratch_pool, stream_),
                 std::string(what) + ", " + std::to_string(bytes) + " bytes of scratch");
 }

@@ -25,6 +25,16 @@ struct DeviceContext {
   cudaStream_t copy_stream = nullptr;    // H2D copies that overlap compute (streaming path)
   cudaMemPool_t scratch_pool = nullptr;  // stream-ordered scratch: descriptors, partials, tables
   std::atomic<int64_t> budget_used{0};   // bytes of KV-budget allocations alive
+  int64_t capacity = INT64_MAX;          // the accelerator's budget (set once, at creation)
+
+  // Device memory the scratch pool holds (descriptors, partials, page-table mirrors; freed
+  // scratch stays in the pool), counted against the capacity with the budget allocations.
+  int64_t scratch_reserved() const;
+  // budget_used + scratch_reserved(): what the accelerator reports as in use.
+  int64_t bytes_in_use() const { return budget_used.load() + scratch_reserved(); }
+  // Throws hb::CapacityError when `bytes` more scratch would take the accelerator past its
+  // capacity (scratch reuses freed pool memory first, so only growth beyond it counts).
+  void check_scratch(size_t bytes, const char* what) const;
 };
 
 // Stream-ordered scratch memory from the context's pool: allocated on `stream` now, freed on

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/error.h"
 #include "kernels/cuda/cuda_check.h"
 
 namespace hb::cuda {
@@ -38,6 +39,19 @@ int attr(cudaDeviceAttr a, int dev) {
     return 0;
   }
   return v;
+}
+
+// Lower-case PCI bus id of a device ("0000:18:00.0"), as sysfs names it; empty on failure.
+std::string bus_id_of(int dev) {
+  char bus[32] = {0};
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return {};
+  }
+  std::string id = bus;
+  std::transform(id.begin(), id.end(), id.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return id;
 }
 
 std::string gib(int64_t b) {
@@ -73,6 +87,18 @@ std::string DeviceInfo::summary() const {
   return s;
 }
 
+std::string unsupported_reason(const DeviceInfo& d) {
+  if (!d.host_pointer_access)
+    return "GPU " + std::to_string(d.index) + " (" + d.name +
+           ") cannot use registered host pointers in kernels "
+           "(cudaDevAttrCanUseHostPointerForRegisteredMem is 0), and the kernels here read staging "
+           "memory by its host address";
+  if (!d.memory_pools)
+    return "GPU " + std::to_string(d.index) + " (" + d.name +
+           ") does not support stream-ordered allocation (cudaMallocAsync)";
+  return {};
+}
+
 DeviceInfo query_device_info(int index) {
   DeviceInfo d;
   d.index = index;
@@ -95,11 +121,10 @@ DeviceInfo query_device_info(int index) {
   size_t free_b = 0, total_b = 0;
   HB_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "device " + std::to_string(index));
   d.free_bytes = static_cast<int64_t>(free_b);
-  char bus[32] = {0};
-  HB_CUDA_CHECK(cudaDeviceGetPCIBusId(bus, sizeof bus, index), "device " + std::to_string(index));
-  d.bus_id = bus;
-  std::transform(d.bus_id.begin(), d.bus_id.end(), d.bus_id.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  d.bus_id = bus_id_of(index);
+  if (d.bus_id.empty())
+    throw Error("device " + std::to_string(index) + ": the CUDA runtime gives no PCI bus id", {},
+                kExitFailure);
   // The CUDA runtime does not report the PCIe link or NUMA node; the PCI device's sysfs does.
   const std::string sys = "/sys/bus/pci/devices/" + d.bus_id + "/";
   d.pcie_gen = pcie_gen_of_speed(read_sysfs(sys + "current_link_speed"));
@@ -125,6 +150,21 @@ std::vector<DeviceInfo> list_devices() {
     } catch (...) {
       cudaGetLastError();
     }
+  }
+  return out;
+}
+
+std::vector<int> device_numa_nodes() {
+  std::vector<int> out;
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return out;
+  }
+  for (int i = 0; i < n; ++i) {
+    const std::string bus = bus_id_of(i);
+    out.push_back(bus.empty() ? -1
+                              : read_sysfs_int("/sys/bus/pci/devices/" + bus + "/numa_node", -1));
   }
   return out;
 }

@@ -33,11 +33,21 @@ struct DeviceInfo {
   std::string summary() const;
 };
 
+// Why this backend cannot drive the device, empty when it can: kernels read staging memory
+// (pinned, mapped) by its host address, which needs host_pointer_access (every 64-bit Linux
+// GPU with unified addressing has it), and scratch is stream-ordered (memory_pools).
+std::string unsupported_reason(const DeviceInfo& d);
+
 // Queries device `index`; throws hb::Error naming the failing call when it cannot.
 DeviceInfo query_device_info(int index);
 
 // All usable devices; empty (no throw) when there is no driver or no GPU.
 std::vector<DeviceInfo> list_devices();
+
+// The host NUMA node of every device this process sees, indexed in CUDA's own device order
+// (CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER applied, as --device counts), -1 where sysfs does
+// not say; empty (no throw) without a driver or GPU. Creates no context.
+std::vector<int> device_numa_nodes();
 
 // PCIe generation of a sysfs link speed string ("16.0 GT/s PCIe" -> 4); -1 if unknown.
 int pcie_gen_of_speed(const std::string& speed);

@@ -22,7 +22,7 @@ class DeviceAllocator final : public BufferAllocator {
     const int64_t b = static_cast<int64_t>(bytes);
     {
       std::lock_guard<std::mutex> lk(mu_);
-      const int64_t used = ctx_->budget_used.load();
+      const int64_t used = ctx_->bytes_in_use();  // scratch and mirrors count too
       if (used + b > capacity_)
         throw CapacityError(
             "accelerator capacity exceeded on " + ctx_->info.name + ": " + mib(used + b) +
@@ -56,6 +56,15 @@ class DeviceAllocator final : public BufferAllocator {
   void copy_out(void* dst, const void* src, size_t bytes) override {
     copy(dst, src, bytes, "copy out of device memory");
   }
+  // One cudaMemcpy2D per strided transfer (a K column of a page block), not one per element.
+  void copy_in_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                  size_t rows) override {
+    copy_2d(dst, dpitch, src, spitch, width, rows, "strided copy into device memory");
+  }
+  void copy_out_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                   size_t rows) override {
+    copy_2d(dst, dpitch, src, spitch, width, rows, "strided copy out of device memory");
+  }
 
  private:
   void copy(void* dst, const void* src, size_t bytes, const char* what) {
@@ -65,6 +74,18 @@ class DeviceAllocator final : public BufferAllocator {
                   std::string(what) + ", " + std::to_string(bytes) + " bytes");
     HB_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream),
                   std::string(what) + ", " + std::to_string(bytes) + " bytes");
+  }
+
+  void copy_2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width, size_t rows,
+               const char* what) {
+    if (width == 0 || rows == 0) return;
+    const std::string desc =
+        std::string(what) + ", " + std::to_string(rows) + " x " + std::to_string(width) + " bytes";
+    ctx_->activate();
+    HB_CUDA_CHECK(
+        cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, rows, cudaMemcpyDefault, ctx_->stream),
+        desc);
+    HB_CUDA_CHECK(cudaStreamSynchronize(ctx_->stream), desc);
   }
 
   std::shared_ptr<DeviceContext> ctx_;

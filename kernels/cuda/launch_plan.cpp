@@ -4,6 +4,8 @@
 #include <cstring>
 #include <numeric>
 
+#include "core/error.h"
+
 namespace hb::cuda {
 
 TokenRange clamp_range(int64_t begin, int64_t end, int64_t n) {
@@ -72,6 +74,19 @@ CopyPlan plan_copy_runs(std::span<const std::byte* const> blocks, size_t block_b
     prev = src;
   }
   return plan;
+}
+
+void check_grid(int64_t x, int64_t y, int64_t z, const std::string& what) {
+  if (x >= 1 && x <= kMaxGridX && y >= 1 && y <= kMaxGridYZ && z >= 1 && z <= kMaxGridYZ) return;
+  throw Error(what + ": a grid of " + std::to_string(x) + " x " + std::to_string(y) + " x " +
+                  std::to_string(z) + " CTAs is beyond CUDA's limits (x <= 2^31-1, y, z <= 65535)",
+              "use a smaller batch or fewer heads per call", kExitUsage);
+}
+
+bool scratch_fits(int64_t budget_used, int64_t reserved, int64_t pool_used, int64_t bytes,
+                  int64_t capacity) {
+  const int64_t grow = std::max<int64_t>(0, pool_used + bytes - reserved);
+  return budget_used + reserved + grow <= capacity;
 }
 
 int64_t stream_chunk_tokens(int64_t requested, int page_tokens, int tile) {

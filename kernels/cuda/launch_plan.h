@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,18 @@ struct CopyPlan {
   size_t slots = 0;  // distinct blocks
 };
 CopyPlan plan_copy_runs(std::span<const std::byte* const> blocks, size_t block_bytes);
+
+// CUDA's grid limits: x up to 2^31 - 1 CTAs, y and z up to 65535. Kernels whose row count grows
+// with batch x heads put the rows on x; this refuses, with a clear error naming `what`, a grid
+// that would fail to launch (an invalid-configuration error found only at synchronize).
+inline constexpr int64_t kMaxGridX = 2147483647, kMaxGridYZ = 65535;
+void check_grid(int64_t x, int64_t y, int64_t z, const std::string& what);
+
+// Whether `bytes` more scratch fits the accelerator's capacity next to `budget_used` bytes of
+// buffers: the scratch pool holds `reserved` bytes of device memory of which `pool_used` are
+// live, and grows only by what its free part cannot hold.
+bool scratch_fits(int64_t budget_used, int64_t reserved, int64_t pool_used, int64_t bytes,
+                  int64_t capacity);
 
 // The streaming chunk length: at least `requested`, a multiple of the page and of the tile.
 int64_t stream_chunk_tokens(int64_t requested, int page_tokens, int tile);

@@ -11,6 +11,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/layer_work.h"
 #include "kernels/cuda/cublas_loader.h"
 #include "kernels/cuda/cuda_check.h"
 
@@ -94,6 +95,7 @@ struct LayerGemms::Impl {
   cublasHandle_t handle = nullptr;
   Buffer w_qkv, w_o, w_up, w_down;  // row-major [in][out]
   Buffer x, qkv, attn, y, h, a;     // activations [max_batch][width]
+  Buffer workspace;                 // cuBLAS's, from the accelerator's memory so it is counted
 
   Impl(CudaAccelerator& ac, const ModelPreset& m, int mb)
       : acc(ac), model(m), d(dims_of(m)), max_batch(mb) {}
@@ -132,6 +134,11 @@ LayerGemms::LayerGemms(CudaAccelerator& acc, const ModelPreset& model, int max_b
     auto s = static_cast<cudaStream_t>(stream);
     check_cublas(cublas_api().create(&m.handle), "cublasCreate", model.name);
     check_cublas(cublas_api().set_stream(m.handle, s), "cublasSetStream", model.name);
+    // Given, not left to cuBLAS's own cudaMalloc, so it counts against the capacity budget.
+    m.workspace = acc.memory()->allocate(static_cast<size_t>(kLayerWorkspaceBytes));
+    check_cublas(cublas_api().set_workspace(m.handle, m.workspace.data(),
+                                            static_cast<size_t>(kLayerWorkspaceBytes)),
+                 "cublasSetWorkspace", model.name);
     const Dims& d = m.d;
     // Weights ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) keep activations O(1) through the layer.
     auto sc = [](int64_t fan_in) { return 1.0f / std::sqrt(static_cast<float>(fan_in)); };

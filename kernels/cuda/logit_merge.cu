@@ -4,7 +4,8 @@
 // Splitting one softmax into partial states and LSE-merging them is exact (it is how online
 // softmax works), so the result equals a single softmax over [external | local] logits.
 //
-// Grid: x = token split, y = query head; 128 threads. Two passes over the split's logits
+// Grid: x = query head (rows on x: up to 2^31 - 1 of them, where y stops at 65535), y = token
+// split; 128 threads. Two passes over the split's logits
 // (max, then exp/sum/PV); the logits are 1/(head_dim/2) of the V bytes, so re-reading them is
 // cheap. V rows are read with 16-byte loads, a thread owning 8 dims of a token group.
 #include <cuda_runtime.h>
@@ -23,8 +24,8 @@ __global__ void __launch_bounds__(kThreads) ext_partial_kernel(const ExtLaunch L
   __shared__ __align__(16) float red[1024];  // [groups][D]: groups * D <= 8 * kThreads
   __shared__ float warp_scratch[kThreads / 32];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int D = L.head_dim, qh = blockIdx.y;
-  const int64_t t0 = static_cast<int64_t>(blockIdx.x) * L.tokens_per_split;
+  const int D = L.head_dim, qh = blockIdx.x;
+  const int64_t t0 = static_cast<int64_t>(blockIdx.y) * L.tokens_per_split;
   const int64_t t1 = min(L.n, t0 + L.tokens_per_split);
   const float* lg = L.logits + static_cast<int64_t>(qh) * L.n;
   const E* v = static_cast<const E*>(L.v) + static_cast<int64_t>(qh) * L.n * D;
@@ -62,7 +63,7 @@ __global__ void __launch_bounds__(kThreads) ext_partial_kernel(const ExtLaunch L
   for (int w = 0; w < kThreads / 32; ++w) l += warp_scratch[w];
   const float inv = l > 0.0f ? 1.0f / l : 0.0f;
   const int64_t row = qh;
-  const int slot = L.slot_offset + static_cast<int>(blockIdx.x);
+  const int slot = L.slot_offset + static_cast<int>(blockIdx.y);
   for (int j = tid; j < D; j += kThreads) {
     float s = 0.0f;
     for (int g = 0; g < groups; ++g) s += red[g * D + j];
@@ -74,7 +75,7 @@ __global__ void __launch_bounds__(kThreads) ext_partial_kernel(const ExtLaunch L
 }  // namespace
 
 void launch_ext_partial(const ExtLaunch& L, void* stream) {
-  const dim3 grid(L.splits, L.q_heads);
+  const dim3 grid(L.q_heads, L.splits);
   auto s = static_cast<cudaStream_t>(stream);
   switch (L.v_dtype) {
     case KvType::f16:

@@ -47,6 +47,7 @@ const DevPage* PageTableCache::get(const PageRef* host, int64_t n, UploadRing& r
   if (n > m.capacity) {
     const int64_t cap = std::max<int64_t>({n, 2 * m.capacity, 64});
     void* p = nullptr;
+    ctx_.check_scratch(static_cast<size_t>(cap) * sizeof(DevPage), "page table mirror");
     HB_CUDA_CHECK(cudaMallocFromPoolAsync(&p, static_cast<size_t>(cap) * sizeof(DevPage),
                                           ctx_.scratch_pool, ctx_.stream),
                   "page table of " + std::to_string(n) + " pages");

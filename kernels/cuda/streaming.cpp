@@ -19,7 +19,7 @@ namespace hb::cuda {
 
 void CudaAcceleratorImpl::stream_attention(const DecodeAttentionArgs* seqs, int batch,
                                            int64_t chunk_tokens) {
-  Op op(*this, "hb.cuda.stream_attention");
+  Op op(*this, "hb.cuda.stream_attention", Op::Start::deferred);
   if (batch <= 0) return;
   const LaunchShape s = check_shape(seqs, batch, "stream_attention");
   const int P = s.page_tokens, H = s.kv_heads;
@@ -80,6 +80,7 @@ void CudaAcceleratorImpl::stream_attention(const DecodeAttentionArgs* seqs, int 
   }
   auto* buf = stream_buf_.as<std::byte>();
 
+  op.gpu_begins();
   HB_CUDA_CHECK(cudaEventRecord(stream_ready_, ctx_->stream), what);
   HB_CUDA_CHECK(cudaStreamWaitEvent(ctx_->copy_stream, stream_ready_), what);
   std::vector<const std::byte*> blocks;

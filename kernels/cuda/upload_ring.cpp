@@ -23,6 +23,7 @@ UploadRing::Block& UploadRing::acquire(size_t bytes, cudaStream_t stream) {
     Block& cur = blocks_[current_];
     if (cur.used + bytes <= cur.size) return cur;
     // Retire the current block: its copies are queued before this event.
+    queue_held(stream);
     HB_CUDA_CHECK(cudaEventRecord(cur.done, stream), "upload ring");
     cur.in_flight = true;
   }
@@ -56,8 +57,25 @@ void UploadRing::upload(void* dst, const void* src, size_t bytes, cudaStream_t s
   char* p = b.p + b.used;
   std::memcpy(p, src, bytes);
   b.used += need;
+  if (holding_) {
+    held_.push_back(Held{dst, p, bytes});
+    return;
+  }
   HB_CUDA_CHECK(cudaMemcpyAsync(dst, p, bytes, cudaMemcpyHostToDevice, stream),
                 "upload of " + std::to_string(bytes) + " bytes of descriptors");
+}
+
+void UploadRing::queue_held(cudaStream_t stream) {
+  std::vector<Held> held;
+  held.swap(held_);  // cleared even when a copy fails, so a later op never replays them
+  for (const Held& h : held)
+    HB_CUDA_CHECK(cudaMemcpyAsync(h.dst, h.src, h.bytes, cudaMemcpyHostToDevice, stream),
+                  "upload of " + std::to_string(h.bytes) + " bytes of descriptors");
+}
+
+void UploadRing::release(cudaStream_t stream) {
+  holding_ = false;
+  queue_held(stream);
 }
 
 void UploadRing::reset() {

@@ -18,8 +18,14 @@ class UploadRing {
   UploadRing(const UploadRing&) = delete;
   UploadRing& operator=(const UploadRing&) = delete;
 
-  // Queues a copy of host [src, src + bytes) to device `dst` on `stream`.
+  // Queues a copy of host [src, src + bytes) to device `dst` on `stream` (while held: stages
+  // the bytes now and queues the copy at release).
   void upload(void* dst, const void* src, size_t bytes, cudaStream_t stream);
+  // An operation's host phase (validation, descriptors) holds the copies back, so its first GPU
+  // work, and the busy-time event before it, is queued only once the host work is done;
+  // release() queues the held copies in order.
+  void hold() { holding_ = true; }
+  void release(cudaStream_t stream);
   // Call after the stream has been synchronised: every block is free again.
   void reset();
 
@@ -31,10 +37,18 @@ class UploadRing {
     bool in_flight = false;
   };
   Block& acquire(size_t bytes, cudaStream_t stream);
+  void queue_held(cudaStream_t stream);
+  struct Held {
+    void* dst;
+    const void* src;
+    size_t bytes;
+  };
 
   size_t block_bytes_;
   std::vector<Block> blocks_;
   int current_ = -1;
+  bool holding_ = false;
+  std::vector<Held> held_;
 };
 
 }  // namespace hb::cuda

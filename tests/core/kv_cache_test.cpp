@@ -56,6 +56,64 @@ TEST(PagedKvCache, BlockedLayoutAndZeroPadding) {
   EXPECT_EQ(vb[v_block_offset(0, 15, 32)], 0.0f);
 }
 
+// Host memory that pretends to be device memory (not host-accessible) and counts the copy
+// calls a cache makes: what a GPU allocator would turn into blocking device copies.
+class CountingAllocator final : public BufferAllocator {
+ public:
+  Buffer allocate(size_t bytes) override { return host_->allocate(bytes); }
+  MemoryLocation location() const override { return host_->location(); }
+  bool host_accessible() const override { return false; }
+  void copy_in(void* dst, const void* src, size_t bytes) override {
+    ++copies;
+    BufferAllocator::copy_in(dst, src, bytes);
+  }
+  void copy_out(void* dst, const void* src, size_t bytes) override {
+    ++copies;
+    BufferAllocator::copy_out(dst, src, bytes);
+  }
+  void copy_in_2d(void* dst, size_t dp, const void* src, size_t sp, size_t w, size_t r) override {
+    ++copies;
+    BufferAllocator::copy_in_2d(dst, dp, src, sp, w, r);
+  }
+  void copy_out_2d(void* dst, size_t dp, const void* src, size_t sp, size_t w, size_t r) override {
+    ++copies;
+    BufferAllocator::copy_out_2d(dst, dp, src, sp, w, r);
+  }
+  int copies = 0;
+
+ private:
+  std::shared_ptr<BufferAllocator> host_ = host_allocator();
+};
+
+// Issue 16: a token written into (or read from) device memory is one copy per K and per V row,
+// not one blocking copy per K element.
+TEST(PagedKvCache, DeviceMemoryTokenIsOneCopyPerRow) {
+  const auto shape = AttentionShape{2, 2, 128, DType::f16};
+  auto w = make_workload(shape, 17, 0, WorkloadSpec{});
+  const size_t block = PagedKvCache(shape, 16).block_bytes();
+  auto kal = std::make_shared<CountingAllocator>(), val = std::make_shared<CountingAllocator>();
+  PageArena ka(kal, block), va(val, block);
+  PagedKvCache cache(shape, 16);
+  cache.append(w.prompt, 0, 16, ka, va);  // one page per head: a zero fill each, then 16 rows
+  EXPECT_EQ(kal->copies, 2 * (1 + 16));
+  EXPECT_EQ(val->copies, 2 * (1 + 16));
+  kal->copies = val->copies = 0;
+  cache.append(w.prompt, 16, 17, ka, va);  // a new page per head
+  EXPECT_EQ(kal->copies, 2 * 2);
+  EXPECT_EQ(val->copies, 2 * 2);
+  kal->copies = 0;
+  std::vector<float> k(128), v(128);
+  for (int h = 0; h < 2; ++h)
+    for (int64_t s = 0; s < 17; ++s) {
+      cache.read_token(h, s, k.data(), v.data());
+      for (int j = 0; j < 128; ++j) {
+        ASSERT_EQ(k[j], w.prompt.k_row(s, h)[j]) << "token " << s << " dim " << j;
+        ASSERT_EQ(v[j], w.prompt.v_row(s, h)[j]);
+      }
+    }
+  EXPECT_EQ(kal->copies, 2 * 17);  // one strided read per K row
+}
+
 TEST(PagedKvCache, MigratePageMovesBytesAndKeepsValues) {
   const auto shape = small_shape();
   auto w = make_workload(shape, 40, 0, WorkloadSpec{});

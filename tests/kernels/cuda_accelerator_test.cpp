@@ -11,6 +11,7 @@ TEST(CudaBackend, AskingForCudaWithoutAGpuSaysWhy) {
   std::string why;
   if (cuda_available(&why)) GTEST_SKIP() << "a GPU is present";
   EXPECT_FALSE(why.empty());
+  EXPECT_TRUE(cuda_device_numa_nodes().empty());  // no GPU to place ranks by
   AcceleratorOptions o;
   o.kind = AcceleratorKind::cuda;
   try {
@@ -108,6 +109,22 @@ TEST(CudaAccelerator, StagingRoundTripThroughTheQueue) {
   EXPECT_EQ(acc.synchronize(), 0);  // nothing queued since
 }
 
+// Issue 16: busy time starts when an op's first GPU work is queued, not when the op is entered:
+// ops that queue nothing (empty, or refused by host-side validation) add no busy time at all.
+TEST(CudaAccelerator, HostOnlyWorkIsNotBusyTime) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto& acc = test::gpu();
+  acc.synchronize();
+  Buffer dev = acc.memory()->allocate(64);
+  acc.copy_to_device(dev.data(), nullptr, 0);
+  acc.copy_to_host(nullptr, dev.data(), 0);
+  acc.decode_attention(nullptr, 0);
+  DecodeAttentionArgs bad;
+  bad.q_heads = 3;  // no KV heads: refused before any GPU work
+  EXPECT_THROW(acc.decode_attention(&bad, 1), Error);
+  EXPECT_EQ(acc.synchronize(), 0);
+}
+
 TEST(CudaAccelerator, CustomWorkCountsAsBusyTime) {
   HB_REQUIRE_GPU_OR_SKIP();
   auto& acc = test::gpu();
@@ -116,6 +133,19 @@ TEST(CudaAccelerator, CustomWorkCountsAsBusyTime) {
   acc.run_on_queue("test.custom", [&](void* stream) { ran = stream != nullptr; });
   acc.synchronize();
   EXPECT_TRUE(ran);
+}
+
+// Issue 16: GPUs' host nodes are listed in CUDA's device order (--device's index), not by PCI
+// bus id: entry i is device i's own node.
+TEST(CudaAccelerator, DeviceNodesFollowCudaDeviceOrder) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  const auto nodes = cuda_device_numa_nodes();
+  const auto devs = cuda::list_devices();
+  ASSERT_EQ(nodes.size(), devs.size());
+  for (size_t i = 0; i < devs.size(); ++i) {
+    EXPECT_EQ(devs[i].index, static_cast<int>(i));
+    EXPECT_EQ(nodes[i], devs[i].numa_node) << "device " << i << " at " << devs[i].bus_id;
+  }
 }
 
 #endif  // HB_WITH_CUDA

@@ -20,6 +20,7 @@ TEST(CublasLoader, OpensTheCublasTheBuildCompiledAgainst) {
   EXPECT_NE(api.create, nullptr);
   EXPECT_NE(api.destroy, nullptr);
   EXPECT_NE(api.set_stream, nullptr);
+  EXPECT_NE(api.set_workspace, nullptr);
   EXPECT_NE(api.gemm_ex, nullptr);
 }
 
@@ -56,6 +57,23 @@ TEST(CudaLayerGemms, WholeLayerRunsAtPresetDimsAndIsTimed) {
   for (int batch : {1, 16}) layer.enqueue_all(batch);
   EXPECT_GT(acc.synchronize(), 0);
   for (float v : layer.read_back("x")) ASSERT_TRUE(std::isfinite(v));
+}
+
+// Issue 16: cuBLAS's workspace comes from the accelerator's memory, so it is in bytes_in_use
+// (and within layer_work_bytes, what the runner reserves for a layer).
+TEST(CudaLayerGemms, CublasWorkspaceIsCounted) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto acc = cuda::make_cuda_device(0, int64_t{1} << 30);
+  const ModelPreset& m = find_model_preset("qwen2.5-0.5b");
+  const int64_t before = acc->bytes_in_use();
+  {
+    cuda::LayerGemms layer(*acc, m, 4);
+    layer.enqueue_all(4);
+    acc->synchronize();
+    const int64_t used = acc->bytes_in_use() - before;
+    EXPECT_GE(used, layer.weight_bytes() + kLayerWorkspaceBytes);
+    EXPECT_LE(layer.weight_bytes() + kLayerWorkspaceBytes, layer_work_bytes(m, 4));
+  }
 }
 
 TEST(CudaLayerGemms, WeightsCountAgainstTheCapacityBudget) {

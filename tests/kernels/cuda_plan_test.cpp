@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <limits>
 
+#include "core/error.h"
 #include "kernels/cuda/device_info.h"
 #include "kernels/cuda/kernel_args.h"
 #include "kernels/cuda/launch_plan.h"
@@ -126,6 +127,46 @@ TEST(CudaSoftmaxMath, EmptyStatesStayNeutral) {
   EXPECT_NEAR(rescale_factor(1.0f, 2.0f), std::exp(-1.0f), 1e-6f);
   EXPECT_EQ(finish_lse(-kInf, 0.0f), -kInf);
   EXPECT_NEAR(finish_lse(2.0f, std::exp(1.0f)), 3.0f, 1e-6f);
+}
+
+// Issue 16: grids past CUDA's limits are refused on the host, with the reason, rather than
+// failing to launch; rows on x may exceed 65535 (logit_merge.cu's query heads).
+TEST(CudaPlan, GridLimitsAreCheckedBeforeLaunch) {
+  EXPECT_NO_THROW(check_grid(70000, 4, 1, "rows on x"));
+  EXPECT_NO_THROW(check_grid(kMaxGridX, kMaxGridYZ, kMaxGridYZ, "largest"));
+  EXPECT_THROW(check_grid(4, 70000, 1, "rows on y"), Error);
+  EXPECT_THROW(check_grid(1, 1, 65536, "batch on z"), Error);
+  EXPECT_THROW(check_grid(0, 1, 1, "empty"), Error);
+  EXPECT_THROW(check_grid(kMaxGridX + 1, 1, 1, "too many rows"), Error);
+}
+
+// Issue 16: host_pointer_access is checked, not just collected: a device whose kernels cannot
+// dereference registered host pointers is refused with the reason (as is one without pools).
+TEST(CudaDeviceInfo, DevicesKernelsCannotServeAreRefusedWithTheReason) {
+  DeviceInfo d;
+  d.index = 1;
+  d.name = "Test GPU";
+  d.host_pointer_access = true;
+  d.memory_pools = true;
+  EXPECT_EQ(unsupported_reason(d), "");
+  d.host_pointer_access = false;
+  EXPECT_NE(unsupported_reason(d).find("host pointers"), std::string::npos)
+      << unsupported_reason(d);
+  d.host_pointer_access = true;
+  d.memory_pools = false;
+  EXPECT_NE(unsupported_reason(d).find("cudaMallocAsync"), std::string::npos);
+}
+
+// Issue 16: scratch (descriptors, partials, page-table mirrors) counts against the capacity: the
+// pool's reserved memory always, and growth beyond its free part when more is asked for.
+TEST(CudaPlan, ScratchCountsAgainstTheCapacity) {
+  EXPECT_TRUE(scratch_fits(0, 0, 0, 100, 100));
+  EXPECT_FALSE(scratch_fits(0, 0, 0, 101, 100));
+  EXPECT_FALSE(scratch_fits(60, 0, 0, 50, 100));    // buffers + new scratch
+  EXPECT_TRUE(scratch_fits(60, 40, 0, 40, 100));    // reuses the pool's free memory
+  EXPECT_FALSE(scratch_fits(70, 40, 0, 10, 100));   // the reserved pool itself counts
+  EXPECT_FALSE(scratch_fits(50, 40, 30, 21, 100));  // 11 more needed beyond the pool
+  EXPECT_TRUE(scratch_fits(50, 40, 30, 20, 100));   // exactly fills the capacity
 }
 
 TEST(CudaDeviceInfo, PcieGenerationFromSysfsSpeed) {

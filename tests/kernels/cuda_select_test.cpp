@@ -191,6 +191,69 @@ TEST(CudaLogitMerge, EitherSideMayBeEmpty) {
   }
 }
 
+// Issue 16: more query-head rows than grid.y allows (65535) still merge, every row. External
+// tokens only: row h has logits {h % 7, 1} over V rows {1, 2} in every dim.
+TEST(CudaLogitMerge, MoreRowsThanGridYAllows) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto& acc = test::gpu();
+  const int hq = 70000, d = 8;
+  auto staging = acc.staging_memory(-1);
+  Buffer lg = staging->allocate(static_cast<size_t>(hq) * 2 * 4);
+  Buffer vv = staging->allocate(static_cast<size_t>(hq) * 2 * d * 4);
+  for (int h = 0; h < hq; ++h) {
+    lg.as<float>()[2 * h] = static_cast<float>(h % 7);
+    lg.as<float>()[2 * h + 1] = 1.0f;
+    for (int j = 0; j < d; ++j) {
+      vv.as<float>()[(2 * h) * d + j] = 1.0f;
+      vv.as<float>()[(2 * h + 1) * d + j] = 2.0f;
+    }
+  }
+  test::DevVec<float> qd(std::vector<float>(static_cast<size_t>(hq) * d, 0.0f));
+  test::DevVec<float> od(static_cast<size_t>(hq) * d), ld(static_cast<size_t>(hq));
+  LogitMergeArgs a;
+  a.q = qd.get();
+  a.q_heads = hq;
+  a.ext_logits = lg.as<float>();
+  a.ext_v = vv.data();
+  a.ext_dtype = DType::f32;
+  a.n_ext = 2;
+  a.local.head_dim = d;
+  a.o = od.get();
+  a.lse = ld.get();
+  acc.logit_merge_attention(a);
+  acc.synchronize();
+  const auto o = od.read(), lse = ld.read();
+  for (int h = 0; h < hq; h += 997) {
+    const double e0 = std::exp(h % 7), e1 = std::exp(1.0);
+    const double want_o = (e0 + 2 * e1) / (e0 + e1), want_lse = std::log(e0 + e1);
+    ASSERT_NEAR(o[static_cast<size_t>(h) * d + 3], want_o, 1e-5) << "row " << h;
+    ASSERT_NEAR(lse[h], want_lse, 1e-5) << "row " << h;
+  }
+  ASSERT_NEAR(
+      o[static_cast<size_t>(hq - 1) * d],
+      (std::exp((hq - 1) % 7) + 2 * std::exp(1.0)) / (std::exp((hq - 1) % 7) + std::exp(1.0)),
+      1e-5);
+}
+
+// Issue 16: scratch (descriptors, page-table mirrors) is accelerator memory in use: a fresh
+// accelerator's bytes_in_use grows past its buffers once an op has run, and stays within the
+// capacity, which scratch requests are checked against.
+TEST(CudaScoreLogits, ScratchAndPageTablesCountAsInUse) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  auto acc = cuda::make_cuda_device(0, int64_t{256} << 20);
+  const AttentionShape shape{8, 2, 64, DType::f16};
+  const auto in = test::make_paged_input(shape, 4000, WorkloadSpec::Kind::structured, 3);
+  cuda::DeviceKvCopy dev(*acc, in.view());
+  Buffer q = acc->memory()->allocate(8 * 64 * 4), lg = acc->memory()->allocate(8 * 4000 * 4);
+  acc->memory()->copy_in(q.data(), in.q(), 8 * 64 * 4);
+  const int64_t buffers = acc->bytes_in_use();
+  EXPECT_GE(buffers, dev.bytes());
+  acc->score_logits(q.as<float>(), 8, dev.view(), 0, 4000, 0, lg.as<float>(), 4000);
+  acc->synchronize();
+  EXPECT_GT(acc->bytes_in_use(), buffers);  // the pool keeps the freed scratch
+  EXPECT_LE(acc->bytes_in_use(), acc->info().capacity_bytes);
+}
+
 TEST(CudaGatherRows, MatchesTheCpuGatherAndZeroesOutOfRangeTokens) {
   HB_REQUIRE_GPU_OR_SKIP();
   auto& acc = test::gpu();

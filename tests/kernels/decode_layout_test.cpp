@@ -270,6 +270,49 @@ TEST(DecodeLayout, ThreadOwnershipCoversEveryTileElementOnce) {
   }
 }
 
+// The K stage's XOR swizzle (decode_k_smem_index): a bijection of [D][kTile] onto itself that
+// keeps 16-byte chunks whole, and conflict-free shared-memory access for the kernel's two
+// access patterns: the 16-byte segment stores (a phase is 8 lanes; each must hit its own four
+// banks) and the scoring loop's 8-byte loads (a phase is a half-warp; 32 distinct banks).
+TEST(DecodeLayout, KStageSwizzleIsABijectionAndBankConflictFree) {
+  constexpr int kElem = 2;  // fp16 / bf16
+  auto bank = [](int elem_index) { return (elem_index * kElem / 4) % 32; };
+  for (int D : head_dims()) {
+    SCOPED_TRACE("D " + std::to_string(D));
+    std::vector<int> hit(static_cast<size_t>(D) * kDecodeTile, 0);
+    for (int dim = 0; dim < D; ++dim)
+      for (int tt = 0; tt < kDecodeTile; ++tt) {
+        const int i = decode_k_smem_index(dim, tt);
+        ASSERT_GE(i, dim * kDecodeTile);  // stays in its row
+        ASSERT_LT(i, (dim + 1) * kDecodeTile);
+        ++hit[static_cast<size_t>(i)];
+        if (tt % 8 != 0) EXPECT_EQ(i, decode_k_smem_index(dim, tt - tt % 8) + tt % 8);
+      }
+    ASSERT_TRUE(std::all_of(hit.begin(), hit.end(), [](int x) { return x == 1; }));
+    // Stores: chunk c = tid + 128 * iter; 8 consecutive lanes of a warp form a phase.
+    for (int sg = 0; sg < kDecodeTile / kDecodeSeg; ++sg)
+      for (int c0 = 0; c0 < 2 * D; c0 += 8) {
+        std::set<int> groups;
+        for (int c = c0; c < std::min(c0 + 8, 2 * D); ++c) {
+          const DecodeKChunk kc = decode_k_chunk(c);
+          const int i = decode_k_smem_index(kc.dim, sg * kDecodeSeg + kc.h8);
+          EXPECT_TRUE(groups.insert(bank(i) / 4).second)
+              << "segment " << sg << ", chunks from " << c0 << ": a bank conflict";
+        }
+      }
+    // Loads: half-warp h of warp w reads dim slice + 8k (slice = 2w + h), 4 tokens per lane.
+    for (int j = 0; j < D; ++j) {
+      std::set<int> banks;
+      for (int quad = 0; quad < kDecodeQuads; ++quad) {
+        const int i = decode_k_smem_index(j, quad * 4);
+        EXPECT_EQ(i % 4, 0);  // 8-byte aligned
+        EXPECT_TRUE(banks.insert(bank(i)).second && banks.insert(bank(i) + 1).second)
+            << "dim " << j << ": a bank conflict";
+      }
+    }
+  }
+}
+
 TEST(DecodeLayout, PartialSlotsAreDistinctAndInBounds) {
   const int batch = 3, q_heads = 28, slots = 5;
   std::set<int64_t> seen;
