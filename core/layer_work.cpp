@@ -1,5 +1,7 @@
 #include "core/layer_work.h"
 
+#include "core/accelerator.h"
+
 namespace hb {
 
 LayerDims layer_dims(const ModelPreset& model) {
@@ -33,8 +35,11 @@ int64_t layer_work_bytes(const ModelPreset& model, int max_batch) {
   // x, qkv, attention output, y, up, gate, layer output
   const int64_t activations =
       int64_t{max_batch} * (3 * d.hidden + d.qkv_out + d.attn_out + 2 * d.ffn);
-  return weights * kLayerWeightBytesPerElement + activations * int64_t{sizeof(float)} +
-         kLayerWorkspaceBytes;
+  return weights * kLayerWeightBytesPerElement + activations * int64_t{sizeof(float)};
+}
+
+int64_t layer_workspace_bytes(AcceleratorKind kind) {
+  return kind == AcceleratorKind::cuda ? kLayerWorkspaceBytes : 0;
 }
 
 }  // namespace hb

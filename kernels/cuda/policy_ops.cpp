@@ -1,6 +1,7 @@
 // The CUDA accelerator's policy kernels (core/policy_args.h): host arrays of the arguments
 // uploaded with the launch, page tables of the metadata views resolved, limits checked; the
-// kernels are in policy_kernels.cu.
+// kernels are in policy_kernels.cu. Each op starts its busy time at gpu_begins(), right before
+// its launch, so validation and descriptor building stay host time.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -33,7 +34,7 @@ void check_width(int width, const char* op) {
 }  // namespace
 
 void CudaAcceleratorImpl::heavy_hitter_update(const HeavyHitterArgs& a) {
-  Op op(*this, "hb.cuda.heavy_hitter_update");
+  Op op(*this, "hb.cuda.heavy_hitter_update", Op::Start::deferred);
   const size_t rows = static_cast<size_t>(a.batch) * a.kv_heads;
   if (rows == 0 || a.cap <= 0) return;
   check_grid_rows(static_cast<int64_t>(rows), "heavy_hitter_update");
@@ -53,13 +54,14 @@ void CudaAcceleratorImpl::heavy_hitter_update(const HeavyHitterArgs& a) {
                       desc.as<int64_t>() + a.batch,
                       a.fresh_tag,
                       a.recent_from};
+  op.gpu_begins();
   launch_heavy_hitter(L, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("heavy_hitter kernels",
                        std::to_string(rows) + " heads x " + std::to_string(a.cap) + " slots");
 }
 
 void CudaAcceleratorImpl::fold_page_bounds(const PageBoundFoldArgs& a) {
-  Op op(*this, "hb.cuda.fold_page_bounds");
+  Op op(*this, "hb.cuda.fold_page_bounds", Op::Start::deferred);
   if (a.rows <= 0) return;
   check_width(a.head_dim, "fold_page_bounds");
   std::vector<void*> blocks(a.c_blocks, a.c_blocks + a.rows);
@@ -68,12 +70,13 @@ void CudaAcceleratorImpl::fold_page_bounds(const PageBoundFoldArgs& a) {
   BoundFoldLaunch L{
       a.rows,           a.head_dim, a.block_slots, a.slot,           a.first ? 1 : 0,
       kv_type(a.dtype), a.keys,     a.boxes,       desc.as<void*>(), desc.as<void*>() + a.rows};
+  op.gpu_begins();
   launch_bound_fold(L, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("bound_fold kernel", std::to_string(a.rows) + " rows");
 }
 
 void CudaAcceleratorImpl::score_page_bounds(const PageBoundScoreArgs& a) {
-  Op op(*this, "hb.cuda.score_page_bounds");
+  Op op(*this, "hb.cuda.score_page_bounds", Op::Start::deferred);
   if (a.batch <= 0 || a.n_pages <= 0) return;
   const PagedKvView& v0 = a.centers[0];
   check_width(v0.head_dim, "score_page_bounds");
@@ -103,47 +106,51 @@ void CudaAcceleratorImpl::score_page_bounds(const PageBoundScoreArgs& a) {
                      scale,
                      a.scores,
                      a.stride};
+  op.gpu_begins();
   launch_bound_scores(L, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("bound_scores kernel", std::to_string(a.batch * a.q_heads) + " heads x " +
                                                   std::to_string(a.n_pages) + " pages");
 }
 
 void CudaAcceleratorImpl::topk_rows(const TopkRowsArgs& a) {
-  Op op(*this, "hb.cuda.topk_rows");
+  Op op(*this, "hb.cuda.topk_rows", Op::Start::deferred);
   const int64_t k = std::clamp<int64_t>(a.k, 0, std::max<int64_t>(a.n, 0));
   if (a.rows <= 0 || k == 0) return;
   TopkLaunch L{a.values, a.rows, a.n, a.stride, k, a.idx_out};
+  op.gpu_begins();
   launch_topk(L, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("topk kernel", std::to_string(a.rows) + " rows, top " + std::to_string(k) +
                                           " of " + std::to_string(a.n));
 }
 
 void CudaAcceleratorImpl::group_max_rows(const GroupMaxArgs& a) {
-  Op op(*this, "hb.cuda.group_max_rows");
+  Op op(*this, "hb.cuda.group_max_rows", Op::Start::deferred);
   if (a.group < 1 || a.rows % a.group != 0)
     throw Error("group_max_rows: " + std::to_string(a.rows) + " rows are not whole groups of " +
                     std::to_string(a.group),
                 {}, kExitUsage);
   check_grid_rows(a.rows / a.group, "group_max_rows");
   GroupMaxLaunch L{a.in, a.rows, a.group, a.n, a.stride, a.out, a.out_stride, a.alpha, a.counts};
+  op.gpu_begins();
   launch_group_max(L, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("group_max kernels",
                        std::to_string(a.rows) + " rows x " + std::to_string(a.n));
 }
 
 void CudaAcceleratorImpl::project_rows(const ProjectRowsArgs& a) {
-  Op op(*this, "hb.cuda.project_rows");
+  Op op(*this, "hb.cuda.project_rows", Op::Start::deferred);
   if (a.rows <= 0) return;
   if (a.rows_per_proj < 1 || a.cols > a.out_width)
     throw Error("project_rows: rows_per_proj must be >= 1 and cols <= out_width", {}, kExitUsage);
   ProjectLaunch L{a.x,    a.x_stride,  a.rows, a.dim, a.rows_per_proj,
                   a.cols, a.out_width, a.proj, a.out};
+  op.gpu_begins();
   launch_project(L, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("project kernel", std::to_string(a.rows) + " rows");
 }
 
 void CudaAcceleratorImpl::rows_to_pages(const RowsToPagesArgs& a) {
-  Op op(*this, "hb.cuda.rows_to_pages");
+  Op op(*this, "hb.cuda.rows_to_pages", Op::Start::deferred);
   if (a.groups <= 0) return;
   check_grid_rows(a.groups, "rows_to_pages");
   RowsToPagesLaunch L{a.groups,
@@ -160,6 +167,7 @@ void CudaAcceleratorImpl::rows_to_pages(const RowsToPagesArgs& a) {
                       a.k_dst,
                       a.v_dst,
                       static_cast<int64_t>(a.dst_stride)};
+  op.gpu_begins();
   launch_rows_to_pages(L, ctx_->stream);
   HB_CUDA_CHECK_LAUNCH("rows_to_pages kernel",
                        std::to_string(a.groups) + " groups x " + std::to_string(a.count) + " rows");

@@ -12,11 +12,19 @@ namespace hb::run {
 
 namespace {
 
-// Layer scope: accelerator memory the layer's own weights and activations take (0 otherwise).
-int64_t layer_bytes(const SweepSpec& spec, const reports::PointAxes& axes) {
+// Layer scope: accelerator memory the layer's own weights, activations and, on an accelerator
+// kind whose GEMM library takes one, workspace take (0 otherwise).
+int64_t layer_bytes(const SweepSpec& spec, const reports::PointAxes& axes, AcceleratorKind kind) {
   if (spec.scope != Scope::layer) return 0;
   const int n = resolve_microbatches(spec.microbatches, axes.batch);
-  return layer_work_bytes(spec.model(axes.model), (axes.batch + n - 1) / n);
+  return layer_work_bytes(spec.model(axes.model), (axes.batch + n - 1) / n) +
+         layer_workspace_bytes(kind);
+}
+
+// The kind --accelerator resolves to (auto: a usable GPU, else cpu; kernels/backend.h).
+AcceleratorKind resolved_kind(AcceleratorKind asked) {
+  if (asked != AcceleratorKind::auto_select) return asked;
+  return cuda_available() ? AcceleratorKind::cuda : AcceleratorKind::cpu;
 }
 
 // The point's accelerator axis and provenance, from the accelerator it runs on or the model
@@ -26,9 +34,9 @@ void label_point(Contender& c, const SweepContext& ctx, const Problem& problem) 
   const auto& ai = c.accelerator->info();
   p.axes.accelerator = ai.kind_name();
   p.provenance = provenance_of(ai, {});
-  p.kv_fit_fraction =
-      kv_fit_fraction(ai.capacity_bytes - layer_bytes(ctx.spec, p.axes), problem.shape,
-                      p.axes.seq_len, problem.batch, ctx.spec.decode_steps);
+  p.kv_fit_fraction = kv_fit_fraction(
+      ai.capacity_bytes - layer_bytes(ctx.spec, p.axes, ai.kind.value_or(AcceleratorKind::cpu)),
+      problem.shape, p.axes.seq_len, problem.batch, ctx.spec.decode_steps);
   p.step.warmup_steps = ctx.spec.stop.warmup_steps;
   const auto& model = ctx.env.model;
   if (model && model->replace) {
@@ -61,7 +69,7 @@ AcceleratorOptions accelerator_options(const SweepContext& ctx, const reports::P
   AcceleratorOptions o = spec.accelerator;
   if (auto it = ctx.kv_budget_bytes.find(axes.model); it != ctx.kv_budget_bytes.end())
     o.capacity_bytes = it->second;
-  if (o.capacity_bytes > 0) o.capacity_bytes += layer_bytes(spec, axes);
+  if (o.capacity_bytes > 0) o.capacity_bytes += layer_bytes(spec, axes, resolved_kind(o.kind));
   return o;
 }
 
