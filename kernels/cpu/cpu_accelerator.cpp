@@ -39,9 +39,12 @@ class BudgetAllocator final : public BufferAllocator {
               " bytes needed, " + std::to_string(capacity_) + " available",
           "raise --accelerator-memory, or use a strategy that keeps KV in host memory",
           kExitFailure);
-    used_->fetch_add(b);
     Buffer inner = host_allocator(location())->allocate(bytes);
     void* p = inner.data();
+    // An empty allocation has no memory to release: a Buffer without data never runs its
+    // release, so wrapping it would leak the holder (found by the ASan build).
+    if (!p) return inner;
+    used_->fetch_add(b);
     auto* holder = new Buffer(std::move(inner));
     std::atomic<int64_t>* used = used_;
     return Buffer(p, bytes, location(), [holder, used, b](void*, size_t) {
