@@ -73,15 +73,17 @@ int compare_command(CompareArgs& a) {
 CommandFn add_compare_command(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "compare",
-      "Compare two reports point by point (CI regression check). Each point's step-time samples "
-      "are\n"
-      "compared with a Mann-Whitney U test plus a minimum effect size: FASTER / SLOWER / SAME / "
-      "NOISY.\n"
+      "Compare two reports point by point (CI regression check). Each point's step times are\n"
+      "compared with a Mann-Whitney U test plus a minimum effect size: FASTER / SLOWER / SAME /\n"
+      "NOISY. Reports from `run --repetitions N` (N >= 5) are judged on their pass medians; with\n"
+      "one pass a side, drift between runs is unmeasured, so a change within --drift-allowance\n"
+      "is INCONCLUSIVE (exit 0, with the command that decides it).\n"
       "Exit status: 0 no regression; 3 a significant slowdown beyond --threshold, a point that no\n"
       "longer runs, or an accuracy regression (a point that fell below the run's "
       "--accuracy-target\n"
       "counts); 2 unreadable input or nothing in common.\n\n"
       "Examples:\n"
+      "  hybridbench run --repetitions 5 --out pr.json   # the gate's input: 5 passes\n"
       "  hybridbench compare main.json pr.json\n"
       "  hybridbench compare main.json pr.json --threshold 0.10 --bmf bencher.json\n"
       "  hybridbench compare main.json pr.json --format md --out pr-comment.md\n"
@@ -105,6 +107,11 @@ CommandFn add_compare_command(CLI::App& app) {
                      "Noise limit in percent (10 or 10% = 10%): runs noisier than this (IQR / "
                      "1.349 median) are NOISY unless the change is 3x the noise",
                      RealRange::above(0));
+  add_real_option(*sub, "--drift-allowance", o.drift_allowance,
+                  "With one pass a side, significant changes up to this fraction are "
+                  "INCONCLUSIVE, not FASTER/SLOWER (0: judge them)",
+                  RealRange::at_least(0))
+      ->capture_default_str();
   add_real_option(*sub, "--accuracy-tolerance", o.rel_l2_rel_tolerance,
                   "Relative growth of rel_l2 allowed before it is an accuracy regression",
                   RealRange::at_least(0))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <sstream>
 
 #include "core/error.h"
 #include "reports/format.h"
@@ -20,6 +21,8 @@ const char* verdict_name(Verdict v) {
       return "SAME";
     case Verdict::noisy:
       return "NOISY";
+    case Verdict::inconclusive:
+      return "INCONCLUSIVE";
     case Verdict::failed:
       return "FAILED";
     case Verdict::recovered:
@@ -45,6 +48,9 @@ void validate(const CompareOptions& o) {
             "): a slowdown between them would be called SAME and never fail",
         "set --min-effect at or below --threshold");
   if (!(o.max_noise > 0)) bad("--max-noise must be > 0", "e.g. --max-noise 10 for 10%");
+  if (!(o.drift_allowance >= 0))
+    bad("--drift-allowance must be >= 0",
+        "e.g. --drift-allowance 0.5 for 50%, or 0 to judge single-pass changes as significant");
 }
 
 int CompareResult::count(Verdict v) const {
@@ -91,9 +97,21 @@ void judge_timing(const Point& o, const Point& n, const CompareOptions& opt, Poi
   const double noise = std::max(noise_o, noise_n);
   c.too_noisy = noise > opt.max_noise;
   const bool too_noisy = c.too_noisy && !pooled;  // pooled: the pass medians' spread already counts
-  if (significant && large && (!too_noisy || std::fabs(c.change) > 3 * noise))
-    c.verdict = c.change > 0 ? Verdict::slower : Verdict::faster;
-  else if (!large && (significant || !too_noisy))
+  c.single_pass = !pooled;
+  if (significant && large && (!too_noisy || std::fabs(c.change) > 3 * noise)) {
+    // One pass a side: the test saw each run's steps, not the drift between runs, so a change
+    // that drift can reach proves nothing either way.
+    if (c.single_pass && std::fabs(c.change) <= opt.drift_allowance) {
+      c.verdict = Verdict::inconclusive;
+      c.notes.push_back("single pass: within --drift-allowance " +
+                        format_percent(opt.drift_allowance));
+    } else {
+      c.verdict = c.change > 0 ? Verdict::slower : Verdict::faster;
+      if (c.single_pass && opt.drift_allowance > 0)
+        c.notes.push_back("single pass, beyond --drift-allowance " +
+                          format_percent(opt.drift_allowance));
+    }
+  } else if (!large && (significant || !too_noisy))
     c.verdict = Verdict::same;
   else
     c.verdict = Verdict::noisy;
@@ -211,10 +229,12 @@ void context_warnings(const ReportContext& o, const ReportContext& n, std::vecto
 GeoMean geometric_mean(const std::vector<PointComparison>& points, const CompareOptions& opt) {
   GeoMean g;
   double sum_log = 0, sum_noise2 = 0;
+  bool single_pass = false;
   for (const auto& p : points)
-    if (p.verdict <= Verdict::noisy && p.old_step.median > 0 && p.new_step.median > 0) {
+    if (is_timed(p.verdict) && p.old_step.median > 0 && p.new_step.median > 0) {
       sum_log += std::log(p.new_step.median / p.old_step.median);
       sum_noise2 += p.change_rel_noise * p.change_rel_noise;
+      single_pass |= p.single_pass;
       ++g.n;
     }
   if (g.n == 0) {
@@ -228,10 +248,33 @@ GeoMean geometric_mean(const std::vector<PointComparison>& points, const Compare
   if (std::fabs(g.ratio - 1) < opt.min_effect)
     g.verdict = Verdict::same;
   else if (std::fabs(mean_log) > 2 * g.rel_noise)
-    g.verdict = mean_log > 0 ? Verdict::slower : Verdict::faster;
+    g.verdict = single_pass && std::fabs(g.ratio - 1) <= opt.drift_allowance ? Verdict::inconclusive
+                : mean_log > 0                                               ? Verdict::slower
+                                                                             : Verdict::faster;
   else
     g.verdict = Verdict::noisy;
   return g;
+}
+
+// NEW's command line with --repetitions 5 in place of any --repetitions it had.
+std::string repeated_command(const std::string& command_line) {
+  std::istringstream in(command_line);
+  std::string word, out;
+  bool skip_value = false;
+  while (in >> word) {
+    if (skip_value) {
+      skip_value = false;
+      continue;
+    }
+    if (word == "--repetitions") {
+      skip_value = true;
+      continue;
+    }
+    if (word.rfind("--repetitions=", 0) == 0) continue;
+    out += (out.empty() ? "" : " ") + word;
+  }
+  if (out.empty()) out = "hybridbench run ...";
+  return out + " --repetitions 5";
 }
 
 }  // namespace
@@ -306,6 +349,15 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
   if (new_report.interruption.interrupted)
     r.warnings.push_back("NEW is an interrupted sweep (" + new_report.interruption.reason +
                          "); finish it with `hybridbench run ... --resume`");
+  if (const int n = r.count(Verdict::inconclusive)) {
+    r.deciding_command = repeated_command(new_report.context.command_line);
+    r.warnings.push_back(
+        std::to_string(n) +
+        " point(s) INCONCLUSIVE: they changed beyond their noise, but with "
+        "one pass a side drift between runs can explain it. To decide, run OLD's and NEW's "
+        "binaries with `" +
+        r.deciding_command + "` and compare those reports");
+  }
   const int noisy = static_cast<int>(
       std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.too_noisy; }));
   if (noisy > 0)

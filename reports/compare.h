@@ -1,9 +1,10 @@
 #pragma once
 // compare(OLD, NEW): the CI regression check. Points are matched by their axes; each matched
-// pair of timed points is judged on the raw step samples with a Mann-Whitney U test plus a
-// minimum effect size, so neither a tiny-but-significant shift nor a large-but-noisy one fails
-// a build. Accuracy is compared too: a strategy that got less accurate is a regression even
-// when it got faster.
+// pair of timed points is judged with a Mann-Whitney U test plus a minimum effect size, so
+// neither a tiny-but-significant shift nor a large-but-noisy one fails a build. Runs made with
+// --repetitions are judged on their pass medians; a single pass on either side cannot tell a
+// change from drift between runs, so its differences are INCONCLUSIVE unless gross. Accuracy is
+// compared too: a strategy that got less accurate is a regression even when it got faster.
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,12 @@ struct CompareOptions {
   // Robust relative noise (robust_rel_noise) above which a run is not trusted: an unproven change
   // is NOISY, not SAME, and a significant one counts only beyond 3x the noise.
   double max_noise = 0.10;
+  // A single pass on either side: steps inside one run share its machine state, and two runs of
+  // one binary minutes apart differed by up to 21% (the default sweep on the 2-core build VM,
+  // noise inside each run 8-9%). A significant change within this fraction is INCONCLUSIVE
+  // (never a regression); beyond it, e.g. a doubling, it is judged as usual. 0: judge every
+  // single-pass change.
+  double drift_allowance = 0.5;
   // Accuracy: rel_l2 may grow to old * (1 + rel) + abs before it is a regression (runs differ
   // slightly when thread timing changes summation order or an adaptive scheduler's choices).
   double rel_l2_rel_tolerance = 0.5;
@@ -38,10 +45,13 @@ struct CompareOptions {
 void validate(const CompareOptions& options);
 
 enum class Verdict {
-  faster,     // significant and at least min_effect faster
-  slower,     // significant and at least min_effect slower
-  same,       // change under min_effect (significant or not, and not too noisy to tell)
-  noisy,      // not significant but the change or the noise is too large to call it the same
+  faster,  // significant and at least min_effect faster
+  slower,  // significant and at least min_effect slower
+  same,    // change under min_effect (significant or not, and not too noisy to tell)
+  noisy,   // not significant but the change or the noise is too large to call it the same
+  // significant and large, but a single pass on a side and within drift_allowance: drift between
+  // runs could explain it; re-run both with --repetitions to decide
+  inconclusive,
   failed,     // timed in OLD, not in NEW (oom, unsupported, error)
   recovered,  // not timed in OLD, timed in NEW
   untimed,    // timed in neither (the status is compared, nothing else)
@@ -49,6 +59,12 @@ enum class Verdict {
   added,      // in NEW only
 };
 const char* verdict_name(Verdict v);  // "FASTER", "SLOWER", ...
+// Every verdict in the order tables count them.
+inline constexpr Verdict kAllVerdicts[] = {
+    Verdict::faster, Verdict::slower,    Verdict::same,    Verdict::noisy,   Verdict::inconclusive,
+    Verdict::failed, Verdict::recovered, Verdict::untimed, Verdict::missing, Verdict::added};
+// Verdicts of a pair both sides timed (a change and a p value exist).
+inline bool is_timed(Verdict v) { return v <= Verdict::inconclusive; }
 
 struct PointComparison {
   PointAxes axes;  // of NEW (of OLD for missing points)
@@ -60,7 +76,8 @@ struct PointComparison {
   double change = 0;                    // new median / old median - 1 (+: slower)
   double change_rel_noise = 0;          // robust_rel_noise() of both added in quadrature
   bool too_noisy = false;               // either side's robust noise above max_noise
-  double p_value = 1;                   // U test on the raw step samples
+  bool single_pass = false;  // a side without --repetitions passes: judged on its raw samples
+  double p_value = 1;        // U test on the raw step samples
   bool exact_test = false;
   bool slowdown_regression = false;               // slower beyond the threshold
   std::vector<std::string> accuracy_regressions;  // one sentence each: "rel_l2 1.0e-03 -> 4.0e-02"
@@ -74,7 +91,9 @@ struct PointComparison {
 // for "did the PR make things faster". Informational: the exit status stays point by point.
 // Verdict rule: SAME when |ratio - 1| < min_effect; else FASTER / SLOWER when |ln ratio| exceeds
 // twice its noise (the points' robust noises in quadrature, / n: the noise of a mean of n
-// independent log-ratios); else NOISY. n == 0: no figure (ratio NaN).
+// independent log-ratios), INCONCLUSIVE instead when a point is single-pass and the ratio is
+// within drift_allowance (that noise ignores drift between runs); else NOISY. n == 0: no figure
+// (ratio NaN).
 struct GeoMean {
   int n = 0;
   double ratio = 0;      // exp(mean(ln(new median / old median)))
@@ -89,6 +108,9 @@ struct CompareResult {
   std::vector<PointComparison> points;  // in axes_less order; missing and added included
   std::vector<std::string> warnings;    // context differences that make the comparison weaker
   int regressions = 0;
+  // The command that would decide the INCONCLUSIVE points: NEW's command line with
+  // --repetitions 5 (empty when no point is inconclusive).
+  std::string deciding_command;
   int count(Verdict v) const;
   bool has_regression() const { return regressions > 0; }
 };

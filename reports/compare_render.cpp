@@ -39,10 +39,15 @@ bool scored(const Accuracy& a) { return a.steps_scored > 0; }
 // The summary line's verdict counts, in a fixed order.
 std::string counts_text(const CompareResult& r) {
   std::string out;
-  for (auto v : {Verdict::faster, Verdict::slower, Verdict::same, Verdict::noisy, Verdict::failed,
-                 Verdict::recovered, Verdict::untimed, Verdict::missing, Verdict::added})
+  for (auto v : kAllVerdicts)
     if (int n = r.count(v)) out += " " + std::to_string(n) + " " + verdict_name(v);
   return out;
+}
+
+// " (2 point(s) INCONCLUSIVE: see the warning)" after "no regression", or nothing.
+std::string inconclusive_aside(const CompareResult& r) {
+  const int n = r.count(Verdict::inconclusive);
+  return n ? " (" + std::to_string(n) + " point(s) INCONCLUSIVE: see the warning)" : "";
 }
 
 // A table with these columns; a header ending in '>' is right-aligned (the '>' dropped).
@@ -69,7 +74,7 @@ std::string compare_table_text(const CompareResult& r) {
   TextTable t = table_of(
       {"verdict", "point", "old median>", "new median>", "change>", "± noise>", "p>", "notes"});
   for (const auto& p : r.points) {
-    const bool timed = p.verdict <= Verdict::noisy;  // faster, slower, same, noisy
+    const bool timed = is_timed(p.verdict);
     std::vector<std::string> notes = reasons(p, r.options);
     notes.insert(notes.end(), p.notes.begin(), p.notes.end());
     t.add_row({std::string(verdict_name(p.verdict)) + (p.regression() ? " !" : ""),
@@ -89,7 +94,7 @@ std::string compare_table_text(const CompareResult& r) {
          format_percent(r.options.threshold) + ")\n";
   out += r.has_regression()
              ? "REGRESSION: " + std::to_string(r.regressions) + " point(s) marked '!'\n"
-             : "OK: no regression\n";
+             : "OK: no regression" + inconclusive_aside(r) + "\n";
   return out;
 }
 
@@ -117,7 +122,7 @@ std::string compare_markdown_text(const CompareResult& r) {
   const AxesLabeler labels(all_axes(r));
   std::string md = "### hybridbench compare: ";
   md += r.has_regression() ? "REGRESSION in " + std::to_string(r.regressions) + " point(s)"
-                           : std::string("no regression");
+                           : "no regression" + inconclusive_aside(r);
   md += "\n\n";
   const std::string constants = labels.constants();
   if (!constants.empty()) md += "Points: " + constants + ".\n\n";
@@ -129,7 +134,7 @@ std::string compare_markdown_text(const CompareResult& r) {
       (p.verdict == Verdict::missing ? missing : added).push_back(&p);
       continue;
     }
-    const bool timed = p.verdict <= Verdict::noisy;
+    const bool timed = is_timed(p.verdict);
     // The label names the strategy first; the point column is the rest ("-" when only the
     // strategy varies).
     std::string point = labels.label(p.axes).substr(p.axes.strategy.size());
@@ -155,9 +160,11 @@ std::string compare_markdown_text(const CompareResult& r) {
       "median) in quadrature; verdicts by a Mann-Whitney U test (alpha " +
       format_fixed(r.options.alpha, 3) + ", min effect " + format_percent(r.options.min_effect) +
       ", a slowdown beyond " + format_percent(r.options.threshold) +
-      " fails). *geomean*: the geometric mean of new/base over the timed points, SAME under the "
-      "min effect, FASTER/SLOWER beyond twice its noise, else NOISY; informational, the exit "
-      "status is judged point by point. Accuracy target: " +
+      " fails; with one pass a side, a change within " + format_percent(r.options.drift_allowance) +
+      " is INCONCLUSIVE: drift between runs can explain it). *geomean*: the geometric mean of "
+      "new/base over the timed points, SAME under the min effect, FASTER/SLOWER beyond twice its "
+      "noise, else NOISY; informational, the exit status is judged point by point. Accuracy "
+      "target: " +
       r.target.describe() + " (a point that met it in base and misses it in new fails).\n";
   if (!missing.empty() || !added.empty()) {
     std::string counts;
@@ -197,7 +204,7 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
   };
   json points = json::array();
   for (const auto& p : r.points) {
-    const bool timed = p.verdict <= Verdict::noisy;
+    const bool timed = is_timed(p.verdict);
     points.push_back({{"name", benchmark_name(p.axes)},
                       {"verdict", verdict_name(p.verdict)},
                       {"regression", p.regression()},
@@ -211,37 +218,39 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
                       {"change_rel_noise", timed ? json(p.change_rel_noise) : json(nullptr)},
                       {"p_value", timed ? json(p.p_value) : json(nullptr)},
                       {"exact_test", p.exact_test},
+                      {"single_pass", p.single_pass},
                       {"old_accuracy", accuracy(p.old_accuracy)},
                       {"new_accuracy", accuracy(p.new_accuracy)}});
   }
   json counts = json::object();
-  for (auto v : {Verdict::faster, Verdict::slower, Verdict::same, Verdict::noisy, Verdict::failed,
-                 Verdict::recovered, Verdict::untimed, Verdict::missing, Verdict::added})
-    counts[verdict_name(v)] = r.count(v);
+  for (auto v : kAllVerdicts) counts[verdict_name(v)] = r.count(v);
   const auto& o = r.options;
-  json j = {{"schema", "hybridbench.compare/1"},
-            {"old", old_source},
-            {"new", new_source},
-            {"options",
-             {{"threshold", o.threshold},
-              {"alpha", o.alpha},
-              {"min_effect", o.min_effect},
-              {"max_noise_fraction", o.max_noise},
-              {"rel_l2_rel_tolerance", o.rel_l2_rel_tolerance},
-              {"rel_l2_abs_tolerance", o.rel_l2_abs_tolerance},
-              {"mass_recall_tolerance", o.mass_recall_tolerance},
-              {"needle_tolerance", o.needle_tolerance}}},
-            {"regression", r.has_regression()},
-            {"regressions", r.regressions},
-            {"counts", counts},
-            {"accuracy_target", r.target.text()},
-            {"geomean",
-             {{"points", r.geomean.n},
-              {"ratio", r.geomean.n ? json(r.geomean.ratio) : json(nullptr)},
-              {"rel_noise", r.geomean.n ? json(r.geomean.rel_noise) : json(nullptr)},
-              {"verdict", r.geomean.n ? json(verdict_name(r.geomean.verdict)) : json(nullptr)}}},
-            {"warnings", r.warnings},
-            {"points", points}};
+  json j = {
+      {"schema", "hybridbench.compare/1"},
+      {"old", old_source},
+      {"new", new_source},
+      {"options",
+       {{"threshold", o.threshold},
+        {"alpha", o.alpha},
+        {"min_effect", o.min_effect},
+        {"max_noise_fraction", o.max_noise},
+        {"drift_allowance", o.drift_allowance},
+        {"rel_l2_rel_tolerance", o.rel_l2_rel_tolerance},
+        {"rel_l2_abs_tolerance", o.rel_l2_abs_tolerance},
+        {"mass_recall_tolerance", o.mass_recall_tolerance},
+        {"needle_tolerance", o.needle_tolerance}}},
+      {"regression", r.has_regression()},
+      {"regressions", r.regressions},
+      {"counts", counts},
+      {"accuracy_target", r.target.text()},
+      {"geomean",
+       {{"points", r.geomean.n},
+        {"ratio", r.geomean.n ? json(r.geomean.ratio) : json(nullptr)},
+        {"rel_noise", r.geomean.n ? json(r.geomean.rel_noise) : json(nullptr)},
+        {"verdict", r.geomean.n ? json(verdict_name(r.geomean.verdict)) : json(nullptr)}}},
+      {"deciding_command", r.deciding_command.empty() ? json(nullptr) : json(r.deciding_command)},
+      {"warnings", r.warnings},
+      {"points", points}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 

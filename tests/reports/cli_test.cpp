@@ -32,7 +32,7 @@ Report slowed(Report r, size_t index, double factor) {
 }
 
 TEST_F(ReportCli, CompareExitCodes) {
-  const Report base = testing::make_report();
+  const Report base = testing::with_passes(testing::make_report());  // run --repetitions 5
   write_report(file("old.json"), base);
   write_report(file("same.json"), base);
   write_report(file("slow.json"), slowed(base, 2, 1.2));
@@ -48,6 +48,24 @@ TEST_F(ReportCli, CompareExitCodes) {
               fs::exists(file("v.json")));
   // A 20% slowdown passes when the threshold allows it.
   EXPECT_EQ(run("compare " + file("old.json") + " " + file("slow.json") + " --threshold 0.25"), 0)
+      << out_;
+}
+
+// Single-pass reports (a plain `run`): drift between runs is unmeasured, so the same 20% is
+// INCONCLUSIVE, exit 0, and the output names the command that would decide it.
+TEST_F(ReportCli, CompareOfSinglePassesIsInconclusiveNotARegression) {
+  const Report base = testing::make_report();
+  write_report(file("old.json"), base);
+  write_report(file("slow.json"), slowed(base, 2, 1.2));
+  EXPECT_EQ(run("compare " + file("old.json") + " " + file("slow.json")), 0) << out_;
+  EXPECT_NE(out_.find("INCONCLUSIVE"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("`hybridbench run --seq-len 4k:16k:x2 --repetitions 5`"), std::string::npos)
+      << out_;
+  EXPECT_EQ(run("compare " + file("old.json") + " " + file("slow.json") + " --drift-allowance 0"),
+            3)
+      << out_;
+  EXPECT_EQ(run("compare " + file("old.json") + " " + file("slow.json") + " --drift-allowance -1"),
+            2)
       << out_;
 }
 
@@ -220,7 +238,7 @@ TEST_F(ReportCli, ValidateModelChecksItsOutputsFirst) {
 // compare --format md: the PR table, to a file with --out or on stdout; with --json - the
 // verdicts take stdout and the table moves to stderr, as the text table does.
 TEST_F(ReportCli, CompareMarkdownForPullRequests) {
-  const Report base = testing::make_report();
+  const Report base = testing::with_passes(testing::make_report());
   write_report(file("old.json"), base);
   write_report(file("slow.json"), slowed(base, 2, 1.5));
   EXPECT_EQ(run("compare " + file("old.json") + " " + file("slow.json") + " --format md --out " +

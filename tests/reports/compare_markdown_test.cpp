@@ -18,6 +18,7 @@ namespace {
 
 using testing::make_point;
 using testing::make_report;
+using testing::with_passes;
 
 // Every sample of every timed point of `r` times `factor`.
 Report scaled(Report r, double factor) {
@@ -81,7 +82,7 @@ void expect_github_table(const std::string& md, size_t columns, size_t rows) {
 }
 
 TEST(CompareMarkdown, ParsesAsAGithubTable) {
-  const Report base = make_report();
+  const Report base = with_passes(make_report());  // --repetitions 5: changes can be judged
   Report pr = scaled(base, 1.3);
   const std::string md = compare_markdown_text(compare_reports(base, pr, {}));
   // 6 matched points (5 timed + full-gpu oom in both) + the geomean row; 7 columns.
@@ -101,7 +102,8 @@ TEST(CompareMarkdown, PipesInCellsAreEscaped) {
 TEST(CompareMarkdown, GeomeanOfPlantedRatios) {
   // Two timed points, one planted 2x slower and one 2x faster: geomean exactly 1 -> SAME.
   Report base;
-  base.points = {make_point("a", 4096, 1e6, 0.001), make_point("b", 4096, 1e6, 0.001)};
+  base.points = {with_passes(make_point("a", 4096, 1e6, 0.001)),
+                 with_passes(make_point("b", 4096, 1e6, 0.001))};
   Report pr = base;
   for (auto& [idx, f] : std::vector<std::pair<size_t, double>>{{0, 2.0}, {1, 0.5}}) {
     std::vector<double> v = pr.points[idx].step.samples_ns;
@@ -120,6 +122,12 @@ TEST(CompareMarkdown, GeomeanOfPlantedRatios) {
   c = compare_reports(base, scaled(base, 0.8), {});
   EXPECT_NEAR(c.geomean.ratio, 0.8, 1e-9);
   EXPECT_EQ(c.geomean.verdict, Verdict::faster);
+  // One pass a side: the points' noise leaves out drift between runs, so 1.2x is unproven.
+  Report single_pass = base;
+  for (auto& p : single_pass.points) p.step.pass_sizes.clear();
+  c = compare_reports(single_pass, scaled(single_pass, 1.2), {});
+  EXPECT_EQ(c.geomean.verdict, Verdict::inconclusive);
+  EXPECT_NE(compare_markdown_text(c).find("INCONCLUSIVE"), std::string::npos);
   // 3 x 1.0 and 1 x 4.0: (4)^(1/4) = sqrt 2, not the arithmetic mean 1.75.
   base.points = {make_point("a", 4096, 1e6, 0.001), make_point("b", 4096, 1e6, 0.001),
                  make_point("c", 4096, 1e6, 0.001), make_point("d", 4096, 1e6, 0.001)};

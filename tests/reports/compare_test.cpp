@@ -16,6 +16,7 @@ namespace {
 using testing::make_failed_point;
 using testing::make_point;
 using testing::make_report;
+using testing::with_passes;
 
 Report single(Point p) {
   Report r = make_report();
@@ -47,27 +48,78 @@ TEST(Compare, RepeatedRunsFromTheSameDistributionPass) {
   }
 }
 
+// 30 samples in 5 passes of 6, as `run --repetitions 5` records them.
+Point pooled(double median_ns, double noise, uint64_t seed) {
+  return with_passes(make_point("x", 4096, median_ns, noise, 30, seed));
+}
+
 TEST(Compare, PlantedTwentyPercentSlowdownIsCaught) {
+  const auto c = compare_reports(single(pooled(1e6, 0.02, 1)), single(pooled(1.2e6, 0.02, 2)), {});
+  const auto& p = only(c);
+  EXPECT_EQ(p.verdict, Verdict::slower);
+  EXPECT_FALSE(p.single_pass);
+  EXPECT_NEAR(p.change, 0.2, 0.02);
+  EXPECT_LT(p.p_value, 0.01);  // 5 vs 5 pass medians fully separated: exact p = 2/252
+  EXPECT_TRUE(p.slowdown_regression);
+  EXPECT_TRUE(c.has_regression());
+  EXPECT_TRUE(c.deciding_command.empty());
+}
+
+TEST(Compare, SinglePassDifferenceIsInconclusiveWithTheCommandThatDecides) {
+  // The same 20% with one pass a side: significant on the steps, but two runs of one binary
+  // differed by that much here, so it is neither a regression nor "same".
   const auto c = compare_reports(single(make_point("x", 4096, 1e6, 0.02, 30, 1)),
                                  single(make_point("x", 4096, 1.2e6, 0.02, 30, 2)), {});
   const auto& p = only(c);
-  EXPECT_EQ(p.verdict, Verdict::slower);
-  EXPECT_NEAR(p.change, 0.2, 0.02);
+  EXPECT_EQ(p.verdict, Verdict::inconclusive);
+  EXPECT_TRUE(p.single_pass);
   EXPECT_LT(p.p_value, 1e-6);
-  EXPECT_TRUE(p.slowdown_regression);
-  EXPECT_TRUE(c.has_regression());
+  EXPECT_FALSE(c.has_regression());
+  EXPECT_EQ(c.deciding_command, "hybridbench run --seq-len 4k:16k:x2 --repetitions 5");
+  ASSERT_FALSE(c.warnings.empty());
+  EXPECT_NE(c.warnings.front().find("1 point(s) INCONCLUSIVE"), std::string::npos);
+  EXPECT_NE(c.warnings.front().find(c.deciding_command), std::string::npos);
+  EXPECT_EQ(c.geomean.verdict, Verdict::inconclusive);
+  // Faster is as unproven as slower.
+  const auto f = compare_reports(single(make_point("x", 4096, 1e6, 0.02, 30, 1)),
+                                 single(make_point("x", 4096, 0.8e6, 0.02, 30, 2)), {});
+  EXPECT_EQ(only(f).verdict, Verdict::inconclusive);
+  // One side pooled is still one pass on the other: its drift is unmeasured.
+  const auto mixed = compare_reports(single(pooled(1e6, 0.02, 1)),
+                                     single(make_point("x", 4096, 1.2e6, 0.02, 30, 2)), {});
+  EXPECT_EQ(only(mixed).verdict, Verdict::inconclusive);
+  // --drift-allowance 0 judges single passes as before.
+  CompareOptions judge;
+  judge.drift_allowance = 0;
+  const auto j = compare_reports(single(make_point("x", 4096, 1e6, 0.02, 30, 1)),
+                                 single(make_point("x", 4096, 1.2e6, 0.02, 30, 2)), judge);
+  EXPECT_EQ(only(j).verdict, Verdict::slower);
+  EXPECT_TRUE(j.has_regression());
+  EXPECT_TRUE(j.deciding_command.empty());
+}
+
+TEST(Compare, TheDecidingCommandReplacesTheRunsRepetitions) {
+  Report o = single(make_point("x", 4096, 1e6, 0.02, 30, 1)),
+         n = single(make_point("x", 4096, 1.2e6, 0.02, 30, 2));
+  n.context.command_line = "hybridbench run --repetitions 2 --seq-len 4k --out n.json";
+  EXPECT_EQ(compare_reports(o, n, {}).deciding_command,
+            "hybridbench run --seq-len 4k --out n.json --repetitions 5");
+  n.context.command_line = "";
+  EXPECT_EQ(compare_reports(o, n, {}).deciding_command, "hybridbench run ... --repetitions 5");
+  CompareOptions bad;
+  bad.drift_allowance = -0.1;
+  EXPECT_THROW(compare_reports(o, n, bad), Error);
 }
 
 TEST(Compare, FasterIsNotARegression) {
-  const auto c = compare_reports(single(make_point("x", 4096, 1e6, 0.02, 30, 1)),
-                                 single(make_point("x", 4096, 0.8e6, 0.02, 30, 2)), {});
+  const auto c = compare_reports(single(pooled(1e6, 0.02, 1)), single(pooled(0.8e6, 0.02, 2)), {});
   EXPECT_EQ(only(c).verdict, Verdict::faster);
   EXPECT_FALSE(c.has_regression());
 }
 
 TEST(Compare, SignificantSlowdownUnderTheThresholdIsReportedButPasses) {
-  const auto c = compare_reports(single(make_point("x", 4096, 1e6, 0.005, 30, 1)),
-                                 single(make_point("x", 4096, 1.03e6, 0.005, 30, 2)), {});
+  const auto c =
+      compare_reports(single(pooled(1e6, 0.005, 1)), single(pooled(1.03e6, 0.005, 2)), {});
   EXPECT_EQ(only(c).verdict, Verdict::slower);
   EXPECT_FALSE(c.has_regression());
 }
@@ -117,10 +169,12 @@ TEST(Compare, IdenticalCodeOnABusyMachineIsNoisyNotSlower) {
 }
 
 TEST(Compare, DoublingIsCaughtEvenOnABusyMachine) {
+  // One pass a side, but a doubling is beyond what drift between runs explains.
   const auto c =
       compare_reports(single(busy_point(1e6, 0.2, 1)), single(busy_point(2e6, 0.2, 2)), {});
   EXPECT_EQ(only(c).verdict, Verdict::slower);
   EXPECT_TRUE(c.has_regression());
+  EXPECT_EQ(only(c).notes.back(), "single pass, beyond --drift-allowance 50.0%");
 }
 
 // run --repetitions: 5 passes of 10 steps; each pass met its own machine state (a level drawn
@@ -215,7 +269,7 @@ TEST(Compare, PointThatStopsRunningIsARegression) {
 
 TEST(Compare, AccuracyRegressionsAreFlaggedEvenWhenFaster) {
   Point o = make_point("topk", 4096, 1e6, 0.01, 30, 1),
-        n = make_point("topk", 4096, 0.7e6, 0.01, 30, 2);
+        n = make_point("topk", 4096, 0.4e6, 0.01, 30, 2);  // beyond the drift allowance
   n.accuracy.rel_l2 = 5e-2;
   auto c = compare_reports(single(o), single(n), {});
   EXPECT_EQ(only(c).verdict, Verdict::faster);
@@ -261,9 +315,16 @@ TEST(Compare, RejectsInconsistentOptionsAndAmbiguousReports) {
   EXPECT_THROW(compare_reports(dup, make_report(), {}), Error);
 }
 
+Report slowed_first(Report r, double factor) {
+  std::vector<double> v = r.points[0].step.samples_ns;
+  for (auto& x : v) x *= factor;
+  static_cast<Timing&>(r.points[0].step) = Timing::from_samples(v);
+  return r;
+}
+
 TEST(CompareRender, TableAndJsonShowTheRegression) {
-  Report o = make_report(), n = make_report();
-  n.points[0] = make_point("cpu-only", 4096, 2.4e6, 0.01, 30, 9);  // 20% slower
+  Report o = with_passes(make_report()), n = with_passes(make_report());
+  n.points[0] = with_passes(make_point("cpu-only", 4096, 2.4e6, 0.01, 30, 9));  // 20% slower
   const auto c = compare_reports(o, n, {});
   const std::string table = compare_table_text(c);
   if (std::getenv("HB_SHOW")) std::cout << table;
@@ -287,6 +348,17 @@ TEST(CompareRender, TableAndJsonShowTheRegression) {
 
   const std::string ok = compare_table_text(compare_reports(o, o, {}));
   EXPECT_NE(ok.find("OK: no regression"), std::string::npos) << ok;
+
+  // Single passes: the change is listed as INCONCLUSIVE, counted, and the exit stays 0.
+  const auto single_pass = compare_reports(make_report(), slowed_first(make_report(), 1.2), {});
+  const std::string t = compare_table_text(single_pass);
+  EXPECT_NE(t.find("INCONCLUSIVE"), std::string::npos) << t;
+  EXPECT_NE(t.find("OK: no regression"), std::string::npos) << t;
+  const auto js = nlohmann::json::parse(compare_json_text(single_pass, "o", "n"));
+  EXPECT_EQ(js["counts"]["INCONCLUSIVE"], 1);
+  EXPECT_EQ(js["regression"], false);
+  EXPECT_EQ(js["deciding_command"], single_pass.deciding_command);
+  EXPECT_EQ(js["options"]["drift_allowance"], 0.5);
 }
 
 }  // namespace

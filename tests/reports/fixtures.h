@@ -104,6 +104,20 @@ inline Point make_failed_point(const std::string& strategy, int64_t seq_len, Poi
   return p;
 }
 
+// The point as `run --repetitions N` records it: its samples split into N equal passes in order
+// (the samples' count must be a multiple of N).
+inline Point with_passes(Point p, int passes = 5) {
+  const auto n = static_cast<int64_t>(p.step.samples_ns.size());
+  p.step.pass_sizes.assign(passes, n / passes);
+  return p;
+}
+
+inline Report with_passes(Report r, int passes = 5) {
+  for (auto& p : r.points)
+    if (p.timed()) p = with_passes(std::move(p), passes);
+  return r;
+}
+
 // Two strategies over three sequence lengths; full-gpu runs out of memory at the longest.
 inline Report make_report() {
   Report r;
