@@ -42,6 +42,12 @@ void add_sampling_options(CLI::App& sub, run::SweepSpec& s) {
   add_integer_option(sub, "--min-samples", s.stop.min_samples,
                      "Timed steps before the noise test may stop a point", 1, run::kMaxDecodeSteps)
       ->capture_default_str();
+  add_integer_option(sub, "--max-samples", s.stop.max_samples,
+                     "Most timed steps per point; above the decode positions, a point short of "
+                     "its noise target replays them (strategy reloaded untimed). 0 = one per "
+                     "position",
+                     0, run::kMaxDecodeSteps)
+      ->capture_default_str();
   add_percent_option(sub, "--max-noise", s.stop.max_noise,
                      "Noise target in percent (5 or 5% = 5%): a point stops once the robust noise "
                      "of its step times (IQR / 1.349 median, as report prints) is at most this",

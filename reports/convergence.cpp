@@ -29,7 +29,7 @@ std::optional<double> noise_target(const ReportContext& c) {
 std::string convergence_fix(StopReason stop_reason) {
   switch (stop_reason) {
     case StopReason::max_steps:
-      return "raise --decode-steps";
+      return "raise --max-samples (replays the decode positions) or --decode-steps";
     case StopReason::timeout:
       return "raise --timeout";
     case StopReason::min_samples:

@@ -83,44 +83,76 @@ reports::Provenance provenance_of(const AcceleratorInfo& accelerator,
   return reports::Provenance::measured;
 }
 
+namespace {
+
+// The accelerator and strategy `c.name`, planned and loaded on `problem`: active when that
+// worked, else failed with the plan's status, "oom" or "error".
+void make_and_load(Contender& c, const SweepContext& ctx, const Problem& problem,
+                   const std::function<void()>& loading) {
+  auto& p = c.point;
+  try {
+    c.accelerator = make_accelerator(accelerator_options(ctx, p.axes));
+    label_point(c, ctx, problem);
+    Platform platform{ctx.tiers, c.accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
+    const StrategyOptions opts(ctx.spec.strategy_options);
+    const StrategyInfo& info = StrategyRegistry::instance().find(c.name);
+    if (ctx.spec.scope == Scope::layer)
+      c.strategy =
+          std::make_unique<LayerScope>([&info, opts] { return info.make(opts); },
+                                       ctx.spec.model(p.axes.model), ctx.spec.microbatches);
+    else
+      c.strategy = info.make(opts);
+    if (loading) loading();
+    PlanResult plan = c.strategy->plan(problem, platform);
+    p.strategy_params = plan.parameters;
+    p.warnings = plan.warnings;
+    if (ctx.env.model && ctx.env.model->annotate)
+      for (const auto& [k, v] : ctx.env.model->annotate(*c.strategy)) p.strategy_params[k] = v;
+    if (plan.status != PlanStatus::ok) {
+      fail(c, reports::point_status(plan.status), plan.reason);
+    } else {
+      load(c, ctx.env);
+    }
+  } catch (const CapacityError& e) {  // memory ran out: by type, not by its words
+    fail(c, reports::PointStatus::oom, e.problem());
+    c.strategy.reset();
+  } catch (const Error& e) {
+    fail(c, reports::PointStatus::error, e.problem());
+    c.strategy.reset();
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
                                            const std::string& name, reports::PointAxes axes,
                                            const std::function<void()>& loading) {
   auto c = std::make_unique<Contender>(problem, ctx.spec);
   c->name = name;
-  auto& p = c->point;
-  p.axes = std::move(axes);
-  try {
-    c->accelerator = make_accelerator(accelerator_options(ctx, p.axes));
-    label_point(*c, ctx, problem);
-    Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
-    const StrategyOptions opts(ctx.spec.strategy_options);
-    const StrategyInfo& info = StrategyRegistry::instance().find(name);
-    if (ctx.spec.scope == Scope::layer)
-      c->strategy =
-          std::make_unique<LayerScope>([&info, opts] { return info.make(opts); },
-                                       ctx.spec.model(p.axes.model), ctx.spec.microbatches);
-    else
-      c->strategy = info.make(opts);
-    if (loading) loading();
-    PlanResult plan = c->strategy->plan(problem, platform);
-    p.strategy_params = plan.parameters;
-    p.warnings = plan.warnings;
-    if (ctx.env.model && ctx.env.model->annotate)
-      for (const auto& [k, v] : ctx.env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
-    if (plan.status != PlanStatus::ok) {
-      fail(*c, reports::point_status(plan.status), plan.reason);
-    } else {
-      load(*c, ctx.env);
-    }
-  } catch (const CapacityError& e) {  // memory ran out: by type, not by its words
-    fail(*c, reports::PointStatus::oom, e.problem());
-    c->strategy.reset();
-  } catch (const Error& e) {
-    fail(*c, reports::PointStatus::error, e.problem());
-    c->strategy.reset();
-  }
+  c->point.axes = std::move(axes);
+  make_and_load(*c, ctx, problem, loading);
   return c;
+}
+
+void replay(Contender& c, const SweepContext& ctx, const Problem& problem) {
+  if (c.pass == 0) c.point.trajectory = c.strategy->trajectory();
+  // The old instance's memory goes before the new one takes its own (the budget is the same).
+  c.strategy.reset();
+  c.accelerator.reset();
+  Contender fresh(problem, ctx.spec);
+  fresh.name = c.name;
+  fresh.point.axes = c.point.axes;
+  make_and_load(fresh, ctx, problem, nullptr);
+  if (!fresh.active) {
+    // Keep what was measured: the point stops on the samples it has.
+    c.point.warnings.push_back("replay of the decode positions failed (" + fresh.point.reason +
+                               "): stopped on the samples it had");
+    finish(c, reports::StopReason::max_steps, ctx.side_platform);
+    return;
+  }
+  c.accelerator = std::move(fresh.accelerator);
+  c.strategy = std::move(fresh.strategy);
+  ++c.pass;
 }
 
 void update_model_error(reports::Point& p) {
@@ -141,7 +173,7 @@ void finish(Contender& c, reports::StopReason stop_reason, const std::string& pl
     p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
   p.accuracy = c.accuracy.result();
   p.attended_tokens = c.accuracy.attended();
-  p.trajectory = c.strategy->trajectory();
+  if (c.pass == 0 && c.strategy) p.trajectory = c.strategy->trajectory();
   // Side by side only when every timed step was priced: a partial set would compare different
   // steps.
   if (!platform.empty() && !c.modeled.empty() && c.modeled.size() == c.samples.size()) {

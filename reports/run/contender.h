@@ -49,6 +49,7 @@ struct Contender {
   int64_t first_timed_ns = 0;
   bool active = false;
   int scored = 0;
+  int pass = 0;  // replays of the decode positions so far (--max-samples)
   Contender(const Problem& p, const SweepSpec& spec) : accuracy(p), stop(spec) {}
 };
 
@@ -58,6 +59,12 @@ struct Contender {
 std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
                                            const std::string& name, reports::PointAxes axes,
                                            const std::function<void()>& loading);
+
+// --max-samples: an active contender whose decode positions ran out starts them again: a fresh
+// accelerator and strategy, planned and loaded (untimed) on the same problem, keeping its
+// samples, stopping rules and accuracy (replays are timed, not scored; the trajectory stays the
+// first pass's). A reload that fails finishes the point on what it has (max-steps).
+void replay(Contender& c, const SweepContext& ctx, const Problem& problem);
 
 // Stops an active contender: its point gets the timed steps, phases, traffic, accuracy and
 // (side platform) the modeled figures, with `stop_reason`.

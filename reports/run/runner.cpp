@@ -254,15 +254,30 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   const std::string& source = workloads[0].source;
   const auto cs = start_contenders(run, problem, g,
                                    source.rfind("trace:", 0) == 0 ? source : spec.workload, where);
-  for (int s = 0; s < spec.decode_steps; ++s) {
-    // Between steps, not inside one: a stop drops this unit (its points are incomplete).
-    if (run.stop_requested()) {
-      run.stopped = true;
-      return std::nullopt;
+  // One pass over the decode positions, then (--max-samples) replays of them for the
+  // contenders still short of their noise target.
+  for (int pass = 0;; ++pass) {
+    if (pass > 0) {
+      bool any_left = false;
+      for (const auto& c : cs)
+        if (c->active) {
+          replay(*c, run.ctx, problem);
+          any_left |= c->active;
+        }
+      if (!any_left) break;
     }
-    const bool any = step_round(cs, run.ctx, oracle, s);
-    run.tell(where + ": step " + std::to_string(s + 1) + "/" + std::to_string(spec.decode_steps));
-    if (!any) break;
+    const std::string of_pass = pass > 0 ? " (replay " + std::to_string(pass) + ")" : "";
+    for (int s = 0; s < spec.decode_steps; ++s) {
+      // Between steps, not inside one: a stop drops this unit (its points are incomplete).
+      if (run.stop_requested()) {
+        run.stopped = true;
+        return std::nullopt;
+      }
+      const bool any = step_round(cs, run.ctx, oracle, s);
+      run.tell(where + ": step " + std::to_string(s + 1) + "/" + std::to_string(spec.decode_steps) +
+               of_pass);
+      if (!any) break;
+    }
   }
   std::vector<reports::Point> points;
   for (const auto& c : cs) {

@@ -40,9 +40,10 @@ bool run_step(Contender& c, const SweepContext& ctx, int s, StepResult& out) {
   return true;
 }
 
-// Whether the runner scores this contender's next timed step against the reference.
+// Whether the runner scores this contender's next timed step against the reference. Replays
+// of the positions are not: they would count the same positions twice.
 bool scores_next_step(const Contender& c, const SweepSpec& spec) {
-  return spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps;
+  return c.pass == 0 && (spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps);
 }
 
 // A timed step: its time, phases, traffic and (while --accuracy-steps lasts) its accuracy;
@@ -60,7 +61,7 @@ void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle,
     ++c.scored;
   }
   const double elapsed = (now_ns() - c.first_timed_ns) * 1e-9;
-  c.stop.add({s, static_cast<double>(out.total_ns), elapsed, c.scored});
+  c.stop.add({s, static_cast<double>(out.total_ns), elapsed, c.scored, c.pass});
   if (const StoppingCriterion* rule = c.stop.finished())
     finish(c, rule->reason(), ctx.side_platform);
 }

@@ -14,6 +14,7 @@ struct TimedStep {
   double step_ns = 0;    // this step's time
   double elapsed_s = 0;  // wall time since the first timed step started
   int scored = 0;        // steps scored against the fp64 reference so far
+  int pass = 0;          // replay of the decode positions (0: the first; --max-samples)
 };
 
 class StoppingCriterion {

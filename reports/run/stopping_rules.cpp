@@ -12,7 +12,7 @@ StoppingRules::StoppingRules(const SweepSpec& spec) {
   // Keep stepping until accuracy has its samples too, then stop on noise.
   rules_.push_back(std::make_unique<AfterAccuracySteps>(
       spec.accuracy_steps, std::make_unique<NoiseCriterion>(spec.stop)));
-  rules_.push_back(std::make_unique<MaxStepsCriterion>(spec.decode_steps));
+  rules_.push_back(std::make_unique<MaxStepsCriterion>(spec.decode_steps, spec.stop.max_samples));
 }
 
 void StoppingRules::add(const TimedStep& sample) {

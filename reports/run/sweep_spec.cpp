@@ -219,6 +219,9 @@ void SweepSpec::validate() const {
                     std::to_string(stop.warmup_steps) + " warm-up steps",
                 "raise --decode-steps or lower --warmup");
   if (stop.min_samples < 1) throw Error("--min-samples must be >= 1", "pass --min-samples 5");
+  if (stop.max_samples < 0 || stop.max_samples > kMaxDecodeSteps)
+    throw Error("--max-samples " + std::to_string(stop.max_samples) + " is out of range",
+                "pass 0 (one sample per decode position) to " + std::to_string(kMaxDecodeSteps));
   if (repetitions < 1 || repetitions > 100)
     throw Error("--repetitions " + std::to_string(repetitions) + " is out of range",
                 "use 1 to 100 (3-5 gate CI well)");
@@ -284,6 +287,7 @@ std::map<std::string, std::string> SweepSpec::echo() const {
       {"repetitions", std::to_string(repetitions)},
       {"warmup_steps", std::to_string(stop.warmup_steps)},
       {"min_samples", std::to_string(stop.min_samples)},
+      {"max_samples", std::to_string(stop.max_samples)},
       {"max_noise_fraction", real(stop.max_noise)},  // --max-noise 5 -> 0.05
       {"min_time_s", real(stop.min_time_s)},
       {"timeout_s", real(stop.timeout_s)},

@@ -22,6 +22,11 @@ struct StopCriteria {
   double max_noise = 0.05;  // robust_rel_noise (fraction) of step times that counts as converged
   double min_time_s = 0.0;  // keep sampling at least this long (after min_samples)
   double timeout_s = 30.0;  // per point: stop sampling after this much wall time
+  // Most timed steps per point. 0: one per decode position after the warm-up (the positions
+  // bound the samples). More than that: a point still short of its noise target when its
+  // positions run out replays them (strategy reloaded untimed, warm-up again), so the number of
+  // samples no longer depends on --decode-steps.
+  int max_samples = 0;
 };
 
 struct SweepSpec {

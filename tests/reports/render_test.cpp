@@ -104,7 +104,10 @@ TEST(Convergence, PointThatStopsShortOfItsNoiseTargetIsFlagged) {
   EXPECT_EQ(count(md, kUnconvergedMark), 2u) << md;  // the two cells
   EXPECT_TRUE(has(md, "† 2 of 6 point(s) stopped before reaching the 5.0% noise target")) << md;
   EXPECT_TRUE(has(md, "cpu-only, seq_len 4k, batch 1: noise ")) << md;
-  EXPECT_TRUE(has(md, "(target 5.0%), stopped on max-steps; raise --decode-steps")) << md;
+  EXPECT_TRUE(has(md,
+                  "(target 5.0%), stopped on max-steps; raise --max-samples (replays the decode "
+                  "positions) or --decode-steps"))
+      << md;
   EXPECT_TRUE(has(md, "full-gpu, seq_len 4k, batch 1: noise ")) << md;
   EXPECT_TRUE(has(md, "stopped on timeout; raise --timeout")) << md;
 
@@ -116,7 +119,10 @@ TEST(Convergence, PointThatStopsShortOfItsNoiseTargetIsFlagged) {
   EXPECT_TRUE(has(w, "warning: 2 of 6 point(s) stopped before reaching the noise target of 5.0%"))
       << w;
   EXPECT_TRUE(has(w, "\n  cpu-only, seq_len 4k, batch 1: noise ")) << w;
-  EXPECT_TRUE(has(w, "stopped on max-steps; raise --decode-steps\n")) << w;
+  EXPECT_TRUE(has(w,
+                  "stopped on max-steps; raise --max-samples (replays the decode positions) or "
+                  "--decode-steps\n"))
+      << w;
 
   // Converged points and modeled ones (their steps are computed) are never flagged.
   const Report plain = make_report();

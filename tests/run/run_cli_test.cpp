@@ -218,7 +218,10 @@ TEST_F(RunCli, WarnsAboutPointsThatMissTheirNoiseTarget) {
             std::string::npos)
       << out_;
   EXPECT_NE(out_.find("  cpu-only, seq_len 256, batch 1: noise "), std::string::npos) << out_;
-  EXPECT_NE(out_.find("stopped on max-steps; raise --decode-steps"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("stopped on max-steps; raise --max-samples (replays the decode positions) or "
+                      "--decode-steps"),
+            std::string::npos)
+      << out_;
   EXPECT_EQ(stdout_.find("warning:"), std::string::npos) << "the warning goes to stderr";
 }
 

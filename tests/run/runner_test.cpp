@@ -97,6 +97,56 @@ TEST(Runner, RepetitionsPoolEachPointsPasses) {
   EXPECT_THROW(spec.validate(), Error);
 }
 
+// --max-samples: a point still short of its noise target when its decode positions run out
+// replays them, so its sample count is the cap, not the positions; accuracy stays the first
+// pass's.
+TEST(Runner, MaxSamplesReplaysTheDecodePositions) {
+  auto spec = tiny_spec();
+  spec.seq_lens = {100};
+  spec.strategies = {"cpu-only", "hybridgen"};
+  spec.stop.max_noise = 1e-9;  // never met: every point runs to its cap
+  const auto once = run_sweep(spec, RunEnvironment{});
+  spec.stop.max_samples = 12;  // 5 timed positions a pass: 5 + 5 + 2
+  const auto replayed = run_sweep(spec, RunEnvironment{});
+  ASSERT_EQ(replayed.points.size(), once.points.size());
+  EXPECT_EQ(replayed.context.sweep.at("max_samples"), "12");
+  for (size_t i = 0; i < replayed.points.size(); ++i) {
+    const auto &p = replayed.points[i], &o = once.points[i];
+    SCOPED_TRACE(p.axes.key());
+    ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;
+    EXPECT_EQ(o.step.summary.count, 5);
+    EXPECT_EQ(p.step.summary.count, 12);
+    EXPECT_EQ(p.step.stop_reason, reports::StopReason::max_steps);
+    EXPECT_EQ(p.axes, o.axes);  // the positions are the same axis
+    EXPECT_EQ(p.accuracy.steps_scored, 2);
+    EXPECT_DOUBLE_EQ(p.accuracy.rel_l2, o.accuracy.rel_l2);
+    EXPECT_EQ(p.trajectory.size(), o.trajectory.size());  // the first pass's
+    EXPECT_TRUE(p.warnings.empty());
+  }
+  // A cap under the positions stops early.
+  spec.stop.max_samples = 3;
+  for (const auto& p : run_sweep(spec, RunEnvironment{}).points) EXPECT_EQ(p.step.summary.count, 3);
+  spec.stop.max_samples = -1;
+  EXPECT_THROW(spec.validate(), Error);
+}
+
+// --accuracy-steps -1 scores every position, so the noise rule is held for the whole first pass;
+// a replay has nothing left to score and lets it stop the point.
+TEST(Runner, ReplaysReleaseTheNoiseRuleAfterEveryPositionWasScored) {
+  auto spec = tiny_spec();
+  spec.seq_lens = {100};
+  spec.strategies = {"cpu-only"};
+  spec.accuracy_steps = -1;
+  spec.stop.max_noise = 1.0;  // met by any samples
+  spec.stop.max_samples = 20;
+  const auto r = run_sweep(spec, RunEnvironment{});
+  ASSERT_EQ(r.points.size(), 1u);
+  const auto& p = r.points[0];
+  EXPECT_EQ(p.step.stop_reason, reports::StopReason::noise);
+  EXPECT_EQ(p.step.summary.count, 6);  // 5 scored positions, then the first replayed step
+  EXPECT_EQ(p.accuracy.steps_scored, 5);
+}
+
 TEST(Runner, FullGpuReportsOomOnASmallBudget) {
   auto spec = tiny_spec();
   spec.accelerator.capacity_bytes = 64 * 1024;
