@@ -76,8 +76,8 @@ CommandFn add_compare_command(CLI::App& app) {
       "Compare two reports point by point (CI regression check). Each point's step times are\n"
       "compared with a Mann-Whitney U test plus a minimum effect size: FASTER / SLOWER / SAME /\n"
       "NOISY. Reports from `run --repetitions N` (N >= 5) are judged on their pass medians; with\n"
-      "one pass a side, drift between runs is unmeasured, so a change within --drift-allowance\n"
-      "is INCONCLUSIVE (exit 0, with the command that decides it).\n"
+      "one pass a side, drift between runs is unmeasured, so a change is INCONCLUSIVE (exit 0,\n"
+      "with the command that decides it) unless it exceeds --drift-allowance.\n"
       "Exit status: 0 no regression; 3 a significant slowdown beyond --threshold, a point that no\n"
       "longer runs, or an accuracy regression (a point that fell below the run's "
       "--accuracy-target\n"
@@ -108,10 +108,9 @@ CommandFn add_compare_command(CLI::App& app) {
                      "1.349 median) are NOISY unless the change is 3x the noise",
                      RealRange::above(0));
   add_real_option(*sub, "--drift-allowance", o.drift_allowance,
-                  "With one pass a side, significant changes up to this fraction are "
-                  "INCONCLUSIVE, not FASTER/SLOWER (0: judge them)",
-                  RealRange::at_least(0))
-      ->capture_default_str();
+                  "With one pass a side, only a change beyond this fraction is FASTER/SLOWER "
+                  "(e.g. 1 = a doubling; 0: judge every one); default none: all are INCONCLUSIVE",
+                  RealRange::at_least(0));
   add_real_option(*sub, "--accuracy-tolerance", o.rel_l2_rel_tolerance,
                   "Relative growth of rel_l2 allowed before it is an accuracy regression",
                   RealRange::at_least(0))

@@ -37,6 +37,10 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
+std::string drift_allowance_text(double allowance) {
+  return std::isinf(allowance) ? "none" : format_percent(allowance);
+}
+
 void validate(const CompareOptions& o) {
   auto bad = [](const std::string& what, const std::string& fix) { throw Error(what, fix); };
   if (!(o.threshold > 0)) bad("--threshold must be > 0", "e.g. --threshold 0.05 for 5%");
@@ -103,8 +107,10 @@ void judge_timing(const Point& o, const Point& n, const CompareOptions& opt, Poi
     // that drift can reach proves nothing either way.
     if (c.single_pass && std::fabs(c.change) <= opt.drift_allowance) {
       c.verdict = Verdict::inconclusive;
-      c.notes.push_back("single pass: within --drift-allowance " +
-                        format_percent(opt.drift_allowance));
+      c.notes.push_back(std::isinf(opt.drift_allowance)
+                            ? "single pass: drift between runs can explain it"
+                            : "single pass: within --drift-allowance " +
+                                  format_percent(opt.drift_allowance));
     } else {
       c.verdict = c.change > 0 ? Verdict::slower : Verdict::faster;
       if (c.single_pass && opt.drift_allowance > 0)
@@ -356,7 +362,7 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
         " point(s) INCONCLUSIVE: they changed beyond their noise, but with "
         "one pass a side drift between runs can explain it. To decide, run OLD's and NEW's "
         "binaries with `" +
-        r.deciding_command + "` and compare those reports");
+        r.deciding_command + "` (each with its own --out) and compare those reports");
   }
   const int noisy = static_cast<int>(
       std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.too_noisy; }));

@@ -3,8 +3,9 @@
 // pair of timed points is judged with a Mann-Whitney U test plus a minimum effect size, so
 // neither a tiny-but-significant shift nor a large-but-noisy one fails a build. Runs made with
 // --repetitions are judged on their pass medians; a single pass on either side cannot tell a
-// change from drift between runs, so its differences are INCONCLUSIVE unless gross. Accuracy is
+// change from drift between runs, so its differences are INCONCLUSIVE. Accuracy is
 // compared too: a strategy that got less accurate is a regression even when it got faster.
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,11 +23,11 @@ struct CompareOptions {
   // is NOISY, not SAME, and a significant one counts only beyond 3x the noise.
   double max_noise = 0.10;
   // A single pass on either side: steps inside one run share its machine state, and two runs of
-  // one binary minutes apart differed by up to 21% (the default sweep on the 2-core build VM,
-  // noise inside each run 8-9%). A significant change within this fraction is INCONCLUSIVE
-  // (never a regression); beyond it, e.g. a doubling, it is judged as usual. 0: judge every
-  // single-pass change.
-  double drift_allowance = 0.5;
+  // one binary minutes apart differed by up to 21% on a quiet 2-core build VM (noise inside each
+  // run 8-9%) and by 2.6x when other jobs came and went. A significant change within this
+  // fraction is INCONCLUSIVE (never a regression); beyond it, it is judged as usual. Default
+  // infinite: every single-pass change is INCONCLUSIVE. 0: judge every one.
+  double drift_allowance = std::numeric_limits<double>::infinity();
   // Accuracy: rel_l2 may grow to old * (1 + rel) + abs before it is a regression (runs differ
   // slightly when thread timing changes summation order or an adaptive scheduler's choices).
   double rel_l2_rel_tolerance = 0.5;
@@ -59,6 +60,8 @@ enum class Verdict {
   added,      // in NEW only
 };
 const char* verdict_name(Verdict v);  // "FASTER", "SLOWER", ...
+// "50.0%", or "none" for the default infinite --drift-allowance.
+std::string drift_allowance_text(double allowance);
 // Every verdict in the order tables count them.
 inline constexpr Verdict kAllVerdicts[] = {
     Verdict::faster, Verdict::slower,    Verdict::same,    Verdict::noisy,   Verdict::inconclusive,

@@ -160,7 +160,10 @@ std::string compare_markdown_text(const CompareResult& r) {
       "median) in quadrature; verdicts by a Mann-Whitney U test (alpha " +
       format_fixed(r.options.alpha, 3) + ", min effect " + format_percent(r.options.min_effect) +
       ", a slowdown beyond " + format_percent(r.options.threshold) +
-      " fails; with one pass a side, a change within " + format_percent(r.options.drift_allowance) +
+      " fails; with one pass a side, " +
+      (std::isinf(r.options.drift_allowance)
+           ? std::string("every change")
+           : "a change within " + format_percent(r.options.drift_allowance)) +
       " is INCONCLUSIVE: drift between runs can explain it). *geomean*: the geometric mean of "
       "new/base over the timed points, SAME under the min effect, FASTER/SLOWER beyond twice its "
       "noise, else NOISY; informational, the exit status is judged point by point. Accuracy "
@@ -234,7 +237,8 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
         {"alpha", o.alpha},
         {"min_effect", o.min_effect},
         {"max_noise_fraction", o.max_noise},
-        {"drift_allowance", o.drift_allowance},
+        {"drift_allowance",
+         std::isinf(o.drift_allowance) ? json(nullptr) : json(o.drift_allowance)},
         {"rel_l2_rel_tolerance", o.rel_l2_rel_tolerance},
         {"rel_l2_abs_tolerance", o.rel_l2_abs_tolerance},
         {"mass_recall_tolerance", o.mass_recall_tolerance},
