@@ -1,6 +1,7 @@
-// `hybridbench probe`: measure read bandwidth and idle latency of every (CPU node, memory
-// node) pair of this machine, show them with their noise, and optionally write a platform
-// profile (schema hybridbench.platform/1, memtier/README.md) for --platform.
+// `hybridbench probe`: measure read/write/copy bandwidth and idle and loaded latency of every
+// (CPU node, memory node) pair of this machine, show them with their noise (and whether they
+// settled), and optionally write a platform profile (schema hybridbench.platform/1,
+// memtier/README.md) for --platform.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -144,9 +145,11 @@ CommandFn add_probe_command(CLI::App& app) {
       "Measure bandwidth and latency of each (CPU node, memory node) pair and the host link");
   sub->add_flag("--quick", args->quick,
                 "Smaller buffers and a shorter time per figure (about 4x faster)");
-  add_seconds_option(*sub, "--duration", args->duration,
-                     "Seconds of sampling per figure (default 0.5, --quick 0.1)",
-                     parse::RealRange{0, 3600, true, false});
+  add_seconds_option(
+      *sub, "--duration", args->duration,
+      "Seconds of each figure's sampling window (default 0.5, --quick 0.1); a figure "
+      "whose window has not settled samples on, up to 4 windows",
+      parse::RealRange{0, 3600, true, false});
   sub->add_option(
       "--out", args->out,
       "Write a platform profile (JSON) for `--platform FILE` (- = stdout, instead of the table)");
