@@ -1,9 +1,9 @@
 #pragma once
 // Buffers for the benchmarks' streaming reads: 2 MiB aligned with transparent huge pages
 // requested (MADV_HUGEPAGE, honoured under THP "madvise" or "always"), as the probe's buffers
-// are. With 4 KiB pages the same read measured 0-11% slower in one process and BM_StreamRead
-// 8-90% slower in interleaved runs on the 2-core build VM (TLB walks through the guest's and
-// the host's tables; the hardware prefetchers stop at each 4 KiB page): it understated the roof.
+// are. With 4 KiB pages the same read measured 0-11% slower in one process, and BM_StreamRead
+// gained 8-90% from huge pages in interleaved runs on the 2-core build VM (TLB walks through
+// the guest's and host's tables; prefetchers stop at each 4 KiB page): it understated the roof.
 #include <sys/mman.h>
 
 #include <cstddef>
