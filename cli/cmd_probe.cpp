@@ -1,6 +1,7 @@
-// `hybridbench probe`: measure read bandwidth and idle latency of every (CPU node, memory
-// node) pair of this machine, show them with their noise, and optionally write a platform
-// profile (schema hybridbench.platform/1, memtier/README.md) for --platform.
+// `hybridbench probe`: measure read/write/copy bandwidth and idle and loaded latency of every
+// (CPU node, memory node) pair of this machine, show them with their noise (and whether they
+// settled), and optionally write a platform profile (schema hybridbench.platform/1,
+// memtier/README.md) for --platform.
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -32,44 +33,75 @@ struct ProbeArgs {
   double duration = 0;
 };
 
-std::string figure_text(const Figure& f, const char* unit_fmt) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, unit_fmt, f.summary.median);
+// "63.10 ±2.1%": the median and the project's one noise statistic (IQR / 1.349 median), with
+// "!" when the figure never settled (warned about below the table). "-" when not measured.
+std::string cell(const Figure& f, const char* fmt) {
+  if (f.empty()) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, f.summary.median);
   std::string s = buf;
-  std::snprintf(buf, sizeof buf, " ±%.1f%% (n=%lld)", 100 * f.summary.rel_stdev(),
-                static_cast<long long>(f.summary.count));
+  std::snprintf(buf, sizeof buf, " ±%.1f%%%s", 100 * f.noise(), f.settled() ? "" : " !");
   return s + buf;
 }
 
-void print_table(std::ostream& o, const ProbeResult& r) {
-  o << "  cpu -> mem  kind                 read bandwidth (median, noise)  idle latency (median, "
-       "noise)  pages\n";
+std::string figure_text(const Figure& f, const char* unit_fmt) {
+  return cell(f, unit_fmt) + " (n=" + std::to_string(f.summary.count) + ")";
+}
+
+std::string padded(std::string s, size_t width) {
+  s.resize(std::max(s.size(), width), ' ');
+  return s;
+}
+
+// One line per figure that stopped sampling before its last window settled: a shared machine
+// (a burst of load) or a drifting clock; the figure is still published, so say how far to trust it.
+void print_unsettled(std::ostream& o, const ProbeResult& r) {
   for (const auto& p : r.pairs) {
-    std::string kind(tier_kind_name(p.kind));
-    if (p.emulated) kind += " (emulated)";
-    char head[64];
-    std::snprintf(head, sizeof head, "  %3d -> %-3d  %-19s", p.cpu_node, p.mem_node, kind.c_str());
-    std::string bw = figure_text(p.read_gbps, "%.2f GB/s"),
-                lat = figure_text(p.latency_ns, "%.1f ns");
-    bw.resize(std::max<size_t>(bw.size(), 30), ' ');
-    lat.resize(std::max<size_t>(lat.size(), 28), ' ');
-    o << head << "  " << bw << "  " << lat << "  " << p.bandwidth_placement.summary() << "\n";
+    const std::pair<const char*, const Figure*> figures[] = {
+        {"read bandwidth", &p.read_gbps},
+        {"write bandwidth", &p.write_gbps},
+        {"copy bandwidth", &p.copy_gbps},
+        {"idle latency", &p.latency_ns},
+        {"loaded latency", &p.loaded_latency_ns}};
+    for (const auto& [name, f] : figures) {
+      if (f->empty() || f->settled()) continue;
+      char buf[320];
+      std::snprintf(
+          buf, sizeof buf,
+          "  warning: %d -> %d %s did not settle (%s after %lld samples): its last window "
+          "drifts %.1f%% (limit %.0f%%) with noise %.1f%% (limit %.0f%%); the machine was "
+          "probably busy, probe again when it is quiet\n",
+          p.cpu_node, p.mem_node, name, kFigureStops.name(f->stop),
+          static_cast<long long>(f->summary.count + f->discarded), 100 * f->drift,
+          100 * r.options.drift_tolerance, 100 * f->noise(), 100 * r.options.max_noise);
+      o << buf;
+    }
   }
+}
+
+void print_method(std::ostream& o, const ProbeResult& r) {
   const auto& opt = r.options;
-  o << "\n  read: " << (opt.bandwidth_bytes >> 20)
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "each figure: median of its last %.2f s window, noise = IQR / 1.349 median, "
+                "published once the window settles (drift <= %.0f%%, noise <= %.0f%%)",
+                opt.seconds_per_figure, 100 * opt.drift_tolerance, 100 * opt.max_noise);
+  o << "\n  " << buf << ", else after " << opt.settle_windows << " windows with ! above.\n"
+    << "  bandwidth: " << (opt.bandwidth_bytes >> 20)
     << " MiB per pass with all CPUs of the CPU node ("
     << (r.pairs.empty() ? "" : r.pairs[0].read_kernel)
-    << "); latency: " << (opt.latency_bytes >> 20)
-    << " MiB random cyclic pointer chase, one thread, " << opt.latency_hops
-    << " loads per sample; buffers bound to the memory node with THP requested.\n";
+    << "; write: non-temporal stores; copy: read + written bytes, as STREAM counts); latency: "
+    << (opt.latency_bytes >> 20) << " MiB random cyclic pointer chase, one thread, "
+    << opt.latency_hops
+    << " loads per sample, idle and while the node's other CPUs stream-read the same memory node; "
+       "buffers bound to the memory node with THP requested.\n";
   for (const auto& l : r.links)
     o << "  GPU " << l.device << " " << kCopyLinks.name(l.link)
       << (l.link == CopyLink::hbm_copy ? " (read + write)"
                                        : " (pinned, NUMA node " + std::to_string(l.host_node) + ")")
       << ": " << figure_text(l.gbps, "%.1f GB/s") << ", measured with CUDA events\n";
-  char wall[64];
-  std::snprintf(wall, sizeof wall, "  probe took %.1f s\n", r.wall_seconds);
-  o << wall;
+  std::snprintf(buf, sizeof buf, "  probe took %.1f s\n", r.wall_seconds);
+  o << buf;
   if (!r.virtual_machine.empty())
     o << "  measured inside a virtual machine (" << r.virtual_machine
       << "): these are a guest's figures, with the hypervisor between them and the hardware (under "
@@ -77,6 +109,33 @@ void print_table(std::ostream& o, const ProbeResult& r) {
          "the memory itself is emulated); do not read them as bare-hardware figures\n";
 }
 
+void print_table(std::ostream& o, const ProbeResult& r) {
+  o << "  cpu -> mem  kind                 " << padded("read GB/s", 16) << padded("write GB/s", 16)
+    << padded("copy GB/s", 16) << padded("idle latency", 18) << "loaded latency\n";
+  for (const auto& p : r.pairs) {
+    std::string kind(tier_kind_name(p.kind));
+    if (p.emulated) kind += " (emulated)";
+    char head[64];
+    std::snprintf(head, sizeof head, "  %3d -> %-3d  %-19s", p.cpu_node, p.mem_node, kind.c_str());
+    o << head << "  " << padded(cell(p.read_gbps, "%.2f"), 16)
+      << padded(cell(p.write_gbps, "%.2f"), 16) << padded(cell(p.copy_gbps, "%.2f"), 16)
+      << padded(cell(p.latency_ns, "%.1f ns"), 18) << cell(p.loaded_latency_ns, "%.1f ns") << "\n";
+  }
+  o << "\n";
+  for (const auto& p : r.pairs) {
+    o << "  " << p.cpu_node << " -> " << p.mem_node
+      << " pages: " << p.bandwidth_placement.summary();
+    if (!p.loaded_latency_ns.empty()) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "; under load %d CPU(s) read %.2f GB/s", p.load_threads,
+                    p.load_gbps);
+      o << buf;
+    }
+    o << "\n";
+  }
+  print_unsettled(o, r);
+  print_method(o, r);
+}
 }  // namespace
 
 CommandFn add_probe_command(CLI::App& app) {
@@ -86,9 +145,11 @@ CommandFn add_probe_command(CLI::App& app) {
       "Measure bandwidth and latency of each (CPU node, memory node) pair and the host link");
   sub->add_flag("--quick", args->quick,
                 "Smaller buffers and a shorter time per figure (about 4x faster)");
-  add_seconds_option(*sub, "--duration", args->duration,
-                     "Seconds of sampling per figure (default 0.5, --quick 0.1)",
-                     parse::RealRange{0, 3600, true, false});
+  add_seconds_option(
+      *sub, "--duration", args->duration,
+      "Seconds of each figure's sampling window (default 0.5, --quick 0.1); a figure "
+      "whose window has not settled samples on, up to 4 windows",
+      parse::RealRange{0, 3600, true, false});
   sub->add_option(
       "--out", args->out,
       "Write a platform profile (JSON) for `--platform FILE` (- = stdout, instead of the table)");

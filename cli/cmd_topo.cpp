@@ -58,9 +58,9 @@ std::string measured_text(const PlatformProfile* prof, int cpu_node, int node) {
   const PairProbe* p = prof->probe.pair(cpu_node, node);
   if (!p) return "not probed";
   return fmt("%.1f GB/s", p->read_gbps.summary.median) +
-         fmt(" (±%.1f%%), ", 100 * p->read_gbps.summary.rel_stdev()) +
+         fmt(" (±%.1f%%), ", 100 * p->read_gbps.noise()) +
          fmt("%.0f ns", p->latency_ns.summary.median) +
-         fmt(" (±%.1f%%)", 100 * p->latency_ns.summary.rel_stdev());
+         fmt(" (±%.1f%%)", 100 * p->latency_ns.noise());
 }
 
 // Columns as wide as their widest cell; each node's reasons follow its row.

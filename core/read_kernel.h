@@ -13,6 +13,11 @@ class ThreadPool;
 struct ReadKernel {
   const char* name = nullptr;  // recorded with every bandwidth figure it produced
   uint64_t (*read)(const void* p, size_t bytes, ThreadPool& pool) = nullptr;
+  // Companions on the same threads and split, optional: the probe measures write and copy
+  // bandwidth only when they are set, so a caller with nothing but a read loop still gets read
+  // bandwidth and latencies. Buffers are page-aligned; bytes are a multiple of 64.
+  void (*write)(void* p, size_t bytes, ThreadPool& pool) = nullptr;
+  void (*copy)(void* dst, const void* src, size_t bytes, ThreadPool& pool) = nullptr;
 };
 
 }  // namespace hb

@@ -145,8 +145,19 @@ Json topology_object(const Topology& t, const SystemSettings& settings) {
 
 Json figure_json(const Figure& f) {
   const auto& s = f.summary;
-  return {{"median", s.median}, {"rel_stdev", s.rel_stdev()}, {"mean", s.mean},      {"min", s.min},
-          {"max", s.max},       {"count", s.count},           {"samples", f.samples}};
+  // noise, drift, stop and discarded came with the probe's settling (issue 18); readers of
+  // older profiles find them absent.
+  return {{"median", s.median},
+          {"rel_stdev", s.rel_stdev()},
+          {"noise", f.noise()},
+          {"mean", s.mean},
+          {"min", s.min},
+          {"max", s.max},
+          {"count", s.count},
+          {"drift", f.drift},
+          {"stop", kFigureStops.name(f.stop)},
+          {"discarded", f.discarded},
+          {"samples", f.samples}};
 }
 
 Json placement_json(const PlacementReport& p) {
@@ -163,6 +174,28 @@ Json placement_json(const PlacementReport& p) {
           {"huge_page_bytes", p.huge_page_bytes}};
 }
 
+Json pair_json(const PairProbe& p) {
+  Json j = {{"cpu_node", p.cpu_node},
+            {"mem_node", p.mem_node},
+            {"kind", tier_kind_name(p.kind)},
+            {"emulated", p.emulated},
+            {"threads", p.threads},
+            {"read_kernel", p.read_kernel},
+            {"read_bandwidth_gbps", figure_json(p.read_gbps)},
+            {"latency_ns", figure_json(p.latency_ns)},
+            {"placement",
+             {{"bandwidth", placement_json(p.bandwidth_placement)},
+              {"latency", placement_json(p.latency_placement)}}}};
+  // Figures a probe may not have (no write/copy kernel; one CPU, so no load) are left out.
+  if (!p.write_gbps.empty()) j["write_bandwidth_gbps"] = figure_json(p.write_gbps);
+  if (!p.copy_gbps.empty()) j["copy_bandwidth_gbps"] = figure_json(p.copy_gbps);
+  if (!p.loaded_latency_ns.empty()) {
+    j["loaded_latency_ns"] = figure_json(p.loaded_latency_ns);
+    j["loaded_latency_load"] = {{"threads", p.load_threads}, {"read_gbps", p.load_gbps}};
+  }
+  return j;
+}
+
 Json probe_json(const ProbeResult& r) {
   const auto& o = r.options;
   Json j;
@@ -172,20 +205,11 @@ Json probe_json(const ProbeResult& r) {
   j["options"] = {
       {"bandwidth_bytes", o.bandwidth_bytes}, {"latency_bytes", o.latency_bytes},
       {"latency_hops", o.latency_hops},       {"seconds_per_figure", o.seconds_per_figure},
-      {"min_repeats", o.min_repeats},         {"max_repeats", o.max_repeats}};
+      {"min_repeats", o.min_repeats},         {"max_repeats", o.max_repeats},
+      {"drift_tolerance", o.drift_tolerance}, {"max_noise", o.max_noise},
+      {"settle_windows", o.settle_windows},   {"loaded_latency", o.loaded_latency}};
   j["pairs"] = Json::array();
-  for (const auto& p : r.pairs)
-    j["pairs"].push_back({{"cpu_node", p.cpu_node},
-                          {"mem_node", p.mem_node},
-                          {"kind", tier_kind_name(p.kind)},
-                          {"emulated", p.emulated},
-                          {"threads", p.threads},
-                          {"read_kernel", p.read_kernel},
-                          {"read_bandwidth_gbps", figure_json(p.read_gbps)},
-                          {"latency_ns", figure_json(p.latency_ns)},
-                          {"placement",
-                           {{"bandwidth", placement_json(p.bandwidth_placement)},
-                            {"latency", placement_json(p.latency_placement)}}}});
+  for (const auto& p : r.pairs) j["pairs"].push_back(pair_json(p));
   j["links"] = Json::array();
   for (const auto& l : r.links)
     j["links"].push_back({{"name", kCopyLinks.name(l.link)},
@@ -376,7 +400,17 @@ Figure read_figure(const JsonIn& j) {
   if (samples.empty()) j["samples"].fail("a measured figure needs at least one sample");
   for (double v : samples)
     if (!(v > 0)) j["samples"].fail("samples must be positive");
-  return Figure::of(std::move(samples));  // summary recomputed: the samples are the truth
+  Figure f = Figure::of(std::move(samples));  // summary recomputed: the samples are the truth
+  if (j.has("stop")) {  // absent before the probe judged its windows: unchecked
+    const std::optional<FigureStop> stop = kFigureStops.parse(j["stop"].str());
+    if (!stop) j["stop"].fail("expected one of " + kFigureStops.list());
+    f.stop = *stop;
+  }
+  if (j.has("discarded")) {
+    f.discarded = j["discarded"].i64();
+    if (f.discarded < 0) j["discarded"].fail("must be >= 0");
+  }
+  return f;
 }
 
 PlacementReport read_placement(const JsonIn& j) {
@@ -413,6 +447,11 @@ ProbeResult read_probe(const JsonIn& j, const Topology& t) {
   r.options.seconds_per_figure = o["seconds_per_figure"].num();
   r.options.min_repeats = o["min_repeats"].i32();
   r.options.max_repeats = o["max_repeats"].i32();
+  // Settling options and loaded latency are newer than the schema: optional.
+  if (o.has("drift_tolerance")) r.options.drift_tolerance = o["drift_tolerance"].num();
+  if (o.has("max_noise")) r.options.max_noise = o["max_noise"].num();
+  if (o.has("settle_windows")) r.options.settle_windows = o["settle_windows"].num();
+  if (o.has("loaded_latency")) r.options.loaded_latency = o["loaded_latency"].boolean();
   j["pairs"].each([&](const JsonIn& p) {
     PairProbe pp;
     pp.cpu_node = p["cpu_node"].i32();
@@ -425,6 +464,14 @@ ProbeResult read_probe(const JsonIn& j, const Topology& t) {
     pp.read_kernel = p["read_kernel"].str();
     pp.read_gbps = read_figure(p["read_bandwidth_gbps"]);
     pp.latency_ns = read_figure(p["latency_ns"]);
+    if (p.has("write_bandwidth_gbps")) pp.write_gbps = read_figure(p["write_bandwidth_gbps"]);
+    if (p.has("copy_bandwidth_gbps")) pp.copy_gbps = read_figure(p["copy_bandwidth_gbps"]);
+    if (p.has("loaded_latency_ns")) {
+      pp.loaded_latency_ns = read_figure(p["loaded_latency_ns"]);
+      const JsonIn load = p["loaded_latency_load"];
+      pp.load_threads = load["threads"].i32();
+      pp.load_gbps = load["read_gbps"].num();
+    }
     pp.bandwidth_placement = read_placement(p["placement"]["bandwidth"]);
     pp.latency_placement = read_placement(p["placement"]["latency"]);
     r.pairs.push_back(std::move(pp));

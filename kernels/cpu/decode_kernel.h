@@ -68,7 +68,9 @@ struct KernelTable {
   void (*score)(const DecodeJob&);                  // scaled logits only: K is read, V is not
   void (*select)(const DecodeJob&);                 // score + streaming top-k into head.sel
   uint64_t (*stream)(const void* p, size_t bytes);  // xor of all 64-byte-aligned words read
-  int lanes;                                        // head_dim must be a multiple of this
+  void (*fill)(void* p, size_t bytes, uint64_t pattern);   // streaming (non-temporal) write
+  void (*copy)(void* dst, const void* src, size_t bytes);  // loads + non-temporal stores
+  int lanes;                                               // head_dim must be a multiple of this
 };
 
 extern const KernelTable kScalarKernels, kAvx2Kernels, kAvx512Kernels;

@@ -507,7 +507,8 @@ void score_any(const DecodeJob& job) {
 
 template <class V>
 constexpr KernelTable make_table() {
-  return KernelTable{&attend_any<V>, &score_any<V>, &select_any<V>, &V::stream, V::W};
+  return KernelTable{&attend_any<V>, &score_any<V>, &select_any<V>, &V::stream, &V::fill,
+                     &V::copy,       V::W};
 }
 
 }  // namespace

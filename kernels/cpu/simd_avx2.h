@@ -105,6 +105,26 @@ struct Avx2 {
     _mm256_store_si256(reinterpret_cast<__m256i*>(w), a0);
     return w[0] ^ w[1] ^ w[2] ^ w[3];
   }
+
+  // Non-temporal stores (no read-for-ownership): p 32-byte aligned, bytes % 64 == 0.
+  static void fill(void* p, size_t bytes, uint64_t pattern) {
+    auto* v = static_cast<__m256i*>(p);
+    const __m256i x = _mm256_set1_epi64x(static_cast<long long>(pattern));
+    for (size_t i = 0; i < bytes / 32; ++i) _mm256_stream_si256(v + i, x);
+    _mm_sfence();
+  }
+
+  // Plain loads, non-temporal stores (STREAM's copy): dst 32-byte aligned, bytes % 64 == 0.
+  static void copy(void* dst, const void* src, size_t bytes) {
+    auto* d = static_cast<__m256i*>(dst);
+    const auto* s = static_cast<const __m256i*>(src);
+    for (size_t i = 0; i + 2 <= bytes / 32; i += 2) {
+      const __m256i a = _mm256_loadu_si256(s + i), b = _mm256_loadu_si256(s + i + 1);
+      _mm256_stream_si256(d + i, a);
+      _mm256_stream_si256(d + i + 1, b);
+    }
+    _mm_sfence();
+  }
 };
 
 }  // namespace

@@ -77,6 +77,13 @@ struct Scalar {
     }
     return a0 ^ a1 ^ a2 ^ a3;
   }
+
+  // Plain stores: the portable path has no non-temporal store (the vector paths do).
+  static void fill(void* p, size_t bytes, uint64_t pattern) {
+    auto* w = static_cast<uint64_t*>(p);
+    for (size_t i = 0; i < bytes / 8; ++i) w[i] = pattern;
+  }
+  static void copy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <tuple>
 
@@ -237,6 +238,25 @@ TEST(StreamRead, ChecksumIsTheXorOfAllWords) {
   EXPECT_EQ(cpu::stream_read(buf.data(), whole, pool), want_whole);
   (void)cpu::stream_read(buf.data(), buf.size() * 8 - 3, pool);
   (void)want;
+}
+
+// The probe's write and copy: every byte written (tails past the last line included) and
+// nothing past `bytes`, over many pool tasks.
+TEST(StreamWriteCopy, WriteAndCopyCoverExactlyTheRange) {
+  ThreadPool pool(3);
+  const size_t bytes = (size_t{1} << 20) + 64 * 7 + 5;         // tasks of whole lines, then a tail
+  std::vector<uint64_t> a(bytes / 8 + 16, 0), b(a.size(), 0);  // 8-aligned; made 64-aligned:
+  auto* pa = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(a.data()) + 63) / 64 * 64);
+  auto* pb = reinterpret_cast<std::byte*>((reinterpret_cast<uintptr_t>(b.data()) + 63) / 64 * 64);
+  cpu::stream_write(pa, bytes, pool);
+  size_t zero = 0, after = 0;
+  for (size_t i = 0; i < bytes; ++i) zero += pa[i] == std::byte{0};
+  EXPECT_EQ(zero, 0u) << "stream_write left bytes unwritten";
+  for (size_t i = 0; i < bytes; ++i) pa[i] = static_cast<std::byte>(i * 131 + 7);
+  cpu::stream_copy(pb, pa, bytes, pool);
+  EXPECT_EQ(std::memcmp(pa, pb, bytes), 0);
+  for (size_t i = bytes; i < bytes + 32; ++i) after += pb[i] != std::byte{0};
+  EXPECT_EQ(after, 0u) << "stream_copy wrote past the end";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -138,6 +139,20 @@ TEST_F(Cli, ProbeWritesAProfileTopoShowsIt) {
   ASSERT_EQ(p.rc, 0) << p.out;
   EXPECT_NE(p.out.find("GB/s"), std::string::npos) << p.out;
   EXPECT_NE(p.out.find("platform profile written to " + f), std::string::npos);
+  EXPECT_NE(p.out.find("write GB/s"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("loaded latency"), std::string::npos) << p.out;
+  {
+    std::ifstream in(f);
+    const auto j = nlohmann::json::parse(in);
+    const auto& pair = j["probe"]["pairs"][0];
+    EXPECT_TRUE(pair.contains("write_bandwidth_gbps")) << pair.dump();
+    EXPECT_TRUE(pair.contains("copy_bandwidth_gbps")) << pair.dump();
+    const std::string stop = pair["read_bandwidth_gbps"]["stop"];
+    EXPECT_TRUE(stop == "settled" || stop == "time-limit" || stop == "max-repeats") << stop;
+    // an unsettled figure must say so in the table, whatever this machine's load
+    if (stop != "settled")
+      EXPECT_NE(p.out.find("read bandwidth did not settle"), std::string::npos) << p.out;
+  }
   const CmdResult t = run("topo --platform " + f);
   std::filesystem::remove(f);
   ASSERT_EQ(t.rc, 0) << t.out;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/stats.h"
 #include "memtier/discover.h"
 #include "memtier/profile.h"
 
@@ -127,6 +128,66 @@ TEST(Profile, BrokenFilesNameThePath) {
   const std::string msg = error_of([] { load_platform_profile("/nonexistent/platform.json"); });
   EXPECT_NE(msg.find("cannot read platform profile /nonexistent/platform.json"), std::string::npos);
   EXPECT_NE(msg.find("fix: write one with `hybridbench probe --out"), std::string::npos);
+}
+
+// The figures added with the probe's settling (write, copy, loaded latency; stop, discarded)
+// survive the file, and a figure that never settled stays marked.
+TEST(Profile, NewFiguresRoundTrip) {
+  PlatformProfile a = sample_profile();
+  PairProbe& p = a.probe.pairs[0];
+  p.read_gbps.stop = FigureStop::time_limit;
+  p.read_gbps.discarded = 17;
+  p.write_gbps = Figure::of({5.0, 6.0, 7.0});
+  p.write_gbps.stop = FigureStop::settled;
+  p.copy_gbps = Figure::of({8.0, 9.0});
+  p.loaded_latency_ns = Figure::of({300.0, 320.0, 310.0});
+  p.load_threads = 1;
+  p.load_gbps = 21.5;
+  const PlatformProfile b = parse_platform_profile(platform_profile_json(a), "p.json");
+  const PairProbe& q = b.probe.pairs[0];
+  EXPECT_EQ(q.read_gbps.stop, FigureStop::time_limit);
+  EXPECT_FALSE(q.read_gbps.settled());
+  EXPECT_EQ(q.read_gbps.discarded, 17);
+  EXPECT_EQ(q.write_gbps.stop, FigureStop::settled);
+  EXPECT_DOUBLE_EQ(q.write_gbps.summary.median, 6.0);
+  EXPECT_DOUBLE_EQ(q.copy_gbps.summary.median, 8.5);
+  EXPECT_DOUBLE_EQ(q.loaded_latency_ns.summary.median, 310.0);
+  EXPECT_EQ(q.load_threads, 1);
+  EXPECT_DOUBLE_EQ(q.load_gbps, 21.5);
+  const auto doc = nlohmann::json::parse(platform_profile_json(a));
+  EXPECT_EQ(doc["probe"]["pairs"][0]["read_bandwidth_gbps"]["stop"], "time-limit");
+  EXPECT_NEAR(doc["probe"]["pairs"][0]["read_bandwidth_gbps"]["noise"].get<double>(),
+              robust_rel_noise(summarize(std::vector<double>{10, 11, 12})), 1e-12);
+  // Figures a probe did not take are absent, not zero.
+  PlatformProfile c = sample_profile();
+  const auto plain = nlohmann::json::parse(platform_profile_json(c));
+  EXPECT_FALSE(plain["probe"]["pairs"][0].contains("write_bandwidth_gbps"));
+  EXPECT_FALSE(plain["probe"]["pairs"][0].contains("loaded_latency_ns"));
+  EXPECT_NE(error_of([&] {
+              auto j = doc;
+              j["probe"]["pairs"][0]["copy_bandwidth_gbps"]["stop"] = "bored";
+              parse_platform_profile(j.dump(), "p.json");
+            })
+                .find("$.probe.pairs[0].copy_bandwidth_gbps.stop: expected one of unchecked, "
+                      "settled, time-limit, max-repeats"),
+            std::string::npos);
+}
+
+// A profile written before those fields existed still loads: no write/copy/loaded figures,
+// every figure "unchecked" (which reads as settled: nothing said otherwise).
+TEST(Profile, OlderProfilesStillLoad) {
+  const PlatformProfile p = load_platform_profile(
+      std::string(HB_SOURCE_DIR) + "/tests/memtier/fixtures/profiles/before-settling.json");
+  ASSERT_EQ(p.probe.pairs.size(), 1u);
+  const PairProbe& q = p.probe.pairs[0];
+  EXPECT_NEAR(q.read_gbps.summary.median, 8.678, 1e-3);
+  EXPECT_EQ(q.read_gbps.stop, FigureStop::unchecked);
+  EXPECT_TRUE(q.read_gbps.settled());
+  EXPECT_EQ(q.read_gbps.discarded, 0);
+  EXPECT_TRUE(q.write_gbps.empty());
+  EXPECT_TRUE(q.copy_gbps.empty());
+  EXPECT_TRUE(q.loaded_latency_ns.empty());
+  EXPECT_EQ(p.probe.options.drift_tolerance, ProbeOptions{}.drift_tolerance);
 }
 
 TEST(HwlocErrors, CorruptAndMissingXml) {
