@@ -11,8 +11,12 @@ double default_scale(const AttentionShape& s, double scale) {
 }
 }  // namespace
 
-void attention_head(const AttentionShape& shape, int q_head, const float* qh, const float* k,
-                    const float* v, int64_t n, double* oh, double* lse, double scale) {
+namespace {
+
+// attention_head, and with `probs` each token's probability as probabilities_head computes it
+// (the same scores, maximum and sum, in the same order).
+void attend_head(const AttentionShape& shape, int q_head, const float* qh, const float* k,
+                 const float* v, int64_t n, double* oh, double* lse, double* probs, double scale) {
   const int d = shape.head_dim, kvh = shape.kv_heads, kh = shape.kv_head_of(q_head);
   scale = default_scale(shape, scale);
   for (int j = 0; j < d; ++j) oh[j] = 0;
@@ -22,7 +26,25 @@ void attention_head(const AttentionShape& shape, int q_head, const float* qh, co
   }
   std::vector<double> s(static_cast<size_t>(n));
   double m = -std::numeric_limits<double>::infinity();
-  for (int64_t t = 0; t < n; ++t) {
+  // kBlock tokens' dot products at a time: independent chains the CPU overlaps (one chain is
+  // bound by the add's latency), each summed in the same order as alone, so the same figures to
+  // the bit (no FMA contraction in this build: mul and add round as before).
+  constexpr int kBlock = 8;
+  int64_t t = 0;
+  for (; t + kBlock <= n; t += kBlock) {
+    double dot[kBlock] = {};
+    const float* kt[kBlock];
+    for (int u = 0; u < kBlock; ++u) kt[u] = k + ((t + u) * kvh + kh) * d;
+    for (int j = 0; j < d; ++j) {
+      const double qj = qh[j];
+      for (int u = 0; u < kBlock; ++u) dot[u] += qj * kt[u][j];
+    }
+    for (int u = 0; u < kBlock; ++u) {
+      s[t + u] = dot[u] * scale;
+      m = std::max(m, s[t + u]);
+    }
+  }
+  for (; t < n; ++t) {
     const float* kt = k + (t * kvh + kh) * d;
     double dot = 0;
     for (int j = 0; j < d; ++j) dot += static_cast<double>(qh[j]) * kt[j];
@@ -30,14 +52,30 @@ void attention_head(const AttentionShape& shape, int q_head, const float* qh, co
     m = std::max(m, s[t]);
   }
   double l = 0;
-  for (int64_t t = 0; t < n; ++t) {
+  for (t = 0; t < n; ++t) {
     const double p = std::exp(s[t] - m);
     l += p;
+    if (probs) probs[t] = p;
     const float* vt = v + (t * kvh + kh) * d;
     for (int j = 0; j < d; ++j) oh[j] += p * vt[j];
   }
   for (int j = 0; j < d; ++j) oh[j] /= l;
   *lse = m + std::log(l);
+  if (probs)
+    for (t = 0; t < n; ++t) probs[t] /= l;
+}
+
+}  // namespace
+
+void attention_head(const AttentionShape& shape, int q_head, const float* qh, const float* k,
+                    const float* v, int64_t n, double* oh, double* lse, double scale) {
+  attend_head(shape, q_head, qh, k, v, n, oh, lse, nullptr, scale);
+}
+
+void attention_head_probs(const AttentionShape& shape, int q_head, const float* qh, const float* k,
+                          const float* v, int64_t n, double* oh, double* lse, double* probs,
+                          double scale) {
+  attend_head(shape, q_head, qh, k, v, n, oh, lse, probs, scale);
 }
 
 void attention(const AttentionShape& shape, const float* q, const float* k, const float* v,
