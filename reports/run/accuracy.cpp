@@ -7,8 +7,8 @@
 
 namespace hb::run {
 
-ReferenceOracle::ReferenceOracle(const Problem& problem, ThreadPool& pool)
-    : problem_(problem), pool_(pool) {
+ReferenceOracle::ReferenceOracle(const Problem& problem, ThreadPool& pool, bool keep_all)
+    : problem_(problem), pool_(pool), keep_all_(keep_all) {
   const auto& ws = problem.workloads;
   for (const auto& w : ws) {
     DenseKv g;
@@ -25,6 +25,8 @@ ReferenceOracle::ReferenceOracle(const Problem& problem, ThreadPool& pool)
 
 const StepReference& ReferenceOracle::at(int s, bool with_probs) {
   if (cur_.step == s && (!with_probs || !cur_.probs.empty())) return cur_;
+  if (auto it = kept_.find(s); it != kept_.end() && (!with_probs || !it->second.probs.empty()))
+    return it->second;
   const auto& shape = problem_.shape;
   const int B = problem_.batch, H = shape.q_heads, d = shape.head_dim;
   const int64_t prompt = problem_.prompt_len(), ctx = problem_.context_at(s);
@@ -43,9 +45,14 @@ const StepReference& ReferenceOracle::at(int s, bool with_probs) {
     const float* qh = w.steps[s].q.data() + static_cast<size_t>(h) * d;
     const DenseKv& g = generated_[b];
     std::vector<double> o1(d), o2(d);
+    std::vector<double> p1(with_probs ? static_cast<size_t>(prompt) : 0);
+    std::vector<double> p2(with_probs ? static_cast<size_t>(s + 1) : 0);
     double l1 = 0, l2 = 0;
-    ref::attention_head(shape, h, qh, w.prompt.k.data(), w.prompt.v.data(), prompt, o1.data(), &l1);
-    ref::attention_head(shape, h, qh, g.k.data(), g.v.data(), s + 1, o2.data(), &l2);
+    // With probabilities: the same figures, from one pass over the keys.
+    ref::attention_head_probs(shape, h, qh, w.prompt.k.data(), w.prompt.v.data(), prompt, o1.data(),
+                              &l1, with_probs ? p1.data() : nullptr);
+    ref::attention_head_probs(shape, h, qh, g.k.data(), g.v.data(), s + 1, o2.data(), &l2,
+                              with_probs ? p2.data() : nullptr);
     const double a = l1, c = l2;
     const double m = std::max(a, c);
     const double wa = std::isinf(a) ? 0 : std::exp(a - m), wc = std::isinf(c) ? 0 : std::exp(c - m);
@@ -55,13 +62,12 @@ const StepReference& ReferenceOracle::at(int s, bool with_probs) {
     cur_.lse[static_cast<size_t>(b) * H + h] = lse;
     if (with_probs) {
       double* p = cur_.probs.data() + (static_cast<size_t>(b) * H + h) * ctx;
-      const auto p1 = ref::probabilities_head(shape, h, qh, w.prompt.k.data(), prompt);
-      const auto p2 = ref::probabilities_head(shape, h, qh, g.k.data(), s + 1);
       const double f1 = std::isinf(a) ? 0 : std::exp(a - lse), f2 = std::exp(c - lse);
       for (int64_t t = 0; t < prompt; ++t) p[t] = p1[t] * f1;
       for (int64_t t = 0; t <= s; ++t) p[prompt + t] = p2[t] * f2;
     }
   });
+  if (keep_all_) return kept_[s] = cur_;
   return cur_;
 }
 

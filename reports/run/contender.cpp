@@ -1,5 +1,6 @@
 #include "reports/run/contender.h"
 
+#include <set>
 #include <utility>
 
 #include "core/error.h"
@@ -85,9 +86,10 @@ reports::Provenance provenance_of(const AcceleratorInfo& accelerator,
 
 std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
                                            const std::string& name, reports::PointAxes axes,
-                                           const std::function<void()>& loading) {
+                                           const std::function<void()>& loading, bool load_now) {
   auto c = std::make_unique<Contender>(problem, ctx.spec);
   c->name = name;
+  c->ctx = &ctx;
   auto& p = c->point;
   p.axes = std::move(axes);
   try {
@@ -110,8 +112,10 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
       for (const auto& [k, v] : ctx.env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
     if (plan.status != PlanStatus::ok) {
       fail(*c, reports::point_status(plan.status), plan.reason);
-    } else {
+    } else if (load_now) {
       load(*c, ctx.env);
+    } else {
+      c->planned = true;
     }
   } catch (const CapacityError& e) {  // memory ran out: by type, not by its words
     fail(*c, reports::PointStatus::oom, e.problem());
@@ -121,6 +125,51 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
     c->strategy.reset();
   }
   return c;
+}
+
+void load_contender(Contender& c) {
+  if (!c.planned) return;
+  c.planned = false;
+  try {
+    load(c, c.ctx->env);
+  } catch (const CapacityError& e) {  // as start_contender
+    fail(c, reports::PointStatus::oom, e.problem());
+    c.strategy.reset();
+  } catch (const Error& e) {
+    fail(c, reports::PointStatus::error, e.problem());
+    c.strategy.reset();
+  }
+}
+
+std::string plan_signature(const Contender& c) {
+  const reports::Point& p = c.point;
+  // Parameters that echo the capacity a strategy was given rather than a decision drawn from
+  // it (HybridGen reports its accelerator budget next to the window, hot slots and shipped rows
+  // it sizes with it): two capacities that lead to the same decisions execute alike.
+  static const std::set<std::string> kCapacityEchoes = {"accelerator_budget_bytes"};
+  std::string s = std::to_string(static_cast<int>(p.status)) + (c.planned ? " planned" : "") +
+                  "\n" + p.reason + "\n";
+  for (const auto& w : p.warnings) s += "warning " + w + "\n";
+  for (const auto& [k, v] : p.strategy_params)
+    if (k.rfind("model.", 0) != 0 && !kCapacityEchoes.count(k)) s += k + "=" + v + "\n";
+  // The first host tier is where every strategy keeps its host KV by default; one that places
+  // KV on another names it in its parameters (HybridGen's k_tier, v_tier, kv_tier).
+  if (!c.ctx->tiers.empty()) s += "tier " + c.ctx->tiers[0].location.to_string() + "\n";
+  return s;
+}
+
+bool follow(Contender& leader, Contender& f) {
+  if (!leader.active || !f.planned || !leader.accelerator || !f.accelerator) return false;
+  if (leader.accelerator->bytes_in_use() > f.accelerator->info().capacity_bytes) return false;
+  f.planned = false;
+  f.strategy.reset();  // planned only to be compared; the leader's executes
+  f.leader = &leader;
+  f.point.placement = leader.point.placement;
+  f.point.provenance = reports::weaker(
+      f.point.provenance, provenance_of(f.accelerator->info(), leader.strategy->memory_regions()));
+  f.active = true;
+  leader.followers.push_back(&f);
+  return true;
 }
 
 void update_model_error(reports::Point& p) {
@@ -141,7 +190,7 @@ void finish(Contender& c, reports::StopReason stop_reason, const std::string& pl
     p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
   p.accuracy = c.accuracy.result();
   p.attended_tokens = c.accuracy.attended();
-  p.trajectory = c.strategy->trajectory();
+  p.trajectory = c.executed().trajectory();
   // Side by side only when every timed step was priced: a partial set would compare different
   // steps.
   if (!platform.empty() && !c.modeled.empty() && c.modeled.size() == c.samples.size()) {

@@ -11,30 +11,52 @@ namespace hb::run {
 namespace {
 
 // Model mode: the step's price replaces its timing (replace) or is kept beside it (observe).
-void price_step(Contender& c, const SweepContext& ctx, int s, StepResult& out) {
+// False (and the contender failed) when pricing threw.
+bool price_step(Contender& c, int s, StepResult& out) {
+  const SweepContext& ctx = *c.ctx;
+  if (!ctx.env.model) return true;
   const StepModel& model = *ctx.env.model;
-  const StepPrice m = model.price(c.point.axes, *c.strategy, s, out);
-  if (model.replace) {
-    out.total_ns = std::llround(m.total_ns);
-    out.phase_ns.clear();
-    for (const auto& [ph, ns] : m.phase_ns) out.phase_ns[ph] = std::llround(ns);
-  } else if (s >= ctx.spec.stop.warmup_steps && m.total_ns > 0) {
-    c.modeled.push_back(m.total_ns);
-    for (const auto& [ph, ns] : m.phase_ns) c.modeled_phases[ph].push_back(ns);
-    c.modeled_overlap = m.overlap;
+  try {
+    const StepPrice m = model.price(c.point.axes, c.executed(), s, out);
+    if (model.replace) {
+      out.total_ns = std::llround(m.total_ns);
+      out.phase_ns.clear();
+      for (const auto& [ph, ns] : m.phase_ns) out.phase_ns[ph] = std::llround(ns);
+    } else if (s >= ctx.spec.stop.warmup_steps && m.total_ns > 0) {
+      c.modeled.push_back(m.total_ns);
+      for (const auto& [ph, ns] : m.phase_ns) c.modeled_phases[ph].push_back(ns);
+      c.modeled_overlap = m.overlap;
+    }
+  } catch (const Error& e) {
+    fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
+    return false;
   }
+  return true;
 }
 
-// Runs step s: false (and the contender failed) when it threw.
-bool run_step(Contender& c, const SweepContext& ctx, int s, StepResult& out) {
+// The executing contender and its followers that still record, the executor first.
+std::vector<Contender*> recording(Contender& c) {
+  std::vector<Contender*> out;
+  if (c.active) out.push_back(&c);
+  for (Contender* f : c.followers)
+    if (f->active) out.push_back(f);
+  return out;
+}
+
+// A failure of the executed strategy ends every contender recording it.
+void fail_all(Contender& c, const std::string& reason) {
+  for (Contender* r : recording(c)) fail(*r, reports::PointStatus::error, reason);
+}
+
+// Runs step s (measured): false (and every recording contender failed) when it threw.
+bool run_step(Contender& c, int s, StepResult& out) {
   try {
     c.strategy->prepare_step(s);
     const int64_t t0 = now_ns();
     c.strategy->step(s, out);
     out.total_ns = now_ns() - t0;
-    if (ctx.env.model) price_step(c, ctx, s, out);
   } catch (const Error& e) {
-    fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
+    fail_all(c, "step " + std::to_string(s) + ": " + e.problem());
     return false;
   }
   return true;
@@ -65,27 +87,44 @@ void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle,
     finish(c, rule->reason(), ctx.side_platform);
 }
 
+// Whether any contender recording c's strategy scores its next timed step.
+bool any_scores(Contender& c, const SweepSpec& spec) {
+  for (const Contender* r : recording(c))
+    if (scores_next_step(*r, spec)) return true;
+  return false;
+}
+
 }  // namespace
 
-bool step_round(const std::vector<std::unique_ptr<Contender>>& cs, const SweepContext& ctx,
-                ReferenceOracle& oracle, int s) {
+bool step_round(const std::vector<Contender*>& cs, ReferenceOracle& oracle, int s) {
   bool any = false;
   for (size_t i = 0; i < cs.size(); ++i) {
     Contender& c = *cs[(i + static_cast<size_t>(s)) % cs.size()];
-    if (!c.active) continue;
+    if (!c.executing()) continue;
     any = true;
+    const SweepSpec& spec = c.ctx->spec;
     StepResult out;
-    if (!run_step(c, ctx, s, out)) continue;
-    if (s < ctx.spec.stop.warmup_steps) continue;  // executed, not timed
-    if (scores_next_step(c, ctx.spec)) {           // untimed: after total_ns was taken
+    if (!run_step(c, s, out)) continue;
+    const bool timed = s >= spec.stop.warmup_steps;  // else executed, not timed
+    if (timed && any_scores(c, spec)) {              // untimed: after total_ns was taken
       try {
         c.strategy->fill_attended(s, out);
       } catch (const Error& e) {
-        fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
+        fail_all(c, "step " + std::to_string(s) + ": " + e.problem());
         continue;
       }
     }
-    record_step(c, ctx, oracle, s, out);
+    // Each recording contender prices the same executed step on its own lane.
+    const std::vector<Contender*> rs = recording(c);
+    for (size_t k = 0; k < rs.size(); ++k) {
+      StepResult mine;
+      if (k + 1 < rs.size())
+        mine = out;
+      else
+        mine = std::move(out);  // the last one takes it
+      if (!price_step(*rs[k], s, mine) || !timed) continue;
+      record_step(*rs[k], *rs[k]->ctx, oracle, s, mine);
+    }
   }
   return any;
 }
