@@ -165,6 +165,12 @@ TEST(ModelRun, SharedPlatformsGiveTheSamePointsAsOneSweepEach) {
                       [&](const run::Progress& p) { seen.push_back(p.label); });
   ASSERT_EQ(together.points.size(), platforms.size() * 2 * spec.strategies.size());
   EXPECT_EQ(find(together, "full-gpu", 4096, "small-hbm").status, reports::PointStatus::oom);
+  // Executions were shared: fewer strategies loaded than points (gh200 and h200 plan alike).
+  const auto loads = std::count_if(seen.begin(), seen.end(), [](const std::string& l) {
+    return l.size() > 8 && l.compare(l.size() - 8, 8, " loading") == 0;
+  });
+  EXPECT_GT(loads, 0);
+  EXPECT_LE(loads, static_cast<long>(3 * 2 * spec.strategies.size()));
   for (const auto& m : platforms) {
     SCOPED_TRACE(m.name);
     const reports::Report alone = run_model_sweep(spec, {m}, run::RunEnvironment{});
