@@ -1,6 +1,7 @@
 #include "reports/run/step_round.h"
 
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "core/error.h"
@@ -10,18 +11,27 @@ namespace hb::run {
 
 namespace {
 
+// A step's timing as one contender records it: as measured, or its lane's model's price. Apart
+// from the step's result, which every contender recording it reads (a full strategy's attended
+// tokens are megabytes a step at long context).
+struct StepTiming {
+  int64_t total_ns = 0;
+  std::map<std::string, int64_t> phase_ns;
+};
+
 // Model mode: the step's price replaces its timing (replace) or is kept beside it (observe).
 // False (and the contender failed) when pricing threw.
-bool price_step(Contender& c, int s, StepResult& out) {
+bool price_step(Contender& c, int s, const StepResult& out, StepTiming& t) {
+  t = {out.total_ns, out.phase_ns};
   const SweepContext& ctx = *c.ctx;
   if (!ctx.env.model) return true;
   const StepModel& model = *ctx.env.model;
   try {
     const StepPrice m = model.price(c.point.axes, c.executed(), s, out);
     if (model.replace) {
-      out.total_ns = std::llround(m.total_ns);
-      out.phase_ns.clear();
-      for (const auto& [ph, ns] : m.phase_ns) out.phase_ns[ph] = std::llround(ns);
+      t.total_ns = std::llround(m.total_ns);
+      t.phase_ns.clear();
+      for (const auto& [ph, ns] : m.phase_ns) t.phase_ns[ph] = std::llround(ns);
     } else if (s >= ctx.spec.stop.warmup_steps && m.total_ns > 0) {
       c.modeled.push_back(m.total_ns);
       for (const auto& [ph, ns] : m.phase_ns) c.modeled_phases[ph].push_back(ns);
@@ -70,11 +80,11 @@ bool scores_next_step(const Contender& c, const SweepSpec& spec) {
 // A timed step: its time, phases, traffic and (while --accuracy-steps lasts) its accuracy;
 // then the stopping rules decide whether the contender goes on.
 void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle, int s,
-                 const StepResult& out) {
+                 const StepResult& out, const StepTiming& t) {
   const SweepSpec& spec = ctx.spec;
-  if (c.samples.empty()) c.first_timed_ns = now_ns() - out.total_ns;
-  c.samples.push_back(static_cast<double>(out.total_ns));
-  for (const auto& [ph, ns] : out.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
+  if (c.samples.empty()) c.first_timed_ns = now_ns() - t.total_ns;
+  c.samples.push_back(static_cast<double>(t.total_ns));
+  for (const auto& [ph, ns] : t.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
   c.traffic_sum += out.traffic;
   if (scores_next_step(c, spec)) {
     const bool probs = !out.attended.empty();
@@ -82,7 +92,7 @@ void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle,
     ++c.scored;
   }
   const double elapsed = (now_ns() - c.first_timed_ns) * 1e-9;
-  c.stop.add({s, static_cast<double>(out.total_ns), elapsed, c.scored});
+  c.stop.add({s, static_cast<double>(t.total_ns), elapsed, c.scored});
   if (const StoppingCriterion* rule = c.stop.finished())
     finish(c, rule->reason(), ctx.side_platform);
 }
@@ -115,15 +125,10 @@ bool step_round(const std::vector<Contender*>& cs, ReferenceOracle& oracle, int 
       }
     }
     // Each recording contender prices the same executed step on its own lane.
-    const std::vector<Contender*> rs = recording(c);
-    for (size_t k = 0; k < rs.size(); ++k) {
-      StepResult mine;
-      if (k + 1 < rs.size())
-        mine = out;
-      else
-        mine = std::move(out);  // the last one takes it
-      if (!price_step(*rs[k], s, mine) || !timed) continue;
-      record_step(*rs[k], *rs[k]->ctx, oracle, s, mine);
+    for (Contender* r : recording(c)) {
+      StepTiming t;
+      if (!price_step(*r, s, out, t) || !timed) continue;
+      record_step(*r, *r->ctx, oracle, s, out, t);
     }
   }
   return any;
