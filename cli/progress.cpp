@@ -27,8 +27,10 @@ void ProgressBar::update(const run::Progress& p) {
   if (!enabled_ || p.total <= 0) return;
   const std::string eta = eta_text(p);
   if (!terminal_) {
-    if (p.done <= last_done_) return;
+    const bool heartbeat = last_line_s_ < 0 || p.elapsed_s - last_line_s_ >= kHeartbeatS;
+    if (p.done <= last_done_ && !heartbeat) return;
     last_done_ = p.done;
+    last_line_s_ = p.elapsed_s;
     char stamp[16] = "";
     const std::time_t now = std::time(nullptr);
     std::tm tm{};

@@ -1,8 +1,10 @@
 #pragma once
 // Progress on stderr, silent with --quiet. On a terminal: one line with a bar and ETA, redrawn
-// in place and cleared at the end. Off a terminal (CI logs, batch jobs): one timestamped line
-// per finished point, so a long run shows it is alive. The ETA weights points by their cost
-// (context tokens x batch), not by their count.
+// in place and cleared at the end. Off a terminal (CI logs, batch jobs): a timestamped line when
+// the run starts, whenever points finish, and otherwise at most every kHeartbeatS seconds with
+// what it is doing (a unit of long points can run for minutes before its points finish), so a
+// long run shows it is alive. The ETA weights points by their cost (context tokens x batch),
+// not by their count.
 #include <string>
 
 #include "reports/run/runner.h"
@@ -23,7 +25,11 @@ class ProgressBar {
  private:
   bool enabled_, terminal_;
   size_t last_len_ = 0;
-  int64_t last_done_ = 0;  // off a terminal: points already reported
+  int64_t last_done_ = 0;    // off a terminal: points already reported
+  double last_line_s_ = -1;  // off a terminal: elapsed_s of the last line (-1: none yet)
 };
+
+// Off a terminal: seconds between lines while no point finishes.
+inline constexpr double kHeartbeatS = 10;
 
 }  // namespace hb::cli

@@ -40,7 +40,7 @@ std::vector<AcceleratorLinkSamples> measure_accelerator_links(int device, size_t
 
 std::unique_ptr<Accelerator> make_accelerator(const AcceleratorOptions& o) {
   if (o.kind == AcceleratorKind::cpu)
-    return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads);
+    return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads, o.share_layer_weights);
   std::string why;
 #ifdef HB_WITH_CUDA
   if (cuda::device_usable(o.device, &why))
@@ -49,7 +49,7 @@ std::unique_ptr<Accelerator> make_accelerator(const AcceleratorOptions& o) {
   cuda_available(&why);
 #endif
   if (o.kind == AcceleratorKind::auto_select)
-    return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads);
+    return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads, o.share_layer_weights);
   throw Error("--accelerator cuda asked for, but no GPU is usable: " + why,
               "use --accelerator cpu (emulated accelerator) or run on a machine with a GPU");
 }

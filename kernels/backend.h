@@ -17,6 +17,12 @@ struct AcceleratorOptions {
   int device = 0;
   int64_t capacity_bytes = 0;  // KV budget; 0 = default (cpu: 2 GiB; cuda: free HBM minus 10%)
   int cpu_threads = 0;         // cpu accelerator worker threads (0 = half the CPUs, at least 1)
+  // cpu: layer works alive at once share one filled copy of the layer weights, each charging
+  // its own budget for them (make_cpu_layer_work). For runs whose timings never read the
+  // layer's GEMMs (model mode prices them from their traffic): filling 0.4 GB of weights per
+  // strategy and platform dominated planning there. Off by default: measured runs keep one copy
+  // per strategy, so a small model's weights are not found hot in the cache.
+  bool share_layer_weights = false;
 };
 
 // Throws hb::Error when cuda is asked for and no GPU is usable (saying why).

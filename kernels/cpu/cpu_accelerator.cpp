@@ -32,18 +32,13 @@ class BudgetAllocator final : public BufferAllocator {
   BudgetAllocator(int64_t capacity, std::atomic<int64_t>* used)
       : capacity_(capacity), used_(used) {}
   Buffer allocate(size_t bytes) override {
-    const int64_t b = static_cast<int64_t>(bytes);
-    if (used_->load() + b > capacity_)
-      throw CapacityError(
-          "accelerator capacity exceeded: " + std::to_string(used_->load() + b) +
-              " bytes needed, " + std::to_string(capacity_) + " available",
-          "raise --accelerator-memory, or use a strategy that keeps KV in host memory",
-          kExitFailure);
+    check(bytes);
     Buffer inner = host_allocator(location())->allocate(bytes);
     void* p = inner.data();
     // An empty allocation has no memory to release: a Buffer without data never runs its
     // release, so wrapping it would leak the holder (found by the ASan build).
     if (!p) return inner;
+    const int64_t b = static_cast<int64_t>(bytes);
     used_->fetch_add(b);
     auto* holder = new Buffer(std::move(inner));
     std::atomic<int64_t>* used = used_;
@@ -52,18 +47,40 @@ class BudgetAllocator final : public BufferAllocator {
       delete holder;
     });
   }
+  // Charges `bytes` against the budget, as allocate() would, without memory: the token's data
+  // is not memory and must never be read (shared layer weights, AcceleratorOptions).
+  Buffer reserve(size_t bytes) {
+    check(bytes);
+    static std::byte token;
+    if (bytes == 0) return {};
+    const int64_t b = static_cast<int64_t>(bytes);
+    used_->fetch_add(b);
+    std::atomic<int64_t>* used = used_;
+    return Buffer(&token, bytes, location(), [used, b](void*, size_t) { used->fetch_sub(b); });
+  }
   MemoryLocation location() const override {
     return MemoryLocation{MemoryKind::accelerator, 0, true};
   }
 
  private:
+  void check(size_t bytes) const {
+    const int64_t b = static_cast<int64_t>(bytes);
+    if (used_->load() + b > capacity_)
+      throw CapacityError(
+          "accelerator capacity exceeded: " + std::to_string(used_->load() + b) +
+              " bytes needed, " + std::to_string(capacity_) + " available",
+          "raise --accelerator-memory, or use a strategy that keeps KV in host memory",
+          kExitFailure);
+  }
+
   int64_t capacity_;
   std::atomic<int64_t>* used_;
 };
 
 class CpuAccelerator final : public Accelerator {
  public:
-  CpuAccelerator(int64_t capacity, int threads) : pool_(threads, "--accelerator-threads") {
+  CpuAccelerator(int64_t capacity, int threads, bool share_layer_weights)
+      : pool_(threads, "--accelerator-threads"), share_layer_weights_(share_layer_weights) {
     info_.kind = AcceleratorKind::cpu;
     info_.name =
         "cpu-accelerator (" + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ")";
@@ -235,8 +252,13 @@ class CpuAccelerator final : public Accelerator {
   }
 
   std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch) override {
+    LayerCharge charge;
+    if (share_layer_weights_)
+      charge = [budget = std::static_pointer_cast<BudgetAllocator>(memory_)](size_t bytes) {
+        return budget->reserve(bytes);
+      };
     return make_cpu_layer_work([this](std::function<void()> fn) { enqueue(std::move(fn)); }, pool_,
-                               *memory_, model, max_batch);
+                               *memory_, model, max_batch, 1, std::move(charge));
   }
 
   int64_t synchronize() override {
@@ -312,6 +334,7 @@ class CpuAccelerator final : public Accelerator {
   AcceleratorInfo info_;
   std::atomic<int64_t> used_{0};
   std::shared_ptr<BufferAllocator> memory_;
+  bool share_layer_weights_ = false;
   ThreadPool pool_;
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
@@ -489,10 +512,11 @@ void CpuAccelerator::run_stream(const std::vector<DecodeAttentionArgs>& a, int64
 
 }  // namespace
 
-std::unique_ptr<Accelerator> make_cpu_accelerator(int64_t capacity_bytes, int threads) {
+std::unique_ptr<Accelerator> make_cpu_accelerator(int64_t capacity_bytes, int threads,
+                                                  bool share_layer_weights) {
   if (threads <= 0) threads = std::max<int>(1, static_cast<int>(allowed_cpus().size()) / 2);
   if (capacity_bytes <= 0) capacity_bytes = 2LL << 30;
-  return std::make_unique<CpuAccelerator>(capacity_bytes, threads);
+  return std::make_unique<CpuAccelerator>(capacity_bytes, threads, share_layer_weights);
 }
 
 }  // namespace hb::cpu

@@ -10,6 +10,8 @@
 namespace hb::cpu {
 
 // capacity_bytes 0 = 2 GiB; threads 0 = half the allowed CPUs (at least 1).
-std::unique_ptr<Accelerator> make_cpu_accelerator(int64_t capacity_bytes, int threads);
+// share_layer_weights: AcceleratorOptions::share_layer_weights.
+std::unique_ptr<Accelerator> make_cpu_accelerator(int64_t capacity_bytes, int threads,
+                                                  bool share_layer_weights = false);
 
 }  // namespace hb::cpu

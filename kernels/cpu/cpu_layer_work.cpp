@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "core/error.h"
@@ -16,31 +20,54 @@ namespace {
 constexpr DType kWeightType = DType::f16;  // core/layer_work.h: weights are 16-bit everywhere
 static_assert(kLayerWeightBytesPerElement == 2);
 
-// One weight matrix in accelerator memory.
+// The filled weights of an (in, out, seed) matrix shared by the layer works alive (weak: the
+// last one to go frees them).
+std::shared_ptr<Buffer> shared_weights(const MemoryLocation& where, int in, int out,
+                                       uint64_t seed) {
+  static std::mutex mu;
+  static std::map<std::tuple<int, int, uint64_t>, std::weak_ptr<Buffer>> cache;
+  std::lock_guard<std::mutex> lk(mu);
+  std::weak_ptr<Buffer>& slot = cache[{in, out, seed}];
+  if (auto alive = slot.lock()) return alive;
+  auto b = std::make_shared<Buffer>(
+      host_allocator(where)->allocate(BlockedWeights::bytes(in, out, kWeightType)));
+  BlockedWeights::over(static_cast<std::byte*>(b->data()), in, out, kWeightType).fill_random(seed);
+  slot = b;
+  return b;
+}
+
+// One weight matrix in accelerator memory: its own, or (charge given) the shared copy with its
+// bytes charged to the budget.
 struct Matrix {
-  Buffer storage;
+  Buffer storage;                  // the weights, or the charge for the shared ones
+  std::shared_ptr<Buffer> shared;  // null: the weights are `storage`
   BlockedWeights w;
-  Matrix(BufferAllocator& memory, int in, int out, uint64_t seed)
-      : storage(memory.allocate(BlockedWeights::bytes(in, out, kWeightType))),
-        w(BlockedWeights::over(static_cast<std::byte*>(storage.data()), in, out, kWeightType)) {
-    w.fill_random(seed);
+  Matrix(BufferAllocator& memory, int in, int out, uint64_t seed, const LayerCharge& charge)
+      : storage(charge ? charge(BlockedWeights::bytes(in, out, kWeightType))
+                       : memory.allocate(BlockedWeights::bytes(in, out, kWeightType))),
+        shared(charge ? shared_weights(memory.location(), in, out, seed) : nullptr),
+        w(BlockedWeights::over(static_cast<std::byte*>(shared ? shared->data() : storage.data()),
+                               in, out, kWeightType)) {
+    if (!shared) w.fill_random(seed);
   }
 };
 
 class CpuLayerWork final : public LayerWork {
  public:
   CpuLayerWork(std::function<void(std::function<void()>)> enqueue, ThreadPool& pool,
-               BufferAllocator& memory, const ModelPreset& model, int max_batch, uint64_t seed)
+               BufferAllocator& memory, const ModelPreset& model, int max_batch, uint64_t seed,
+               const LayerCharge& charge)
       : enqueue_(std::move(enqueue)),
         pool_(pool),
         dims_(layer_dims(model)),
         max_batch_(max_batch),
-        qkv_(memory, dims_.hidden, dims_.qkv_out, seed),
-        o_(memory, dims_.attn_out, dims_.hidden, seed + 1),
-        up_(memory, dims_.hidden, dims_.ffn, seed + 2),
-        down_(memory, dims_.ffn, dims_.hidden, seed + 3),
+        qkv_(memory, dims_.hidden, dims_.qkv_out, seed, charge),
+        o_(memory, dims_.attn_out, dims_.hidden, seed + 1, charge),
+        up_(memory, dims_.hidden, dims_.ffn, seed + 2, charge),
+        down_(memory, dims_.ffn, dims_.hidden, seed + 3, charge),
         activations_(memory.allocate(activation_floats() * sizeof(float))) {
-    if (dims_.gated) gate_ = std::make_unique<Matrix>(memory, dims_.hidden, dims_.ffn, seed + 4);
+    if (dims_.gated)
+      gate_ = std::make_unique<Matrix>(memory, dims_.hidden, dims_.ffn, seed + 4, charge);
     float* p = static_cast<float*>(activations_.data());
     for (Slot s : {Slot::x, Slot::qkv, Slot::attn, Slot::y, Slot::up, Slot::gate, Slot::out}) {
       act_[static_cast<int>(s)] = p;
@@ -131,10 +158,11 @@ class CpuLayerWork final : public LayerWork {
 std::unique_ptr<LayerWork> make_cpu_layer_work(std::function<void(std::function<void()>)> enqueue,
                                                ThreadPool& pool, BufferAllocator& memory,
                                                const ModelPreset& model, int max_batch,
-                                               uint64_t seed) {
+                                               uint64_t seed, LayerCharge charge) {
   if (max_batch < 1)
     throw Error("layer work: max_batch must be at least 1, got " + std::to_string(max_batch), {});
-  return std::make_unique<CpuLayerWork>(std::move(enqueue), pool, memory, model, max_batch, seed);
+  return std::make_unique<CpuLayerWork>(std::move(enqueue), pool, memory, model, max_batch, seed,
+                                        charge);
 }
 
 }  // namespace hb::cpu

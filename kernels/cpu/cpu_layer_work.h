@@ -10,11 +10,18 @@
 
 namespace hb::cpu {
 
+// Charges a number of bytes against an accelerator's budget without memory (CapacityError when
+// they do not fit); the returned token gives them back.
+using LayerCharge = std::function<Buffer(size_t bytes)>;
+
 // `enqueue` puts an operation on the accelerator's queue; `memory` is its capacity-budgeted
-// memory (weights and activations are allocated there now).
+// memory (weights and activations are allocated there now). With `charge`, the weights are one
+// filled copy shared by every layer work alive with the same shapes and seed (their values are
+// a fixed function of both), each layer work charging its budget for them with `charge`
+// instead of allocating and filling its own (AcceleratorOptions::share_layer_weights).
 std::unique_ptr<LayerWork> make_cpu_layer_work(std::function<void(std::function<void()>)> enqueue,
                                                ThreadPool& pool, BufferAllocator& memory,
                                                const ModelPreset& model, int max_batch,
-                                               uint64_t seed = 1);
+                                               uint64_t seed = 1, LayerCharge charge = {});
 
 }  // namespace hb::cpu

@@ -11,6 +11,51 @@ double default_scale(const AttentionShape& s, double scale) {
 }
 }  // namespace
 
+namespace {
+
+constexpr int kBlock = 8;  // tokens whose dot products are summed side by side
+
+// Every head's scaled scores of tokens [0, n) into s [heads][n] and their maxima m [heads].
+// kBlock tokens at a time: independent chains the CPU overlaps (one chain is bound by the add's
+// latency), the block's key rows read once for the group; each dot product is summed in the
+// same order as alone, so the same figures to the bit (no FMA contraction in this build: mul
+// and add round as before).
+void group_scores(const AttentionShape& shape, const std::vector<int>& heads, const float* q,
+                  const float* k, int64_t n, double scale, double* s, double* m) {
+  const int d = shape.head_dim, kvh = shape.kv_heads, kh = shape.kv_head_of(heads[0]);
+  const size_t G = heads.size();
+  for (size_t i = 0; i < G; ++i) m[i] = -std::numeric_limits<double>::infinity();
+  int64_t t = 0;
+  for (; t + kBlock <= n; t += kBlock) {
+    const float* kt[kBlock];
+    for (int u = 0; u < kBlock; ++u) kt[u] = k + ((t + u) * kvh + kh) * d;
+    for (size_t i = 0; i < G; ++i) {
+      const float* qh = q + static_cast<size_t>(heads[i]) * d;
+      double dot[kBlock] = {};
+      for (int j = 0; j < d; ++j) {
+        const double qj = qh[j];
+        for (int u = 0; u < kBlock; ++u) dot[u] += qj * kt[u][j];
+      }
+      for (int u = 0; u < kBlock; ++u) {
+        s[i * n + t + u] = dot[u] * scale;
+        m[i] = std::max(m[i], s[i * n + t + u]);
+      }
+    }
+  }
+  for (; t < n; ++t) {
+    const float* kt = k + (t * kvh + kh) * d;
+    for (size_t i = 0; i < G; ++i) {
+      const float* qh = q + static_cast<size_t>(heads[i]) * d;
+      double dot = 0;
+      for (int j = 0; j < d; ++j) dot += static_cast<double>(qh[j]) * kt[j];
+      s[i * n + t] = dot * scale;
+      m[i] = std::max(m[i], s[i * n + t]);
+    }
+  }
+}
+
+}  // namespace
+
 void attention_head(const AttentionShape& shape, int q_head, const float* qh, const float* k,
                     const float* v, int64_t n, double* oh, double* lse, double scale) {
   const int d = shape.head_dim, kvh = shape.kv_heads, kh = shape.kv_head_of(q_head);
@@ -38,6 +83,40 @@ void attention_head(const AttentionShape& shape, int q_head, const float* qh, co
   }
   for (int j = 0; j < d; ++j) oh[j] /= l;
   *lse = m + std::log(l);
+}
+
+void attention_group(const AttentionShape& shape, const std::vector<int>& heads, const float* q,
+                     const float* k, const float* v, int64_t n, double* o, double* lse,
+                     double* probs, double scale) {
+  const int d = shape.head_dim, kvh = shape.kv_heads;
+  const size_t G = heads.size();
+  if (G == 0) return;
+  const int kh = shape.kv_head_of(heads[0]);
+  scale = default_scale(shape, scale);
+  std::fill(o, o + G * d, 0.0);
+  if (n <= 0) {
+    std::fill(lse, lse + G, -std::numeric_limits<double>::infinity());
+    return;
+  }
+  std::vector<double> s(G * static_cast<size_t>(n)), m(G), l(G, 0.0);
+  group_scores(shape, heads, q, k, n, scale, s.data(), m.data());
+  // Token by token, as attention_head: each head's sum and output in the same order.
+  for (int64_t t = 0; t < n; ++t) {
+    const float* vt = v + (t * kvh + kh) * d;
+    for (size_t i = 0; i < G; ++i) {
+      const double p = std::exp(s[i * n + t] - m[i]);
+      l[i] += p;
+      if (probs) probs[i * n + t] = p;
+      double* oh = o + i * d;
+      for (int j = 0; j < d; ++j) oh[j] += p * vt[j];
+    }
+  }
+  for (size_t i = 0; i < G; ++i) {
+    for (int j = 0; j < d; ++j) o[i * d + j] /= l[i];
+    lse[i] = m[i] + std::log(l[i]);
+    if (probs)
+      for (int64_t t = 0; t < n; ++t) probs[i * n + t] /= l[i];
+  }
 }
 
 void attention(const AttentionShape& shape, const float* q, const float* k, const float* v,

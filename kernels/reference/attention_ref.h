@@ -18,6 +18,13 @@ void attention(const AttentionShape& shape, const float* q, const float* k, cons
 // One query head (q_row [head_dim]) against the KV head it maps to; o [head_dim], *lse.
 void attention_head(const AttentionShape& shape, int q_head, const float* q_row, const float* k,
                     const float* v, int64_t n, double* o, double* lse, double scale = 0);
+// attention_head of every query head in `heads` (all of one KV head's group; q [q_heads][d]
+// holds every head's row) into o [heads][head_dim] and lse [heads], and with `probs`
+// probabilities_head's [heads][n]: the same figures to the bit, from one pass over the keys and
+// values for the whole group instead of two per head (the runner's reference at long context).
+void attention_group(const AttentionShape& shape, const std::vector<int>& heads, const float* q,
+                     const float* k, const float* v, int64_t n, double* o, double* lse,
+                     double* probs, double scale = 0);
 
 // Same over a paged view (reads the cache dtype exactly), for checking kernels on the same data.
 void attention_paged(const AttentionShape& shape, const float* q, const PagedKvView& kv, double* o,

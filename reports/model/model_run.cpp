@@ -1,7 +1,6 @@
 #include "reports/model/model_run.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "core/error.h"
 
@@ -52,55 +51,43 @@ reports::Report run_model_sweep(const run::SweepSpec& spec,
   if (platforms.empty())
     throw Error("model mode needs at least one platform profile", "pass --platform");
   for (const auto& p : platforms) p.validate();
-  reports::Report all;
-  const int64_t sweeps = static_cast<int64_t>(platforms.size() * spec.models.size());
-  int64_t index = 0, done_before = 0;
+  run::SweepSpec s = spec;
+  // The strategies execute on the cpu accelerator: what they select and move does not depend
+  // on which accelerator runs it; the platform's budget decides what fits.
+  s.accelerator.kind = hb::AcceleratorKind::cpu;
+  // Modeled timings never read the layer's GEMMs (their traffic is counted from the shapes):
+  // one filled copy of the weights serves every strategy and platform.
+  s.accelerator.share_layer_weights = true;
+  const bool given = spec.accelerator.capacity_bytes > 0;
+  std::vector<run::Lane> lanes;
   std::string names;
   for (const auto& m : platforms) {
     names += (names.empty() ? "" : ",") + m.name;
-    for (const auto& model : spec.models) {
-      run::SweepSpec s = spec;
-      s.models = {model};
-      // The strategies execute on the cpu accelerator: what they select and move does not
-      // depend on which accelerator runs it; the platform's budget decides what fits.
-      s.accelerator.kind = hb::AcceleratorKind::cpu;
-      const bool given = spec.accelerator.capacity_bytes > 0;
-      s.accelerator.capacity_bytes =
+    run::Lane lane;
+    lane.host_tiers = host_tiers_for(m);
+    lane.model = make_step_model(m, true);
+    for (const auto& model : spec.models)
+      lane.kv_budget_bytes[model] =
           given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, spec.model(model));
-      run::RunEnvironment e = env;
-      e.host_tiers = host_tiers_for(m);
-      e.observe_pages =
-          nullptr;  // the tiers are labels on this machine's memory: nothing to verify
-      e.model = make_step_model(m, true);
-      const std::string label = "[" + m.name + "] ";
-      int64_t sub_total = 0;
-      reports::Report r = run::run_sweep(s, e, [&](const run::Progress& p) {
-        sub_total = p.total;
-        if (progress)
-          progress({done_before + p.done,
-                    std::max<int64_t>(p.total * sweeps, done_before + p.total), label + p.label,
-                    p.elapsed_s});
-      });
-      done_before += sub_total > 0 ? sub_total : static_cast<int64_t>(r.points.size());
-      if (index++ == 0) all.context = r.context;
+    lanes.push_back(std::move(lane));
+  }
+  run::RunEnvironment e = env;
+  e.observe_pages = nullptr;  // the tiers are labels on this machine's memory: nothing to verify
+  // One sweep over every platform: each unit's workload, reference and every execution that
+  // the platforms' plans share are done once (run_sweep_on_lanes).
+  reports::Report all = run::run_sweep_on_lanes(s, e, lanes, progress);
+  for (size_t i = 0; i < platforms.size(); ++i) {
+    const PlatformModel& m = platforms[i];
+    for (const auto& [model, bytes] : lanes[i].kv_budget_bytes)
       all.context.sweep["model.kv_budget_bytes." + m.name + "." + model] =
-          std::to_string(s.accelerator.capacity_bytes) +
-          (given ? " (--accelerator-memory)" : " (profile HBM - weights)");
-      for (auto& p : r.points) all.points.push_back(std::move(p));
-      // Stopped or failed (run's SweepControl): what finished is the report; nothing more runs.
-      if (r.interruption.interrupted) {
-        all.interruption = r.interruption;
-        break;
-      }
-    }
+          std::to_string(bytes) + (given ? " (--accelerator-memory)" : " (profile HBM - weights)");
     all.context.sweep["model.profile." + m.name] =
         m.origin + " (" + to_string(m.source) + "): " + m.description;
-    if (all.interruption.interrupted) break;
   }
   all.context.sweep["models"] = [&] {
-    std::string s;
-    for (const auto& x : spec.models) s += (s.empty() ? "" : ",") + x;
-    return s;
+    std::string list;
+    for (const auto& x : spec.models) list += (list.empty() ? "" : ",") + x;
+    return list;
   }();
   all.context.sweep["mode"] = "model";
   all.context.sweep["model.platforms"] = names;

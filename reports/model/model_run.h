@@ -26,10 +26,13 @@ std::shared_ptr<run::StepModel> make_step_model(
 // names those kinds, which the model then prices with the profile's figures.
 std::vector<HostTier> host_tiers_for(const PlatformModel& m);
 
-// Runs `spec` once per platform and model preset (the preset's weights set the per-layer KV
+// Runs `spec` on every platform (the model preset's weights set each platform's per-layer KV
 // budget, unless spec.accelerator.capacity_bytes is given) and returns one report with every
 // point; axes.extra["platform"] keeps the platforms' points apart, so speedups compare
 // strategies on the same platform only. The sweep context lists the platforms and budgets.
+// One sweep over the platforms as lanes (run::run_sweep_on_lanes): each workload and reference
+// is made once, and a strategy that plans alike on several platforms executes once; the points
+// are those of one sweep per platform.
 reports::Report run_model_sweep(const run::SweepSpec& spec,
                                 const std::vector<PlatformModel>& platforms,
                                 const run::RunEnvironment& env,

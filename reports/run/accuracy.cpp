@@ -7,8 +7,8 @@
 
 namespace hb::run {
 
-ReferenceOracle::ReferenceOracle(const Problem& problem, ThreadPool& pool)
-    : problem_(problem), pool_(pool) {
+ReferenceOracle::ReferenceOracle(const Problem& problem, ThreadPool& pool, bool keep_all)
+    : problem_(problem), pool_(pool), keep_all_(keep_all) {
   const auto& ws = problem.workloads;
   for (const auto& w : ws) {
     DenseKv g;
@@ -23,10 +23,34 @@ ReferenceOracle::ReferenceOracle(const Problem& problem, ThreadPool& pool)
   }
 }
 
+namespace {
+
+// One query head's reference from its prompt part (o1, l1, probabilities p1) and its generated
+// part (o2, l2, p2), merged in fp64 into row `row` (sequence x query head) of `ref`.
+void merge_parts(StepReference& ref, size_t row, int d, int64_t prompt, int s, const double* o1,
+                 double l1, const double* p1, const double* o2, double l2, const double* p2) {
+  const double a = l1, c = l2;
+  const double m = std::max(a, c);
+  const double wa = std::isinf(a) ? 0 : std::exp(a - m), wc = std::isinf(c) ? 0 : std::exp(c - m);
+  double* out = ref.o.data() + row * d;
+  for (int j = 0; j < d; ++j) out[j] = (wa * o1[j] + wc * o2[j]) / (wa + wc);
+  const double lse = m + std::log(wa + wc);
+  ref.lse[row] = lse;
+  if (!p1) return;
+  double* p = ref.probs.data() + row * ref.context;
+  const double f1 = std::isinf(a) ? 0 : std::exp(a - lse), f2 = std::exp(c - lse);
+  for (int64_t t = 0; t < prompt; ++t) p[t] = p1[t] * f1;
+  for (int64_t t = 0; t <= s; ++t) p[prompt + t] = p2[t] * f2;
+}
+
+}  // namespace
+
 const StepReference& ReferenceOracle::at(int s, bool with_probs) {
   if (cur_.step == s && (!with_probs || !cur_.probs.empty())) return cur_;
+  if (auto it = kept_.find(s); it != kept_.end() && (!with_probs || !it->second.probs.empty()))
+    return it->second;
   const auto& shape = problem_.shape;
-  const int B = problem_.batch, H = shape.q_heads, d = shape.head_dim;
+  const int B = problem_.batch, H = shape.q_heads, d = shape.head_dim, Hkv = shape.kv_heads;
   const int64_t prompt = problem_.prompt_len(), ctx = problem_.context_at(s);
   for (const auto& w : problem_.workloads) w.step(s);  // checked here, outside the pool's tasks
   cur_.step = s;
@@ -35,33 +59,31 @@ const StepReference& ReferenceOracle::at(int s, bool with_probs) {
   cur_.lse.assign(static_cast<size_t>(B) * H, 0.0);
   cur_.probs.clear();
   if (with_probs) cur_.probs.assign(static_cast<size_t>(B) * H * ctx, 0.0);
-  // One task per (sequence, query head): the prompt part and the generated part are attended
-  // separately and merged in fp64 (avoids copying the prompt KV).
-  pool_.parallel_for(static_cast<int64_t>(B) * H, [&](int64_t task, int) {
-    const int b = static_cast<int>(task / H), h = static_cast<int>(task % H);
+  // One task per (sequence, KV head): its query heads read each key and value row once. The
+  // prompt part and the generated part are attended separately and merged in fp64 (avoids
+  // copying the prompt KV); probabilities come from the same pass.
+  pool_.parallel_for(static_cast<int64_t>(B) * Hkv, [&](int64_t task, int) {
+    const int b = static_cast<int>(task / Hkv), kh = static_cast<int>(task % Hkv);
+    std::vector<int> heads;
+    for (int h = 0; h < H; ++h)
+      if (shape.kv_head_of(h) == kh) heads.push_back(h);
+    const size_t G = heads.size();
     const Workload& w = problem_.workloads[b];
-    const float* qh = w.steps[s].q.data() + static_cast<size_t>(h) * d;
+    const float* q = w.steps[s].q.data();
     const DenseKv& g = generated_[b];
-    std::vector<double> o1(d), o2(d);
-    double l1 = 0, l2 = 0;
-    ref::attention_head(shape, h, qh, w.prompt.k.data(), w.prompt.v.data(), prompt, o1.data(), &l1);
-    ref::attention_head(shape, h, qh, g.k.data(), g.v.data(), s + 1, o2.data(), &l2);
-    const double a = l1, c = l2;
-    const double m = std::max(a, c);
-    const double wa = std::isinf(a) ? 0 : std::exp(a - m), wc = std::isinf(c) ? 0 : std::exp(c - m);
-    double* out = cur_.o.data() + (static_cast<size_t>(b) * H + h) * d;
-    for (int j = 0; j < d; ++j) out[j] = (wa * o1[j] + wc * o2[j]) / (wa + wc);
-    const double lse = m + std::log(wa + wc);
-    cur_.lse[static_cast<size_t>(b) * H + h] = lse;
-    if (with_probs) {
-      double* p = cur_.probs.data() + (static_cast<size_t>(b) * H + h) * ctx;
-      const auto p1 = ref::probabilities_head(shape, h, qh, w.prompt.k.data(), prompt);
-      const auto p2 = ref::probabilities_head(shape, h, qh, g.k.data(), s + 1);
-      const double f1 = std::isinf(a) ? 0 : std::exp(a - lse), f2 = std::exp(c - lse);
-      for (int64_t t = 0; t < prompt; ++t) p[t] = p1[t] * f1;
-      for (int64_t t = 0; t <= s; ++t) p[prompt + t] = p2[t] * f2;
-    }
+    std::vector<double> o1(G * d), o2(G * d), l1(G), l2(G);
+    std::vector<double> p1(with_probs ? G * static_cast<size_t>(prompt) : 0);
+    std::vector<double> p2(with_probs ? G * static_cast<size_t>(s + 1) : 0);
+    ref::attention_group(shape, heads, q, w.prompt.k.data(), w.prompt.v.data(), prompt, o1.data(),
+                         l1.data(), with_probs ? p1.data() : nullptr);
+    ref::attention_group(shape, heads, q, g.k.data(), g.v.data(), s + 1, o2.data(), l2.data(),
+                         with_probs ? p2.data() : nullptr);
+    for (size_t i = 0; i < G; ++i)
+      merge_parts(cur_, static_cast<size_t>(b) * H + heads[i], d, prompt, s, &o1[i * d], l1[i],
+                  with_probs ? p1.data() + i * prompt : nullptr, &o2[i * d], l2[i],
+                  with_probs ? p2.data() + i * (s + 1) : nullptr);
   });
+  if (keep_all_) return kept_[s] = cur_;
   return cur_;
 }
 

@@ -3,6 +3,7 @@
 // step is computed once and shared by every strategy at the point (it costs more than most
 // strategies' steps at long context).
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -24,8 +25,10 @@ struct StepReference {
 
 class ReferenceOracle {
  public:
-  explicit ReferenceOracle(const Problem& problem, ThreadPool& pool);
-  // Reference for step s (computed on first use; only the latest step is kept).
+  // keep_all: every step's reference is kept, for a unit whose strategies run in several waves
+  // one after another (model mode's platforms, runner.h), each wave from step 0.
+  explicit ReferenceOracle(const Problem& problem, ThreadPool& pool, bool keep_all = false);
+  // Reference for step s (computed on first use; only the latest step is kept, unless keep_all).
   const StepReference& at(int s, bool with_probs);
 
  private:
@@ -33,6 +36,8 @@ class ReferenceOracle {
   ThreadPool& pool_;
   std::vector<DenseKv> generated_;  // per sequence: the decode tokens' k, v
   StepReference cur_;
+  bool keep_all_ = false;
+  std::map<int, StepReference> kept_;  // keep_all: by step
 };
 
 // Averages accuracy figures over the scored steps of one strategy at one point.

@@ -1,5 +1,6 @@
 #include "reports/run/contender.h"
 
+#include <set>
 #include <utility>
 
 #include "core/error.h"
@@ -83,37 +84,55 @@ reports::Provenance provenance_of(const AcceleratorInfo& accelerator,
   return reports::Provenance::measured;
 }
 
-namespace {
-
-// The accelerator and strategy `c.name`, planned and loaded on `problem`: active when that
-// worked, else failed with the plan's status, "oom" or "error".
-void make_and_load(Contender& c, const SweepContext& ctx, const Problem& problem,
-                   const std::function<void()>& loading) {
-  auto& p = c.point;
+std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
+                                           const std::string& name, reports::PointAxes axes,
+                                           const std::function<void()>& loading, bool load_now) {
+  auto c = std::make_unique<Contender>(problem, ctx.spec);
+  c->name = name;
+  c->ctx = &ctx;
+  auto& p = c->point;
+  p.axes = std::move(axes);
   try {
-    c.accelerator = make_accelerator(accelerator_options(ctx, p.axes));
-    label_point(c, ctx, problem);
-    Platform platform{ctx.tiers, c.accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
+    c->accelerator = make_accelerator(accelerator_options(ctx, p.axes));
+    label_point(*c, ctx, problem);
+    Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
     const StrategyOptions opts(ctx.spec.strategy_options);
-    const StrategyInfo& info = StrategyRegistry::instance().find(c.name);
+    const StrategyInfo& info = StrategyRegistry::instance().find(name);
     if (ctx.spec.scope == Scope::layer)
-      c.strategy =
+      c->strategy =
           std::make_unique<LayerScope>([&info, opts] { return info.make(opts); },
                                        ctx.spec.model(p.axes.model), ctx.spec.microbatches);
     else
-      c.strategy = info.make(opts);
+      c->strategy = info.make(opts);
     if (loading) loading();
-    PlanResult plan = c.strategy->plan(problem, platform);
+    PlanResult plan = c->strategy->plan(problem, platform);
     p.strategy_params = plan.parameters;
     p.warnings = plan.warnings;
     if (ctx.env.model && ctx.env.model->annotate)
-      for (const auto& [k, v] : ctx.env.model->annotate(*c.strategy)) p.strategy_params[k] = v;
+      for (const auto& [k, v] : ctx.env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
     if (plan.status != PlanStatus::ok) {
-      fail(c, reports::point_status(plan.status), plan.reason);
+      fail(*c, reports::point_status(plan.status), plan.reason);
+    } else if (load_now) {
+      load(*c, ctx.env);
     } else {
-      load(c, ctx.env);
+      c->planned = true;
     }
   } catch (const CapacityError& e) {  // memory ran out: by type, not by its words
+    fail(*c, reports::PointStatus::oom, e.problem());
+    c->strategy.reset();
+  } catch (const Error& e) {
+    fail(*c, reports::PointStatus::error, e.problem());
+    c->strategy.reset();
+  }
+  return c;
+}
+
+void load_contender(Contender& c) {
+  if (!c.planned) return;
+  c.planned = false;
+  try {
+    load(c, c.ctx->env);
+  } catch (const CapacityError& e) {  // as start_contender
     fail(c, reports::PointStatus::oom, e.problem());
     c.strategy.reset();
   } catch (const Error& e) {
@@ -122,37 +141,60 @@ void make_and_load(Contender& c, const SweepContext& ctx, const Problem& problem
   }
 }
 
-}  // namespace
-
-std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
-                                           const std::string& name, reports::PointAxes axes,
-                                           const std::function<void()>& loading) {
-  auto c = std::make_unique<Contender>(problem, ctx.spec);
-  c->name = name;
-  c->point.axes = std::move(axes);
-  make_and_load(*c, ctx, problem, loading);
-  return c;
+std::string plan_signature(const Contender& c) {
+  const reports::Point& p = c.point;
+  // Parameters that echo the capacity a strategy was given rather than a decision drawn from
+  // it (HybridGen reports its accelerator budget next to the window, hot slots and shipped rows
+  // it sizes with it): two capacities that lead to the same decisions execute alike.
+  static const std::set<std::string> kCapacityEchoes = {"accelerator_budget_bytes"};
+  std::string s = std::to_string(static_cast<int>(p.status)) + (c.planned ? " planned" : "") +
+                  "\n" + p.reason + "\n";
+  for (const auto& w : p.warnings) s += "warning " + w + "\n";
+  for (const auto& [k, v] : p.strategy_params)
+    if (k.rfind("model.", 0) != 0 && !kCapacityEchoes.count(k)) s += k + "=" + v + "\n";
+  // The first host tier is where every strategy keeps its host KV by default; one that places
+  // KV on another names it in its parameters (HybridGen's k_tier, v_tier, kv_tier).
+  if (!c.ctx->tiers.empty()) s += "tier " + c.ctx->tiers[0].location.to_string() + "\n";
+  return s;
 }
 
-void replay(Contender& c, const SweepContext& ctx, const Problem& problem) {
-  if (c.pass == 0) c.point.trajectory = c.strategy->trajectory();
+bool follow(Contender& leader, Contender& f) {
+  if (!leader.active || !f.planned || !leader.accelerator || !f.accelerator) return false;
+  if (leader.accelerator->bytes_in_use() > f.accelerator->info().capacity_bytes) return false;
+  f.planned = false;
+  f.strategy.reset();  // planned only to be compared; the leader's executes
+  f.leader = &leader;
+  f.point.placement = leader.point.placement;
+  f.point.provenance = reports::weaker(
+      f.point.provenance, provenance_of(f.accelerator->info(), leader.strategy->memory_regions()));
+  f.active = true;
+  leader.followers.push_back(&f);
+  return true;
+}
+
+void replay(Contender& c, const Problem& problem) {
+  std::vector<Contender*> recorders = {&c};
+  recorders.insert(recorders.end(), c.followers.begin(), c.followers.end());
+  for (Contender* r : recorders) {
+    if (r->active && r->pass == 0) r->point.trajectory = c.strategy->trajectory();
+    ++r->pass;
+  }
   // The old instance's memory goes before the new one takes its own (the budget is the same).
   c.strategy.reset();
   c.accelerator.reset();
-  Contender fresh(problem, ctx.spec);
-  fresh.name = c.name;
-  fresh.point.axes = c.point.axes;
-  make_and_load(fresh, ctx, problem, nullptr);
-  if (!fresh.active) {
-    // Keep what was measured: the point stops on the samples it has.
-    c.point.warnings.push_back("replay of the decode positions failed (" + fresh.point.reason +
-                               "): stopped on the samples it had");
-    finish(c, reports::StopReason::max_steps, ctx.side_platform);
+  auto fresh = start_contender(*c.ctx, problem, c.name, c.point.axes, nullptr, true);
+  if (!fresh->active) {
+    // Keep what was measured: the points stop on the samples they have.
+    for (Contender* r : recorders)
+      if (r->active) {
+        r->point.warnings.push_back("replay of the decode positions failed (" +
+                                    fresh->point.reason + "): stopped on the samples it had");
+        finish(*r, reports::StopReason::max_steps, r->ctx->side_platform);
+      }
     return;
   }
-  c.accelerator = std::move(fresh.accelerator);
-  c.strategy = std::move(fresh.strategy);
-  ++c.pass;
+  c.accelerator = std::move(fresh->accelerator);
+  c.strategy = std::move(fresh->strategy);
 }
 
 void update_model_error(reports::Point& p) {
@@ -173,7 +215,7 @@ void finish(Contender& c, reports::StopReason stop_reason, const std::string& pl
     p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
   p.accuracy = c.accuracy.result();
   p.attended_tokens = c.accuracy.attended();
-  if (c.pass == 0 && c.strategy) p.trajectory = c.strategy->trajectory();
+  if (c.pass == 0) p.trajectory = c.executed().trajectory();  // replays keep the first pass's
   // Side by side only when every timed step was priced: a partial set would compare different
   // steps.
   if (!platform.empty() && !c.modeled.empty() && c.modeled.size() == c.samples.size()) {

@@ -32,10 +32,18 @@ struct SweepContext {
   std::map<std::string, int64_t> kv_budget_bytes = {};
 };
 
+// A contender either executes its strategy or follows one that executes on another lane of the
+// same unit (model mode's platforms, runner.h): a follower's strategy planned exactly as its
+// leader's (plan_signature), so it records the leader's steps, priced by its own lane's model,
+// instead of running them again.
 struct Contender {
   std::string name;
+  const SweepContext* ctx = nullptr;  // its lane: tiers, KV budget, step model
   std::unique_ptr<Accelerator> accelerator;
-  std::unique_ptr<Strategy> strategy;
+  std::unique_ptr<Strategy> strategy;  // null for a follower (the leader's executes)
+  Contender* leader = nullptr;         // a follower's executing contender
+  std::vector<Contender*> followers;   // an executing contender's followers
+  bool planned = false;                // planned ok, not loaded yet (start_contender load = false)
   reports::Point point;
   std::vector<double> samples;
   std::map<std::string, std::vector<double>> phases;
@@ -51,20 +59,44 @@ struct Contender {
   int scored = 0;
   int pass = 0;  // replays of the decode positions so far (--max-samples)
   Contender(const Problem& p, const SweepSpec& spec) : accuracy(p), stop(spec) {}
+  // The strategy whose steps this contender records (its own, or its leader's).
+  Strategy& executed() const { return leader ? *leader->strategy : *strategy; }
+  // Whether its strategy must still step: it records, or a follower does.
+  bool executing() const {
+    if (active) return true;
+    for (const Contender* f : followers)
+      if (f->active) return true;
+    return false;
+  }
 };
 
 // Makes the accelerator and strategy `name`, plans and loads it on `problem`; active when that
 // worked, else failed with the plan's status, "oom" (memory ran out: hb::CapacityError) or
 // "error". `loading` is called once the strategy exists, before its plan.
+// load = false stops after an ok plan (`planned`): load_contender finishes the start later.
 std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
                                            const std::string& name, reports::PointAxes axes,
-                                           const std::function<void()>& loading);
+                                           const std::function<void()>& loading, bool load = true);
+void load_contender(Contender& c);
 
-// --max-samples: an active contender whose decode positions ran out starts them again: a fresh
-// accelerator and strategy, planned and loaded (untimed) on the same problem, keeping its
-// samples, stopping rules and accuracy (replays are timed, not scored; the trajectory stays the
-// first pass's). A reload that fails finishes the point on what it has (max-steps).
-void replay(Contender& c, const SweepContext& ctx, const Problem& problem);
+// What of a planned contender decides how its strategy executes: the plan's status, reason,
+// warnings and parameters (the decisions strategies draw from the accelerator's capacity and
+// the tiers' free bytes, which they read in plan() only, and the host tiers they chose beyond
+// the first) and the lane's first host tier. Two contenders of one unit with the same
+// signature execute the same steps.
+std::string plan_signature(const Contender& c);
+
+// Makes `f` (planned, same signature) record `leader`'s steps: false, and nothing changes, when
+// the leader's loaded strategy holds more accelerator memory than f's capacity (f's own load
+// would have failed) or the leader is not running.
+bool follow(Contender& leader, Contender& f);
+
+// --max-samples: an executing contender whose decode positions ran out starts them again: a
+// fresh accelerator and strategy, planned and loaded (untimed) on the same problem, for it and
+// its followers, who keep their samples, stopping rules and accuracy (replays are timed, not
+// scored; the trajectory stays the first pass's). A reload that fails finishes the points on
+// what they have (max-steps).
+void replay(Contender& c, const Problem& problem);
 
 // Stops an active contender: its point gets the timed steps, phases, traffic, accuracy and
 // (side platform) the modeled figures, with `stop_reason`.

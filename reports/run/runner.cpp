@@ -190,9 +190,11 @@ double point_cost(int64_t seq_len, int batch) {
 
 // One sweep in progress (nvbench's runner): what it shares, the report it fills, its count.
 struct SweepRun {
-  SweepRun(const SweepContext& c, const ValidSweep& v, const ProgressFn& p, reports::Report& r)
-      : ctx(c), sweep(v), progress(p), report(r) {}
-  const SweepContext& ctx;
+  SweepRun(const std::vector<SweepContext>& l, const ValidSweep& v, const ProgressFn& p,
+           reports::Report& r)
+      : lanes(l), ctx(l.front()), sweep(v), progress(p), report(r) {}
+  const std::vector<SweepContext>& lanes;  // one per platform in model mode, else one
+  const SweepContext& ctx;                 // lanes[0]: the spec and what every lane shares
   const ValidSweep& sweep;
   const ProgressFn& progress;
   reports::Report& report;
@@ -212,19 +214,31 @@ struct SweepRun {
     const SweepControl* control = ctx.env.control.get();
     return control && control->should_stop && control->should_stop();
   }
+  // " [platform]" for lane l's progress labels when there are several.
+  std::string lane_tag(size_t l) const {
+    if (lanes.size() < 2 || !lanes[l].env.model) return "";
+    std::string t;
+    for (const auto& [key, value] : lanes[l].env.model->axes_extra) t += " [" + value + "]";
+    return t;
+  }
 };
 
-// Starts every strategy on the unit's problem; the first accelerator had is the report's.
-std::vector<std::unique_ptr<Contender>> start_contenders(SweepRun& run, const Problem& problem,
+// Every contender of a unit: [lane][strategy], in sweep order.
+using UnitContenders = std::vector<std::vector<std::unique_ptr<Contender>>>;
+
+// Starts every strategy on the unit's problem in `lane` (load = false: planned only); the first
+// accelerator had is the report's.
+std::vector<std::unique_ptr<Contender>> start_contenders(SweepRun& run, const SweepContext& lane,
+                                                         const Problem& problem,
                                                          const SweepGroup& g,
                                                          const std::string& workload,
-                                                         const std::string& where) {
+                                                         const std::string& where, bool load) {
   const ModelPreset& preset = run.ctx.spec.model(g.model);
   std::vector<std::unique_ptr<Contender>> cs;
   for (const auto& name : run.sweep.strategies) {
-    auto c = start_contender(run.ctx, problem, name,
-                             point_axes(run.ctx.spec, preset, g, name, workload, ""),
-                             [&] { run.tell(where + ": " + name + " loading"); });
+    auto c = start_contender(
+        lane, problem, name, point_axes(run.ctx.spec, preset, g, name, workload, ""),
+        [&] { run.tell(where + ": " + name + (load ? " loading" : " planning")); }, load);
     if (!run.context_accel_set && c->accelerator) {
       run.report.context.accelerator = c->accelerator->info();
       run.context_accel_set = true;
@@ -234,8 +248,100 @@ std::vector<std::unique_ptr<Contender>> start_contenders(SweepRun& run, const Pr
   return cs;
 }
 
-// Runs one unit (every strategy on one workload group, side by side) until every contender
-// stopped: its points, one per strategy in sweep order; nothing when a stop was requested.
+// The unit's problem over `workloads` (a view: they must outlive it), made once for every lane.
+Problem make_problem(const SweepRun& run, const SweepGroup& g, const AttentionShape& shape,
+                     const std::vector<Workload>& workloads) {
+  Problem problem;
+  problem.shape = shape;
+  problem.batch = g.batch;
+  problem.page_tokens = run.ctx.spec.page_tokens;
+  problem.workloads = workloads;
+  problem.kv_budget_tokens = resolve_kv_budget(g.kv_budget, g.seq_len);
+  return problem;
+}
+
+// For each lane and strategy, the lane whose contender executes it: the first lane with the
+// same plan_signature (itself when none; always itself with one lane or a failed plan).
+std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
+  std::vector<std::vector<size_t>> leader(cs.size());
+  std::vector<std::vector<std::string>> sig(cs.size());
+  for (size_t l = 0; l < cs.size(); ++l)
+    for (size_t i = 0; i < cs[l].size(); ++i) {
+      sig[l].push_back(cs.size() > 1 ? plan_signature(*cs[l][i]) : "");
+      leader[l].push_back(l);
+      if (!cs[l][i]->planned) continue;
+      for (size_t e = 0; e < l; ++e)
+        if (cs[e][i]->planned && sig[e][i] == sig[l][i]) {
+          leader[l][i] = e;
+          break;
+        }
+    }
+  return leader;
+}
+
+// Steps the executing contenders side by side until every one stopped: false when a stop was
+// requested (the unit is then dropped: its points are incomplete).
+bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& problem,
+               ReferenceOracle& oracle, const std::string& where) {
+  const int steps = run.ctx.spec.decode_steps;
+  // One pass over the decode positions, then (--max-samples) replays of them for the
+  // contenders still short of their noise target.
+  for (int pass = 0;; ++pass) {
+    if (pass > 0) {
+      bool any_left = false;
+      for (Contender* c : cs)
+        if (c->executing()) {
+          replay(*c, problem);
+          any_left |= c->executing();
+        }
+      if (!any_left) break;
+    }
+    const std::string of_pass = pass > 0 ? " (replay " + std::to_string(pass) + ")" : "";
+    for (int s = 0; s < steps; ++s) {
+      // Between steps, not inside one.
+      if (run.stop_requested()) {
+        run.stopped = true;
+        return false;
+      }
+      const bool any = step_round(cs, oracle, s);
+      run.tell(where + ": step " + std::to_string(s + 1) + "/" + std::to_string(steps) + of_pass);
+      if (!any) break;
+    }
+  }
+  return true;
+}
+
+// Wave w of a unit: lane w's contenders that execute (loaded now unless already), each followed
+// by the later lanes' contenders that share its plan; one that cannot follow (follow()) executes
+// in its own lane's wave. The wave's strategies are freed before the next wave. False when a
+// stop was requested.
+bool run_wave(SweepRun& run, UnitContenders& cs, std::vector<std::vector<size_t>>& leader, size_t w,
+              const Problem& problem, ReferenceOracle& oracle, const std::string& where) {
+  std::vector<Contender*> executing;
+  for (size_t i = 0; i < cs[w].size(); ++i) {
+    if (leader[w][i] != w) continue;
+    Contender& c = *cs[w][i];
+    if (c.planned) {
+      run.tell(where + ": " + c.name + " loading");
+      load_contender(c);
+    }
+    if (c.active) executing.push_back(&c);
+    for (size_t l = w + 1; l < cs.size(); ++l)
+      if (leader[l][i] == w && !follow(c, *cs[l][i])) leader[l][i] = l;
+  }
+  const bool finished = executing.empty() || step_unit(run, executing, problem, oracle, where);
+  for (Contender* c : executing) {
+    // The wave is over: free its memory before the next one.
+    c->strategy.reset();
+    c->accelerator.reset();
+    for (Contender* f : c->followers) f->accelerator.reset();
+  }
+  return finished;
+}
+
+// Runs one unit (every strategy on one workload group, side by side; with several lanes, wave
+// after wave) until every contender stopped: its points, lane by lane, each lane's in sweep
+// order; nothing when a stop was requested.
 std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGroup& g,
                                                     const std::string& where) {
   const SweepSpec& spec = run.ctx.spec;
@@ -244,49 +350,37 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   run.tell(where + ": generating workload");
   const TraceFile* trace = run.sweep.trace ? &*run.sweep.trace : nullptr;
   const auto workloads = make_workloads(spec, trace, shape, g.seq_len, g.batch);
-  Problem problem;
-  problem.shape = shape;
-  problem.batch = g.batch;
-  problem.page_tokens = spec.page_tokens;
-  problem.workloads = workloads;
-  problem.kv_budget_tokens = resolve_kv_budget(g.kv_budget, g.seq_len);
-  ReferenceOracle oracle(problem, ThreadPool::global());
-  const std::string& source = workloads[0].source;
-  const auto cs = start_contenders(run, problem, g,
-                                   source.rfind("trace:", 0) == 0 ? source : spec.workload, where);
-  // One pass over the decode positions, then (--max-samples) replays of them for the
-  // contenders still short of their noise target.
-  for (int pass = 0;; ++pass) {
-    if (pass > 0) {
-      bool any_left = false;
-      for (const auto& c : cs)
-        if (c->active) {
-          replay(*c, run.ctx, problem);
-          any_left |= c->active;
-        }
-      if (!any_left) break;
-    }
-    const std::string of_pass = pass > 0 ? " (replay " + std::to_string(pass) + ")" : "";
-    for (int s = 0; s < spec.decode_steps; ++s) {
-      // Between steps, not inside one: a stop drops this unit (its points are incomplete).
-      if (run.stop_requested()) {
-        run.stopped = true;
-        return std::nullopt;
-      }
-      const bool any = step_round(cs, run.ctx, oracle, s);
-      run.tell(where + ": step " + std::to_string(s + 1) + "/" + std::to_string(spec.decode_steps) +
-               of_pass);
-      if (!any) break;
-    }
-  }
+  const Problem problem = make_problem(run, g, shape, workloads);
+  const size_t lanes = run.lanes.size();
+  ReferenceOracle oracle(problem, ThreadPool::global(), lanes > 1);
+  const std::string& source = problem.workloads[0].source;
+  const std::string workload = source.rfind("trace:", 0) == 0 ? source : spec.workload;
+  UnitContenders cs;
+  for (size_t l = 0; l < lanes; ++l)
+    cs.push_back(start_contenders(run, run.lanes[l], problem, g, workload, where + run.lane_tag(l),
+                                  lanes == 1));
+  std::vector<std::vector<size_t>> leader = leader_lanes(cs);
+  for (size_t w = 0; w < lanes; ++w)
+    if (!run_wave(run, cs, leader, w, problem, oracle, where + run.lane_tag(w)))
+      return std::nullopt;
   std::vector<reports::Point> points;
-  for (const auto& c : cs) {
-    // The point is over: free its memory before the next one.
-    c->strategy.reset();
-    c->accelerator.reset();
-    points.push_back(std::move(c->point));
-  }
+  for (auto& lane : cs)
+    for (auto& c : lane) {
+      c->strategy.reset();
+      c->accelerator.reset();
+      points.push_back(std::move(c->point));
+    }
   return points;
+}
+
+// The key of a unit over every lane (unit_key, with each further lane's platform).
+std::string lanes_unit_key(int pass, const SweepGroup& g, const SweepRun& run) {
+  std::string k = unit_key(pass, g, run.lanes[0].env);
+  for (size_t l = 1; l < run.lanes.size(); ++l)
+    if (run.lanes[l].env.model)
+      for (const auto& [key, value] : run.lanes[l].env.model->axes_extra)
+        k += ";" + key + "=" + value;
+  return k;
 }
 
 // One unit of pass `pass`: taken from an interrupted run's journal, or run and handed to the
@@ -300,8 +394,11 @@ void run_group(SweepRun& run, int pass, const SweepGroup& g) {
       (spec.repetitions > 1
            ? " pass " + std::to_string(pass + 1) + "/" + std::to_string(spec.repetitions)
            : "");
-  const std::string unit = unit_key(pass, g, run.ctx.env);
-  std::vector<reports::Point> unit_points = resumed_unit(control, unit, run.sweep.strategies);
+  const std::string unit = lanes_unit_key(pass, g, run);
+  std::vector<std::string> names;  // the unit's points' strategies, lane by lane
+  for (size_t l = 0; l < run.lanes.size(); ++l)
+    names.insert(names.end(), run.sweep.strategies.begin(), run.sweep.strategies.end());
+  std::vector<reports::Point> unit_points = resumed_unit(control, unit, names);
   if (unit_points.empty()) {  // not finished by an interrupted run: run it
     auto points = run_unit(run, g, where);
     if (!points) return;  // stopped: the unit is dropped
@@ -336,10 +433,29 @@ void run_passes(SweepRun& run) {
     }
 }
 
+// Each lane's environment: env with the lane's host tiers and model (env itself without lanes).
+std::vector<RunEnvironment> lane_environments(const RunEnvironment& env,
+                                              const std::vector<Lane>& lanes) {
+  if (lanes.empty()) return {env};
+  std::vector<RunEnvironment> out;
+  for (const Lane& l : lanes) {
+    RunEnvironment e = env;
+    e.host_tiers = l.host_tiers;
+    e.model = l.model;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 }  // namespace
 
 reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
                           const ProgressFn& progress) {
+  return run_sweep_on_lanes(spec, env, {}, progress);
+}
+
+reports::Report run_sweep_on_lanes(const SweepSpec& spec, const RunEnvironment& env,
+                                   const std::vector<Lane>& lanes, const ProgressFn& progress) {
   const ValidSweep sweep = validate_sweep(spec, env);
   // The accelerator is had once before anything runs: an unknown kind or `cuda` without a usable
   // GPU is the user's to fix (exit 2), not an error on every point. Released before the sweep.
@@ -353,24 +469,28 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
 
   reports::Report report;
   report.context.sweep = spec.echo();
-  if (spec.accelerator.capacity_bytes <= 0)
+  if (spec.accelerator.capacity_bytes <= 0 && lanes.empty())  // lanes bring their own budgets
     for (const auto& [m, b] : budgets)
       report.context.sweep["accelerator_kv_budget_bytes." + m] =
           std::to_string(b.bytes) + " (" + b.rule + ")";
-  if (env.model && env.model->replace) report.context.sweep["mode"] = "model";
   ThreadPool host_pool(host_threads(spec), "--host-threads");
-  const SweepContext ctx{spec,
-                         env,
-                         host_tiers(env),
-                         host_pool,
-                         env.model && !env.model->replace ? env.model->platform : "",
-                         budget_bytes};
-  SweepRun run(ctx, sweep, progress, report);
-  run.total =
-      static_cast<int64_t>(sweep_groups(spec).size() * sweep.strategies.size()) * spec.repetitions;
+  const std::vector<RunEnvironment> envs = lane_environments(env, lanes);
+  std::vector<SweepContext> ctxs;
+  for (size_t l = 0; l < envs.size(); ++l) {
+    std::map<std::string, int64_t> b = budget_bytes;
+    if (!lanes.empty())
+      for (const auto& [m, bytes] : lanes[l].kv_budget_bytes) b[m] = bytes;
+    const auto& model = envs[l].model;
+    ctxs.push_back(SweepContext{spec, envs[l], host_tiers(envs[l]), host_pool,
+                                model && !model->replace ? model->platform : "", b});
+  }
+  if (envs[0].model && envs[0].model->replace) report.context.sweep["mode"] = "model";
+  SweepRun run(ctxs, sweep, progress, report);
+  const auto per_group = static_cast<int64_t>(sweep.strategies.size() * ctxs.size());
+  run.total = static_cast<int64_t>(sweep_groups(spec).size()) * per_group * spec.repetitions;
   for (const SweepGroup& g : sweep_groups(spec))
-    run.total_cost += point_cost(g.seq_len, g.batch) *
-                      static_cast<double>(sweep.strategies.size() * spec.repetitions);
+    run.total_cost +=
+        point_cost(g.seq_len, g.batch) * static_cast<double>(per_group * spec.repetitions);
 
   try {  // with a control, a failure escaping a unit ends the sweep with what finished
     run_passes(run);

@@ -112,6 +112,21 @@ std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec,
 // The key of the unit (pass, group) of a sweep in `env` (model mode: the platform too).
 std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env);
 
+// Model mode over several platforms at once (reports/model): one lane per platform, with its
+// own host tiers, step model and per-model KV budget; the rest of the environment (control,
+// CPU node, host memory budget) is the sweep's. What does not depend on the platform is done
+// once per unit: the workload and the fp64 reference are made once for every lane, and a
+// strategy whose plan is the same on several lanes (plan_signature: e.g. every platform where
+// the KV fits) executes once, each lane pricing and recording the same steps. The lanes run
+// one after another within a unit (a wave per lane, holding at most one lane's strategies in
+// memory); the unit's points come lane by lane, each lane's in strategy order, and are what
+// one run_sweep per lane would give.
+struct Lane {
+  std::vector<HostTier> host_tiers;  // empty: plain host memory as local DRAM
+  std::shared_ptr<const StepModel> model;
+  std::map<std::string, int64_t> kv_budget_bytes;  // by model; one not listed: the sweep's own
+};
+
 // Runs the sweep; fills report.points and report.speedups and the accelerator / sweep parts of
 // the context (the caller fills host, topology and settings). Throws hb::Error up front for
 // an impossible sweep (nothing is half-run): unknown strategy or option, an option a strategy
@@ -122,5 +137,9 @@ std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env);
 // signals; a failure's is its hb::Error code, 1 for other exceptions).
 reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
                           const ProgressFn& progress = {});
+// The same over `lanes` (see Lane); env's host_tiers and model are not used. The progress counts
+// every lane's points. Empty lanes: run_sweep.
+reports::Report run_sweep_on_lanes(const SweepSpec& spec, const RunEnvironment& env,
+                                   const std::vector<Lane>& lanes, const ProgressFn& progress = {});
 
 }  // namespace hb::run

@@ -8,11 +8,11 @@
 
 namespace hb::run {
 
-// Steps each active contender once (prepare_step untimed, step timed, priced in model mode),
-// records the timed steps and their accuracy, and stops those a stopping rule ends. The order
-// rotates with s so no strategy always runs right after another's cache pollution. Returns
-// whether any contender was active.
-bool step_round(const std::vector<std::unique_ptr<Contender>>& cs, const SweepContext& ctx,
-                ReferenceOracle& oracle, int s);
+// Steps each executing contender once (prepare_step untimed, step timed), prices the step on
+// the lane of each contender recording it (model mode: the executor and its followers), records
+// the timed steps and their accuracy, and stops those a stopping rule ends. The order rotates
+// with s so no strategy always runs right after another's cache pollution. Returns whether any
+// contender was executing.
+bool step_round(const std::vector<Contender*>& cs, ReferenceOracle& oracle, int s);
 
 }  // namespace hb::run

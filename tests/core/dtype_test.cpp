@@ -1,6 +1,7 @@
 #include "core/dtype.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -104,6 +105,29 @@ TEST(DType, BulkConversionHandlesOddLengths) {
       round_through(t, want.data(), n);
       for (size_t i = 0; i < n; ++i) EXPECT_EQ(back[i], want[i]);
     }
+  }
+}
+
+// round_through takes the hardware conversions when the CPU has them: the values must be the
+// scalar pair's, to the bit, over every kind of float (halfway cases, fp16 subnormals, overflow).
+TEST(DType, RoundThroughIsTheScalarRoundTripToTheBit) {
+  std::vector<float> v;
+  for (uint64_t bits = 0; bits <= 0xffffffffu; bits += 65521) {  // a prime stride: every exponent
+    float f;
+    const auto b = static_cast<uint32_t>(bits);
+    std::memcpy(&f, &b, 4);
+    if (!std::isnan(f)) v.push_back(f);
+  }
+  for (float f : {0.0f, -0.0f, 65504.0f, 65520.0f, 6.1e-5f, 5.96e-8f, 2.98e-8f, 1.0009766f})
+    v.push_back(f);
+  std::vector<float> got = v;
+  round_through(DType::f16, got.data(), got.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const float want = fp16_to_fp32(fp32_to_fp16(v[i]));
+    uint32_t a, b;
+    std::memcpy(&a, &got[i], 4);
+    std::memcpy(&b, &want, 4);
+    ASSERT_EQ(a, b) << v[i];
   }
 }
 

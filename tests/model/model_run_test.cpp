@@ -2,11 +2,14 @@
 // the model's, points are labelled "modeled" with the platform; validate-model on a tiny sweep.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "baselines/register.h"
 #include "core/error.h"
@@ -132,6 +135,55 @@ TEST(ModelRun, HostTiersFollowTheProfile) {
   EXPECT_TRUE(tiers[1].location.emulated);  // labels on this machine's memory
   EXPECT_EQ(tiers[1].free_bytes, m.tiers[1].capacity_bytes);
   EXPECT_DOUBLE_EQ(tiers[1].read_bandwidth_bytes_per_s, 56e9);
+}
+
+// A point as the report writes it (every figure, including the modeled timing).
+std::string point_json(const reports::Point& p) {
+  reports::Report r;
+  r.points = {p};
+  return nlohmann::json::parse(reports::to_json_text(r)).at("points").at(0).dump(1);
+}
+
+// Issue 18 part 5: several platforms in one sweep share the workload, the reference and the
+// executions their plans share, and give exactly the points of one sweep per platform. The
+// platforms differ where it matters: the KV fits on some and not on the small one (its plans
+// differ), h100 adds a CXL tier (HybridGen's placement differs), gh200 and h200 plan alike.
+TEST(ModelRun, SharedPlatformsGiveTheSamePointsAsOneSweepEach) {
+  auto spec = tiny_spec();
+  spec.seq_lens = {512, 4096};
+  spec.strategies = {"full-gpu", "cpu-only", "streamingllm",    "h2o",
+                     "quest",    "offload",  "hybridgen-static"};
+  PlatformModel small = load_platform_model("preset:a100-40gb-pcie4-spr");
+  small.name = "small-hbm";  // weights fill it: the 1 MiB floor holds 512 tokens' KV, not 4k
+  small.accelerator.memory_bytes = int64_t{256} << 20;
+  const std::vector<PlatformModel> platforms = {load_platform_model("preset:gh200-c2c"), small,
+                                                load_platform_model("preset:h100-pcie5-cxl"),
+                                                load_platform_model("preset:h200-pcie5-emr")};
+  std::vector<std::string> seen;  // progress labels: each lane says which platform it runs
+  const reports::Report together =
+      run_model_sweep(spec, platforms, run::RunEnvironment{},
+                      [&](const run::Progress& p) { seen.push_back(p.label); });
+  ASSERT_EQ(together.points.size(), platforms.size() * 2 * spec.strategies.size());
+  EXPECT_EQ(find(together, "full-gpu", 4096, "small-hbm").status, reports::PointStatus::oom);
+  // Executions were shared: fewer strategies loaded than points (gh200 and h200 plan alike).
+  const auto loads = std::count_if(seen.begin(), seen.end(), [](const std::string& l) {
+    return l.size() > 8 && l.compare(l.size() - 8, 8, " loading") == 0;
+  });
+  EXPECT_GT(loads, 0);
+  EXPECT_LE(loads, static_cast<long>(3 * 2 * spec.strategies.size()));
+  for (const auto& m : platforms) {
+    SCOPED_TRACE(m.name);
+    const reports::Report alone = run_model_sweep(spec, {m}, run::RunEnvironment{});
+    for (const auto& p : alone.points) {
+      SCOPED_TRACE(p.axes.key());
+      EXPECT_EQ(point_json(find(together, p.axes.strategy, p.axes.seq_len, m.name)), point_json(p));
+    }
+    EXPECT_EQ(together.context.sweep.at("model.kv_budget_bytes." + m.name + ".qwen2.5-0.5b"),
+              alone.context.sweep.at("model.kv_budget_bytes." + m.name + ".qwen2.5-0.5b"));
+    EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), [&](const std::string& l) {
+      return l.find("[" + m.name + "]") != std::string::npos;
+    }));
+  }
 }
 
 TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
