@@ -200,6 +200,8 @@ TEST_F(NumericOptionsCli, RunRefusesSilentlyWrongValues) {
   expect_refused("run -q --batch 2x", {"--batch", "'2x'"});
   expect_refused("run -q --batch 1.9", {"--batch", "'1.9'"});
   expect_refused("run -q --warmup -5", {"--warmup", "'-5'"});
+  expect_refused("run -q --max-samples -1", {"--max-samples", "'-1'"});
+  expect_refused("run -q --max-samples 1e9", {"--max-samples", "'1e9'"});
   expect_refused("run -q --max-noise nan", {"--max-noise", "'nan'"});
   expect_refused("run -q --max-noise 0", {"--max-noise", "'0'", "<= 100"});
   expect_refused("run -q --max-noise 150%", {"--max-noise", "'150'", "<= 100"});
@@ -228,6 +230,8 @@ TEST_F(NumericOptionsCli, CompareRefusesNonFiniteTolerances) {
                  {"--accuracy-tolerance", "'nan'"});
   expect_refused("compare a.json b.json --recall-tolerance -5", {"--recall-tolerance", "'-5'"});
   expect_refused("compare a.json b.json --threshold 5%", {"--threshold", "'5%'"});
+  expect_refused("compare a.json b.json --drift-allowance nan", {"--drift-allowance", "'nan'"});
+  expect_refused("compare a.json b.json --drift-allowance -0.5", {"--drift-allowance", "'-0.5'"});
 }
 
 TEST_F(NumericOptionsCli, UnboundedInputsFailFast) {
