@@ -283,6 +283,40 @@ std::string repeated_command(const std::string& command_line) {
   return out + " --repetitions 5";
 }
 
+// Everything that weakens the comparison without being a verdict: context differences, targets,
+// interruptions, inconclusive and noisy points.
+void add_warnings(const Report& old_report, const Report& new_report, const CompareOptions& options,
+                  CompareResult& r) {
+  context_warnings(old_report.context, new_report.context, r.warnings);
+  if (!options.accuracy_target &&
+      report_accuracy_target(old_report).text() != report_accuracy_target(new_report).text())
+    r.warnings.push_back("the runs used different accuracy targets (OLD " +
+                         report_accuracy_target(old_report).describe() + ", NEW " +
+                         r.target.describe() + "); NEW's is judged");
+  // An interrupted run lacks points; its MISSING ones are the sweep's unfinished part.
+  if (old_report.interruption.interrupted)
+    r.warnings.push_back("OLD is an interrupted sweep (" + old_report.interruption.reason + ")");
+  if (new_report.interruption.interrupted)
+    r.warnings.push_back("NEW is an interrupted sweep (" + new_report.interruption.reason +
+                         "); finish it with `hybridbench run ... --resume`");
+  if (const int n = r.count(Verdict::inconclusive)) {
+    r.deciding_command = repeated_command(new_report.context.command_line);
+    r.warnings.push_back(
+        std::to_string(n) +
+        " point(s) INCONCLUSIVE: they changed beyond their noise, but with "
+        "one pass a side drift between runs can explain it. To decide, run OLD's and NEW's "
+        "binaries with `" +
+        r.deciding_command + "` (each with its own --out) and compare those reports");
+  }
+  const int noisy = static_cast<int>(
+      std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.too_noisy; }));
+  if (noisy > 0)
+    r.warnings.push_back(
+        std::to_string(noisy) + " of " + std::to_string(r.points.size()) +
+        " points are noisier than --max-noise " + format_percent(options.max_noise) +
+        " (IQR-based); was the machine busy? Re-run both on a quiet machine, or pin CPUs");
+}
+
 }  // namespace
 
 CompareResult compare_reports(const Report& old_report, const Report& new_report,
@@ -343,34 +377,7 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
   }
   for (const auto& p : r.points) r.regressions += p.regression();
   r.geomean = geometric_mean(r.points, options);
-  context_warnings(old_report.context, new_report.context, r.warnings);
-  if (!options.accuracy_target &&
-      report_accuracy_target(old_report).text() != report_accuracy_target(new_report).text())
-    r.warnings.push_back("the runs used different accuracy targets (OLD " +
-                         report_accuracy_target(old_report).describe() + ", NEW " +
-                         r.target.describe() + "); NEW's is judged");
-  // An interrupted run lacks points; its MISSING ones are the sweep's unfinished part.
-  if (old_report.interruption.interrupted)
-    r.warnings.push_back("OLD is an interrupted sweep (" + old_report.interruption.reason + ")");
-  if (new_report.interruption.interrupted)
-    r.warnings.push_back("NEW is an interrupted sweep (" + new_report.interruption.reason +
-                         "); finish it with `hybridbench run ... --resume`");
-  if (const int n = r.count(Verdict::inconclusive)) {
-    r.deciding_command = repeated_command(new_report.context.command_line);
-    r.warnings.push_back(
-        std::to_string(n) +
-        " point(s) INCONCLUSIVE: they changed beyond their noise, but with "
-        "one pass a side drift between runs can explain it. To decide, run OLD's and NEW's "
-        "binaries with `" +
-        r.deciding_command + "` (each with its own --out) and compare those reports");
-  }
-  const int noisy = static_cast<int>(
-      std::count_if(r.points.begin(), r.points.end(), [](const auto& p) { return p.too_noisy; }));
-  if (noisy > 0)
-    r.warnings.push_back(
-        std::to_string(noisy) + " of " + std::to_string(r.points.size()) +
-        " points are noisier than --max-noise " + format_percent(options.max_noise) +
-        " (IQR-based); was the machine busy? Re-run both on a quiet machine, or pin CPUs");
+  add_warnings(old_report, new_report, options, r);
   return r;
 }
 
