@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <sstream>
+#include <string>
 
 #include "cli/command.h"
 #include "cli/numeric_options.h"
@@ -18,6 +20,7 @@
 #include "memtier/profile.h"
 #include "memtier/settings.h"
 #include "reports/output_file.h"
+#include "reports/text_table.h"
 
 namespace hb::cli {
 
@@ -46,11 +49,6 @@ std::string cell(const Figure& f, const char* fmt) {
 
 std::string figure_text(const Figure& f, const char* unit_fmt) {
   return cell(f, unit_fmt) + " (n=" + std::to_string(f.summary.count) + ")";
-}
-
-std::string padded(std::string s, size_t width) {
-  s.resize(std::max(s.size(), width), ' ');
-  return s;
 }
 
 // One line per figure that stopped sampling before its last window settled: a shared machine
@@ -110,17 +108,19 @@ void print_method(std::ostream& o, const ProbeResult& r) {
 }
 
 void print_table(std::ostream& o, const ProbeResult& r) {
-  o << "  cpu -> mem  kind                 " << padded("read GB/s", 16) << padded("write GB/s", 16)
-    << padded("copy GB/s", 16) << padded("idle latency", 18) << "loaded latency\n";
+  reports::TextTable t;
+  for (const char* h : {"cpu -> mem", "kind", "read GB/s", "write GB/s", "copy GB/s",
+                        "idle latency", "loaded latency"})
+    t.add_column(h);
   for (const auto& p : r.pairs) {
     std::string kind(tier_kind_name(p.kind));
     if (p.emulated) kind += " (emulated)";
-    char head[64];
-    std::snprintf(head, sizeof head, "  %3d -> %-3d  %-19s", p.cpu_node, p.mem_node, kind.c_str());
-    o << head << "  " << padded(cell(p.read_gbps, "%.2f"), 16)
-      << padded(cell(p.write_gbps, "%.2f"), 16) << padded(cell(p.copy_gbps, "%.2f"), 16)
-      << padded(cell(p.latency_ns, "%.1f ns"), 18) << cell(p.loaded_latency_ns, "%.1f ns") << "\n";
+    t.add_row({std::to_string(p.cpu_node) + " -> " + std::to_string(p.mem_node), kind,
+               cell(p.read_gbps, "%.2f"), cell(p.write_gbps, "%.2f"), cell(p.copy_gbps, "%.2f"),
+               cell(p.latency_ns, "%.1f ns"), cell(p.loaded_latency_ns, "%.1f ns")});
   }
+  std::istringstream lines(t.plain());
+  for (std::string line; std::getline(lines, line);) o << "  " << line << "\n";
   o << "\n";
   for (const auto& p : r.pairs) {
     o << "  " << p.cpu_node << " -> " << p.mem_node

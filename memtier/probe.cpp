@@ -49,8 +49,6 @@ std::vector<int> usable_cpus(const MemoryNode& n) {
   return out;
 }
 
-double gbps_of(size_t bytes, int64_t t0) { return double(bytes) / double(now_ns() - t0); }
-
 // Read, then write and copy when the kernel has them, all on the same buffer (bound to the
 // memory node; the copy's destination too). Each figure begins with one untimed pass: it
 // faults nothing (the allocator zeroed the pages) but wakes the pool and fills the TLB.
@@ -60,31 +58,27 @@ void measure_bandwidth(const Topology& topo, const ProbeOptions& o, ThreadPool& 
   pp.bandwidth_placement = verify_placement(b.data(), b.size(), {pp.mem_node});
   const ReadKernel& k = o.read_kernel;
   const size_t n = b.size();
-  volatile uint64_t sink = k.read(b.data(), n, pool);
+  // One untimed pass, then `bytes` moved per timed pass (bytes/ns = GB/s).
+  auto figure = [&](size_t bytes, const std::function<void()>& pass) {
+    pass();
+    return sample_figure(o, [&] {
+      const int64_t t0 = now_ns();
+      pass();
+      return double(bytes) / double(now_ns() - t0);
+    });
+  };
+  volatile uint64_t sink = 0;
   pp.read_kernel = k.name;
-  pp.read_gbps = sample_figure(o, [&] {
-    const int64_t t0 = now_ns();
-    sink = sink ^ k.read(b.data(), n, pool);
-    return gbps_of(n, t0);  // bytes/ns = GB/s
-  });
+  pp.read_gbps = figure(n, [&] { sink = sink ^ k.read(b.data(), n, pool); });
   if (k.write) {
     step("write bandwidth");
-    k.write(b.data(), n, pool);
-    pp.write_gbps = sample_figure(o, [&] {
-      const int64_t t0 = now_ns();
-      k.write(b.data(), n, pool);
-      return gbps_of(n, t0);
-    });
+    pp.write_gbps = figure(n, [&] { k.write(b.data(), n, pool); });
   }
   if (k.copy) {
     step("copy bandwidth");
     Buffer dst = probe_buffer(topo, pp.mem_node, n);
-    k.copy(dst.data(), b.data(), n, pool);
-    pp.copy_gbps = sample_figure(o, [&] {
-      const int64_t t0 = now_ns();
-      k.copy(dst.data(), b.data(), n, pool);
-      return gbps_of(2 * n, t0);  // read + written, as STREAM counts a copy
-    });
+    // read + written, as STREAM counts a copy
+    pp.copy_gbps = figure(2 * n, [&] { k.copy(dst.data(), b.data(), n, pool); });
   }
 }
 

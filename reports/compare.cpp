@@ -37,10 +37,6 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
-std::string drift_allowance_text(double allowance) {
-  return std::isinf(allowance) ? "none" : format_percent(allowance);
-}
-
 void validate(const CompareOptions& o) {
   auto bad = [](const std::string& what, const std::string& fix) { throw Error(what, fix); };
   if (!(o.threshold > 0)) bad("--threshold must be > 0", "e.g. --threshold 0.05 for 5%");

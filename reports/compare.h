@@ -60,8 +60,6 @@ enum class Verdict {
   added,      // in NEW only
 };
 const char* verdict_name(Verdict v);  // "FASTER", "SLOWER", ...
-// "50.0%", or "none" for the default infinite --drift-allowance.
-std::string drift_allowance_text(double allowance);
 // Every verdict in the order tables count them.
 inline constexpr Verdict kAllVerdicts[] = {
     Verdict::faster, Verdict::slower,    Verdict::same,    Verdict::noisy,   Verdict::inconclusive,

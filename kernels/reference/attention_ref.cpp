@@ -9,9 +9,6 @@ namespace {
 double default_scale(const AttentionShape& s, double scale) {
   return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(s.head_dim));
 }
-}  // namespace
-
-namespace {
 
 constexpr int kBlock = 8;  // tokens whose dot products are summed side by side
 

@@ -84,6 +84,25 @@ reports::Provenance provenance_of(const AcceleratorInfo& accelerator,
   return reports::Provenance::measured;
 }
 
+namespace {
+
+// Runs a step of starting c: memory running out fails it "oom" (hb::CapacityError, by type, not
+// by its words), any other hb::Error "error"; its strategy is dropped either way.
+template <class F>
+void failing_on_errors(Contender& c, F&& start_step) {
+  try {
+    start_step();
+  } catch (const CapacityError& e) {
+    fail(c, reports::PointStatus::oom, e.problem());
+    c.strategy.reset();
+  } catch (const Error& e) {
+    fail(c, reports::PointStatus::error, e.problem());
+    c.strategy.reset();
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
                                            const std::string& name, reports::PointAxes axes,
                                            const std::function<void()>& loading, bool load_now) {
@@ -92,7 +111,7 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
   c->ctx = &ctx;
   auto& p = c->point;
   p.axes = std::move(axes);
-  try {
+  failing_on_errors(*c, [&] {
     c->accelerator = make_accelerator(accelerator_options(ctx, p.axes));
     label_point(*c, ctx, problem);
     Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
@@ -117,28 +136,14 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
     } else {
       c->planned = true;
     }
-  } catch (const CapacityError& e) {  // memory ran out: by type, not by its words
-    fail(*c, reports::PointStatus::oom, e.problem());
-    c->strategy.reset();
-  } catch (const Error& e) {
-    fail(*c, reports::PointStatus::error, e.problem());
-    c->strategy.reset();
-  }
+  });
   return c;
 }
 
 void load_contender(Contender& c) {
   if (!c.planned) return;
   c.planned = false;
-  try {
-    load(c, c.ctx->env);
-  } catch (const CapacityError& e) {  // as start_contender
-    fail(c, reports::PointStatus::oom, e.problem());
-    c.strategy.reset();
-  } catch (const Error& e) {
-    fail(c, reports::PointStatus::error, e.problem());
-    c.strategy.reset();
-  }
+  failing_on_errors(c, [&] { load(c, c.ctx->env); });
 }
 
 std::string plan_signature(const Contender& c) {
