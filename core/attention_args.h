@@ -37,6 +37,10 @@ struct DecodeAttentionArgs {
 // [external V rows | local V]:
 //   ext_logits [q_heads][n_ext] (already scaled), ext_v [q_heads][n_ext][head_dim] in ext_dtype,
 //   local: tokens [0, num_tokens) of each head of `local` (may be empty).
+// Shared external rows (ext_rows set): consecutive groups of `ext_group` query heads share one
+// block of `ext_block_rows` V rows, ext_v [q_heads / ext_group][ext_block_rows][head_dim], and
+// entry i of query head h reads row ext_rows[h * n_ext + i] of its group's block. A GQA group
+// that selected the same token ships its V row once (HybridGen, hybrid/README.md).
 // Output o [q_heads][head_dim], lse [q_heads]. With all tokens supplied this is exact.
 // (One softmax over the union equals the LSE merge of the two sides' partials, which is how
 // it is computed: the local side runs on the decode-attention engine.)
@@ -48,6 +52,9 @@ struct LogitMergeArgs {
   const void* ext_v = nullptr;
   DType ext_dtype = DType::f16;
   int64_t n_ext = 0;
+  const int32_t* ext_rows = nullptr;  // null: dense rows, one block per query head
+  int ext_group = 1;
+  int64_t ext_block_rows = 0;
   PagedKvView local;
   float* o = nullptr;
   float* lse = nullptr;

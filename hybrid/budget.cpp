@@ -137,7 +137,9 @@ bool HybridGen::Impl::plan_budget(PlanResult& r) {
           : 0;
   const int64_t avail = cap - fixed - hot_bound * P * Hq * B * 4;
   budget_bytes = avail;
-  const int64_t row_bytes = 4 + static_cast<int64_t>(d * es);  // one shipped logit + V row
+  // One shipped entry: its logit, its row index (ship_rows=group) and a V row; sized the same
+  // under either ship_rows, so both ship modes run on one layout.
+  const int64_t row_bytes = 8 + static_cast<int64_t>(d * es);
 
   const int64_t budget = problem->kv_budget_tokens;
   all_fit = c.min_host_share == 0 && c.gpu_tokens < 0 && cap - fixed >= pages_end * page_slot &&

@@ -48,6 +48,7 @@ void read_scheduler(const StrategyOptions& o, const std::string& n, const Schedu
   c.ratio_down = o.number(n, "ratio_down", d.ratio_down);
   c.boundary_gain = o.number(n, "boundary_gain", d.boundary_gain);
   c.dead_band = o.number(n, "dead_band", d.dead_band);
+  c.hold_share = o.number(n, "hold_share", d.hold_share);
   c.cost_weight = o.number(n, "cost_weight", d.cost_weight);
   c.cpu_k_cap = static_cast<int64_t>(o.number(n, "cpu_k_cap", static_cast<double>(d.cpu_k_cap)));
   c.adapt_cpu_k_cap = flag(o, n, "adapt_cpu_k_cap", d.adapt_cpu_k_cap);
@@ -56,6 +57,9 @@ void read_scheduler(const StrategyOptions& o, const std::string& n, const Schedu
   if (!(c.ratio_min > 0 && c.ratio_min <= c.ratio_max && c.ratio_max <= 1))
     throw Error("options " + n + ".ratio_min/ratio_max must satisfy 0 < min <= max <= 1",
                 "e.g. 0.01 and 0.5");
+  if (!(c.hold_share >= 0 && c.hold_share <= 1))
+    throw Error("option " + n + ".hold_share must be in [0, 1] (0 = the port's rule alone)",
+                "pass e.g. " + n + ".hold_share=0.1");
   if (c.cpu_k_cap < 0)
     throw Error("option " + n + ".cpu_k_cap must be >= 0 (0 = off)",
                 "pass e.g. " + n + ".cpu_k_cap=4096");
@@ -113,6 +117,7 @@ HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const st
   c.overlap = flag(o, n, "overlap", d.overlap);
   c.report_attended = flag(o, n, "attended", d.report_attended);
   c.cpu_select = choice(o, n, "cpu_select", d.cpu_select, kCpuSelects);
+  c.ship_rows = choice(o, n, "ship_rows", d.ship_rows, kShipRows);
   return c;
 }
 

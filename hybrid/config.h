@@ -39,6 +39,14 @@ inline constexpr Vocabulary<BudgetPolicy, 2> kBudgetPolicies{{"hybridgen", "own"
 enum class CpuSelect { fused, separate };
 inline constexpr Vocabulary<CpuSelect, 2> kCpuSelects{{"fused", "separate"}};
 
+// Logit mode's shipped V rows (mechanism 1, step 5): `head` ships every query head's rows on
+// its own, duplicates included (the port's format, default); `group` ships each row a GQA
+// group's query heads selected once per KV head, with a row index per (query head, entry)
+// [OURS]: fewer bytes over the link, a union to build on the CPU. Same rows attended, same
+// logits, same output (hybrid/README.md, "Shipping a group's rows once").
+enum class ShipRows { head, group };
+inline constexpr Vocabulary<ShipRows, 2> kShipRows{{"head", "group"}};
+
 struct HybridGenConfig {
   MergeMode merge = MergeMode::logit;
   double ratio = 0.05;        // top-k share of the CPU tokens per query head ([PORT] 0.05)
@@ -57,6 +65,7 @@ struct HybridGenConfig {
   bool overlap = true;                      // false: CPU side, then accelerator side (ablation)
   bool report_attended = true;              // fill StepResult::attended (attention-mass recall)
   CpuSelect cpu_select = CpuSelect::fused;  // logit mode: fused score + top-k, or separate
+  ShipRows ship_rows = ShipRows::head;      // logit mode: rows per query head, or per group
 
   bool logit() const { return merge == MergeMode::logit; }
   bool semantic() const { return mapping == PlacementPolicy::semantic; }

@@ -29,6 +29,7 @@ void HybridGen::Impl::set_problem(const Problem& pr, const Platform& pl) {
   pages_end = ceil_div(t_end, P);
   logit = cfg().logit();
   semantic = cfg().semantic();
+  ship_group = cfg().ship_rows == ShipRows::group ? G : 1;
 }
 
 PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
@@ -124,11 +125,15 @@ void HybridGen::load() {
     // ablation's accelerator memory is hybridgen's).
     if (m.k_cap > 0) {
       m.ext_logits_dev = mem->allocate(qn * m.k_cap * 4);
+      m.ext_rows_dev = mem->allocate(qn * m.k_cap * 4);
       m.ext_v_dev = mem->allocate(qn * m.k_cap * m.d * m.es);
       m.ext_logits_host = staging->allocate(qn * m.k_cap * 4);
+      m.ext_rows_host = staging->allocate(qn * m.k_cap * 4);
       m.ext_v_host = staging->allocate(qn * m.k_cap * m.d * m.es);
       m.topi.resize(qn * m.k_cap);
       m.topv.resize(qn * m.k_cap);
+      m.urows.resize(qn * m.k_cap);
+      m.ucount.assign(qn, 0);
     }
     if (m.logit && cfg_.cpu_select == CpuSelect::separate) m.logits.resize(qn * m.ccap);
     m.o_cpu_host = staging->allocate(qn * m.d * 4);

@@ -54,6 +54,9 @@ struct StepState {
   int64_t cpu_tok_sum = 0, acc_tok_sum = 0;
   bool has_cpu = false, approx = false;
   int64_t n_ext = 0;  // shipped rows per query head (padded to the largest k)
+  // Shipped V rows per block (ship_rows=group: a block per (sequence, KV head), the largest
+  // union of its query heads' rows; head: a block per query head, n_ext).
+  int64_t block_rows = 0;
   // cpu_k_cap: per sequence, the first CPU-view position the CPU scores (a page multiple; 0
   // when the cap is off), and the tokens scored over all heads.
   std::vector<int64_t> scan_begin;
@@ -97,11 +100,17 @@ struct HybridGen::Impl {
   std::vector<std::unique_ptr<PageArena>> k_arenas, v_arenas;  // per host tier, created on use
   std::vector<SeqState> seqs;
   std::unique_ptr<StepIO> io;
-  Buffer o_loc, lse_loc, o_x, lse_x, ext_logits_dev, ext_v_dev;  // accelerator memory
-  Buffer ext_logits_host, ext_v_host, o_cpu_host, lse_cpu_host;  // staging (pinned on CUDA)
+  Buffer o_loc, lse_loc, o_x, lse_x, ext_logits_dev, ext_v_dev, ext_rows_dev;  // accelerator
+  Buffer ext_logits_host, ext_v_host, ext_rows_host, o_cpu_host, lse_cpu_host;  // staging
   std::vector<float> logits, topv;
   std::vector<int32_t> topi;
-  std::vector<int64_t> krow;  // rows shipped per (b, q head) this step
+  std::vector<int64_t> krow;  // rows selected per (b, q head) this step
+  // Shipped rows (logit mode): query heads per shipped block (G with ship_rows=group, else 1),
+  // and each block's rows this step (the union of its query heads' selections, ascending).
+  int ship_group = 1;
+  bool shared_rows() const { return ship_group > 1; }
+  std::vector<int32_t> urows;
+  std::vector<int64_t> ucount;
   // Smallest shipped logit per (b, q head) of the last step (-inf: none): the bar a promoted
   // page's tokens must clear to count as hits when its score is refreshed.
   std::vector<float> kth_logit;
@@ -163,6 +172,7 @@ struct HybridGen::Impl {
   void download_q(StepState& st);
   void accelerator_attention(std::vector<DecodeAttentionArgs>& args, StepState& st);
   void cpu_logits_topk_gather(StepState& st, float scale);
+  void gather_shipped_rows(StepState& st);
   void cpu_exact_partial(StepState& st, float scale);
   void upload_cpu_part(StepState& st);
   void merge(StepState& st, float scale);

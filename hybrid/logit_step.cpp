@@ -164,22 +164,41 @@ void HybridGen::Impl::cpu_logits_topk_gather(StepState& st, float scale) {
     });
     st.t_topk = now_ns();
   }
-  HB_NVTX_RANGE("hb.hybrid.gather");  // to the end: the selected V rows into pinned staging
-  auto* ext_l = ext_logits_host.as<float>();
-  auto* ext_v = ext_v_host.as<std::byte>();
-  pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
-    const int b = static_cast<int>(row / Hq), qh = static_cast<int>(row % Hq);
-    const int64_t k = krow[row];
-    const size_t base = static_cast<size_t>(row) * n_ext;
-    cpu::gather_rows(cpu_view(b), shape.kv_head_of(qh), topi.data() + base, k,
-                     ext_v + base * d * es);
-    std::memcpy(ext_l + base, topv.data() + base, static_cast<size_t>(k) * 4);
-    // Padding rows (heads with fewer CPU tokens) weigh exactly zero.
-    for (int64_t i = k; i < n_ext; ++i) ext_l[base + i] = kNegInf;
-    if (k < n_ext)
-      std::memset(ext_v + (base + k) * d * es, 0, static_cast<size_t>(n_ext - k) * d * es);
-  });
+  gather_shipped_rows(st);
   st.t_gather = now_ns();
+}
+
+// The selected V rows into pinned staging, a block at a time: with ship_rows=group a block is
+// one (sequence, KV head) and holds the union of its query heads' rows, each once, with every
+// entry's row index beside its logit; with head, a block per query head (the port's format).
+void HybridGen::Impl::gather_shipped_rows(StepState& st) {
+  HB_NVTX_RANGE("hb.hybrid.gather");
+  ThreadPool& pool = *platform.host_pool;
+  const int64_t n_ext = st.n_ext, g = ship_group;
+  const int64_t blocks = static_cast<int64_t>(B) * Hq / g;
+  auto* ext_l = ext_logits_host.as<float>();
+  auto* ext_r = ext_rows_host.as<int32_t>();
+  auto* ext_v = ext_v_host.as<std::byte>();
+  pool.parallel_for(blocks, [&](int64_t blk, int) {
+    const size_t row0 = static_cast<size_t>(blk * g);
+    ucount[blk] = cpu::ascending_union(topi.data() + row0 * n_ext, krow.data() + row0,
+                                       static_cast<int>(g), n_ext, urows.data() + row0 * n_ext,
+                                       ext_r + row0 * n_ext);
+  });
+  st.block_rows = blocks > 0 ? *std::max_element(ucount.begin(), ucount.begin() + blocks) : 0;
+  pool.parallel_for(blocks, [&](int64_t blk, int) {
+    const size_t row0 = static_cast<size_t>(blk * g);
+    const int b = static_cast<int>(row0 / Hq);
+    const int kvh = shape.kv_head_of(static_cast<int>(row0 % Hq));
+    cpu::gather_rows(cpu_view(b), kvh, urows.data() + row0 * n_ext, ucount[blk],
+                     ext_v + static_cast<size_t>(blk * st.block_rows) * d * es);
+    for (size_t row = row0; row < row0 + static_cast<size_t>(g); ++row) {
+      const size_t base = row * n_ext;
+      std::memcpy(ext_l + base, topv.data() + base, static_cast<size_t>(krow[row]) * 4);
+      // Padding entries (heads with fewer CPU tokens) weigh exactly zero and read row 0.
+      for (int64_t i = krow[row]; i < n_ext; ++i) ext_l[base + i] = kNegInf, ext_r[base + i] = 0;
+    }
+  });
 }
 
 // ---- 4b. CPU side, lse mode: the exact partial (o, lse) over its tokens.
@@ -208,10 +227,12 @@ void HybridGen::Impl::upload_cpu_part(StepState& st) {
   Accelerator& acc = *platform.accelerator;
   const size_t qn = static_cast<size_t>(B) * Hq;
   if (logit) {
-    const size_t lb = qn * st.n_ext * 4, vb = qn * st.n_ext * d * es;
+    const size_t lb = qn * st.n_ext * 4, rb = shared_rows() ? lb : 0;
+    const size_t vb = qn / ship_group * st.block_rows * d * es;
     acc.copy_to_device_async(ext_logits_dev.data(), ext_logits_host.data(), lb);
+    if (rb > 0) acc.copy_to_device_async(ext_rows_dev.data(), ext_rows_host.data(), rb);
     acc.copy_to_device_async(ext_v_dev.data(), ext_v_host.data(), vb);
-    st.tr->h2d_bytes += static_cast<int64_t>(lb + vb);
+    st.tr->h2d_bytes += static_cast<int64_t>(lb + rb + vb);
   } else {
     acc.copy_to_device_async(o_x.data(), o_cpu_host.data(), qn * d * 4);
     acc.copy_to_device_async(lse_x.data(), lse_cpu_host.data(), qn * 4);
@@ -236,6 +257,11 @@ void HybridGen::Impl::merge(StepState& st, float scale) {
     la.ext_v = ext_v_dev.data();
     la.ext_dtype = shape.kv_dtype;
     la.n_ext = st.n_ext;
+    if (shared_rows()) {
+      la.ext_rows = ext_rows_dev.as<int32_t>();
+      la.ext_group = ship_group;
+      la.ext_block_rows = st.block_rows;
+    }
     la.local = PagedKvView{0, d, P, shape.kv_dtype, nullptr};
     la.o = o_x.as<float>();
     la.lse = lse_x.as<float>();
@@ -274,12 +300,17 @@ void HybridGen::Impl::count_hits(const StepState& st, std::vector<int64_t>& v_ro
       const float* lv = topv.data() + row * st.n_ext;
       float bar = krow[row] > 0 ? lv[0] : kNegInf;
       for (int64_t i = 0; i < krow[row]; ++i) {
-        PageInfo& pi = hs.pages[hs.cpu_ids[ix[i] / P]];
-        pi.hits++;
-        v_rows_by_tier[pi.v_tier]++;
+        hs.pages[hs.cpu_ids[ix[i] / P]].hits++;
         bar = std::min(bar, lv[i]);
       }
       if (!kth_logit.empty()) kth_logit[row] = bar;
+    }
+    // V rows read on the host: each shipped block's rows once (a group's union, or a head's).
+    for (int64_t blk = static_cast<int64_t>(b) * Hq / ship_group;
+         blk < static_cast<int64_t>(b + 1) * Hq / ship_group; ++blk) {
+      const HeadState& hs = sq.heads[shape.kv_head_of(static_cast<int>(blk * ship_group % Hq))];
+      const int32_t* u = urows.data() + static_cast<size_t>(blk * ship_group) * st.n_ext;
+      for (int64_t i = 0; i < ucount[blk]; ++i) v_rows_by_tier[hs.pages[hs.cpu_ids[u[i] / P]].v_tier]++;
     }
     // Page scores: EMA of hits per step on the host; promoted pages are refreshed by the
     // migration pass (placement.cpp, refresh_hot_scores).
@@ -352,9 +383,9 @@ void HybridGen::Impl::count_traffic(StepState& st, const std::vector<int64_t>& v
   for (size_t t = 0; t < v_rows_by_tier.size(); ++t)
     tr.read(Processor::cpu, tier_kind(static_cast<int>(t)), v_rows_by_tier[t] * row_v);
   const size_t qn = static_cast<size_t>(B) * Hq;
-  if (st.has_cpu && logit)
+  if (st.has_cpu && logit)  // the merge reads every entry's logit (+ row index) and V row
     tr.read(Processor::accelerator, MemoryKind::accelerator,
-            static_cast<int64_t>(qn) * st.n_ext * (4 + row_v));
+            static_cast<int64_t>(qn) * st.n_ext * ((shared_rows() ? 8 : 4) + row_v));
   tr.write(Processor::accelerator, MemoryKind::accelerator, shape.kv_bytes_per_token() * B);
   const double cpu_tok = static_cast<double>(st.cpu_tok_sum),
                acc_tok = static_cast<double>(st.acc_tok_sum);
@@ -450,9 +481,12 @@ void HybridGen::step(int s, StepResult& out) {
   // are serial with both (README, "Critical path"): recorded, not balanced.
   const int64_t heads_total = static_cast<int64_t>(m.B) * m.Hkv;
   const int64_t cpu_ns = st.has_cpu ? st.t_cpu1 - st.t_cpu0 : 0;
+  // The gather is the part of the CPU side that scales with the rows (logit mode).
+  const double rows_ns =
+      st.has_cpu && m.logit ? static_cast<double>(st.t_gather - st.t_topk) : -1.0;
   sched_->record(s, static_cast<double>(cpu_ns), static_cast<double>(st.acc_ns),
                  st.cpu_tok_sum / heads_total, st.acc_tok_sum / heads_total,
-                 static_cast<double>(st.has_cpu ? st.transfer_ns : 0));
+                 static_cast<double>(st.has_cpu ? st.transfer_ns : 0), rows_ns);
 }
 
 }  // namespace hb::hybrid

@@ -20,7 +20,9 @@ std::map<std::string, double> SchedulerRow::as_map() const {
           {"ratio_ceiling", ratio_ceiling},
           {"cpu_k_cap", static_cast<double>(cpu_k_cap)},
           {"next_cpu_k_cap", static_cast<double>(next_cpu_k_cap)},
-          {"transfer_ns", transfer_ns}};
+          {"transfer_ns", transfer_ns},
+          {"rows_ns", rows_ns},
+          {"ratio_held", ratio_held ? 1.0 : 0.0}};
 }
 
 FeedbackScheduler::FeedbackScheduler(const SchedulerConfig& cfg, double ratio, int64_t gpu_window)
@@ -60,9 +62,12 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
-void FeedbackScheduler::update_ratio(bool cpu_hidden) {
+void FeedbackScheduler::update_ratio(SchedulerRow& row, bool cpu_hidden) {
   // The port's feedback_update. With no CPU tokens the CPU side is trivially hidden; the ratio
   // still moves so it is ready when tokens reach the host. Its ceiling is what the buffers hold.
+  // Ours: no step down when the rows are too small a share of the bottleneck to matter.
+  row.ratio_held = !cpu_hidden && row.rows_ns >= 0 && row.rows_ns <= cfg_.hold_share * row.cpu_ns;
+  if (row.ratio_held) return;
   ratio_ = cpu_hidden ? std::min(ratio_ * cfg_.ratio_up, ratio_ceiling_)
                       : std::max(ratio_ * cfg_.ratio_down, cfg_.ratio_min);
 }
@@ -95,8 +100,9 @@ void FeedbackScheduler::update_boundary(SchedulerRow& row) {
 }
 
 bool FeedbackScheduler::record(int step, double cpu_ns, double accelerator_ns, int64_t cpu_tokens,
-                               int64_t gpu_tokens, double transfer_ns) {
+                               int64_t gpu_tokens, double transfer_ns, double rows_ns) {
   cpu_ns_.push_back(cpu_ns);
+  rows_ns_.push_back(rows_ns);
   acc_ns_.push_back(accelerator_ns);
   up_ns_.push_back(transfer_ns);
   cpu_tok_ += static_cast<double>(cpu_tokens);
@@ -113,6 +119,7 @@ bool FeedbackScheduler::record(int step, double cpu_ns, double accelerator_ns, i
   row.cpu_ns = median(cpu_ns_);
   row.accelerator_ns = median(acc_ns_);
   row.transfer_ns = median(up_ns_);
+  row.rows_ns = *std::min_element(rows_ns_.begin(), rows_ns_.end()) < 0 ? -1 : median(rows_ns_);
   row.cpu_tokens = cpu_tok_ / n;
   row.gpu_tokens = gpu_tok_ / n;
   // The window may exceed the tokens (all fit, or a minimum window): the boundary is then 0.
@@ -121,7 +128,7 @@ bool FeedbackScheduler::record(int step, double cpu_ns, double accelerator_ns, i
 
   if (cfg_.adaptive) {
     const bool cpu_hidden = row.cpu_ns <= row.accelerator_ns;
-    if (cfg_.adapt_ratio) update_ratio(cpu_hidden);
+    if (cfg_.adapt_ratio) update_ratio(row, cpu_hidden);
     if (cap_ > 0 && cfg_.adapt_cpu_k_cap) update_cap(cpu_hidden);
     if (cfg_.adapt_boundary) update_boundary(row);
   }
@@ -132,6 +139,7 @@ bool FeedbackScheduler::record(int step, double cpu_ns, double accelerator_ns, i
   cpu_ns_.clear();
   acc_ns_.clear();
   up_ns_.clear();
+  rows_ns_.clear();
   cpu_tok_ = gpu_tok_ = 0;
   return true;
 }

@@ -12,6 +12,11 @@
 //     [min_gpu_tokens, max_gpu_tokens] (max = what accelerator capacity allows). It only moves
 //     when both sides hold tokens (both costs measured) and the imbalance exceeds `dead_band`.
 //     The per-token costs are smoothed over intervals (EMA, weight `cost_weight` for the new one).
+//     Lowering the ratio only pays through the rows it ships: when the CPU side is the
+//     bottleneck but its row-dependent part (`rows_ns`: the gather of the selected V rows)
+//     is at most `hold_share` of it, fewer rows cannot shorten the step by more than that,
+//     so the ratio holds instead of trading accuracy for nothing (ours: a scan-bound CPU side
+//     otherwise walks the ratio to its floor, issue 15);
 //   * ratio ceiling: set_ratio_limit() lowers ratio_max to what the shipped-row buffers hold,
 //     so the ratio never climbs past a k the step cannot ship (no wind-up);
 //   * cpu_k_cap ([PORT, likely the porter's addition]; off unless cpu_k_cap > 0): the CPU scores
@@ -40,6 +45,7 @@ struct SchedulerConfig {
   double ratio_min = 0.01, ratio_max = 0.5;
   double boundary_gain = 0.5;  // share of the gap to the equalising split closed per interval
   double dead_band = 0.1;    // relative imbalance |cpu - acc| / max below which the boundary stays
+  double hold_share = 0.1;   // ratio holds when the rows' share of the CPU side is at most this
   double cost_weight = 0.5;  // EMA weight of the newest interval's per-token costs
   int64_t granule = 16;      // boundary moves in whole pages of this many tokens
   int64_t cpu_k_cap = 0;     // [PORT] initial CPU scan cap in host tokens per head; 0 = off
@@ -62,6 +68,8 @@ struct SchedulerRow {
   double ratio_ceiling = 0;           // min(ratio_max, the buffers' limit) in effect
   int64_t cpu_k_cap = 0, next_cpu_k_cap = 0;  // 0: off
   double transfer_ns = 0;                     // interval median of the q download (not balanced)
+  double rows_ns = -1;  // interval median of the CPU side's row-dependent part (-1: not given)
+  bool ratio_held = false;  // the CPU side was the bottleneck, but its rows too small a share
   std::map<std::string, double> as_map() const;
 };
 
@@ -73,8 +81,10 @@ class FeedbackScheduler {
 
   // Records one decode step's measurements. At the end of every interval it decides, appends a
   // trajectory row and returns true. total_tokens = cpu_tokens + gpu_tokens of the step.
+  // rows_ns: the part of cpu_ns that scales with the rows shipped (< 0: unknown, the port's
+  // rule alone).
   bool record(int step, double cpu_ns, double accelerator_ns, int64_t cpu_tokens,
-              int64_t gpu_tokens, double transfer_ns = 0);
+              int64_t gpu_tokens, double transfer_ns = 0, double rows_ns = -1);
   // The largest ratio the shipped-row buffers serve (k is capped above it): the ratio's
   // ceiling becomes min(ratio_max, limit), never below ratio_min; the ratio is clamped now.
   void set_ratio_limit(double limit);
@@ -91,7 +101,7 @@ class FeedbackScheduler {
  private:
   int64_t round_to_granule(double tokens) const;
   SchedulerConfig cfg_;
-  void update_ratio(bool cpu_hidden);
+  void update_ratio(SchedulerRow& row, bool cpu_hidden);
   void update_cap(bool cpu_hidden);
   void update_boundary(SchedulerRow& row);
   double ratio_;
@@ -100,7 +110,7 @@ class FeedbackScheduler {
   int64_t window_;
   int64_t min_window_ = 0, max_window_ = INT64_MAX;
   // The current interval's samples.
-  std::vector<double> cpu_ns_, acc_ns_, up_ns_;
+  std::vector<double> cpu_ns_, acc_ns_, up_ns_, rows_ns_;
   double cpu_tok_ = 0, gpu_tok_ = 0;
   double c_est_ = -1, a_est_ = -1;  // smoothed per-token costs (-1: none yet)
   std::vector<SchedulerRow> rows_;

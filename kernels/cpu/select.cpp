@@ -358,12 +358,38 @@ void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int6
   }
 }
 
+int64_t ascending_union(const int32_t* lists, const int64_t* counts, int n_lists, int64_t stride,
+                        int32_t* union_out, int32_t* slot_out) {
+  constexpr int kMaxLists = 64;
+  if (n_lists < 0 || n_lists > kMaxLists)
+    throw Error("ascending_union: " + std::to_string(n_lists) + " lists (at most 64)",
+                "merge at most one GQA group's lists at a time");
+  int64_t at[kMaxLists] = {};
+  int64_t u = 0;
+  for (;;) {
+    int32_t next = std::numeric_limits<int32_t>::max();
+    bool any = false;
+    for (int i = 0; i < n_lists; ++i)
+      if (at[i] < counts[i]) {
+        next = std::min(next, lists[i * stride + at[i]]);
+        any = true;
+      }
+    if (!any) return u;
+    union_out[u] = next;
+    for (int i = 0; i < n_lists; ++i)
+      if (at[i] < counts[i] && lists[i * stride + at[i]] == next)
+        slot_out[i * stride + at[i]++] = static_cast<int32_t>(u);
+    ++u;
+  }
+}
+
 namespace {
 
 // The external side's partial (o, lse) per query head: softmax over its logits, weighted sum
-// of its dense V rows.
+// of its V rows (dense per head, or indexed into its group's shared block).
 void external_partial(const LogitMergeArgs& a, int d, ThreadPool& pool, float* o, float* lse) {
   const size_t es = dtype_size(a.ext_dtype);
+  const bool shared = a.ext_rows != nullptr;
   pool.parallel_for(a.q_heads, [&](int64_t h, int) {
     const float* lg = a.ext_logits + h * a.n_ext;
     float* oh = o + h * d;
@@ -374,19 +400,40 @@ void external_partial(const LogitMergeArgs& a, int d, ThreadPool& pool, float* o
       lse[h] = -std::numeric_limits<float>::infinity();
       return;
     }
-    const auto* rows =
-        static_cast<const std::byte*>(a.ext_v) + static_cast<size_t>(h) * a.n_ext * d * es;
+    const auto* rows = static_cast<const std::byte*>(a.ext_v) +
+                       (shared ? static_cast<size_t>(h / a.ext_group) * a.ext_block_rows
+                               : static_cast<size_t>(h) * a.n_ext) *
+                           d * es;
+    const int32_t* at = shared ? a.ext_rows + h * a.n_ext : nullptr;
     float row[512];
     float l = 0;
     for (int64_t i = 0; i < a.n_ext; ++i) {
       const float p = std::exp(lg[i] - m);
       l += p;
-      convert_to_fp32(a.ext_dtype, rows + i * d * es, row, d);
+      if (p == 0.0f) continue;  // padding entries (-inf) weigh nothing and may index nothing
+      convert_to_fp32(a.ext_dtype, rows + (shared ? at[i] : i) * d * es, row, d);
       for (int j = 0; j < d; ++j) oh[j] += p * row[j];
     }
     for (int j = 0; j < d; ++j) oh[j] /= l;
     lse[h] = m + std::log(l);
   });
+}
+
+// Shared external rows: every group whole, every finite entry's row inside its block.
+void check_shared_rows(const LogitMergeArgs& a) {
+  if (!a.ext_rows || a.n_ext == 0) return;
+  if (a.ext_group < 1 || a.q_heads % a.ext_group != 0 || a.ext_block_rows < 0)
+    throw Error("logit_merge_attention: shared external rows need q_heads (" +
+                    std::to_string(a.q_heads) + ") a multiple of ext_group (" +
+                    std::to_string(a.ext_group) + ") and ext_block_rows >= 0",
+                "pass ext_group = query heads per KV head and the block's row count");
+  for (int64_t e = 0; e < static_cast<int64_t>(a.q_heads) * a.n_ext; ++e)
+    if (a.ext_logits[e] != -std::numeric_limits<float>::infinity() &&
+        (a.ext_rows[e] < 0 || a.ext_rows[e] >= a.ext_block_rows))
+      throw Error("logit_merge_attention: external entry " + std::to_string(e) + " reads row " +
+                      std::to_string(a.ext_rows[e]) + " of a block of " +
+                      std::to_string(a.ext_block_rows),
+                  "index rows within ext_block_rows (padding entries carry -inf logits)");
 }
 
 }  // namespace
@@ -397,6 +444,7 @@ void logit_merge_attention(const LogitMergeArgs& a, ThreadPool& pool, SimdLevel 
   if (d <= 0 || d > 512)
     throw Error("logit_merge_attention: head_dim " + std::to_string(d) + " out of range",
                 "set args.local.head_dim (1..512) even when there are no local tokens");
+  check_shared_rows(a);
   const size_t n = static_cast<size_t>(a.q_heads) * d;
   thread_local std::vector<float> buf;
   buf.resize(2 * n + 2 * a.q_heads);

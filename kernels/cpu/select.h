@@ -47,6 +47,13 @@ void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t
 void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count,
                  void* v_out, void* k_out = nullptr);
 
+// The distinct union of `lists` strictly ascending index lists (list i: lists[i * stride ..] with
+// counts[i] entries, e.g. one GQA group's top-k rows per query head), ascending, into
+// union_out (room for the sum of the counts); slot_out[i * stride + j] = the union position of
+// list i's j-th entry. Returns the union's size. A merge, not a sort: O(entries x lists).
+int64_t ascending_union(const int32_t* lists, const int64_t* counts, int n_lists, int64_t stride,
+                        int32_t* union_out, int32_t* slot_out);
+
 // One softmax over [external logits | local logits] per query head (the contract is at
 // LogitMergeArgs in core/attention_args.h); exact when all tokens are supplied.
 void logit_merge_attention(const LogitMergeArgs& args, ThreadPool& pool,

@@ -67,7 +67,11 @@ struct DecodeLaunch {
 // the logit merge). Grid: x = split, y = q_head. Row layout as in DecodeLaunch (batch 1).
 struct ExtLaunch {
   const float* logits;  // [q_heads][n] (already scaled)
-  const void* v;        // [q_heads][n][head_dim] in v_dtype, 16-byte aligned
+  const void* v;        // [q_heads][n][head_dim] in v_dtype, 16-byte aligned; with rows:
+                        // [q_heads / group][block_rows][head_dim]
+  const int32_t* rows;  // null, or [q_heads][n]: entry t of head h reads row rows[h * n + t]
+  int32_t group;        // query heads sharing one block (with rows)
+  int64_t block_rows;
   int64_t n;
   int64_t tokens_per_split;
   int32_t q_heads, head_dim, splits;

@@ -28,7 +28,12 @@ __global__ void __launch_bounds__(kThreads) ext_partial_kernel(const ExtLaunch L
   const int64_t t0 = static_cast<int64_t>(blockIdx.y) * L.tokens_per_split;
   const int64_t t1 = min(L.n, t0 + L.tokens_per_split);
   const float* lg = L.logits + static_cast<int64_t>(qh) * L.n;
-  const E* v = static_cast<const E*>(L.v) + static_cast<int64_t>(qh) * L.n * D;
+  const bool shared = L.rows != nullptr;  // a GQA group's rows shipped once (kernel_args.h)
+  const E* v = static_cast<const E*>(L.v) +
+               (shared ? static_cast<int64_t>(qh / L.group) * L.block_rows
+                       : static_cast<int64_t>(qh) * L.n) *
+                   D;
+  const int32_t* at = shared ? L.rows + static_cast<int64_t>(qh) * L.n : nullptr;
 
   float m = neg_inf();
   for (int64_t t = t0 + tid; t < t1; t += kThreads) m = fmaxf(m, lg[t]);
@@ -49,7 +54,7 @@ __global__ void __launch_bounds__(kThreads) ext_partial_kernel(const ExtLaunch L
       if (unit == 0) l += p;  // one thread per token counts it
       if (p == 0.0f) continue;
       float x[8];
-      load8(v + t * D + unit * 8, x);
+      load8(v + (shared ? static_cast<int64_t>(at[t]) : t) * D + unit * 8, x);
 #pragma unroll
       for (int i = 0; i < 8; ++i) acc[i] = fmaf(p, x[i], acc[i]);
     }

@@ -2,6 +2,9 @@
 // tier, hot pages promoted, per-tier traffic; and the naive / interleave ablations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "rig.h"
 
 namespace hb::test {
@@ -69,6 +72,36 @@ TEST(Mapping, SemanticPutsKOnDramAndVOnCxl) {
   // Each of the 8 query heads' top-k scans the logits of all its KV head's CPU tokens.
   EXPECT_DOUBLE_EQ(out.traffic.select_elements[int(Processor::cpu)], 8.0 * host_tokens);
   EXPECT_DOUBLE_EQ(out.traffic.select_elements[int(Processor::accelerator)], 0.0);
+}
+
+// ship_rows=group: each KV head's 4 query heads select k rows each and ship their union
+// once, every entry with its row index; `attended` lists a head's top-k host positions first.
+TEST(Mapping, ShipRowsGroupShipsEachGroupsUnionOnce) {
+  Rig rig(kShape, 1000, 8, 1 << 20, two_tiers());
+  auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"},
+                            {"hybridgen.scheduler", "static"},
+                            {"hybridgen.ship_rows", "group"}});
+  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, PlanStatus::ok);
+  hg->load();
+  hg->prepare_step(0);
+  StepResult out;
+  hg->step(0, out);
+  hg->fill_attended(0, out);
+  const int64_t host_tokens = (1000 / 16 + 1 - 8) * 16;
+  const int64_t k = static_cast<int64_t>(std::ceil(0.05 * static_cast<double>(host_tokens)));
+  int64_t union_rows = 0, block_rows = 0;
+  for (int h = 0; h < 2; ++h) {
+    std::set<int64_t> u;
+    for (int qh = 4 * h; qh < 4 * h + 4; ++qh)
+      u.insert(out.attended[qh].begin(), out.attended[qh].begin() + k);
+    union_rows += static_cast<int64_t>(u.size());
+    block_rows = std::max(block_rows, static_cast<int64_t>(u.size()));
+  }
+  EXPECT_LT(union_rows, 8 * k);  // the heads of a group share rows
+  EXPECT_EQ(out.traffic.bytes_read[int(Processor::cpu)][int(MemoryKind::cxl)],
+            union_rows * 64 * 2);
+  // Up: every entry's logit and row index, and each KV head's block of rows.
+  EXPECT_EQ(out.traffic.h2d_bytes, 8 * k * (4 + 4) + 2 * block_rows * 64 * 2);
 }
 
 TEST(Mapping, HotPagesArePromotedAndColdOnesStayFar) {

@@ -243,5 +243,46 @@ TEST(Scheduler, CpuKCapHalvesOnBottleneckAndGrowsOtherwise) {
   EXPECT_EQ(st.cpu_k_cap(), 1000);
 }
 
+// Issue 15: a scan-bound CPU side (the window at capacity, so only the ratio can move). The
+// rows cost cpu_sel * r * C of cpu = (scan + sel * r) * C; lowering r pays only through them.
+// The known optimum under the hold rule: the first ratio of 0.05 * 0.8^n whose rows are at
+// most hold_share of the CPU side, i.e. sel * r <= 0.1 * (scan + sel * r) <=> r <= scan / (9
+// sel). The port's rule alone (no rows_ns) walks on to the floor.
+TEST(Scheduler, RatioHoldsWhereFewerRowsNoLongerPay) {
+  SchedulerConfig cfg;
+  cfg.adapt_boundary = false;
+  const double scan = 50, sel = 200, C = 20000, acc = 100 * 4000;  // CPU always the bottleneck
+  double optimum = 0.05;
+  while (sel * optimum > cfg.hold_share * (scan + sel * optimum)) optimum *= cfg.ratio_down;
+  ASSERT_GT(optimum, cfg.ratio_min * 1.5);  // the model's optimum is in the interior
+  ASSERT_LT(optimum, 0.05 * cfg.ratio_down);
+  for (bool give_rows : {true, false}) {
+    FeedbackScheduler s(cfg, 0.05, 4000);
+    int step = 0;
+    for (int i = 0; i < 30; ++i)
+      for (int k = 0; k < cfg.interval; ++k, ++step) {
+        const double rows = sel * s.ratio() * C, cpu = scan * C + rows;
+        ASSERT_GT(cpu, acc);
+        s.record(step, cpu, acc, static_cast<int64_t>(C), 4000, 0, give_rows ? rows : -1);
+      }
+    if (give_rows) {
+      EXPECT_NEAR(s.ratio(), optimum, 1e-12);
+      EXPECT_TRUE(s.rows().back().ratio_held);
+      EXPECT_GT(s.rows().back().rows_ns, 0);
+      bool moved = false;  // the trajectory shows it getting there
+      for (const auto& r : s.rows()) moved |= r.next_ratio < r.ratio;
+      EXPECT_TRUE(moved);
+    } else {
+      EXPECT_DOUBLE_EQ(s.ratio(), cfg.ratio_min);
+      EXPECT_FALSE(s.rows().back().ratio_held);
+      EXPECT_EQ(s.rows().back().rows_ns, -1);
+    }
+  }
+  // A hidden CPU side still climbs, rows or not.
+  FeedbackScheduler up(cfg, 0.05, 4000);
+  for (int k = 0; k < cfg.interval; ++k) up.record(k, 10, 100, 1000, 4000, 0, 1);
+  EXPECT_DOUBLE_EQ(up.ratio(), 0.05 * cfg.ratio_up);
+}
+
 }  // namespace
 }  // namespace hb::hybrid

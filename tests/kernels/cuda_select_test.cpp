@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/page_meta.h"
@@ -70,7 +71,10 @@ struct LogitMergeCase {
   const float* q() const { return w.steps[0].q.data(); }
 
   // GPU logit merge with the top `k` CPU tokens per head; returns the selected ids [hq][k].
-  std::vector<int32_t> run(int64_t k, std::vector<float>& o, std::vector<float>& lse, DType link) {
+  // shared_group > 1: each group of that many query heads ships the union of its rows once,
+  // with a row index per entry (LogitMergeArgs::ext_rows, HybridGen's ship_rows=group).
+  std::vector<int32_t> run(int64_t k, std::vector<float>& o, std::vector<float>& lse, DType link,
+                           int shared_group = 1) {
     static ThreadPool pool(2);
     auto& acc = test::gpu();
     const int hq = shape.q_heads, d = shape.head_dim;
@@ -80,16 +84,38 @@ struct LogitMergeCase {
     std::vector<int32_t> idx(hq * k);
     std::vector<float> top(hq * k);
     if (k) cpu::topk_rows(logits.data(), hq, split, split, k, idx.data(), top.data(), &pool);
-    std::vector<std::byte> rows(static_cast<size_t>(k) * d * dtype_size(shape.kv_dtype));
-    std::vector<float> rows_f(static_cast<size_t>(k) * d);
+    const int g = shared_group;
+    std::vector<int32_t> list = idx, slots(idx.size());
+    std::vector<int64_t> counts(hq, k);
+    int64_t block = k;  // rows per block: k per head, or the largest group union
+    if (g > 1) {
+      for (int h = 0; h < hq; ++h) {  // ascending, logits alongside
+        std::vector<std::pair<int32_t, float>> e;
+        for (int64_t i = 0; i < k; ++i) e.emplace_back(idx[h * k + i], top[h * k + i]);
+        std::sort(e.begin(), e.end());
+        for (int64_t i = 0; i < k; ++i) idx[h * k + i] = e[i].first, top[h * k + i] = e[i].second;
+      }
+      block = 0;
+      for (int b = 0; b < hq / g; ++b)
+        block = std::max(block, cpu::ascending_union(idx.data() + b * g * k, counts.data(), g, k,
+                                                     list.data() + b * g * k,
+                                                     slots.data() + b * g * k));
+    }
+    std::vector<std::byte> rows(static_cast<size_t>(block) * d * dtype_size(shape.kv_dtype));
+    std::vector<float> rows_f(static_cast<size_t>(block) * d);
     std::vector<std::byte> ext_v(
         std::max<size_t>(static_cast<size_t>(hq) * k * d * dtype_size(link), 16));
-    for (int h = 0; h < hq && k; ++h) {
-      cpu::gather_rows(cpu_side.view(), shape.kv_head_of(h), idx.data() + h * k, k, rows.data());
-      convert_to_fp32(shape.kv_dtype, rows.data(), rows_f.data(), rows_f.size());
+    for (int blk = 0; blk < hq / g && k; ++blk) {
+      int64_t n = k;
+      if (g > 1)
+        n = cpu::ascending_union(idx.data() + blk * g * k, counts.data(), g, k,
+                                 list.data() + blk * g * k, slots.data() + blk * g * k);
+      cpu::gather_rows(cpu_side.view(), shape.kv_head_of(blk * g), list.data() + blk * g * k, n,
+                       rows.data());
+      convert_to_fp32(shape.kv_dtype, rows.data(), rows_f.data(), static_cast<size_t>(n) * d);
       convert_from_fp32(link, rows_f.data(),
-                        ext_v.data() + static_cast<size_t>(h) * k * d * dtype_size(link),
-                        rows_f.size());
+                        ext_v.data() + static_cast<size_t>(blk) * block * d * dtype_size(link),
+                        static_cast<size_t>(n) * d);
     }
     // What crosses the link lands in staging memory; the local KV is resident.
     auto staging = acc.staging_memory(-1);
@@ -97,6 +123,8 @@ struct LogitMergeCase {
            vv = staging->allocate(ext_v.size());
     std::memcpy(lg.data(), top.data(), top.size() * 4);
     std::memcpy(vv.data(), ext_v.data(), ext_v.size());
+    Buffer rv = staging->allocate(std::max<size_t>(slots.size() * 4, 4));
+    std::memcpy(rv.data(), slots.data(), slots.size() * 4);
     cuda::DeviceKvCopy local(acc, gpu_side.view());
     test::DevVec<float> qd(std::vector<float>(q(), q() + static_cast<size_t>(hq) * d));
     test::DevVec<float> od(std::vector<float>(static_cast<size_t>(hq) * d, 3.0f)),
@@ -108,6 +136,11 @@ struct LogitMergeCase {
     a.ext_v = vv.data();
     a.ext_dtype = link;
     a.n_ext = k;
+    if (g > 1) {
+      a.ext_rows = rv.as<int32_t>();
+      a.ext_group = g;
+      a.ext_block_rows = block;
+    }
     a.local = local.view();
     a.o = od.get();
     a.lse = ld.get();
@@ -159,6 +192,17 @@ TEST(CudaLogitMerge, TopKIsExactAttentionOverTheSelectedTokensPlusLocal) {
     EXPECT_LT(test::rel_l2(o.data() + h * d, ro.data(), d), 1e-4) << "head " << h;
     EXPECT_NEAR(lse[h], rl[0], 1e-4 * std::max(1.0, std::abs(rl[0])));
   }
+}
+
+// A GQA group's rows shipped once, indexed per entry, give what every head's own rows give.
+TEST(CudaLogitMerge, SharedGroupRowsEqualPerHeadRows) {
+  HB_REQUIRE_GPU_OR_SKIP();
+  LogitMergeCase c({12, 3, 64, DType::f16}, 900, 650);
+  std::vector<float> o1, l1, o2, l2;
+  c.run(37, o1, l1, DType::f16);
+  c.run(37, o2, l2, DType::f16, 4);
+  for (size_t i = 0; i < o1.size(); ++i) EXPECT_NEAR(o2[i], o1[i], 1e-5 * std::max(1.0f, std::abs(o1[i])));
+  for (size_t h = 0; h < l1.size(); ++h) EXPECT_NEAR(l2[h], l1[h], 1e-5 * std::max(1.0f, std::abs(l1[h])));
 }
 
 TEST(CudaLogitMerge, EitherSideMayBeEmpty) {

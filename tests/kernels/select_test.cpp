@@ -6,7 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <utility>
 
+#include "core/error.h"
 #include "core/rng.h"
 #include "kernels/cpu/select.h"
 #include "tests/kernels/kv_fixture.h"
@@ -257,6 +259,113 @@ TEST(LogitMerge, EitherSideMayBeEmpty) {
       for (float x : o) EXPECT_EQ(x, 0.0f);
       for (float x : lse) EXPECT_EQ(x, -kInf);
     }
+  }
+}
+
+// One GQA group's selections, each list strictly ascending: the union is the sorted distinct
+// set of their entries, and every entry's slot points at itself in it.
+TEST(AscendingUnion, IsTheSortedDistinctSetWithEachEntrysSlot) {
+  Rng rng(7);
+  for (int lists : {0, 1, 2, 4, 7, 8})
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{33}, int64_t{700}}) {
+      const int64_t stride = n + 3;
+      std::vector<int32_t> in(static_cast<size_t>(std::max(lists, 1)) * stride, -1);
+      std::vector<int64_t> counts(std::max(lists, 1), 0);
+      std::vector<int32_t> expect;
+      for (int i = 0; i < lists; ++i) {
+        // Entries from a range about 3n wide, so lists overlap in part (sinks, neighbours).
+        std::vector<int32_t> pick;
+        for (int32_t t = 0; t < static_cast<int32_t>(3 * n + 1); ++t)
+          if (rng.uniform() < 0.33 && static_cast<int64_t>(pick.size()) < n) pick.push_back(t);
+        counts[i] = static_cast<int64_t>(pick.size());
+        std::copy(pick.begin(), pick.end(), in.begin() + i * stride);
+        expect.insert(expect.end(), pick.begin(), pick.end());
+      }
+      std::sort(expect.begin(), expect.end());
+      expect.erase(std::unique(expect.begin(), expect.end()), expect.end());
+      std::vector<int32_t> u(in.size()), slot(in.size(), -1);
+      const int64_t nu =
+          cpu::ascending_union(in.data(), counts.data(), lists, stride, u.data(), slot.data());
+      ASSERT_EQ(nu, static_cast<int64_t>(expect.size())) << lists << " lists of " << n;
+      EXPECT_TRUE(std::equal(expect.begin(), expect.end(), u.begin()));
+      for (int i = 0; i < lists; ++i)
+        for (int64_t j = 0; j < counts[i]; ++j) {
+          const int32_t s = slot[i * stride + j];
+          ASSERT_GE(s, 0);
+          ASSERT_LT(s, nu);
+          EXPECT_EQ(u[s], in[i * stride + j]);
+        }
+    }
+  std::vector<int32_t> none(1);
+  std::vector<int64_t> zero(65, 0);
+  EXPECT_THROW(cpu::ascending_union(none.data(), zero.data(), 65, 0, none.data(), none.data()),
+               Error);
+}
+
+// A group's rows shipped once with a row index per entry give the output of every head
+// shipping its own rows, to the bit, at every SIMD level; a row index outside its block is
+// refused before anything is read.
+TEST(LogitMerge, SharedGroupRowsEqualPerHeadRows) {
+  ThreadPool pool(2);
+  const AttentionShape shape{12, 3, 64, DType::f16};
+  const int hq = 12, g = 4, d = 64;
+  const int64_t n = 900, split = 650, k = 37;
+  LogitMergeCase c(shape, n, split);
+  std::vector<float> logits(static_cast<size_t>(hq) * split);
+  cpu::score_logits(c.q(), hq, c.cpu_side.view(), 0, split, 0, logits.data(), split, pool);
+  std::vector<int32_t> idx(hq * k);
+  std::vector<float> top(hq * k);
+  cpu::topk_rows(logits.data(), hq, split, split, k, idx.data(), top.data(), &pool);
+  for (int h = 0; h < hq; ++h) {  // ascending positions, logits alongside (as HybridGen ships)
+    std::vector<std::pair<int32_t, float>> e;
+    for (int64_t i = 0; i < k; ++i) e.emplace_back(idx[h * k + i], top[h * k + i]);
+    std::sort(e.begin(), e.end());
+    for (int64_t i = 0; i < k; ++i) idx[h * k + i] = e[i].first, top[h * k + i] = e[i].second;
+  }
+  const size_t row = static_cast<size_t>(d) * 2;
+  std::vector<std::byte> dense(static_cast<size_t>(hq) * k * row);
+  for (int h = 0; h < hq; ++h)
+    cpu::gather_rows(c.cpu_side.view(), shape.kv_head_of(h), idx.data() + h * k, k,
+                     dense.data() + h * k * row);
+  std::vector<int32_t> urows(idx.size()), slots(idx.size());
+  std::vector<int64_t> counts(hq, k), nu(hq / g);
+  for (int b = 0; b < hq / g; ++b)
+    nu[b] = cpu::ascending_union(idx.data() + b * g * k, counts.data(), g, k,
+                                 urows.data() + b * g * k, slots.data() + b * g * k);
+  const int64_t block = *std::max_element(nu.begin(), nu.end());
+  EXPECT_LT(block, g * k);  // the group's heads share rows (the sinks' and recent pages' at least)
+  std::vector<std::byte> shared(static_cast<size_t>(hq / g) * block * row);
+  for (int b = 0; b < hq / g; ++b)
+    cpu::gather_rows(c.cpu_side.view(), b, urows.data() + b * g * k, nu[b],
+                     shared.data() + b * block * row);
+  for (SimdLevel l : test::available_levels()) {
+    std::vector<float> o1(hq * d), l1(hq), o2(hq * d), l2(hq);
+    LogitMergeArgs a;
+    a.q = c.q();
+    a.q_heads = hq;
+    a.ext_logits = top.data();
+    a.ext_v = dense.data();
+    a.ext_dtype = DType::f16;
+    a.n_ext = k;
+    a.local = c.gpu_side.view();
+    a.o = o1.data();
+    a.lse = l1.data();
+    cpu::logit_merge_attention(a, pool, l);
+    a.ext_v = shared.data();
+    a.ext_rows = slots.data();
+    a.ext_group = g;
+    a.ext_block_rows = block;
+    a.o = o2.data();
+    a.lse = l2.data();
+    cpu::logit_merge_attention(a, pool, l);
+    EXPECT_EQ(o1, o2) << simd_level_name(l);
+    EXPECT_EQ(l1, l2) << simd_level_name(l);
+    slots[5] = static_cast<int32_t>(block);  // one past its block
+    EXPECT_THROW(cpu::logit_merge_attention(a, pool, l), Error);
+    slots[5] = 0;
+    a.ext_group = 5;  // 12 query heads are not groups of 5
+    EXPECT_THROW(cpu::logit_merge_attention(a, pool, l), Error);
+    cpu::ascending_union(idx.data(), counts.data(), g, k, urows.data(), slots.data());
   }
 }
 
