@@ -100,7 +100,7 @@ struct HybridGen::Impl {
   std::vector<std::unique_ptr<PageArena>> k_arenas, v_arenas;  // per host tier, created on use
   std::vector<SeqState> seqs;
   std::unique_ptr<StepIO> io;
-  Buffer o_loc, lse_loc, o_x, lse_x, ext_logits_dev, ext_v_dev, ext_rows_dev;  // accelerator
+  Buffer o_loc, lse_loc, o_x, lse_x, ext_logits_dev, ext_v_dev, ext_rows_dev;   // accelerator
   Buffer ext_logits_host, ext_v_host, ext_rows_host, o_cpu_host, lse_cpu_host;  // staging
   std::vector<float> logits, topv;
   std::vector<int32_t> topi;

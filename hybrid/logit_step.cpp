@@ -181,9 +181,9 @@ void HybridGen::Impl::gather_shipped_rows(StepState& st) {
   auto* ext_v = ext_v_host.as<std::byte>();
   pool.parallel_for(blocks, [&](int64_t blk, int) {
     const size_t row0 = static_cast<size_t>(blk * g);
-    ucount[blk] = cpu::ascending_union(topi.data() + row0 * n_ext, krow.data() + row0,
-                                       static_cast<int>(g), n_ext, urows.data() + row0 * n_ext,
-                                       ext_r + row0 * n_ext);
+    ucount[blk] =
+        cpu::ascending_union(topi.data() + row0 * n_ext, krow.data() + row0, static_cast<int>(g),
+                             n_ext, urows.data() + row0 * n_ext, ext_r + row0 * n_ext);
   });
   st.block_rows = blocks > 0 ? *std::max_element(ucount.begin(), ucount.begin() + blocks) : 0;
   pool.parallel_for(blocks, [&](int64_t blk, int) {
@@ -310,7 +310,8 @@ void HybridGen::Impl::count_hits(const StepState& st, std::vector<int64_t>& v_ro
          blk < static_cast<int64_t>(b + 1) * Hq / ship_group; ++blk) {
       const HeadState& hs = sq.heads[shape.kv_head_of(static_cast<int>(blk * ship_group % Hq))];
       const int32_t* u = urows.data() + static_cast<size_t>(blk * ship_group) * st.n_ext;
-      for (int64_t i = 0; i < ucount[blk]; ++i) v_rows_by_tier[hs.pages[hs.cpu_ids[u[i] / P]].v_tier]++;
+      for (int64_t i = 0; i < ucount[blk]; ++i)
+        v_rows_by_tier[hs.pages[hs.cpu_ids[u[i] / P]].v_tier]++;
     }
     // Page scores: EMA of hits per step on the host; promoted pages are refreshed by the
     // migration pass (placement.cpp, refresh_hot_scores).

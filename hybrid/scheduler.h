@@ -68,7 +68,7 @@ struct SchedulerRow {
   double ratio_ceiling = 0;           // min(ratio_max, the buffers' limit) in effect
   int64_t cpu_k_cap = 0, next_cpu_k_cap = 0;  // 0: off
   double transfer_ns = 0;                     // interval median of the q download (not balanced)
-  double rows_ns = -1;  // interval median of the CPU side's row-dependent part (-1: not given)
+  double rows_ns = -1;      // interval median of the CPU side's row-dependent part (-1: not given)
   bool ratio_held = false;  // the CPU side was the bottleneck, but its rows too small a share
   std::map<std::string, double> as_map() const;
 };

@@ -299,8 +299,8 @@ void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
         1, std::min<int64_t>((args.n_ext + 127) / 128, (2 * sm + args.q_heads - 1) / args.q_heads));
     E.tokens_per_split = (args.n_ext + want - 1) / want;
     E.splits = static_cast<int>((args.n_ext + E.tokens_per_split - 1) / E.tokens_per_split);
-    if (args.ext_rows && (args.ext_group < 1 || args.q_heads % args.ext_group != 0 ||
-                          args.ext_block_rows < 0))
+    if (args.ext_rows &&
+        (args.ext_group < 1 || args.q_heads % args.ext_group != 0 || args.ext_block_rows < 0))
       throw Error("logit_merge_attention: shared external rows need q_heads (" +
                       std::to_string(args.q_heads) + ") a multiple of ext_group (" +
                       std::to_string(args.ext_group) + ") and ext_block_rows >= 0",

@@ -29,10 +29,10 @@ __global__ void __launch_bounds__(kThreads) ext_partial_kernel(const ExtLaunch L
   const int64_t t1 = min(L.n, t0 + L.tokens_per_split);
   const float* lg = L.logits + static_cast<int64_t>(qh) * L.n;
   const bool shared = L.rows != nullptr;  // a GQA group's rows shipped once (kernel_args.h)
-  const E* v = static_cast<const E*>(L.v) +
-               (shared ? static_cast<int64_t>(qh / L.group) * L.block_rows
-                       : static_cast<int64_t>(qh) * L.n) *
-                   D;
+  const E* v =
+      static_cast<const E*>(L.v) + (shared ? static_cast<int64_t>(qh / L.group) * L.block_rows
+                                           : static_cast<int64_t>(qh) * L.n) *
+                                       D;
   const int32_t* at = shared ? L.rows + static_cast<int64_t>(qh) * L.n : nullptr;
 
   float m = neg_inf();

@@ -98,8 +98,7 @@ TEST(Mapping, ShipRowsGroupShipsEachGroupsUnionOnce) {
     block_rows = std::max(block_rows, static_cast<int64_t>(u.size()));
   }
   EXPECT_LT(union_rows, 8 * k);  // the heads of a group share rows
-  EXPECT_EQ(out.traffic.bytes_read[int(Processor::cpu)][int(MemoryKind::cxl)],
-            union_rows * 64 * 2);
+  EXPECT_EQ(out.traffic.bytes_read[int(Processor::cpu)][int(MemoryKind::cxl)], union_rows * 64 * 2);
   // Up: every entry's logit and row index, and each KV head's block of rows.
   EXPECT_EQ(out.traffic.h2d_bytes, 8 * k * (4 + 4) + 2 * block_rows * 64 * 2);
 }

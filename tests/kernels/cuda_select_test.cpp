@@ -97,9 +97,9 @@ struct LogitMergeCase {
       }
       block = 0;
       for (int b = 0; b < hq / g; ++b)
-        block = std::max(block, cpu::ascending_union(idx.data() + b * g * k, counts.data(), g, k,
-                                                     list.data() + b * g * k,
-                                                     slots.data() + b * g * k));
+        block = std::max(block,
+                         cpu::ascending_union(idx.data() + b * g * k, counts.data(), g, k,
+                                              list.data() + b * g * k, slots.data() + b * g * k));
     }
     std::vector<std::byte> rows(static_cast<size_t>(block) * d * dtype_size(shape.kv_dtype));
     std::vector<float> rows_f(static_cast<size_t>(block) * d);
@@ -201,8 +201,10 @@ TEST(CudaLogitMerge, SharedGroupRowsEqualPerHeadRows) {
   std::vector<float> o1, l1, o2, l2;
   c.run(37, o1, l1, DType::f16);
   c.run(37, o2, l2, DType::f16, 4);
-  for (size_t i = 0; i < o1.size(); ++i) EXPECT_NEAR(o2[i], o1[i], 1e-5 * std::max(1.0f, std::abs(o1[i])));
-  for (size_t h = 0; h < l1.size(); ++h) EXPECT_NEAR(l2[h], l1[h], 1e-5 * std::max(1.0f, std::abs(l1[h])));
+  for (size_t i = 0; i < o1.size(); ++i)
+    EXPECT_NEAR(o2[i], o1[i], 1e-5 * std::max(1.0f, std::abs(o1[i])));
+  for (size_t h = 0; h < l1.size(); ++h)
+    EXPECT_NEAR(l2[h], l1[h], 1e-5 * std::max(1.0f, std::abs(l1[h])));
 }
 
 TEST(CudaLogitMerge, EitherSideMayBeEmpty) {
