@@ -2,11 +2,11 @@
 // max keys on the accelerator. Each step the query scores every page with the bound
 // U = sum_i max(q_i * max_i, q_i * min_i), the top pages within the token budget (2048,
 // always including the current page) are attended exactly. Each query head selects its own
-// pages, as each head does in the original (MHA); under GQA the query heads of a KV head share
-// the pages they both picked, so page reads and transfers count the group's union. Resident setting
-// (the original, default): all KV on the accelerator, selection saves only accelerator reads.
-// Offloaded setting (quest.offload=1): pages live in host memory and only the selected pages cross
-// the link each step. See baselines/README.md.
+// pages, as each head does in the original (MHA); under GQA the offloaded setting moves a KV
+// head's union of its query heads' pages once, and attention reads each query head's. Resident
+// setting (the original, default): all KV on the accelerator, selection saves only accelerator
+// reads. Offloaded setting (quest.offload=1): pages live in host memory and only the selected pages
+// cross the link each step. See baselines/README.md.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -265,16 +265,6 @@ class Quest final : public baselines::KvStrategyBase {
     return u;
   }
 
-  // Tokens in the union pages of every (sequence, KV head): the KV the attention reads.
-  int64_t union_tokens(const StepPages& sp) const {
-    const int P = problem_->page_tokens;
-    int64_t n = 0;
-    for (int b = 0; b < problem_->batch; ++b)
-      for (int h = 0; h < problem_->shape.kv_heads; ++h)
-        for (int32_t p : union_pages(b, h, sp.kp)) n += std::min<int64_t>(P, sp.ctx - p * P);
-    return n;
-  }
-
   // Traffic both settings share: the page bounds scored, the current box updated, attention
   // flops over the selected pages (the KV it reads is counted once the selection is back).
   void count_selection_traffic(const StepPages& sp, Traffic& t) const {
@@ -296,12 +286,17 @@ class Quest final : public baselines::KvStrategyBase {
     t.accelerator_flops += 4.0 * Hq * d * static_cast<double>(sp.tokens) * B;
   }
 
-  // Attention's KV reads: the union pages of each KV head, once (one K and one V row per token
-  // of one KV head: kv_bytes_per_token / kv_heads).
+  // Attention's KV reads as the kernel requests them: every query head's own pages (one K and
+  // one V row per token of one KV head: kv_bytes_per_token / kv_heads). The attention runs a
+  // view of one head per query head (selected_pages), so a page two query heads picked is read
+  // twice, the second time mostly from the caches (which the traffic cannot say; model README,
+  // "Reuse inside a step"). Until issue 18 this counted each KV head's union once, as a GQA
+  // kernel loading a page for the group would read: no kernel here does that.
   void count_attention_reads(const StepPages& sp, MemoryKind where, Traffic& t) const {
     const auto& shape = problem_->shape;
     t.read(Processor::accelerator, where,
-           union_tokens(sp) * (shape.kv_bytes_per_token() / shape.kv_heads));
+           problem_->batch * shape.q_heads * sp.tokens *
+               (shape.kv_bytes_per_token() / shape.kv_heads));
   }
 
   // Resident setting: once the selection is back, exact attention over each query head's pages

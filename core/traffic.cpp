@@ -17,6 +17,7 @@ Traffic& Traffic::operator+=(const Traffic& o) {
   kernel_launches += o.kernel_launches;
   syncs += o.syncs;
   for (int p = 0; p < 2; ++p) select_elements[p] += o.select_elements[p];
+  weight_bytes += o.weight_bytes;
   return *this;
 }
 
@@ -37,6 +38,7 @@ Traffic Traffic::scaled(double f) const {
   t.kernel_launches = r(kernel_launches);
   t.syncs = r(syncs);
   for (int p = 0; p < 2; ++p) t.select_elements[p] = select_elements[p] * f;
+  t.weight_bytes = r(weight_bytes);
   return t;
 }
 

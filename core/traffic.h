@@ -28,6 +28,10 @@ struct Traffic {
   // compare-and-move work that neither the bytes nor the flops above price (reports/model
   // charges it at a measured rate). The scores' bytes are counted as reads as usual.
   std::array<double, 2> select_elements{};
+  // Of bytes_read[accelerator][accelerator]: the layer's weights its GEMMs stream (run --scope
+  // layer). Decode GEMMs are bound by these bytes at a rate of their own, which reports/model
+  // prices apart from attention's (accelerator.gemm_gbps) where the profile has it.
+  int64_t weight_bytes = 0;
 
   void read(Processor p, MemoryKind k, int64_t bytes) { bytes_read[int(p)][int(k)] += bytes; }
   void write(Processor p, MemoryKind k, int64_t bytes) { bytes_written[int(p)][int(k)] += bytes; }

@@ -161,7 +161,8 @@ json traffic_json(const Traffic& t) {
           {"syncs", t.syncs},
           {"select_elements",
            {{"cpu", t.select_elements[int(Processor::cpu)]},
-            {"accelerator", t.select_elements[int(Processor::accelerator)]}}}};
+            {"accelerator", t.select_elements[int(Processor::accelerator)]}}},
+          {"weight_bytes", t.weight_bytes}};
 }
 
 json topology_json(const TopologySummary& t) {
@@ -405,6 +406,7 @@ Traffic read_traffic(const JsonReader& r) {
     for (auto p : {Processor::cpu, Processor::accelerator})
       t.select_elements[int(p)] = s.num(processor_name(p));
   }
+  if (r.has("weight_bytes")) t.weight_bytes = r.i64("weight_bytes");  // optional: before issue 18
   return t;
 }
 

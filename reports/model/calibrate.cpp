@@ -12,6 +12,7 @@
 #include "core/timer.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/layer_gemv.h"
 #include "kernels/cpu/stream_read.h"
 #include "kernels/cpu/topk_select.h"
 #include "memtier/discover.h"
@@ -84,6 +85,28 @@ struct AttentionBench {
   double flops(int64_t n) const {
     return 4.0 * shape.q_heads * shape.head_dim * static_cast<double>(n);
   }
+};
+
+// A decode GEMV (one row of x) over `bytes` of blocked weights in the sweep's dtype, as the
+// layer's GEMMs stream theirs (kernels/cpu/layer_gemv.h): rows of 4096 inputs.
+struct GemvBench {
+  std::vector<std::byte> storage;
+  cpu::BlockedWeights w;
+  std::vector<float> x, y;
+  GemvBench(DType dtype, size_t bytes) {
+    constexpr int kIn = 4096;
+    const int out =
+        std::max<int>(cpu::kWeightBlockCols,
+                      static_cast<int>(bytes / (static_cast<size_t>(kIn) * dtype_size(dtype))) /
+                          cpu::kWeightBlockCols * cpu::kWeightBlockCols);
+    storage.resize(cpu::BlockedWeights::bytes(kIn, out, dtype));
+    w = cpu::BlockedWeights::over(storage.data(), kIn, out, dtype);
+    w.fill_random(11);
+    x.assign(kIn, 0.5f);
+    y.resize(static_cast<size_t>(out));
+  }
+  double bytes() const { return static_cast<double>(storage.size()); }
+  void run(ThreadPool& pool) { cpu::gemv(w, x.data(), 1, y.data(), pool); }
 };
 
 }  // namespace
@@ -214,6 +237,17 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
       here + what + ", fastest working set, the accelerator's threads");
   set(A.select_gelems, select_rate * at, "accelerator.select_gelems",
       here + "the per-core top-k rate x the accelerator's " + std::to_string(at) + " thread(s)");
+  {  // The layer's GEMMs: decode GEMVs stream their weights at a rate of their own (issue 18
+     // part 4: priced at the attention curve, every layer-scope step came out 10-20% off).
+    GemvBench g(o.shape.kv_dtype, o.max_bytes / 2);
+    ThreadPool pool(at);
+    const double t = fast_seconds([&] { g.run(pool); }, o.seconds_per_figure, cold);
+    set(A.gemm_gbps, g.bytes() / t * 1e-9, "accelerator.gemm_gbps",
+        here + "decode GEMV (1 row) over " + std::to_string(static_cast<int64_t>(g.bytes()) >> 20) +
+            " MiB of blocked " + std::string(dtype_name(o.shape.kv_dtype)) +
+            " weights, the accelerator's " + std::to_string(at) + " thread(s)");
+    say(fmt("cpu accelerator: layer GEMV %.2f GB/s", A.gemm_gbps));
+  }
 
   AcceleratorOptions ao;
   ao.kind = hb::AcceleratorKind::cpu;
@@ -242,21 +276,30 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
     h2d = w / t_up * 1e-9;
     d2h = w / t_down * 1e-9;
   }
-  float word = 0;
+  // Launch and sync: a compute op too small to cost anything but being queued, dispatched to
+  // the accelerator's threads and finished (one head of 8 dims, one partial), the unit every
+  // policy kernel pays; a 4-byte copy skipped the dispatch (issue 18 part 4: launches priced
+  // from it came out at 1 ns, and steps of many small ops were under-priced by 0.1-0.3 ms).
+  float* tiny = dev.as<float>();  // o[8], lse[1], then the output
+  const float* o_in[1] = {tiny};
+  const float* l_in[1] = {tiny + 8};
+  const auto op = [&] { acc->merge_partials(1, o_in, l_in, 1, 8, tiny + 16, tiny + 24); };
   const double t_one = fast_seconds(
       [&] {
-        acc->copy_to_host(&word, dev.data(), 4);
+        op();
         acc->synchronize();
       },
       0.1);
   const double t_16 = fast_seconds(
       [&] {
-        for (int i = 0; i < 16; ++i) acc->copy_to_host(&word, dev.data(), 4);
+        for (int i = 0; i < 16; ++i) op();
         acc->synchronize();
       },
       0.1);
   const double launch_us = std::max(0.0, (t_16 - t_one) / 15 * 1e6);
   const double sync_us = std::max(0.0, t_one * 1e6 - launch_us);
+  say(fmt("cpu accelerator: a queued tiny op %.2f us", launch_us) +
+      fmt(", op + synchronize %.2f us", t_one * 1e6));
   if (m.links.empty()) m.links.emplace_back();
   auto& L = m.links[0];
   L.host_node = A.numa_node;
@@ -267,11 +310,11 @@ PlatformModel calibrate_this_machine(PlatformModel m, const CalibrationOptions& 
   set_curve(L.copy_curve, copy, "links[0].copy_curve",
             here + "cpu accelerator copies (both directions) by size");
   set(L.latency_us, std::max(1e-3, launch_us), "links[0].latency_us",
-      here + "queued 4-byte copy (same as a launch)");
+      here + "a queued tiny op (same as a launch)");
   set(A.launch_us, std::max(1e-3, launch_us), "accelerator.launch_us",
-      here + "(16 queued 4-byte copies + sync - 1 copy + sync) / 15");
+      here + "(16 queued tiny compute ops + sync - 1 op + sync) / 15");
   set(A.sync_us, std::max(1e-3, sync_us), "accelerator.sync_us",
-      here + "4-byte copy + synchronize, minus a launch");
+      here + "tiny compute op + synchronize, minus a launch");
   say("cpu accelerator: copies " + fmt("%.2f GB/s", L.h2d_gbps) + " up, " +
       fmt("%.2f GB/s", L.d2h_gbps) + " down beyond the caches; launch " +
       fmt("%.1f us", A.launch_us) + ", sync " + fmt("%.1f us", A.sync_us));
@@ -287,6 +330,7 @@ struct LiveCeilings::Impl {
   std::unique_ptr<Accelerator> acc;
   Buffer dev;
   std::vector<std::byte> host_buf;
+  std::unique_ptr<GemvBench> gemv;  // made on first use (a layer-scope step)
   Impl(const CalibrationOptions& opts)
       : o(opts),
         bench(opts.shape, opts.page_tokens,
@@ -310,6 +354,14 @@ struct LiveCeilings::Impl {
     bench.run(pool, n);
     return static_cast<double>(n * bpt) / static_cast<double>(std::max<int64_t>(1, now_ns() - t0));
   }
+  // GB/s of a decode GEMV over 64 MiB of weights on the accelerator's threads: beyond the
+  // caches, as the layer's weights are (a step streams hundreds of MiB of them).
+  double gemm() {
+    if (!gemv) gemv = std::make_unique<GemvBench>(o.shape.kv_dtype, size_t{64} << 20);
+    const int64_t t0 = now_ns();
+    gemv->run(accel);
+    return gemv->bytes() / static_cast<double>(std::max<int64_t>(1, now_ns() - t0));
+  }
   double copy(double bytes) {
     const size_t n = std::clamp<size_t>(static_cast<size_t>(bytes), 4096, o.max_bytes);
     const int64_t t0 = now_ns();
@@ -323,8 +375,10 @@ LiveCeilings::LiveCeilings(const CalibrationOptions& opts) : impl_(std::make_uni
 LiveCeilings::~LiveCeilings() = default;
 
 PlatformModel LiveCeilings::at(const PlatformModel& m, double cpu_bytes, double acc_bytes,
-                               double copy_bytes) {
+                               double copy_bytes, double weight_bytes) {
   PlatformModel x = m;
+  if (weight_bytes > 0 && m.accelerator.gemm_gbps > 0 && m.accelerator.kind == AcceleratorKind::cpu)
+    x.accelerator.gemm_gbps = impl_->gemm();
   if (cpu_bytes > 0)
     x.cpu.read_curve.points = {
         {cpu_bytes, impl_->attention(impl_->host, cpu_bytes) / impl_->host.size()}};

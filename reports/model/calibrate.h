@@ -47,9 +47,10 @@ class LiveCeilings {
  public:
   explicit LiveCeilings(const CalibrationOptions& opts);
   ~LiveCeilings();
-  // `m` with one-point curves at this step's working sets (cpu, accelerator, copies).
+  // `m` with one-point curves at this step's working sets (cpu, accelerator, copies), and the
+  // GEMM rate re-measured when the step streamed layer weights.
   PlatformModel at(const PlatformModel& m, double cpu_bytes, double accelerator_bytes,
-                   double copy_bytes);
+                   double copy_bytes, double weight_bytes = 0);
 
  private:
   struct Impl;

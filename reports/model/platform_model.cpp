@@ -155,7 +155,7 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
     const In a = j.at("accelerator");
     a.only({"kind", "name", "numa_node", "threads", "memory_bytes", "memory_usable_share",
             "memory_gbps", "attention_efficiency", "tflops", "launch_us", "sync_us",
-            "select_gelems", "memory_curve", "comment"});
+            "select_gelems", "gemm_gbps", "memory_curve", "comment"});
     auto& A = m.accelerator;
     if (a.has("kind")) {
       const auto kind = kAcceleratorKinds.parse(a.at("kind").str());
@@ -174,6 +174,7 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
     opt_figure(a, "launch_us", p, A.launch_us, S);
     opt_figure(a, "sync_us", p, A.sync_us, S);
     opt_figure(a, "select_gelems", p, A.select_gelems, S);
+    opt_figure(a, "gemm_gbps", p, A.gemm_gbps, S);
     if (a.has("memory_curve"))
       A.memory_curve = read_curve(a.at("memory_curve"), p + "memory_curve", S);
     if (complete)
@@ -399,6 +400,7 @@ Json section_json(const PlatformModel& m) {
   a["sync_us"] = figure_json(A.sync_us, S, "accelerator.sync_us");
   if (A.select_gelems > 0)
     a["select_gelems"] = figure_json(A.select_gelems, S, "accelerator.select_gelems");
+  if (A.gemm_gbps > 0) a["gemm_gbps"] = figure_json(A.gemm_gbps, S, "accelerator.gemm_gbps");
   if (!A.memory_curve.empty())
     a["memory_curve"] = curve_json(A.memory_curve, S, "accelerator.memory_curve");
   j["accelerator"] = a;
@@ -489,6 +491,7 @@ void PlatformModel::validate() const {
   nonneg(A.launch_us, "accelerator.launch_us");
   nonneg(A.sync_us, "accelerator.sync_us");
   nonneg(A.select_gelems, "accelerator.select_gelems");
+  nonneg(A.gemm_gbps, "accelerator.gemm_gbps");
   if (links.empty())
     bad.push_back("links is empty (one host link per NUMA node the accelerator is attached to)");
   for (const auto& l : links) {

@@ -49,6 +49,10 @@ struct AcceleratorModel {
   double sync_us = 0;                 // per host wait on the accelerator
   double select_gelems =
       0;  // top-k/argmin scan rate of the whole device, 1e9 elements/s; 0 = unpriced
+  // Rate at which the layer's decode GEMMs stream their weights (Traffic::weight_bytes), 1e9 B/s;
+  // 0 = priced as the rest of the accelerator's memory traffic (the presets: HBM GEMMs and
+  // attention both run near the memory roof).
+  double gemm_gbps = 0;
   // Optional: effective memory bandwidth (efficiency included) by the step's accelerator-memory
   // working set; replaces memory_gbps x attention_efficiency when given.
   BandwidthCurve memory_curve;

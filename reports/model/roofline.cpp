@@ -86,15 +86,21 @@ ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
 
   // ---- accelerator: its own memory (reads of host kinds are link traffic, priced below).
   const auto& a = m.accelerator;
-  const double hbm_bytes = static_cast<double>(t.bytes_read[acc][int(MemoryKind::accelerator)] +
+  const double all_bytes = static_cast<double>(t.bytes_read[acc][int(MemoryKind::accelerator)] +
                                                t.bytes_written[acc][int(MemoryKind::accelerator)]);
+  // The layer's weights at the GEMMs' own rate where the profile has one (decode GEMMs run
+  // apart from attention, one after the other on the queue), the rest at the memory roof.
+  const double weights = a.gemm_gbps > 0 ? static_cast<double>(t.weight_bytes) : 0.0;
+  const double hbm_bytes = std::max(0.0, all_bytes - weights);
   const double acc_bw = a.memory_curve.empty() ? a.memory_gbps * a.attention_efficiency
                                                : a.memory_curve.at(hbm_bytes);
-  const double acc_mem = ns_of(hbm_bytes, acc_bw);
+  const double gemm = weights > 0 ? ns_of(weights, a.gemm_gbps) : 0.0;
+  const double acc_mem = ns_of(hbm_bytes, acc_bw) + gemm;
   const double acc_compute = a.tflops > 0 ? t.accelerator_flops / (a.tflops * 1e3) : 0.0;
   const double launch = static_cast<double>(t.kernel_launches) * a.launch_us * 1e3;
   const double acc_select = a.select_gelems > 0 ? t.select_elements[acc] / a.select_gelems : 0.0;
   r.terms["accelerator.memory"] = acc_mem;
+  r.terms["accelerator.gemm"] = gemm;
   r.terms["accelerator.compute"] = acc_compute;
   r.terms["accelerator.select"] = acc_select;
   r.terms["accelerator.launch"] = launch;

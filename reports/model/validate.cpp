@@ -67,10 +67,17 @@ Validation validate_model(const run::SweepSpec& spec, const run::RunEnvironment&
         double cpu_ws = 0;
         for (int k = 0; k < kMemoryKinds; ++k)
           cpu_ws += static_cast<double>(t.bytes_read[0][k] + t.bytes_written[0][k]);
-        const double acc_ws = static_cast<double>(t.bytes_read[1][int(MemoryKind::accelerator)] +
-                                                  t.bytes_written[1][int(MemoryKind::accelerator)]);
+        // The weights are priced at the GEMM rate where the profile has one, the rest (KV) at
+        // the attention curve of its own working set (roofline.cpp).
+        const double weights =
+            m.accelerator.gemm_gbps > 0 ? static_cast<double>(t.weight_bytes) : 0;
+        const double acc_ws =
+            static_cast<double>(t.bytes_read[1][int(MemoryKind::accelerator)] +
+                                t.bytes_written[1][int(MemoryKind::accelerator)]) -
+            weights;
         ms = model_step(
-            t, o, live->at(m, cpu_ws, acc_ws, static_cast<double>(t.h2d_bytes + t.d2h_bytes)));
+            t, o,
+            live->at(m, cpu_ws, acc_ws, static_cast<double>(t.h2d_bytes + t.d2h_bytes), weights));
       }
       c.total.push_back(ms.total_ns);
       for (const auto& [k, v] : ms.phase_ns) c.phases[k].push_back(v);

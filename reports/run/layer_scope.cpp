@@ -139,6 +139,7 @@ void LayerScope::add_layer_traffic(StepResult& out) const {
   const int batch = static_cast<int>(parts_.back().first + parts_.back().problem.batch);
   // Each micro-batch's GEMMs read all the weights again; activations are a rounding error.
   out.traffic.read(Processor::accelerator, MemoryKind::accelerator, n * layer_->weight_bytes());
+  out.traffic.weight_bytes += n * layer_->weight_bytes();
   out.traffic.accelerator_flops += d.flops(batch);
   out.traffic.kernel_launches += n * (d.gated ? 5 : 4);
 }

@@ -66,9 +66,11 @@ TEST(Traffic, AccumulatesAndScales) {
   Traffic a;
   a.read(Processor::cpu, MemoryKind::cxl, 100);
   a.h2d_bytes = 10;
+  a.weight_bytes = 40;
   Traffic b = a;
   b += a;
   EXPECT_EQ(b.bytes_read[0][int(MemoryKind::cxl)], 200);
+  EXPECT_EQ(b.weight_bytes, 80);
   EXPECT_EQ(b.scaled(0.5), a);
   EXPECT_EQ(b.total_read(Processor::cpu), 200);
 }

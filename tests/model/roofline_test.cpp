@@ -68,6 +68,26 @@ TEST(Roofline, AcceleratorUsesEfficiencyComputeRoofAndLaunches) {
   EXPECT_NEAR(price_resources(t, toy()).accelerator_ns, 10e6 + 15e3, 1e-3);
 }
 
+// Issue 18 part 4: the layer's weights (a subset of the accelerator's reads) stream at the
+// GEMMs' own rate where the profile has one, the KV at the memory roof; without a rate they are
+// memory traffic like the rest (the presets), so older profiles price as before.
+TEST(Roofline, LayerWeightsStreamAtTheGemmRate) {
+  Traffic t;
+  t.bytes_read[kAcc][int(MemoryKind::accelerator)] = 1'500'000'000;  // 1 GB of it weights
+  t.weight_bytes = 1'000'000'000;
+  PlatformModel m = toy();
+  EXPECT_NEAR(price_resources(t, m).accelerator_ns, 3e6, 1);  // 1.5 GB / 500 GB/s
+  m.accelerator.gemm_gbps = 250;
+  const ResourceTimes r = price_resources(t, m);
+  EXPECT_NEAR(r.terms.at("accelerator.gemm"), 4e6, 1);          // 1 GB / 250 GB/s
+  EXPECT_NEAR(r.terms.at("accelerator.memory"), 1e6 + 4e6, 1);  // + 0.5 GB of KV at 500
+  EXPECT_NEAR(r.accelerator_ns, 5e6, 1);
+  t.accelerator_flops = 1e11;  // 10 ms at 10 TF: the compute roof still binds over both
+  EXPECT_NEAR(price_resources(t, m).accelerator_ns, 10e6, 1);
+  m.accelerator.gemm_gbps = -1;
+  EXPECT_THROW(m.validate(), Error);
+}
+
 TEST(Roofline, SelectionAddsToTheRoofsAtItsRate) {
   Traffic t;
   t.bytes_read[kCpu][int(MemoryKind::local_dram)] = 30'000'000;    // 1 ms at 30 GB/s
