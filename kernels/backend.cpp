@@ -40,7 +40,8 @@ std::vector<AcceleratorLinkSamples> measure_accelerator_links(int device, size_t
 
 std::unique_ptr<Accelerator> make_accelerator(const AcceleratorOptions& o) {
   if (o.kind == AcceleratorKind::cpu)
-    return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads, o.share_layer_weights);
+    return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads, o.share_layer_weights,
+                                     o.run_layer_gemms);
   std::string why;
 #ifdef HB_WITH_CUDA
   if (cuda::device_usable(o.device, &why))
@@ -49,7 +50,8 @@ std::unique_ptr<Accelerator> make_accelerator(const AcceleratorOptions& o) {
   cuda_available(&why);
 #endif
   if (o.kind == AcceleratorKind::auto_select)
-    return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads, o.share_layer_weights);
+    return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads, o.share_layer_weights,
+                                     o.run_layer_gemms);
   throw Error("--accelerator cuda asked for, but no GPU is usable: " + why,
               "use --accelerator cpu (emulated accelerator) or run on a machine with a GPU");
 }

@@ -23,6 +23,10 @@ struct AcceleratorOptions {
   // strategy and platform dominated planning there. Off by default: measured runs keep one copy
   // per strategy, so a small model's weights are not found hot in the cache.
   bool share_layer_weights = false;
+  // cpu: false queues the layer's GEMMs as nothing (their traffic is still counted, from the
+  // shapes). For model mode, whose timings are priced from that traffic: executing ~0.4 GB of
+  // GEMVs a step was a sixth of `run --mode model` (issue 18 part 5). True for measured runs.
+  bool run_layer_gemms = true;
 };
 
 // Throws hb::Error when cuda is asked for and no GPU is usable (saying why).

@@ -79,8 +79,10 @@ class BudgetAllocator final : public BufferAllocator {
 
 class CpuAccelerator final : public Accelerator {
  public:
-  CpuAccelerator(int64_t capacity, int threads, bool share_layer_weights)
-      : pool_(threads, "--accelerator-threads"), share_layer_weights_(share_layer_weights) {
+  CpuAccelerator(int64_t capacity, int threads, bool share_layer_weights, bool run_layer_gemms)
+      : share_layer_weights_(share_layer_weights),
+        run_layer_gemms_(run_layer_gemms),
+        pool_(threads, "--accelerator-threads") {
     info_.kind = AcceleratorKind::cpu;
     info_.name =
         "cpu-accelerator (" + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ")";
@@ -258,7 +260,7 @@ class CpuAccelerator final : public Accelerator {
         return budget->reserve(bytes);
       };
     return make_cpu_layer_work([this](std::function<void()> fn) { enqueue(std::move(fn)); }, pool_,
-                               *memory_, model, max_batch, 1, std::move(charge));
+                               *memory_, model, max_batch, 1, std::move(charge), run_layer_gemms_);
   }
 
   int64_t synchronize() override {
@@ -335,6 +337,7 @@ class CpuAccelerator final : public Accelerator {
   std::atomic<int64_t> used_{0};
   std::shared_ptr<BufferAllocator> memory_;
   bool share_layer_weights_ = false;
+  bool run_layer_gemms_ = true;
   ThreadPool pool_;
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
@@ -513,10 +516,11 @@ void CpuAccelerator::run_stream(const std::vector<DecodeAttentionArgs>& a, int64
 }  // namespace
 
 std::unique_ptr<Accelerator> make_cpu_accelerator(int64_t capacity_bytes, int threads,
-                                                  bool share_layer_weights) {
+                                                  bool share_layer_weights, bool run_layer_gemms) {
   if (threads <= 0) threads = std::max<int>(1, static_cast<int>(allowed_cpus().size()) / 2);
   if (capacity_bytes <= 0) capacity_bytes = 2LL << 30;
-  return std::make_unique<CpuAccelerator>(capacity_bytes, threads, share_layer_weights);
+  return std::make_unique<CpuAccelerator>(capacity_bytes, threads, share_layer_weights,
+                                          run_layer_gemms);
 }
 
 }  // namespace hb::cpu

@@ -10,8 +10,9 @@
 namespace hb::cpu {
 
 // capacity_bytes 0 = 2 GiB; threads 0 = half the allowed CPUs (at least 1).
-// share_layer_weights: AcceleratorOptions::share_layer_weights.
+// share_layer_weights, run_layer_gemms: AcceleratorOptions' fields of those names.
 std::unique_ptr<Accelerator> make_cpu_accelerator(int64_t capacity_bytes, int threads,
-                                                  bool share_layer_weights = false);
+                                                  bool share_layer_weights = false,
+                                                  bool run_layer_gemms = true);
 
 }  // namespace hb::cpu

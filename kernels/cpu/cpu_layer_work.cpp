@@ -56,8 +56,9 @@ class CpuLayerWork final : public LayerWork {
  public:
   CpuLayerWork(std::function<void(std::function<void()>)> enqueue, ThreadPool& pool,
                BufferAllocator& memory, const ModelPreset& model, int max_batch, uint64_t seed,
-               const LayerCharge& charge)
+               const LayerCharge& charge, bool compute)
       : enqueue_(std::move(enqueue)),
+        compute_(compute),
         pool_(pool),
         dims_(layer_dims(model)),
         max_batch_(max_batch),
@@ -133,7 +134,9 @@ class CpuLayerWork final : public LayerWork {
                       std::to_string(max_batch_) + "]",
                   "make the layer work for the largest micro-batch");
   }
-  void run(std::function<void()> fn) { enqueue_(std::move(fn)); }
+  void run(std::function<void()> fn) {
+    if (compute_) enqueue_(std::move(fn));
+  }
   // SiLU(gate) * up for gated FFNs, ReLU(up) for OPT, in place in `up`.
   void activate(int batch) {
     float* up = act(Slot::up);
@@ -144,6 +147,7 @@ class CpuLayerWork final : public LayerWork {
   }
 
   std::function<void(std::function<void()>)> enqueue_;
+  bool compute_;  // false: the GEMMs are queued as nothing (their traffic is counted elsewhere)
   ThreadPool& pool_;
   LayerDims dims_;
   int max_batch_;
@@ -158,11 +162,11 @@ class CpuLayerWork final : public LayerWork {
 std::unique_ptr<LayerWork> make_cpu_layer_work(std::function<void(std::function<void()>)> enqueue,
                                                ThreadPool& pool, BufferAllocator& memory,
                                                const ModelPreset& model, int max_batch,
-                                               uint64_t seed, LayerCharge charge) {
+                                               uint64_t seed, LayerCharge charge, bool compute) {
   if (max_batch < 1)
     throw Error("layer work: max_batch must be at least 1, got " + std::to_string(max_batch), {});
   return std::make_unique<CpuLayerWork>(std::move(enqueue), pool, memory, model, max_batch, seed,
-                                        charge);
+                                        charge, compute);
 }
 
 }  // namespace hb::cpu

@@ -58,6 +58,7 @@ reports::Report run_model_sweep(const run::SweepSpec& spec,
   // Modeled timings never read the layer's GEMMs (their traffic is counted from the shapes):
   // one filled copy of the weights serves every strategy and platform.
   s.accelerator.share_layer_weights = true;
+  s.accelerator.run_layer_gemms = false;
   const bool given = spec.accelerator.capacity_bytes > 0;
   std::vector<run::Lane> lanes;
   std::string names;
