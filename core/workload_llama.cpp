@@ -198,27 +198,20 @@ Workload make_llama_like(const AttentionShape& shape, int64_t prompt_len, int de
         const double e = std::exp(std::clamp(dot / sqrt_d, -700.0, 700.0));
         (t < spec.sink_tokens ? sink : in_needle(t) ? needle : rest) += e;
       };
-      auto key = [&](int64_t t) { return all.k.data() + (t * kvh + h) * d; };
       // Eight tokens' dot products side by side, each summed in dimension order and added in
       // token order: the same figures to the bit as one at a time, without one long chain of
       // dependent adds per token (this loop was a tenth of `run --mode model` at 128k).
-      constexpr int kChains = 8;
-      int64_t t = 0;
-      for (; t + kChains <= prompt_len; t += kChains) {
+      constexpr int64_t kChains = 8;
+      const int64_t stride = static_cast<int64_t>(kvh) * d;
+      for (int64_t t = 0; t < prompt_len; t += kChains) {
+        const int64_t n = std::min(kChains, prompt_len - t);
         double dot[kChains] = {};
-        const float* k0 = key(t);
-        const int64_t stride = static_cast<int64_t>(kvh) * d;
+        const float* k0 = all.k.data() + (t * kvh + h) * d;
         for (int j = 0; j < d; ++j) {
           const double qj = qc[j];
-          for (int c = 0; c < kChains; ++c) dot[c] += qj * k0[c * stride + j];
+          for (int64_t c = 0; c < n; ++c) dot[c] += qj * k0[c * stride + j];
         }
-        for (int c = 0; c < kChains; ++c) add(t + c, dot[c]);
-      }
-      for (; t < prompt_len; ++t) {
-        const float* k = key(t);
-        double dot = 0;
-        for (int j = 0; j < d; ++j) dot += double(qc[j]) * k[j];
-        add(t, dot);
+        for (int64_t c = 0; c < n; ++c) add(t + c, dot[c]);
       }
       if (!(rest > 0)) return;  // a prompt of sinks only: nothing to calibrate against
       log_rest_sink += sink > 0 ? std::log(rest / sink) : 0.0;

@@ -132,7 +132,7 @@ void HybridGen::load() {
       m.ext_v_host = staging->allocate(qn * m.k_cap * m.d * m.es);
       m.topi.resize(qn * m.k_cap);
       m.topv.resize(qn * m.k_cap);
-      m.urows.resize(qn * m.k_cap);
+      if (m.shared_rows()) m.urows.resize(qn * m.k_cap);
       m.ucount.assign(qn, 0);
     }
     if (m.logit && cfg_.cpu_select == CpuSelect::separate) m.logits.resize(qn * m.ccap);

@@ -109,8 +109,13 @@ struct HybridGen::Impl {
   // and each block's rows this step (the union of its query heads' selections, ascending).
   int ship_group = 1;
   bool shared_rows() const { return ship_group > 1; }
-  std::vector<int32_t> urows;
+  std::vector<int32_t> urows;  // the groups' unions (ship_rows=group only)
   std::vector<int64_t> ucount;
+  // Block `blk`'s rows this step (ucount[blk] of them): its group's union, or its head's top-k.
+  const int32_t* shipped_rows(int64_t blk, int64_t n_ext) const {
+    return (shared_rows() ? urows.data() : topi.data()) +
+           static_cast<size_t>(blk * ship_group) * n_ext;
+  }
   // Smallest shipped logit per (b, q head) of the last step (-inf: none): the bar a promoted
   // page's tokens must clear to count as hits when its score is refreshed.
   std::vector<float> kth_logit;

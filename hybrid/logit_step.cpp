@@ -179,18 +179,21 @@ void HybridGen::Impl::gather_shipped_rows(StepState& st) {
   auto* ext_l = ext_logits_host.as<float>();
   auto* ext_r = ext_rows_host.as<int32_t>();
   auto* ext_v = ext_v_host.as<std::byte>();
-  pool.parallel_for(blocks, [&](int64_t blk, int) {
-    const size_t row0 = static_cast<size_t>(blk * g);
-    ucount[blk] =
-        cpu::ascending_union(topi.data() + row0 * n_ext, krow.data() + row0, static_cast<int>(g),
-                             n_ext, urows.data() + row0 * n_ext, ext_r + row0 * n_ext);
-  });
+  if (shared_rows())
+    pool.parallel_for(blocks, [&](int64_t blk, int) {
+      const size_t row0 = static_cast<size_t>(blk * g);
+      ucount[blk] =
+          cpu::ascending_union(topi.data() + row0 * n_ext, krow.data() + row0, static_cast<int>(g),
+                               n_ext, urows.data() + row0 * n_ext, ext_r + row0 * n_ext);
+    });
+  else  // a head's block is its own selection as it stands
+    std::copy(krow.begin(), krow.begin() + blocks, ucount.begin());
   st.block_rows = blocks > 0 ? *std::max_element(ucount.begin(), ucount.begin() + blocks) : 0;
   pool.parallel_for(blocks, [&](int64_t blk, int) {
     const size_t row0 = static_cast<size_t>(blk * g);
     const int b = static_cast<int>(row0 / Hq);
     const int kvh = shape.kv_head_of(static_cast<int>(row0 % Hq));
-    cpu::gather_rows(cpu_view(b), kvh, urows.data() + row0 * n_ext, ucount[blk],
+    cpu::gather_rows(cpu_view(b), kvh, shipped_rows(blk, n_ext), ucount[blk],
                      ext_v + static_cast<size_t>(blk * st.block_rows) * d * es);
     for (size_t row = row0; row < row0 + static_cast<size_t>(g); ++row) {
       const size_t base = row * n_ext;
@@ -309,7 +312,7 @@ void HybridGen::Impl::count_hits(const StepState& st, std::vector<int64_t>& v_ro
     for (int64_t blk = static_cast<int64_t>(b) * Hq / ship_group;
          blk < static_cast<int64_t>(b + 1) * Hq / ship_group; ++blk) {
       const HeadState& hs = sq.heads[shape.kv_head_of(static_cast<int>(blk * ship_group % Hq))];
-      const int32_t* u = urows.data() + static_cast<size_t>(blk * ship_group) * st.n_ext;
+      const int32_t* u = shipped_rows(blk, st.n_ext);
       for (int64_t i = 0; i < ucount[blk]; ++i)
         v_rows_by_tier[hs.pages[hs.cpu_ids[u[i] / P]].v_tier]++;
     }
