@@ -1,8 +1,13 @@
 #include "core/memory.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include "core/error.h"
 
@@ -67,11 +72,25 @@ void BufferAllocator::copy_out(void* dst, const void* src, size_t bytes) {
   std::memcpy(dst, src, bytes);
 }
 namespace {
+template <size_t Width>
+void memcpy_2d_fixed(char* dst, size_t dst_pitch, const char* src, size_t src_pitch, size_t rows) {
+  for (size_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, Width);
+}
+
 void memcpy_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
                size_t rows) {
-  for (size_t r = 0; r < rows; ++r)
-    std::memcpy(static_cast<char*>(dst) + r * dst_pitch,
-                static_cast<const char*>(src) + r * src_pitch, width);
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  // A K column is `head_dim` runs of one element: a constant-size copy is one move, where a
+  // library call per element made loading a long prompt's K mostly call overhead.
+  switch (width) {
+    case 2:
+      return memcpy_2d_fixed<2>(d, dst_pitch, s, src_pitch, rows);
+    case 4:
+      return memcpy_2d_fixed<4>(d, dst_pitch, s, src_pitch, rows);
+    default:
+      for (size_t r = 0; r < rows; ++r) std::memcpy(d + r * dst_pitch, s + r * src_pitch, width);
+  }
 }
 }  // namespace
 
@@ -86,17 +105,80 @@ void BufferAllocator::copy_out_2d(void* dst, size_t dst_pitch, const void* src, 
 
 namespace {
 
+// Released large blocks, kept (already faulted in) for the next allocation of the same size.
+// A sweep loads every strategy's KV into fresh memory of the same sizes, one strategy after
+// another; on a VM, faulting fresh pages in runs at 1-2 GB/s (the guest zeroes each page and
+// the hypervisor backs it) against ~9 GB/s for re-zeroing a kept block. Bounded: at most an
+// eighth of physical memory (and 4 GiB) is held, oldest released first.
+class BlockPool {
+ public:
+  static BlockPool& instance() {
+    static BlockPool* pool = new BlockPool();  // never destroyed: buffers may outlive statics
+    return *pool;
+  }
+  static constexpr size_t kMinBytes = size_t{1} << 20;
+
+  void* take(size_t bytes) {
+    std::lock_guard lock(mu_);
+    for (size_t i = kept_.size(); i-- > 0;)
+      if (kept_[i].bytes == bytes) {
+        void* p = kept_[i].p;
+        held_ -= bytes;
+        kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+        return p;
+      }
+    return nullptr;
+  }
+  void give(void* p, size_t bytes) {
+    std::vector<void*> drop;
+    {
+      std::lock_guard lock(mu_);
+      if (bytes > limit_) {
+        drop.push_back(p);
+      } else {
+        kept_.push_back({p, bytes});
+        held_ += bytes;
+        while (held_ > limit_) {
+          drop.push_back(kept_.front().p);
+          held_ -= kept_.front().bytes;
+          kept_.erase(kept_.begin());
+        }
+      }
+    }
+    for (void* q : drop) std::free(q);
+  }
+
+ private:
+  BlockPool() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const size_t phys = pages > 0 && page > 0 ? size_t(pages) * size_t(page) : 0;
+    limit_ = std::min(phys / 8, size_t{4} << 30);
+  }
+  struct Kept {
+    void* p;
+    size_t bytes;
+  };
+  std::mutex mu_;
+  std::vector<Kept> kept_;
+  size_t held_ = 0, limit_ = 0;
+};
+
 class PlainHostAllocator final : public BufferAllocator {
  public:
   explicit PlainHostAllocator(MemoryLocation loc) : loc_(loc) {}
   Buffer allocate(size_t bytes) override {
     const size_t align = 4096;
     const size_t rounded = (bytes + align - 1) / align * align;
-    void* p = rounded ? std::aligned_alloc(align, rounded) : nullptr;
+    const bool pooled = rounded >= BlockPool::kMinBytes;
+    void* p = pooled ? BlockPool::instance().take(rounded) : nullptr;
+    if (!p && rounded) p = std::aligned_alloc(align, rounded);
     if (rounded && !p)
       throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes",
                   "use shorter sequences or a smaller batch", kExitFailure);
     if (p) std::memset(p, 0, rounded);  // prefault here, not inside a timed region
+    if (pooled)
+      return Buffer(p, bytes, loc_,
+                    [rounded](void* q, size_t) { BlockPool::instance().give(q, rounded); });
     return Buffer(p, bytes, loc_, [](void* q, size_t) { std::free(q); });
   }
   MemoryLocation location() const override { return loc_; }

@@ -117,13 +117,34 @@ bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& 
   return true;
 }
 
+// Whether every lane's timings are modeled (model mode): nothing is timed, so stepping the
+// strategies side by side buys no fairness. One at a time, a single strategy's KV is in memory
+// and the next one's load reuses its pages (host_allocator keeps released blocks), which spares
+// faulting fresh memory in: most of a long-context model run on a VM.
+bool timings_modeled(const SweepRun& run) {
+  for (const auto& lane : run.lanes)
+    if (!lane.env.model || !lane.env.model->replace) return false;
+  return true;
+}
+
 // Wave w of a unit: lane w's contenders that execute (loaded now unless already), each followed
 // by the later lanes' contenders that share its plan; one that cannot follow (follow()) executes
-// in its own lane's wave. The wave's strategies are freed before the next wave. False when a
-// stop was requested.
+// in its own lane's wave. The wave's strategies step side by side (one at a time when timings are
+// modeled) and are freed before the next wave. False when a stop was requested.
 bool run_wave(SweepRun& run, UnitContenders& cs, std::vector<std::vector<size_t>>& leader, size_t w,
               const Problem& problem, ReferenceOracle& oracle, const std::string& where) {
+  const bool one_at_a_time = timings_modeled(run);
   std::vector<Contender*> executing;
+  auto step_and_free = [&] {
+    const bool finished = executing.empty() || step_unit(run, executing, problem, oracle, where);
+    for (Contender* c : executing) {
+      c->strategy.reset();
+      c->accelerator.reset();
+      for (Contender* f : c->followers) f->accelerator.reset();
+    }
+    executing.clear();
+    return finished;
+  };
   for (size_t i = 0; i < cs[w].size(); ++i) {
     if (leader[w][i] != w) continue;
     Contender& c = *cs[w][i];
@@ -134,15 +155,9 @@ bool run_wave(SweepRun& run, UnitContenders& cs, std::vector<std::vector<size_t>
     if (c.active) executing.push_back(&c);
     for (size_t l = w + 1; l < cs.size(); ++l)
       if (leader[l][i] == w && !follow(c, *cs[l][i])) leader[l][i] = l;
+    if (one_at_a_time && !step_and_free()) return false;
   }
-  const bool finished = executing.empty() || step_unit(run, executing, problem, oracle, where);
-  for (Contender* c : executing) {
-    // The wave is over: free its memory before the next one.
-    c->strategy.reset();
-    c->accelerator.reset();
-    for (Contender* f : c->followers) f->accelerator.reset();
-  }
-  return finished;
+  return step_and_free();
 }
 
 }  // namespace
@@ -160,7 +175,8 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   const auto workloads = make_workloads(spec, trace, shape, g.seq_len, g.batch);
   const Problem problem = make_problem(run, g, shape, workloads);
   const size_t lanes = run.lanes.size();
-  ReferenceOracle oracle(problem, ThreadPool::global(), lanes > 1);
+  // Every step's reference is kept when the strategies do not step side by side.
+  ReferenceOracle oracle(problem, ThreadPool::global(), lanes > 1 || timings_modeled(run));
   const std::string& source = problem.workloads[0].source;
   const std::string workload = source.rfind("trace:", 0) == 0 ? source : spec.workload;
   UnitContenders cs;
