@@ -108,8 +108,10 @@ namespace {
 // Released large blocks, kept (already faulted in) for the next allocation of the same size.
 // A sweep loads every strategy's KV into fresh memory of the same sizes, one strategy after
 // another; on a VM, faulting fresh pages in runs at 1-2 GB/s (the guest zeroes each page and
-// the hypervisor backs it) against ~9 GB/s for re-zeroing a kept block. Bounded: at most an
-// eighth of physical memory (and 4 GiB) is held, oldest released first.
+// the hypervisor backs it) against ~9 GB/s for re-zeroing a kept block. Bounded twice: at most
+// an eighth of physical memory (and 4 GiB) is held, oldest released first; and a request that
+// finds no block of its size first frees held blocks of at least its size, so the pool never
+// makes the process larger than it was at its peak without it.
 class BlockPool {
  public:
   static BlockPool& instance() {
@@ -119,14 +121,22 @@ class BlockPool {
   static constexpr size_t kMinBytes = size_t{1} << 20;
 
   void* take(size_t bytes) {
-    std::lock_guard lock(mu_);
-    for (size_t i = kept_.size(); i-- > 0;)
-      if (kept_[i].bytes == bytes) {
-        void* p = kept_[i].p;
-        held_ -= bytes;
-        kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
-        return p;
+    std::vector<void*> drop;
+    {
+      std::lock_guard lock(mu_);
+      for (size_t i = kept_.size(); i-- > 0;)
+        if (kept_[i].bytes == bytes) {
+          void* p = kept_[i].p;
+          held_ -= bytes;
+          kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+          return p;
+        }
+      for (size_t freed = 0; freed < bytes && !kept_.empty();) {
+        freed += kept_.front().bytes;
+        drop_oldest(drop);
       }
+    }
+    for (void* q : drop) std::free(q);
     return nullptr;
   }
   void give(void* p, size_t bytes) {
@@ -138,14 +148,14 @@ class BlockPool {
       } else {
         kept_.push_back({p, bytes});
         held_ += bytes;
-        while (held_ > limit_) {
-          drop.push_back(kept_.front().p);
-          held_ -= kept_.front().bytes;
-          kept_.erase(kept_.begin());
-        }
+        while (held_ > limit_) drop_oldest(drop);
       }
     }
     for (void* q : drop) std::free(q);
+  }
+  size_t held() {
+    std::lock_guard lock(mu_);
+    return held_;
   }
 
  private:
@@ -153,6 +163,11 @@ class BlockPool {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     const size_t phys = pages > 0 && page > 0 ? size_t(pages) * size_t(page) : 0;
     limit_ = std::min(phys / 8, size_t{4} << 30);
+  }
+  void drop_oldest(std::vector<void*>& drop) {  // mu_ held
+    drop.push_back(kept_.front().p);
+    held_ -= kept_.front().bytes;
+    kept_.erase(kept_.begin());
   }
   struct Kept {
     void* p;
@@ -188,6 +203,8 @@ class PlainHostAllocator final : public BufferAllocator {
 };
 
 }  // namespace
+
+size_t host_allocator_held_bytes() { return BlockPool::instance().held(); }
 
 std::shared_ptr<BufferAllocator> host_allocator(MemoryLocation loc) {
   return std::make_shared<PlainHostAllocator>(loc);

@@ -81,7 +81,11 @@ class BufferAllocator {
                            size_t width, size_t rows);
 };
 
-// Page-aligned, prefaulted host memory with no NUMA policy (first touch by the caller's thread).
+// Page-aligned, prefaulted (zeroed) host memory with no NUMA policy (first touch by the caller's
+// thread). Released blocks of 1 MiB and more are kept for the next request of their size (at
+// most an eighth of RAM, 4 GiB; a request of another size frees at least its size of them).
 std::shared_ptr<BufferAllocator> host_allocator(MemoryLocation loc = {});
+// Bytes of released blocks host_allocator holds for reuse (tests and diagnostics).
+size_t host_allocator_held_bytes();
 
 }  // namespace hb

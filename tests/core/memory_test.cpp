@@ -39,6 +39,17 @@ TEST(HostAllocator, ReusesAReleasedLargeBlockZeroedAgain) {
   EXPECT_TRUE(all_zero(c));
 }
 
+TEST(HostAllocator, ARequestOfAnotherSizeFreesHeldBlocksFirst) {
+  auto alloc = host_allocator();
+  const size_t mib = size_t{1} << 20;
+  { Buffer a = alloc->allocate(4 * mib), b = alloc->allocate(2 * mib); }  // both released: held
+  ASSERT_GE(host_allocator_held_bytes(), 6 * mib);
+  const size_t before = host_allocator_held_bytes();
+  Buffer other = alloc->allocate(5 * mib);  // no 5 MiB block: frees >= 5 MiB of held ones
+  EXPECT_LE(host_allocator_held_bytes() + 5 * mib, before);
+  EXPECT_TRUE(all_zero(other));
+}
+
 TEST(HostAllocator, SmallAndEmptyBuffers) {
   auto alloc = host_allocator();
   Buffer none = alloc->allocate(0);
