@@ -9,6 +9,13 @@ namespace hb::run {
 
 ReferenceOracle::ReferenceOracle(const Problem& problem, ThreadPool& pool, bool keep_all)
     : problem_(problem), pool_(pool), keep_all_(keep_all) {
+  // Kept steps carry their probabilities from the first computation when those are small: the
+  // strategies run one after another then, and a dense one (needing none) usually comes first,
+  // so computing without them meant computing every step twice once a sparse one asked.
+  const double probs_bytes = static_cast<double>(problem.batch) * problem.shape.q_heads *
+                             static_cast<double>(problem.context_at(problem.decode_steps() - 1)) *
+                             sizeof(double);
+  eager_probs_ = keep_all && probs_bytes <= kEagerProbsBytes;
   const auto& ws = problem.workloads;
   for (const auto& w : ws) {
     DenseKv g;
@@ -51,6 +58,7 @@ const StepReference& ReferenceOracle::at(int s, bool with_probs) {
     return it->second;
   const auto& shape = problem_.shape;
   const int B = problem_.batch, H = shape.q_heads, d = shape.head_dim, Hkv = shape.kv_heads;
+  with_probs = with_probs || eager_probs_;
   const int64_t prompt = problem_.prompt_len(), ctx = problem_.context_at(s);
   for (const auto& w : problem_.workloads) w.step(s);  // checked here, outside the pool's tasks
   cur_.step = s;

@@ -37,6 +37,9 @@ class ReferenceOracle {
   std::vector<DenseKv> generated_;  // per sequence: the decode tokens' k, v
   StepReference cur_;
   bool keep_all_ = false;
+  // keep_all and one step's probabilities fit kEagerProbsBytes: every step is computed with them.
+  static constexpr double kEagerProbsBytes = 64.0 * (1 << 20);
+  bool eager_probs_ = false;
   std::map<int, StepReference> kept_;  // keep_all: by step
 };
 
