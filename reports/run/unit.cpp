@@ -179,10 +179,12 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   ReferenceOracle oracle(problem, ThreadPool::global(), lanes > 1 || timings_modeled(run));
   const std::string& source = problem.workloads[0].source;
   const std::string workload = source.rfind("trace:", 0) == 0 ? source : spec.workload;
+  // Planned only, loaded wave by wave, when there are several lanes or they load one at a time.
+  const bool load_now = lanes == 1 && !timings_modeled(run);
   UnitContenders cs;
   for (size_t l = 0; l < lanes; ++l)
     cs.push_back(start_contenders(run, run.lanes[l], problem, g, workload, where + run.lane_tag(l),
-                                  lanes == 1));
+                                  load_now));
   std::vector<std::vector<size_t>> leader = leader_lanes(cs);
   for (size_t w = 0; w < lanes; ++w)
     if (!run_wave(run, cs, leader, w, problem, oracle, where + run.lane_tag(w)))
