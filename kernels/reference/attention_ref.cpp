@@ -14,7 +14,7 @@ constexpr int kBlock = 8;  // tokens whose dot products are summed side by side
 
 // A KV head's rows are head_dim elements of every kv_heads * head_dim: one row per 4 KiB page
 // for a Llama-8B shape, which the hardware prefetchers (within a page) do not run ahead of. The
-// oracle asks for the row `ahead` tokens on; no effect on any figure.
+// oracle asks for the row kAhead tokens on; no effect on any figure.
 constexpr int64_t kAhead = 16;
 void prefetch_row(const float* row, int d) {
   for (int j = 0; j < d; j += 64 / static_cast<int>(sizeof(float))) __builtin_prefetch(row + j);

@@ -175,12 +175,13 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   const auto workloads = make_workloads(spec, trace, shape, g.seq_len, g.batch);
   const Problem problem = make_problem(run, g, shape, workloads);
   const size_t lanes = run.lanes.size();
+  const bool one_at_a_time = timings_modeled(run);
   // Every step's reference is kept when the strategies do not step side by side.
-  ReferenceOracle oracle(problem, ThreadPool::global(), lanes > 1 || timings_modeled(run));
+  ReferenceOracle oracle(problem, ThreadPool::global(), lanes > 1 || one_at_a_time);
   const std::string& source = problem.workloads[0].source;
   const std::string workload = source.rfind("trace:", 0) == 0 ? source : spec.workload;
   // Planned only, loaded wave by wave, when there are several lanes or they load one at a time.
-  const bool load_now = lanes == 1 && !timings_modeled(run);
+  const bool load_now = lanes == 1 && !one_at_a_time;
   UnitContenders cs;
   for (size_t l = 0; l < lanes; ++l)
     cs.push_back(start_contenders(run, run.lanes[l], problem, g, workload, where + run.lane_tag(l),
