@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/decode_kernel.h"
+#include "kernels/cpu/kth_largest.h"
 #include "kernels/cpu/merge.h"
 #include "kernels/cpu/work_split.h"
 #include "kernels/nvtx.h"
@@ -78,19 +79,17 @@ inline float sel_key(float x) {
 constexpr int64_t kCapFactor = 4;
 
 // The best k of n candidates in token order, kept in place and in order (stable): the k-th
-// best key is found on a plain float copy, then one pass keeps every candidate above it and
-// the lowest-index ties. Returns that key. Requires n > k > 0.
+// best key is found by radix selection on a plain float copy, then one pass keeps every
+// candidate above it and the lowest-index ties. Returns that key. Requires n > k > 0.
 float keep_best_in_order(SelectCand* c, int64_t n, int64_t k) {
   thread_local std::vector<float> keys;
   keys.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) keys[i] = sel_key(c[i].v);
-  std::nth_element(keys.begin(), keys.begin() + (k - 1), keys.end(), std::greater<float>());
-  const float thr = keys[k - 1];
-  int64_t above = 0;
-  for (int64_t i = 0; i < k - 1; ++i) above += keys[i] > thr;
-  int64_t ties = k - above, w = 0;
+  const KthLargest kth = kth_largest(keys.data(), n, k);
+  const float thr = kth.value;
+  int64_t ties = k - kth.above, w = 0;
   for (int64_t i = 0; i < n && w < k; ++i) {
-    const float x = sel_key(c[i].v);
+    const float x = keys[i];
     if (x > thr || (x == thr && ties > 0)) {
       ties -= !(x > thr);
       c[w++] = c[i];
@@ -167,8 +166,7 @@ std::vector<float> sample_floors(const KernelTable& kt, const float* q, int q_he
     const double want = static_cast<double>(kq[h]) / static_cast<double>(n) * v.size();
     const auto pos = static_cast<size_t>(1.5 * want + 4.0 * std::sqrt(want) + 8.0);
     if (v.size() < 256 || pos + 1 >= v.size()) continue;
-    std::nth_element(v.begin(), v.begin() + pos, v.end(), std::greater<float>());
-    floors[h] = v[pos];
+    floors[h] = kth_largest(v.data(), static_cast<int64_t>(v.size()), pos + 1).value;
   }
   return floors;
 }

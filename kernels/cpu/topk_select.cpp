@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/kth_largest.h"
+
 namespace hb::cpu {
 
 namespace {
@@ -15,7 +17,8 @@ inline float key(float x) { return std::isnan(x) ? kLow : x; }  // NaN ranks as 
 
 // Exact k largest of v[0, n) given a lower bound `t` with count(key >= t) >= k: candidates are
 // gathered in index order in one pass, the k-th largest among them is found on a plain float
-// copy, and a walk over the candidates takes everything above it plus the lowest-index ties.
+// copy (radix selection), and a walk over the candidates takes everything above it plus the
+// lowest-index ties.
 // Returns false (nothing written) when the bound admits fewer than k values.
 bool select_above(const float* v, int64_t n, int64_t k, float t, int32_t* idx, float* val,
                   std::vector<std::pair<float, int32_t>>& cand, std::vector<float>& tmp) {
@@ -30,11 +33,9 @@ bool select_above(const float* v, int64_t n, int64_t k, float t, int32_t* idx, f
   if (c < k) return false;
   tmp.resize(static_cast<size_t>(c));
   for (int64_t i = 0; i < c; ++i) tmp[i] = cand[i].first;
-  std::nth_element(tmp.begin(), tmp.begin() + (k - 1), tmp.end(), std::greater<float>());
-  const float thr = tmp[k - 1];
-  int64_t above = 0;
-  for (int64_t i = 0; i < k - 1; ++i) above += tmp[i] > thr;
-  int64_t ties = k - above;  // values equal to thr to take, lowest indices first
+  const KthLargest kth = kth_largest(tmp.data(), c, k);
+  const float thr = kth.value;
+  int64_t ties = k - kth.above;  // values equal to thr to take, lowest indices first
   int64_t out = 0;
   for (int64_t i = 0; i < c && out < k; ++i) {
     const float x = cand[i].first;

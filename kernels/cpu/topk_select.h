@@ -3,8 +3,9 @@
 // ascending index order (the order the selected V rows are then gathered in). Same set as
 // topk_rows (select.h): larger first, ties at the threshold broken by lower index; NaN counts as
 // -inf (never selected ahead of a finite number). Only the output order differs. It finds the k-th
-// largest value with a selection over a plain float copy (no index indirection, no comparator
-// calls), then collects indices in one pass, so it is several times faster than sorting indices.
+// largest value by radix selection over a plain float copy (kth_largest.h: no index
+// indirection, no comparator calls), then collects indices in one pass, so it is several times
+// faster than sorting indices.
 #include <cstdint>
 
 #include "core/thread_pool.h"

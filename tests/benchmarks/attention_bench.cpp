@@ -329,7 +329,7 @@ void BM_SelectVsAttention(benchmark::State& state) {
                        rows.data() + static_cast<size_t>(h) * k * d * 2);
     });
   };
-  std::vector<double> fused_s, sep_s, attn_s, r_fused, r_sep, rc_fused, rc_sep;
+  std::vector<double> fused_s, sep_s, attn_s, r_fused, r_sep, rc_fused, rc_sep, scan_s;
   const int64_t fallbacks0 = cpu::g_select_fallbacks.load();
   size_t i = 0;
   for (auto _ : state) {
@@ -341,6 +341,7 @@ void BM_SelectVsAttention(benchmark::State& state) {
       const double c0 = process_cpu_seconds();
       if (which == 0) {
         cpu::select_topk(q.data(), hq, kv, 0, 0, ks.data(), idx.data(), val.data(), k, pool);
+        scan_s.push_back(std::chrono::duration<double>(clock::now() - t0).count());
         gather(kv);
       } else if (which == 1) {
         cpu::score_logits(q.data(), hq, kv, 0, -1, 0, logits.data(), tokens, pool);
@@ -375,6 +376,7 @@ void BM_SelectVsAttention(benchmark::State& state) {
   }
   state.counters["fallbacks"] = static_cast<double>(cpu::g_select_fallbacks.load() - fallbacks0);
   state.counters["fused_ms"] = 1e3 * median(fused_s);
+  state.counters["fused_scan_ms"] = 1e3 * median(scan_s);
   state.counters["separate_ms"] = 1e3 * median(sep_s);
   state.counters["attention_ms"] = 1e3 * median(attn_s);
   state.counters["fused/attn"] = median(r_fused);
