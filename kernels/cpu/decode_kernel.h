@@ -63,10 +63,28 @@ struct DecodeJob {
   void (*compact)(SelectHead&) = nullptr;  // select only: keep the best k (generic code)
 };
 
+// One query head's attention over rows supplied with their logits (HybridGen's shipped top-k,
+// the external side of the logit merge): o = sum_i softmax(logits)_i row_i, normalised, and
+// lse = log sum_i exp(logits_i). Row i sits at rows + (at ? at[i] : i) * head_dim elements;
+// entries whose weight underflows to 0 (padding carries -inf) are not read. n == 0 or every
+// logit -inf: o = 0, lse = -inf (the neutral partial).
+struct RowsJob {
+  const float* logits = nullptr;
+  int64_t n = 0;
+  const std::byte* rows = nullptr;
+  const int32_t* at = nullptr;
+  int head_dim = 0;
+  DType dtype = DType::f16;
+  float* weights = nullptr;  // scratch, n floats
+  float* o = nullptr;        // [head_dim]
+  float* lse = nullptr;
+};
+
 struct KernelTable {
   void (*attend)(const DecodeJob&);                 // o, lse (and logits when set) of every head
   void (*score)(const DecodeJob&);                  // scaled logits only: K is read, V is not
   void (*select)(const DecodeJob&);                 // score + streaming top-k into head.sel
+  void (*rows)(const RowsJob&);                     // attention over supplied rows + logits
   uint64_t (*stream)(const void* p, size_t bytes);  // xor of all 64-byte-aligned words read
   void (*fill)(void* p, size_t bytes, uint64_t pattern);   // streaming (non-temporal) write
   void (*copy)(void* dst, const void* src, size_t bytes);  // loads + non-temporal stores

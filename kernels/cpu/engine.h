@@ -469,6 +469,73 @@ void select(const DecodeJob& job) {
   }
 }
 
+// Columns [c, c + NV*W) of o = sum_i w[i] row_i over the rows with a non-zero weight.
+template <class V, DType T, int NV>
+inline void rows_chunk(const RowsJob& job, int c, float inv_l) {
+  using F = typename V::F;
+  constexpr size_t es = elem_size<T>();
+  const size_t row_bytes = static_cast<size_t>(job.head_dim) * es;
+  F acc[NV];
+  for (int v = 0; v < NV; ++v) acc[v] = V::zero();
+  for (int64_t i = 0; i < job.n; ++i) {
+    const float w = job.weights[i];
+    if (w == 0.0f) continue;  // padding may index nothing
+    const std::byte* row =
+        job.rows + static_cast<size_t>(job.at ? job.at[i] : i) * row_bytes + c * es;
+    const F wb = V::set1(w);
+    for (int v = 0; v < NV; ++v)
+      acc[v] = V::fmadd(wb, V::template load_kv<T>(row + v * V::W * es), acc[v]);
+  }
+  for (int v = 0; v < NV; ++v) V::store(job.o + c + v * V::W, V::mul(acc[v], V::set1(inv_l)));
+}
+
+template <class V, DType T>
+void rows(const RowsJob& job) {
+  using F = typename V::F;
+  const int d = job.head_dim;
+  float m = -__builtin_inff();
+  for (int64_t i = 0; i < job.n; ++i) m = job.logits[i] > m ? job.logits[i] : m;
+  if (job.n == 0 || m == -__builtin_inff()) {
+    for (int j = 0; j < d; ++j) job.o[j] = 0;
+    *job.lse = -__builtin_inff();
+    return;
+  }
+  // Weights exp(logit - m), W at a time (the attention's exp), then the rows' weighted sum a
+  // register block of columns at a time.
+  const F neg_m = V::set1(-m);
+  F sum = V::zero();
+  int64_t i = 0;
+  for (; i + V::W <= job.n; i += V::W) {
+    const F e = V::exp(V::add(V::load(job.logits + i), neg_m));
+    V::store(job.weights + i, e);
+    sum = V::add(sum, e);
+  }
+  float l = V::hsum(sum);
+  for (; i < job.n; ++i) {
+    const float x = job.logits[i] - m;
+    job.weights[i] = x >= -87.33654f ? __builtin_expf(x) : 0.0f;
+    l += job.weights[i];
+  }
+  const float inv_l = 1.0f / l;
+  constexpr int NV = 2 * V::kVChunk;
+  int c = 0;
+  for (; c + NV * V::W <= d; c += NV * V::W) rows_chunk<V, T, NV>(job, c, inv_l);
+  for (; c < d; c += V::W) rows_chunk<V, T, 1>(job, c, inv_l);
+  *job.lse = m + __builtin_logf(l);
+}
+
+template <class V>
+void rows_any(const RowsJob& job) {
+  switch (job.dtype) {
+    case DType::f32:
+      return rows<V, DType::f32>(job);
+    case DType::f16:
+      return rows<V, DType::f16>(job);
+    case DType::bf16:
+      return rows<V, DType::bf16>(job);
+  }
+}
+
 template <class V>
 void select_any(const DecodeJob& job) {
   switch (job.dtype) {
@@ -507,8 +574,8 @@ void score_any(const DecodeJob& job) {
 
 template <class V>
 constexpr KernelTable make_table() {
-  return KernelTable{&attend_any<V>, &score_any<V>, &select_any<V>, &V::stream, &V::fill,
-                     &V::copy,       V::W};
+  return KernelTable{&attend_any<V>, &score_any<V>, &select_any<V>, &rows_any<V>,
+                     &V::stream,     &V::fill,      &V::copy,       V::W};
 }
 
 }  // namespace

@@ -339,20 +339,59 @@ void topk_rows(const float* values, int rows, int64_t n, int64_t stride, int64_t
     for (int r = 0; r < rows; ++r) one_row(r, 0);
 }
 
+namespace {
+
+// The V rows of `tokens` packed densely. Rows sit at random positions in their pages, so each
+// is a cache miss: the row kGatherAhead places on is requested while this one is copied, and a
+// row of a common size is copied with a fixed-size move (a libc call per 256-byte row cost more
+// than the copy).
+constexpr int64_t kGatherAhead = 8;
+
+template <size_t RowBytes>
+void gather_v_rows(const KvHeadView& head, int P, int d, size_t es, const int32_t* tokens,
+                   int64_t count, std::byte* out, size_t row_bytes) {
+  auto row_at = [&](int64_t i) {
+    const PageRef& p = head.pages[tokens[i] / P];
+    return p.v + v_block_offset(0, tokens[i] % P, d) * es;
+  };
+  for (int64_t i = 0; i < count; ++i) {
+    if (i + kGatherAhead < count) {
+      const std::byte* f = row_at(i + kGatherAhead);
+      for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(f + b);
+    }
+    if constexpr (RowBytes > 0)
+      std::memcpy(out + i * RowBytes, row_at(i), RowBytes);
+    else
+      std::memcpy(out + i * row_bytes, row_at(i), row_bytes);
+  }
+}
+
+}  // namespace
+
 void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count,
                  void* v_out, void* k_out) {
   const int d = kv.head_dim, P = kv.page_tokens;
-  const size_t es = dtype_size(kv.dtype);
+  const size_t es = dtype_size(kv.dtype), row_bytes = d * es;
   const KvHeadView& head = kv.heads[kv_head];
   auto* vo = static_cast<std::byte*>(v_out);
+  switch (row_bytes) {
+    case 128:
+      gather_v_rows<128>(head, P, d, es, tokens, count, vo, row_bytes);
+      break;
+    case 256:
+      gather_v_rows<256>(head, P, d, es, tokens, count, vo, row_bytes);
+      break;
+    case 512:
+      gather_v_rows<512>(head, P, d, es, tokens, count, vo, row_bytes);
+      break;
+    default:
+      gather_v_rows<0>(head, P, d, es, tokens, count, vo, row_bytes);
+  }
   auto* ko = static_cast<std::byte*>(k_out);
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0; ko && i < count; ++i) {  // K is a column of the blocked page
     const PageRef& p = head.pages[tokens[i] / P];
-    const int slot = tokens[i] % P;
-    std::memcpy(vo + i * d * es, p.v + v_block_offset(0, slot, d) * es, d * es);
-    if (ko)  // K is a column of the blocked page: one element per dim
-      for (int j = 0; j < d; ++j)
-        std::memcpy(ko + (i * d + j) * es, p.k + k_block_offset(j, slot, P) * es, es);
+    for (int j = 0; j < d; ++j)
+      std::memcpy(ko + (i * d + j) * es, p.k + k_block_offset(j, tokens[i] % P, P) * es, es);
   }
 }
 
@@ -384,36 +423,29 @@ int64_t ascending_union(const int32_t* lists, const int64_t* counts, int n_lists
 namespace {
 
 // The external side's partial (o, lse) per query head: softmax over its logits, weighted sum
-// of its V rows (dense per head, or indexed into its group's shared block).
-void external_partial(const LogitMergeArgs& a, int d, ThreadPool& pool, float* o, float* lse) {
+// of its V rows (dense per head, or indexed into its group's shared block), by the engine.
+void external_partial(const LogitMergeArgs& a, int d, ThreadPool& pool, SimdLevel simd, float* o,
+                      float* lse) {
+  const KernelTable& kt = kernels_for(simd, d);
   const size_t es = dtype_size(a.ext_dtype);
   const bool shared = a.ext_rows != nullptr;
   pool.parallel_for(a.q_heads, [&](int64_t h, int) {
-    const float* lg = a.ext_logits + h * a.n_ext;
-    float* oh = o + h * d;
-    std::fill(oh, oh + d, 0.0f);
-    float m = -std::numeric_limits<float>::infinity();
-    for (int64_t i = 0; i < a.n_ext; ++i) m = std::max(m, lg[i]);
-    if (a.n_ext == 0 || m == -std::numeric_limits<float>::infinity()) {
-      lse[h] = -std::numeric_limits<float>::infinity();
-      return;
-    }
-    const auto* rows = static_cast<const std::byte*>(a.ext_v) +
-                       (shared ? static_cast<size_t>(h / a.ext_group) * a.ext_block_rows
-                               : static_cast<size_t>(h) * a.n_ext) *
-                           d * es;
-    const int32_t* at = shared ? a.ext_rows + h * a.n_ext : nullptr;
-    float row[512];
-    float l = 0;
-    for (int64_t i = 0; i < a.n_ext; ++i) {
-      const float p = std::exp(lg[i] - m);
-      l += p;
-      if (p == 0.0f) continue;  // padding entries (-inf) weigh nothing and may index nothing
-      convert_to_fp32(a.ext_dtype, rows + (shared ? at[i] : i) * d * es, row, d);
-      for (int j = 0; j < d; ++j) oh[j] += p * row[j];
-    }
-    for (int j = 0; j < d; ++j) oh[j] /= l;
-    lse[h] = m + std::log(l);
+    thread_local std::vector<float> weights;
+    weights.resize(static_cast<size_t>(a.n_ext));
+    RowsJob job;
+    job.logits = a.ext_logits + h * a.n_ext;
+    job.n = a.n_ext;
+    job.rows = static_cast<const std::byte*>(a.ext_v) +
+               (shared ? static_cast<size_t>(h / a.ext_group) * a.ext_block_rows
+                       : static_cast<size_t>(h) * a.n_ext) *
+                   d * es;
+    job.at = shared ? a.ext_rows + h * a.n_ext : nullptr;
+    job.head_dim = d;
+    job.dtype = a.ext_dtype;
+    job.weights = weights.data();
+    job.o = o + h * d;
+    job.lse = lse + h;
+    kt.rows(job);
   });
 }
 
@@ -447,7 +479,7 @@ void logit_merge_attention(const LogitMergeArgs& a, ThreadPool& pool, SimdLevel 
   thread_local std::vector<float> buf;
   buf.resize(2 * n + 2 * a.q_heads);
   float *o_ext = buf.data(), *o_loc = o_ext + n, *l_ext = o_loc + n, *l_loc = l_ext + a.q_heads;
-  external_partial(a, d, pool, o_ext, l_ext);
+  external_partial(a, d, pool, simd, o_ext, l_ext);
   const bool has_local = a.local.kv_heads > 0 && a.local.heads;
   if (has_local) {
     DecodeAttentionArgs loc;

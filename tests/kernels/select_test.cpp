@@ -305,6 +305,56 @@ TEST(AscendingUnion, IsTheSortedDistinctSetWithEachEntrysSlot) {
 // A group's rows shipped once with a row index per entry give the output of every head
 // shipping its own rows, to the bit, at every SIMD level; a row index outside its block is
 // refused before anything is read.
+// External rows only, fp32, against fp64: n from 0 to past two vector widths (every tail of
+// the engine's weight loop), with -inf padding entries whose rows hold NaN (never read).
+TEST(LogitMerge, ExternalRowsOfEveryCountWithPadding) {
+  ThreadPool pool(1);
+  const int d = 48, hq = 2;
+  Rng rng(31);
+  for (int64_t n : {0, 1, 2, 15, 16, 17, 33, 40})
+    for (SimdLevel l : test::available_levels()) {
+      std::vector<float> logits(static_cast<size_t>(hq) * n), rows(logits.size() * d);
+      for (auto& x : logits) x = rng.normal() * 2.0f;
+      for (auto& x : rows) x = rng.normal();
+      for (int h = 0; h < hq; ++h)
+        for (int64_t i = 0; i < n; i += 3) {  // every third entry is padding
+          logits[h * n + i] = -kInf;
+          for (int j = 0; j < d; ++j) rows[(h * n + i) * d + j] = kNaN;
+        }
+      LogitMergeArgs a;
+      a.q_heads = hq;
+      a.ext_logits = logits.data();
+      a.ext_v = rows.data();
+      a.ext_dtype = DType::f32;
+      a.n_ext = n;
+      a.local = PagedKvView{0, d, 16, DType::f32, nullptr};
+      std::vector<float> o(static_cast<size_t>(hq) * d, 42.0f), lse(hq, 42.0f);
+      a.o = o.data();
+      a.lse = lse.data();
+      cpu::logit_merge_attention(a, pool, l);
+      for (int h = 0; h < hq; ++h) {
+        double m = -kInf, sum = 0;
+        for (int64_t i = 0; i < n; ++i) m = std::max<double>(m, logits[h * n + i]);
+        std::vector<double> want(d, 0.0);
+        for (int64_t i = 0; i < n && m > -kInf; ++i) {
+          if (logits[h * n + i] == -kInf) continue;
+          const double p = std::exp(logits[h * n + i] - m);
+          sum += p;
+          for (int j = 0; j < d; ++j) want[j] += p * rows[(h * n + i) * d + j];
+        }
+        if (sum == 0) {  // no real entry: the neutral partial
+          EXPECT_EQ(lse[h], -kInf) << "n=" << n;
+          for (int j = 0; j < d; ++j) EXPECT_EQ(o[h * d + j], 0.0f) << "n=" << n;
+          continue;
+        }
+        for (int j = 0; j < d; ++j) want[j] /= sum;
+        EXPECT_LT(test::rel_l2(o.data() + h * d, want.data(), d), 1e-5)
+            << "n=" << n << " " << simd_level_name(l);
+        EXPECT_NEAR(lse[h], m + std::log(sum), 1e-5 * std::max(1.0, std::abs(m)));
+      }
+    }
+}
+
 TEST(LogitMerge, SharedGroupRowsEqualPerHeadRows) {
   ThreadPool pool(2);
   const AttentionShape shape{12, 3, 64, DType::f16};
