@@ -22,6 +22,8 @@ namespace hb::hybrid {
 inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// Logit mode ships its gathered rows in this many pieces, each as soon as it is ready.
+inline constexpr int64_t kUploadChunks = 4;
 
 struct PageInfo {
   PageHome home = PageHome::window;
@@ -179,6 +181,7 @@ struct HybridGen::Impl {
   void cpu_logits_topk_gather(StepState& st, float scale);
   void gather_shipped_rows(StepState& st);
   void cpu_exact_partial(StepState& st, float scale);
+  void upload_blocks(StepState& st, int64_t b0, int64_t b1);
   void upload_cpu_part(StepState& st);
   void merge(StepState& st, float scale);
   void bookkeeping(StepState& st, StepResult& out);

@@ -189,19 +189,48 @@ void HybridGen::Impl::gather_shipped_rows(StepState& st) {
   else  // a head's block is its own selection as it stands
     std::copy(krow.begin(), krow.begin() + blocks, ucount.begin());
   st.block_rows = blocks > 0 ? *std::max_element(ucount.begin(), ucount.begin() + blocks) : 0;
-  pool.parallel_for(blocks, [&](int64_t blk, int) {
-    const size_t row0 = static_cast<size_t>(blk * g);
-    const int b = static_cast<int>(row0 / Hq);
-    const int kvh = shape.kv_head_of(static_cast<int>(row0 % Hq));
-    cpu::gather_rows(cpu_view(b), kvh, shipped_rows(blk, n_ext), ucount[blk],
-                     ext_v + static_cast<size_t>(blk * st.block_rows) * d * es);
-    for (size_t row = row0; row < row0 + static_cast<size_t>(g); ++row) {
-      const size_t base = row * n_ext;
-      std::memcpy(ext_l + base, topv.data() + base, static_cast<size_t>(krow[row]) * 4);
-      // Padding entries (heads with fewer CPU tokens) weigh exactly zero and read row 0.
-      for (int64_t i = krow[row]; i < n_ext; ++i) ext_l[base + i] = kNegInf, ext_r[base + i] = 0;
-    }
-  });
+  // In a few chunks of blocks, each shipped as soon as it is gathered (with overlap on), so the
+  // copy engine moves one chunk while the next is gathered and only the last one's copy is left
+  // after the CPU part.
+  const int64_t chunk = ceil_div(blocks, cfg().overlap ? kUploadChunks : 1);
+  for (int64_t b0 = 0; b0 < blocks; b0 += chunk) {
+    const int64_t b1 = std::min(blocks, b0 + chunk);
+    pool.parallel_for(b1 - b0, [&](int64_t i, int) {
+      const int64_t blk = b0 + i;
+      const size_t row0 = static_cast<size_t>(blk * g);
+      const int b = static_cast<int>(row0 / Hq);
+      const int kvh = shape.kv_head_of(static_cast<int>(row0 % Hq));
+      cpu::gather_rows(cpu_view(b), kvh, shipped_rows(blk, n_ext), ucount[blk],
+                       ext_v + static_cast<size_t>(blk * st.block_rows) * d * es);
+      for (size_t row = row0; row < row0 + static_cast<size_t>(g); ++row) {
+        const size_t base = row * n_ext;
+        std::memcpy(ext_l + base, topv.data() + base, static_cast<size_t>(krow[row]) * 4);
+        // Padding entries (heads with fewer CPU tokens) weigh exactly zero and read row 0.
+        for (int64_t i = krow[row]; i < n_ext; ++i) ext_l[base + i] = kNegInf, ext_r[base + i] = 0;
+      }
+    });
+    if (cfg().overlap) upload_blocks(st, b0, b1);
+  }
+}
+
+// ---- 5. Transfer: the top-k logits (+ row indices) and V rows of blocks [b0, b1) up to the
+// accelerator as side copies on its copy engine, so they overlap the accelerator's attention
+// and the rest of the gather (hybrid/README.md, "Critical path").
+void HybridGen::Impl::upload_blocks(StepState& st, int64_t b0, int64_t b1) {
+  HB_NVTX_RANGE("hb.hybrid.upload");
+  Accelerator& acc = *platform.accelerator;
+  const size_t entries = static_cast<size_t>((b1 - b0) * ship_group * st.n_ext);
+  const size_t e0 = static_cast<size_t>(b0 * ship_group * st.n_ext);
+  const size_t row_bytes = static_cast<size_t>(d) * es;
+  const size_t v0 = static_cast<size_t>(b0 * st.block_rows) * row_bytes;
+  const size_t vb = static_cast<size_t>((b1 - b0) * st.block_rows) * row_bytes;
+  acc.copy_to_device_async(ext_logits_dev.as<float>() + e0, ext_logits_host.as<float>() + e0,
+                           entries * 4);
+  if (shared_rows())
+    acc.copy_to_device_async(ext_rows_dev.as<int32_t>() + e0, ext_rows_host.as<int32_t>() + e0,
+                             entries * 4);
+  acc.copy_to_device_async(ext_v_dev.as<std::byte>() + v0, ext_v_host.as<std::byte>() + v0, vb);
+  st.tr->h2d_bytes += static_cast<int64_t>(entries * (shared_rows() ? 8 : 4) + vb);
 }
 
 // ---- 4b. CPU side, lse mode: the exact partial (o, lse) over its tokens.
@@ -221,22 +250,17 @@ void HybridGen::Impl::cpu_exact_partial(StepState& st, float scale) {
   st.t_score = now_ns();
 }
 
-// ---- 5. Transfer: top-k logits + V rows (or the exact partial) up to the accelerator, as side
-// copies on its copy engine as soon as the CPU part is ready, so they overlap the accelerator's
-// attention still running (hybrid/README.md, "Critical path"); the merge queued after them
-// waits for them (order_side_copies), the attention queued before does not.
+// ---- 5. Transfer: the CPU part up to the accelerator. Logit mode shipped its blocks as they
+// were gathered (upload_blocks); without overlap (the serial ablation) they go now, after the
+// accelerator's attention. LSE mode ships the exact partial. The merge queued after
+// order_side_copies waits for them, the attention queued before does not.
 void HybridGen::Impl::upload_cpu_part(StepState& st) {
   HB_NVTX_RANGE("hb.hybrid.upload");
   Accelerator& acc = *platform.accelerator;
   const size_t qn = static_cast<size_t>(B) * Hq;
-  if (logit) {
-    const size_t lb = qn * st.n_ext * 4, rb = shared_rows() ? lb : 0;
-    const size_t vb = qn / ship_group * st.block_rows * d * es;
-    acc.copy_to_device_async(ext_logits_dev.data(), ext_logits_host.data(), lb);
-    if (rb > 0) acc.copy_to_device_async(ext_rows_dev.data(), ext_rows_host.data(), rb);
-    acc.copy_to_device_async(ext_v_dev.data(), ext_v_host.data(), vb);
-    st.tr->h2d_bytes += static_cast<int64_t>(lb + rb + vb);
-  } else {
+  if (logit && !cfg().overlap) {
+    upload_blocks(st, 0, static_cast<int64_t>(qn) / ship_group);
+  } else if (!logit) {
     acc.copy_to_device_async(o_x.data(), o_cpu_host.data(), qn * d * 4);
     acc.copy_to_device_async(lse_x.data(), lse_cpu_host.data(), qn * 4);
     st.tr->h2d_bytes += static_cast<int64_t>(qn * (d + 1) * 4);

@@ -1,7 +1,7 @@
 // Issue 15's HybridGen repairs, driven directly: the output download counts in d2h_bytes; the
 // [PORT] cpu_k_cap scores only the newest host tokens and stays one exact softmax over what it
 // reports as attended (fp64 reference); promoted pages' scores are refreshed and cold ones go
-// back to the host.
+// back to the host; the shipped rows go up in pieces as they are gathered.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -111,6 +111,92 @@ TEST(HybridGenRepairs, PromotedPagesAreRefreshedAndColdOnesDemoted) {
   EXPECT_GT(refreshed, 0);  // a promoted page's score is no longer frozen
   EXPECT_GT(demoted, 0);    // and pages that went cold left the hot slots,
   EXPECT_GT(shrank, 0);     // some without a hotter page to take their slot
+}
+
+// The operations HybridGen queues, passed through to a real cpu accelerator, with every side
+// copy's source range recorded.
+class SideCopyTap final : public Accelerator {
+ public:
+  explicit SideCopyTap(Accelerator& real) : real_(real) {}
+  std::vector<std::pair<const std::byte*, size_t>> side;  // source, bytes
+  int ordered = 0;
+
+  const AcceleratorInfo& info() const override { return real_.info(); }
+  std::shared_ptr<BufferAllocator> memory() override { return real_.memory(); }
+  int64_t bytes_in_use() const override { return real_.bytes_in_use(); }
+  std::shared_ptr<BufferAllocator> staging_memory(int node) override {
+    return real_.staging_memory(node);
+  }
+  void copy_to_device(void* d, const void* s, size_t n) override { real_.copy_to_device(d, s, n); }
+  void copy_to_host(void* d, const void* s, size_t n) override { real_.copy_to_host(d, s, n); }
+  void decode_attention(const DecodeAttentionArgs* a, int b) override {
+    real_.decode_attention(a, b);
+  }
+  void score_logits(const float* q, int h, const PagedKvView& kv, int64_t b, int64_t e, float sc,
+                    float* l, int64_t st) override {
+    real_.score_logits(q, h, kv, b, e, sc, l, st);
+  }
+  void logit_merge_attention(const LogitMergeArgs& a) override { real_.logit_merge_attention(a); }
+  void merge_partials(int n, const float* const* o, const float* const* l, int h, int d, float* oo,
+                      float* lo) override {
+    real_.merge_partials(n, o, l, h, d, oo, lo);
+  }
+  int64_t synchronize() override { return real_.synchronize(); }
+  void copy_to_device_async(void* d, const void* s, size_t n) override {
+    side.emplace_back(static_cast<const std::byte*>(s), n);
+    real_.copy_to_device_async(d, s, n);
+  }
+  void order_side_copies() override {
+    ++ordered;
+    real_.order_side_copies();
+  }
+
+ private:
+  Accelerator& real_;
+};
+
+// Logit mode ships its rows in pieces as they are gathered (so the copy engine works while the
+// CPU still gathers), the serial ablation in one piece per buffer after the CPU part; either
+// way the pieces tile the same buffers, the h2d bytes are the same and the output is the same.
+TEST(HybridGenRepairs, RowsShipInPiecesAsTheyAreGathered) {
+  std::vector<std::vector<std::pair<const std::byte*, size_t>>> copies;
+  std::vector<std::vector<float>> outputs;
+  std::vector<int64_t> h2d;
+  for (const char* overlap : {"1", "0"}) {
+    Rig rig(kShape, 1000, 1, 1 << 20, {tier(MemoryKind::local_dram, 0)});
+    SideCopyTap tap(*rig.acc);
+    rig.platform.accelerator = &tap;
+    auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"},
+                              {"hybridgen.scheduler", "static"},
+                              {"hybridgen.ratio", "0.1"},
+                              {"hybridgen.overlap", overlap}});
+    ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, PlanStatus::ok);
+    hg->load();
+    tap.side.clear();
+    hg->prepare_step(0);
+    StepResult out;
+    hg->step(0, out);
+    EXPECT_EQ(tap.ordered, 1) << "one ordering point, before the merge";
+    copies.push_back(tap.side);
+    outputs.push_back(out.o);
+    h2d.push_back(out.traffic.h2d_bytes);
+  }
+  // 8 query heads = 8 blocks in 4 pieces: logits and V rows per piece.
+  ASSERT_EQ(copies[0].size(), 2u * 4);
+  ASSERT_EQ(copies[1].size(), 2u);
+  for (int buf = 0; buf < 2; ++buf) {  // logits, then V rows
+    const std::byte* at = copies[0][buf].first;
+    for (size_t piece = 0; piece < 4; ++piece) {
+      const auto& c = copies[0][2 * piece + buf];
+      EXPECT_EQ(c.first, at) << "piece " << piece << " follows the previous one";
+      EXPECT_GT(c.second, 0u);
+      at += c.second;
+    }
+    EXPECT_EQ(static_cast<size_t>(at - copies[0][buf].first), copies[1][buf].second)
+        << "the pieces cover the buffer the serial ablation ships whole";
+  }
+  EXPECT_EQ(h2d[0], h2d[1]);
+  EXPECT_EQ(outputs[0], outputs[1]);
 }
 
 }  // namespace
