@@ -524,52 +524,42 @@ void rows(const RowsJob& job) {
   *job.lse = m + __builtin_logf(l);
 }
 
-template <class V>
-void rows_any(const RowsJob& job) {
-  switch (job.dtype) {
-    case DType::f32:
-      return rows<V, DType::f32>(job);
-    case DType::f16:
-      return rows<V, DType::f16>(job);
-    case DType::bf16:
-      return rows<V, DType::bf16>(job);
-  }
-}
+// The cache dtype as a type, so one generic lambda can instantiate a kernel for each.
+template <DType T>
+struct AsDType {
+  static constexpr DType value = T;
+};
 
-template <class V>
-void select_any(const DecodeJob& job) {
-  switch (job.dtype) {
+template <class Fn>
+void with_dtype(DType t, const Fn& fn) {
+  switch (t) {
     case DType::f32:
-      return select<V, DType::f32>(job);
+      return fn(AsDType<DType::f32>{});
     case DType::f16:
-      return select<V, DType::f16>(job);
+      return fn(AsDType<DType::f16>{});
     case DType::bf16:
-      return select<V, DType::bf16>(job);
+      return fn(AsDType<DType::bf16>{});
   }
 }
 
 template <class V>
 void attend_any(const DecodeJob& job) {
-  switch (job.dtype) {
-    case DType::f32:
-      return attend<V, DType::f32>(job);
-    case DType::f16:
-      return attend<V, DType::f16>(job);
-    case DType::bf16:
-      return attend<V, DType::bf16>(job);
-  }
+  with_dtype(job.dtype, [&](auto t) { attend<V, decltype(t)::value>(job); });
 }
 
 template <class V>
 void score_any(const DecodeJob& job) {
-  switch (job.dtype) {
-    case DType::f32:
-      return score<V, DType::f32>(job);
-    case DType::f16:
-      return score<V, DType::f16>(job);
-    case DType::bf16:
-      return score<V, DType::bf16>(job);
-  }
+  with_dtype(job.dtype, [&](auto t) { score<V, decltype(t)::value>(job); });
+}
+
+template <class V>
+void select_any(const DecodeJob& job) {
+  with_dtype(job.dtype, [&](auto t) { select<V, decltype(t)::value>(job); });
+}
+
+template <class V>
+void rows_any(const RowsJob& job) {
+  with_dtype(job.dtype, [&](auto t) { rows<V, decltype(t)::value>(job); });
 }
 
 template <class V>
