@@ -117,6 +117,11 @@ HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const st
   c.overlap = flag(o, n, "overlap", d.overlap);
   c.report_attended = flag(o, n, "attended", d.report_attended);
   c.cpu_select = choice(o, n, "cpu_select", d.cpu_select, kCpuSelects);
+  c.select_hint = flag(o, n, "select_hint", d.select_hint);
+  c.hint_margin = o.number(n, "hint_margin", d.hint_margin);
+  if (!(c.hint_margin >= 0))
+    throw Error("option " + n + ".hint_margin must be >= 0",
+                "pass e.g. --opt " + n + ".hint_margin=0.25 (or " + n + ".select_hint=0)");
   c.ship_rows = choice(o, n, "ship_rows", d.ship_rows, kShipRows);
   return c;
 }

@@ -140,6 +140,9 @@ void HybridGen::load() {
     m.lse_cpu_host = staging->allocate(qn * 4);
   }
   m.krow.assign(qn, 0);
+  // No hint before the first selection (NaN: the sampled floors).
+  if (m.logit && cfg_.cpu_select == CpuSelect::fused && cfg_.select_hint)
+    m.floor_hint.assign(qn, std::numeric_limits<float>::quiet_NaN());
   const HybridGenConfig bc = cfg_.budget_config();
   if (!m.all_fit && bc.logit() && bc.semantic() && hot_slots_ > 0) {
     m.hot_logits_dev = mem->allocate(qn * m.hot_logit_tokens() * 4);

@@ -121,6 +121,9 @@ struct HybridGen::Impl {
   // Smallest shipped logit per (b, q head) of the last step (-inf: none): the bar a promoted
   // page's tokens must clear to count as hits when its score is refreshed.
   std::vector<float> kth_logit;
+  // Per (sequence, query head): where the next fused selection starts, from this step's top-k
+  // (select_hint; empty when off).
+  std::vector<float> floor_hint;
   Buffer hot_logits_dev;               // accelerator: logits over the hot pages (refresh)
   std::vector<float> hot_logits_host;  // their copy on the host
   bool dirty = true;

@@ -141,7 +141,8 @@ void HybridGen::Impl::cpu_logits_topk_gather(StepState& st, float scale) {
       const size_t row0 = static_cast<size_t>(b) * Hq;
       cpu::select_topk(io->q_host.data() + row0 * d, Hq, cpu_view(b), st.scan_begin[b], scale,
                        krow.data() + row0, topi.data() + row0 * n_ext, topv.data() + row0 * n_ext,
-                       n_ext, pool);
+                       n_ext, pool, best_simd_level(),
+                       floor_hint.empty() ? nullptr : floor_hint.data() + row0);
     }
     st.t_score = st.t_topk = now_ns();
   } else {
@@ -325,12 +326,18 @@ void HybridGen::Impl::count_hits(const StepState& st, std::vector<int64_t>& v_ro
       HeadState& hs = sq.heads[shape.kv_head_of(qh)];
       const int32_t* ix = topi.data() + row * st.n_ext;
       const float* lv = topv.data() + row * st.n_ext;
-      float bar = krow[row] > 0 ? lv[0] : kNegInf;
+      float bar = krow[row] > 0 ? lv[0] : kNegInf, top = bar;
       for (int64_t i = 0; i < krow[row]; ++i) {
         hs.pages[hs.cpu_ids[ix[i] / P]].hits++;
         bar = std::min(bar, lv[i]);
+        top = std::max(top, lv[i]);
       }
       if (!kth_logit.empty()) kth_logit[row] = bar;
+      // The next step's query is close to this one's, and so is its k-th logit: start there,
+      // lowered by a share of the selection's spread (hybrid/README.md, "select_hint").
+      if (!floor_hint.empty())
+        floor_hint[row] = krow[row] > 0 ? bar - static_cast<float>(cfg().hint_margin) * (top - bar)
+                                        : std::numeric_limits<float>::quiet_NaN();
     }
     // V rows read on the host: each shipped block's rows once (a group's union, or a head's).
     for (int64_t blk = static_cast<int64_t>(b) * Hq / ship_group;

@@ -171,11 +171,27 @@ std::vector<float> sample_floors(const KernelTable& kt, const float* q, int q_he
   return floors;
 }
 
-// One pass; with `sample`, heads start from a sampled floor (admitting only logits >= it) and
-// the pass fails (returns false, nothing written) when some head admitted fewer than k.
+// Where a pass's heads start: from no floor (admit everything until the buffer fills), from
+// floors sampled over the range, or from the caller's hints.
+enum class Floors { none, sampled, hinted };
+
+// Hinted floors are used like sampled ones: only where one pays (k well below the tokens).
+std::vector<float> hinted_floors(const float* hint, int q_heads, int G, const PagedKvView& kv,
+                                 int64_t begin, const std::vector<int64_t>& kq) {
+  std::vector<float> floors(static_cast<size_t>(q_heads), -std::numeric_limits<float>::infinity());
+  for (int h = 0; h < q_heads; ++h) {
+    const int64_t n = std::max(begin, kv.heads[h / G].num_tokens) - begin;
+    if (kq[h] > 0 && kq[h] * 8 < n) floors[h] = hint[h];
+  }
+  return floors;
+}
+
+// One pass; with floors, heads start from them (admitting only logits >= the floor) and the
+// pass fails (returns false, nothing written) when some head admitted fewer than k.
 bool select_pass(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, float scale,
                  const int64_t* k, int32_t* idx_out, float* val_out, int64_t out_stride,
-                 ThreadPool& pool, SimdLevel simd, bool sample) {
+                 ThreadPool& pool, SimdLevel simd, Floors from, const float* hint) {
+  const bool floored = from != Floors::none;
   if (kv.kv_heads <= 0 || q_heads % kv.kv_heads != 0 || q_heads / kv.kv_heads > kMaxJobQueryHeads)
     throw Error("select_topk: " + std::to_string(q_heads) + " query heads cannot share " +
                     std::to_string(kv.kv_heads) + " KV heads",
@@ -195,9 +211,10 @@ bool select_pass(const float* q, int q_heads, const PagedKvView& kv, int64_t beg
   std::vector<int64_t> kq(static_cast<size_t>(q_heads));
   for (int h = 0; h < q_heads; ++h) kq[h] = std::clamp<int64_t>(k[h], 0, head_end(h / G) - begin);
   const std::vector<float> floors =
-      sample ? sample_floors(kt, q, q_heads, kv, begin, scale, kq, pool)
-             : std::vector<float>(static_cast<size_t>(q_heads),
-                                  -std::numeric_limits<float>::infinity());
+      from == Floors::sampled  ? sample_floors(kt, q, q_heads, kv, begin, scale, kq, pool)
+      : from == Floors::hinted ? hinted_floors(hint, q_heads, G, kv, begin, kq)
+                               : std::vector<float>(static_cast<size_t>(q_heads),
+                                                    -std::numeric_limits<float>::infinity());
   // Per (piece, query head) state and candidate storage: up to 2k + 64 candidates, or every
   // token of the piece when that is fewer (then it never compacts).
   // The caller's scratch, named through references: inside the pool's lambdas a thread_local
@@ -251,7 +268,7 @@ bool select_pass(const float* q, int q_heads, const PagedKvView& kv, int64_t beg
     job.head = heads;
     kt.select(job);
   });
-  for (int h = 0; h < q_heads && sample; ++h) {
+  for (int h = 0; h < q_heads && floored; ++h) {
     int64_t total = 0;
     const int64_t hj = (h / G) / sp.heads_per_job;
     for (int64_t sl = 0; sl < sp.splits; ++sl)
@@ -283,14 +300,26 @@ bool select_pass(const float* q, int q_heads, const PagedKvView& kv, int64_t beg
 }  // namespace
 
 std::atomic<int64_t> g_select_fallbacks{0};
+std::atomic<int64_t> g_select_hinted{0};
+std::atomic<int64_t> g_select_hint_misses{0};
 
 void select_topk(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, float scale,
                  const int64_t* k, int32_t* idx_out, float* val_out, int64_t out_stride,
-                 ThreadPool& pool, SimdLevel simd) {
+                 ThreadPool& pool, SimdLevel simd, const float* floor_hint) {
   HB_NVTX_RANGE("hb.cpu.select_topk");
-  if (!select_pass(q, q_heads, kv, begin, scale, k, idx_out, val_out, out_stride, pool, simd, true))
-    select_pass(q, q_heads, kv, begin, scale, k, idx_out, val_out, out_stride, pool, simd, false),
-        ++g_select_fallbacks;
+  auto pass = [&](Floors from) {
+    return select_pass(q, q_heads, kv, begin, scale, k, idx_out, val_out, out_stride, pool, simd,
+                       from, floor_hint);
+  };
+  // A hint for every head, or none: a head without one would scan from no floor at all.
+  const bool hinted = floor_hint && std::all_of(floor_hint, floor_hint + q_heads,
+                                                [](float x) { return std::isfinite(x); });
+  if (hinted) {
+    ++g_select_hinted;
+    if (pass(Floors::hinted)) return;
+    ++g_select_hint_misses;
+  }
+  if (!pass(Floors::sampled)) pass(Floors::none), ++g_select_fallbacks;
 }
 
 namespace {

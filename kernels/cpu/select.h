@@ -27,13 +27,22 @@ void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t be
 // selection of score_logits + topk_select_rows (larger first, ties by lower index, NaN ranked
 // as -inf so never ahead of a finite value), bit-identical logits. Tokens are split over the
 // pool (a few pieces per worker) and the pieces' candidates merged per head.
+// floor_hint (optional, [q_heads]): a guess at each head's k-th logit from below (e.g. the last
+// decode step's, lowered by a margin); heads start from it instead of from floors sampled over
+// the range (which cost a few % of K read twice); used only when every head has a finite one.
+// A guess above some head's k-th logit only costs time: the call then runs the sampled pass.
+// The result never depends on the hint.
 void select_topk(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, float scale,
                  const int64_t* k, int32_t* idx_out, float* val_out, int64_t out_stride,
-                 ThreadPool& pool, SimdLevel simd = best_simd_level());
+                 ThreadPool& pool, SimdLevel simd = best_simd_level(),
+                 const float* floor_hint = nullptr);
 
 // How many select_topk calls found a sampled floor above some head's k-th logit and ran a
-// second pass without floors (tests and benchmarks read it).
+// second pass without floors; how many started from hints, and of those how many found one
+// above a head's k-th logit and ran the sampled pass (tests and benchmarks read them).
 extern std::atomic<int64_t> g_select_fallbacks;
+extern std::atomic<int64_t> g_select_hinted;
+extern std::atomic<int64_t> g_select_hint_misses;
 
 // For each of `rows` rows of n values (row stride `stride`): the indices of the k largest,
 // ordered by value descending; ties broken by lower index first (deterministic). k is

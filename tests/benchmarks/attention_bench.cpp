@@ -304,9 +304,10 @@ void BM_TopK(benchmark::State& state) {
 
 // HybridGen's CPU part in its two modes (issue 15 part 3), side by side on the same caches:
 // logit mode = score q.K over the tokens, per-head top 5%, gather the winners' V rows, as
-// `fused` (cpu::select_topk: one K pass, streaming top-k) or `separate` (score_logits into a
-// logit array, then topk_select_rows); LSE mode = exact decode attention (K and V). Each
-// iteration runs all three, in a rotating order, each on its own cache copy; the counters are
+// `fused` (cpu::select_topk: one K pass, streaming top-k, floors sampled), `hinted` (the same
+// started from HybridGen's floor hint) or `separate` (score_logits into a logit array, then
+// topk_select_rows); LSE mode = exact decode attention (K and V). Each iteration runs all four,
+// in a rotating order, each on its own cache copy; the counters are
 // medians over iterations of fused / attention and separate / attention (wall time, and
 // process CPU time, which a loaded machine disturbs less). Iteration time: the fused part.
 // Args: {tokens, threads (1, or 0 = all)}.
@@ -329,19 +330,35 @@ void BM_SelectVsAttention(benchmark::State& state) {
                        rows.data() + static_cast<size_t>(h) * k * d * 2);
     });
   };
-  std::vector<double> fused_s, sep_s, attn_s, r_fused, r_sep, rc_fused, rc_sep, scan_s;
+  std::vector<double> fused_s, sep_s, attn_s, r_fused, r_sep, rc_fused, rc_sep, scan_s, hint_s;
+  // HybridGen's hint (hybrid/README.md, select_hint): each head's k-th logit minus a quarter of
+  // its spread, from one selection on the first copy (the copies hold different random K).
+  std::vector<float> hint(hq);
+  {
+    cpu::select_topk(q.data(), hq, cs[0]->view, 0, 0, ks.data(), idx.data(), val.data(), k, pool);
+    for (int h = 0; h < hq; ++h) {
+      const auto [lo, hi] = std::minmax_element(val.begin() + h * k, val.begin() + (h + 1) * k);
+      hint[h] = *lo - 0.25f * (*hi - *lo);
+    }
+  }
+  const int64_t misses0 = cpu::g_select_hint_misses.load();
   const int64_t fallbacks0 = cpu::g_select_fallbacks.load();
   size_t i = 0;
   for (auto _ : state) {
-    double wall[3], cpu[3];
-    for (int j = 0; j < 3; ++j) {
-      const int which = static_cast<int>((i + j) % 3);
-      const PagedKvView& kv = cs[(3 * i + j) % cs.size()]->view;
+    double wall[4], cpu[4];
+    for (int j = 0; j < 4; ++j) {
+      const int which = static_cast<int>((i + j) % 4);
+      const PagedKvView& kv = cs[(4 * i + j) % cs.size()]->view;
       const auto t0 = clock::now();
       const double c0 = process_cpu_seconds();
       if (which == 0) {
         cpu::select_topk(q.data(), hq, kv, 0, 0, ks.data(), idx.data(), val.data(), k, pool);
         scan_s.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+        gather(kv);
+      } else if (which == 3) {
+        cpu::select_topk(q.data(), hq, kv, 0, 0, ks.data(), idx.data(), val.data(), k, pool,
+                         best_simd_level(), hint.data());
+        hint_s.push_back(std::chrono::duration<double>(clock::now() - t0).count());
         gather(kv);
       } else if (which == 1) {
         cpu::score_logits(q.data(), hq, kv, 0, -1, 0, logits.data(), tokens, pool);
@@ -377,6 +394,8 @@ void BM_SelectVsAttention(benchmark::State& state) {
   state.counters["fallbacks"] = static_cast<double>(cpu::g_select_fallbacks.load() - fallbacks0);
   state.counters["fused_ms"] = 1e3 * median(fused_s);
   state.counters["fused_scan_ms"] = 1e3 * median(scan_s);
+  state.counters["hinted_scan_ms"] = 1e3 * median(hint_s);
+  state.counters["hint_misses"] = static_cast<double>(cpu::g_select_hint_misses.load() - misses0);
   state.counters["separate_ms"] = 1e3 * median(sep_s);
   state.counters["attention_ms"] = 1e3 * median(attn_s);
   state.counters["fused/attn"] = median(r_fused);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/phase_names.h"
+#include "kernels/cpu/select.h"
 #include "rig.h"
 
 namespace hb::test {
@@ -71,6 +72,32 @@ TEST(HybridGenCpuSelect, OptionIsValidated) {
   auto h = make_hybridgen({{"hybridgen.cpu_select", "separate"}});
   EXPECT_EQ(h->config().cpu_select, hybrid::CpuSelect::separate);
   EXPECT_EQ(make_hybridgen({})->config().cpu_select, hybrid::CpuSelect::fused);
+  EXPECT_TRUE(make_hybridgen({})->config().select_hint);
+  EXPECT_FALSE(make_hybridgen({{"hybridgen.select_hint", "0"}})->config().select_hint);
+  EXPECT_THROW(make_hybridgen({{"hybridgen.hint_margin", "-0.1"}}), Error);
+  EXPECT_THROW(make_hybridgen({{"hybridgen.hint_margin", "nan"}}), Error);
+}
+
+// The fused selection starts from last step's k-th logit (select_hint): after the first step
+// the hinted pass runs, and on this workload its margin holds (few misses, each a sampled pass).
+TEST(HybridGenCpuSelect, HintsFromTheLastStepAreUsedAndRarelyMiss) {
+  const AttentionShape shape{8, 2, 128, DType::f16};
+  Rig rig(shape, 4000, 12, 2 << 20, {tier(MemoryKind::local_dram, 0)});
+  auto hg = make_hybridgen({{"hybridgen.ratio", "0.05"},
+                            {"hybridgen.scheduler", "static"},
+                            {"hybridgen.gpu_tokens", "128"}});
+  ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, PlanStatus::ok);
+  hg->load();
+  const int64_t hinted = cpu::g_select_hinted.load(), misses = cpu::g_select_hint_misses.load();
+  const int64_t fallbacks = cpu::g_select_fallbacks.load();
+  for (int s = 0; s < 12; ++s) {
+    hg->prepare_step(s);
+    StepResult out;
+    hg->step(s, out);
+  }
+  EXPECT_EQ(cpu::g_select_hinted.load() - hinted, 11) << "every step after the first";
+  EXPECT_LE(cpu::g_select_hint_misses.load() - misses, 2);
+  EXPECT_EQ(cpu::g_select_fallbacks.load() - fallbacks, 0);
 }
 
 }  // namespace

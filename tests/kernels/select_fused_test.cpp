@@ -59,7 +59,8 @@ bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
 
 // Runs both paths and compares them head by head.
 void compare(const test::PagedInput& in, int64_t begin, const std::vector<int64_t>& ks,
-             SimdLevel level, ThreadPool& pool, const std::string& what) {
+             SimdLevel level, ThreadPool& pool, const std::string& what,
+             const float* hint = nullptr) {
   const AttentionShape& s = in.w.shape;
   const int hq = s.q_heads;
   const int64_t n = in.cache().num_tokens(0), c = n - begin;
@@ -70,7 +71,7 @@ void compare(const test::PagedInput& in, int64_t begin, const std::vector<int64_
   std::vector<int32_t> fi(static_cast<size_t>(hq) * kmax, -7), si(fi.size(), -7);
   std::vector<float> fv(fi.size(), 42), sv(fi.size(), 42);
   cpu::select_topk(in.q(), hq, in.view(), begin, 0, ks.data(), fi.data(), fv.data(), kmax, pool,
-                   level);
+                   level, hint);
   for (int h = 0; h < hq; ++h) {
     cpu::topk_select_rows(logits.data() + static_cast<size_t>(h) * c, 1, c, c, ks[h],
                           si.data() + h * kmax, sv.data() + h * kmax);
@@ -195,6 +196,43 @@ TEST(SelectTopk, AFloorAboveTheKthLogitFallsBack) {
     compare(in, 0, std::vector<int64_t>(8, 400), l, pool, "fallback");
   EXPECT_EQ(cpu::g_select_fallbacks.load() - before,
             static_cast<int64_t>(test::available_levels().size()));
+}
+
+// A floor hint only changes where the heads start: a good one (below the k-th logit), one
+// above it (the sampled pass runs instead, counted), and hints missing for some or all heads
+// (NaN, -inf: the sampled pass, not counted) all select exactly what score + topk_select_rows
+// select.
+TEST(SelectTopk, AHintNeverChangesTheSelection) {
+  ThreadPool pool(2);
+  for (Doctor doc : {Doctor::none, Doctor::ties}) {
+    const AttentionShape shape{8, 2, 64, DType::f16};
+    const int64_t n = 4099, k = 200;
+    const auto in = doctored(shape, n, WorkloadSpec::Kind::structured, doc, kDefaultPageTokens, 11);
+    std::vector<float> logits(static_cast<size_t>(8) * n);
+    cpu::score_logits(in.q(), 8, in.view(), 0, -1, 0, logits.data(), n, pool);
+    std::vector<float> kth(8);
+    for (int h = 0; h < 8; ++h) {
+      std::vector<int32_t> idx(k);
+      std::vector<float> val(k);
+      cpu::topk_select_rows(logits.data() + h * n, 1, n, n, k, idx.data(), val.data());
+      kth[h] = *std::min_element(val.begin(), val.end());
+    }
+    std::vector<float> good(8), high(8), none(8);
+    for (int h = 0; h < 8; ++h) {
+      good[h] = kth[h] - 0.5f;
+      high[h] = h == 3 ? kth[h] + 1.0f : kth[h] - 0.5f;   // one head's hint is too high
+      none[h] = h % 2 ? kNaN : h == 0 ? -kInf : good[h];  // most heads have one, not all
+    }
+    const std::vector<int64_t> ks(8, k);
+    for (SimdLevel l : test::available_levels()) {
+      const int64_t misses = cpu::g_select_hint_misses.load();
+      compare(in, 0, ks, l, pool, "good hint", good.data());
+      compare(in, 0, ks, l, pool, "no hint", none.data());
+      EXPECT_EQ(cpu::g_select_hint_misses.load(), misses) << simd_level_name(l);
+      compare(in, 0, ks, l, pool, "a hint too high", high.data());
+      EXPECT_EQ(cpu::g_select_hint_misses.load(), misses + 1) << simd_level_name(l);
+    }
+  }
 }
 
 }  // namespace
