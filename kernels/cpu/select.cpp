@@ -215,8 +215,8 @@ bool select_pass(const float* q, int q_heads, const PagedKvView& kv, int64_t beg
       : from == Floors::hinted ? hinted_floors(hint, q_heads, G, kv, begin, kq)
                                : std::vector<float>(static_cast<size_t>(q_heads),
                                                     -std::numeric_limits<float>::infinity());
-  // Per (piece, query head) state and candidate storage: up to 2k + 64 candidates, or every
-  // token of the piece when that is fewer (then it never compacts).
+  // Per (piece, query head) state and candidate storage: up to kCapFactor * k + 64
+  // candidates, or every token of the piece when that is fewer (then it never compacts).
   // The caller's scratch, named through references: inside the pool's lambdas a thread_local
   // would be each worker's own (empty) instance.
   thread_local std::vector<SelectHead> states_tl;
