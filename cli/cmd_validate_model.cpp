@@ -29,7 +29,9 @@ namespace {
 
 struct ValidateArgs {
   run::SweepSpec spec;
-  SweepAxesText axes{.seq_lens = "8k,32k,64k"};  // --model, --seq-len, ... (cli/sweep_options.h)
+  SweepAxesText axes{.seq_lens = "8k,32k,64k",
+                     .kv_budgets = {},
+                     .strategy_options = {}};  // --model, --seq-len, ... (cli/sweep_options.h)
   std::string platform, out, json, report, write_model;
   double goal = 0.15;
   bool check = false, quiet = false, no_live = false;

@@ -14,6 +14,7 @@ const HostTier* Platform::tier_of_kind(MemoryKind k) const {
 double StrategyOptions::number(const std::string& strategy, const std::string& key,
                                double def) const {
   const std::string full = strategy + "." + key;
+  asked_.insert(full);
   auto it = kv_.find(full);
   if (it == kv_.end()) return def;
   used_[full] = true;
@@ -24,6 +25,7 @@ double StrategyOptions::number(const std::string& strategy, const std::string& k
 std::string StrategyOptions::text(const std::string& strategy, const std::string& key,
                                   const std::string& def) const {
   const std::string full = strategy + "." + key;
+  asked_.insert(full);
   auto it = kv_.find(full);
   if (it == kv_.end()) return def;
   used_[full] = true;
@@ -31,10 +33,16 @@ std::string StrategyOptions::text(const std::string& strategy, const std::string
 }
 
 void StrategyOptions::check_all_used(const std::string& strategy) const {
+  const std::string prefix = strategy + ".";
   for (const auto& [k, v] : kv_) {
-    if (k.rfind(strategy + ".", 0) == 0 && !used_.count(k))
-      throw Error("strategy " + strategy + " has no option '" + k.substr(strategy.size() + 1) + "'",
-                  "see `hybridbench run --list-strategies` for each strategy's options");
+    if (k.rfind(prefix, 0) != 0 || used_.count(k)) continue;
+    std::string known;
+    for (const std::string& a : asked_)
+      if (a.rfind(prefix, 0) == 0) known += (known.empty() ? "" : ", ") + a.substr(prefix.size());
+    throw Error("strategy " + strategy + " has no option '" + k.substr(prefix.size()) + "'",
+                known.empty() ? strategy + " takes no options"
+                              : "its options are: " + known + " (pass --opt " + strategy +
+                                    ".<option>=<value>)");
   }
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <span>
 #include <string>
@@ -64,13 +65,15 @@ class StrategyOptions {
   double number(const std::string& strategy, const std::string& key, double def) const;
   std::string text(const std::string& strategy, const std::string& key,
                    const std::string& def) const;
-  // Throws hb::Error for keys addressed to `strategy` that were never read.
+  // Throws hb::Error for keys addressed to `strategy` that were never read, naming the keys
+  // the strategy did ask for (its options).
   void check_all_used(const std::string& strategy) const;
   const std::map<std::string, std::string>& all() const { return kv_; }
 
  private:
   std::map<std::string, std::string> kv_;
   mutable std::map<std::string, bool> used_;
+  mutable std::set<std::string> asked_;  // "strategy.key" for every key read, given or not
 };
 
 // Whether plan() accepted the point; oom and unsupported decline it (with a reason).

@@ -16,7 +16,7 @@ int resolve_microbatches(int requested, int batch) {
 
 LayerScope::LayerScope(Factory make, const ModelPreset& model, int microbatches)
     : make_(std::move(make)), model_(model), requested_microbatches_(microbatches) {
-  parts_.push_back(Part{make_(), nullptr, {}, 0});
+  parts_.push_back(Part{make_(), nullptr, {}, 0, {}});
 }
 
 LayerScope::~LayerScope() {
@@ -41,7 +41,7 @@ PlanResult LayerScope::plan(const Problem& problem, const Platform& platform) {
   PlanResult first;
   parts_.reserve(n);  // strategies keep a pointer to their part's Problem: no reallocation
   for (int i = 0, seq = 0; i < n; ++i) {
-    if (i == static_cast<int>(parts_.size())) parts_.push_back(Part{make_(), nullptr, {}, 0});
+    if (i == static_cast<int>(parts_.size())) parts_.push_back(Part{make_(), nullptr, {}, 0, {}});
     Part& p = parts_[i];
     const int size = base + (i < extra ? 1 : 0);
     p.first = seq;

@@ -81,6 +81,19 @@ TEST(StrategyOptions, ReadsDefaultsAndRejectsTypos) {
   EXPECT_EQ(o.number("h2o", "heavy_ratio", 0.1), 0.2);
   EXPECT_EQ(o.number("h2o", "recent_ratio", 0.1), 0.1);
   EXPECT_THROW(o.check_all_used("h2o"), Error);
+  try {
+    o.check_all_used("h2o");
+  } catch (const Error& e) {  // the typo named, and the options the strategy did ask for
+    EXPECT_NE(e.problem().find("'recnt'"), std::string::npos) << e.problem();
+    EXPECT_NE(e.fix().find("heavy_ratio, recent_ratio"), std::string::npos) << e.fix();
+  }
+  StrategyOptions none(std::map<std::string, std::string>{{"cpu-only.ratio", "1"}});
+  try {
+    none.check_all_used("cpu-only");
+    ADD_FAILURE() << "an option a strategy never asks for is refused";
+  } catch (const Error& e) {
+    EXPECT_NE(e.fix().find("cpu-only takes no options"), std::string::npos) << e.fix();
+  }
   StrategyOptions bad(std::map<std::string, std::string>{{"quest.budget", "lots"}});
   EXPECT_THROW(bad.number("quest", "budget", 2048), Error);
 }

@@ -58,7 +58,9 @@ TEST(LayerScope, EveryStrategyAttendsAsAloneAcrossMicroBatches) {
       s->step(step, out);
       s->fill_attended(step, out);
       ASSERT_EQ(out.o.size(), size_t{3} * 14 * 64) << name;
-      if (!out.attended.empty()) ASSERT_EQ(out.attended.size(), size_t{3} * 14) << name;
+      if (!out.attended.empty()) {
+        ASSERT_EQ(out.attended.size(), size_t{3} * 14) << name;
+      }
       EXPECT_LT(h.max_error_vs_attended(step, out), 2e-4) << name << " step " << step;
       // Two micro-batches each read every weight once.
       EXPECT_GE(out.traffic.bytes_read[int(Processor::accelerator)][int(MemoryKind::accelerator)],
