@@ -106,6 +106,14 @@ void compact_head(SelectHead& sh) {
   sh.full = 1;
 }
 
+// Query head h's tokens from `begin`, and whether a floor pays for its k of them: only when k
+// is well under them (k < n/8), so that most tiles fall below it. Sampled and hinted floors
+// follow the same rule.
+int64_t head_tokens(const PagedKvView& kv, int G, int h, int64_t begin) {
+  return std::max(begin, kv.heads[h / G].num_tokens) - begin;
+}
+bool floor_pays(int64_t k, int64_t n) { return k > 0 && k * 8 < n; }
+
 // Sub-blocks of 16 tokens scored up front, per KV head, to estimate each query head's floor.
 constexpr int kSampleBlocks = 32;
 
@@ -158,8 +166,8 @@ std::vector<float> sample_floors(const KernelTable& kt, const float* q, int q_he
     kt.score(job);
   });
   for (int h = 0; h < q_heads; ++h) {
-    const int64_t n = std::max(begin, kv.heads[h / G].num_tokens) - begin;
-    if (kq[h] == 0 || kq[h] * 8 >= n) continue;
+    const int64_t n = head_tokens(kv, G, h, begin);
+    if (!floor_pays(kq[h], n)) continue;
     std::vector<float> v;
     for (int64_t i = 0; i < width; ++i)
       if (!std::isnan(samp[h * width + i])) v.push_back(samp[h * width + i]);
@@ -175,13 +183,12 @@ std::vector<float> sample_floors(const KernelTable& kt, const float* q, int q_he
 // floors sampled over the range, or from the caller's hints.
 enum class Floors { none, sampled, hinted };
 
-// Hinted floors are used like sampled ones: only where one pays (k well below the tokens).
+// Hinted floors are used like sampled ones: only where one pays.
 std::vector<float> hinted_floors(const float* hint, int q_heads, int G, const PagedKvView& kv,
                                  int64_t begin, const std::vector<int64_t>& kq) {
   std::vector<float> floors(static_cast<size_t>(q_heads), -std::numeric_limits<float>::infinity());
   for (int h = 0; h < q_heads; ++h) {
-    const int64_t n = std::max(begin, kv.heads[h / G].num_tokens) - begin;
-    if (kq[h] > 0 && kq[h] * 8 < n) floors[h] = hint[h];
+    if (floor_pays(kq[h], head_tokens(kv, G, h, begin))) floors[h] = hint[h];
   }
   return floors;
 }
