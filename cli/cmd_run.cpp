@@ -435,6 +435,13 @@ CommandFn add_run_command(CLI::App& app) {
                   "one node per rank (0,1,...)");
   sub->add_option("--emulate-cxl", s.emulate_cxl,
                   "node=N (a NUMA node plays CXL) or bandwidth=GBps,latency=ns");
+  sub->add_option("--kv-pages", s.kv_pages,
+                  "Pages of host KV memory: 'thp' (transparent huge pages where the kernel's THP "
+                  "setting allows, as the probe's read roof uses; a KV page is a 4 KiB block, so "
+                  "on base pages every one costs a TLB miss) or '4k' (base pages, what plain "
+                  "malloc gets)")
+      ->check(CLI::IsMember({"thp", "4k"}))
+      ->capture_default_str();
   sub->add_option("--out", a->out,
                   "Report path (default: hybridbench-<UTC time>.json here; - = stdout, the summary "
                   "then goes to "

@@ -111,7 +111,7 @@ PlatformSetup setup_platform(const run::SweepSpec& spec) {
   memtier::DiscoverOptions opts;
   opts.emulate_cxl = spec.emulate_cxl;
   const memtier::Topology topo = memtier::discover(opts);
-  p.env.host_tiers = memtier::host_tiers(topo);
+  p.env.host_tiers = memtier::host_tiers(topo, nullptr, true, spec.kv_pages == "thp");
   p.env.cpu_node = topo.cpu_node;
   if (!spec.kv_node.empty()) {
     const int node =
@@ -139,7 +139,8 @@ PlatformSetup setup_platform(const run::SweepSpec& spec) {
                 it + 1);  // the chosen node becomes the default host tier
   }
   p.env.observe_pages = [](const void* ptr, size_t bytes) {
-    return memtier::verify_placement(ptr, bytes, {}, 4096).pages_per_node;
+    const memtier::PlacementReport r = memtier::verify_placement(ptr, bytes, {}, 4096);
+    return run::RunEnvironment::ObservedPages{r.pages_per_node, r.huge_page_bytes};
   };
   // Workloads live in ordinary memory beside the caches; leave a quarter of it for the rest.
   p.env.host_memory_budget_bytes = mem_available_bytes() / 4 * 3;

@@ -68,7 +68,8 @@ run::SweepIdentity sweep_identity(const run::SweepSpec& spec,
       {"accelerator", "--accelerator"},
       {"accelerator_capacity_bytes", "--accelerator-memory"},
       {"kv_node", "--kv-node"},
-      {"emulate_cxl", "--emulate-cxl"}};
+      {"emulate_cxl", "--emulate-cxl"},
+      {"kv_pages", "--kv-pages"}};
   for (const auto& [k, v] : spec.echo()) {
     if (k == "accuracy_target") continue;  // how tables read the points, not what they measure
     auto f = flag.find(k);

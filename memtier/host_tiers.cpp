@@ -46,7 +46,7 @@ struct Entry {
 }  // namespace
 
 std::vector<HostTier> host_tiers(const Topology& topo, const ProbeResult* measured,
-                                 bool with_allocators) {
+                                 bool with_allocators, bool huge_pages) {
   std::vector<Entry> entries;
   for (const auto& n : topo.nodes) {
     if (n.kind == TierKind::gpu_memory || n.total_bytes == 0) continue;
@@ -54,7 +54,7 @@ std::vector<HostTier> host_tiers(const Topology& topo, const ProbeResult* measur
     t.location = n.location();
     t.free_bytes = n.free_bytes;
     t.read_bandwidth_bytes_per_s = read_bandwidth(topo, n, measured);
-    if (with_allocators) t.allocator = node_allocator(t.location);
+    if (with_allocators) t.allocator = node_allocator(t.location, huge_pages);
     entries.push_back({std::move(t), &n});
   }
   const bool all_known = std::all_of(entries.begin(), entries.end(), [](const Entry& e) {
@@ -77,7 +77,7 @@ std::vector<HostTier> host_tiers(const Topology& topo, const ProbeResult* measur
     t.read_bandwidth_bytes_per_s = topo.simulated_cxl->bandwidth_gbps * 1e9;
     if (const MemoryNode* b = topo.node(topo.simulated_cxl->backing_node))
       t.free_bytes = b->free_bytes;
-    if (with_allocators) t.allocator = node_allocator(t.location);
+    if (with_allocators) t.allocator = node_allocator(t.location, huge_pages);
     out.push_back(std::move(t));
   }
   return out;

@@ -15,9 +15,11 @@ namespace hb::memtier {
 // one (probe figures, else HMAT), otherwise by kind (hbm, remote-dram, cxl, far) then SLIT
 // distance. The simulated CXL tier (--emulate-cxl bandwidth=,latency=) comes last, with its
 // declared bandwidth and an allocator on its backing node. `with_allocators` = false gives
-// tiers without allocators (a profile of another machine, for modelling).
+// tiers without allocators (a profile of another machine, for modelling). `huge_pages`: the
+// allocators ask for transparent huge pages (`run --kv-pages thp`): KV pages are 4 KiB blocks
+// scattered over the arena, and on base pages each one costs a TLB miss.
 std::vector<HostTier> host_tiers(const Topology& topo, const ProbeResult* measured = nullptr,
-                                 bool with_allocators = true);
+                                 bool with_allocators = true, bool huge_pages = false);
 
 // discover(opts) then host_tiers(): what `hybridbench run` needs on this machine.
 std::vector<HostTier> discover_host_tiers(const DiscoverOptions& opts = {});

@@ -215,9 +215,12 @@ Buffer NumaAllocator::allocate(size_t bytes) {
                                          ? read_system_settings("/").interleave_weights
                                          : std::map<int, int>{};
   check_free(policy_, bytes, weights, what);
-  const size_t page = policy_.huge_pages ? kHugePage : static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  // Below one huge page, THP would round the mapping up (a 1 MiB arena slab would take 2 MiB)
+  // and save at most a few TLB entries.
+  const bool huge = policy_.huge_pages && bytes >= kHugePage;
+  const size_t page = huge ? kHugePage : static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t len = (bytes + page - 1) / page * page;
-  void* p = map_region(len, policy_.huge_pages);
+  void* p = map_region(len, huge);
   if (!p)
     throw Error("cannot map " + gib(double(len)) + " for " + what, "use a smaller size",
                 kExitFailure);
@@ -252,8 +255,10 @@ Buffer NumaAllocator::allocate(size_t bytes) {
   return Buffer(p, bytes, loc_, [len](void* q, size_t) { munmap(q, len); });
 }
 
-std::shared_ptr<NumaAllocator> node_allocator(MemoryLocation loc) {
-  return std::make_shared<NumaAllocator>(loc, NumaPolicy::bind_to(loc.node));
+std::shared_ptr<NumaAllocator> node_allocator(MemoryLocation loc, bool huge_pages) {
+  NumaPolicy policy = NumaPolicy::bind_to(loc.node);
+  policy.huge_pages = huge_pages;
+  return std::make_shared<NumaAllocator>(loc, policy);
 }
 
 }  // namespace hb::memtier

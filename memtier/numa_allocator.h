@@ -22,7 +22,7 @@ struct NumaPolicy {
   // kernel's weights are system-wide (/sys/kernel/mm/mempolicy/weighted_interleave, root
   // only), so they are checked, not set; empty = accept whatever the kernel has.
   std::vector<int> weights;
-  bool huge_pages = false;  // madvise(MADV_HUGEPAGE) on a 2 MiB-aligned mapping
+  bool huge_pages = false;  // madvise(MADV_HUGEPAGE) on a 2 MiB-aligned mapping (buffers >= 2 MiB)
 
   std::string describe() const;  // "bind 0", "interleave 0,1", "weighted-interleave 0:3,1:1"
   static NumaPolicy bind_to(int node) { return {NumaMode::bind, {node}, {}, false}; }
@@ -43,8 +43,8 @@ class NumaAllocator final : public BufferAllocator {
   NumaPolicy policy_;
 };
 
-// Binds to loc.node (the usual case: one tier = one node).
-std::shared_ptr<NumaAllocator> node_allocator(MemoryLocation loc);
+// Binds to loc.node (the usual case: one tier = one node); huge_pages as in NumaPolicy.
+std::shared_ptr<NumaAllocator> node_allocator(MemoryLocation loc, bool huge_pages = false);
 
 // CPUs to run code "on" a node: its own CPUs, or those of the nearest node with CPUs.
 std::vector<int> cpus_near_node(int node);

@@ -174,6 +174,8 @@ struct PlacedRegion {
   int64_t bytes = 0;
   std::map<int, int64_t>
       observed_pages_per_node;  // NUMA node -> pages seen there; empty = not checked
+  // Bytes of it on transparent huge pages (smaps; `run --kv-pages`); -1 = not checked.
+  int64_t observed_huge_page_bytes = -1;
 };
 
 // Output accuracy against the fp64 reference, averaged over scored steps.

@@ -254,6 +254,8 @@ json point_json(const Point& p) {
                          {"intended", r.intended},
                          {"bytes", r.bytes},
                          {"observed_pages_per_node", pages}});
+    if (r.observed_huge_page_bytes >= 0)
+      placement.back()["observed_huge_page_bytes"] = r.observed_huge_page_bytes;
   }
   const auto& a = p.accuracy;
   const bool scored = a.steps_scored > 0;
@@ -554,6 +556,11 @@ Point read_point(const JsonReader& r) {
             n.fail("key \"" + node + "\" is not a NUMA node number");
           region.observed_pages_per_node[id] = n.as_int();
         });
+    if (e.has("observed_huge_page_bytes")) {
+      region.observed_huge_page_bytes = e.i64("observed_huge_page_bytes");
+      if (region.observed_huge_page_bytes < 0)
+        e.member("observed_huge_page_bytes").fail("is negative");
+    }
     p.placement.push_back(std::move(region));
   });
 

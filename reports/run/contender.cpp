@@ -54,8 +54,11 @@ void load(Contender& c, const RunEnvironment& env) {
   const std::vector<MemoryRegion> regions = c.strategy->memory_regions();
   for (const auto& r : regions) {
     reports::PlacedRegion pr{r.role, r.intended.to_string(), static_cast<int64_t>(r.bytes), {}};
-    if (env.observe_pages && r.intended.kind != MemoryKind::accelerator)
-      pr.observed_pages_per_node = env.observe_pages(r.ptr, r.bytes);
+    if (env.observe_pages && r.intended.kind != MemoryKind::accelerator) {
+      const RunEnvironment::ObservedPages seen = env.observe_pages(r.ptr, r.bytes);
+      pr.observed_pages_per_node = seen.per_node;
+      pr.observed_huge_page_bytes = seen.huge_page_bytes;
+    }
     c.point.placement.push_back(std::move(pr));
   }
   c.point.provenance =

@@ -75,8 +75,13 @@ struct SweepControl {
 struct RunEnvironment {
   std::vector<HostTier> host_tiers;  // empty: plain host memory as local DRAM
   int cpu_node = -1;
-  // Observed pages per NUMA node of [ptr, ptr+bytes); null = placement not verifiable.
-  std::function<std::map<int, int64_t>(const void* ptr, size_t bytes)> observe_pages;
+  // Where the pages of [ptr, ptr+bytes) are: pages per NUMA node, and bytes on transparent
+  // huge pages (-1 unknown); null = placement not verifiable.
+  struct ObservedPages {
+    std::map<int, int64_t> per_node;
+    int64_t huge_page_bytes = -1;
+  };
+  std::function<ObservedPages(const void* ptr, size_t bytes)> observe_pages;
   // Bytes of host memory the workloads may use (0 = no check).
   int64_t host_memory_budget_bytes = 0;
   // Model mode: null = measure.

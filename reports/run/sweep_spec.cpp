@@ -174,6 +174,8 @@ void SweepSpec::check_scope_fits_models() const {
 }
 
 void SweepSpec::validate() const {
+  if (kv_pages != "thp" && kv_pages != "4k")
+    throw Error("unknown KV page kind '" + kv_pages + "'", "pass --kv-pages thp or --kv-pages 4k");
   for (const auto& m : models) model(m);
   for (const auto& d : kv_dtypes) parse_dtype(d);
   if (models.empty())
@@ -296,6 +298,7 @@ std::map<std::string, std::string> SweepSpec::echo() const {
   if (!kv_budgets.empty()) e["kv_budget"] = join(kv_budgets);  // only when set: old echoes match
   if (!kv_node.empty()) e["kv_node"] = kv_node;
   if (!emulate_cxl.empty()) e["emulate_cxl"] = emulate_cxl;
+  e["kv_pages"] = kv_pages;
   for (const auto& [k, v] : strategy_options) e["opt." + k] = v;
   return e;
 }

@@ -70,6 +70,9 @@ struct SweepSpec {
   // Placement (memtier): host NUMA node for KV ("" = the CPU's local node) and CXL emulation.
   std::string kv_node;
   std::string emulate_cxl;
+  // Pages of the host KV tiers: "thp" (madvise(MADV_HUGEPAGE), as the probe's tuned read) or
+  // "4k". Whether the kernel grants huge pages is its THP setting (the report's settings).
+  std::string kv_pages = "thp";
   // Fleet runs (`--distribute points`, cli/fleet*): run only the workload groups g (model x dtype
   // x length x batch, numbered in sweep order) with g % share_count == share_index. All strategies
   // of a group run in one process, so speedups never mix machines. Not in echo(): every rank

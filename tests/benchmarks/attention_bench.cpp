@@ -67,8 +67,9 @@ std::unique_ptr<FilledCache> fill_cache(int64_t tokens, uint64_t seed) {
   auto c = std::make_unique<FilledCache>();
   c->cache = std::make_unique<PagedKvCache>(kShape);
   const size_t pages = static_cast<size_t>((tokens + 15) / 16) * kShape.kv_heads;
-  c->k_arena = std::make_unique<PageArena>(host_allocator(), c->cache->block_bytes(), pages);
-  c->v_arena = std::make_unique<PageArena>(host_allocator(), c->cache->block_bytes(), pages);
+  const auto alloc = std::make_shared<bench::HugePageAllocator>();
+  c->k_arena = std::make_unique<PageArena>(alloc, c->cache->block_bytes(), pages);
+  c->v_arena = std::make_unique<PageArena>(alloc, c->cache->block_bytes(), pages);
   // Four random 1024-token chunks appended in turn: the values do not change the work, and
   // drawing normals for every token would make a 128K cache take seconds to fill.
   std::vector<DenseKv> chunks(4);

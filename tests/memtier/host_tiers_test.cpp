@@ -6,6 +6,9 @@
 #include "core/error.h"
 #include "memtier/emulate.h"
 #include "memtier/host_tiers.h"
+#include "memtier/numa_allocator.h"
+#include "memtier/placement.h"
+#include "memtier/settings.h"
 
 namespace hb::memtier {
 namespace {
@@ -110,6 +113,31 @@ TEST(HostTiers, ThisMachineWithSimulatedCxl) {
   Buffer b = sim.allocator->allocate(1 << 20);
   EXPECT_EQ(b.location().to_string(),
             "cxl@" + std::to_string(tiers.front().location.node) + "(emulated)");
+}
+
+// `run --kv-pages thp|4k`: the tiers' allocators ask for huge pages or not, and with the kernel's
+// THP in "madvise" mode that decides what the KV gets (in "always" it gets them either way).
+TEST(HostTiers, KvPagesChooseHugePagesOnThisMachine) {
+  const std::string thp = read_system_settings("/").thp_enabled;
+  if (thp != "madvise" && thp != "always")
+    GTEST_SKIP() << "transparent huge pages are '" << thp << "' here: nothing to choose";
+  constexpr size_t kBytes = size_t{8} << 20;
+  const Topology topo = discover();
+  for (const bool huge : {true, false}) {
+    const auto tiers = host_tiers(topo, nullptr, true, huge);
+    ASSERT_FALSE(tiers.empty());
+    const auto* numa = dynamic_cast<const NumaAllocator*>(tiers.front().allocator.get());
+    ASSERT_NE(numa, nullptr);
+    EXPECT_EQ(numa->policy().huge_pages, huge);
+    Buffer b = tiers.front().allocator->allocate(kBytes);
+    const PlacementReport r = verify_placement(b.data(), b.size(), {tiers.front().location.node});
+    EXPECT_TRUE(r.ok) << r.summary();
+    if (huge) {  // compaction may miss a page or two, not all four
+      EXPECT_GT(r.huge_page_bytes, 0) << "asked for THP (" << thp << ") and got none";
+    } else if (thp == "madvise") {
+      EXPECT_EQ(r.huge_page_bytes, 0) << "base pages asked for, huge pages given";
+    }
+  }
 }
 
 }  // namespace

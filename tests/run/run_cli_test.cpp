@@ -262,6 +262,47 @@ TEST_F(RunCli, AccuracyTargetIsEchoedAndNamesTheWithinRow) {
   EXPECT_NE(out_.find("--accuracy-target"), std::string::npos) << out_;
 }
 
+// Host KV on transparent huge pages by default (a KV page is a 4 KiB block: on base pages each
+// one is a TLB miss), `--kv-pages 4k` for base pages; the echo says which, a typo is refused.
+TEST_F(RunCli, KvPagesAreEchoedReadBackAndTyposRefused) {
+  const std::string out = file("pages.json");
+  // 16K tokens of qwen2.5-0.5b: 4 MiB of K and of V, so whole huge pages fit.
+  const std::string base =
+      "run -q --model qwen2.5-0.5b --seq-len 16k --decode-steps 2 --warmup 1 --min-samples 1 "
+      "--accuracy-steps 1 --strategy cpu-only --accelerator cpu --host-threads 1 "
+      "--accelerator-threads 1 --out " +
+      out;
+  // Bytes of the host K and V regions on huge pages, as the report read them back.
+  auto huge_bytes = [&] {
+    const reports::Report r = reports::read_report(out);
+    int64_t bytes = 0;
+    EXPECT_FALSE(r.points.empty());
+    for (const auto& p : r.points)
+      for (const auto& region : p.placement) {
+        EXPECT_GE(region.observed_huge_page_bytes, 0) << region.role << " not read back";
+        bytes += std::max<int64_t>(region.observed_huge_page_bytes, 0);
+      }
+    return bytes;
+  };
+  std::ifstream thp_file("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string thp((std::istreambuf_iterator<char>(thp_file)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(run(base), 0) << out_;
+  EXPECT_EQ(reports::read_report(out).context.sweep.at("kv_pages"), "thp");
+  if (thp.find("[madvise]") != std::string::npos || thp.find("[always]") != std::string::npos) {
+    EXPECT_GT(huge_bytes(), 0) << "THP is on here (" << thp << ") and the KV got none";
+  }
+  ASSERT_EQ(run(base + " --kv-pages 4k"), 0) << out_;
+  EXPECT_EQ(reports::read_report(out).context.sweep.at("kv_pages"), "4k");
+  if (thp.find("[madvise]") != std::string::npos) {
+    EXPECT_EQ(huge_bytes(), 0);
+  }
+  std::filesystem::remove(out);
+  EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator cpu --kv-pages 2m --out " + out), 2)
+      << out_;
+  EXPECT_NE(out_.find("--kv-pages"), std::string::npos) << out_;
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 TEST_F(RunCli, FixableFailuresExitTwoBeforeTheSweep) {
   const std::string out = file("u.json");
   EXPECT_EQ(run(kFastBase + " --strategy cpu-only --accelerator tpu --out " + out), 2) << out_;
