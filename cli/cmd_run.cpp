@@ -22,6 +22,7 @@
 #include "core/workload.h"
 #include "core/vocabulary.h"
 #include "hybrid/register.h"
+#include "memtier/settings.h"
 #include "reports/convergence.h"
 #include "reports/point_warnings.h"
 #include "reports/format.h"
@@ -289,6 +290,11 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   if (mode == RunMode::model && platforms.empty())
     throw Error("--mode model was given no platform profile",
                 "add --platform presets, --platform preset:NAME or --platform FILE.json");
+  // Huge pages asked for where the kernel grants none: say so once (each region's
+  // observed_huge_page_bytes records what it got).
+  if (!a.quiet && mode == RunMode::measure && spec.kv_pages == "thp")
+    if (const std::string why = memtier::read_system_settings().huge_pages_refused(); !why.empty())
+      std::fprintf(stderr, "hybridbench: warning: %s\n", why.c_str());
   if (mode == RunMode::measure && platforms.size() > 1)
     throw Error(
         "a measured run takes one --platform (its model's prediction is reported next to each "

@@ -62,6 +62,13 @@ std::vector<std::string> SystemSettings::warnings() const {
   return w;
 }
 
+std::string SystemSettings::huge_pages_refused() const {
+  if (thp_enabled != "never") return {};
+  return "transparent huge pages are 'never' here, so the host KV stays on 4 KiB pages although "
+         "--kv-pages thp asks for huge pages\n  fix: echo madvise > "
+         "/sys/kernel/mm/transparent_hugepage/enabled (as root), or pass --kv-pages 4k to say so";
+}
+
 std::map<std::string, std::string> SystemSettings::as_map() const {
   if (!known) return {{"settings", "unknown (not read from this machine)"}};
   std::map<std::string, std::string> m;

@@ -21,6 +21,9 @@ struct SystemSettings {
 
   // One line per setting that can move pages during a run (empty when none can).
   std::vector<std::string> warnings() const;
+  // Why huge pages asked for (`run --kv-pages thp`) will not be granted, with the fix; empty
+  // when THP is "madvise" or "always", or unknown.
+  std::string huge_pages_refused() const;
   // Flat "key" -> "value" view (thp, thp_defrag, numa_balancing, demotion, ...) for reports.
   std::map<std::string, std::string> as_map() const;
 };

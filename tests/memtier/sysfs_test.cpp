@@ -163,6 +163,13 @@ TEST(Sysfs, Settings) {
   const SystemSettings none = read_system_settings(fixture("cpuless-mixed"));
   EXPECT_EQ(none.thp_enabled, "");
   EXPECT_EQ(none.as_map().at("numa_balancing"), "unknown");
+  // `run --kv-pages thp` warns only where the kernel grants no huge pages.
+  EXPECT_EQ(s.huge_pages_refused(), "");
+  EXPECT_EQ(none.huge_pages_refused(), "");  // unknown: nothing to say
+  SystemSettings never = s;
+  never.thp_enabled = "never";
+  EXPECT_NE(never.huge_pages_refused().find("stays on 4 KiB pages"), std::string::npos);
+  EXPECT_NE(never.huge_pages_refused().find("--kv-pages 4k"), std::string::npos);
 }
 
 TEST(SysfsErrors, MissingNodeDirectory) {
