@@ -9,6 +9,7 @@
 #   scripts/device-check.sh [--no-gpu] [--bundle DIR] [--out DIR] [--budget-s N]
 #                           [--model M] [--fit-len L] [--nofit-len L] [--accelerator-memory SIZE]
 #   scripts/device-check.sh --judge REPORT --fit-len L    (the sweep verdict below on a report)
+#   scripts/device-check.sh --microbatch-ratios TWO.json ONE.json   (the microbatch step's line)
 #
 # Steps, each with a time-out inside one overall budget (default 480 s; a step that would
 # start after it is spent is a failure, "not run: time budget spent"):
@@ -30,6 +31,10 @@
 #               --accelerator-memory cap) and --nofit-len (it does not)
 #   memcheck    compute-sanitizer --tool memcheck on a small filtered set of GPU tests
 #   racecheck   compute-sanitizer --tool racecheck on a smaller one
+#   microbatch  issue 15's micro-batching, measured not gated: hybridbench run --accelerator cuda
+#               --seq-len 16k --batch 2 with --microbatches 1 and 2 (cpu-only, offload, hybridgen,
+#               hybridgen-lse, the --accelerator-memory cap); the detail gives each strategy's
+#               median step with 2 micro-batches over 1. Skipped under 150 s of budget left.
 # Sweep verdict (cpu-sweep, strategies): every point at the fitting length is `ok`; at the other
 # one every point is `ok` except those whose strategy keeps all KV on the accelerator by design
 # (an `oom` whose reason starts "all KV"), and full-gpu must be that `oom` (else the length
@@ -50,7 +55,8 @@ FIT_LEN=16k
 NOFIT_LEN=64k
 CAP=208M
 JUDGE=""
-usage() { sed -n '9,11p' "$0" | sed 's/^#  //; 1s/^ */usage: /'; }
+MB_TWO="" MB_ONE=""
+usage() { sed -n '9,12p' "$0" | sed 's/^#  //; 1s/^ */usage: /'; }
 bad() {
   echo "device-check: $*" >&2
   usage >&2
@@ -75,6 +81,10 @@ while [ $# -gt 0 ]; do
         --judge) JUDGE=$(from_caller "$2") ;;
       esac
       shift 2 ;;
+    --microbatch-ratios)
+      [ $# -ge 3 ] && [ -n "$2" ] && [ -n "$3" ] || bad "$1 needs two reports (2 micro-batches, then 1)"
+      MB_TWO=$(from_caller "$2") MB_ONE=$(from_caller "$3")
+      shift 3 ;;
     -h | --help) usage; exit 0 ;;
     *) bad "unknown argument '$1'" ;;
   esac
@@ -85,7 +95,7 @@ for len in "$FIT_LEN" "$NOFIT_LEN"; do
 done
 B=/nonexistent
 CUDA_MAJOR=""
-if [ -z "$JUDGE" ]; then
+if [ -z "$JUDGE" ] && [ -z "$MB_TWO" ]; then
   [ -f "$BUNDLE/MANIFEST" ] || bad "no bundle at '$BUNDLE' (no MANIFEST): run scripts/device-bundle.sh on the build machine first"
   B=$(cd "$BUNDLE" && pwd)
   mkdir -p "$OUTDIR/logs" || bad "cannot create the output folder '$OUTDIR'"
@@ -123,16 +133,19 @@ timed() {
   return $rc
 }
 
-# Step records: name, status (ok | failed | skipped), seconds, detail.
+# Step records: name, status (ok | failed | skipped), seconds, detail. A step function that
+# returns 0 with SKIP set was skipped for that reason.
 NAMES=() STATUS=() SECS=() DETAILS=()
 FAILED=0
 DETAIL=""
+SKIP=""
 TIMED_OUT=0
 step() {
   local name=$1 fn=$2 t0=$SECONDS st
   LOG="$OUTDIR/logs/$name.log"
   : >"$LOG"
   DETAIL=""
+  SKIP=""
   TIMED_OUT=0
   if [ "$MODE" = no-gpu ] && [ "${3:-}" = gpu ]; then
     st=skipped
@@ -143,6 +156,7 @@ step() {
     DETAIL="not run: the ${BUDGET} s budget is spent"
   elif "$fn"; then
     st=ok
+    [ -n "$SKIP" ] && { st=skipped; DETAIL=$SKIP; }
   else
     st=failed
   fi
@@ -415,7 +429,40 @@ check_strategies() {
   fi
   return 1
 }
+# "strategy 0.87x, ..." : each strategy's median step in report $1 (2 micro-batches) over its
+# median in $2 (1), for the points ok in both; sets DETAIL, fails when none are.
+microbatch_ratios() {
+  local ok_points='$3 == "ok" && $4 != "null" { print $2 "\t" $4 }'
+  DETAIL=$(join -t $'\t' <(points_tsv "$1" | awk -F'\t' "$ok_points" | sort) \
+                         <(points_tsv "$2" | awk -F'\t' "$ok_points" | sort) |
+           awk -F'\t' '{ printf "%s%s %.2fx", (NR > 1 ? ", " : ""), $1, $2 / $3 }')
+  [ -n "$DETAIL" ] || { DETAIL="no strategy ran in both reports"; return 1; }
+  DETAIL="median step with 2 micro-batches / 1: $DETAIL"
+}
+check_microbatch() {
+  [ "$(left)" -ge 150 ] || { SKIP="under 150 s of the ${BUDGET} s budget left (raise --budget-s)"; return 0; }
+  local m
+  for m in 1 2; do
+    if ! timed 70 "${RUN_B[@]}" hybridbench run --accelerator cuda --model "$MODEL" --seq-len 16k \
+         --batch 2 --microbatches $m --strategy cpu-only,offload,hybridgen,hybridgen-lse \
+         --accelerator-memory "$CAP" --decode-steps 8 --warmup 2 --min-samples 3 --accuracy-steps 1 \
+         -q --out "$OUTDIR/microbatch-$m.json"; then
+      DETAIL="hybridbench run --microbatches $m failed: $(tail -2 "$LOG" | tr '\n' ' ')"
+      return 1
+    fi
+  done
+  microbatch_ratios "$OUTDIR/microbatch-2.json" "$OUTDIR/microbatch-1.json"
+}
 
+if [ -n "$MB_TWO" ]; then
+  for r in "$MB_TWO" "$MB_ONE"; do [ -f "$r" ] || bad "no report '$r'"; done
+  if microbatch_ratios "$MB_TWO" "$MB_ONE"; then
+    echo "device-check: $DETAIL"
+    exit 0
+  fi
+  echo "device-check: FAILED: $DETAIL"
+  exit 1
+fi
 if [ -n "$JUDGE" ]; then
   [ -f "$JUDGE" ] || bad "no report '$JUDGE'"
   LOG=/dev/null
@@ -443,6 +490,8 @@ step strategies check_strategies gpu
 # Last: the sanitizers are the slowest and the least likely to change a figure above.
 step memcheck check_memcheck gpu
 step racecheck check_racecheck gpu
+# After everything else: a measurement for the notes, not a check of this build.
+step microbatch check_microbatch gpu
 
 # --- the report -----------------------------------------------------------------------------
 json_str() {  # a JSON string literal of $1

@@ -72,6 +72,21 @@ case "$CASE" in
     # At the fitting length even an all-KV oom is a failure.
     edit quest 1024 oom "all KV plus page metadata needs 9 MiB" "$WORK/q.json"
     expect 1 "NOT OK: quest@1024: oom" -- "$CHECK" --judge "$WORK/q.json" --fit-len 1k
+    # The microbatch step's line, from two tiny batch-2 runs with 1 and 2 micro-batches.
+    for m in 1 2; do
+      if ! "$HB" run --model qwen2.5-0.5b --seq-len 1k --batch 2 --microbatches $m --decode-steps 3 \
+           --warmup 1 --min-samples 2 --accuracy-steps 1 --accelerator cpu --accelerator-threads 1 \
+           --host-threads 1 -q --strategy cpu-only,hybridgen --out "$WORK/mb$m.json" >"$WORK/mb.log" 2>&1; then
+        echo "FAIL: the micro-batch run did not run"; cat "$WORK/mb.log"; exit 1
+      fi
+    done
+    expect 0 "median step with 2 micro-batches / 1: cpu-only [0-9]+[.][0-9]+x, hybridgen [0-9]+[.][0-9]+x$" \
+      -- "$CHECK" --microbatch-ratios "$WORK/mb2.json" "$WORK/mb1.json"
+    r="$WORK/mb2.json" && edit cpu-only 1024 oom "all KV needs 9 MiB" "$WORK/mbx.json"
+    r="$WORK/mbx.json" && edit hybridgen 1024 oom "all KV needs 9 MiB" "$WORK/mby.json"
+    expect 1 "no strategy ran in both reports" -- "$CHECK" --microbatch-ratios "$WORK/mby.json" "$WORK/mb1.json"
+    expect 2 "no report" -- "$CHECK" --microbatch-ratios "$WORK/none.json" "$WORK/mb1.json"
+    expect 2 "needs two reports" -- "$CHECK" --microbatch-ratios "$WORK/mb2.json"
     ;;
   no-gpu)
     [ -f "$SRC/.device-bundle/MANIFEST" ] || {
