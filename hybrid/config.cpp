@@ -121,7 +121,7 @@ HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const st
   c.hint_margin = o.number(n, "hint_margin", d.hint_margin);
   if (!(c.hint_margin >= 0))
     throw Error("option " + n + ".hint_margin must be >= 0",
-                "pass e.g. --opt " + n + ".hint_margin=0.25 (or " + n + ".select_hint=0)");
+                "pass e.g. --opt " + n + ".hint_margin=0.1 (or " + n + ".select_hint=0)");
   c.ship_rows = choice(o, n, "ship_rows", d.ship_rows, kShipRows);
   return c;
 }
