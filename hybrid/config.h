@@ -65,7 +65,7 @@ struct HybridGenConfig {
   bool overlap = true;                      // false: CPU side, then accelerator side (ablation)
   bool report_attended = true;              // fill StepResult::attended (attention-mass recall)
   CpuSelect cpu_select = CpuSelect::fused;  // logit mode: fused score + top-k, or separate
-  bool select_hint = true;    // fused: start each head from last step's k-th logit - margin
+  bool select_hint = true;   // fused: start each head from last step's k-th logit - margin
   double hint_margin = 0.1;  // margin, as a share of last step's (top logit - k-th logit)
   ShipRows ship_rows = ShipRows::head;  // logit mode: rows per query head, or per group
 
