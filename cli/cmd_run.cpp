@@ -446,8 +446,7 @@ CommandFn add_run_command(CLI::App& app) {
                   "setting allows, as the probe's read roof uses; a KV page is a 4 KiB block, so "
                   "on base pages every one costs a TLB miss) or '4k' (base pages, what plain "
                   "malloc gets)")
-      ->check(CLI::IsMember({"thp", "4k"}))
-      ->capture_default_str();
+      ->capture_default_str();  // checked with the rest of the sweep (SweepSpec::validate)
   sub->add_option("--out", a->out,
                   "Report path (default: hybridbench-<UTC time>.json here; - = stdout, the summary "
                   "then goes to "
