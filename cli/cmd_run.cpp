@@ -31,24 +31,24 @@
 #include "reports/tables.h"
 #include "reports/summary.h"
 #include "reports/text_table.h"
-#include "reports/model/model_run.h"
-#include "reports/run/runner.h"
-#include "reports/run/trace.h"
+#include "model/model_run.h"
+#include "bench/runner.h"
+#include "bench/trace.h"
 
 namespace hb::cli {
 
 namespace {
 
-// --mode: time this machine, or project onto platform profiles with the model (reports/model).
+// --mode: time this machine, or project onto platform profiles with the model (model).
 enum class RunMode { measure, model };
 constexpr Vocabulary<RunMode, 2> kRunModes{{"measure", "model"}};
 
 struct RunArgs {
-  run::SweepSpec spec;
+  bench::SweepSpec spec;
   SweepAxesText axes;  // --model, --seq-len, --batch, ... (cli/sweep_options.h)
   std::string out, json, config;
   std::string resume;  // --resume OUT: continue OUT's interrupted sweep (cli/run_session.h)
-  std::string mode = "measure";        // measure | model (reports/model)
+  std::string mode = "measure";        // measure | model (model)
   std::vector<std::string> platforms;  // --platform: profiles for --mode model
   std::string distribute;              // fleet mode under mpirun/srun: points | replicate
   double gather_timeout_s = 0;
@@ -264,12 +264,12 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
       spec.workload.rfind("trace:", 0) == 0 && sub.get_option("--seq-len")->count() == 0;
   apply_sweep_axes(a.axes, spec, length_from_trace);
   if (length_from_trace) {
-    const auto info = run::inspect_trace(spec.workload.substr(6));
+    const auto info = bench::inspect_trace(spec.workload.substr(6));
     spec.seq_lens = {info.tokens - info.steps};
   }
   // A trace without --model (or with --model trace) runs on its own attention shape.
   const auto given = [&](const char* o) { return sub.get_option(o)->count() > 0; };
-  const std::string trace_note = run::adopt_trace_model(
+  const std::string trace_note = bench::adopt_trace_model(
       spec, given("--model") && a.axes.models != "trace", given("--kv-dtype"), given("--scope"));
   if (!a.quiet) std::fputs(trace_note.c_str(), stderr);
   spec.validate();
@@ -281,7 +281,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   // measure mode: at most one profile, whose prediction of each measured step goes alongside.
   std::vector<model::PlatformModel> platforms;
   if (!a.platforms.empty())
-    platforms = model::load_platform_models(run::split_list([&] {
+    platforms = model::load_platform_models(bench::split_list([&] {
       std::string j;
       for (const auto& p : a.platforms) j += (j.empty() ? "" : ",") + p;
       return j;
@@ -312,7 +312,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
                   "drop --out");
     a.out = a.resume;
   }
-  std::shared_ptr<const run::SweepControl>
+  std::shared_ptr<const bench::SweepControl>
       control;  // single-process runs: journal, signals, resume
   std::function<void(int64_t)>
       on_points_done;  // the session's test hook (HB_TEST_FAIL_AFTER_POINTS)
@@ -324,31 +324,31 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
     std::vector<std::string> inputs = {a.config};
     if (spec.workload.rfind("trace:", 0) == 0) inputs.push_back(spec.workload.substr(6));
     for (const auto& p : a.platforms)
-      for (const auto& f : run::split_list(p)) inputs.push_back(f);
+      for (const auto& f : bench::split_list(p)) inputs.push_back(f);
     reports::check_output_path(a.json.empty() ? "--out" : "--json", out, inputs);
   }
   std::FILE* const summary_to = reports::is_stdout_path(out) ? stderr : stdout;
   // One process's sweep on its own platform: the whole run, or one rank's share of a fleet run.
-  auto sweep = [&](const run::SweepSpec& s, bool show_progress) {
+  auto sweep = [&](const bench::SweepSpec& s, bool show_progress) {
     PlatformSetup platform = setup_platform(s);
     if (mode == RunMode::measure && !platforms.empty())
       platform.env.model = model::make_step_model(platforms[0], false);
     platform.env.control = control;
     ProgressBar bar(a.quiet || !show_progress);
-    const run::ProgressFn on_progress = [&](const run::Progress& p) {
+    const bench::ProgressFn on_progress = [&](const bench::Progress& p) {
       bar.update(p);
       if (on_points_done) on_points_done(p.done);
     };
     reports::Report report = mode == RunMode::model
                                  ? model::run_model_sweep(s, platforms, platform.env, on_progress)
-                                 : run::run_sweep(s, platform.env, on_progress);
+                                 : bench::run_sweep(s, platform.env, on_progress);
     bar.finish();
     fill_context(report.context, platform);
     report.context.command_line = platform.command_line;
     return report;
   };
   if (!a.distribute.empty()) {
-    run::resolve_strategies(spec.strategies);  // a typo fails here, before any rank starts MPI
+    bench::resolve_strategies(spec.strategies);  // a typo fails here, before any rank starts MPI
     // --distribute's check admits only the vocabulary's names.
     FleetRunOptions fo{*reports::kFleetModes.parse(a.distribute), a.gather_timeout_s,
                        sub.get_option("--device")->count() > 0, out};
@@ -426,7 +426,7 @@ CommandFn add_run_command(CLI::App& app) {
       ->capture_default_str();
   add_seconds_option(*sub, "--min-time", s.stop.min_time_s,
                      "Sample each point for at least this many seconds",
-                     parse::RealRange::between(0, run::kMaxSeconds))
+                     parse::RealRange::between(0, bench::kMaxSeconds))
       ->capture_default_str();
   add_integer_option(
       *sub, "--repetitions", s.repetitions,
@@ -462,7 +462,7 @@ CommandFn add_run_command(CLI::App& app) {
          "--mode", a->mode,
          "measure: time this machine; model: run each strategy here for its selection, accuracy "
          "and exact "
-         "traffic, and time it with the --platform profiles' performance model (reports/model)")
+         "traffic, and time it with the --platform profiles' performance model (model)")
       ->check(
           CLI::IsMember(std::vector<std::string>(kRunModes.names.begin(), kRunModes.names.end())))
       ->capture_default_str();
@@ -492,7 +492,7 @@ CommandFn add_run_command(CLI::App& app) {
       "--distribute: seconds rank 0 waits for the other ranks after finishing its own share "
       "(0 = max(300, twice its own time)); ranks still silent then are reported failed and the job "
       "ends",
-      parse::RealRange::between(0, run::kMaxSeconds))
+      parse::RealRange::between(0, bench::kMaxSeconds))
       ->capture_default_str();
   sub->add_option("--config", a->config,
                   "JSON file with any of these options by long name; flags win");

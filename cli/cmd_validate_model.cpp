@@ -1,4 +1,4 @@
-// `hybridbench validate-model`: how far the projection model (reports/model) is from this
+// `hybridbench validate-model`: how far the projection model (model) is from this
 // machine. Measures a small sweep here and prices each of its steps from the step's exact
 // traffic with a profile of this machine (given, or probed and calibrated on the fly), then
 // prints the per-point and per-strategy error. Parsing and wiring only.
@@ -20,15 +20,15 @@
 #include "hybrid/register.h"
 #include "reports/json_io.h"
 #include "reports/output_file.h"
-#include "reports/model/calibrate.h"
-#include "reports/model/validate.h"
+#include "model/calibrate.h"
+#include "model/validate.h"
 
 namespace hb::cli {
 
 namespace {
 
 struct ValidateArgs {
-  run::SweepSpec spec;
+  bench::SweepSpec spec;
   SweepAxesText axes{.seq_lens = "8k,32k,64k",
                      .kv_budgets = {},
                      .strategy_options = {}};  // --model, --seq-len, ... (cli/sweep_options.h)
@@ -129,7 +129,7 @@ int validate_command(ValidateArgs& a) {
   const int max_b = *std::max_element(spec.batches.begin(), spec.batches.end());
   live.max_bytes = static_cast<size_t>(2 * max_n * max_b * co.shape.kv_bytes_per_token());
   model::Validation v = model::validate_model(
-      spec, platform.env, m, [&](const run::Progress& p) { bar.update(p); },
+      spec, platform.env, m, [&](const bench::Progress& p) { bar.update(p); },
       a.no_live ? nullptr : &live);
   bar.finish();
   fill_context(v.measured.context, platform);

@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "reports/fleet.h"
 #include "reports/json_io.h"
-#include "reports/run/runner.h"
+#include "bench/runner.h"
 
 namespace hb::cli {
 
@@ -22,11 +22,11 @@ constexpr double kAgreeTimeoutS = 120;
 // What every rank must agree on, one "key=value" line each: the sweep as echoed in reports,
 // the strategies "all" expands to, and the build (a fleet of mixed versions would compare
 // different code).
-std::string sweep_fingerprint(const run::SweepSpec& spec, reports::FleetMode mode) {
+std::string sweep_fingerprint(const bench::SweepSpec& spec, reports::FleetMode mode) {
   auto echo = spec.echo();
   echo["distribute"] = reports::to_string(mode);
   std::string strategies;
-  for (const auto& s : run::resolve_strategies(spec.strategies))
+  for (const auto& s : bench::resolve_strategies(spec.strategies))
     strategies += (strategies.empty() ? "" : ",") + s;
   echo["resolved_strategies"] = strategies;
   echo["tool"] = build_info().version + " " + build_info().git_commit;
@@ -50,7 +50,7 @@ std::string first_difference(const std::string& mine, const std::string& root) {
 
 // --kv-node "0,7": one node per rank (a single value applies to every rank).
 std::string kv_node_of_rank(const std::string& list, int rank, int size) {
-  const auto nodes = run::split_list(list);
+  const auto nodes = bench::split_list(list);
   if (nodes.size() <= 1) return list;
   if (static_cast<int>(nodes.size()) != size)
     throw Error("--kv-node lists " + std::to_string(nodes.size()) + " nodes for " +
@@ -72,13 +72,13 @@ reports::Report failed_report(int rank, const std::string& binding, const std::s
 
 // The points a failed rank owned, marked error with its reason, so they are never silently
 // missing from the report (DESIGN: a point that cannot run appears with status and reason).
-void add_planned_points(reports::Report& failed, const run::SweepSpec& spec,
+void add_planned_points(reports::Report& failed, const bench::SweepSpec& spec,
                         reports::FleetMode mode, int rank, int size,
                         AcceleratorKind accelerator_kind) {
-  run::SweepSpec s = spec;
+  bench::SweepSpec s = spec;
   if (mode == reports::FleetMode::points) s.share_index = rank, s.share_count = size;
   const auto& h = failed.context.hosts.at(0);
-  for (auto& axes : run::planned_axes(s, kAcceleratorKinds.name(accelerator_kind))) {
+  for (auto& axes : bench::planned_axes(s, kAcceleratorKinds.name(accelerator_kind))) {
     reports::Point p;
     p.axes = std::move(axes);
     p.status = reports::PointStatus::error;
@@ -95,7 +95,7 @@ std::string error_text(const Error& e) {
 
 }  // namespace
 
-void check_fleet_arguments(const run::SweepSpec& spec, const std::string& distribute) {
+void check_fleet_arguments(const bench::SweepSpec& spec, const std::string& distribute) {
   if (!distribute.empty()) return;
   if (const int n = launcher_world_size(); n > 1)
     throw Error("this process is one of " + std::to_string(n) +
@@ -105,13 +105,13 @@ void check_fleet_arguments(const run::SweepSpec& spec, const std::string& distri
                 "add --distribute points (split the sweep over the ranks) or --distribute "
                 "replicate (every rank "
                 "runs it: fleet comparison), or start hybridbench without a launcher");
-  if (run::split_list(spec.kv_node).size() > 1)
+  if (bench::split_list(spec.kv_node).size() > 1)
     throw Error(
         "--kv-node '" + spec.kv_node + "' lists one node per rank, which only a fleet run has",
         "pass a single node, or run under mpirun with --distribute");
 }
 
-int run_fleet(const run::SweepSpec& spec, const FleetRunOptions& o, const SweepFn& sweep,
+int run_fleet(const bench::SweepSpec& spec, const FleetRunOptions& o, const SweepFn& sweep,
               const std::function<void(const reports::Report&)>& summary) {
   FleetComm comm;  // throws the "unavailable" error in a build without MPI
   const int rank = comm.rank();
@@ -139,7 +139,7 @@ int run_fleet(const run::SweepSpec& spec, const FleetRunOptions& o, const SweepF
     if (const std::string diff = first_difference(fp, root_fp); !diff.empty())
       throw Error("rank " + std::to_string(rank) + "'s sweep differs from rank 0's: " + diff,
                   "give every rank the same options, config file and hybridbench build");
-    run::SweepSpec s = spec;
+    bench::SweepSpec s = spec;
     s.kv_node = kv_node_of_rank(spec.kv_node, rank, comm.size());
     if (o.mode == reports::FleetMode::points) s.share_index = rank, s.share_count = comm.size();
     binding = place_rank(s, comm.local_rank(), comm.local_size(), o.device_given);

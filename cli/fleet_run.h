@@ -8,7 +8,7 @@
 
 #include "reports/fleet.h"
 #include "reports/report.h"
-#include "reports/run/sweep_spec.h"
+#include "bench/sweep_spec.h"
 
 namespace hb::cli {
 
@@ -21,15 +21,15 @@ struct FleetRunOptions {
 
 // Measures `spec` on this process's platform and returns the report with its context filled
 // (host, topology, settings, command line); throws hb::Error on failure.
-using SweepFn = std::function<reports::Report(const run::SweepSpec& spec, bool show_progress)>;
+using SweepFn = std::function<reports::Report(const bench::SweepSpec& spec, bool show_progress)>;
 
 // Returns the exit code of this rank; throws hb::Error for this rank's own failure (after the
 // others were told). `summary` prints the merged report on rank 0.
-int run_fleet(const run::SweepSpec& spec, const FleetRunOptions& options, const SweepFn& sweep,
+int run_fleet(const bench::SweepSpec& spec, const FleetRunOptions& options, const SweepFn& sweep,
               const std::function<void(const reports::Report&)>& summary);
 
 // The error `run` gives when --distribute is missing under a launcher, or a per-rank list is
 // given outside fleet mode; empty when the arguments are consistent.
-void check_fleet_arguments(const run::SweepSpec& spec, const std::string& distribute);
+void check_fleet_arguments(const bench::SweepSpec& spec, const std::string& distribute);
 
 }  // namespace hb::cli

@@ -1,6 +1,6 @@
 #pragma once
 // SIGINT/SIGTERM during `hybridbench run`: the first signal only sets a flag (async-signal-safe),
-// which the sweep polls between steps (run::SweepControl::should_stop); the run then writes the
+// which the sweep polls between steps (bench::SweepControl::should_stop); the run then writes the
 // report of what finished, marked interrupted, and exits 130 / 143. A second signal ends the
 // process at once (the journal already holds every finished point): the handler writes one
 // fixed line and calls _exit(128 + signal), both async-signal-safe.

@@ -59,7 +59,7 @@ std::string mib(int64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 // --kv-node names the node that holds offloaded KV. When it cannot hold the largest point's
 // whole KV cache (what cpu-only and offload put there), refuse before any workload is built:
 // otherwise the sweep spends minutes generating KV only to report those points as oom.
-void check_kv_node_fits(const run::SweepSpec& spec, const HostTier& tier,
+void check_kv_node_fits(const bench::SweepSpec& spec, const HostTier& tier,
                         const std::vector<HostTier>& all) {
   if (tier.free_bytes < 0) return;  // unknown free memory: the allocator's own check decides
   int64_t need = 0;
@@ -105,7 +105,7 @@ std::string command_line_text() {
   return all;
 }
 
-PlatformSetup setup_platform(const run::SweepSpec& spec) {
+PlatformSetup setup_platform(const bench::SweepSpec& spec) {
   PlatformSetup p;
   p.command_line = command_line_text();
   memtier::DiscoverOptions opts;
@@ -140,7 +140,7 @@ PlatformSetup setup_platform(const run::SweepSpec& spec) {
   }
   p.env.observe_pages = [](const void* ptr, size_t bytes) {
     const memtier::PlacementReport r = memtier::verify_placement(ptr, bytes, {}, 4096);
-    return run::RunEnvironment::ObservedPages{r.pages_per_node, r.huge_page_bytes};
+    return bench::RunEnvironment::ObservedPages{r.pages_per_node, r.huge_page_bytes};
   };
   // Workloads live in ordinary memory beside the caches; leave a quarter of it for the rest.
   p.env.host_memory_budget_bytes = mem_available_bytes() / 4 * 3;
@@ -149,7 +149,7 @@ PlatformSetup setup_platform(const run::SweepSpec& spec) {
   return p;
 }
 
-std::string place_rank(run::SweepSpec& spec, int local_rank, int local_size, bool device_given) {
+std::string place_rank(bench::SweepSpec& spec, int local_rank, int local_size, bool device_given) {
   const memtier::Topology topo = memtier::discover({});
   // The GPU path only where this binary can drive one; otherwise the cpu accelerator runs. The
   // GPUs' nodes come in CUDA's device order (what --device counts), not PCI bus order.

@@ -5,18 +5,18 @@
 #include <string>
 
 #include "reports/report.h"
-#include "reports/run/runner.h"
+#include "bench/runner.h"
 
 namespace hb::cli {
 
 struct PlatformSetup {
-  run::RunEnvironment env;
+  bench::RunEnvironment env;
   std::string command_line;
   reports::TopologySummary topology;
   std::map<std::string, std::string> settings;
 };
 
-PlatformSetup setup_platform(const run::SweepSpec& spec);
+PlatformSetup setup_platform(const bench::SweepSpec& spec);
 void fill_context(reports::ReportContext& ctx, const PlatformSetup& platform);
 // The process's command line as typed (from /proc/self/cmdline).
 std::string command_line_text();
@@ -27,6 +27,6 @@ std::string command_line_text();
 // launcher's binding already inside that node is kept. Must run before any worker thread
 // starts (threads inherit the binding). Returns what it did, for the report:
 // "CPUs 0-7 (NUMA node 0, local to GPU 0)".
-std::string place_rank(run::SweepSpec& spec, int local_rank, int local_size, bool device_given);
+std::string place_rank(bench::SweepSpec& spec, int local_rank, int local_size, bool device_given);
 
 }  // namespace hb::cli

@@ -12,7 +12,7 @@ ProgressBar::ProgressBar(bool quiet) : enabled_(!quiet), terminal_(isatty(STDERR
 namespace {
 
 // Seconds left, from the share of the sweep's cost done so far ("--" before any point ends).
-std::string eta_text(const run::Progress& p) {
+std::string eta_text(const bench::Progress& p) {
   const double frac = p.total_cost > 0 ? p.done_cost / p.total_cost
                                        : static_cast<double>(p.done) / static_cast<double>(p.total);
   if (p.done <= 0 || frac <= 0) return "--";
@@ -23,7 +23,7 @@ std::string eta_text(const run::Progress& p) {
 
 }  // namespace
 
-void ProgressBar::update(const run::Progress& p) {
+void ProgressBar::update(const bench::Progress& p) {
   if (!enabled_ || p.total <= 0) return;
   const std::string eta = eta_text(p);
   if (!terminal_) {

@@ -7,7 +7,7 @@
 // not by their count.
 #include <string>
 
-#include "reports/run/runner.h"
+#include "bench/runner.h"
 
 namespace hb::cli {
 
@@ -19,7 +19,7 @@ class ProgressBar {
   ~ProgressBar() { finish(); }
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
-  void update(const run::Progress& p);
+  void update(const bench::Progress& p);
   void finish();  // clears the line; idempotent
 
  private:

@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "reports/json_io.h"
 #include "reports/output_file.h"
-#include "reports/run/trace.h"
+#include "bench/trace.h"
 
 namespace hb::cli {
 
@@ -38,10 +38,10 @@ int64_t env_count(const char* name) {
 
 }  // namespace
 
-run::SweepIdentity sweep_identity(const run::SweepSpec& spec,
-                                  const std::map<std::string, std::string>& extra,
-                                  const std::string& command_line) {
-  run::SweepIdentity id;
+bench::SweepIdentity sweep_identity(const bench::SweepSpec& spec,
+                                    const std::map<std::string, std::string>& extra,
+                                    const std::string& command_line) {
+  bench::SweepIdentity id;
   const auto& b = build_info();
   id.build = b.version + " " + b.git_commit + " " + b.build_type;
   id.command_line = command_line;
@@ -78,7 +78,7 @@ run::SweepIdentity sweep_identity(const run::SweepSpec& spec,
                                          : k] = v;
   }
   // A trace by content, not path: a trace file changed since the interrupted run is another sweep.
-  id.options["--workload"] = run::workload_axis(spec.workload);
+  id.options["--workload"] = bench::workload_axis(spec.workload);
   id.options["--accelerator-threads"] = std::to_string(spec.accelerator.cpu_threads);
   id.options["--device"] = std::to_string(spec.accelerator.device);
   id.options["--host-threads"] = std::to_string(spec.host_threads);
@@ -86,28 +86,29 @@ run::SweepIdentity sweep_identity(const run::SweepSpec& spec,
   return id;
 }
 
-SweepSession::SweepSession(const std::string& out, const run::SweepIdentity& identity, bool resume)
+SweepSession::SweepSession(const std::string& out, const bench::SweepIdentity& identity,
+                           bool resume)
     : out_(out),
-      guard_(journal_possible(out) ? run::journal_path(out) : std::string()),
-      control_(std::make_shared<run::SweepControl>()) {
+      guard_(journal_possible(out) ? bench::journal_path(out) : std::string()),
+      control_(std::make_shared<bench::SweepControl>()) {
   fail_after_ = env_count("HB_TEST_FAIL_AFTER_POINTS");
   if (journal_possible(out)) {
-    const std::string path = run::journal_path(out);
+    const std::string path = bench::journal_path(out);
     if (resume) {
-      run::JournalContents c = run::read_journal(path);
-      run::check_same_sweep(c.identity, identity, path);
+      bench::JournalContents c = bench::read_journal(path);
+      bench::check_same_sweep(c.identity, identity, path);
       resumed_points_ = c.points;
       control_->finished = std::move(c.units);
-      journal_.emplace(run::Journal::reopen(path));
+      journal_.emplace(bench::Journal::reopen(path));
     } else {
-      journal_.emplace(run::Journal::create(path, identity));
+      journal_.emplace(bench::Journal::create(path, identity));
     }
   } else if (resume) {
     throw Error("--resume " + out + ": not a report file path, so it has no journal to resume from",
                 "pass the --out FILE.json of the interrupted run");
   }
   control_->should_stop = [this] { return guard_.requested(); };
-  control_->on_unit_done = [this](const run::FinishedUnit& unit) {
+  control_->on_unit_done = [this](const bench::FinishedUnit& unit) {
     if (journal_) journal_->append(unit);
     ++journaled_units_;
   };

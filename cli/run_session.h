@@ -11,31 +11,31 @@
 
 #include "cli/interrupt.h"
 #include "reports/report.h"
-#include "reports/run/journal.h"
-#include "reports/run/runner.h"
+#include "bench/journal.h"
+#include "bench/runner.h"
 
 namespace hb::cli {
 
 // The options a resumed run must share with the interrupted one: the sweep spec's echo plus the
 // execution options it omits (threads, device) and `extra` (mode, platform profiles);
 // `command_line` is shown when they differ.
-run::SweepIdentity sweep_identity(const run::SweepSpec& spec,
-                                  const std::map<std::string, std::string>& extra,
-                                  const std::string& command_line);
+bench::SweepIdentity sweep_identity(const bench::SweepSpec& spec,
+                                    const std::map<std::string, std::string>& extra,
+                                    const std::string& command_line);
 
 class SweepSession {
  public:
   // Creates the journal for `out` (resume: reads it, checks `identity` against it and appends to
   // it) and installs the signal handlers. No journal when `out` is not a regular file path
   // (`-`, /dev/stdout): --resume is then refused.
-  SweepSession(const std::string& out, const run::SweepIdentity& identity, bool resume);
+  SweepSession(const std::string& out, const bench::SweepIdentity& identity, bool resume);
   // A journal that never got a point (the sweep was refused up front) is removed: it would
   // only block the next run.
   ~SweepSession();
 
   // For RunEnvironment::control: polls the signal flag, journals each finished unit, hands the
   // runner the units a resumed journal holds.
-  std::shared_ptr<const run::SweepControl> control() const { return control_; }
+  std::shared_ptr<const bench::SweepControl> control() const { return control_; }
   // Called from the progress callback: the documented test hook HB_TEST_FAIL_AFTER_POINTS=N
   // throws the error a failed thread creation gives once N points have finished.
   void check_injected_failure(int64_t points_done) const;
@@ -49,9 +49,9 @@ class SweepSession {
 
  private:
   std::string out_;
-  std::optional<run::Journal> journal_;
+  std::optional<bench::Journal> journal_;
   InterruptGuard guard_;
-  std::shared_ptr<run::SweepControl> control_;
+  std::shared_ptr<bench::SweepControl> control_;
   int64_t resumed_points_ = 0;
   int64_t fail_after_ = 0;  // HB_TEST_FAIL_AFTER_POINTS; 0 = off
   int64_t journaled_units_ = 0;

@@ -1,7 +1,7 @@
 #include "cli/sweep_options.h"
 
 #include "cli/numeric_options.h"
-#include "reports/run/sweep_spec.h"
+#include "bench/sweep_spec.h"
 
 namespace hb::cli {
 
@@ -32,21 +32,22 @@ void add_axis_options(CLI::App& sub, SweepAxesText& axes) {
                  "Strategy parameter STRATEGY.KEY=VALUE (repeatable)");
 }
 
-void add_sampling_options(CLI::App& sub, run::SweepSpec& s) {
+void add_sampling_options(CLI::App& sub, bench::SweepSpec& s) {
   add_integer_option(sub, "--decode-steps", s.decode_steps,
-                     "Most decode steps per point (warm-up + timed)", 1, run::kMaxDecodeSteps)
+                     "Most decode steps per point (warm-up + timed)", 1, bench::kMaxDecodeSteps)
       ->capture_default_str();
   add_integer_option(sub, "--warmup", s.stop.warmup_steps, "Untimed warm-up steps per point", 0,
-                     run::kMaxDecodeSteps - 1)
+                     bench::kMaxDecodeSteps - 1)
       ->capture_default_str();
   add_integer_option(sub, "--min-samples", s.stop.min_samples,
-                     "Timed steps before the noise test may stop a point", 1, run::kMaxDecodeSteps)
+                     "Timed steps before the noise test may stop a point", 1,
+                     bench::kMaxDecodeSteps)
       ->capture_default_str();
   add_integer_option(sub, "--max-samples", s.stop.max_samples,
                      "Most timed steps per point; above the decode positions, a point short of "
                      "its noise target replays them (strategy reloaded untimed). 0 = one per "
                      "position",
-                     0, run::kMaxDecodeSteps)
+                     0, bench::kMaxDecodeSteps)
       ->capture_default_str();
   add_percent_option(sub, "--max-noise", s.stop.max_noise,
                      "Noise target in percent (5 or 5% = 5%): a point stops once the robust noise "
@@ -54,16 +55,16 @@ void add_sampling_options(CLI::App& sub, run::SweepSpec& s) {
                      parse::RealRange{0, 100, true, false});
   add_seconds_option(sub, "--timeout", s.stop.timeout_s,
                      "Stop sampling a point after this many seconds",
-                     parse::RealRange{0, run::kMaxSeconds, true, false})
+                     parse::RealRange{0, bench::kMaxSeconds, true, false})
       ->capture_default_str();
   add_integer_option(sub, "--accuracy-steps", s.accuracy_steps,
                      "Timed steps scored against the fp64 reference (-1 = all)", -1,
-                     run::kMaxDecodeSteps)
+                     bench::kMaxDecodeSteps)
       ->capture_default_str();
 }
 
 // What a timed step covers, and how the batch is cut when it covers the layer.
-void add_scope_options(CLI::App& sub, run::SweepSpec& s) {
+void add_scope_options(CLI::App& sub, bench::SweepSpec& s) {
   auto by_name = [](std::string& text) -> std::string {
     const std::optional<Scope> v = kScopes.parse(text);
     if (!v) return "unknown scope '" + text + "' (fix: use one of: " + kScopes.list() + ")";
@@ -81,11 +82,11 @@ void add_scope_options(CLI::App& sub, run::SweepSpec& s) {
                      "Layer scope: cut the batch into N micro-batches so the CPU attends for one "
                      "while the accelerator runs another's output projection and FFN (0 = 2 "
                      "from batch 2 on)",
-                     0, run::kMaxBatch)
+                     0, bench::kMaxBatch)
       ->capture_default_str();
 }
 
-void add_machine_options(CLI::App& sub, run::SweepSpec& s) {
+void add_machine_options(CLI::App& sub, bench::SweepSpec& s) {
   add_size_option(
       sub, "--accelerator-memory", s.accelerator.capacity_bytes,
       "KV budget per layer in accelerator memory, e.g. 512M or 60G (default: cpu 2G, cuda free "
@@ -103,7 +104,7 @@ void add_machine_options(CLI::App& sub, run::SweepSpec& s) {
 
 }  // namespace
 
-void add_sweep_options(CLI::App& sub, SweepAxesText& axes, run::SweepSpec& spec) {
+void add_sweep_options(CLI::App& sub, SweepAxesText& axes, bench::SweepSpec& spec) {
   add_axis_options(sub, axes);
   add_sampling_options(sub, spec);
   add_scope_options(sub, spec);
@@ -126,15 +127,15 @@ CLI::Option* add_accelerator_option(CLI::App& sub, AcceleratorKind& kind, const 
       ->default_str(kAcceleratorKinds.name(kind));
 }
 
-void apply_sweep_axes(const SweepAxesText& axes, run::SweepSpec& spec, bool keep_seq_lens) {
-  spec.models = run::split_list(axes.models);
-  spec.kv_dtypes = run::split_list(axes.kv_dtypes);
-  spec.strategies = run::split_list(axes.strategies);
-  spec.batches = run::parse_batches(axes.batches);
-  if (!keep_seq_lens) spec.seq_lens = run::parse_seq_lens(axes.seq_lens);
-  if (axes.kv_budgets) spec.kv_budgets = run::parse_kv_budgets(*axes.kv_budgets);
+void apply_sweep_axes(const SweepAxesText& axes, bench::SweepSpec& spec, bool keep_seq_lens) {
+  spec.models = bench::split_list(axes.models);
+  spec.kv_dtypes = bench::split_list(axes.kv_dtypes);
+  spec.strategies = bench::split_list(axes.strategies);
+  spec.batches = bench::parse_batches(axes.batches);
+  if (!keep_seq_lens) spec.seq_lens = bench::parse_seq_lens(axes.seq_lens);
+  if (axes.kv_budgets) spec.kv_budgets = bench::parse_kv_budgets(*axes.kv_budgets);
   for (const auto& o : axes.strategy_options) {
-    auto [key, value] = run::parse_strategy_option(o);
+    auto [key, value] = bench::parse_strategy_option(o);
     spec.strategy_options[key] = value;
   }
 }

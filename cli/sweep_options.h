@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kernels/backend.h"
-#include "reports/run/sweep_spec.h"
+#include "bench/sweep_spec.h"
 
 namespace hb::cli {
 
@@ -23,7 +23,7 @@ struct SweepAxesText {
 };
 
 // Declares the shared options on `sub`: the axes into `axes`, everything else into `spec`.
-void add_sweep_options(CLI::App& sub, SweepAxesText& axes, run::SweepSpec& spec);
+void add_sweep_options(CLI::App& sub, SweepAxesText& axes, bench::SweepSpec& spec);
 
 // --accelerator NAME into `kind` (auto | cpu | cuda); an unknown name is a usage error (exit 2).
 // `run` and `validate-model` accept the same names but say different things about them.
@@ -31,6 +31,7 @@ CLI::Option* add_accelerator_option(CLI::App& sub, AcceleratorKind& kind, const 
 
 // Parses `axes` into `spec` (models, KV types, strategies, batches, --opt pairs and, unless
 // `keep_seq_lens`, the lengths): an hb::Error naming the option for anything malformed.
-void apply_sweep_axes(const SweepAxesText& axes, run::SweepSpec& spec, bool keep_seq_lens = false);
+void apply_sweep_axes(const SweepAxesText& axes, bench::SweepSpec& spec,
+                      bool keep_seq_lens = false);
 
 }  // namespace hb::cli

@@ -2,7 +2,7 @@
 // The copies `probe` times on a GPU (kernels/backend.h: measure_accelerator_links) and a
 // platform profile records (memtier/probe.h: LinkProbe): pinned host memory to device memory and
 // back over the link, and device to device (the accelerator memory's read + write bandwidth).
-// The platform model (reports/model) turns the first two into its link and the third into the
+// The platform model (model) turns the first two into its link and the third into the
 // accelerator's memory bandwidth. Text only in the profile JSON and `probe`'s listing.
 #include "core/vocabulary.h"
 

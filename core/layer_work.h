@@ -2,7 +2,7 @@
 // The rest of a decoder layer around attention (`run --scope layer`): the QKV projection
 // before it, the output projection and the FFN after it, at a model preset's dimensions. The
 // accelerator runs them as queued operations (Accelerator::make_layer_work); the runner's
-// layer-scope wrapper (reports/run/layer_scope.h) puts them around any strategy's attention
+// layer-scope wrapper (bench/layer_scope.h) puts them around any strategy's attention
 // with a real layer's dependencies, so every strategy pays the same layer work.
 #include <cstdint>
 #include <memory>

@@ -13,7 +13,7 @@ namespace hb {
 // The architecture family decides the decoder layer's FFN: gate, up and down for llama and qwen,
 // fc1 and fc2 for opt (core/layer_work). Its text is written only as the report's `family` axis
 // and in `run --list-models`.
-// `trace`: a captured trace run at its own attention shape (reports/run/trace), no layer dims.
+// `trace`: a captured trace run at its own attention shape (bench/trace), no layer dims.
 enum class ModelFamily { opt, llama, qwen, trace };
 inline constexpr Vocabulary<ModelFamily, 4> kModelFamilies{{"opt", "llama", "qwen", "trace"}};
 
@@ -34,8 +34,8 @@ std::span<const ModelPreset> model_presets();
 // every preset): the QKV projections (hidden x (q_heads + 2 kv_heads) x head_dim), the output
 // projection ((q_heads x head_dim) x hidden) and the FFN (gate, up and down for the llama and
 // qwen families, fc1 and fc2 for opt). Biases, norms and embeddings are not counted (under 0.1%
-// of a layer). One formula for the whole tree: the deployment's KV budget (reports/run), the
-// platform model's budget (reports/model) and the layer GEMMs (kernels/cuda) all read it.
+// of a layer). One formula for the whole tree: the deployment's KV budget (bench), the
+// platform model's budget (model) and the layer GEMMs (kernels/cuda) all read it.
 int64_t layer_weight_bytes(const ModelPreset& p);
 // Every layer's weights: layers x layer_weight_bytes.
 int64_t model_weight_bytes(const ModelPreset& p);

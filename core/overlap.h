@@ -1,6 +1,6 @@
 #pragma once
 // How the resources one decode step uses overlap in time: the declarative input the projection
-// model (reports/model) needs besides the step's exact Traffic. A step is a sequence of stages
+// model (model) needs besides the step's exact Traffic. A step is a sequence of stages
 // run one after another; the resources inside a stage run concurrently, so a stage lasts as long
 // as its slowest resource. The resources the model prices are
 //   cpu          host threads: memory traffic of host tiers and CPU flops (roofline)
@@ -21,7 +21,7 @@
 namespace hb {
 
 // The resources above, a closed vocabulary: the text form is only read by parse() and written by
-// to_string() (and as the model's phase names, reports/model/roofline.cpp).
+// to_string() (and as the model's phase names, model/roofline.cpp).
 enum class Resource { cpu, accelerator, transfer, sync };
 inline constexpr Vocabulary<Resource, 4> kResources{{"cpu", "accelerator", "transfer", "sync"}};
 

@@ -33,7 +33,7 @@ inline constexpr const char* kBookkeeping = "bookkeeping";
 inline constexpr const char* kSyncQ = "sync.q";
 inline constexpr const char* kSyncFinal = "sync.final";
 
-// Layer scope (reports/run/layer_scope.h): the host waiting for the layer's GEMMs left after
+// Layer scope (bench/layer_scope.h): the host waiting for the layer's GEMMs left after
 // the last micro-batch's attention (its output projection and FFN).
 inline constexpr const char* kLayerTail = "layer.tail";
 

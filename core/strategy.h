@@ -131,7 +131,7 @@ class Strategy {
   // Per-interval rows of controller state (HybridGen's scheduler); empty for static ones.
   virtual std::vector<std::map<std::string, double>> trajectory() const { return {}; }
   // Which of the step's resources run concurrently (core/overlap.h), for the projection model
-  // (reports/model): e.g. OverlapStructure::parse("cpu|accelerator > transfer > sync"). Valid
+  // (model): e.g. OverlapStructure::parse("cpu|accelerator > transfer > sync"). Valid
   // after plan(). Default: undeclared (the model falls back to its table, then to serial).
   virtual OverlapStructure overlap() const { return {}; }
 };

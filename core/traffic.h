@@ -25,11 +25,11 @@ struct Traffic {
   int64_t kernel_launches = 0;  // accelerator kernels (or cpu-accelerator tasks) issued
   int64_t syncs = 0;            // host waits on the accelerator
   // Elements scanned by selection (top-k, argmin, threshold counts) per processor: branchy
-  // compare-and-move work that neither the bytes nor the flops above price (reports/model
+  // compare-and-move work that neither the bytes nor the flops above price (model
   // charges it at a measured rate). The scores' bytes are counted as reads as usual.
   std::array<double, 2> select_elements{};
   // Of bytes_read[accelerator][accelerator]: the layer's weights its GEMMs stream (run --scope
-  // layer). Decode GEMMs are bound by these bytes at a rate of their own, which reports/model
+  // layer). Decode GEMMs are bound by these bytes at a rate of their own, which model
   // prices apart from attention's (accelerator.gemm_gbps) where the profile has it.
   int64_t weight_bytes = 0;
 

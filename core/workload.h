@@ -105,7 +105,7 @@ std::string workload_help();
 struct DecodeStep {
   std::vector<float> k, v, q;
   // [q_heads][head_dim], optional: the attention output the traced model itself computed for
-  // this step (a trace's `o`, reports/run/trace.h); empty for synthetic workloads.
+  // this step (a trace's `o`, bench/trace.h); empty for synthetic workloads.
   std::vector<float> captured_o;
 };
 

@@ -187,7 +187,7 @@ struct Accuracy {
   double mass_recall = 1;           // share of exact softmax mass on the attended tokens
   double needle_success_rate = -1;  // -1: the workload planted no needle
   // rel L2 against the attention output the traced model computed itself (a trace's `o`,
-  // reports/run/trace.h); absent for other workloads and for points at another prompt length.
+  // bench/trace.h); absent for other workloads and for points at another prompt length.
   std::optional<double> captured_rel_l2;
   bool has_needle() const { return needle_success_rate >= 0; }
 };
@@ -228,7 +228,7 @@ struct Point {
   Provenance provenance = Provenance::measured;
   // Share of the point's KV cache (batch x (seq_len + decode_steps) tokens of one layer) that the
   // accelerator's KV budget holds, in [0, 1]: 1 = it all fits, below 1 = the rest lives on the
-  // host (reports/run/kv_budget.h). Absent in reports written before it existed.
+  // host (bench/kv_budget.h). Absent in reports written before it existed.
   std::optional<double> kv_fit_fraction;
   StepTiming step;                       // one decode step (all sequences of the batch, one layer)
   std::map<std::string, Timing> phases;  // "cpu", "accelerator", "transfer", "merge", ...
@@ -267,7 +267,7 @@ struct Speedup {
 std::vector<Speedup> compute_speedups(const std::vector<Point>& points);
 
 // A sweep that did not run to its end: stopped by SIGINT/SIGTERM, or by a failure that escaped
-// a point (reports/run/runner.h, SweepControl). `points` then holds only what finished; `run
+// a point (bench/runner.h, SweepControl). `points` then holds only what finished; `run
 // --resume` completes it from the journal (cli/README.md).
 struct Interruption {
   bool interrupted = false;

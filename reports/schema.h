@@ -15,7 +15,7 @@ nlohmann::ordered_json report_to_json(const Report& report);
 // Validates while converting; errors name `source` and the JSON path.
 Report report_from_json(const nlohmann::ordered_json& j, const std::string& source);
 
-// One point, exactly as in the report's "points" array: the sweep journal (reports/run/
+// One point, exactly as in the report's "points" array: the sweep journal (bench/
 // journal.h) stores finished points this way, so a resumed sweep reports them unchanged.
 nlohmann::ordered_json point_to_json(const Point& point);
 // `path` is the JSON path in error messages (e.g. "line 3: $.point").

@@ -59,7 +59,7 @@ std::string provenance_sentence(const Report& r) {
       return "All figures are emulated: a stand-in (the CPU playing the GPU, or a memory tier "
              "playing another) ran them, so ratios carry over better than absolute times.";
     case Provenance::modeled:
-      return "All figures are modeled from a platform profile (reports/model), not measured: "
+      return "All figures are modeled from a platform profile (model), not measured: "
              "they are predictions of the named platform.";
   }
   return "";

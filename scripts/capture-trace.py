@@ -4,7 +4,7 @@
 Records the layer's q, k and v (after RoPE, as attention sees them) during a prefill pass and
 the decode steps after it, plus the prompt's own queries (`prompt_q`) and the layer's attention
 output of every decode step (`o`), and writes them in the safetensors layout
-`hybridbench run --workload trace:FILE` reads (reports/run/trace.h, reports/README.md):
+`hybridbench run --workload trace:FILE` reads (bench/trace.h, reports/README.md):
 
     k, v     [tokens, kv_heads, head_dim]   every position: prompt, then one row per step
     q        [steps, q_heads, head_dim]     the query of each decode step

@@ -5,16 +5,16 @@
 #include <cmath>
 
 #include "baselines/register.h"
-#include "reports/run/runner.h"
+#include "bench/runner.h"
 
-namespace hb::run {
+namespace hb::bench {
 namespace {
 
 SweepSpec small_spec(std::vector<int64_t> seq_lens, std::string workload) {
   register_baselines(StrategyRegistry::instance());
   SweepSpec s;
   s.scope =
-      Scope::attention;  // attention's own figures; layer scope: tests/run/layer_scope_test.cpp
+      Scope::attention;  // attention's own figures; layer scope: tests/bench/layer_scope_test.cpp
   s.models = {"qwen2.5-0.5b"};  // 14 q heads, 2 KV heads, d = 64
   s.seq_lens = std::move(seq_lens);
   s.strategies = {"all"};
@@ -166,4 +166,4 @@ TEST(Sweep, OomAndUnknownOptionsAreReported) {
 }
 
 }  // namespace
-}  // namespace hb::run
+}  // namespace hb::bench

@@ -67,7 +67,7 @@ std::unique_ptr<FilledCache> fill_cache(int64_t tokens, uint64_t seed) {
   auto c = std::make_unique<FilledCache>();
   c->cache = std::make_unique<PagedKvCache>(kShape);
   const size_t pages = static_cast<size_t>((tokens + 15) / 16) * kShape.kv_heads;
-  const auto alloc = std::make_shared<bench::HugePageAllocator>();
+  const auto alloc = std::make_shared<microbench::HugePageAllocator>();
   c->k_arena = std::make_unique<PageArena>(alloc, c->cache->block_bytes(), pages);
   c->v_arena = std::make_unique<PageArena>(alloc, c->cache->block_bytes(), pages);
   // Four random 1024-token chunks appended in turn: the values do not change the work, and
@@ -104,7 +104,7 @@ const std::vector<Buffer>& stream_buffers(int64_t tokens) {
   auto& v = all[tokens];
   if (v.empty())
     for (int i = 0; i < copies_for(tokens); ++i) {
-      v.push_back(bench::huge_page_buffer(kv_bytes(tokens)));  // as the probe's: the best read
+      v.push_back(microbench::huge_page_buffer(kv_bytes(tokens)));  // as the probe's: the best read
       auto* w = v.back().as<uint64_t>();
       for (size_t j = 0; j < kv_bytes(tokens) / 8; ++j) w[j] = j * 0x9e3779b97f4a7c15ull + i;
     }

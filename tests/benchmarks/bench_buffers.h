@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "core/memory.h"
 
-namespace hb::bench {
+namespace hb::microbench {
 
 inline Buffer huge_page_buffer(size_t bytes) {
   constexpr size_t kHuge = size_t{2} << 20;
@@ -38,4 +38,4 @@ class HugePageAllocator final : public BufferAllocator {
   MemoryLocation location() const override { return {}; }
 };
 
-}  // namespace hb::bench
+}  // namespace hb::microbench

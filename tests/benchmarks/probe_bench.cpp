@@ -95,7 +95,7 @@ void BM_ProbeVsReference(benchmark::State& state) {
   o.latency_hops = 1 << 14;  // latency is not compared here: keep its share of the time small
   o.read_kernel = {"hb::cpu::stream_read", &cpu::stream_read};  // read only
   std::vector<Buffer> bufs;
-  for (int i = 0; i < 4; ++i) bufs.push_back(bench::huge_page_buffer(size_t{256} << 20));
+  for (int i = 0; i < 4; ++i) bufs.push_back(microbench::huge_page_buffer(size_t{256} << 20));
   const std::vector<int> cpus = allowed_cpus();
   std::vector<double> probe, noise, ref, ratio, b2b, in_noise, settled;
   for (auto _ : state) {

@@ -5,7 +5,7 @@
 // traffic, outputs within the tolerance). See tests/conformance/README.md for the table.
 //
 // Rows:
-//   scope        attention (the strategy alone) | layer (wrapped in run::LayerScope)
+//   scope        attention (the strategy alone) | layer (wrapped in bench::LayerScope)
 //   strategy     StrategyRegistry::instance().all() after register_baselines/register_hybrid
 //   accelerator  cpu | cuda (skips with the reason without a usable GPU; HB_REQUIRE_GPU=1 turns
 //                the skip into a failure)
@@ -39,7 +39,7 @@
 #include "hybrid/register.h"
 #include "tests/baselines/attended_reference.h"
 #include "kernels/backend.h"
-#include "reports/run/layer_scope.h"
+#include "bench/layer_scope.h"
 #include "tests/kernels/cuda_test_util.h"
 
 namespace hb::test {
@@ -201,11 +201,11 @@ Ran run_on(const Case& c, AcceleratorKind kind, const Inputs& in) {
   if (c.scope == ScopeKind::attention) {
     s = info.make(StrategyOptions{});
   } else {
-    s = std::make_unique<run::LayerScope>([&info] { return info.make(StrategyOptions{}); }, preset,
-                                          0);
+    s = std::make_unique<bench::LayerScope>([&info] { return info.make(StrategyOptions{}); },
+                                            preset, 0);
   }
   // Memory running out while planning or loading is an oom point, as the runner reports it
-  // (reports/run/contender.cpp); the skip says where it ran out.
+  // (bench/contender.cpp); the skip says where it ran out.
   try {
     r.plan = s->plan(in.problem, platform);
   } catch (const CapacityError& e) {  // layer scope: the weights do not fit

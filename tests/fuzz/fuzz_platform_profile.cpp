@@ -1,11 +1,11 @@
 // Fuzzes the platform-profile readers: memtier's "hybridbench.platform/1" reader (`--platform
 // FILE` in measure mode, memtier/profile.h) and the projection model's reader on top of it
-// (`run --mode model --platform FILE`, reports/model/platform_model.h), complete or not.
+// (`run --mode model --platform FILE`, model/platform_model.h), complete or not.
 #include <cstdint>
 
 #include "core/error.h"
 #include "memtier/profile.h"
-#include "reports/model/platform_model.h"
+#include "model/platform_model.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

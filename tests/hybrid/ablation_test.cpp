@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "hybrid/register.h"
-#include "reports/run/runner.h"
+#include "bench/runner.h"
 #include "rig.h"
 
 namespace hb::test {
@@ -14,9 +14,9 @@ namespace {
 const char* const kVariants[] = {"hybridgen", "hybridgen-lse", "hybridgen-static",
                                  "hybridgen-naive", "hybridgen-serial"};
 
-run::SweepSpec ablation_spec() {
+bench::SweepSpec ablation_spec() {
   register_hybrid(StrategyRegistry::instance());
-  run::SweepSpec s;
+  bench::SweepSpec s;
   s.models = {"qwen2.5-0.5b"};
   s.seq_lens = {6000};  // 3 MiB of KV (2 KV heads, d 64, fp16)
   s.decode_steps = 6;
@@ -33,7 +33,7 @@ run::SweepSpec ablation_spec() {
 }
 
 TEST(Ablations, ShareHybridGensWindowBuffersAndBudget) {
-  auto report = run::run_sweep(ablation_spec(), run::RunEnvironment{});
+  auto report = bench::run_sweep(ablation_spec(), bench::RunEnvironment{});
   ASSERT_EQ(report.points.size(), std::size(kVariants));
   const reports::Point* base = nullptr;
   for (const auto& p : report.points)
@@ -57,7 +57,7 @@ TEST(Ablations, OwnBudgetSizesEachVariantForItself) {
   auto spec = ablation_spec();
   spec.strategies = {"hybridgen", "hybridgen-lse"};
   spec.strategy_options = {{"hybridgen-lse.budget", "own"}};
-  auto report = run::run_sweep(spec, run::RunEnvironment{});
+  auto report = bench::run_sweep(spec, bench::RunEnvironment{});
   ASSERT_EQ(report.points.size(), 2u);
   const auto& a =
       report.points[0].axes.strategy == "hybridgen" ? report.points[0] : report.points[1];

@@ -4,7 +4,7 @@
 
 #include "baselines/register.h"
 #include "hybrid/register.h"
-#include "reports/run/runner.h"
+#include "bench/runner.h"
 
 namespace hb::test {
 namespace {
@@ -18,7 +18,7 @@ bool registered(const std::string& name) {
 TEST(HybridGenAccuracy, NeedleAtDefaultRatioBeatsStreamingLlmAndH2o) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
-  run::SweepSpec s;
+  bench::SweepSpec s;
   s.models = {"qwen2.5-0.5b"};
   s.seq_lens = {4096};
   s.workload = "diffuse:needle=1";  // the original needle, mid-prompt: host side for HybridGen
@@ -41,7 +41,7 @@ TEST(HybridGenAccuracy, NeedleAtDefaultRatioBeatsStreamingLlmAndH2o) {
     if (registered(b)) baselines.push_back(b);
   for (const auto& b : baselines) s.strategies.push_back(b);
 
-  const auto report = run::run_sweep(s, run::RunEnvironment{});
+  const auto report = bench::run_sweep(s, bench::RunEnvironment{});
   std::map<std::string, const reports::Point*> by;
   for (const auto& p : report.points) by[p.axes.strategy] = &p;
   const auto& hg = *by.at("hybridgen");

@@ -6,18 +6,18 @@
 #include "baselines/register.h"
 #include "core/phase_names.h"
 #include "hybrid/register.h"
-#include "reports/run/runner.h"
+#include "bench/runner.h"
 #include "rig.h"
 
 namespace hb::test {
 namespace {
 
-run::SweepSpec exact_spec() {
+bench::SweepSpec exact_spec() {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
-  run::SweepSpec s;
+  bench::SweepSpec s;
   s.scope =
-      Scope::attention;  // attention's own figures; layer scope: tests/run/layer_scope_test.cpp
+      Scope::attention;  // attention's own figures; layer scope: tests/bench/layer_scope_test.cpp
   s.models = {"qwen2.5-0.5b"};  // 14 q heads, 2 KV heads, d = 64: small and GQA (group 7)
   s.seq_lens = {600};
   s.decode_steps = 40;  // crosses two page boundaries: FIFO moves pages to the host
@@ -43,7 +43,7 @@ run::SweepSpec exact_spec() {
 }
 
 TEST(HybridGenExact, RatioOneAndLseMatchTheReference) {
-  auto report = run::run_sweep(exact_spec(), run::RunEnvironment{});
+  auto report = bench::run_sweep(exact_spec(), bench::RunEnvironment{});
   ASSERT_EQ(report.points.size(), 2u);
   for (const auto& p : report.points) {
     SCOPED_TRACE(p.axes.strategy);
@@ -83,7 +83,7 @@ TEST(HybridGenExact, AllKvFitsMeansDenseOnTheAccelerator) {
   auto spec = exact_spec();
   spec.strategy_options.clear();
   spec.accelerator.capacity_bytes = 64 << 20;
-  auto report = run::run_sweep(spec, run::RunEnvironment{});
+  auto report = bench::run_sweep(spec, bench::RunEnvironment{});
   for (const auto& p : report.points) {
     SCOPED_TRACE(p.axes.strategy);
     ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;

@@ -6,7 +6,7 @@
 
 #include "baselines/register.h"
 #include "hybrid/register.h"
-#include "reports/run/runner.h"
+#include "bench/runner.h"
 
 namespace hb::test {
 namespace {
@@ -14,7 +14,7 @@ namespace {
 TEST(HybridGenTokenBudget, AttendsExactlyTheBudgetWithHotSlotsAndAPartialPage) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
-  run::SweepSpec s;
+  bench::SweepSpec s;
   s.models = {"qwen2.5-0.5b"};  // 14 q heads, 2 KV heads, d = 64
   s.seq_lens = {4096};
   s.workload = "llama-like";
@@ -30,7 +30,7 @@ TEST(HybridGenTokenBudget, AttendsExactlyTheBudgetWithHotSlotsAndAPartialPage) {
   s.accelerator.cpu_threads = 1;
   s.host_threads = 1;
   s.strategies = {"hybridgen"};
-  const reports::Report r = run::run_sweep(s, run::RunEnvironment{});
+  const reports::Report r = bench::run_sweep(s, bench::RunEnvironment{});
   ASSERT_EQ(r.points.size(), 1u);
   const reports::Point& p = r.points[0];
   ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;

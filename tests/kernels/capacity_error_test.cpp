@@ -1,5 +1,5 @@
 // Memory that runs out is an hb::CapacityError on every accelerator, so the runner can report
-// the point as "oom" by type (reports/run): the cpu accelerator's budget on every machine, the
+// the point as "oom" by type (bench): the cpu accelerator's budget on every machine, the
 // CUDA budget and cudaMalloc itself failing on a GPU.
 #include "tests/kernels/cuda_test_util.h"
 

@@ -16,19 +16,19 @@
 #include "core/model_presets.h"
 #include "hybrid/register.h"
 #include "reports/json_io.h"
-#include "reports/model/calibrate.h"
-#include "reports/model/model_run.h"
-#include "reports/model/validate.h"
+#include "model/calibrate.h"
+#include "model/model_run.h"
+#include "model/validate.h"
 
 namespace hb::model {
 namespace {
 
-run::SweepSpec tiny_spec() {
+bench::SweepSpec tiny_spec() {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
-  run::SweepSpec s;
+  bench::SweepSpec s;
   s.scope =
-      Scope::attention;  // attention's own figures; layer scope: tests/run/layer_scope_test.cpp
+      Scope::attention;  // attention's own figures; layer scope: tests/bench/layer_scope_test.cpp
   s.models = {"qwen2.5-0.5b"};  // 14 q heads, 2 KV heads, d = 64
   s.seq_lens = {256, 512};
   s.strategies = {"full-gpu", "cpu-only", "streamingllm"};
@@ -57,8 +57,8 @@ TEST(ModelRun, PointsAreModeledWithRealAccuracy) {
   auto spec = tiny_spec();
   spec.accelerator.capacity_bytes = 64 << 20;  // the same budget for both runs: the same plans
   const auto platforms = load_platform_models({"preset:a100-40gb-pcie4-spr", "preset:gh200-c2c"});
-  const reports::Report modeled = run_model_sweep(spec, platforms, run::RunEnvironment{});
-  const reports::Report measured = run::run_sweep(spec, run::RunEnvironment{});
+  const reports::Report modeled = run_model_sweep(spec, platforms, bench::RunEnvironment{});
+  const reports::Report measured = bench::run_sweep(spec, bench::RunEnvironment{});
   ASSERT_EQ(modeled.points.size(), 2 * measured.points.size());
   EXPECT_EQ(modeled.context.sweep.at("mode"), "model");
   EXPECT_EQ(modeled.context.sweep.at("model.platforms"), "a100-40gb-pcie4-spr,gh200-c2c");
@@ -113,7 +113,7 @@ TEST(ModelRun, BudgetComesFromTheProfileAndModelWeights) {
   spec.seq_lens = {256};
   spec.models = {"qwen2.5-0.5b", "qwen2.5-32b"};  // 32B's weights do not fit in 40 GB
   const auto r = run_model_sweep(spec, load_platform_models({"preset:a100-40gb-pcie4-spr"}),
-                                 run::RunEnvironment{});
+                                 bench::RunEnvironment{});
   ASSERT_EQ(r.points.size(), 2u);
   for (const auto& p : r.points) {
     if (p.axes.model == "qwen2.5-0.5b")
@@ -161,8 +161,8 @@ TEST(ModelRun, SharedPlatformsGiveTheSamePointsAsOneSweepEach) {
                                                 load_platform_model("preset:h200-pcie5-emr")};
   std::vector<std::string> seen;  // progress labels: each lane says which platform it runs
   const reports::Report together =
-      run_model_sweep(spec, platforms, run::RunEnvironment{},
-                      [&](const run::Progress& p) { seen.push_back(p.label); });
+      run_model_sweep(spec, platforms, bench::RunEnvironment{},
+                      [&](const bench::Progress& p) { seen.push_back(p.label); });
   ASSERT_EQ(together.points.size(), platforms.size() * 2 * spec.strategies.size());
   EXPECT_EQ(find(together, "full-gpu", 4096, "small-hbm").status, reports::PointStatus::oom);
   // Executions were shared: fewer strategies loaded than points (gh200 and h200 plan alike).
@@ -173,7 +173,7 @@ TEST(ModelRun, SharedPlatformsGiveTheSamePointsAsOneSweepEach) {
   EXPECT_LE(loads, static_cast<long>(3 * 2 * spec.strategies.size()));
   for (const auto& m : platforms) {
     SCOPED_TRACE(m.name);
-    const reports::Report alone = run_model_sweep(spec, {m}, run::RunEnvironment{});
+    const reports::Report alone = run_model_sweep(spec, {m}, bench::RunEnvironment{});
     for (const auto& p : alone.points) {
       SCOPED_TRACE(p.axes.key());
       EXPECT_EQ(point_json(find(together, p.axes.strategy, p.axes.seq_len, m.name)), point_json(p));
@@ -218,7 +218,7 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   EXPECT_FALSE(m.accelerator.memory_curve.empty());
   EXPECT_FALSE(m.links[0].copy_curve.empty());
   ASSERT_NO_THROW(m.validate());
-  const Validation v = validate_model(spec, run::RunEnvironment{}, m);
+  const Validation v = validate_model(spec, bench::RunEnvironment{}, m);
   ASSERT_EQ(v.points.size(), 4u);
   for (const auto& p : v.points) {
     SCOPED_TRACE(p.axes.strategy + " " + std::to_string(p.axes.seq_len));
@@ -254,7 +254,7 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   EXPECT_FALSE(v.live);
   // With live ceilings, each step is priced with ceilings re-measured next to it; the
   // once-calibrated figures stay alongside.
-  const Validation lv = validate_model(spec, run::RunEnvironment{}, m, {}, &co);
+  const Validation lv = validate_model(spec, bench::RunEnvironment{}, m, {}, &co);
   EXPECT_TRUE(lv.live);
   for (const auto& p : lv.points) {
     ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;

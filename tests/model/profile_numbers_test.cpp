@@ -1,9 +1,9 @@
-// Whole-number figures of a platform profile (reports/model/platform_model.h) out of range,
+// Whole-number figures of a platform profile (model/platform_model.h) out of range,
 // found while writing tests/fuzz/fuzz_platform_profile.
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "reports/model/platform_model.h"
+#include "model/platform_model.h"
 
 using namespace hb::model;
 

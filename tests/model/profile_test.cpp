@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "memtier/profile.h"
-#include "reports/model/platform_model.h"
+#include "model/platform_model.h"
 
 namespace hb::model {
 namespace {

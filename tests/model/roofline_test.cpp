@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "core/overlap.h"
-#include "reports/model/roofline.h"
+#include "model/roofline.h"
 
 namespace hb::model {
 namespace {

@@ -12,7 +12,7 @@ SOURCE_SUFFIXES = ('.h', '.cpp', '.cu', '.cuh', '.in')
 # without an include (a forward declaration), so names follow the same rule as includes.
 NAMESPACE_FOLDERS = {'cpu': 'kernels/cpu', 'cuda': 'kernels/cuda', 'ref': 'kernels/reference',
                      'memtier': 'memtier', 'baselines': 'baselines', 'hybrid': 'hybrid',
-                     'reports': 'reports', 'run': 'reports/run', 'model': 'reports/model', 'cli': 'cli'}
+                     'reports': 'reports', 'bench': 'bench', 'model': 'model', 'cli': 'cli'}
 
 
 def fenced_block(text, tag):

@@ -1,0 +1,120 @@
+#pragma once
+// One micro-batch's view of the accelerator in layer scope (layer_scope.h): the same queue and
+// memory as the real one, but (1) a 1/N share of the capacity that was free when the point was
+// planned, so N strategy instances planning one after another do not each claim all of it,
+// and (2) a synchronize() that also hands over the busy time the layer wrapper's own
+// synchronizes consumed (the previous output projection and FFN), so a strategy that steers by
+// the accelerator's busy time (HybridGen's scheduler) sees the whole layer's accelerator work,
+// as the port's estimator has it (device latency = merged attention + FFN); and (3) it holds
+// the previous micro-batch's output projection and FFN (`defer`) until this micro-batch has
+// queued its first compute operation or synchronized, so its q download queues ahead of them
+// and its CPU part can run while the accelerator does them: the ping-pong of CPU-attention
+// systems (NEO, FastDecode) with a single in-order queue, and no dependency broken (the held
+// work needs nothing of this micro-batch, and this micro-batch's accelerator attention still
+// queues behind it).
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "core/accelerator.h"
+
+namespace hb::bench {
+
+// Busy time (ns) the wrapper took out of the queue and owes to the next strategy synchronize.
+struct BusyCarry {
+  int64_t ns = 0;
+};
+
+class AcceleratorShare final : public Accelerator {
+ public:
+  AcceleratorShare(Accelerator& real, int64_t capacity_bytes, std::shared_ptr<BusyCarry> carry);
+
+  const AcceleratorInfo& info() const override { return info_; }
+  std::shared_ptr<BufferAllocator> memory() override { return real_.memory(); }
+  int64_t bytes_in_use() const override { return real_.bytes_in_use(); }
+  std::shared_ptr<BufferAllocator> staging_memory(int numa_node) override {
+    return real_.staging_memory(numa_node);
+  }
+  void copy_to_device(void* dst, const void* src, size_t bytes) override {
+    real_.copy_to_device(dst, src, bytes);
+  }
+  void copy_to_host(void* dst, const void* src, size_t bytes) override {
+    real_.copy_to_host(dst, src, bytes);
+  }
+  void copy_to_device_async(void* dst, const void* src, size_t bytes) override {
+    real_.copy_to_device_async(dst, src, bytes);
+  }
+  void order_side_copies() override { real_.order_side_copies(); }
+  void decode_attention(const DecodeAttentionArgs* seqs, int batch) override {
+    flush();
+    real_.decode_attention(seqs, batch);
+  }
+  void score_logits(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, int64_t end,
+                    float scale, float* logits, int64_t stride) override {
+    flush();
+    real_.score_logits(q, q_heads, kv, begin, end, scale, logits, stride);
+  }
+  void logit_merge_attention(const LogitMergeArgs& args) override {
+    flush();
+    real_.logit_merge_attention(args);
+  }
+  void merge_partials(int n_parts, const float* const* o_parts, const float* const* lse_parts,
+                      int heads, int head_dim, float* o_out, float* lse_out) override {
+    flush();
+    real_.merge_partials(n_parts, o_parts, lse_parts, heads, head_dim, o_out, lse_out);
+  }
+  int64_t synchronize() override;
+
+  // Work to queue on the real accelerator at this share's first compute operation or right
+  // after its first synchronize, whichever comes first; or at flush().
+  void defer(std::function<void()> work);
+  void flush();
+  void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) override {
+    flush();
+    real_.stream_attention(seqs, batch, chunk_tokens);
+  }
+  void heavy_hitter_update(const HeavyHitterArgs& a) override {
+    flush();
+    real_.heavy_hitter_update(a);
+  }
+  void fold_page_bounds(const PageBoundFoldArgs& a) override {
+    flush();
+    real_.fold_page_bounds(a);
+  }
+  void score_page_bounds(const PageBoundScoreArgs& a) override {
+    flush();
+    real_.score_page_bounds(a);
+  }
+  void topk_rows(const TopkRowsArgs& a) override {
+    flush();
+    real_.topk_rows(a);
+  }
+  void group_max_rows(const GroupMaxArgs& a) override {
+    flush();
+    real_.group_max_rows(a);
+  }
+  void project_rows(const ProjectRowsArgs& a) override {
+    flush();
+    real_.project_rows(a);
+  }
+  void rows_to_pages(const RowsToPagesArgs& a) override {
+    flush();
+    real_.rows_to_pages(a);
+  }
+  bool runs_host_kernels() const override { return real_.runs_host_kernels(); }
+  void host_kernel(std::function<void(ThreadPool& pool)> fn) override {
+    flush();
+    real_.host_kernel(std::move(fn));
+  }
+  std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch) override {
+    return real_.make_layer_work(model, max_batch);
+  }
+
+ private:
+  Accelerator& real_;
+  AcceleratorInfo info_;
+  std::shared_ptr<BusyCarry> carry_;
+  std::function<void()> deferred_;
+};
+
+}  // namespace hb::bench

@@ -1,0 +1,248 @@
+#include "bench/contender.h"
+
+#include <set>
+#include <utility>
+
+#include "core/error.h"
+#include "core/stats.h"
+#include "kernels/backend.h"
+#include "bench/kv_budget.h"
+#include "bench/layer_scope.h"
+
+namespace hb::bench {
+
+namespace {
+
+// Layer scope: accelerator memory the layer's own weights, activations and, on an accelerator
+// kind whose GEMM library takes one, workspace take (0 otherwise).
+int64_t layer_bytes(const SweepSpec& spec, const reports::PointAxes& axes, AcceleratorKind kind) {
+  if (spec.scope != Scope::layer) return 0;
+  const int n = resolve_microbatches(spec.microbatches, axes.batch);
+  return layer_work_bytes(spec.model(axes.model), (axes.batch + n - 1) / n) +
+         layer_workspace_bytes(kind);
+}
+
+// The kind --accelerator resolves to (auto: a usable GPU, else cpu; kernels/backend.h).
+AcceleratorKind resolved_kind(AcceleratorKind asked) {
+  if (asked != AcceleratorKind::auto_select) return asked;
+  return cuda_available() ? AcceleratorKind::cuda : AcceleratorKind::cpu;
+}
+
+// The point's accelerator axis and provenance, from the accelerator it runs on or the model
+// that prices it.
+void label_point(Contender& c, const SweepContext& ctx, const Problem& problem) {
+  auto& p = c.point;
+  const auto& ai = c.accelerator->info();
+  p.axes.accelerator = ai.kind_name();
+  p.provenance = provenance_of(ai, {});
+  p.kv_fit_fraction = kv_fit_fraction(
+      ai.capacity_bytes - layer_bytes(ctx.spec, p.axes, ai.kind.value_or(AcceleratorKind::cpu)),
+      problem.shape, p.axes.seq_len, problem.batch, ctx.spec.decode_steps);
+  p.step.warmup_steps = ctx.spec.stop.warmup_steps;
+  const auto& model = ctx.env.model;
+  if (model && model->replace) {
+    p.provenance = reports::Provenance::modeled;
+    if (!model->accelerator_kind.empty()) p.axes.accelerator = model->accelerator_kind;
+    for (const auto& [k, v] : model->axes_extra) p.axes.extra[k] = v;
+  }
+}
+
+// After an ok plan: builds the caches and records where their memory is, and what that makes
+// of the point's provenance (provenance_of).
+void load(Contender& c, const RunEnvironment& env) {
+  c.strategy->load();
+  const std::vector<MemoryRegion> regions = c.strategy->memory_regions();
+  for (const auto& r : regions) {
+    reports::PlacedRegion pr{r.role, r.intended.to_string(), static_cast<int64_t>(r.bytes), {}};
+    if (env.observe_pages && r.intended.kind != MemoryKind::accelerator) {
+      const RunEnvironment::ObservedPages seen = env.observe_pages(r.ptr, r.bytes);
+      pr.observed_pages_per_node = seen.per_node;
+      pr.observed_huge_page_bytes = seen.huge_page_bytes;
+    }
+    c.point.placement.push_back(std::move(pr));
+  }
+  c.point.provenance =
+      reports::weaker(c.point.provenance, provenance_of(c.accelerator->info(), regions));
+  c.active = true;
+}
+
+// The KV budget (--accelerator-memory, or the deployment rule's per-model figure); in layer
+// scope the layer's own weights and activations come on top of it.
+AcceleratorOptions accelerator_options(const SweepContext& ctx, const reports::PointAxes& axes) {
+  const SweepSpec& spec = ctx.spec;
+  AcceleratorOptions o = spec.accelerator;
+  if (auto it = ctx.kv_budget_bytes.find(axes.model); it != ctx.kv_budget_bytes.end())
+    o.capacity_bytes = it->second;
+  if (o.capacity_bytes > 0) o.capacity_bytes += layer_bytes(spec, axes, resolved_kind(o.kind));
+  return o;
+}
+
+}  // namespace
+
+reports::Provenance provenance_of(const AcceleratorInfo& accelerator,
+                                  const std::vector<MemoryRegion>& regions) {
+  if (accelerator.emulated) return reports::Provenance::emulated;
+  for (const auto& r : regions)
+    if (r.intended.emulated) return reports::Provenance::emulated;
+  return reports::Provenance::measured;
+}
+
+namespace {
+
+// Runs a step of starting c: memory running out fails it "oom" (hb::CapacityError, by type, not
+// by its words), any other hb::Error "error"; its strategy is dropped either way.
+template <class F>
+void failing_on_errors(Contender& c, F&& start_step) {
+  try {
+    start_step();
+  } catch (const CapacityError& e) {
+    fail(c, reports::PointStatus::oom, e.problem());
+    c.strategy.reset();
+  } catch (const Error& e) {
+    fail(c, reports::PointStatus::error, e.problem());
+    c.strategy.reset();
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
+                                           const std::string& name, reports::PointAxes axes,
+                                           const std::function<void()>& loading, bool load_now) {
+  auto c = std::make_unique<Contender>(problem, ctx.spec);
+  c->name = name;
+  c->ctx = &ctx;
+  auto& p = c->point;
+  p.axes = std::move(axes);
+  failing_on_errors(*c, [&] {
+    c->accelerator = make_accelerator(accelerator_options(ctx, p.axes));
+    label_point(*c, ctx, problem);
+    Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
+    const StrategyOptions opts(ctx.spec.strategy_options);
+    const StrategyInfo& info = StrategyRegistry::instance().find(name);
+    if (ctx.spec.scope == Scope::layer)
+      c->strategy =
+          std::make_unique<LayerScope>([&info, opts] { return info.make(opts); },
+                                       ctx.spec.model(p.axes.model), ctx.spec.microbatches);
+    else
+      c->strategy = info.make(opts);
+    if (loading) loading();
+    PlanResult plan = c->strategy->plan(problem, platform);
+    p.strategy_params = plan.parameters;
+    p.warnings = plan.warnings;
+    if (ctx.env.model && ctx.env.model->annotate)
+      for (const auto& [k, v] : ctx.env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
+    if (plan.status != PlanStatus::ok) {
+      fail(*c, reports::point_status(plan.status), plan.reason);
+    } else if (load_now) {
+      load(*c, ctx.env);
+    } else {
+      c->planned = true;
+    }
+  });
+  return c;
+}
+
+void load_contender(Contender& c) {
+  if (!c.planned) return;
+  c.planned = false;
+  failing_on_errors(c, [&] { load(c, c.ctx->env); });
+}
+
+std::string plan_signature(const Contender& c) {
+  const reports::Point& p = c.point;
+  // Parameters that echo the capacity a strategy was given rather than a decision drawn from
+  // it (HybridGen reports its accelerator budget next to the window, hot slots and shipped rows
+  // it sizes with it): two capacities that lead to the same decisions execute alike.
+  static const std::set<std::string> kCapacityEchoes = {"accelerator_budget_bytes"};
+  std::string s = std::to_string(static_cast<int>(p.status)) + (c.planned ? " planned" : "") +
+                  "\n" + p.reason + "\n";
+  for (const auto& w : p.warnings) s += "warning " + w + "\n";
+  for (const auto& [k, v] : p.strategy_params)
+    if (k.rfind("model.", 0) != 0 && !kCapacityEchoes.count(k)) s += k + "=" + v + "\n";
+  // The first host tier is where every strategy keeps its host KV by default; one that places
+  // KV on another names it in its parameters (HybridGen's k_tier, v_tier, kv_tier).
+  if (!c.ctx->tiers.empty()) s += "tier " + c.ctx->tiers[0].location.to_string() + "\n";
+  return s;
+}
+
+bool follow(Contender& leader, Contender& f) {
+  if (!leader.active || !f.planned || !leader.accelerator || !f.accelerator) return false;
+  if (leader.accelerator->bytes_in_use() > f.accelerator->info().capacity_bytes) return false;
+  f.planned = false;
+  f.strategy.reset();  // planned only to be compared; the leader's executes
+  f.leader = &leader;
+  f.point.placement = leader.point.placement;
+  f.point.provenance = reports::weaker(
+      f.point.provenance, provenance_of(f.accelerator->info(), leader.strategy->memory_regions()));
+  f.active = true;
+  leader.followers.push_back(&f);
+  return true;
+}
+
+void replay(Contender& c, const Problem& problem) {
+  std::vector<Contender*> recorders = {&c};
+  recorders.insert(recorders.end(), c.followers.begin(), c.followers.end());
+  for (Contender* r : recorders) {
+    if (r->active && r->pass == 0) r->point.trajectory = c.strategy->trajectory();
+    ++r->pass;
+  }
+  // The old instance's memory goes before the new one takes its own (the budget is the same).
+  c.strategy.reset();
+  c.accelerator.reset();
+  auto fresh = start_contender(*c.ctx, problem, c.name, c.point.axes, nullptr, true);
+  if (!fresh->active) {
+    // Keep what was measured: the points stop on the samples they have.
+    for (Contender* r : recorders)
+      if (r->active) {
+        r->point.warnings.push_back("replay of the decode positions failed (" +
+                                    fresh->point.reason + "): stopped on the samples it had");
+        finish(*r, reports::StopReason::max_steps, r->ctx->side_platform);
+      }
+    return;
+  }
+  c.accelerator = std::move(fresh->accelerator);
+  c.strategy = std::move(fresh->strategy);
+}
+
+void update_model_error(reports::Point& p) {
+  const double measured = p.step.summary.median;
+  p.modeled.error_vs_measured =
+      measured > 0 ? (p.modeled.step.summary.median - measured) / measured : 0;
+}
+
+void finish(Contender& c, reports::StopReason stop_reason, const std::string& platform) {
+  if (!c.active) return;
+  c.active = false;
+  auto& p = c.point;
+  p.step.samples_ns = c.samples;
+  p.step.summary = summarize(c.samples);
+  p.step.stop_reason = stop_reason;
+  for (auto& [name, v] : c.phases) p.phases[name] = reports::Timing::from_samples(v);
+  if (!c.samples.empty())
+    p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
+  p.accuracy = c.accuracy.result();
+  p.attended_tokens = c.accuracy.attended();
+  if (c.pass == 0) p.trajectory = c.executed().trajectory();  // replays keep the first pass's
+  // Side by side only when every timed step was priced: a partial set would compare different
+  // steps.
+  if (!platform.empty() && !c.modeled.empty() && c.modeled.size() == c.samples.size()) {
+    p.modeled.platform = platform;
+    p.modeled.overlap = c.modeled_overlap;
+    p.modeled.step = reports::Timing::from_samples(c.modeled);
+    for (const auto& [name, v] : c.modeled_phases)
+      p.modeled.phase_median_ns[name] = summarize(v).median;
+    update_model_error(p);
+  }
+}
+
+void fail(Contender& c, reports::PointStatus status, const std::string& reason) {
+  c.active = false;
+  c.point.status = status;
+  c.point.reason = reason;
+  c.point.step.stop_reason = reports::StopReason::none;
+  c.point.accuracy = {};  // a failed point carries no accuracy figures
+  c.point.attended_tokens.reset();
+}
+
+}  // namespace hb::bench

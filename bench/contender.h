@@ -1,0 +1,116 @@
+#pragma once
+// One strategy at the point being run, from start to stop (nvbench's state): started
+// (accelerator, strategy, plan, load) by start_contender, stepped one round at a time
+// (step_round.h), then finished (timing, accuracy, modeled figures; stop reason) or failed
+// (status and reason, no accuracy figures).
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/strategy.h"
+#include "core/thread_pool.h"
+#include "reports/report.h"
+#include "bench/accuracy.h"
+#include "bench/runner.h"
+#include "bench/stopping_rules.h"
+
+namespace hb::bench {
+
+// What every contender of a sweep shares.
+struct SweepContext {
+  const SweepSpec& spec;
+  const RunEnvironment& env;
+  std::vector<HostTier> tiers;  // where host KV may go (env's, else plain local DRAM)
+  ThreadPool& host_pool;        // the strategies' CPU side
+  // A model that only observes (validate-model, run --platform in measure mode) is reported
+  // next to the measurement under this platform name; "" otherwise.
+  std::string side_platform;
+  // Each model's KV budget (kv_budgets(), by the model as the spec names it): the accelerator's
+  // capacity for that model's points. A model not listed gets spec.accelerator as it is.
+  std::map<std::string, int64_t> kv_budget_bytes = {};
+};
+
+// A contender either executes its strategy or follows one that executes on another lane of the
+// same unit (model mode's platforms, runner.h): a follower's strategy planned exactly as its
+// leader's (plan_signature), so it records the leader's steps, priced by its own lane's model,
+// instead of running them again.
+struct Contender {
+  std::string name;
+  const SweepContext* ctx = nullptr;  // its lane: tiers, KV budget, step model
+  std::unique_ptr<Accelerator> accelerator;
+  std::unique_ptr<Strategy> strategy;  // null for a follower (the leader's executes)
+  Contender* leader = nullptr;         // a follower's executing contender
+  std::vector<Contender*> followers;   // an executing contender's followers
+  bool planned = false;                // planned ok, not loaded yet (start_contender load = false)
+  reports::Point point;
+  std::vector<double> samples;
+  std::map<std::string, std::vector<double>> phases;
+  // A model observing a measured run (StepModel::replace = false): its price of each timed step.
+  std::vector<double> modeled;
+  std::map<std::string, std::vector<double>> modeled_phases;
+  std::string modeled_overlap;
+  Traffic traffic_sum;
+  AccuracyAccumulator accuracy;
+  StoppingRules stop;
+  int64_t first_timed_ns = 0;
+  bool active = false;
+  int scored = 0;
+  int pass = 0;  // replays of the decode positions so far (--max-samples)
+  Contender(const Problem& p, const SweepSpec& spec) : accuracy(p), stop(spec) {}
+  // The strategy whose steps this contender records (its own, or its leader's).
+  Strategy& executed() const { return leader ? *leader->strategy : *strategy; }
+  // Whether its strategy must still step: it records, or a follower does.
+  bool executing() const {
+    if (active) return true;
+    for (const Contender* f : followers)
+      if (f->active) return true;
+    return false;
+  }
+};
+
+// Makes the accelerator and strategy `name`, plans and loads it on `problem`; active when that
+// worked, else failed with the plan's status, "oom" (memory ran out: hb::CapacityError) or
+// "error". `loading` is called once the strategy exists, before its plan.
+// load = false stops after an ok plan (`planned`): load_contender finishes the start later.
+std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
+                                           const std::string& name, reports::PointAxes axes,
+                                           const std::function<void()>& loading, bool load = true);
+void load_contender(Contender& c);
+
+// What of a planned contender decides how its strategy executes: the plan's status, reason,
+// warnings and parameters (the decisions strategies draw from the accelerator's capacity and
+// the tiers' free bytes, which they read in plan() only, and the host tiers they chose beyond
+// the first) and the lane's first host tier. Two contenders of one unit with the same
+// signature execute the same steps.
+std::string plan_signature(const Contender& c);
+
+// Makes `f` (planned, same signature) record `leader`'s steps: false, and nothing changes, when
+// the leader's loaded strategy holds more accelerator memory than f's capacity (f's own load
+// would have failed) or the leader is not running.
+bool follow(Contender& leader, Contender& f);
+
+// --max-samples: an executing contender whose decode positions ran out starts them again: a
+// fresh accelerator and strategy, planned and loaded (untimed) on the same problem, for it and
+// its followers, who keep their samples, stopping rules and accuracy (replays are timed, not
+// scored; the trajectory stays the first pass's). A reload that fails finishes the points on
+// what they have (max-steps).
+void replay(Contender& c, const Problem& problem);
+
+// Stops an active contender: its point gets the timed steps, phases, traffic, accuracy and
+// (side platform) the modeled figures, with `stop_reason`.
+void finish(Contender& c, reports::StopReason stop_reason, const std::string& platform);
+void fail(Contender& c, reports::PointStatus status, const std::string& reason);
+
+// A measured point's provenance: emulated when its accelerator is (the cpu accelerator) or when
+// any of its memory regions lives on an emulated tier (a remote node standing in for CXL, with
+// a real GPU too): its figures are then this machine's stand-in's, not the tier's. measured
+// otherwise. (A model that replaces the timing makes the point modeled; label_point.)
+reports::Provenance provenance_of(const AcceleratorInfo& accelerator,
+                                  const std::vector<MemoryRegion>& regions);
+
+// Point::modeled's error from the two medians as they stand now.
+void update_model_error(reports::Point& p);
+
+}  // namespace hb::bench

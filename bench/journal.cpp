@@ -1,0 +1,247 @@
+#include "bench/journal.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "reports/schema.h"
+
+namespace hb::bench {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+constexpr const char* kJournalSchema = "hybridbench.journal/1";
+
+std::string errno_text() { return std::strerror(errno); }
+
+// The directory entry of a new file is durable only once its directory is synced.
+void sync_dir_of(const std::string& path) {
+  const std::filesystem::path p(path);
+  const std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+std::string start_over(const std::string& path) {
+  return "or delete " + path + " to start the sweep over";
+}
+
+}  // namespace
+
+std::string journal_path(const std::string& report_path) { return report_path + ".partial.jsonl"; }
+
+Journal Journal::create(const std::string& path, const SweepIdentity& identity) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+  if (fd < 0 && errno == EEXIST) {
+    // A journal without a finished point (a run killed during its first unit) loses nothing.
+    int64_t points = -1;
+    try {
+      points = read_journal(path).points;
+    } catch (const Error&) {
+      // damaged: refused below, the user decides
+    }
+    if (points == 0 && ::unlink(path.c_str()) == 0)
+      fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
+    else
+      throw Error(path + " holds " +
+                      (points > 0 ? std::to_string(points) + " finished points" : "the journal") +
+                      " of an interrupted sweep, which this run would lose",
+                  "continue that sweep with the same options and --resume " +
+                      path.substr(0, path.size() - std::string(".partial.jsonl").size()) + ", " +
+                      start_over(path));
+  }
+  if (fd < 0)
+    throw Error("cannot create the sweep journal " + path + ": " + errno_text(),
+                "check that the directory of --out exists and is writable", kExitFailure);
+  Journal j(path, fd);
+  json options = json::object();
+  for (const auto& [k, v] : identity.options) options[k] = v;
+  const json header = {{"journal", kJournalSchema},
+                       {"report_schema", reports::schema_string()},
+                       {"build", identity.build},
+                       {"command_line", identity.command_line},
+                       {"options", options}};
+  j.write_line(header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  sync_dir_of(path);
+  return j;
+}
+
+Journal Journal::reopen(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  if (fd < 0)
+    throw Error("cannot open the sweep journal " + path + ": " + errno_text(),
+                "check its permissions", kExitFailure);
+  Journal j(path, fd);
+  // A kill in the middle of a line leaves it unterminated: cut it off, or the next line would
+  // be glued to it (read_journal ignores such a last line).
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+    std::ifstream in(path, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t end = text.rfind('\n');
+    const off_t keep = end == std::string::npos ? 0 : static_cast<off_t>(end + 1);
+    if (keep != st.st_size && ::ftruncate(fd, keep) != 0)
+      throw Error("cannot repair the sweep journal " + path + ": " + errno_text(),
+                  "check its permissions", kExitFailure);
+  }
+  return j;
+}
+
+Journal::Journal(Journal&& o) noexcept
+    : path_(std::move(o.path_)), fd_(o.fd_), removed_(o.removed_) {
+  o.fd_ = -1;
+}
+
+Journal::~Journal() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Journal::write_line(const std::string& line) {
+  const std::string text = line + "\n";
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      throw Error("cannot append to the sweep journal " + path_ + ": " + errno_text(),
+                  "check free space; the points journaled so far are kept", kExitFailure);
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd_) != 0 && errno != EINVAL)
+    throw Error("cannot sync the sweep journal " + path_ + ": " + errno_text(), "check free space",
+                kExitFailure);
+}
+
+void Journal::append(const FinishedUnit& unit) {
+  const size_t of = unit.points.size();
+  for (size_t i = 0; i < of; ++i)
+    write_line(json{{"unit", unit.key},
+                    {"index", i},
+                    {"of", of},
+                    {"point", reports::point_to_json(unit.points[i])}}
+                   .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+void Journal::remove() {
+  if (removed_) return;
+  removed_ = true;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (::unlink(path_.c_str()) == 0) sync_dir_of(path_);
+}
+
+JournalContents read_journal(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw Error("no sweep journal " + path + " to resume from: " + errno_text(),
+                "--resume takes the --out path of an interrupted run (its journal is that path + "
+                ".partial.jsonl); "
+                "a sweep that finished has no journal left");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  JournalContents c;
+  // Units in progress: key -> points of the current attempt (a unit rerun after a kill starts
+  // again at index 0).
+  std::map<std::string, std::vector<reports::Point>> open;
+  size_t pos = 0;
+  for (int line_no = 1;; ++line_no) {
+    const size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) break;  // no line, or a last one cut short by a kill: ignored
+    const std::string line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    const std::string where = path + ": line " + std::to_string(line_no);
+    auto bad = [&](const std::string& what) -> Error {
+      return Error(where + ": " + what, "the journal is damaged; " + start_over(path));
+    };
+    json j;
+    try {
+      j = json::parse(line);
+    } catch (const std::exception& e) {
+      throw bad(std::string("not valid JSON: ") + e.what());
+    }
+    if (!j.is_object()) throw bad("not a JSON object");
+    if (line_no == 1) {
+      if (j.value("journal", "") != kJournalSchema)
+        throw bad("not a hybridbench sweep journal (its first line must name \"" +
+                  std::string(kJournalSchema) + "\")");
+      if (j.value("report_schema", "") != reports::schema_string())
+        throw Error(
+            where + ": journal of report schema \"" + j.value("report_schema", "") +
+                "\", this build writes \"" + reports::schema_string() + "\"",
+            "resume with the hybridbench version that started the sweep, " + start_over(path));
+      c.identity.build = j.value("build", "");
+      c.identity.command_line = j.value("command_line", "");
+      if (!j.contains("options") || !j["options"].is_object())
+        throw bad("the header has no \"options\" object");
+      for (const auto& [k, v] : j["options"].items()) {
+        if (!v.is_string()) throw bad("option \"" + k + "\" is not a string");
+        c.identity.options[k] = v.get<std::string>();
+      }
+      continue;
+    }
+    if (!j.contains("unit") || !j["unit"].is_string() || !j.contains("index") ||
+        !j["index"].is_number_unsigned() || !j.contains("of") || !j["of"].is_number_unsigned() ||
+        !j.contains("point"))
+      throw bad("expected {\"unit\": text, \"index\": n, \"of\": n, \"point\": {...}}");
+    const std::string unit = j["unit"].get<std::string>();
+    const size_t index = j["index"].get<size_t>(), of = j["of"].get<size_t>();
+    if (of == 0 || index >= of)
+      throw bad("point index " + std::to_string(index) + " of " + std::to_string(of));
+    auto& points = open[unit];
+    if (index == 0) points.clear();
+    if (index != points.size())
+      throw bad("point " + std::to_string(index) + " of unit " + unit + " out of order");
+    points.push_back(reports::point_from_json(j["point"], where, "$.point"));
+    if (points.size() == of) {
+      c.points += static_cast<int64_t>(of);
+      if (auto old = c.units.find(unit); old != c.units.end())
+        c.points -= static_cast<int64_t>(old->second.size());
+      c.units[unit] = std::move(points);
+      open.erase(unit);
+    }
+  }
+  if (c.identity.options.empty() && c.identity.build.empty())
+    throw Error(path + ": empty sweep journal (no header line)",
+                "the journal is damaged; " + start_over(path));
+  return c;
+}
+
+void check_same_sweep(const SweepIdentity& journal, const SweepIdentity& now,
+                      const std::string& path) {
+  const std::string fix_options =
+      "run with the interrupted sweep's options (it was: " + journal.command_line + "), " +
+      start_over(path);
+  if (journal.build != now.build)
+    throw Error("--resume: " + path + " was written by hybridbench " + journal.build +
+                    ", this is " + now.build + "; one report must not mix builds",
+                "resume with the build that started the sweep, " + start_over(path));
+  auto value = [](const std::map<std::string, std::string>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? std::string("(not set)") : "\"" + it->second + "\"";
+  };
+  std::map<std::string, std::string> keys = journal.options;
+  keys.insert(now.options.begin(), now.options.end());
+  for (const auto& [k, unused] : keys) {
+    const std::string was = value(journal.options, k), is = value(now.options, k);
+    if (was != is)
+      throw Error("--resume: option " + k + " differs: the interrupted sweep had " + was +
+                      ", this run has " + is,
+                  fix_options);
+  }
+}
+
+}  // namespace hb::bench

@@ -1,0 +1,314 @@
+#include "bench/runner.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "core/error.h"
+#include "core/model_presets.h"
+#include "core/timer.h"
+#include "kernels/backend.h"
+#include "bench/layer_scope.h"
+#include "bench/accuracy.h"
+#include "bench/contender.h"
+#include "bench/kv_budget.h"
+#include "bench/sweep_run.h"
+#include "bench/unit.h"
+#include "bench/sweep_checks.h"
+#include "bench/trace.h"
+
+namespace hb::bench {
+
+std::vector<std::string> resolve_strategies(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& n) {
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  for (const auto& n : names) {
+    if (n == "all") {
+      for (const auto& info : StrategyRegistry::instance().all()) add(info.name);
+    } else {
+      StrategyRegistry::instance().find(n);  // throws with the list of names
+      add(n);
+    }
+  }
+  return out;
+}
+
+std::vector<SweepGroup> sweep_groups(const SweepSpec& spec) {
+  std::vector<SweepGroup> out;
+  int64_t index = 0;
+  for (const auto& model : spec.models)
+    for (const auto& dt : spec.kv_dtypes)
+      for (int64_t seq_len : spec.seq_lens)
+        for (int batch : spec.batches)
+          for (const std::string& budget :
+               spec.kv_budgets.empty() ? std::vector<std::string>{""} : spec.kv_budgets)
+            if (index++ % spec.share_count == spec.share_index)
+              out.push_back({model, dt, seq_len, batch, budget});
+  return out;
+}
+
+// Layer-scope points carry their scope (attention-scope points carry none, as reports from
+// before layer scope existed), so compare never pairs a layer with attention alone.
+// A point run under --kv-budget carries the budget as given (points without one carry none, as
+// reports from before the option existed).
+std::map<std::string, std::string> scope_axes(const SweepSpec& spec, const SweepGroup& g) {
+  std::map<std::string, std::string> e;
+  if (!g.kv_budget.empty()) e["kv_budget"] = g.kv_budget;
+  if (spec.scope != Scope::layer) return e;
+  e["scope"] = to_string(Scope::layer);
+  e["microbatches"] = std::to_string(resolve_microbatches(spec.microbatches, g.batch));
+  return e;
+}
+
+reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, const SweepGroup& g,
+                              const std::string& strategy, const std::string& workload,
+                              const std::string& accelerator_kind) {
+  return reports::PointAxes{g.model,
+                            kModelFamilies.name(preset.family),
+                            g.seq_len,
+                            g.batch,
+                            strategy,
+                            std::string(dtype_name(parse_dtype(g.kv_dtype))),
+                            workload,
+                            accelerator_kind,
+                            spec.decode_steps,
+                            spec.page_tokens,
+                            scope_axes(spec, g)};
+}
+
+std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec,
+                                             const std::string& accelerator_kind) {
+  std::vector<reports::PointAxes> out;
+  const auto names = resolve_strategies(spec.strategies);
+  const std::string workload =
+      workload_axis(spec.workload);  // a trace's identity, as run_sweep records it
+  for (const auto& g : sweep_groups(spec)) {
+    const ModelPreset& preset = spec.model(g.model);
+    for (const auto& name : names)
+      out.push_back(point_axes(spec, preset, g, name, workload, accelerator_kind));
+  }
+  return out;
+}
+
+std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env) {
+  std::string k = "pass=" + std::to_string(pass) + ";model=" + g.model + ";kv_dtype=" + g.kv_dtype +
+                  ";seq_len=" + std::to_string(g.seq_len) + ";batch=" + std::to_string(g.batch);
+  if (!g.kv_budget.empty()) k += ";kv_budget=" + g.kv_budget;
+  // Model mode runs the same groups once per platform; the platform tells them apart.
+  if (env.model)
+    for (const auto& [key, value] : env.model->axes_extra) k += ";" + key + "=" + value;
+  return k;
+}
+
+namespace {
+
+// Pools a later pass's point into the first pass's (SweepSpec::repetitions). Timed steps and
+// phases are concatenated; a pass that failed makes the point fail (a strategy that errs one
+// time in three is broken, not noisy). Traffic, placement, accuracy and trajectory are the
+// first pass's: the same seeded workload gives the same ones.
+void pool_pass(reports::Point& into, reports::Point&& more) {
+  if (into.status != reports::PointStatus::ok) return;
+  if (more.status != reports::PointStatus::ok) {
+    into.status = more.status;
+    into.reason = "in a later --repetitions pass: " + more.reason;
+    into.accuracy = {};  // failed: no accuracy figures, not the first pass's
+    into.attended_tokens.reset();
+    return;
+  }
+  auto pool = [](reports::Timing& a, const reports::Timing& b) {
+    std::vector<double> v = a.samples_ns;
+    v.insert(v.end(), b.samples_ns.begin(), b.samples_ns.end());
+    a = reports::Timing::from_samples(std::move(v));
+  };
+  const reports::StopReason stop = more.step.stop_reason;
+  if (into.step.pass_sizes.empty())
+    into.step.pass_sizes.push_back(static_cast<int64_t>(into.step.samples_ns.size()));
+  into.step.pass_sizes.push_back(static_cast<int64_t>(more.step.samples_ns.size()));
+  pool(into.step, more.step);
+  into.step.stop_reason = stop;
+  for (const auto& [name, t] : more.phases) pool(into.phases[name], t);
+  if (into.modeled.present() && more.modeled.present()) {
+    pool(into.modeled.step, more.modeled.step);
+    update_model_error(into);
+  }
+}
+
+// The points a previous run finished for `unit`, when they are this sweep's strategies in its
+// order; empty otherwise (the unit then runs).
+std::vector<reports::Point> resumed_unit(const SweepControl* control, const std::string& unit,
+                                         const std::vector<std::string>& names) {
+  if (!control) return {};
+  auto it = control->finished.find(unit);
+  if (it == control->finished.end() || it->second.size() != names.size()) return {};
+  for (size_t i = 0; i < names.size(); ++i)
+    if (it->second[i].axes.strategy != names[i]) return {};
+  return it->second;
+}
+
+// Threads for the strategies' CPU side: --host-threads, else the CPUs the accelerator leaves.
+int host_threads(const SweepSpec& spec) {
+  if (spec.host_threads > 0) return spec.host_threads;
+  const int cpus = static_cast<int>(allowed_cpus().size());
+  return std::max<int>(
+      1, cpus - std::max(
+                    1, spec.accelerator.cpu_threads > 0 ? spec.accelerator.cpu_threads : cpus / 2));
+}
+
+// Where host KV may go: the caller's tiers, else plain host memory as local DRAM.
+std::vector<HostTier> host_tiers(const RunEnvironment& env) {
+  std::vector<HostTier> tiers = env.host_tiers;
+  if (tiers.empty())
+    tiers.push_back(
+        HostTier{MemoryLocation{MemoryKind::local_dram, env.cpu_node, false},
+                 host_allocator(MemoryLocation{MemoryKind::local_dram, env.cpu_node, false})});
+  return tiers;
+}
+
+// What a point costs relative to others, for the progress ETA: its tokens of context.
+double point_cost(int64_t seq_len, int batch) {
+  return static_cast<double>(std::max<int64_t>(seq_len, 1)) * std::max(batch, 1);
+}
+
+// The key of a unit over every lane (unit_key, with each further lane's platform).
+std::string lanes_unit_key(int pass, const SweepGroup& g, const SweepRun& run) {
+  std::string k = unit_key(pass, g, run.lanes[0].env);
+  for (size_t l = 1; l < run.lanes.size(); ++l)
+    if (run.lanes[l].env.model)
+      for (const auto& [key, value] : run.lanes[l].env.model->axes_extra)
+        k += ";" + key + "=" + value;
+  return k;
+}
+
+// One unit of pass `pass`: taken from an interrupted run's journal, or run and handed to the
+// journal; its points then join the report (a later pass's pooled into the first's).
+void run_group(SweepRun& run, int pass, const SweepGroup& g) {
+  const SweepSpec& spec = run.ctx.spec;
+  const SweepControl* control = run.ctx.env.control.get();
+  const std::string where =
+      g.model + " " + std::to_string(g.seq_len) + " tok b" + std::to_string(g.batch) +
+      (g.kv_budget.empty() ? "" : " budget " + g.kv_budget) +
+      (spec.repetitions > 1
+           ? " pass " + std::to_string(pass + 1) + "/" + std::to_string(spec.repetitions)
+           : "");
+  const std::string unit = lanes_unit_key(pass, g, run);
+  std::vector<std::string> names;  // the unit's points' strategies, lane by lane
+  for (size_t l = 0; l < run.lanes.size(); ++l)
+    names.insert(names.end(), run.sweep.strategies.begin(), run.sweep.strategies.end());
+  std::vector<reports::Point> unit_points = resumed_unit(control, unit, names);
+  if (unit_points.empty()) {  // not finished by an interrupted run: run it
+    auto points = run_unit(run, g, where);
+    if (!points) return;  // stopped: the unit is dropped
+    unit_points = std::move(*points);
+    // Durable (the journal) before it counts: a stop or crash from here on keeps it.
+    if (control && control->on_unit_done) control->on_unit_done({unit, unit_points});
+  }
+  for (auto& point : unit_points) {
+    const std::string key = point.axes.key();
+    if (auto it = run.first_pass.find(key); it != run.first_pass.end()) {
+      pool_pass(run.report.points[it->second], std::move(point));
+    } else {
+      run.first_pass[key] = run.report.points.size();
+      run.report.points.push_back(std::move(point));
+    }
+    ++run.done;
+    run.done_cost += point_cost(point.axes.seq_len, point.axes.batch);
+  }
+  run.tell(where + ": done");
+}
+
+// Every pass over every workload group, until the end or a stop request.
+void run_passes(SweepRun& run) {
+  for (int pass = 0; pass < run.ctx.spec.repetitions && !run.stopped; ++pass)
+    for (const SweepGroup& g : sweep_groups(run.ctx.spec)) {
+      if (run.stop_requested()) {
+        run.stopped = true;
+        break;
+      }
+      run_group(run, pass, g);
+      if (run.stopped) break;
+    }
+}
+
+// Each lane's environment: env with the lane's host tiers and model (env itself without lanes).
+std::vector<RunEnvironment> lane_environments(const RunEnvironment& env,
+                                              const std::vector<Lane>& lanes) {
+  if (lanes.empty()) return {env};
+  std::vector<RunEnvironment> out;
+  for (const Lane& l : lanes) {
+    RunEnvironment e = env;
+    e.host_tiers = l.host_tiers;
+    e.model = l.model;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
+                          const ProgressFn& progress) {
+  return run_sweep_on_lanes(spec, env, {}, progress);
+}
+
+reports::Report run_sweep_on_lanes(const SweepSpec& spec, const RunEnvironment& env,
+                                   const std::vector<Lane>& lanes, const ProgressFn& progress) {
+  const ValidSweep sweep = validate_sweep(spec, env);
+  // The accelerator is had once before anything runs: an unknown kind or `cuda` without a usable
+  // GPU is the user's to fix (exit 2), not an error on every point. Released before the sweep.
+  AcceleratorInfo accelerator_info = make_accelerator(spec.accelerator)->info();
+  // Each model's KV budget, from the deployment unless --accelerator-memory gives it.
+  const std::map<std::string, KvBudget> budgets = kv_budgets(spec, accelerator_info);
+  std::map<std::string, int64_t> budget_bytes;
+  for (const auto& [m, b] : budgets) budget_bytes[m] = b.bytes;
+  if (!spec.models.empty() && budgets.count(spec.models[0]))
+    accelerator_info.capacity_bytes = budgets.at(spec.models[0]).bytes;
+
+  reports::Report report;
+  report.context.sweep = spec.echo();
+  if (spec.accelerator.capacity_bytes <= 0 && lanes.empty())  // lanes bring their own budgets
+    for (const auto& [m, b] : budgets)
+      report.context.sweep["accelerator_kv_budget_bytes." + m] =
+          std::to_string(b.bytes) + " (" + b.rule + ")";
+  ThreadPool host_pool(host_threads(spec), "--host-threads");
+  const std::vector<RunEnvironment> envs = lane_environments(env, lanes);
+  std::vector<SweepContext> ctxs;
+  for (size_t l = 0; l < envs.size(); ++l) {
+    std::map<std::string, int64_t> b = budget_bytes;
+    if (!lanes.empty())
+      for (const auto& [m, bytes] : lanes[l].kv_budget_bytes) b[m] = bytes;
+    const auto& model = envs[l].model;
+    ctxs.push_back(SweepContext{spec, envs[l], host_tiers(envs[l]), host_pool,
+                                model && !model->replace ? model->platform : "", b});
+  }
+  if (envs[0].model && envs[0].model->replace) report.context.sweep["mode"] = "model";
+  SweepRun run(ctxs, sweep, progress, report);
+  const auto per_group = static_cast<int64_t>(sweep.strategies.size() * ctxs.size());
+  run.total = static_cast<int64_t>(sweep_groups(spec).size()) * per_group * spec.repetitions;
+  for (const SweepGroup& g : sweep_groups(spec))
+    run.total_cost +=
+        point_cost(g.seq_len, g.batch) * static_cast<double>(per_group * spec.repetitions);
+
+  try {  // with a control, a failure escaping a unit ends the sweep with what finished
+    run_passes(run);
+  } catch (const Error& e) {
+    if (!env.control) throw;
+    report.interruption = {true, e.problem() + (e.fix().empty() ? "" : " (fix: " + e.fix() + ")"),
+                           e.exit_code()};
+  } catch (const std::exception& e) {
+    if (!env.control) throw;
+    report.interruption = {true, std::string("internal error: ") + e.what(), kExitFailure};
+  }
+  if (run.stopped) report.interruption = {true, "stopped", kExitFailure};
+  if (report.interruption.interrupted)
+    report.interruption.reason +=
+        " (after " + std::to_string(run.done) + " of " + std::to_string(run.total) + " points)";
+  // Every unit came from the journal: the context still says which accelerator they ran on.
+  if (!run.context_accel_set) report.context.accelerator = accelerator_info;
+  report.speedups = reports::compute_speedups(report.points);
+  return report;
+}
+
+}  // namespace hb::bench

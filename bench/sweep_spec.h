@@ -1,0 +1,121 @@
+#pragma once
+// What one `hybridbench run` sweeps: the cross product of models x KV dtypes x sequence
+// lengths x batch sizes x strategies, plus how each point is timed and scored. Filled from the
+// command line or a --config JSON by cli/cmd_run.cpp; validated here so every front end gets
+// the same errors.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/layer_work.h"
+#include "core/model_presets.h"
+#include "core/workload.h"
+#include "kernels/backend.h"
+
+namespace hb::bench {
+
+struct StopCriteria {
+  int warmup_steps = 2;     // executed, not timed (first-touch, caches, controller start)
+  int min_samples = 5;      // timed steps before the noise test may stop the point
+  double max_noise = 0.05;  // robust_rel_noise (fraction) of step times that counts as converged
+  double min_time_s = 0.0;  // keep sampling at least this long (after min_samples)
+  double timeout_s = 30.0;  // per point: stop sampling after this much wall time
+  // Most timed steps per point. 0: one per decode position after the warm-up (the positions
+  // bound the samples). More than that: a point still short of its noise target when its
+  // positions run out replays them (strategy reloaded untimed, warm-up again), so the number of
+  // samples no longer depends on --decode-steps.
+  int max_samples = 0;
+};
+
+struct SweepSpec {
+  std::vector<std::string> models = {"llama-3.1-8b"};
+  // Models that are not presets, found by name before the presets: a trace's own shape
+  // (`run --workload trace:FILE` without --model, trace_model_preset in bench/trace.h).
+  std::vector<ModelPreset> own_models;
+  std::vector<std::string> kv_dtypes = {"fp16"};
+  std::vector<int64_t> seq_lens = {4096, 16384, 32768};
+  std::vector<int> batches = {1};
+  std::vector<std::string> strategies = {"all"};
+  // run --kv-budget: the attention budgets swept, as given ("512", "6%"); empty = none (each
+  // strategy's own defaults). A sweep axis: every group runs once per budget.
+  std::vector<std::string> kv_budgets;
+  int decode_steps = 24;  // upper bound on steps per point (warm-up + timed)
+  int page_tokens = 16;
+  // What a timed step covers (core/layer_work.h, bench/layer_scope.h): the decoder layer
+  // (QKV, attention, O, FFN) by default, or attention alone.
+  Scope scope = Scope::layer;
+  int microbatches = 0;  // layer scope: micro-batches per batch (0 = 2 from batch 2 on, else 1)
+  std::string workload = "llama-like";  // FAMILY[:KNOB=VALUE,...] (core/workload.h) | trace:FILE
+  uint64_t seed = 42;
+  int accuracy_steps = 8;  // timed steps scored against the fp64 reference (-1 = all)
+  // run --accuracy-target, canonical (reports/accuracy_target.h): what "fastest within target"
+  // in the report's tables requires. Read by the tables, not the runner; echoed in the report.
+  std::string accuracy_target = "recall:0.9";
+  // Passes over the whole sweep, one after another; each point's timed steps from every pass
+  // are pooled. A point's own consecutive steps miss the drift of a shared machine between
+  // minutes; pooled passes put it into the samples and the noise figure (Google Benchmark's
+  // interleaved repetitions), which is what compare needs to tell drift from a regression.
+  int repetitions = 1;
+  StopCriteria stop;
+  AcceleratorOptions accelerator;
+  // With no accelerator.capacity_bytes: true (`hybridbench run`) takes the KV budget from the
+  // deployment, per model (bench/kv_budget.h: a real accelerator's memory less the
+  // weights, shared by the layers; the emulated one's sized so the sweep crosses the boundary);
+  // false keeps the accelerator's own default (cpu 2 GiB, cuda free memory less 10%).
+  bool deployment_kv_budget = false;
+  int host_threads = 0;  // threads for strategies' CPU side (0 = CPUs left by the accelerator)
+  std::map<std::string, std::string> strategy_options;  // "h2o.heavy_ratio" -> "0.2"
+  // Placement (memtier): host NUMA node for KV ("" = the CPU's local node) and CXL emulation.
+  std::string kv_node;
+  std::string emulate_cxl;
+  // Pages of the host KV tiers: "thp" (madvise(MADV_HUGEPAGE), as the probe's tuned read) or
+  // "4k". Whether the kernel grants huge pages is its THP setting (the report's settings).
+  std::string kv_pages = "thp";
+  // Fleet runs (`--distribute points`, cli/fleet*): run only the workload groups g (model x dtype
+  // x length x batch, numbered in sweep order) with g % share_count == share_index. All strategies
+  // of a group run in one process, so speedups never mix machines. Not in echo(): every rank
+  // runs the same sweep and must echo it alike.
+  int share_index = 0, share_count = 1;
+
+  // The model named `name`: one of own_models, else the preset (find_model_preset: an hb::Error
+  // listing the known names when there is none). Every model lookup of a sweep goes through it.
+  const ModelPreset& model(const std::string& name) const;
+  // Throws hb::Error naming the offending field and the fix.
+  void validate() const;
+  void check_scope_fits_models() const;             // part of validate()
+  std::map<std::string, std::string> echo() const;  // for the report context
+};
+
+// Limits on what a sweep may ask for, checked before anything is built.
+inline constexpr int64_t kMaxTokens = int64_t{1} << 40;  // a sequence length (1 Ti tokens)
+inline constexpr int64_t kMaxSeqLenPoints = 10000;       // distinct lengths in one sweep
+inline constexpr int kMaxBatch = 4096;
+inline constexpr int kMaxDecodeSteps = 100000;
+inline constexpr int kMaxSeconds = 7 * 24 * 3600;  // --timeout, --min-time: a week
+
+// "4096", "4k", "32K", "1m" -> tokens (0 to kMaxTokens); `what` names the option in errors.
+int64_t parse_token_count(const std::string& s, const std::string& what = "--seq-len");
+// "4k,16k", "4k:128k:x2" (geometric), "1k:8k:+1k" (arithmetic) -> sorted unique list. A range's
+// points are counted before any is built: more than kMaxSeqLenPoints is refused.
+std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& what = "--seq-len");
+// "1,4,16" -> batch sizes, each a whole number from 1 to kMaxBatch.
+std::vector<int> parse_batches(const std::string& s, const std::string& what = "--batch");
+// "h2o.heavy_ratio=0.2" -> {"h2o.heavy_ratio", "0.2"}. A value that reads as a number must be a
+// finite one ("nan", "inf" refused here, before any strategy sees it).
+std::pair<std::string, std::string> parse_strategy_option(const std::string& s,
+                                                          const std::string& what = "--opt");
+std::vector<std::string> split_list(const std::string& s);  // comma separated, trimmed
+
+// --kv-budget: "512", "2k" (tokens, >= 1) or "6%" (of the context, in (0, 100]), comma separated;
+// returns the items as given (trimmed, duplicates dropped). Throws hb::Error (exit 2) for 0,
+// negative, > 100%, nan or garbage.
+std::vector<std::string> parse_kv_budgets(const std::string& s,
+                                          const std::string& what = "--kv-budget");
+// One budget item at a point of `seq_len` prompt tokens: the tokens attended per step (a share
+// rounds to the nearest token, at least 1). "" = none: 0.
+int64_t resolve_kv_budget(const std::string& item, int64_t seq_len,
+                          const std::string& what = "--kv-budget");
+
+}  // namespace hb::bench

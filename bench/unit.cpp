@@ -1,0 +1,203 @@
+#include "bench/unit.h"
+
+#include <memory>
+
+#include "core/model_presets.h"
+#include "bench/accuracy.h"
+#include "bench/kv_budget.h"
+#include "bench/step_round.h"
+#include "bench/trace.h"
+
+namespace hb::bench {
+
+namespace {
+
+std::vector<Workload> make_workloads(const SweepSpec& spec, const TraceFile* trace,
+                                     const AttentionShape& shape, int64_t seq_len, int batch) {
+  std::vector<Workload> ws;
+  if (trace) {
+    Workload w = trace->workload(shape, seq_len, spec.decode_steps);
+    for (int b = 1; b < batch; ++b) ws.push_back(w);  // a trace is one sequence; batch repeats it
+    ws.push_back(std::move(w));
+    return ws;
+  }
+  WorkloadSpec ws_spec = parse_workload_spec(spec.workload);
+  for (int b = 0; b < batch; ++b) {
+    ws_spec.seed = spec.seed + static_cast<uint64_t>(b) * 7919;
+    ws.push_back(make_workload(shape, seq_len, spec.decode_steps, ws_spec));
+  }
+  return ws;
+}
+
+// Every contender of a unit: [lane][strategy], in sweep order.
+using UnitContenders = std::vector<std::vector<std::unique_ptr<Contender>>>;
+
+// Starts every strategy on the unit's problem in `lane` (load = false: planned only); the first
+// accelerator had is the report's.
+std::vector<std::unique_ptr<Contender>> start_contenders(SweepRun& run, const SweepContext& lane,
+                                                         const Problem& problem,
+                                                         const SweepGroup& g,
+                                                         const std::string& workload,
+                                                         const std::string& where, bool load) {
+  const ModelPreset& preset = run.ctx.spec.model(g.model);
+  std::vector<std::unique_ptr<Contender>> cs;
+  for (const auto& name : run.sweep.strategies) {
+    auto c = start_contender(
+        lane, problem, name, point_axes(run.ctx.spec, preset, g, name, workload, ""),
+        [&] { run.tell(where + ": " + name + (load ? " loading" : " planning")); }, load);
+    if (!run.context_accel_set && c->accelerator) {
+      run.report.context.accelerator = c->accelerator->info();
+      run.context_accel_set = true;
+    }
+    cs.push_back(std::move(c));
+  }
+  return cs;
+}
+
+// The unit's problem over `workloads` (a view: they must outlive it), made once for every lane.
+Problem make_problem(const SweepRun& run, const SweepGroup& g, const AttentionShape& shape,
+                     const std::vector<Workload>& workloads) {
+  Problem problem;
+  problem.shape = shape;
+  problem.batch = g.batch;
+  problem.page_tokens = run.ctx.spec.page_tokens;
+  problem.workloads = workloads;
+  problem.kv_budget_tokens = resolve_kv_budget(g.kv_budget, g.seq_len);
+  return problem;
+}
+
+// For each lane and strategy, the lane whose contender executes it: the first lane with the
+// same plan_signature (itself when none; always itself with one lane or a failed plan).
+std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
+  std::vector<std::vector<size_t>> leader(cs.size());
+  std::vector<std::vector<std::string>> sig(cs.size());
+  for (size_t l = 0; l < cs.size(); ++l)
+    for (size_t i = 0; i < cs[l].size(); ++i) {
+      sig[l].push_back(cs.size() > 1 ? plan_signature(*cs[l][i]) : "");
+      leader[l].push_back(l);
+      if (!cs[l][i]->planned) continue;
+      for (size_t e = 0; e < l; ++e)
+        if (cs[e][i]->planned && sig[e][i] == sig[l][i]) {
+          leader[l][i] = e;
+          break;
+        }
+    }
+  return leader;
+}
+
+// Steps the executing contenders side by side until every one stopped: false when a stop was
+// requested (the unit is then dropped: its points are incomplete).
+bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& problem,
+               ReferenceOracle& oracle, const std::string& where) {
+  const int steps = run.ctx.spec.decode_steps;
+  // One pass over the decode positions, then (--max-samples) replays of them for the
+  // contenders still short of their noise target.
+  for (int pass = 0;; ++pass) {
+    if (pass > 0) {
+      bool any_left = false;
+      for (Contender* c : cs)
+        if (c->executing()) {
+          replay(*c, problem);
+          any_left |= c->executing();
+        }
+      if (!any_left) break;
+    }
+    const std::string of_pass = pass > 0 ? " (replay " + std::to_string(pass) + ")" : "";
+    for (int s = 0; s < steps; ++s) {
+      // Between steps, not inside one.
+      if (run.stop_requested()) {
+        run.stopped = true;
+        return false;
+      }
+      const bool any = step_round(cs, oracle, s);
+      run.tell(where + ": step " + std::to_string(s + 1) + "/" + std::to_string(steps) + of_pass);
+      if (!any) break;
+    }
+  }
+  return true;
+}
+
+// Whether every lane's timings are modeled (model mode): nothing is timed, so stepping the
+// strategies side by side buys no fairness. One at a time, a single strategy's KV is in memory
+// and the next one's load reuses its pages (host_allocator keeps released blocks), which spares
+// faulting fresh memory in: most of a long-context model run on a VM.
+bool timings_modeled(const SweepRun& run) {
+  for (const auto& lane : run.lanes)
+    if (!lane.env.model || !lane.env.model->replace) return false;
+  return true;
+}
+
+// Wave w of a unit: lane w's contenders that execute (loaded now unless already), each followed
+// by the later lanes' contenders that share its plan; one that cannot follow (follow()) executes
+// in its own lane's wave. The wave's strategies step side by side (one at a time when timings are
+// modeled) and are freed before the next wave. False when a stop was requested.
+bool run_wave(SweepRun& run, UnitContenders& cs, std::vector<std::vector<size_t>>& leader, size_t w,
+              const Problem& problem, ReferenceOracle& oracle, const std::string& where) {
+  const bool one_at_a_time = timings_modeled(run);
+  std::vector<Contender*> executing;
+  auto step_and_free = [&] {
+    const bool finished = executing.empty() || step_unit(run, executing, problem, oracle, where);
+    for (Contender* c : executing) {
+      c->strategy.reset();
+      c->accelerator.reset();
+      for (Contender* f : c->followers) f->accelerator.reset();
+    }
+    executing.clear();
+    return finished;
+  };
+  for (size_t i = 0; i < cs[w].size(); ++i) {
+    if (leader[w][i] != w) continue;
+    Contender& c = *cs[w][i];
+    if (c.planned) {
+      run.tell(where + ": " + c.name + " loading");
+      load_contender(c);
+    }
+    if (c.active) executing.push_back(&c);
+    for (size_t l = w + 1; l < cs.size(); ++l)
+      if (leader[l][i] == w && !follow(c, *cs[l][i])) leader[l][i] = l;
+    if (one_at_a_time && !step_and_free()) return false;
+  }
+  return step_and_free();
+}
+
+}  // namespace
+
+// Runs one unit (every strategy on one workload group, side by side; with several lanes, wave
+// after wave) until every contender stopped: its points, lane by lane, each lane's in sweep
+// order; nothing when a stop was requested.
+std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGroup& g,
+                                                    const std::string& where) {
+  const SweepSpec& spec = run.ctx.spec;
+  AttentionShape shape = spec.model(g.model).shape;
+  shape.kv_dtype = parse_dtype(g.kv_dtype);
+  run.tell(where + ": generating workload");
+  const TraceFile* trace = run.sweep.trace ? &*run.sweep.trace : nullptr;
+  const auto workloads = make_workloads(spec, trace, shape, g.seq_len, g.batch);
+  const Problem problem = make_problem(run, g, shape, workloads);
+  const size_t lanes = run.lanes.size();
+  const bool one_at_a_time = timings_modeled(run);
+  // Every step's reference is kept when the strategies do not step side by side.
+  ReferenceOracle oracle(problem, ThreadPool::global(), lanes > 1 || one_at_a_time);
+  const std::string& source = problem.workloads[0].source;
+  const std::string workload = source.rfind("trace:", 0) == 0 ? source : spec.workload;
+  // Planned only, loaded wave by wave, when there are several lanes or they load one at a time.
+  const bool load_now = lanes == 1 && !one_at_a_time;
+  UnitContenders cs;
+  for (size_t l = 0; l < lanes; ++l)
+    cs.push_back(start_contenders(run, run.lanes[l], problem, g, workload, where + run.lane_tag(l),
+                                  load_now));
+  std::vector<std::vector<size_t>> leader = leader_lanes(cs);
+  for (size_t w = 0; w < lanes; ++w)
+    if (!run_wave(run, cs, leader, w, problem, oracle, where + run.lane_tag(w)))
+      return std::nullopt;
+  std::vector<reports::Point> points;
+  for (auto& lane : cs)
+    for (auto& c : lane) {
+      c->strategy.reset();
+      c->accelerator.reset();
+      points.push_back(std::move(c->point));
+    }
+  return points;
+}
+
+}  // namespace hb::bench

@@ -1,0 +1,19 @@
+#pragma once
+// One unit of a sweep: every strategy on one workload group (model x dtype x length x batch x
+// budget), side by side; with several lanes (model mode's platforms), wave after wave, a lane
+// whose plan matches an earlier lane's recording that execution instead of running its own.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "reports/report.h"
+#include "bench/sweep_run.h"
+
+namespace hb::bench {
+
+// Runs the unit until every contender stopped: its points, lane by lane, each lane's in sweep
+// order; nothing when a stop was requested (run.stopped is then set).
+std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGroup& g,
+                                                    const std::string& where);
+
+}  // namespace hb::bench

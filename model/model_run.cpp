@@ -1,0 +1,107 @@
+#include "model/model_run.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace hb::model {
+
+std::shared_ptr<bench::StepModel> make_step_model(
+    const PlatformModel& m, bool replace,
+    std::function<void(const reports::PointAxes&, int, const ModeledStep&)> on_step) {
+  auto sm = std::make_shared<bench::StepModel>();
+  sm->replace = replace;
+  if (replace) {
+    sm->accelerator_kind = to_string(m.accelerator.kind);  // a point axis: text
+    sm->axes_extra["platform"] = m.name;
+  } else {
+    sm->platform = m.name;
+  }
+  sm->price = [m, on_step](const reports::PointAxes& axes, const Strategy& s, int step,
+                           const StepResult& out) {
+    const ModeledStep ms = model_step(out.traffic, overlap_for(s.overlap()), m);
+    if (on_step) on_step(axes, step, ms);
+    return bench::StepPrice{ms.total_ns, ms.phase_ns, ms.overlap};
+  };
+  sm->annotate = [m](const Strategy& s) {
+    std::string from;
+    const OverlapStructure o = overlap_for(s.overlap(), &from);
+    return std::map<std::string, std::string>{{"model.platform", m.name},
+                                              {"model.overlap", o.to_string() + " (" + from + ")"}};
+  };
+  return sm;
+}
+
+std::vector<HostTier> host_tiers_for(const PlatformModel& m) {
+  std::vector<HostTier> out;
+  for (const auto& t : m.tiers) {
+    const MemoryLocation loc{t.kind, t.node, true};
+    HostTier h{loc, host_allocator(loc)};
+    h.free_bytes = t.capacity_bytes;
+    h.read_bandwidth_bytes_per_s = t.read_gbps * 1e9;
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+reports::Report run_model_sweep(const bench::SweepSpec& spec,
+                                const std::vector<PlatformModel>& platforms,
+                                const bench::RunEnvironment& env,
+                                const bench::ProgressFn& progress) {
+  spec.validate();
+  if (platforms.empty())
+    throw Error("model mode needs at least one platform profile", "pass --platform");
+  for (const auto& p : platforms) p.validate();
+  bench::SweepSpec s = spec;
+  // The strategies execute on the cpu accelerator: what they select and move does not depend
+  // on which accelerator runs it; the platform's budget decides what fits.
+  s.accelerator.kind = hb::AcceleratorKind::cpu;
+  // Modeled timings never read the layer's GEMMs (their traffic is counted from the shapes):
+  // one filled copy of the weights serves every strategy and platform.
+  s.accelerator.share_layer_weights = true;
+  s.accelerator.run_layer_gemms = false;
+  const bool given = spec.accelerator.capacity_bytes > 0;
+  std::vector<bench::Lane> lanes;
+  std::string names;
+  for (const auto& m : platforms) {
+    names += (names.empty() ? "" : ",") + m.name;
+    bench::Lane lane;
+    lane.host_tiers = host_tiers_for(m);
+    lane.model = make_step_model(m, true);
+    for (const auto& model : spec.models)
+      lane.kv_budget_bytes[model] =
+          given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, spec.model(model));
+    lanes.push_back(std::move(lane));
+  }
+  bench::RunEnvironment e = env;
+  e.observe_pages = nullptr;  // the tiers are labels on this machine's memory: nothing to verify
+  // One sweep over every platform: each unit's workload, reference and every execution that
+  // the platforms' plans share are done once (run_sweep_on_lanes).
+  reports::Report all = bench::run_sweep_on_lanes(s, e, lanes, progress);
+  for (size_t i = 0; i < platforms.size(); ++i) {
+    const PlatformModel& m = platforms[i];
+    for (const auto& [model, bytes] : lanes[i].kv_budget_bytes)
+      all.context.sweep["model.kv_budget_bytes." + m.name + "." + model] =
+          std::to_string(bytes) + (given ? " (--accelerator-memory)" : " (profile HBM - weights)");
+    all.context.sweep["model.profile." + m.name] =
+        m.origin + " (" + to_string(m.source) + "): " + m.description;
+  }
+  all.context.sweep["models"] = [&] {
+    std::string list;
+    for (const auto& x : spec.models) list += (list.empty() ? "" : ",") + x;
+    return list;
+  }();
+  all.context.sweep["mode"] = "model";
+  all.context.sweep["model.platforms"] = names;
+  all.context.sweep["accelerator"] = "cpu (executes the strategies; timings are modeled)";
+  if (spec.accelerator.capacity_bytes <= 0)
+    all.context.sweep["accelerator_capacity_bytes"] = "per platform and model";
+  std::stable_sort(all.points.begin(), all.points.end(),
+                   [](const reports::Point& a, const reports::Point& b) {
+                     return reports::axes_less(a.axes, b.axes);
+                   });
+  all.speedups = reports::compute_speedups(all.points);
+  return all;
+}
+
+}  // namespace hb::model

@@ -1,0 +1,639 @@
+#include "model/platform_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/model_presets.h"
+#include "memtier/profile.h"
+
+namespace hb::model {
+
+// Generated at configure time from profiles/*.json (CMakeLists.txt): (name, text) pairs.
+const std::vector<std::pair<std::string, std::string>>& embedded_presets();
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr const char* kPlatformSchema = "hybridbench.platform/1";
+
+// Validated reading with the JSON path in every error, and unknown keys refused (a typo in a
+// preset must not silently fall back to a default).
+class In {
+ public:
+  In(const Json& j, std::string path, const std::string& origin)
+      : j_(&j), path_(std::move(path)), origin_(&origin) {}
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(*origin_ + ": " + path_ + ": " + what, "see the profile schema in model/README.md");
+  }
+  bool has(const std::string& k) const { return j_->is_object() && j_->contains(k); }
+  In at(const std::string& k) const {
+    if (!j_->is_object()) fail("expected an object");
+    if (!j_->contains(k)) fail("missing member \"" + k + "\"");
+    return In((*j_)[k], path_ + "." + k, *origin_);
+  }
+  std::string str() const {
+    if (!j_->is_string()) fail("expected a string");
+    return j_->get<std::string>();
+  }
+  bool boolean() const {
+    if (!j_->is_boolean()) fail("expected true or false");
+    return j_->get<bool>();
+  }
+  double number() const {
+    if (!j_->is_number()) fail("expected a number");
+    const double v = j_->get<double>();
+    if (!std::isfinite(v)) fail("expected a finite number");
+    return v;
+  }
+  In index(size_t i) const {
+    if (!j_->is_array() || i >= j_->size())
+      fail("expected an array with an element " + std::to_string(i));
+    return In((*j_)[i], path_ + "[" + std::to_string(i) + "]", *origin_);
+  }
+  void each(const std::function<void(const In&)>& fn) const {
+    if (!j_->is_array()) fail("expected an array");
+    for (size_t i = 0; i < j_->size(); ++i)
+      fn(In((*j_)[i], path_ + "[" + std::to_string(i) + "]", *origin_));
+  }
+  void only(std::initializer_list<const char*> keys) const {
+    if (!j_->is_object()) fail("expected an object");
+    for (auto it = j_->begin(); it != j_->end(); ++it) {
+      bool ok = false;
+      for (const char* k : keys) ok = ok || it.key() == k;
+      if (!ok) {
+        std::string list;
+        for (const char* k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
+        fail("unknown member \"" + it.key() + "\" (known: " + list + ")");
+      }
+    }
+  }
+  const std::string& path() const { return path_; }
+  const Json& json() const { return *j_; }
+
+ private:
+  const Json* j_;
+  std::string path_;
+  const std::string* origin_;
+};
+
+// A figure: a number, or {"value": N, "source": "...", "estimate": bool}. Records the source
+// under `key` (the path below "model").
+double figure(const In& j, const std::string& key, std::map<std::string, std::string>& sources) {
+  if (j.json().is_object()) {
+    j.only({"value", "source", "estimate"});
+    const double v = j.at("value").number();
+    std::string src = j.has("source") ? j.at("source").str() : "";
+    const bool est = j.has("estimate") && j.at("estimate").boolean();
+    if (est) src = "[estimate] " + src;
+    if (!src.empty()) sources[key] = src;
+    return v;
+  }
+  return j.number();
+}
+
+// {"source": "...", "points": [[bytes, gbps], ...]}, bytes ascending, all positive.
+BandwidthCurve read_curve(const In& j, const std::string& key,
+                          std::map<std::string, std::string>& sources) {
+  j.only({"source", "estimate", "points"});
+  BandwidthCurve c;
+  if (j.has("source"))
+    sources[key] = (j.has("estimate") && j.at("estimate").boolean() ? "[estimate] " : "") +
+                   j.at("source").str();
+  j.at("points").each([&](const In& p) {
+    if (!p.json().is_array() || p.json().size() != 2) p.fail("expected [bytes, gbps]");
+    const double b = p.index(0).number();
+    const double g = p.index(1).number();
+    if (!(b > 0 && g > 0)) p.fail("bytes and gbps must be > 0");
+    if (!c.points.empty() && b <= c.points.back().first)
+      p.fail("points must be ascending by bytes");
+    c.points.emplace_back(b, g);
+  });
+  if (c.points.empty()) j.at("points").fail("a curve needs at least one point");
+  return c;
+}
+
+template <class T>
+void opt_figure(const In& parent, const char* name, const std::string& prefix, T& out,
+                std::map<std::string, std::string>& sources) {
+  if (!parent.has(name)) return;
+  const double v = figure(parent.at(name), prefix + name, sources);
+  if constexpr (std::is_integral_v<T>) {
+    if (v != std::floor(v)) parent.at(name).fail("expected a whole number");
+    // Range first: casting a value T cannot hold (numa_node 1e10) is undefined behaviour.
+    if (v < static_cast<double>(std::numeric_limits<T>::min()) ||
+        v >= -static_cast<double>(std::numeric_limits<T>::min()))
+      parent.at(name).fail("whole number out of range");
+    out = static_cast<T>(v);
+  } else {
+    out = v;
+  }
+}
+
+void read_model_section(const In& j, PlatformModel& m, bool complete) {
+  j.only({"name", "description", "accelerator", "links", "cpu", "tiers", "comment"});
+  auto& S = m.sources;
+  if (j.has("name")) m.name = j.at("name").str();
+  if (j.has("description")) m.description = j.at("description").str();
+  auto need = [&](const char* k) {
+    if (complete && !j.has(k))
+      j.fail(std::string("missing member \"") + k + "\" (a preset gives every figure)");
+  };
+  need("accelerator");
+  need("links");
+  need("cpu");
+  need("tiers");
+  if (j.has("accelerator")) {
+    const In a = j.at("accelerator");
+    a.only({"kind", "name", "numa_node", "threads", "memory_bytes", "memory_usable_share",
+            "memory_gbps", "attention_efficiency", "tflops", "launch_us", "sync_us",
+            "select_gelems", "gemm_gbps", "memory_curve", "comment"});
+    auto& A = m.accelerator;
+    if (a.has("kind")) {
+      const auto kind = kAcceleratorKinds.parse(a.at("kind").str());
+      if (!kind) a.at("kind").fail("expected \"cuda\" or \"cpu\"");
+      A.kind = *kind;
+    }
+    if (a.has("name")) A.name = a.at("name").str();
+    const std::string p = "accelerator.";
+    opt_figure(a, "numa_node", p, A.numa_node, S);
+    opt_figure(a, "threads", p, A.threads, S);
+    opt_figure(a, "memory_bytes", p, A.memory_bytes, S);
+    opt_figure(a, "memory_usable_share", p, A.memory_usable_share, S);
+    opt_figure(a, "memory_gbps", p, A.memory_gbps, S);
+    opt_figure(a, "attention_efficiency", p, A.attention_efficiency, S);
+    opt_figure(a, "tflops", p, A.tflops, S);
+    opt_figure(a, "launch_us", p, A.launch_us, S);
+    opt_figure(a, "sync_us", p, A.sync_us, S);
+    opt_figure(a, "select_gelems", p, A.select_gelems, S);
+    opt_figure(a, "gemm_gbps", p, A.gemm_gbps, S);
+    if (a.has("memory_curve"))
+      A.memory_curve = read_curve(a.at("memory_curve"), p + "memory_curve", S);
+    if (complete)
+      for (const char* k : {"name", "memory_bytes", "memory_gbps", "attention_efficiency", "tflops",
+                            "launch_us", "sync_us"})
+        if (!a.has(k)) a.fail(std::string("missing member \"") + k + "\"");
+  }
+  if (j.has("links")) {
+    m.links.clear();
+    const In ls = j.at("links");
+    size_t i = 0;
+    ls.each([&](const In& l) {
+      l.only({"host_node", "h2d_gbps", "d2h_gbps", "latency_us", "copy_curve", "comment"});
+      for (const char* k : {"h2d_gbps", "d2h_gbps", "latency_us"})
+        if (!l.has(k)) l.fail(std::string("missing member \"") + k + "\"");
+      LinkModel L;
+      const std::string p = "links[" + std::to_string(i++) + "].";
+      opt_figure(l, "host_node", p, L.host_node, S);
+      opt_figure(l, "h2d_gbps", p, L.h2d_gbps, S);
+      opt_figure(l, "d2h_gbps", p, L.d2h_gbps, S);
+      opt_figure(l, "latency_us", p, L.latency_us, S);
+      if (l.has("copy_curve")) L.copy_curve = read_curve(l.at("copy_curve"), p + "copy_curve", S);
+      m.links.push_back(L);
+    });
+  }
+  if (j.has("cpu")) {
+    const In c = j.at("cpu");
+    c.only({"name", "cores", "core_read_gbps", "attention_gflops_per_core", "dispatch_us",
+            "select_gelems_per_core", "read_curve", "comment"});
+    auto& C = m.cpu;
+    if (c.has("name")) C.name = c.at("name").str();
+    const std::string p = "cpu.";
+    opt_figure(c, "cores", p, C.cores, S);
+    opt_figure(c, "core_read_gbps", p, C.core_read_gbps, S);
+    opt_figure(c, "attention_gflops_per_core", p, C.attention_gflops_per_core, S);
+    opt_figure(c, "dispatch_us", p, C.dispatch_us, S);
+    opt_figure(c, "select_gelems_per_core", p, C.select_gelems_per_core, S);
+    if (c.has("read_curve")) C.read_curve = read_curve(c.at("read_curve"), p + "read_curve", S);
+    if (complete)
+      for (const char* k : {"cores", "core_read_gbps", "attention_gflops_per_core", "dispatch_us"})
+        if (!c.has(k)) c.fail(std::string("missing member \"") + k + "\"");
+  }
+  if (j.has("tiers")) {
+    m.tiers.clear();
+    size_t i = 0;
+    j.at("tiers").each([&](const In& t) {
+      t.only({"kind", "node", "name", "capacity_bytes", "read_gbps", "latency_ns", "emulated",
+              "comment"});
+      for (const char* k : {"kind", "capacity_bytes", "read_gbps", "latency_ns"})
+        if (!t.has(k)) t.fail(std::string("missing member \"") + k + "\"");
+      TierModel T;
+      const std::string ks = t.at("kind").str();
+      try {
+        T.kind = parse_memory_kind(ks);
+      } catch (const Error&) {
+        t.at("kind").fail("unknown memory kind \"" + ks +
+                          "\" (local-dram, remote-dram, cxl, far, hbm)");
+      }
+      if (T.kind == MemoryKind::accelerator)
+        t.at("kind").fail("the accelerator's memory is not a host tier");
+      if (t.has("name")) T.name = t.at("name").str();
+      if (t.has("emulated")) T.emulated = t.at("emulated").boolean();
+      const std::string p = "tiers[" + std::to_string(i++) + "].";
+      opt_figure(t, "node", p, T.node, S);
+      opt_figure(t, "capacity_bytes", p, T.capacity_bytes, S);
+      opt_figure(t, "read_gbps", p, T.read_gbps, S);
+      opt_figure(t, "latency_ns", p, T.latency_ns, S);
+      m.tiers.push_back(T);
+    });
+  }
+}
+
+}  // namespace
+
+PlatformModel from_platform_profile(const memtier::PlatformProfile& p) {
+  PlatformModel m;
+  m.origin = "probe of " + p.host;
+  const auto& topo = p.topology;
+  const std::string src = "measured by hybridbench probe on " + p.host + " at " + p.created_utc;
+  m.name = "host-" + p.host;
+  m.description = "this machine as `hybridbench probe` measured it";
+  m.source = PlatformSource::measured;
+  const memtier::PairProbe* local = nullptr;
+  for (const auto& n : topo.nodes) {
+    if (n.kind == memtier::TierKind::gpu_memory || n.total_bytes == 0) continue;
+    const memtier::PairProbe* pr = p.probe.pair(topo.cpu_node, n.os_index);
+    if (!pr) continue;
+    TierModel t;
+    t.kind = memtier::to_memory_kind(n.kind);
+    t.node = n.os_index;
+    t.name = n.subtype;
+    t.capacity_bytes = n.total_bytes;
+    t.read_gbps = pr->read_gbps.summary.median;
+    t.latency_ns = pr->latency_ns.summary.median;
+    t.emulated = n.emulated;
+    const std::string key = "tiers[" + std::to_string(m.tiers.size()) + "].";
+    m.sources[key + "read_gbps"] = src + " (" + std::to_string(pr->threads) + " threads)";
+    m.sources[key + "latency_ns"] = src;
+    m.tiers.push_back(t);
+    if (t.kind == MemoryKind::local_dram && !local) local = pr;
+  }
+  if (topo.simulated_cxl) {
+    TierModel t;
+    t.kind = MemoryKind::cxl;
+    t.node = topo.simulated_cxl->backing_node;
+    t.name = "simulated CXL (declared figures)";
+    const memtier::MemoryNode* back = topo.node(t.node);
+    t.capacity_bytes = back ? back->total_bytes : 0;
+    t.read_gbps = topo.simulated_cxl->bandwidth_gbps;
+    t.latency_ns = topo.simulated_cxl->latency_ns;
+    t.emulated = true;
+    m.sources["tiers[" + std::to_string(m.tiers.size()) + "].read_gbps"] =
+        "[estimate] declared by --emulate-cxl";
+    m.tiers.push_back(t);
+  }
+  // Fastest first, the local DRAM ahead of everything (it is the default host tier).
+  std::stable_sort(m.tiers.begin(), m.tiers.end(), [](const TierModel& a, const TierModel& b) {
+    const bool la = a.kind == MemoryKind::local_dram, lb = b.kind == MemoryKind::local_dram;
+    if (la != lb) return la;
+    return a.read_gbps > b.read_gbps;
+  });
+  const auto cpu_nodes = topo.cpu_nodes();
+  m.cpu.cores = std::max(1, topo.cores / std::max<int>(1, static_cast<int>(cpu_nodes.size())));
+  m.sources["cpu.cores"] = "topology of " + p.host + " (cores of one CPU node)";
+  if (local && local->threads > 0) {
+    m.cpu.core_read_gbps = local->read_gbps.summary.median / local->threads;
+    m.sources["cpu.core_read_gbps"] =
+        src + ": local read bandwidth / " + std::to_string(local->threads) + " threads";
+  }
+  if (!topo.gpus.empty()) {
+    const auto& g = topo.gpus[0];
+    m.accelerator.kind = AcceleratorKind::cuda;
+    m.accelerator.name = g.cuda_name.empty() ? g.name : g.cuda_name;
+    m.accelerator.numa_node = std::max(0, g.numa_node);
+    if (g.memory_bytes > 0) m.accelerator.memory_bytes = g.memory_bytes;
+  }
+  LinkModel link;
+  link.host_node = m.accelerator.numa_node;
+  bool any_link = false;
+  for (const auto& l : p.probe.links) {
+    switch (l.link) {
+      case CopyLink::h2d:
+        link.h2d_gbps = l.gbps.summary.median, any_link = true;
+        break;
+      case CopyLink::d2h:
+        link.d2h_gbps = l.gbps.summary.median, any_link = true;
+        break;
+      case CopyLink::hbm_copy:
+        m.accelerator.memory_gbps = l.gbps.summary.median;
+        m.sources["accelerator.memory_gbps"] = src + " (device copy)";
+        break;
+    }
+  }
+  if (any_link) {
+    m.links.push_back(link);
+    m.sources["links[0].h2d_gbps"] = src;
+    m.sources["links[0].d2h_gbps"] = src;
+  }
+  return m;
+}
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw Error(
+        "cannot read platform profile '" + path + "'",
+        "give a file, preset:NAME or one of the presets: " + [] {
+          std::string s;
+          for (const auto& n : preset_names()) s += (s.empty() ? "" : ", ") + n;
+          return s;
+        }());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Json figure_json(double v, const std::map<std::string, std::string>& S, const std::string& key) {
+  auto it = S.find(key);
+  if (it == S.end()) return v;
+  Json j;
+  j["value"] = v;
+  const std::string est = "[estimate] ";
+  if (it->second.rfind(est, 0) == 0) {
+    j["source"] = it->second.substr(est.size());
+    j["estimate"] = true;
+  } else {
+    j["source"] = it->second;
+  }
+  return j;
+}
+
+Json curve_json(const BandwidthCurve& c, const std::map<std::string, std::string>& S,
+                const std::string& key) {
+  Json j;
+  if (auto it = S.find(key); it != S.end()) j["source"] = it->second;
+  j["points"] = Json::array();
+  for (const auto& [b, g] : c.points) j["points"].push_back({b, g});
+  return j;
+}
+
+Json section_json(const PlatformModel& m) {
+  const auto& S = m.sources;
+  Json j;
+  j["name"] = m.name;
+  j["description"] = m.description;
+  const auto& A = m.accelerator;
+  Json a;
+  a["kind"] = to_string(A.kind);
+  a["name"] = A.name;
+  a["numa_node"] = A.numa_node;
+  if (A.threads > 0) a["threads"] = A.threads;
+  a["memory_bytes"] =
+      figure_json(static_cast<double>(A.memory_bytes), S, "accelerator.memory_bytes");
+  a["memory_usable_share"] =
+      figure_json(A.memory_usable_share, S, "accelerator.memory_usable_share");
+  a["memory_gbps"] = figure_json(A.memory_gbps, S, "accelerator.memory_gbps");
+  a["attention_efficiency"] =
+      figure_json(A.attention_efficiency, S, "accelerator.attention_efficiency");
+  a["tflops"] = figure_json(A.tflops, S, "accelerator.tflops");
+  a["launch_us"] = figure_json(A.launch_us, S, "accelerator.launch_us");
+  a["sync_us"] = figure_json(A.sync_us, S, "accelerator.sync_us");
+  if (A.select_gelems > 0)
+    a["select_gelems"] = figure_json(A.select_gelems, S, "accelerator.select_gelems");
+  if (A.gemm_gbps > 0) a["gemm_gbps"] = figure_json(A.gemm_gbps, S, "accelerator.gemm_gbps");
+  if (!A.memory_curve.empty())
+    a["memory_curve"] = curve_json(A.memory_curve, S, "accelerator.memory_curve");
+  j["accelerator"] = a;
+  j["links"] = Json::array();
+  for (size_t i = 0; i < m.links.size(); ++i) {
+    const auto& L = m.links[i];
+    const std::string p = "links[" + std::to_string(i) + "].";
+    j["links"].push_back({{"host_node", L.host_node},
+                          {"h2d_gbps", figure_json(L.h2d_gbps, S, p + "h2d_gbps")},
+                          {"d2h_gbps", figure_json(L.d2h_gbps, S, p + "d2h_gbps")},
+                          {"latency_us", figure_json(L.latency_us, S, p + "latency_us")}});
+    if (!L.copy_curve.empty())
+      j["links"].back()["copy_curve"] = curve_json(L.copy_curve, S, p + "copy_curve");
+  }
+  const auto& C = m.cpu;
+  j["cpu"] = {{"name", C.name},
+              {"cores", figure_json(C.cores, S, "cpu.cores")},
+              {"core_read_gbps", figure_json(C.core_read_gbps, S, "cpu.core_read_gbps")},
+              {"attention_gflops_per_core",
+               figure_json(C.attention_gflops_per_core, S, "cpu.attention_gflops_per_core")},
+              {"dispatch_us", figure_json(C.dispatch_us, S, "cpu.dispatch_us")}};
+  if (C.select_gelems_per_core > 0)
+    j["cpu"]["select_gelems_per_core"] =
+        figure_json(C.select_gelems_per_core, S, "cpu.select_gelems_per_core");
+  if (!C.read_curve.empty()) j["cpu"]["read_curve"] = curve_json(C.read_curve, S, "cpu.read_curve");
+  j["tiers"] = Json::array();
+  for (size_t i = 0; i < m.tiers.size(); ++i) {
+    const auto& T = m.tiers[i];
+    const std::string p = "tiers[" + std::to_string(i) + "].";
+    j["tiers"].push_back({{"kind", std::string(memory_kind_name(T.kind))},
+                          {"node", T.node},
+                          {"name", T.name},
+                          {"emulated", T.emulated},
+                          {"capacity_bytes", figure_json(static_cast<double>(T.capacity_bytes), S,
+                                                         p + "capacity_bytes")},
+                          {"read_gbps", figure_json(T.read_gbps, S, p + "read_gbps")},
+                          {"latency_ns", figure_json(T.latency_ns, S, p + "latency_ns")}});
+  }
+  return j;
+}
+
+}  // namespace
+
+double BandwidthCurve::at(double bytes) const {
+  if (points.empty()) return 0;
+  if (bytes <= points.front().first) return points.front().second;
+  if (bytes >= points.back().first) return points.back().second;
+  size_t i = 1;
+  while (points[i].first < bytes) ++i;
+  const auto& [b0, g0] = points[i - 1];
+  const auto& [b1, g1] = points[i];
+  const double f = std::log(bytes / b0) / std::log(b1 / b0);
+  return 1.0 / ((1 - f) / g0 + f / g1);  // time per byte, linear in log(bytes)
+}
+
+const TierModel* PlatformModel::tier(MemoryKind k) const {
+  for (const auto& t : tiers)
+    if (t.kind == k) return &t;
+  return nullptr;
+}
+
+const LinkModel& PlatformModel::link() const {
+  if (links.empty())
+    throw Error("platform '" + name + "' has no host link", "add \"links\" to " + origin);
+  for (const auto& l : links)
+    if (l.host_node == accelerator.numa_node) return l;
+  return links[0];
+}
+
+void PlatformModel::validate() const {
+  std::vector<std::string> bad;
+  auto pos = [&](double v, const char* what) {
+    if (!(v > 0)) bad.push_back(std::string(what) + " must be > 0");
+  };
+  auto nonneg = [&](double v, const char* what) {
+    if (!(v >= 0)) bad.push_back(std::string(what) + " must be >= 0");
+  };
+  auto share = [&](double v, const char* what) {
+    if (!(v > 0 && v <= 1)) bad.push_back(std::string(what) + " must be in (0, 1]");
+  };
+  if (name.empty()) bad.push_back("name is empty");
+  const auto& A = accelerator;
+  pos(static_cast<double>(A.memory_bytes), "accelerator.memory_bytes");
+  share(A.memory_usable_share, "accelerator.memory_usable_share");
+  pos(A.memory_gbps, "accelerator.memory_gbps");
+  share(A.attention_efficiency, "accelerator.attention_efficiency");
+  pos(A.tflops, "accelerator.tflops");
+  nonneg(A.launch_us, "accelerator.launch_us");
+  nonneg(A.sync_us, "accelerator.sync_us");
+  nonneg(A.select_gelems, "accelerator.select_gelems");
+  nonneg(A.gemm_gbps, "accelerator.gemm_gbps");
+  if (links.empty())
+    bad.push_back("links is empty (one host link per NUMA node the accelerator is attached to)");
+  for (const auto& l : links) {
+    pos(l.h2d_gbps, "links[].h2d_gbps");
+    pos(l.d2h_gbps, "links[].d2h_gbps");
+    nonneg(l.latency_us, "links[].latency_us");
+  }
+  pos(cpu.cores, "cpu.cores");
+  pos(cpu.core_read_gbps, "cpu.core_read_gbps");
+  pos(cpu.attention_gflops_per_core, "cpu.attention_gflops_per_core");
+  nonneg(cpu.dispatch_us, "cpu.dispatch_us");
+  nonneg(cpu.select_gelems_per_core, "cpu.select_gelems_per_core");
+  if (tiers.empty()) bad.push_back("tiers is empty (at least the local DRAM)");
+  std::set<std::pair<int, int>> seen;
+  for (const auto& t : tiers) {
+    pos(static_cast<double>(t.capacity_bytes), "tiers[].capacity_bytes");
+    pos(t.read_gbps, "tiers[].read_gbps");
+    nonneg(t.latency_ns, "tiers[].latency_ns");
+    if (!seen.insert({static_cast<int>(t.kind), t.node}).second)
+      bad.push_back("tier " + MemoryLocation{t.kind, t.node, t.emulated}.to_string() +
+                    " is listed twice");
+  }
+  if (bad.empty()) return;
+  std::string all;
+  for (const auto& b : bad) all += "\n    " + b;
+  throw Error(
+      "platform profile '" + name + "' (" + origin + ") is incomplete or out of range:" + all,
+      source == PlatformSource::preset
+          ? "fix the preset (schema: model/README.md)"
+          : "complete its \"model\" member, e.g. `hybridbench validate-model --platform " + origin +
+                " --write-model " + origin + "` measures the missing figures");
+}
+
+PlatformModel parse_platform_model(const std::string& text, const std::string& origin,
+                                   bool require_complete) {
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(origin + ": not JSON (" + e.what() + ")",
+                "see the profile schema in model/README.md");
+  }
+  const In j(doc, "$", origin);
+  const std::string schema = j.at("schema").str();
+  if (schema != kPlatformSchema)
+    j.at("schema").fail("expected \"" + std::string(kPlatformSchema) + "\", found \"" + schema +
+                        "\"");
+  const std::optional<PlatformSource> source = kPlatformSources.parse(j.at("source").str());
+  PlatformModel m;
+  m.origin = origin;
+  if (source == PlatformSource::measured) {
+    // memtier validates its own part (topology, probe); its reader ignores "model".
+    m = from_platform_profile(memtier::parse_platform_profile(text, origin));
+    m.origin = origin;
+    if (j.has("model")) {
+      read_model_section(j.at("model"), m, false);
+      m.source = PlatformSource::calibrated;
+    }
+  } else if (source == PlatformSource::preset) {
+    j.only({"schema", "source", "comment", "model"});
+    m.source = PlatformSource::preset;
+    read_model_section(j.at("model"), m, true);
+    if (m.name.empty()) j.at("model").fail("missing member \"name\"");
+  } else {
+    j.at("source").fail(
+        "expected \"measured\" (written by `hybridbench probe --out`) or \"preset\"");
+  }
+  if (require_complete) m.validate();
+  return m;
+}
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> n;
+  for (const auto& [name, text] : embedded_presets()) n.push_back(name);
+  return n;
+}
+
+std::string preset_text(const std::string& name) {
+  for (const auto& [n, text] : embedded_presets())
+    if (n == name) return text;
+  std::string list;
+  for (const auto& n : preset_names()) list += (list.empty() ? "" : ", ") + n;
+  throw Error("no platform preset named '" + name + "'",
+              "use one of: " + list + " (or a profile file)");
+}
+
+PlatformModel load_platform_model(const std::string& spec) {
+  if (spec.rfind("preset:", 0) == 0) return parse_platform_model(preset_text(spec.substr(7)), spec);
+  const auto names = preset_names();
+  if (std::find(names.begin(), names.end(), spec) != names.end()) {
+    std::ifstream probe(spec);
+    if (!probe) return parse_platform_model(preset_text(spec), "preset:" + spec);
+  }
+  return parse_platform_model(read_text(spec), spec);
+}
+
+std::vector<PlatformModel> load_platform_models(const std::vector<std::string>& specs) {
+  std::vector<PlatformModel> out;
+  for (const auto& s : specs) {
+    if (s == "presets") {
+      for (const auto& n : preset_names())
+        out.push_back(parse_platform_model(preset_text(n), "preset:" + n));
+    } else {
+      out.push_back(load_platform_model(s));
+    }
+  }
+  std::set<std::string> names;
+  for (const auto& m : out)
+    if (!names.insert(m.name).second)
+      throw Error("two platform profiles are both named '" + m.name + "'",
+                  "give each profile its own \"name\" in its \"model\" member");
+  if (out.empty())
+    throw Error("no platform profile given", "pass --platform FILE, preset:NAME or presets");
+  return out;
+}
+
+std::string model_section_json(const PlatformModel& m) {
+  return section_json(m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string with_model_section(const std::string& text, const PlatformModel& m,
+                               const std::string& origin) {
+  Json doc;
+  try {
+    doc = Json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(origin + ": not JSON (" + e.what() + ")",
+                "write it with `hybridbench probe --out FILE`");
+  }
+  doc["model"] = section_json(m);
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+int64_t kv_budget_per_layer(const PlatformModel& m, const std::string& model_preset) {
+  return kv_budget_per_layer(m, find_model_preset(model_preset));
+}
+
+int64_t kv_budget_per_layer(const PlatformModel& m, const ModelPreset& p) {
+  const double weights = static_cast<double>(model_weight_bytes(p));
+  const double usable =
+      static_cast<double>(m.accelerator.memory_bytes) * m.accelerator.memory_usable_share;
+  const double per_layer = (usable - weights) / std::max(1, p.layers);
+  return std::max<int64_t>(int64_t{1} << 20, static_cast<int64_t>(per_layer));
+}
+
+}  // namespace hb::model
