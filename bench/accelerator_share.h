@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 
 #include "core/accelerator.h"
 
@@ -34,6 +35,11 @@ class AcceleratorShare final : public Accelerator {
   int64_t bytes_in_use() const override { return real_.bytes_in_use(); }
   std::shared_ptr<BufferAllocator> staging_memory(int numa_node) override {
     return real_.staging_memory(numa_node);
+  }
+  // Forwarded so offload's host KV stays pinned under CUDA in layer scope (the default); the
+  // base class's default would hand back unpinned memory and lose the copy/compute overlap.
+  std::shared_ptr<BufferAllocator> staging_over(std::shared_ptr<BufferAllocator> host) override {
+    return real_.staging_over(std::move(host));
   }
   void copy_to_device(void* dst, const void* src, size_t bytes) override {
     real_.copy_to_device(dst, src, bytes);
