@@ -18,7 +18,7 @@ void register_baselines(StrategyRegistry& registry) {
   const StrategyInfo catalogue[] = {
       {"full-gpu",
        "all KV resident in accelerator memory, dense attention there (oom when it does not fit)",
-       "reference", make_full_gpu},
+       "reference", make_full_gpu, StrategyRole::reference},
       {"cpu-only",
        "all KV in host memory, attention on the CPU; only q, new k/v and the output cross the link",
        "offload", make_cpu_only},

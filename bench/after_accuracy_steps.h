@@ -1,8 +1,8 @@
 #pragma once
 // --accuracy-steps: holds another rule back until that many timed steps have been scored
-// against the reference (with -1 = score every step: until every position has been, i.e. in a
-// replay of them), so a point that stops on it still has all its accuracy figures. Records the
-// held rule's reason.
+// against the reference (StoppingRules passes at most a pass's timed positions; in a replay
+// every position already was), so a point that stops on it has all its accuracy figures.
+// Records the held rule's reason.
 #include <memory>
 #include <string>
 #include <utility>
@@ -22,7 +22,7 @@ class AfterAccuracySteps final : public StoppingCriterion {
     held_->add(sample);
   }
   bool is_finished() const override {
-    const bool scored_enough = replaying_ || (accuracy_steps_ >= 0 && scored_ >= accuracy_steps_);
+    const bool scored_enough = replaying_ || scored_ >= accuracy_steps_;
     return scored_enough && held_->is_finished();
   }
 

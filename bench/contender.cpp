@@ -114,6 +114,8 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
   c->ctx = &ctx;
   auto& p = c->point;
   p.axes = std::move(axes);
+  c->role = StrategyRegistry::instance().find(name).role;  // known: resolve_strategies checked
+  p.role = c->role;
   failing_on_errors(*c, [&] {
     c->accelerator = make_accelerator(accelerator_options(ctx, p.axes));
     label_point(*c, ctx, problem);
@@ -164,6 +166,14 @@ std::string plan_signature(const Contender& c) {
   // KV on another names it in its parameters (HybridGen's k_tier, v_tier, kv_tier).
   if (!c.ctx->tiers.empty()) s += "tier " + c.ctx->tiers[0].location.to_string() + "\n";
   return s;
+}
+
+std::vector<Contender*> recorders(Contender& c) {
+  std::vector<Contender*> out;
+  if (c.active) out.push_back(&c);
+  for (Contender* f : c.followers)
+    if (f->active) out.push_back(f);
+  return out;
 }
 
 bool follow(Contender& leader, Contender& f) {
@@ -218,6 +228,16 @@ void finish(Contender& c, reports::StopReason stop_reason, const std::string& pl
   p.step.samples_ns = c.samples;
   p.step.summary = summarize(c.samples);
   p.step.stop_reason = stop_reason;
+  // Steps past the last closed round (a stop between rounds closes none) form a round of
+  // their own, so the rounds always account for every sample.
+  p.step.pass_sizes = c.round_sizes;
+  p.step.round_slots = c.round_slots;
+  if (c.samples.size() > c.round_begin && !c.round_sizes.empty())
+    p.step.pass_sizes.push_back(static_cast<int64_t>(c.samples.size() - c.round_begin));
+  if (p.step.pass_sizes.size() < 2) {  // one round: nothing to pair
+    p.step.pass_sizes.clear();
+    p.step.round_slots.clear();
+  }
   for (auto& [name, v] : c.phases) p.phases[name] = reports::Timing::from_samples(v);
   if (!c.samples.empty())
     p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));

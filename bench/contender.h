@@ -58,6 +58,12 @@ struct Contender {
   bool active = false;
   int scored = 0;
   int pass = 0;  // replays of the decode positions so far (--max-samples)
+  // Interleaved rounds (rounds.h): the timed steps of each finished round, this contender's
+  // place in each round's order, and where the round in progress began in `samples`.
+  std::vector<int64_t> round_sizes;
+  std::vector<int> round_slots;
+  size_t round_begin = 0;
+  StrategyRole role = StrategyRole::baseline;
   Contender(const Problem& p, const SweepSpec& spec) : accuracy(p), stop(spec) {}
   // The strategy whose steps this contender records (its own, or its leader's).
   Strategy& executed() const { return leader ? *leader->strategy : *strategy; }
@@ -69,6 +75,9 @@ struct Contender {
     return false;
   }
 };
+
+// The executing contender c and its followers that still record, c first.
+std::vector<Contender*> recorders(Contender& c);
 
 // Makes the accelerator and strategy `name`, plans and loads it on `problem`; active when that
 // worked, else failed with the plan's status, "oom" (memory ran out: hb::CapacityError) or

@@ -1,27 +1,20 @@
 #pragma once
-// --decode-steps and --max-samples: the point has taken as many timed steps as it may (stop
-// reason "max-steps"), converged or not. Without --max-samples that is its last decode step
-// (the workload has no further one); with it, the count of timed steps, the runner replaying
-// the decode positions until then.
+// --max-samples: the point has taken as many timed steps as it may (stop reason "max-steps"),
+// converged or not; the runner replays the decode positions until then.
 #include "bench/stopping_criterion.h"
-#include "bench/sweep_spec.h"
 
 namespace hb::bench {
 
 class MaxStepsCriterion final : public StoppingCriterion {
  public:
-  // SweepSpec::validate keeps at least one timed step after the warm-up, so the last decode
-  // step is always a timed one this rule sees.
-  MaxStepsCriterion(int decode_steps, int max_samples);
-  reports::StopReason reason() const override;
-  void add(const TimedStep& sample) override;
-  bool is_finished() const override;
+  explicit MaxStepsCriterion(int max_samples) : max_samples_(max_samples) {}
+  reports::StopReason reason() const override { return reports::StopReason::max_steps; }
+  void add(const TimedStep&) override { ++samples_; }
+  bool is_finished() const override { return samples_ >= max_samples_; }
 
  private:
-  int last_step_;
   int max_samples_;
   int samples_ = 0;
-  bool reached_ = false;
 };
 
 }  // namespace hb::bench

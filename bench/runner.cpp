@@ -105,9 +105,9 @@ std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env) {
 
 namespace {
 
-// Pools a later pass's point into the first pass's (SweepSpec::repetitions). Timed steps and
-// phases are concatenated; a pass that failed makes the point fail (a strategy that errs one
-// time in three is broken, not noisy). Traffic, placement, accuracy and trajectory are the
+// Pools a later pass's point into the first pass's (SweepSpec::repetitions). Timed steps, their
+// rounds and phases are concatenated; a pass that failed makes the point fail (a strategy that errs
+// one time in three is broken, not noisy). Traffic, placement, accuracy and trajectory are the
 // first pass's: the same seeded workload gives the same ones.
 void pool_pass(reports::Point& into, reports::Point&& more) {
   if (into.status != reports::PointStatus::ok) return;
@@ -123,11 +123,23 @@ void pool_pass(reports::Point& into, reports::Point&& more) {
     v.insert(v.end(), b.samples_ns.begin(), b.samples_ns.end());
     a = reports::Timing::from_samples(std::move(v));
   };
+  // Each pass's rounds stay rounds of the pooled point (a pass of one round is one block).
+  auto blocks = [](const reports::StepTiming& t) {
+    return t.pass_sizes.empty() ? std::vector<int64_t>{static_cast<int64_t>(t.samples_ns.size())}
+                                : t.pass_sizes;
+  };
+  std::vector<int64_t> sizes = blocks(into.step);
+  for (int64_t n : blocks(more.step)) sizes.push_back(n);
   const reports::StopReason stop = more.step.stop_reason;
-  if (into.step.pass_sizes.empty())
-    into.step.pass_sizes.push_back(static_cast<int64_t>(into.step.samples_ns.size()));
-  into.step.pass_sizes.push_back(static_cast<int64_t>(more.step.samples_ns.size()));
   pool(into.step, more.step);
+  into.step.pass_sizes = std::move(sizes);
+  // Each pass's rounds had their own orders; a pass without them leaves the record incomplete.
+  const bool slots = !into.step.round_slots.empty() && !more.step.round_slots.empty();
+  if (slots)
+    into.step.round_slots.insert(into.step.round_slots.end(), more.step.round_slots.begin(),
+                                 more.step.round_slots.end());
+  else
+    into.step.round_slots.clear();
   into.step.stop_reason = stop;
   for (const auto& [name, t] : more.phases) pool(into.phases[name], t);
   if (into.modeled.present() && more.modeled.present()) {

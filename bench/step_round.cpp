@@ -44,18 +44,9 @@ bool price_step(Contender& c, int s, const StepResult& out, StepTiming& t) {
   return true;
 }
 
-// The executing contender and its followers that still record, the executor first.
-std::vector<Contender*> recording(Contender& c) {
-  std::vector<Contender*> out;
-  if (c.active) out.push_back(&c);
-  for (Contender* f : c.followers)
-    if (f->active) out.push_back(f);
-  return out;
-}
-
 // A failure of the executed strategy ends every contender recording it.
 void fail_all(Contender& c, const std::string& reason) {
-  for (Contender* r : recording(c)) fail(*r, reports::PointStatus::error, reason);
+  for (Contender* r : recorders(c)) fail(*r, reports::PointStatus::error, reason);
 }
 
 // Runs step s (measured): false (and every recording contender failed) when it threw.
@@ -78,8 +69,8 @@ bool scores_next_step(const Contender& c, const SweepSpec& spec) {
   return c.pass == 0 && (spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps);
 }
 
-// A timed step: its time, phases, traffic and (while --accuracy-steps lasts) its accuracy;
-// then the stopping rules decide whether the contender goes on.
+// A timed step: its time, phases, traffic and (while --accuracy-steps lasts) its accuracy, and
+// what the stopping rules see of it.
 void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle, int s,
                  const StepResult& out, const StepTiming& t) {
   const SweepSpec& spec = ctx.spec;
@@ -94,23 +85,22 @@ void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle,
   }
   const double elapsed = (now_ns() - c.first_timed_ns) * 1e-9;
   c.stop.add({s, static_cast<double>(t.total_ns), elapsed, c.scored, c.pass});
-  if (const StoppingCriterion* rule = c.stop.finished())
-    finish(c, rule->reason(), ctx.side_platform);
 }
 
 // Whether any contender recording c's strategy scores its next timed step.
 bool any_scores(Contender& c, const SweepSpec& spec) {
-  for (const Contender* r : recording(c))
+  for (const Contender* r : recorders(c))
     if (scores_next_step(*r, spec)) return true;
   return false;
 }
 
 }  // namespace
 
-bool step_round(const std::vector<Contender*>& cs, ReferenceOracle& oracle, int s) {
+bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
+                ReferenceOracle& oracle, int s) {
   bool any = false;
-  for (size_t i = 0; i < cs.size(); ++i) {
-    Contender& c = *cs[(i + static_cast<size_t>(s)) % cs.size()];
+  for (size_t i : order) {
+    Contender& c = *cs[i];
     if (!c.executing()) continue;
     any = true;
     const SweepSpec& spec = c.ctx->spec;
@@ -126,7 +116,7 @@ bool step_round(const std::vector<Contender*>& cs, ReferenceOracle& oracle, int 
       }
     }
     // Each recording contender prices the same executed step on its own lane.
-    for (Contender* r : recording(c)) {
+    for (Contender* r : recorders(c)) {
       StepTiming t;
       if (!price_step(*r, s, out, t) || !timed) continue;
       record_step(*r, *r->ctx, oracle, s, out, t);

@@ -1,5 +1,5 @@
 #pragma once
-// One round of a point: decode step s of every active contender, side by side.
+// One decode step s of every active contender of a point group, side by side.
 #include <memory>
 #include <vector>
 
@@ -8,11 +8,12 @@
 
 namespace hb::bench {
 
-// Steps each executing contender once (prepare_step untimed, step timed), prices the step on
-// the lane of each contender recording it (model mode: the executor and its followers), records
-// the timed steps and their accuracy, and stops those a stopping rule ends. The order rotates
-// with s so no strategy always runs right after another's cache pollution. Returns whether any
-// contender was executing.
-bool step_round(const std::vector<Contender*>& cs, ReferenceOracle& oracle, int s);
+// Steps each executing contender once, cs[order[0]] first (prepare_step untimed, step timed),
+// prices the step on the lane of each contender recording it (model mode: the executor and its
+// followers), records the timed steps, their accuracy and their stopping rules' view. Whether a
+// contender stops is the group's decision at the end of a round (round_close.h). Returns whether
+// any contender was executing.
+bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
+                ReferenceOracle& oracle, int s);
 
 }  // namespace hb::bench

@@ -1,5 +1,7 @@
 #include "bench/stopping_rules.h"
 
+#include <algorithm>
+
 #include "bench/after_accuracy_steps.h"
 #include "bench/max_steps_criterion.h"
 #include "bench/noise_criterion.h"
@@ -7,21 +9,38 @@
 
 namespace hb::bench {
 
-StoppingRules::StoppingRules(const SweepSpec& spec) {
-  rules_.push_back(std::make_unique<TimeoutCriterion>(spec.stop.timeout_s));
-  // Keep stepping until accuracy has its samples too, then stop on noise.
-  rules_.push_back(std::make_unique<AfterAccuracySteps>(
-      spec.accuracy_steps, std::make_unique<NoiseCriterion>(spec.stop)));
-  rules_.push_back(std::make_unique<MaxStepsCriterion>(spec.decode_steps, spec.stop.max_samples));
+namespace {
+
+// The step cap: --max-samples, else kDefaultPasses passes over the timed positions.
+int max_timed_steps(const SweepSpec& spec) {
+  if (spec.stop.max_samples > 0) return spec.stop.max_samples;
+  return StopCriteria::kDefaultPasses * std::max(1, spec.decode_steps - spec.stop.warmup_steps);
 }
+
+// Scored steps noise waits for: --accuracy-steps, at most the timed positions of a pass
+// (replays are not scored), every one of them for -1.
+int accuracy_steps_awaited(const SweepSpec& spec) {
+  const int positions = std::max(1, spec.decode_steps - spec.stop.warmup_steps);
+  return spec.accuracy_steps < 0 ? positions : std::min(spec.accuracy_steps, positions);
+}
+
+}  // namespace
+
+StoppingRules::StoppingRules(const SweepSpec& spec)
+    : timeout_(std::make_unique<TimeoutCriterion>(spec.stop.timeout_s)),
+      noise_(std::make_unique<AfterAccuracySteps>(accuracy_steps_awaited(spec),
+                                                  std::make_unique<NoiseCriterion>(spec.stop))),
+      max_steps_(std::make_unique<MaxStepsCriterion>(max_timed_steps(spec))) {}
 
 void StoppingRules::add(const TimedStep& sample) {
-  for (auto& rule : rules_) rule->add(sample);
+  for (auto* rule : {timeout_.get(), noise_.get(), max_steps_.get()}) rule->add(sample);
 }
 
-const StoppingCriterion* StoppingRules::finished() const {
-  for (const auto& rule : rules_)
-    if (rule->is_finished()) return rule.get();
+bool StoppingRules::converged() const { return noise_->is_finished(); }
+
+const StoppingCriterion* StoppingRules::limit() const {
+  if (timeout_->is_finished()) return timeout_.get();
+  if (max_steps_->is_finished()) return max_steps_.get();
   return nullptr;
 }
 

@@ -1,8 +1,8 @@
 #pragma once
-// The stopping rules of a sweep, asked in order after every timed step of a strategy; the first
-// finished one ends its point (its name is the stop reason).
+// One strategy's stopping rules at a point: each sees every timed step. The point group asks
+// them at the end of every round (bench/round_close.h): a limit (the time-out, the step cap) ends
+// the whole group; the group stops on noise once every strategy has converged.
 #include <memory>
-#include <vector>
 
 #include "bench/stopping_criterion.h"
 #include "bench/sweep_spec.h"
@@ -11,14 +11,15 @@ namespace hb::bench {
 
 class StoppingRules {
  public:
-  // Today's: the time-out, then noise once accuracy has its steps, then the last decode step.
   explicit StoppingRules(const SweepSpec& spec);
   void add(const TimedStep& sample);  // to every rule
-  // The first finished rule, or null.
-  const StoppingCriterion* finished() const;
+  // Noise under the target, once accuracy has its scored steps (stop reason "noise").
+  bool converged() const;
+  // The limit this strategy has reached (time-out, then the step cap), or null.
+  const StoppingCriterion* limit() const;
 
  private:
-  std::vector<std::unique_ptr<StoppingCriterion>> rules_;
+  std::unique_ptr<StoppingCriterion> timeout_, noise_, max_steps_;
 };
 
 }  // namespace hb::bench

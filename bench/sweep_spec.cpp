@@ -223,7 +223,11 @@ void SweepSpec::validate() const {
   if (stop.min_samples < 1) throw Error("--min-samples must be >= 1", "pass --min-samples 5");
   if (stop.max_samples < 0 || stop.max_samples > kMaxDecodeSteps)
     throw Error("--max-samples " + std::to_string(stop.max_samples) + " is out of range",
-                "pass 0 (one sample per decode position) to " + std::to_string(kMaxDecodeSteps));
+                "pass 0 (up to " + std::to_string(StopCriteria::kDefaultPasses) +
+                    " passes over the decode positions) to " + std::to_string(kMaxDecodeSteps));
+  if (stop.rounds < 1 || stop.rounds > 1000)
+    throw Error("--rounds " + std::to_string(stop.rounds) + " is out of range",
+                "use 1 to 1000 (6 or more give 95% intervals on the speedups)");
   if (repetitions < 1 || repetitions > 100)
     throw Error("--repetitions " + std::to_string(repetitions) + " is out of range",
                 "use 1 to 100 (3-5 gate CI well)");
@@ -287,6 +291,7 @@ std::map<std::string, std::string> SweepSpec::echo() const {
       {"accuracy_steps", std::to_string(accuracy_steps)},
       {"accuracy_target", accuracy_target},
       {"repetitions", std::to_string(repetitions)},
+      {"rounds", std::to_string(stop.rounds)},
       {"warmup_steps", std::to_string(stop.warmup_steps)},
       {"min_samples", std::to_string(stop.min_samples)},
       {"max_samples", std::to_string(stop.max_samples)},

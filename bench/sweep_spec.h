@@ -16,17 +16,24 @@
 
 namespace hb::bench {
 
+// When a point group stops sampling. Its strategies step side by side in interleaved rounds
+// (bench/rounds.h) and stop together, at the end of a round, so every strategy's figures cover
+// the same stretch of the machine's time and every per-round ratio has both sides.
 struct StopCriteria {
   int warmup_steps = 2;     // executed, not timed (first-touch, caches, controller start)
   int min_samples = 5;      // timed steps before the noise test may stop the point
   double max_noise = 0.05;  // robust_rel_noise (fraction) of step times that counts as converged
   double min_time_s = 0.0;  // keep sampling at least this long (after min_samples)
-  double timeout_s = 30.0;  // per point: stop sampling after this much wall time
-  // Most timed steps per point. 0: one per decode position after the warm-up (the positions
-  // bound the samples). More than that: a point still short of its noise target when its
-  // positions run out replays them (strategy reloaded untimed, warm-up again), so the number of
-  // samples no longer depends on --decode-steps.
+  // Per point group: stop sampling after this much wall time (converged or not).
+  double timeout_s = 30.0;
+  // Rounds before the group may stop on noise: 6 is the fewest whose order-statistic interval
+  // of a median ratio reaches 95% (core/paired_ratio.h).
+  int rounds = 6;
+  // Most timed steps per point. 0: up to kDefaultPasses passes over the decode positions (the
+  // time limit binds first on a real run). A group still short of its noise target when its
+  // positions run out replays them (strategies reloaded untimed, warm-up again).
   int max_samples = 0;
+  static constexpr int kDefaultPasses = 8;
 };
 
 struct SweepSpec {
@@ -49,14 +56,15 @@ struct SweepSpec {
   int microbatches = 0;  // layer scope: micro-batches per batch (0 = 2 from batch 2 on, else 1)
   std::string workload = "llama-like";  // FAMILY[:KNOB=VALUE,...] (core/workload.h) | trace:FILE
   uint64_t seed = 42;
-  int accuracy_steps = 8;  // timed steps scored against the fp64 reference (-1 = all)
+  // Timed steps scored against the fp64 reference: -1 = every timed position of the first pass
+  // (replays repeat the positions, so they are timed, not scored again).
+  int accuracy_steps = -1;
   // run --accuracy-target, canonical (reports/accuracy_target.h): what "fastest within target"
   // in the report's tables requires. Read by the tables, not the runner; echoed in the report.
   std::string accuracy_target = "recall:0.9";
-  // Passes over the whole sweep, one after another; each point's timed steps from every pass
-  // are pooled. A point's own consecutive steps miss the drift of a shared machine between
-  // minutes; pooled passes put it into the samples and the noise figure (Google Benchmark's
-  // interleaved repetitions), which is what compare needs to tell drift from a regression.
+  // Passes over the whole sweep, one after another; each point's rounds from every pass are
+  // pooled. Rounds (StopCriteria::rounds) already interleave a group's strategies; passes add
+  // the drift between minutes, a group's rounds lying within seconds of each other.
   int repetitions = 1;
   StopCriteria stop;
   AcceleratorOptions accelerator;

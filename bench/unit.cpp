@@ -5,6 +5,8 @@
 #include "core/model_presets.h"
 #include "bench/accuracy.h"
 #include "bench/kv_budget.h"
+#include "bench/round_close.h"
+#include "bench/rounds.h"
 #include "bench/step_round.h"
 #include "bench/trace.h"
 
@@ -85,13 +87,19 @@ std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
   return leader;
 }
 
-// Steps the executing contenders side by side until every one stopped: false when a stop was
-// requested (the unit is then dropped: its points are incomplete).
+// Steps the executing contenders side by side, round after round (rounds.h), until the group
+// stops (round_close.h): false when a stop was requested (the unit is then dropped: its points
+// are incomplete). The unit's label seeds the rounds' orders (round_seed).
 bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& problem,
                ReferenceOracle& oracle, const std::string& where) {
-  const int steps = run.ctx.spec.decode_steps;
-  // One pass over the decode positions, then (--max-samples) replays of them for the
-  // contenders still short of their noise target.
+  const SweepSpec& spec = run.ctx.spec;
+  const int steps = spec.decode_steps;
+  const RoundPlan plan(steps, spec.stop.warmup_steps, spec.stop.rounds);
+  const uint64_t seed = round_seed(spec.seed, where);
+  int rounds_done = 0;
+  std::vector<size_t> order = round_order(cs.size(), seed, rounds_done);
+  // One pass over the decode positions, then replays of them (strategies reloaded untimed)
+  // while the group has not stopped.
   for (int pass = 0;; ++pass) {
     if (pass > 0) {
       bool any_left = false;
@@ -109,9 +117,12 @@ bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& 
         run.stopped = true;
         return false;
       }
-      const bool any = step_round(cs, oracle, s);
-      run.tell(where + ": step " + std::to_string(s + 1) + "/" + std::to_string(steps) + of_pass);
-      if (!any) break;
+      if (!step_round(cs, order, oracle, s)) return true;  // every contender failed
+      run.tell(where + ": round " + std::to_string(rounds_done + 1) + ", step " +
+               std::to_string(s + 1) + "/" + std::to_string(steps) + of_pass);
+      if (!plan.ends_round(s)) continue;
+      if (close_round(cs, order, ++rounds_done)) return true;
+      order = round_order(cs.size(), seed, rounds_done);
     }
   }
   return true;

@@ -211,17 +211,25 @@ void print_summary(const reports::Report& r, std::FILE* to) {
     t.add_row(std::move(row));
   }
   std::fputs(t.plain().c_str(), to);
-  // The raw fastest next to the fastest within the accuracy target, per setting and length.
+  // Per setting and length, what the noise lets the headline claim within the accuracy target:
+  // one winner, or the tie of every strategy it cannot separate from the fastest.
   for (const auto& pt : reports::procurement_tables(r)) {
     std::string line;
     for (const auto& [len, host] : pt.columns()) {
-      const std::string f = pt.fastest(len, host), w = pt.fastest_within_target(len, host);
-      if (f.empty()) continue;
+      const std::vector<std::string> lead = pt.leaders(len, host);
+      if (pt.fastest(len, host).empty()) continue;
+      std::string names;
+      for (const auto& n : lead) names += (names.empty() ? "" : ", ") + n;
       line += (line.empty() ? "" : "; ") + reports::format_tokens(len) +
-              (host.empty() ? "" : " @ " + host) + " " + f + " (" + (w.empty() ? "none" : w) + ")";
+              (host.empty() ? "" : " @ " + host) + " " +
+              (lead.empty()       ? "none"
+               : lead.size() == 1 ? names
+                                  : "tie " + names);
     }
     if (!line.empty())
-      std::fprintf(to, "fastest per length (in brackets: fastest within %s): %s\n",
+      std::fprintf(to,
+                   "fastest within %s per length (ablations aside; a tie lists every strategy the "
+                   "95%% intervals cannot separate from the fastest): %s\n",
                    pt.target.describe().c_str(), line.c_str());
   }
 }
@@ -430,9 +438,8 @@ CommandFn add_run_command(CLI::App& app) {
       ->capture_default_str();
   add_integer_option(
       *sub, "--repetitions", s.repetitions,
-      "Passes over the whole sweep, pooled per point: the noise then covers the machine's drift "
-      "over "
-      "minutes, which a point's consecutive steps miss (use 3-5 for CI gating with `compare`)",
+      "Passes over the whole sweep, their rounds pooled per point: --rounds interleaves a "
+      "group's strategies within seconds; passes add the machine's drift over minutes",
       1, 100)
       ->capture_default_str();
   sub->add_option("--kv-node", s.kv_node,

@@ -44,22 +44,29 @@ void add_sampling_options(CLI::App& sub, bench::SweepSpec& s) {
                      bench::kMaxDecodeSteps)
       ->capture_default_str();
   add_integer_option(sub, "--max-samples", s.stop.max_samples,
-                     "Most timed steps per point; above the decode positions, a point short of "
-                     "its noise target replays them (strategy reloaded untimed). 0 = one per "
-                     "position",
+                     "Most timed steps per point; a group short of its noise target when the "
+                     "decode positions run out replays them (strategies reloaded untimed). 0 = up "
+                     "to 8 passes over the positions (--timeout usually binds first)",
                      0, bench::kMaxDecodeSteps)
       ->capture_default_str();
   add_percent_option(sub, "--max-noise", s.stop.max_noise,
                      "Noise target in percent (5 or 5% = 5%): a point stops once the robust noise "
                      "of its step times (IQR / 1.349 median, as report prints) is at most this",
                      parse::RealRange{0, 100, true, false});
+  add_integer_option(sub, "--rounds", s.stop.rounds,
+                     "Interleaved rounds per point group before it may stop: every round steps "
+                     "each strategy over the same decode positions in a fresh seeded random "
+                     "order; a strategy's figure is the median over rounds, a speedup the median "
+                     "of per-round ratios with a 95% order-statistic interval (6+ rounds)",
+                     1, 1000)
+      ->capture_default_str();
   add_seconds_option(sub, "--timeout", s.stop.timeout_s,
-                     "Stop sampling a point after this many seconds",
+                     "Stop sampling a point group (all its strategies) after this many seconds",
                      parse::RealRange{0, bench::kMaxSeconds, true, false})
       ->capture_default_str();
   add_integer_option(sub, "--accuracy-steps", s.accuracy_steps,
-                     "Timed steps scored against the fp64 reference (-1 = all)", -1,
-                     bench::kMaxDecodeSteps)
+                     "Timed steps scored against the fp64 reference (-1 = every timed position)",
+                     -1, bench::kMaxDecodeSteps)
       ->capture_default_str();
 }
 

@@ -46,4 +46,15 @@ double robust_rel_noise(const SampleSummary& s) {
   return s.median > 0 ? s.iqr() / (1.349 * s.median) : 0.0;
 }
 
+std::vector<double> block_medians(std::span<const double> samples, std::span<const int64_t> sizes) {
+  std::vector<double> m;
+  size_t at = 0;
+  for (int64_t n : sizes) {
+    const size_t end = std::min(samples.size(), at + static_cast<size_t>(std::max<int64_t>(n, 0)));
+    if (end > at) m.push_back(summarize(samples.subspan(at, end - at)).median);
+    at = end;
+  }
+  return m;
+}
+
 }  // namespace hb

@@ -25,4 +25,8 @@ SampleSummary summarize(std::span<const double> samples);
 // on a busy 2-core host. 0 when the median is not positive.
 double robust_rel_noise(const SampleSummary& s);
 
+// The median of each consecutive block of `samples` (block i holds sizes[i] of them; a block
+// beyond the samples' end is cut short, an empty one skipped): one figure per round of a run.
+std::vector<double> block_medians(std::span<const double> samples, std::span<const int64_t> sizes);
+
 }  // namespace hb

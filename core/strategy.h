@@ -136,11 +136,21 @@ class Strategy {
   virtual OverlapStructure overlap() const { return {}; }
 };
 
+// What a strategy is in a comparison: the system under study (HybridGen), one of its modes or
+// ablations (each changes one thing of it), a baseline from the literature, or the reference
+// every other is measured against (all KV in accelerator memory). The headline compares the
+// system with the baselines and the reference; ablations get their own section.
+enum class StrategyRole { system, ablation, baseline, reference };
+inline constexpr Vocabulary<StrategyRole, 4> kStrategyRoles{
+    {"system", "ablation", "baseline", "reference"}};
+inline const char* to_string(StrategyRole r) { return kStrategyRoles.name(r); }
+
 struct StrategyInfo {
   std::string name;
   std::string summary;  // one line for --help and `hybridbench run --list-strategies`
   std::string family;   // "reference", "offload", "pruning", "selection", "hybrid"
   std::function<std::unique_ptr<Strategy>(const StrategyOptions&)> make;
+  StrategyRole role = StrategyRole::baseline;
 };
 
 // Name-based registry (ggml-style backends). Folders register explicitly

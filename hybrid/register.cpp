@@ -11,11 +11,14 @@ namespace {
 // One registered name per mode or ablation. Each reads its options under its own name
 // (`--opt hybridgen-lse.ratio=...`), over the variant's defaults.
 void add_variant(StrategyRegistry& r, const std::string& name, const std::string& summary,
-                 const hybrid::HybridGenConfig& defaults) {
-  r.add({name, summary, "hybrid", [name, defaults](const StrategyOptions& opts) {
+                 const hybrid::HybridGenConfig& defaults,
+                 StrategyRole role = StrategyRole::ablation) {
+  r.add({name, summary, "hybrid",
+         [name, defaults](const StrategyOptions& opts) {
            return std::make_unique<hybrid::HybridGen>(
                name, hybrid::HybridGenConfig::from_options(opts, name, defaults));
-         }});
+         },
+         role});
 }
 
 }  // namespace
@@ -26,7 +29,7 @@ void register_hybrid(StrategyRegistry& registry) {
               "HybridGen: recent KV on the accelerator, older in host tiers; CPU top-k logits + V "
               "rows merged in one "
               "softmax, feedback scheduler, semantic K/V tier mapping",
-              d);
+              d, StrategyRole::system);
   // The mode and the ablations change one thing each; budget=hybridgen (the default) gives
   // them hybridgen's accelerator window, hot slots and shipped-row buffers.
   auto lse = d;

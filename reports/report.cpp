@@ -13,6 +13,7 @@
 #include <span>
 #include <tuple>
 
+#include "core/paired_ratio.h"
 #include "core/build_info.h"
 #include "core/cpu_features.h"
 
@@ -104,6 +105,41 @@ PointStatus point_status(PlanStatus s) {
 // A ratio involving an emulated figure is emulated (the enum lists the strongest first).
 Provenance weaker(Provenance a, Provenance b) { return a >= b ? a : b; }
 
+StrategyRole role_from_name(const std::string& strategy) {
+  if (strategy == "hybridgen") return StrategyRole::system;
+  if (strategy.rfind("hybridgen-", 0) == 0) return StrategyRole::ablation;
+  if (strategy == "full-gpu") return StrategyRole::reference;
+  return StrategyRole::baseline;
+}
+
+bool Speedup::decided() const {
+  if (paired()) return ci_low > 1 || ci_high < 1;
+  return ratio > 0 && std::fabs(std::log(ratio)) > 2 * rel_noise;
+}
+
+namespace {
+
+// B over A: paired per round when both ran the same rounds, else the medians' ratio.
+void fill_ratio(Speedup& s, const Point& a, const Point& b) {
+  const std::vector<double> ra = a.step.pass_medians(), rb = b.step.pass_medians();
+  if (ra.size() >= 2 && ra.size() == rb.size()) {
+    const RatioInterval r = paired_ratio(ra, rb);
+    if (r.pairs >= 2) {
+      s.ratio = r.ratio;
+      s.rel_noise = r.rel_half_width();
+      s.ci_low = r.low;
+      s.ci_high = r.high;
+      s.ci_coverage = r.coverage;
+      s.rounds = r.pairs;
+      return;
+    }
+  }
+  s.ratio = b.step.summary.median / a.step.summary.median;
+  s.rel_noise = std::hypot(robust_rel_noise(a.step.summary), robust_rel_noise(b.step.summary));
+}
+
+}  // namespace
+
 std::vector<Speedup> compute_speedups(const std::vector<Point>& points) {
   std::map<std::string, std::vector<const Point*>> groups;
   for (const auto& p : points)
@@ -120,9 +156,7 @@ std::vector<Speedup> compute_speedups(const std::vector<Point>& points) {
         s.group_key = key;
         s.strategy_a = a->axes.strategy;
         s.strategy_b = b->axes.strategy;
-        s.ratio = b->step.summary.median / a->step.summary.median;
-        s.rel_noise =
-            std::hypot(robust_rel_noise(a->step.summary), robust_rel_noise(b->step.summary));
+        fill_ratio(s, *a, *b);
         s.provenance = weaker(a->provenance, b->provenance);
         out.push_back(std::move(s));
       }
@@ -131,17 +165,7 @@ std::vector<Speedup> compute_speedups(const std::vector<Point>& points) {
 }
 
 std::vector<double> StepTiming::pass_medians() const {
-  std::vector<double> m;
-  size_t at = 0;
-  for (int64_t n : pass_sizes) {
-    const size_t end =
-        std::min(samples_ns.size(), at + static_cast<size_t>(std::max<int64_t>(n, 0)));
-    if (end > at)
-      m.push_back(
-          summarize(std::vector<double>(samples_ns.begin() + at, samples_ns.begin() + end)).median);
-    at = end;
-  }
-  return m;
+  return block_medians(samples_ns, pass_sizes);
 }
 
 }  // namespace hb::reports

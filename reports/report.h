@@ -165,6 +165,10 @@ struct StepTiming : Timing {
   std::vector<int64_t> pass_sizes;
   // The median of each pass's samples (empty unless pass_sizes is).
   std::vector<double> pass_medians() const;
+  // run's interleaved rounds: the point's place (0 = first) in each round's order, for every
+  // round of pass_sizes (reproducible from the sweep's seed, bench/rounds.h); empty when not
+  // recorded (reports from before rounds, pooled --repetitions passes).
+  std::vector<int> round_slots;
 };
 
 // A KV region the strategy placed, with where its pages were actually found.
@@ -223,6 +227,10 @@ struct RanOn {
 
 struct Point {
   PointAxes axes;
+  // The strategy's part in the comparison (core/strategy.h): the headline compares the system
+  // with the baselines and the reference; ablations get their own section. Reports from before
+  // roles read it from the name (role_from_name).
+  StrategyRole role = StrategyRole::baseline;
   PointStatus status = PointStatus::ok;
   std::string reason;  // why, when status != ok
   Provenance provenance = Provenance::measured;
@@ -255,12 +263,27 @@ struct Point {
 struct Speedup {
   std::string group_key;  // PointAxes::group_key() of the two points
   std::string strategy_a, strategy_b;
-  double ratio = 0;  // median step time of B / median step time of A (> 1: A faster)
-  // Relative noise of the ratio: the two robust_rel_noise() figures added in quadrature
-  // (independent errors of a quotient), so "1.8 ± 4%" can be printed without the raw samples.
+  // B's time over A's (> 1: A faster). Points stepped in the same rounds (StepTiming::pass_sizes
+  // of equal length): the median of the per-round ratios of their round medians, which cancels
+  // what drifted between rounds. Otherwise (reports from before rounds) the ratio of the medians.
+  double ratio = 0;
+  // Relative noise of the ratio: half the interval's width over the ratio when paired; else the
+  // two robust_rel_noise() figures added in quadrature (independent errors of a quotient).
   double rel_noise = 0;
+  // Paired points: the order-statistic interval of the median ratio (core/paired_ratio.h), its
+  // exact coverage and the rounds behind it; rounds 0 = not paired (no interval).
+  double ci_low = 0, ci_high = 0, ci_coverage = 0;
+  int rounds = 0;
   Provenance provenance = Provenance::measured;  // the weaker of the two points' (weaker())
+  bool paired() const { return rounds > 0; }
+  // Whether A and B differ beyond the noise: the interval excludes 1 (paired); unpaired, the
+  // ratio is more than twice the combined noise away from 1 (in log terms).
+  bool decided() const;
 };
+
+// What a report from before roles meant by a strategy's name: hybridgen is the system, its
+// hybridgen-* variants are ablations, full-gpu the reference, everything else a baseline.
+StrategyRole role_from_name(const std::string& strategy);
 
 // Every ordered pair (A, B), A != B, of timed points with the same group key, sorted by group
 // key then strategies. Points that are not timed (oom, unsupported, error) get no entry.

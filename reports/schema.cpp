@@ -302,6 +302,8 @@ json point_json(const Point& p) {
             {"strategy_params", string_map(p.strategy_params)},
             {"trajectory", trajectory}};
   if (!p.step.pass_sizes.empty()) j["step"]["pass_sizes"] = p.step.pass_sizes;
+  if (!p.step.round_slots.empty()) j["step"]["round_slots"] = p.step.round_slots;
+  j["role"] = to_string(p.role);
   if (p.kv_fit_fraction) j["kv_fit_fraction"] = *p.kv_fit_fraction;
   if (!p.warnings.empty()) j["warnings"] = p.warnings;
   if (a.steps_scored > 0 && a.captured_rel_l2)  // optional: traces that carry `o`; null = NaN
@@ -501,6 +503,8 @@ Point read_point(const JsonReader& r) {
 
   p.status = read_enum(r, "status", kPointStatuses);
   p.reason = r.str("reason");
+  // Optional: reports from before roles say it by the strategy's name.
+  p.role = r.has("role") ? read_enum(r, "role", kStrategyRoles) : role_from_name(p.axes.strategy);
   p.provenance = read_enum(r, "provenance", kProvenances);
   if (r.has("kv_fit_fraction")) {  // optional: reports from before it existed lack it
     const auto f = r.member("kv_fit_fraction");
@@ -533,6 +537,17 @@ Point read_point(const JsonReader& r) {
       step.member("pass_sizes")
           .fail("the passes hold " + std::to_string(sum) + " steps but samples_ns has " +
                 std::to_string(p.step.samples_ns.size()));
+  }
+  if (step.has("round_slots")) {  // optional: run's interleaved rounds, one slot per round
+    const auto slots = step.member("round_slots");
+    slots.each_element([&](const JsonReader& n) {
+      const int64_t v = n.as_int();
+      if (v < 0 || v > 100000) n.fail("a place in a round's order is from 0 to the strategies");
+      p.step.round_slots.push_back(static_cast<int>(v));
+    });
+    if (p.step.round_slots.size() != p.step.pass_sizes.size())
+      slots.fail("one slot per round is needed: " + std::to_string(p.step.round_slots.size()) +
+                 " slots for " + std::to_string(p.step.pass_sizes.size()) + " rounds");
   }
   r.member("phases").each_member(
       [&](const std::string& name, const JsonReader& t) { read_timing(t, p.phases[name]); });
@@ -623,13 +638,17 @@ json report_to_json(const Report& report) {
     points.push_back(point_json(report.points[i]));
   }
   json speedups = json::array();
-  for (const auto& s : report.speedups)
-    speedups.push_back({{"group_key", s.group_key},
-                        {"strategy_a", s.strategy_a},
-                        {"strategy_b", s.strategy_b},
-                        {"ratio", s.ratio},
-                        {"rel_noise", s.rel_noise},
-                        {"provenance", to_string(s.provenance)}});
+  for (const auto& s : report.speedups) {
+    json e = {{"group_key", s.group_key},   {"strategy_a", s.strategy_a},
+              {"strategy_b", s.strategy_b}, {"ratio", s.ratio},
+              {"rel_noise", s.rel_noise},   {"provenance", to_string(s.provenance)}};
+    if (s.paired())  // optional: points stepped in the same rounds
+      e["paired"] = {{"rounds", s.rounds},
+                     {"ci_low", s.ci_low},
+                     {"ci_high", s.ci_high},
+                     {"ci_coverage", s.ci_coverage}};
+    speedups.push_back(std::move(e));
+  }
   // Insertion-ordered: "schema" first so `head` on a file shows what it is.
   json j = json::object();
   j["schema"] = schema_string();  // what this writer writes, even for a report read from /1
@@ -685,6 +704,16 @@ Report report_from_json(const json& j, const std::string& source) {
     sp.ratio = s.num("ratio");
     sp.rel_noise = s.num("rel_noise");
     sp.provenance = read_enum(s, "provenance", kProvenances);
+    if (s.has("paired")) {  // optional: points stepped in the same rounds
+      const auto p = s.member("paired");
+      sp.rounds = p.i32("rounds");
+      sp.ci_low = p.num("ci_low");
+      sp.ci_high = p.num("ci_high");
+      sp.ci_coverage = p.num("ci_coverage");
+      if (!(sp.rounds >= 2 && sp.ci_low <= sp.ratio && sp.ratio <= sp.ci_high &&
+            sp.ci_coverage >= 0 && sp.ci_coverage <= 1))
+        p.fail("a paired ratio needs rounds >= 2, ci_low <= ratio <= ci_high, coverage in [0, 1]");
+    }
     report.speedups.push_back(std::move(sp));
   });
   return report;

@@ -31,14 +31,14 @@ std::string column_name(int64_t len, const std::string& host) {
 }
 
 // "1.52x ± 3.0% faster than full-gpu<note>", "1.25x ± 3.0% slower than quest<note>", or "as
-// fast as quest<note> (1.02x ± 3.0%, within noise)".
-std::string versus(const std::pair<double, double>& r, const std::string& other,
-                   const std::string& note = "") {
-  const std::string noise = " ± " + format_percent(r.second);
-  if (within_noise(r.first, r.second))
-    return "as fast as " + other + note + " (" + format_ratio(r.first) + noise + ", within noise)";
-  if (r.first >= 1) return format_ratio(r.first) + noise + " faster than " + other + note;
-  return format_ratio(1 / r.first) + noise + " slower than " + other + note;
+// fast as quest<note> (1.02x ± 3.0%, within noise)" when the noise cannot separate them
+// (Speedup::decided).
+std::string versus(const Speedup& r, const std::string& other, const std::string& note = "") {
+  const std::string noise = " ± " + format_percent(r.rel_noise);
+  if (!r.decided())
+    return "as fast as " + other + note + " (" + format_ratio(r.ratio) + noise + ", within noise)";
+  if (r.ratio >= 1) return format_ratio(r.ratio) + noise + " faster than " + other + note;
+  return format_ratio(1 / r.ratio) + noise + " slower than " + other + note;
 }
 
 std::string provenance_sentence(const Report& r) {
@@ -68,8 +68,10 @@ std::string provenance_sentence(const Report& r) {
 // What one column (length, host) found.
 struct Finding {
   int64_t len;
-  std::string host, winner;
-  std::string body;  // "2.00x ± 3% faster than full-gpu and ...", without the column
+  std::string host, winner;      // winner: "" when none, or when the leaders tie
+  std::vector<std::string> tie;  // the leaders the noise cannot separate (two or more)
+  std::string body;              // "2.00x ± 3% faster than full-gpu and ...", without the column
+  bool same_answer(const Finding& o) const { return winner == o.winner && tie == o.tie; }
 };
 
 }  // namespace
@@ -90,38 +92,59 @@ std::string best_baseline(const ProcurementTable& t, int64_t len, const std::str
 
 namespace {
 
+// The winner against the reference and the best other baseline within target.
+std::string winner_body(const ProcurementTable& t, const Finding& f) {
+  const bool baseline_won = is_baseline(f.winner, t.reference);
+  std::string vs_ref, vs_base;
+  bool ref_missing = false;
+  if (f.winner == t.reference) {
+    vs_ref = t.reference + " is the reference itself";
+  } else if (const Point* ref = t.at(t.reference, f.len, f.host); ref && !ref->timed()) {
+    vs_ref = t.reference + " is " + to_string(ref->status), ref_missing = true;
+  } else if (const Speedup* r = t.speedup_entry(f.winner, t.reference, f.len, f.host)) {
+    vs_ref = versus(*r, t.reference);
+  }
+  const std::string base = best_baseline(t, f.len, f.host, f.winner);
+  const std::string other = baseline_won ? "other " : "";
+  if (!base.empty()) {
+    if (const Speedup* r = t.speedup_entry(f.winner, base, f.len, f.host))
+      vs_base = versus(*r, base, ", the best " + other + "baseline within target");
+  } else if (baseline_won) {
+    vs_base = "no other baseline meets the target";
+  } else {
+    vs_base = "no baseline meets the target";
+  }
+  // A reference that did not run is said first; the comparison is then with the baseline only.
+  std::string body = vs_ref.empty() || vs_base.empty()
+                         ? vs_ref + vs_base
+                         : vs_ref + (ref_missing ? "; " : " and ") + vs_base;
+  // Where the system under study stands when it did not win (the question the run asks).
+  for (const auto& s : t.strategies)
+    if (const Point* p = t.at(s, f.len, f.host);
+        p && p->role == StrategyRole::system && s != f.winner && s != base)
+      if (const Speedup* r = t.speedup_entry(f.winner, s, f.len, f.host))
+        body += "; " + versus(*r, s);
+  return body;
+}
+
 Finding find(const ProcurementTable& t, int64_t len, const std::string& host) {
-  Finding f{len, host, t.fastest_within_target(len, host), ""};
-  if (f.winner.empty()) {
+  Finding f{len, host, "", {}, ""};
+  const std::vector<std::string> leaders = t.leaders(len, host);
+  if (leaders.empty()) {
     const std::string fastest = t.fastest(len, host);
     f.body = fastest.empty()
                  ? "no strategy ran"
                  : "the fastest, " + fastest + ", has " + accuracy_cell(t.at(fastest, len, host));
     return f;
   }
-  const bool baseline_won = is_baseline(f.winner, t.reference);
-  std::string vs_ref, vs_base;
-  bool ref_missing = false;
-  if (f.winner == t.reference) {
-    vs_ref = t.reference + " is the reference itself";
-  } else if (const Point* ref = t.at(t.reference, len, host); ref && !ref->timed()) {
-    vs_ref = t.reference + " is " + to_string(ref->status), ref_missing = true;
-  } else if (auto r = t.ratio(f.winner, t.reference, len, host)) {
-    vs_ref = versus(*r, t.reference);
+  if (leaders.size() > 1) {
+    f.tie = leaders;
+    std::sort(f.tie.begin(), f.tie.end());
+    f.body = "the fastest, " + leaders[0] + ", is within noise of each";
+    return f;
   }
-  const std::string base = best_baseline(t, len, host, f.winner);
-  const std::string other = baseline_won ? "other " : "";
-  if (!base.empty()) {
-    if (auto r = t.ratio(f.winner, base, len, host))
-      vs_base = versus(*r, base, ", the best " + other + "baseline within target");
-  } else if (t.strategies.size() > 1) {
-    vs_base = "no " + other + "baseline meets the target";
-  }
-  // A reference that did not run is said first; the comparison is then with the baseline only.
-  if (vs_ref.empty() || vs_base.empty())
-    f.body = vs_ref + vs_base;
-  else
-    f.body = vs_ref + (ref_missing ? "; " : " and ") + vs_base;
+  f.winner = leaders[0];
+  f.body = winner_body(t, f);
   return f;
 }
 
@@ -149,7 +172,10 @@ void table_sentences(const ProcurementTable& t, const std::string& prefix,
       clauses.push_back(group.size() == 1 ? f.body
                                           : "at " + column_name(f.len, f.host) + " " + f.body);
     std::string s;
-    if (group[0].winner.empty())
+    if (!group[0].tie.empty())
+      s = "Tie within noise at " + join_and(where) + " among the strategies within " + target +
+          ": " + join_and(group[0].tie) + "; ";
+    else if (group[0].winner.empty())
       s = "No strategy meets " + target + " at " + join_and(where) + ": ";
     else
       s = group[0].winner + " is the fastest strategy within " + target + " at " +
@@ -163,10 +189,38 @@ void table_sentences(const ProcurementTable& t, const std::string& prefix,
   };
   for (const auto& [len, host] : t.columns()) {
     Finding f = find(t, len, host);
-    if (!group.empty() && group.back().winner != f.winner) flush();
+    if (!group.empty() && !group.back().same_answer(f)) flush();
     group.push_back(std::move(f));
   }
   flush();
+}
+
+// The system against its own ablations, at the longest length it ran: a section of its own, as
+// the headline compares the system with the baselines and the reference only.
+std::string ablation_sentence(const ProcurementTable& t, const std::string& prefix) {
+  std::string system;
+  std::vector<std::string> ablations;
+  for (const auto& s : t.strategies)
+    for (const auto& [len, host] : t.columns())
+      if (const Point* p = t.at(s, len, host)) {
+        if (p->role == StrategyRole::system) system = s;
+        if (p->role == StrategyRole::ablation &&
+            std::find(ablations.begin(), ablations.end(), s) == ablations.end())
+          ablations.push_back(s);
+      }
+  if (system.empty() || ablations.empty()) return "";
+  const auto columns = t.columns();  // by value: iterate one copy
+  for (auto it = columns.rbegin(); it != columns.rend(); ++it) {
+    const auto& [len, host] = *it;
+    std::vector<std::string> clauses;
+    for (const auto& a : ablations)
+      if (const Speedup* r = t.speedup_entry(system, a, len, host))
+        clauses.push_back(versus(*r, a));
+    if (clauses.empty()) continue;
+    return prefix + "Ablations (not in the headline) at " + column_name(len, host) + ": " + system +
+           " is " + join_and(clauses) + ".";
+  }
+  return "";
 }
 
 std::string memory_sentence(const ProcurementTable& t, const std::string& prefix) {
@@ -219,6 +273,7 @@ std::vector<std::string> summary_sentences(const Report& report, const TableOpti
     const std::string prefix = tables.size() > 1 ? "In " + t.title + ": " : "";
     table_sentences(t, prefix, out);
     if (std::string m = memory_sentence(t, prefix); !m.empty()) out.push_back(std::move(m));
+    if (std::string a = ablation_sentence(t, prefix); !a.empty()) out.push_back(std::move(a));
   }
   return out;
 }

@@ -69,10 +69,8 @@ std::optional<std::pair<double, double>> ProcurementTable::ratio(const std::stri
   const Point* p = at(a, seq_len, host);
   if (!p || !p->timed()) return std::nullopt;
   if (a == b) return std::pair(1.0, 0.0);
-  const std::string key = p->axes.group_key();
-  for (const auto& s : speedups)
-    if (s.group_key == key && s.strategy_a == a && s.strategy_b == b)
-      return std::pair(s.ratio, s.rel_noise);
+  if (const Speedup* s = speedup_entry(a, b, seq_len, host))
+    return std::pair(s->ratio, s->rel_noise);
   return std::nullopt;
 }
 
@@ -86,27 +84,59 @@ int64_t ProcurementTable::pairwise_length(const std::string& host) const {
   return -1;
 }
 
-std::string ProcurementTable::fastest(int64_t seq_len, const std::string& host) const {
+namespace {
+
+// The fastest timed headline point of a column that `eligible` admits.
+template <typename F>
+std::string fastest_of(const ProcurementTable& t, int64_t seq_len, const std::string& host,
+                       F&& eligible) {
   std::string best;
   double best_ns = 0;
-  for (const auto& s : strategies) {
-    const Point* p = at(s, seq_len, host);
-    if (p && p->timed() && (best.empty() || p->step.summary.median < best_ns))
+  for (const auto& s : t.strategies) {
+    const Point* p = t.at(s, seq_len, host);
+    if (!p || !p->timed() || p->role == StrategyRole::ablation || !eligible(*p)) continue;
+    if (best.empty() || p->step.summary.median < best_ns)
       best = s, best_ns = p->step.summary.median;
   }
   return best;
 }
 
+}  // namespace
+
+std::string ProcurementTable::fastest(int64_t seq_len, const std::string& host) const {
+  return fastest_of(*this, seq_len, host, [](const Point&) { return true; });
+}
+
 std::string ProcurementTable::fastest_within_target(int64_t seq_len,
                                                     const std::string& host) const {
-  std::string best;
-  double best_ns = 0;
+  return fastest_of(*this, seq_len, host, [&](const Point& p) { return target.met_by(p); });
+}
+
+const Speedup* ProcurementTable::speedup_entry(const std::string& a, const std::string& b,
+                                               int64_t seq_len, const std::string& host) const {
+  const Point* p = at(a, seq_len, host);
+  if (!p || !p->timed()) return nullptr;
+  const std::string key = p->axes.group_key();
+  for (const auto& s : speedups)
+    if (s.group_key == key && s.strategy_a == a && s.strategy_b == b) return &s;
+  return nullptr;
+}
+
+std::vector<std::string> ProcurementTable::leaders(int64_t seq_len, const std::string& host,
+                                                   bool within_target) const {
+  const std::string best =
+      within_target ? fastest_within_target(seq_len, host) : fastest(seq_len, host);
+  if (best.empty()) return {};
+  std::vector<std::string> out = {best};
   for (const auto& s : strategies) {
     const Point* p = at(s, seq_len, host);
-    if (p && p->timed() && target.met_by(*p) && (best.empty() || p->step.summary.median < best_ns))
-      best = s, best_ns = p->step.summary.median;
+    if (s == best || !p || !p->timed() || p->role == StrategyRole::ablation ||
+        (within_target && !target.met_by(*p)))
+      continue;
+    const Speedup* sp = speedup_entry(best, s, seq_len, host);
+    if (!sp || !sp->decided()) out.push_back(s);
   }
-  return best;
+  return out;
 }
 
 namespace {

@@ -51,11 +51,21 @@ struct ProcurementTable {
   // The longest sequence length at which at least two strategies ran (for the pairwise
   // matrix), or -1.
   int64_t pairwise_length(const std::string& host = "") const;
-  // The fastest timed strategy at a length, or "" when none ran.
+  // The fastest timed headline strategy (not an ablation: Point::role) at a length, or "" when
+  // none ran.
   std::string fastest(int64_t seq_len, const std::string& host = "") const;
-  // The fastest timed strategy at a length whose accuracy meets `target` (a point without
-  // accuracy figures is not eligible), or "" when none does.
+  // The same among those whose accuracy meets `target` (a point without accuracy figures is
+  // not eligible), or "" when none does.
   std::string fastest_within_target(int64_t seq_len, const std::string& host = "") const;
+  // The speedups entry of a over b at a length (a's point's group), or null.
+  const Speedup* speedup_entry(const std::string& a, const std::string& b, int64_t seq_len,
+                               const std::string& host = "") const;
+  // What the headline may claim at a length: the fastest headline strategy within target
+  // (within_target false: of all that ran) first, then every other eligible one the noise
+  // cannot separate from it (Speedup::decided false). One name: a winner; several: a tie;
+  // none: nothing eligible ran.
+  std::vector<std::string> leaders(int64_t seq_len, const std::string& host = "",
+                                   bool within_target = true) const;
   // On the speed-accuracy Pareto front of its column: timed, scored, and no other timed scored
   // point of the column is at least as fast and at least as accurate (target's metric) with one
   // of the two strictly better.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <numeric>
 
 #include <gtest/gtest.h>
 
@@ -84,9 +85,11 @@ TEST(Runner, RepetitionsPoolEachPointsPasses) {
     EXPECT_EQ(p.axes, once.points[i].axes);
     EXPECT_EQ(p.step.summary.count, 3 * once.points[i].step.summary.count);
     EXPECT_EQ(p.step.samples_ns.size(), static_cast<size_t>(p.step.summary.count));
-    ASSERT_EQ(p.step.pass_sizes.size(), 3u);
-    EXPECT_EQ(p.step.pass_sizes[0] + p.step.pass_sizes[1] + p.step.pass_sizes[2],
+    // Every pass's rounds (5 of one step each) stay rounds of the pooled point.
+    ASSERT_EQ(p.step.pass_sizes.size(), 3 * once.points[i].step.pass_sizes.size());
+    EXPECT_EQ(std::accumulate(p.step.pass_sizes.begin(), p.step.pass_sizes.end(), int64_t{0}),
               p.step.summary.count);
+    EXPECT_EQ(p.step.round_slots.size(), p.step.pass_sizes.size());
     for (const auto& [name, t] : p.phases) EXPECT_EQ(t.summary.count, p.step.summary.count) << name;
     EXPECT_EQ(p.accuracy.steps_scored, once.points[i].accuracy.steps_scored);  // the first pass's
     EXPECT_DOUBLE_EQ(p.accuracy.rel_l2, once.points[i].accuracy.rel_l2);  // same seeded workload
@@ -132,7 +135,9 @@ TEST(Runner, MaxSamplesReplaysTheDecodePositions) {
 
 // --accuracy-steps -1 scores every position, so the noise rule is held for the whole first pass;
 // a replay has nothing left to score and lets it stop the point.
-TEST(Runner, ReplaysReleaseTheNoiseRuleAfterEveryPositionWasScored) {
+// --accuracy-steps -1 (the default): the noise rule waits for every timed position of the first
+// pass to be scored, and no longer: the point stops at the end of that pass, without a replay.
+TEST(Runner, NoiseWaitsUntilEveryTimedPositionWasScored) {
   auto spec = tiny_spec();
   spec.seq_lens = {100};
   spec.strategies = {"cpu-only"};
@@ -143,8 +148,14 @@ TEST(Runner, ReplaysReleaseTheNoiseRuleAfterEveryPositionWasScored) {
   ASSERT_EQ(r.points.size(), 1u);
   const auto& p = r.points[0];
   EXPECT_EQ(p.step.stop_reason, reports::StopReason::noise);
-  EXPECT_EQ(p.step.summary.count, 6);  // 5 scored positions, then the first replayed step
+  EXPECT_EQ(p.step.summary.count, 5);  // the 5 timed positions, all scored
   EXPECT_EQ(p.accuracy.steps_scored, 5);
+  spec.stop.rounds = 7;  // more rounds than a pass holds: a replay supplies them
+  const auto more = run_sweep(spec, RunEnvironment{});
+  EXPECT_EQ(more.points[0].step.stop_reason, reports::StopReason::noise);
+  EXPECT_EQ(more.points[0].step.pass_sizes.size(), 7u);
+  EXPECT_EQ(more.points[0].step.summary.count, 7);
+  EXPECT_EQ(more.points[0].accuracy.steps_scored, 5);  // replays are not scored again
 }
 
 TEST(Runner, FullGpuReportsOomOnASmallBudget) {

@@ -1,7 +1,8 @@
 #pragma once
 // The smallest sweep that still exercises GQA and two strategies on the cpu accelerator, for the
 // runner's tests: qwen2.5-0.5b (14 q heads, 2 KV heads, d = 64), a few short lengths, six
-// decode steps, one thread each. Registers the baselines and HybridGen first.
+// decode steps (one pass, five rounds), one thread each. Registers the baselines and HybridGen
+// first.
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -25,6 +26,10 @@ inline SweepSpec tiny_spec(std::vector<int64_t> seq_lens) {
   s.decode_steps = 6;
   s.stop.warmup_steps = 1;
   s.stop.min_samples = 3;
+  // One pass over the 5 timed positions in 5 rounds of one step: the tests' step counts stay
+  // the positions (the ones about replays raise max_samples themselves).
+  s.stop.rounds = 5;
+  s.stop.max_samples = 5;
   s.accuracy_steps = 2;
   s.accelerator.kind = AcceleratorKind::cpu;
   s.accelerator.cpu_threads = 1;

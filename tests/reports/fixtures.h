@@ -63,6 +63,7 @@ inline Point make_point(const std::string& strategy, int64_t seq_len, double med
   p.axes.seq_len = seq_len;
   p.axes.batch = 1;
   p.axes.strategy = strategy;
+  p.role = role_from_name(strategy);
   p.axes.kv_dtype = "fp16";
   p.axes.workload = "structured";
   p.axes.accelerator = "cpu";

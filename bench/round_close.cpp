@@ -1,0 +1,69 @@
+#include "bench/round_close.h"
+
+#include "core/paired_ratio.h"
+#include "core/stats.h"
+
+namespace hb::bench {
+
+namespace {
+
+std::vector<double> round_medians(const Contender& c) {
+  return block_medians(c.samples, c.round_sizes);
+}
+
+// Every contender still recording, with its executor's place in the round's order.
+std::vector<std::pair<Contender*, int>> recording_with_slots(const std::vector<Contender*>& cs,
+                                                             const std::vector<size_t>& order) {
+  std::vector<std::pair<Contender*, int>> out;
+  for (size_t slot = 0; slot < order.size(); ++slot)
+    for (Contender* r : recorders(*cs[order[slot]])) out.emplace_back(r, static_cast<int>(slot));
+  return out;
+}
+
+// Every pair of headline contenders on the same lane has a settled ratio.
+bool headline_decided(const std::vector<std::pair<Contender*, int>>& rs) {
+  for (size_t i = 0; i < rs.size(); ++i)
+    for (size_t j = i + 1; j < rs.size(); ++j) {
+      const Contender& a = *rs[i].first;
+      const Contender& b = *rs[j].first;
+      if (a.ctx != b.ctx || a.role == StrategyRole::ablation || b.role == StrategyRole::ablation)
+        continue;
+      if (!pair_decided(a, b, a.ctx->spec.stop.max_noise)) return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+bool pair_decided(const Contender& a, const Contender& b, double max_noise) {
+  const RatioInterval r = paired_ratio(round_medians(a), round_medians(b));
+  return r.excludes_one() || r.within(max_noise);
+}
+
+bool close_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
+                 int rounds_done) {
+  const auto rs = recording_with_slots(cs, order);
+  if (rs.empty()) return true;
+  const StoppingCriterion* limit = nullptr;
+  bool all_converged = true;
+  for (auto [r, slot] : rs) {
+    r->round_sizes.push_back(static_cast<int64_t>(r->samples.size() - r->round_begin));
+    r->round_slots.push_back(slot);
+    r->round_begin = r->samples.size();
+    if (!limit) limit = r->stop.limit();
+    all_converged &= r->stop.converged();
+  }
+  const SweepSpec& spec = rs.front().first->ctx->spec;
+  const bool settled = rounds_done >= spec.stop.rounds && all_converged && headline_decided(rs);
+  if (!limit && !settled) return false;
+  for (auto [r, slot] : rs) {
+    const StoppingCriterion* own = r->stop.limit();
+    const reports::StopReason why = r->stop.converged() ? reports::StopReason::noise
+                                    : own               ? own->reason()
+                                                        : limit->reason();
+    finish(*r, why, r->ctx->side_platform);
+  }
+  return true;
+}
+
+}  // namespace hb::bench

@@ -1,0 +1,45 @@
+#include "core/paired_ratio.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/stats.h"
+
+namespace hb {
+
+namespace {
+
+// P(Bin(n, 1/2) <= j), summed in log space so n in the thousands does not overflow.
+double binomial_cdf_half(int n, int j) {
+  double total = 0;
+  for (int i = 0; i <= j; ++i)
+    total += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) -
+                      n * std::log(2.0));
+  return std::min(total, 1.0);
+}
+
+}  // namespace
+
+RatioInterval paired_ratio(std::span<const double> a, std::span<const double> b, double coverage) {
+  std::vector<double> r;
+  const size_t n_rounds = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n_rounds; ++i)
+    if (a[i] > 0 && b[i] > 0 && std::isfinite(a[i]) && std::isfinite(b[i]))
+      r.push_back(b[i] / a[i]);
+  RatioInterval out;
+  out.pairs = static_cast<int>(r.size());
+  if (r.empty()) return out;
+  std::sort(r.begin(), r.end());
+  out.ratio = quantile(r, 0.5);
+  const int n = out.pairs;
+  // k = 1 is [min, max]; raise it while the coverage stays at or above the asked one.
+  int k = 1;
+  while (k + 1 <= (n + 1) / 2 && 1 - 2 * binomial_cdf_half(n, k) >= coverage) ++k;
+  out.coverage = n >= 2 ? 1 - 2 * binomial_cdf_half(n, k - 1) : 0;
+  out.low = r[static_cast<size_t>(k - 1)];
+  out.high = r[static_cast<size_t>(n - k)];
+  return out;
+}
+
+}  // namespace hb

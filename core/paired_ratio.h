@@ -1,0 +1,31 @@
+#pragma once
+// The speedup of one contender over another measured side by side in rounds: the median of the
+// per-round ratios, with a distribution-free confidence interval. Pairing by round cancels what
+// drifts between rounds (a burst of load, a frequency change) because both contenders of a pair
+// ran in the same round; the interval then carries only the noise the pairing leaves.
+#include <span>
+
+namespace hb {
+
+struct RatioInterval {
+  double ratio = 0;  // median over rounds of b_i / a_i (> 1: a is faster); 0 = no pairs
+  double low = 0;    // the interval's bounds (order statistics of the ratios)
+  double high = 0;
+  int pairs = 0;        // rounds in which both had a positive figure
+  double coverage = 0;  // the interval's exact coverage (binomial), >= the asked one when n allows
+  bool excludes_one() const { return pairs > 0 && (low > 1 || high < 1); }
+  // The whole interval within a factor (1 + tol) of 1: the two are the same within tol.
+  bool within(double tol) const { return pairs > 0 && low >= 1 / (1 + tol) && high <= 1 + tol; }
+  // Half the interval's width relative to the ratio (a "± x%" figure).
+  double rel_half_width() const { return ratio > 0 ? (high - low) / (2 * ratio) : 0; }
+};
+
+// a[i], b[i]: the two contenders' figures (e.g. median step times) in round i; b / a per round.
+// The interval is [r_(k), r_(n+1-k)] of the sorted ratios with the largest k whose coverage
+// 1 - 2 P(Bin(n, 1/2) < k) is at least `coverage` (the order-statistic interval of a median,
+// valid for any distribution of independent rounds). Below 6 rounds no k reaches 95%: the
+// interval is then [min, max] and `coverage` says what it really covers (5 rounds: 93.75%).
+RatioInterval paired_ratio(std::span<const double> a, std::span<const double> b,
+                           double coverage = 0.95);
+
+}  // namespace hb

@@ -1,0 +1,118 @@
+// The headline claims only what the noise allows (issue 33): a winner only when its paired
+// interval excludes 1 against every other contender within target; otherwise the tie is named.
+// Ablations never take the headline and get their own sentence. Table-driven over crafted
+// reports whose points ran in 6 rounds.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fixtures.h"
+#include "reports/summary.h"
+#include "reports/tables.h"
+
+namespace hb::reports {
+namespace {
+
+using testing::make_failed_point;
+using testing::make_point;
+using testing::with_passes;
+
+struct Entrant {
+  std::string strategy;
+  double median_ns;  // <= 0: oom
+  double recall = 1.0;
+};
+
+Report crafted(const std::vector<Entrant>& entrants) {
+  Report r = testing::make_report();
+  r.points.clear();
+  uint64_t seed = 1;
+  for (const auto& e : entrants) {
+    Point p = e.median_ns > 0
+                  ? with_passes(make_point(e.strategy, 4096, e.median_ns, 0.01, 30, seed++), 6)
+                  : make_failed_point(e.strategy, 4096, PointStatus::oom, "KV > budget");
+    p.accuracy.mass_recall = e.recall;
+    r.points.push_back(std::move(p));
+  }
+  r.speedups = compute_speedups(r.points);
+  return r;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += x + "\n";
+  return s;
+}
+
+struct Case {
+  const char* name;
+  std::vector<Entrant> entrants;
+  std::vector<std::string> leaders;   // what ProcurementTable::leaders says, fastest first
+  std::vector<std::string> must_say;  // pieces the summary contains
+  std::vector<std::string> must_not_say;
+};
+
+TEST(SummaryTies, HeadlineClaimsOnlyWhatTheNoiseAllows) {
+  const std::vector<Case> cases = {
+      {"clear winner",
+       {{"full-gpu", 2e6}, {"h2o", 1e6}, {"hybridgen", 1.5e6}},
+       {"h2o"},
+       {"h2o is the fastest strategy within recall >= 0.9 at 4k", "faster than full-gpu",
+        "hybridgen"},
+       {"Tie"}},
+      {"tie of two",
+       {{"full-gpu", 2e6}, {"h2o", 1e6}, {"hybridgen", 1.0e6}, {"quest", 1.6e6}},
+       {"hybridgen", "h2o"},
+       {"Tie within noise at 4k", "h2o and hybridgen"},
+       {"is the fastest strategy", "quest and"}},
+      {"an ablation never wins",
+       {{"full-gpu", 2e6}, {"hybridgen", 1.2e6}, {"hybridgen-serial", 0.5e6}},
+       {"hybridgen"},
+       {"hybridgen is the fastest strategy", "Ablations (not in the headline) at 4k",
+        "slower than hybridgen-serial"},
+       {"hybridgen-serial is the fastest"}},
+      {"fastest below target is not crowned",
+       {{"full-gpu", 2e6}, {"streamingllm", 0.5e6, 0.3}, {"cpu-only", 3e6}},
+       {"full-gpu"},
+       {"full-gpu is the fastest strategy within recall >= 0.9"},
+       {"streamingllm is the fastest"}},
+      {"all below target",
+       {{"streamingllm", 0.5e6, 0.3}, {"h2o", 0.6e6, 0.5}},
+       {},
+       {"No strategy meets recall >= 0.9 at 4k"},
+       {"is the fastest strategy", "Tie"}},
+      {"reference oom, baseline wins alone",
+       {{"full-gpu", 0}, {"cpu-only", 3e6}, {"offload", 2e6}},
+       {"offload"},
+       {"offload is the fastest", "full-gpu is oom", "faster than cpu-only"},
+       {"no other baseline meets"}},
+      {"all exact and equal: a tie of everyone",
+       {{"full-gpu", 1e6}, {"cpu-only", 1e6}, {"offload", 1e6}},
+       {"cpu-only", "full-gpu", "offload"},
+       {"Tie within noise at 4k", "cpu-only, full-gpu and offload"},
+       {"is the fastest strategy"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    const Report r = crafted(c.entrants);
+    const auto tables = procurement_tables(r);
+    ASSERT_EQ(tables.size(), 1u);
+    auto leaders = tables[0].leaders(4096);
+    if (leaders.size() > 1) std::sort(leaders.begin() + 1, leaders.end());
+    auto expected = c.leaders;
+    if (expected.size() > 1) {  // the fastest of a tie is a coin toss of the noise: sort all
+      std::sort(leaders.begin(), leaders.end());
+      std::sort(expected.begin(), expected.end());
+    }
+    EXPECT_EQ(leaders, expected);
+    const std::string all = joined(summary_sentences(r));
+    for (const auto& piece : c.must_say)
+      EXPECT_NE(all.find(piece), std::string::npos) << piece << "\n" << all;
+    for (const auto& piece : c.must_not_say)
+      EXPECT_EQ(all.find(piece), std::string::npos) << piece << "\n" << all;
+  }
+}
+
+}  // namespace
+}  // namespace hb::reports
