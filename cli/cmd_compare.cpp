@@ -19,6 +19,10 @@ namespace hb::cli {
 
 namespace {
 
+// compare --fail-unjudged with points it could not judge (and no regression, which wins: 3).
+// Declared here, not in core/error.h, because only compare returns it.
+constexpr int kExitUnjudged = 4;
+
 struct CompareArgs {
   std::string old_path, new_path;
   reports::CompareOptions options;
@@ -46,24 +50,34 @@ int compare_command(CompareArgs& a) {
   const reports::CompareResult result = reports::compare_reports(old_report, new_report, a.options);
   const std::string table = a.format == "md" ? reports::compare_markdown_text(result)
                                              : reports::compare_table_text(result);
+  // With a result on standard output, human text goes to stderr so stdout stays machine-readable.
+  bool any_stdout = false;
+  for (const auto& o : outputs(a)) any_stdout = any_stdout || reports::is_stdout_path(o.second);
+  std::ostream& human = any_stdout ? std::cerr : std::cout;
   if (!a.out.empty()) {
     reports::write_output(a.out, table);
+    // The table went to a file: a CI log still needs the verdict.
+    if (!a.quiet && !reports::is_stdout_path(a.out))
+      human << reports::compare_verdict_line(result) << "\n";
   } else if (!a.quiet) {
-    // With a JSON output on standard output, the table goes to stderr so stdout stays
-    // machine-readable.
-    bool any_stdout = false;
-    for (const auto& o : outputs(a)) any_stdout = any_stdout || reports::is_stdout_path(o.second);
-    (any_stdout ? std::cerr : std::cout) << table;
+    human << table;
   }
   if (!a.json_out.empty())
     reports::write_output(a.json_out, reports::compare_json_text(result, a.old_path, a.new_path));
   if (!a.bmf_out.empty()) reports::write_output(a.bmf_out, reports::bmf_json_text(new_report));
   if (!a.github_out.empty())
     reports::write_output(a.github_out, reports::github_benchmark_json_text(new_report));
-  if (result.has_regression()) {
-    std::cerr << "hybridbench: compare: " << result.regressions << " regression(s) in "
-              << a.new_path << " vs " << a.old_path << "\n";
-    return kExitRegression;
+  switch (result.outcome()) {
+    case reports::CompareResult::Outcome::regression:
+      std::cerr << "hybridbench: compare: " << result.regressions << " regression(s) in "
+                << a.new_path << " vs " << a.old_path << "\n";
+      return kExitRegression;
+    case reports::CompareResult::Outcome::unjudged:
+      std::cerr << "hybridbench: compare: " << result.unjudged() << " of " << result.timed_pairs()
+                << " timed points not judged (--fail-unjudged)\n";
+      return kExitUnjudged;
+    case reports::CompareResult::Outcome::ok:
+      break;
   }
   return kExitOk;
 }
@@ -75,13 +89,16 @@ CommandFn add_compare_command(CLI::App& app) {
       "compare",
       "Compare two reports point by point (CI regression check). Each point's step times are\n"
       "compared with a Mann-Whitney U test plus a minimum effect size: FASTER / SLOWER / SAME /\n"
-      "NOISY. Reports from `run --repetitions N` (N >= 5) are judged on their pass medians; with\n"
-      "one pass a side, drift between runs is unmeasured, so a change is INCONCLUSIVE (exit 0,\n"
-      "with the command that decides it) unless it exceeds --drift-allowance.\n"
+      "NOISY. A change under --min-effect is SAME. Points with >= 2 rounds a side (run\n"
+      "--repetitions N, N >= 5) are judged on their round medians; with one round, on 6 blocks\n"
+      "of consecutive steps, and a change within --drift-allowance is INCONCLUSIVE (drift\n"
+      "between runs is unmeasured). The last line counts the points not judged (NOISY,\n"
+      "INCONCLUSIVE); it is printed even when --out takes the table.\n"
       "Exit status: 0 no regression; 3 a significant slowdown beyond --threshold, a point that no\n"
       "longer runs, or an accuracy regression (a point that fell below the run's "
       "--accuracy-target\n"
-      "counts); 2 unreadable input or nothing in common.\n\n"
+      "counts); 4 with --fail-unjudged, points not judged (and no regression); 2 unreadable\n"
+      "input or nothing in common.\n\n"
       "Examples:\n"
       "  hybridbench run --repetitions 5 --out pr.json   # the gate's input: 5 passes\n"
       "  hybridbench compare main.json pr.json\n"
@@ -108,9 +125,12 @@ CommandFn add_compare_command(CLI::App& app) {
                      "1.349 median) are NOISY unless the change is 3x the noise",
                      RealRange::above(0));
   add_real_option(*sub, "--drift-allowance", o.drift_allowance,
-                  "With one pass a side, only a change beyond this fraction is FASTER/SLOWER "
-                  "(e.g. 1 = a doubling; 0: judge every one); default none: all are INCONCLUSIVE",
-                  RealRange::at_least(0));
+                  "With one round a side, only a change beyond this fraction is FASTER/SLOWER, "
+                  "within it INCONCLUSIVE (e.g. 1 = a doubling; 0: judge every one)",
+                  RealRange::at_least(0))
+      ->capture_default_str();
+  sub->add_flag("--fail-unjudged", o.fail_unjudged,
+                "Exit 4 when points could not be judged (NOISY, INCONCLUSIVE) and none regressed");
   add_real_option(*sub, "--accuracy-tolerance", o.rel_l2_rel_tolerance,
                   "Relative growth of rel_l2 allowed before it is an accuracy regression",
                   RealRange::at_least(0))

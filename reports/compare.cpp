@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -59,6 +60,40 @@ int CompareResult::count(Verdict v) const {
   return n;
 }
 
+int CompareResult::timed_pairs() const {
+  int n = 0;
+  for (const auto& p : points) n += is_timed(p.verdict);
+  return n;
+}
+
+int CompareResult::unjudged() const {
+  int n = 0;
+  for (const auto& p : points) n += is_unjudged(p.verdict);
+  return n;
+}
+
+CompareResult::Outcome CompareResult::outcome() const {
+  if (has_regression()) return Outcome::regression;
+  return options.fail_unjudged && unjudged() > 0 ? Outcome::unjudged : Outcome::ok;
+}
+
+Verdict timing_verdict(const TimingEvidence& e, const CompareOptions& o) {
+  const double size = std::fabs(e.change);
+  const Verdict moved = e.change > 0 ? Verdict::slower : Verdict::faster;
+  // Under --min-effect nothing worth acting on changed, however noisy the runs: identical inputs
+  // must read SAME, not NOISY.
+  if (size < o.min_effect) return Verdict::same;
+  if (!e.testable || !(e.p_value < o.alpha)) return Verdict::noisy;
+  // Round medians already carry the drift between rounds: their test is the whole judgement.
+  if (e.rounds) return moved;
+  // One round: the test saw that run's steps, not the load the other run met. On a noisy run only
+  // a change beyond 3x its noise (samples barely overlapping) is trusted, and on any run only one
+  // beyond the drift measured between quiet runs.
+  if (e.noise > o.max_noise && size <= 3 * e.noise) return Verdict::noisy;
+  if (size <= o.drift_allowance) return Verdict::inconclusive;
+  return moved;
+}
+
 namespace {
 
 std::map<std::string, const Point*> index_points(const Report& r, const char* which) {
@@ -71,52 +106,58 @@ std::map<std::string, const Point*> index_points(const Report& r, const char* wh
   return m;
 }
 
+// The medians the U test compares for one side. Both sides with rounds: one per round (rounds
+// minutes apart are the replicates that see drift between them). Otherwise one per block of
+// consecutive steps (kRoundBlocks); empty when there are too few steps to block.
+std::vector<double> tested_medians(const StepTiming& s, bool rounds) {
+  if (rounds) return s.pass_medians();
+  const size_t n = s.samples_ns.size(), k = kRoundBlocks;
+  if (n < k * kMinBlockSteps) return {};
+  StepTiming blocks;  // the one round cut into k near-equal blocks, in step order
+  blocks.samples_ns = s.samples_ns;
+  for (size_t b = 0; b < k; ++b)
+    blocks.pass_sizes.push_back(static_cast<int64_t>(n * (b + 1) / k - n * b / k));
+  return blocks.pass_medians();
+}
+
+// Why a one-round verdict is what it is, for the table's notes.
+void one_round_notes(const TimingEvidence& e, const CompareOptions& opt, PointComparison& c) {
+  if (!e.testable)
+    c.notes.push_back(
+        "one round of " + std::to_string(std::min(c.old_step.count, c.new_step.count)) +
+        " steps: too few to test (" + std::to_string(kRoundBlocks * kMinBlockSteps) + " a side)");
+  else if (c.verdict == Verdict::inconclusive)
+    c.notes.push_back("one round: within --drift-allowance " + format_percent(opt.drift_allowance) +
+                      "; drift between runs can explain it");
+  else if (c.verdict == Verdict::slower || c.verdict == Verdict::faster)
+    c.notes.push_back("one round, beyond --drift-allowance " + format_percent(opt.drift_allowance));
+}
+
 void judge_timing(const Point& o, const Point& n, const CompareOptions& opt, PointComparison& c) {
-  c.change = n.step.summary.median / o.step.summary.median - 1.0;
+  TimingEvidence e;
+  e.change = c.change = n.step.summary.median / o.step.summary.median - 1.0;
   const double noise_o = robust_rel_noise(o.step.summary),
                noise_n = robust_rel_noise(n.step.summary);
   c.change_rel_noise = std::hypot(noise_o, noise_n);
-  // Pooled runs (run --repetitions on both sides): the passes, minutes apart, are the
-  // independent replicates, so the test runs on their medians and their spread is the noise
-  // that matters. Steps inside one pass share that pass's machine state, so testing them as
-  // independent samples calls drift between runs significant.
-  const bool pooled = o.step.pass_sizes.size() >= 2 && n.step.pass_sizes.size() >= 2;
-  const UTest t = pooled ? mann_whitney_u(o.step.pass_medians(), n.step.pass_medians())
-                         : mann_whitney_u(o.step.samples_ns, n.step.samples_ns);
-  c.p_value = t.p_value;
-  c.exact_test = t.exact;
-  if (pooled)
-    c.notes.push_back("pass medians " + std::to_string(o.step.pass_sizes.size()) + " vs " +
-                      std::to_string(n.step.pass_sizes.size()));
-  const bool significant = t.p_value < opt.alpha;
-  const bool large = std::fabs(c.change) >= opt.min_effect;
-  // The U test assumes each run's samples come from one distribution. Two runs on a busy machine
-  // differ by the load they met, which the test reports as highly significant; identical code gave
-  // "+30%, p = 1e-4" that way. A run noisier than --max-noise is therefore only trusted with a
-  // change well beyond its noise (3x), e.g. a doubling.
-  const double noise = std::max(noise_o, noise_n);
-  c.too_noisy = noise > opt.max_noise;
-  const bool too_noisy = c.too_noisy && !pooled;  // pooled: the pass medians' spread already counts
-  c.single_pass = !pooled;
-  if (significant && large && (!too_noisy || std::fabs(c.change) > 3 * noise)) {
-    // One pass a side: the test saw each run's steps, not the drift between runs, so a change
-    // that drift can reach proves nothing either way.
-    if (c.single_pass && std::fabs(c.change) <= opt.drift_allowance) {
-      c.verdict = Verdict::inconclusive;
-      c.notes.push_back(std::isinf(opt.drift_allowance)
-                            ? "single pass: drift between runs can explain it"
-                            : "single pass: within --drift-allowance " +
-                                  format_percent(opt.drift_allowance));
-    } else {
-      c.verdict = c.change > 0 ? Verdict::slower : Verdict::faster;
-      if (c.single_pass && opt.drift_allowance > 0)
-        c.notes.push_back("single pass, beyond --drift-allowance " +
-                          format_percent(opt.drift_allowance));
-    }
-  } else if (!large && (significant || !too_noisy))
-    c.verdict = Verdict::same;
+  e.noise = std::max(noise_o, noise_n);
+  c.too_noisy = e.noise > opt.max_noise;
+  e.rounds = o.step.pass_sizes.size() >= 2 && n.step.pass_sizes.size() >= 2;
+  c.single_pass = !e.rounds;
+  const auto mo = tested_medians(o.step, e.rounds), mn = tested_medians(n.step, e.rounds);
+  c.old_medians = static_cast<int>(mo.size());
+  c.new_medians = static_cast<int>(mn.size());
+  e.testable = !mo.empty() && !mn.empty();
+  if (e.testable) {
+    const UTest t = mann_whitney_u(mo, mn);
+    e.p_value = c.p_value = t.p_value;
+    c.exact_test = t.exact;
+  }
+  c.verdict = timing_verdict(e, opt);
+  if (e.rounds)
+    c.notes.push_back("round medians " + std::to_string(mo.size()) + " vs " +
+                      std::to_string(mn.size()));
   else
-    c.verdict = Verdict::noisy;
+    one_round_notes(e, opt, c);
   c.slowdown_regression = c.verdict == Verdict::slower && c.change > opt.threshold;
 }
 
@@ -258,6 +299,27 @@ GeoMean geometric_mean(const std::vector<PointComparison>& points, const Compare
   return g;
 }
 
+// "strategies only in OLD: a, b; only in NEW: c" when the two sweeps ran different strategy sets
+// (their points are MISSING / NEW one by one; this says why in one line), else "".
+std::string strategy_set_difference(const Report& old_report, const Report& new_report) {
+  auto strategies = [](const Report& r) {
+    std::set<std::string> s;
+    for (const auto& p : r.points) s.insert(p.axes.strategy);
+    return s;
+  };
+  const auto a = strategies(old_report), b = strategies(new_report);
+  auto only = [](const std::set<std::string>& x, const std::set<std::string>& y,
+                 const char* side) -> std::string {
+    std::string names;
+    for (const auto& s : x)
+      if (!y.count(s)) names += (names.empty() ? "" : ", ") + s;
+    return names.empty() ? "" : std::string("only in ") + side + ": " + names;
+  };
+  const std::string in_old = only(a, b, "OLD"), in_new = only(b, a, "NEW");
+  if (in_old.empty() && in_new.empty()) return "";
+  return "strategies " + in_old + (in_old.empty() || in_new.empty() ? "" : "; ") + in_new;
+}
+
 // NEW's command line with --repetitions 5 in place of any --repetitions it had.
 std::string repeated_command(const std::string& command_line) {
   std::istringstream in(command_line);
@@ -284,6 +346,8 @@ std::string repeated_command(const std::string& command_line) {
 void add_warnings(const Report& old_report, const Report& new_report, const CompareOptions& options,
                   CompareResult& r) {
   context_warnings(old_report.context, new_report.context, r.warnings);
+  if (auto d = strategy_set_difference(old_report, new_report); !d.empty())
+    r.warnings.push_back(std::move(d));
   if (!options.accuracy_target &&
       report_accuracy_target(old_report).text() != report_accuracy_target(new_report).text())
     r.warnings.push_back("the runs used different accuracy targets (OLD " +
@@ -300,7 +364,7 @@ void add_warnings(const Report& old_report, const Report& new_report, const Comp
     r.warnings.push_back(
         std::to_string(n) +
         " point(s) INCONCLUSIVE: they changed beyond their noise, but with "
-        "one pass a side drift between runs can explain it. To decide, run OLD's and NEW's "
+        "one round a side drift between runs can explain it. To decide, run OLD's and NEW's "
         "binaries with `" +
         r.deciding_command + "` (each with its own --out) and compare those reports");
   }

@@ -1,11 +1,11 @@
 #pragma once
 // compare(OLD, NEW): the CI regression check. Points are matched by their axes; each matched
 // pair of timed points is judged with a Mann-Whitney U test plus a minimum effect size, so
-// neither a tiny-but-significant shift nor a large-but-noisy one fails a build. Runs made with
-// --repetitions are judged on their pass medians; a single pass on either side cannot tell a
-// change from drift between runs, so its differences are INCONCLUSIVE. Accuracy is
-// compared too: a strategy that got less accurate is a regression even when it got faster.
-#include <limits>
+// neither a tiny-but-significant shift nor a large-but-noisy one fails a build. Points with
+// rounds (StepTiming::pass_sizes, >= 2 a side) are judged on their round medians; a point of one
+// round on its step-block medians, and only beyond the drift allowance, since one round cannot
+// show drift between runs. Accuracy is compared too: a strategy that got less accurate is a
+// regression even when it got faster.
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,15 +19,18 @@ struct CompareOptions {
   double threshold = 0.05;   // a significant slowdown beyond this relative change is a regression
   double alpha = 0.01;       // significance level of the U test
   double min_effect = 0.02;  // relative median changes below this are SAME even when significant
-  // Robust relative noise (robust_rel_noise) above which a run is not trusted: an unproven change
-  // is NOISY, not SAME, and a significant one counts only beyond 3x the noise.
+  // Robust relative noise (robust_rel_noise) above which a one-round point is not trusted: a
+  // significant change counts only beyond 3x the noise (its samples then barely overlap).
   double max_noise = 0.10;
-  // A single pass on either side: steps inside one run share its machine state, and two runs of
-  // one binary minutes apart differed by up to 21% on a quiet 2-core build VM (noise inside each
-  // run 8-9%) and by 2.6x when other jobs came and went. A significant change within this
-  // fraction is INCONCLUSIVE (never a regression); beyond it, it is judged as usual. Default
-  // infinite: every single-pass change is INCONCLUSIVE. 0: judge every one.
-  double drift_allowance = std::numeric_limits<double>::infinity();
+  // One round on either side: steps inside one run share its machine state, and two runs of one
+  // binary minutes apart differed by up to 21% on a quiet 2-core build VM (noise inside each run
+  // 8-9%). A significant one-round change within this fraction is INCONCLUSIVE (never a
+  // regression); beyond it, it is judged. 25%: above that measured drift, below the 30% shift a
+  // CI must catch. 0: judge every one.
+  double drift_allowance = 0.25;
+  // Points NOISY or INCONCLUSIVE make the outcome Outcome::unjudged (a CI that must not pass
+  // on points it could not judge); off, they are counted on the verdict line only.
+  bool fail_unjudged = false;
   // Accuracy: rel_l2 may grow to old * (1 + rel) + abs before it is a regression (runs differ
   // slightly when thread timing changes summation order or an adaptive scheduler's choices).
   double rel_l2_rel_tolerance = 0.5;
@@ -48,10 +51,10 @@ void validate(const CompareOptions& options);
 enum class Verdict {
   faster,  // significant and at least min_effect faster
   slower,  // significant and at least min_effect slower
-  same,    // change under min_effect (significant or not, and not too noisy to tell)
-  noisy,   // not significant but the change or the noise is too large to call it the same
-  // significant and large, but a single pass on a side and within drift_allowance: drift between
-  // runs could explain it; re-run both with --repetitions to decide
+  same,    // change under min_effect, whatever the noise
+  noisy,   // at least min_effect, but not significant, too few steps, or not beyond 3x the noise
+  // significant and large, but one round on a side and within drift_allowance: drift between
+  // runs could explain it; re-run both with rounds (--repetitions) to decide
   inconclusive,
   failed,     // timed in OLD, not in NEW (oom, unsupported, error)
   recovered,  // not timed in OLD, timed in NEW
@@ -66,6 +69,28 @@ inline constexpr Verdict kAllVerdicts[] = {
     Verdict::failed, Verdict::recovered, Verdict::untimed, Verdict::missing, Verdict::added};
 // Verdicts of a pair both sides timed (a change and a p value exist).
 inline bool is_timed(Verdict v) { return v <= Verdict::inconclusive; }
+// Timed pairs whose change is at least min_effect but could not be told from noise or drift.
+inline bool is_unjudged(Verdict v) { return v == Verdict::noisy || v == Verdict::inconclusive; }
+
+// A point of one round is tested on the medians of this many blocks of consecutive steps a side
+// (batch medians): neighbouring steps share machine state (autocorrelated), so testing every step
+// as an independent sample overstates the evidence. 6: fully separated 6 vs 6 gives exact
+// p = 2/924 = 0.002, under the default alpha 0.01 (5 vs 5: 0.008, too close to it).
+inline constexpr int kRoundBlocks = 6;
+inline constexpr int kMinBlockSteps = 2;  // a median of one step is that step: no smoothing
+
+// What judge_timing decides a timed pair's verdict from (exposed for table-driven tests).
+struct TimingEvidence {
+  double change = 0;     // new median / old median - 1
+  double noise = 0;      // the larger side's robust_rel_noise
+  double p_value = 1;    // U test on the medians below
+  bool rounds = false;   // both sides have >= 2 rounds: tested on round medians
+  bool testable = true;  // enough medians a side (one round: kRoundBlocks * kMinBlockSteps steps)
+};
+// SAME under min_effect; NOISY when untestable or not significant; rounds: FASTER / SLOWER; one
+// round: NOISY when noisier than max_noise and not beyond 3x the noise, INCONCLUSIVE within
+// drift_allowance, else FASTER / SLOWER.
+Verdict timing_verdict(const TimingEvidence& e, const CompareOptions& options);
 
 struct PointComparison {
   PointAxes axes;  // of NEW (of OLD for missing points)
@@ -73,12 +98,13 @@ struct PointComparison {
   std::optional<PointStatus> old_status, new_status;  // nullopt on the side without the point
   std::optional<Provenance> old_provenance, new_provenance;
   SampleSummary old_step, new_step;
-  Accuracy old_accuracy, new_accuracy;  // steps_scored 0: no figures on that side
-  double change = 0;                    // new median / old median - 1 (+: slower)
-  double change_rel_noise = 0;          // robust_rel_noise() of both added in quadrature
-  bool too_noisy = false;               // either side's robust noise above max_noise
-  bool single_pass = false;  // a side without --repetitions passes: judged on its raw samples
-  double p_value = 1;        // U test on the raw step samples
+  Accuracy old_accuracy, new_accuracy;   // steps_scored 0: no figures on that side
+  double change = 0;                     // new median / old median - 1 (+: slower)
+  double change_rel_noise = 0;           // robust_rel_noise() of both added in quadrature
+  bool too_noisy = false;                // either side's robust noise above max_noise
+  bool single_pass = false;              // a side of one round: tested on its step-block medians
+  int old_medians = 0, new_medians = 0;  // medians the U test compared (rounds or blocks)
+  double p_value = 1;                    // U test on those medians
   bool exact_test = false;
   bool slowdown_regression = false;               // slower beyond the threshold
   std::vector<std::string> accuracy_regressions;  // one sentence each: "rel_l2 1.0e-03 -> 4.0e-02"
@@ -113,7 +139,13 @@ struct CompareResult {
   // --repetitions 5 (empty when no point is inconclusive).
   std::string deciding_command;
   int count(Verdict v) const;
+  int timed_pairs() const;  // points both sides timed
+  int unjudged() const;     // of those, NOISY or INCONCLUSIVE
   bool has_regression() const { return regressions > 0; }
+  // What a CI acts on (cli maps it to the exit status): a regression beats unjudged points,
+  // which count only with options.fail_unjudged.
+  enum class Outcome { ok, unjudged, regression };
+  Outcome outcome() const;
 };
 
 // Throws hb::Error when a report holds two points with the same axes (ambiguous matching).

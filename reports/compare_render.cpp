@@ -44,10 +44,44 @@ std::string counts_text(const CompareResult& r) {
   return out;
 }
 
-// " (2 point(s) INCONCLUSIVE: see the warning)" after "no regression", or nothing.
-std::string inconclusive_aside(const CompareResult& r) {
-  const int n = r.count(Verdict::inconclusive);
-  return n ? " (" + std::to_string(n) + " point(s) INCONCLUSIVE: see the warning)" : "";
+// "7 of 21 timed points not judged: 5 NOISY, 2 INCONCLUSIVE", or "" when all were judged: a CI
+// log must show how much of "no regression" rests on points nobody could judge.
+std::string unjudged_text(const CompareResult& r) {
+  const int n = r.unjudged();
+  if (n == 0) return "";
+  std::string kinds;
+  for (auto v : {Verdict::noisy, Verdict::inconclusive})
+    if (const int k = r.count(v))
+      kinds += (kinds.empty() ? "" : ", ") + std::to_string(k) + " " + verdict_name(v);
+  return std::to_string(n) + " of " + std::to_string(r.timed_pairs()) +
+         " timed points not judged: " + kinds;
+}
+
+// " (7 of 21 ...)" or "".
+std::string unjudged_aside(const CompareResult& r) {
+  const std::string u = unjudged_text(r);
+  return u.empty() ? "" : " (" + u + ")";
+}
+
+// The verdict rules as this comparison applied them, with how many points each basis judged, so
+// the markdown footer states what its table shows.
+std::string verdict_rules_text(const CompareResult& r) {
+  const CompareOptions& o = r.options;
+  int rounds = 0, one_round = 0;
+  for (const auto& p : r.points)
+    if (is_timed(p.verdict)) ++(p.single_pass ? one_round : rounds);
+  return "SAME when |delta| < min effect " + format_percent(o.min_effect) +
+         ", whatever the noise; otherwise a Mann-Whitney U test (alpha " +
+         format_fixed(o.alpha, 3) + ") on the round medians where both sides have >= 2 rounds (" +
+         std::to_string(rounds) + " point(s)), else on the medians of " +
+         std::to_string(kRoundBlocks) + " blocks of consecutive steps a side (" +
+         std::to_string(one_round) +
+         " point(s) with one round). Not significant: NOISY. Significant with rounds: FASTER / "
+         "SLOWER. Significant with one round: NOISY when noisier than " +
+         format_percent(o.max_noise) + " and not beyond 3x the noise, INCONCLUSIVE within the " +
+         format_percent(o.drift_allowance) +
+         " drift allowance, else FASTER / SLOWER. A slowdown beyond " +
+         format_percent(o.threshold) + " fails";
 }
 
 // A table with these columns; a header ending in '>' is right-aligned (the '>' dropped).
@@ -59,6 +93,18 @@ TextTable table_of(std::initializer_list<std::string> headers) {
     else
       t.add_column(h);
   return t;
+}
+
+const char* outcome_name(CompareResult::Outcome o) {
+  switch (o) {
+    case CompareResult::Outcome::regression:
+      return "regression";
+    case CompareResult::Outcome::unjudged:
+      return "unjudged";
+    case CompareResult::Outcome::ok:
+      break;
+  }
+  return "ok";
 }
 
 std::vector<PointAxes> all_axes(const CompareResult& r) {
@@ -92,10 +138,20 @@ std::string compare_table_text(const CompareResult& r) {
   out += " (U test alpha " + format_fixed(r.options.alpha, 3) + ", min effect " +
          format_percent(r.options.min_effect) + ", threshold " +
          format_percent(r.options.threshold) + ")\n";
-  out += r.has_regression()
-             ? "REGRESSION: " + std::to_string(r.regressions) + " point(s) marked '!'\n"
-             : "OK: no regression" + inconclusive_aside(r) + "\n";
-  return out;
+  return out + compare_verdict_line(r) + "\n";
+}
+
+std::string compare_verdict_line(const CompareResult& r) {
+  switch (r.outcome()) {
+    case CompareResult::Outcome::regression:
+      return "REGRESSION: " + std::to_string(r.regressions) + " point(s) marked '!'" +
+             unjudged_aside(r);
+    case CompareResult::Outcome::unjudged:
+      return "UNJUDGED: " + unjudged_text(r) + " (--fail-unjudged)";
+    case CompareResult::Outcome::ok:
+      break;
+  }
+  return "OK: no regression" + unjudged_aside(r);
 }
 
 std::string accuracy_delta_text(const PointComparison& p) {
@@ -121,8 +177,16 @@ std::string accuracy_delta_text(const PointComparison& p) {
 std::string compare_markdown_text(const CompareResult& r) {
   const AxesLabeler labels(all_axes(r));
   std::string md = "### hybridbench compare: ";
-  md += r.has_regression() ? "REGRESSION in " + std::to_string(r.regressions) + " point(s)"
-                           : "no regression" + inconclusive_aside(r);
+  switch (r.outcome()) {
+    case CompareResult::Outcome::regression:
+      md += "REGRESSION in " + std::to_string(r.regressions) + " point(s)" + unjudged_aside(r);
+      break;
+    case CompareResult::Outcome::unjudged:
+      md += "UNJUDGED: " + unjudged_text(r);
+      break;
+    case CompareResult::Outcome::ok:
+      md += "no regression" + unjudged_aside(r);
+  }
   md += "\n\n";
   const std::string constants = labels.constants();
   if (!constants.empty()) md += "Points: " + constants + ".\n\n";
@@ -157,17 +221,11 @@ std::string compare_markdown_text(const CompareResult& r) {
   md += t.markdown();
   md +=
       "\n*delta*: new median / base median - 1, ± both runs' robust noise (IQR / 1.349 "
-      "median) in quadrature; verdicts by a Mann-Whitney U test (alpha " +
-      format_fixed(r.options.alpha, 3) + ", min effect " + format_percent(r.options.min_effect) +
-      ", a slowdown beyond " + format_percent(r.options.threshold) +
-      " fails; with one pass a side, " +
-      (std::isinf(r.options.drift_allowance)
-           ? std::string("every change")
-           : "a change within " + format_percent(r.options.drift_allowance)) +
-      " is INCONCLUSIVE: drift between runs can explain it). *geomean*: the geometric mean of "
-      "new/base over the timed points, SAME under the min effect, FASTER/SLOWER beyond twice its "
-      "noise, else NOISY; informational, the exit status is judged point by point. Accuracy "
-      "target: " +
+      "median) in quadrature. *verdict*: " +
+      verdict_rules_text(r) +
+      ". *geomean*: the geometric mean of new/base over the timed points, SAME under the min "
+      "effect, FASTER/SLOWER beyond twice its noise, else NOISY; informational, the exit status "
+      "is judged point by point. Accuracy target: " +
       r.target.describe() + " (a point that met it in base and misses it in new fails).\n";
   if (!missing.empty() || !added.empty()) {
     std::string counts;
@@ -222,6 +280,7 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
                       {"p_value", timed ? json(p.p_value) : json(nullptr)},
                       {"exact_test", p.exact_test},
                       {"single_pass", p.single_pass},
+                      {"medians_tested", {p.old_medians, p.new_medians}},
                       {"old_accuracy", accuracy(p.old_accuracy)},
                       {"new_accuracy", accuracy(p.new_accuracy)}});
   }
@@ -239,12 +298,16 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
         {"max_noise_fraction", o.max_noise},
         {"drift_allowance",
          std::isinf(o.drift_allowance) ? json(nullptr) : json(o.drift_allowance)},
+        {"fail_unjudged", o.fail_unjudged},
         {"rel_l2_rel_tolerance", o.rel_l2_rel_tolerance},
         {"rel_l2_abs_tolerance", o.rel_l2_abs_tolerance},
         {"mass_recall_tolerance", o.mass_recall_tolerance},
         {"needle_tolerance", o.needle_tolerance}}},
       {"regression", r.has_regression()},
       {"regressions", r.regressions},
+      {"outcome", outcome_name(r.outcome())},
+      {"timed_points", r.timed_pairs()},
+      {"unjudged", r.unjudged()},
       {"counts", counts},
       {"accuracy_target", r.target.text()},
       {"geomean",

@@ -6,9 +6,13 @@
 
 namespace hb::reports {
 
-// Aligned table (one row per point), then warnings and a one-line summary ending in
-// "REGRESSION" or "OK".
+// Aligned table (one row per point), then warnings, the counts and compare_verdict_line.
 std::string compare_table_text(const CompareResult& r);
+
+// The one line a CI log needs, by r.outcome(): "REGRESSION: 2 point(s) marked '!'", "UNJUDGED:
+// 7 of 21 timed points not judged: 5 NOISY, 2 INCONCLUSIVE (--fail-unjudged)" or "OK: no
+// regression" (each with the unjudged count in parentheses when there are any). No newline.
+std::string compare_verdict_line(const CompareResult& r);
 
 // GitHub-flavoured markdown to paste into a pull request: a heading with the outcome, one
 // table row per matched point (strategy, point, base, new, delta ± noise, verdict, accuracy

@@ -69,6 +69,36 @@ TEST_F(ReportCli, CompareOfSinglePassesIsInconclusiveNotARegression) {
       << out_;
 }
 
+// The verdict line counts what could not be judged; --fail-unjudged makes that exit 4, below a
+// regression's 3. With --out taking the table the line still reaches the log.
+TEST_F(ReportCli, CompareCountsUnjudgedPointsAndFailsThemWhenAsked) {
+  const Report base = testing::make_report();  // one round a point
+  write_report(file("old.json"), base);
+  write_report(file("slow.json"), slowed(base, 2, 1.2));  // within the drift allowance
+  const std::string pair = " " + file("old.json") + " " + file("slow.json");
+  const std::string line = "OK: no regression (1 of 5 timed points not judged: 1 INCONCLUSIVE)\n";
+  EXPECT_EQ(run("compare" + pair), 0) << out_;
+  EXPECT_NE(out_.find(line), std::string::npos) << out_;
+  EXPECT_EQ(run("compare" + pair + " --fail-unjudged"), 4) << out_;
+  EXPECT_NE(out_.find("UNJUDGED: 1 of 5 timed points not judged"), std::string::npos) << out_;
+  EXPECT_EQ(run("compare " + file("old.json") + " " + file("old.json") + " --fail-unjudged"), 0)
+      << out_;
+  EXPECT_EQ(run("compare" + pair + " --out " + file("t.txt")), 0) << out_;
+  EXPECT_EQ(stdout_, line);
+  EXPECT_EQ(run("compare" + pair + " --out " + file("t.md") + " --format md --json -"), 0) << out_;
+  EXPECT_FALSE(nlohmann::json::parse(stdout_, nullptr, false).is_discarded()) << stdout_;
+  EXPECT_EQ(out_.substr(stdout_.size()), line);  // stderr: stdout holds the verdicts
+  EXPECT_EQ(run("compare" + pair + " --out " + file("t.txt") + " -q"), 0) << out_;
+  EXPECT_EQ(out_, "");
+  // Every sample 1.3x slower in runs of 6 rounds: a regression, whatever --fail-unjudged says.
+  const Report rounds = testing::with_passes(base, 6);
+  write_report(file("r.json"), rounds);
+  write_report(file("r-slow.json"), testing::scaled(rounds, 1.3));
+  EXPECT_EQ(run("compare " + file("r.json") + " " + file("r-slow.json") + " --fail-unjudged"), 3)
+      << out_;
+  EXPECT_NE(out_.find("REGRESSION: 5 point(s)"), std::string::npos) << out_;
+}
+
 TEST_F(ReportCli, CompareWithNothingInCommonExitsTwo) {
   Report base = testing::make_report(), other = testing::make_report(),
          empty = testing::make_report();
@@ -245,7 +275,8 @@ TEST_F(ReportCli, CompareMarkdownForPullRequests) {
                 file("pr.md")),
             3)
       << out_;
-  EXPECT_EQ(stdout_, "");  // the table went to the file
+  // The table went to the file; the verdict line still reaches the CI log.
+  EXPECT_EQ(stdout_, "REGRESSION: 1 point(s) marked '!'\n");
   const std::string md = slurp(file("pr.md"));
   EXPECT_EQ(md.rfind("### hybridbench compare: REGRESSION in 1 point(s)", 0), 0u) << md;
   EXPECT_NE(md.find("| strategy "), std::string::npos) << md;

@@ -1,6 +1,7 @@
 // compare for pull requests: the markdown table (parses as a GitHub table), the geometric-mean
 // row on planted reports, MISSING/NEW collapsed, accuracy deltas and the accuracy target.
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,19 +19,8 @@ namespace {
 
 using testing::make_point;
 using testing::make_report;
+using testing::scaled;
 using testing::with_passes;
-
-// Every sample of every timed point of `r` times `factor`.
-Report scaled(Report r, double factor) {
-  for (auto& p : r.points) {
-    if (!p.timed()) continue;
-    std::vector<double> v = p.step.samples_ns;
-    for (auto& x : v) x *= factor;
-    static_cast<Timing&>(p.step) = Timing::from_samples(v);
-  }
-  r.speedups = compute_speedups(r.points);
-  return r;
-}
 
 // The cells of a markdown table row: split on '|' not escaped by a backslash, without the
 // empty outer fields.
@@ -150,6 +140,42 @@ TEST(CompareMarkdown, GeomeanWithinItsNoiseIsNoisy) {
   const CompareResult c = compare_reports(base, pr, {});
   EXPECT_EQ(c.geomean.n, 1);
   EXPECT_EQ(c.geomean.verdict, Verdict::noisy) << c.geomean.ratio << " ± " << c.geomean.rel_noise;
+}
+
+TEST(CompareMarkdown, FooterAgreesWithTheTable) {
+  // cpu-only with 6 rounds planted 1.3x slower (3 SLOWER); full-gpu with one round: 4k 1.2x
+  // (INCONCLUSIVE), 8k unchanged (SAME); 16k oom in both (UNTIMED).
+  Report base = make_report();
+  for (auto& p : base.points)
+    if (p.timed() && p.axes.strategy == "cpu-only") p = with_passes(p, 6);
+  Report pr = scaled(base, 1.3);
+  pr.points[1] = scaled(base, 1.2).points[1];  // full-gpu 4k
+  pr.points[3] = base.points[3];               // full-gpu 8k
+  const CompareResult c = compare_reports(base, pr, {});
+  const std::string md = compare_markdown_text(c);
+  EXPECT_EQ(md.rfind("### hybridbench compare: REGRESSION in 3 point(s) (1 of 5 timed points not "
+                     "judged: 1 INCONCLUSIVE)\n",
+                     0),
+            0u)
+      << md;
+  // The rules name the basis each point was judged on, with the table's numbers.
+  EXPECT_NE(md.find("both sides have >= 2 rounds (3 point(s))"), std::string::npos) << md;
+  EXPECT_NE(md.find("(2 point(s) with one round)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("every change"), std::string::npos) << md;
+  // The footer's counts are the verdict column's.
+  std::map<std::string, int> tally;
+  const auto lines = table_lines(md);
+  for (size_t i = 2; i + 1 < lines.size(); ++i) {  // rows, without the geomean row
+    std::string v = cells(lines[i]).at(5);
+    v = v.substr(v.find_first_not_of(' '));
+    ++tally[v.substr(0, v.find(' '))];
+  }
+  std::string counts;
+  for (auto v : kAllVerdicts)
+    if (tally.count(verdict_name(v)))
+      counts += " " + std::to_string(tally[verdict_name(v)]) + " " + verdict_name(v);
+  EXPECT_EQ(counts, " 3 SLOWER 1 SAME 1 INCONCLUSIVE 1 UNTIMED");
+  EXPECT_NE(md.find("\n6 points:" + counts + "\n"), std::string::npos) << md;
 }
 
 TEST(CompareMarkdown, MissingAndNewCollapseIntoCounts) {
