@@ -40,8 +40,14 @@ bool pair_decided(const Contender& a, const Contender& b, double max_noise) {
   return r.excludes_one() || r.within(max_noise);
 }
 
+void finish_group(const std::vector<Contender*>& cs, reports::StopReason limit) {
+  for (Contender* c : cs)
+    for (Contender* r : recorders(*c))
+      finish(*r, r->stop.converged() ? reports::StopReason::noise : limit, r->ctx->side_platform);
+}
+
 bool close_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
-                 int rounds_done) {
+                 int rounds_done, int min_rounds) {
   const auto rs = recording_with_slots(cs, order);
   if (rs.empty()) return true;
   const StoppingCriterion* limit = nullptr;

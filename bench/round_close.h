@@ -13,12 +13,16 @@ namespace hb::bench {
 // contender, when
 //   - any has reached a limit (--timeout, the step cap): each stops on noise if it converged,
 //     else on that limit;
-//   - or `rounds_done` >= --rounds, every contender converged (noise, accuracy steps scored)
+//   - or `rounds_done` >= `min_rounds` (--rounds), every contender converged (noise, accuracy steps
+//   scored)
 //     and every pair of headline contenders (not ablations) of a lane is decided
 //     (pair_decided).
 // Returns whether the group stopped.
 bool close_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
-                 int rounds_done);
+                 int rounds_done, int min_rounds);
+
+// Finishes every contender still recording: on noise if it converged, else on `limit`.
+void finish_group(const std::vector<Contender*>& cs, reports::StopReason limit);
 
 // Whether the ratio of two contenders' round medians is settled: its paired interval excludes 1
 // (one is faster), or lies within --max-noise of 1 (a tie more rounds would not break).

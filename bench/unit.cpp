@@ -87,6 +87,16 @@ std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
   return leader;
 }
 
+// Whether every lane's timings are modeled (model mode): nothing is timed, so stepping the
+// strategies side by side buys no fairness. One at a time, a single strategy's KV is in memory
+// and the next one's load reuses its pages (host_allocator keeps released blocks), which spares
+// faulting fresh memory in: most of a long-context model run on a VM.
+bool timings_modeled(const SweepRun& run) {
+  for (const auto& lane : run.lanes)
+    if (!lane.env.model || !lane.env.model->replace) return false;
+  return true;
+}
+
 // Steps the executing contenders side by side, round after round (rounds.h), until the group
 // stops (round_close.h): false when a stop was requested (the unit is then dropped: its points
 // are incomplete). The unit's label seeds the rounds' orders (round_seed).
@@ -96,11 +106,18 @@ bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& 
   const int steps = spec.decode_steps;
   const RoundPlan plan(steps, spec.stop.warmup_steps, spec.stop.rounds);
   const uint64_t seed = round_seed(spec.seed, where);
+  // Modeled timings have no noise to pair away: one pass's rounds are enough.
+  const int min_rounds = timings_modeled(run) ? plan.rounds_per_pass() : spec.stop.rounds;
   int rounds_done = 0;
   std::vector<size_t> order = round_order(cs.size(), seed, rounds_done);
   // One pass over the decode positions, then replays of them (strategies reloaded untimed)
   // while the group has not stopped.
   for (int pass = 0;; ++pass) {
+    if (pass > 0 && min_rounds == plan.rounds_per_pass() && timings_modeled(run)) {
+      // Modeled steps are the same on a replay: the positions are all there is to price.
+      finish_group(cs, reports::StopReason::max_steps);
+      break;
+    }
     if (pass > 0) {
       bool any_left = false;
       for (Contender* c : cs)
@@ -121,20 +138,10 @@ bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& 
       run.tell(where + ": round " + std::to_string(rounds_done + 1) + ", step " +
                std::to_string(s + 1) + "/" + std::to_string(steps) + of_pass);
       if (!plan.ends_round(s)) continue;
-      if (close_round(cs, order, ++rounds_done)) return true;
+      if (close_round(cs, order, ++rounds_done, min_rounds)) return true;
       order = round_order(cs.size(), seed, rounds_done);
     }
   }
-  return true;
-}
-
-// Whether every lane's timings are modeled (model mode): nothing is timed, so stepping the
-// strategies side by side buys no fairness. One at a time, a single strategy's KV is in memory
-// and the next one's load reuses its pages (host_allocator keeps released blocks), which spares
-// faulting fresh memory in: most of a long-context model run on a VM.
-bool timings_modeled(const SweepRun& run) {
-  for (const auto& lane : run.lanes)
-    if (!lane.env.model || !lane.env.model->replace) return false;
   return true;
 }
 

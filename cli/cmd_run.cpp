@@ -16,6 +16,8 @@
 #include "cli/platform_setup.h"
 #include "cli/progress.h"
 #include "cli/run_session.h"
+#include "memtier/machine_load.h"
+#include "reports/busy_machine.h"
 #include "cli/sweep_options.h"
 #include "core/error.h"
 #include "core/model_presets.h"
@@ -211,6 +213,8 @@ void print_summary(const reports::Report& r, std::FILE* to) {
     t.add_row(std::move(row));
   }
   std::fputs(t.plain().c_str(), to);
+  if (const std::string b = reports::kv_budget_sentence(r); !b.empty())
+    std::fprintf(to, "%s\n", b.c_str());
   // Per setting and length, what the noise lets the headline claim within the accuracy target:
   // one winner, or the tie of every strategy it cannot separate from the fastest.
   for (const auto& pt : reports::procurement_tables(r)) {
@@ -237,6 +241,8 @@ void print_summary(const reports::Report& r, std::FILE* to) {
 // Every point that stopped before its noise target, on stderr even with --quiet (issue 18: most
 // points of a default run used to miss the target without a word).
 void warn_unconverged(const reports::Report& r) {
+  if (const std::string busy = reports::busy_machine_warning(r.context); !busy.empty())
+    std::fprintf(stderr, "hybridbench: warning: %s\n", busy.c_str());
   if (const std::string w = reports::unconverged_warning(r); !w.empty()) {
     std::fflush(stdout);  // after the summary table when both go to one terminal or file
     std::fputs(w.c_str(), stderr);
@@ -342,6 +348,7 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
     if (mode == RunMode::measure && !platforms.empty())
       platform.env.model = model::make_step_model(platforms[0], false);
     platform.env.control = control;
+    const memtier::LoadSnapshot load_start = memtier::take_load_snapshot();
     ProgressBar bar(a.quiet || !show_progress);
     const bench::ProgressFn on_progress = [&](const bench::Progress& p) {
       bar.update(p);
@@ -352,6 +359,8 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
                                  : bench::run_sweep(s, platform.env, on_progress);
     bar.finish();
     fill_context(report.context, platform);
+    for (auto& [k, v] : memtier::load_facts(load_start, memtier::take_load_snapshot()))
+      report.context.system_settings[k] = v;
     report.context.command_line = platform.command_line;
     return report;
   };

@@ -1,9 +1,12 @@
 #include "reports/summary.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
+#include "reports/busy_machine.h"
 #include "reports/convergence.h"
 #include "reports/format.h"
 
@@ -260,6 +263,31 @@ std::string noise_clause(const Report& r) {
 
 }  // namespace
 
+std::string kv_budget_sentence(const Report& r) {
+  const std::string prefix = "accelerator_kv_budget_bytes.";
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : r.context.sweep) {
+    if (k.rfind(prefix, 0) != 0) continue;
+    char* end = nullptr;
+    const double bytes = std::strtod(v.c_str(), &end);
+    std::string rule = end ? std::string(end) : "";
+    if (rule.size() >= 3 && rule[0] == ' ' && rule[1] == '(')
+      rule = rule.substr(2, rule.size() - 3);
+    parts.push_back(format_bytes(bytes) + " of KV per layer for " + k.substr(prefix.size()) +
+                    (rule.empty() ? "" : " (" + rule + ")"));
+  }
+  if (parts.empty()) {
+    auto it = r.context.sweep.find("accelerator_capacity_bytes");
+    if (it == r.context.sweep.end() || std::strtod(it->second.c_str(), nullptr) <= 0) return "";
+    return "KV budget: " + format_bytes(std::strtod(it->second.c_str(), nullptr)) +
+           " of accelerator memory per layer, as --accelerator-memory set it.";
+  }
+  const bool emulated = r.context.accelerator.emulated;
+  return "KV budget: " + join_and(parts) +
+         (emulated ? ", so the sweep crosses the point where the KV stops fitting" : "") +
+         "; --accelerator-memory sets it. Every strategy gets the same budget.";
+}
+
 std::vector<std::string> summary_sentences(const Report& report, const TableOptions& options) {
   const auto tables = procurement_tables(report, options);
   if (tables.empty()) return {"The report has no points."};
@@ -269,10 +297,16 @@ std::vector<std::string> summary_sentences(const Report& report, const TableOpti
   if (std::string n = noise_clause(report); !n.empty() && !first.empty())
     first.back() = ';', first += " " + n + ".";
   std::vector<std::string> out = {first};
+  if (std::string busy = busy_machine_warning(report.context); !busy.empty()) {
+    busy[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(busy[0])));
+    out.push_back(busy + ".");
+  }
   for (const auto& t : tables) {
     const std::string prefix = tables.size() > 1 ? "In " + t.title + ": " : "";
     table_sentences(t, prefix, out);
     if (std::string m = memory_sentence(t, prefix); !m.empty()) out.push_back(std::move(m));
+    if (std::string b = kv_budget_sentence(report); !b.empty() && &t == &tables.front())
+      out.push_back(std::move(b));
     if (std::string a = ablation_sentence(t, prefix); !a.empty()) out.push_back(std::move(a));
   }
   return out;

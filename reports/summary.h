@@ -39,4 +39,10 @@ bool is_baseline(const std::string& strategy, const std::string& reference);
 std::string best_baseline(const ProcurementTable& t, int64_t seq_len, const std::string& host,
                           const std::string& excluding);
 
+// Where the accelerator's KV budget came from, per model (the run's
+// accelerator_kv_budget_bytes.* facts, or --accelerator-memory): "KV budget: 32.2 MiB of KV per
+// layer for llama-3.1-8b (emulated accelerator: twice the KV of the sweep's smallest point),
+// ...". "" when the report does not say.
+std::string kv_budget_sentence(const Report& r);
+
 }  // namespace hb::reports

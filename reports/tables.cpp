@@ -248,8 +248,9 @@ std::vector<std::pair<std::string, std::string>> context_facts(const ReportConte
   const auto& a = c.accelerator;
   f.emplace_back("accelerator", a.kind_name() + ": " + a.name +
                                     (a.emulated ? " (emulated: figures are not GPU figures)" : "") +
-                                    ", KV capacity " +
+                                    ", memory " +
                                     format_bytes(static_cast<double>(a.capacity_bytes)) +
+                                    " (the KV budget, plus the layer's weights in layer scope)" +
                                     (a.details.empty() ? "" : ", " + a.details));
   for (const auto& n : c.topology.nodes)
     f.emplace_back("memory node " + std::to_string(n.node),

@@ -197,7 +197,8 @@ TEST(Markdown, MarksWhereTheKvStopsFitting) {
   // Reports without the figure (older ones) show neither the row nor the line.
   const std::string plain = markdown_report(make_report());
   EXPECT_FALSE(has(plain, "KV on accelerator"));
-  EXPECT_FALSE(has(plain, "KV budget"));
+  EXPECT_FALSE(has(plain, "stops fitting"));
+  EXPECT_FALSE(has(plain, "fits the accelerator's KV budget"));
   EXPECT_EQ(kv_fit_cell(std::nullopt), "-");
   EXPECT_EQ(kv_fit_cell(0.123), "12.3%");
 }
