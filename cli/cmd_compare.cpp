@@ -89,8 +89,9 @@ CommandFn add_compare_command(CLI::App& app) {
       "compare",
       "Compare two reports point by point (CI regression check). Each point's step times are\n"
       "compared with a Mann-Whitney U test plus a minimum effect size: FASTER / SLOWER / SAME /\n"
-      "NOISY. A change under --min-effect is SAME. Points with >= 2 rounds a side (run\n"
-      "--repetitions N, N >= 5) are judged on their round medians; with one round, on 6 blocks\n"
+      "NOISY. A change under --min-effect is SAME. Points with >= 2 rounds a side (`run`'s\n"
+      "interleaved --rounds, 6 by default; --repetitions adds passes) are judged on their round\n"
+      "medians; with one round (older reports), on 6 blocks\n"
       "of consecutive steps, and a change within --drift-allowance is INCONCLUSIVE (drift\n"
       "between runs is unmeasured). The last line counts the points not judged (NOISY,\n"
       "INCONCLUSIVE); it is printed even when --out takes the table.\n"
@@ -100,7 +101,7 @@ CommandFn add_compare_command(CLI::App& app) {
       "counts); 4 with --fail-unjudged, points not judged (and no regression); 2 unreadable\n"
       "input or nothing in common.\n\n"
       "Examples:\n"
-      "  hybridbench run --repetitions 5 --out pr.json   # the gate's input: 5 passes\n"
+      "  hybridbench run --out pr.json   # the gate's input: >= 6 interleaved rounds a point\n"
       "  hybridbench compare main.json pr.json\n"
       "  hybridbench compare main.json pr.json --threshold 0.10 --bmf bencher.json\n"
       "  hybridbench compare main.json pr.json --format md --out pr-comment.md\n"
@@ -116,9 +117,11 @@ CommandFn add_compare_command(CLI::App& app) {
   add_real_option(*sub, "--alpha", o.alpha, "Significance level of the U test",
                   RealRange{0, 1, true, true})
       ->capture_default_str();
-  add_real_option(*sub, "--min-effect", o.min_effect,
-                  "Relative changes below this are SAME (must be <= --threshold)",
-                  RealRange::at_least(0))
+  add_real_option(
+      *sub, "--min-effect", o.min_effect,
+      "Relative changes below this are SAME (must be <= --threshold; identical runs minutes "
+      "apart differ by up to ~4% on a shared machine)",
+      RealRange::at_least(0))
       ->capture_default_str();
   add_percent_option(*sub, "--max-noise", o.max_noise,
                      "Noise limit in percent (10 or 10% = 10%): runs noisier than this (IQR / "

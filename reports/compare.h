@@ -16,9 +16,12 @@
 namespace hb::reports {
 
 struct CompareOptions {
-  double threshold = 0.05;   // a significant slowdown beyond this relative change is a regression
-  double alpha = 0.01;       // significance level of the U test
-  double min_effect = 0.02;  // relative median changes below this are SAME even when significant
+  double threshold = 0.05;  // a significant slowdown beyond this relative change is a regression
+  double alpha = 0.01;      // significance level of the U test
+  // Relative median changes below this are SAME even when significant: two identical default
+  // runs minutes apart on the shared 2-core VM differed by 2-4% on 6 of 30 points (run-level
+  // state the rounds inside one run cannot see), so anything smaller is not evidence.
+  double min_effect = 0.05;
   // Robust relative noise (robust_rel_noise) above which a one-round point is not trusted: a
   // significant change counts only beyond 3x the noise (its samples then barely overlap).
   double max_noise = 0.10;

@@ -136,7 +136,7 @@ TEST(CompareMarkdown, GeomeanWithinItsNoiseIsNoisy) {
   Report base;
   base.points = {make_point("a", 4096, 1e6, 0.2, 30, 1)};
   Report pr;
-  pr.points = {make_point("a", 4096, 1e6 * 1.05, 0.2, 30, 2)};
+  pr.points = {make_point("a", 4096, 1e6 * 1.08, 0.2, 30, 2)};  // beyond --min-effect
   const CompareResult c = compare_reports(base, pr, {});
   EXPECT_EQ(c.geomean.n, 1);
   EXPECT_EQ(c.geomean.verdict, Verdict::noisy) << c.geomean.ratio << " ± " << c.geomean.rel_noise;

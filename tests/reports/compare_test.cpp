@@ -131,8 +131,10 @@ TEST(Compare, FasterIsNotARegression) {
 }
 
 TEST(Compare, SignificantSlowdownUnderTheThresholdIsReportedButPasses) {
+  CompareOptions fine;  // --min-effect 2%: below the default, above this test's 0.5% noise
+  fine.min_effect = 0.02;
   const auto c =
-      compare_reports(single(pooled(1e6, 0.005, 1)), single(pooled(1.03e6, 0.005, 2)), {});
+      compare_reports(single(pooled(1e6, 0.005, 1)), single(pooled(1.03e6, 0.005, 2)), fine);
   EXPECT_EQ(only(c).verdict, Verdict::slower);
   EXPECT_FALSE(c.has_regression());
 }
@@ -417,11 +419,13 @@ TEST(CompareVerdict, NoiseLevelChangesAreNeverSlower) {
               << " change " << only(c).change << " p " << only(c).p_value;
           EXPECT_FALSE(c.has_regression());
         }
-  // +3% (beyond --min-effect) in rounds whose levels wander +-5%: the round medians overlap, so
-  // it cannot be told from the drift.
+  // +3% (beyond a --min-effect of 2%) in rounds whose levels wander +-5%: the round medians
+  // overlap, so it cannot be told from the drift.
+  CompareOptions fine;
+  fine.min_effect = 0.02;
   const auto c =
       compare_reports(single(pooled_point(1e6, {0.95, 1.02, 1.0, 1.05, 0.97, 1.01}, 1)),
-                      single(pooled_point(1.03e6, {1.04, 0.96, 1.0, 1.03, 0.98, 1.06}, 2)), {});
+                      single(pooled_point(1.03e6, {1.04, 0.96, 1.0, 1.03, 0.98, 1.06}, 2)), fine);
   EXPECT_GE(only(c).change, 0.02);
   EXPECT_EQ(only(c).verdict, Verdict::noisy);
 }
