@@ -284,6 +284,7 @@ TEST(Strategies, RejectBadOptions) {
   // strategy before a sweep starts (so `run` exits 2 up front instead of failing each point).
   EXPECT_THROW(h.make("quest", {{"quest.offload", "2"}}), Error);
   EXPECT_THROW(h.make("quest", {{"quest.offload", "yes"}}), Error);
+  EXPECT_THROW(h.make("infinigen", {{"infinigen.fit_fetch", "2"}}), Error);
   EXPECT_THROW(h.make("infinigen", {{"infinigen.partial_ratio", "0"}}), Error);
   EXPECT_THROW(h.make("h2o", {{"h2o.heavy_ratio", "-1"}}), Error);
   EXPECT_THROW(h.make("offload", {{"offload.chunk_tokens", "0"}}), Error);
