@@ -116,8 +116,9 @@ class Quest final : public baselines::KvStrategyBase {
       budget_pages_ = landing_pages_;
     }
     r.parameters["landing_pages"] =
-        std::to_string(landing_pages_) + " of " + std::to_string(worst) +
-        " (every KV head's union of its query heads' pages; a larger step lands in rounds)";
+        std::to_string(landing_pages_) + " of a worst case " + std::to_string(worst) +
+        " (all KV heads' unions of their query heads' pages; a step needing more lands in "
+        "rounds)";
     return true;
   }
 
