@@ -9,6 +9,7 @@
 
 #include "core/step_io.h"
 #include "core/strategy.h"
+#include "core/vocabulary.h"
 #include "kernels/cpu/attention.h"
 
 namespace hb::baselines {
@@ -29,6 +30,15 @@ inline int64_t accelerator_free(const Platform& pf) {
   return pf.accelerator->info().capacity_bytes - pf.accelerator->bytes_in_use();
 }
 
+// Bytes a strategy may fill, next to `fixed` bytes, with buffers it sizes to the budget when
+// their full size does not fit (Quest's landing pages, InfiniGen's fetch buffers): what is free
+// less 1/16 of it, left to the kernels' per-launch scratch (the CUDA accelerator charges their
+// descriptors and split partials to the same budget).
+inline int64_t fillable_bytes(const Platform& pf, int64_t fixed) {
+  const int64_t free = accelerator_free(pf);
+  return std::max<int64_t>(0, free - free / 16 - fixed);
+}
+
 // Sets status "oom" with a reason when `need` accelerator bytes do not fit; returns fit.
 inline bool check_accelerator_fit(const Platform& pf, int64_t need, const std::string& what,
                                   const std::string& fix, PlanResult& r) {
@@ -38,6 +48,20 @@ inline bool check_accelerator_fit(const Platform& pf, int64_t need, const std::s
   r.reason = what + " needs " + mib(need) + " of accelerator memory; " + mib(cap) + " available" +
              (fix.empty() ? "" : " (" + fix + ")");
   return false;
+}
+
+// --opt NAME.offload of a strategy whose paper also describes an offloading deployment (KV in
+// host memory, only what a step needs on the accelerator): auto offloads exactly when the
+// all-resident plan does not fit the accelerator budget, so a long context runs as the paper
+// would deploy it instead of being reported oom; 1 and 0 force one deployment.
+enum class OffloadChoice { automatic, always, never };
+inline constexpr Vocabulary<OffloadChoice, 3> kOffloadChoices{{"auto", "1", "0"}};
+
+// Records where the point keeps its KV and why, so the report shows the deployment next to the
+// figures it explains (strategy_params.deployment, .deployment_reason).
+inline void record_deployment(PlanResult& r, bool offloaded, const std::string& why) {
+  r.parameters["deployment"] = offloaded ? "offloaded" : "resident";
+  r.parameters["deployment_reason"] = why;
 }
 
 // Sets status "oom" when the host tier reports less free memory than `need`.

@@ -6,7 +6,9 @@
 // (only those K and V rows cross the link) and attended exactly with the new token.
 // Single-layer caveat: the original speculates layer i+1 from layer i's input while layer i
 // runs; one layer has no previous layer, so the speculation uses this step's own query and
-// nothing overlaps the fetch. See baselines/README.md.
+// nothing overlaps the fetch. The fetch buffers are sized to the accelerator budget: when the
+// cap on k does not fit next to the partial keys it is lowered to what does, with a warning
+// (infinigen.fit_fetch=0: oom instead). See baselines/README.md.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -37,9 +39,10 @@ class InfiniGen final : public baselines::KvStrategyBase {
  public:
   explicit InfiniGen(const StrategyOptions& o) : KvStrategyBase("infinigen", o) {
     require_options(partial_ratio_ > 0 && partial_ratio_ <= 1 && max_ratio_ > 0 &&
-                        max_ratio_ <= 1 && alpha_ >= 0 && (skew_ == 0 || skew_ == 1),
+                        max_ratio_ <= 1 && alpha_ >= 0 && (skew_ == 0 || skew_ == 1) &&
+                        (fit_fetch_ == 0 || fit_fetch_ == 1),
                     "infinigen.partial_ratio and infinigen.max_ratio must be in (0, 1], alpha >= "
-                    "0, skew 0 or 1",
+                    "0, skew and fit_fetch 0 or 1",
                     "e.g. --opt infinigen.partial_ratio=0.2 --opt infinigen.alpha=4");
   }
 
@@ -53,17 +56,9 @@ class InfiniGen final : public baselines::KvStrategyBase {
     kmax_ = std::max<int64_t>(
         1, static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(max_tokens_))));
     if (!budget_alone(problem, max_ratio_given_, "infinigen.max_ratio", r)) return;
+    // run --kv-budget: the cap on k is the budget less the new token, at every step.
     budget_cap_ = problem.kv_budget_tokens > 0;
-    if (budget_cap_) {
-      // run --kv-budget: the cap on k is the budget less the new token, at every step.
-      kmax_ = std::max<int64_t>(1, problem.kv_budget_tokens - 1);
-      r.parameters["kv_budget_mapping"] =
-          "k <= " + std::to_string(kmax_) +
-          " fetched tokens + the new token = " + std::to_string(problem.kv_budget_tokens) +
-          " (a cap: the realised k, the mean count within alpha of the best speculated logit, "
-          "may be lower; attended_tokens reports it)";
-    }
-    att_pages_ = pages_for(kmax_ + 1, P);
+    if (budget_cap_) kmax_ = std::max<int64_t>(1, problem.kv_budget_tokens - 1);
     es_ = dtype_size(shape.kv_dtype);
     block_ = static_cast<size_t>(P) * d * es_;
     pblock_ = static_cast<size_t>(P) * pd_pad_ * es_;
@@ -87,11 +82,14 @@ class InfiniGen final : public baselines::KvStrategyBase {
     r.parameters["speculation_input"] =
         "this step's query (single layer; original: previous layer's input)";
     r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
-    if (!check_host_kv_fit(platform, r)) return;
-    check_accelerator_fit(platform, accel_bytes(problem) + step_io_bytes(problem),
-                          "partial keys (" + std::to_string(pd_) + " dims) and " +
-                              std::to_string(kmax_) + " fetched tokens per head",
-                          "lower infinigen.partial_ratio or infinigen.max_ratio", r);
+    if (!check_host_kv_fit(platform, r) || !fit_fetch_cap(platform, r)) return;
+    att_pages_ = pages_for(kmax_ + 1, P);
+    if (budget_cap_)
+      r.parameters["kv_budget_mapping"] =
+          "k <= " + std::to_string(kmax_) +
+          " fetched tokens + the new token = " + std::to_string(kmax_ + 1) +
+          " (a cap: the realised k, the mean count within alpha of the best speculated logit, "
+          "may be lower; attended_tokens reports it)";
   }
 
   void load() override {
@@ -384,13 +382,67 @@ class InfiniGen final : public baselines::KvStrategyBase {
     t.syncs = 3;
   }
 
-  int64_t accel_bytes(const Problem& p) const {
+  // Accelerator bytes whatever k is: the projections, partial keys and queries, speculated
+  // logits, per-KV-head scores, counts, new partial keys and the step's activations.
+  int64_t fixed_bytes() const {
+    const Problem& p = *problem_;
     const int64_t B = p.batch, Hq = p.shape.q_heads, Hkv = p.shape.kv_heads, d = p.shape.head_dim;
     return B * Hkv * d * pd_pad_ * 4 + B * Hkv * max_pages_ * static_cast<int64_t>(pblock_) +
            B * Hq * pd_pad_ * 4 + B * Hq * max_tokens_ * 4 + B * Hkv * max_tokens_ * 4 +
-           B * Hkv * kmax_ * 4 + B * Hkv * (4 + pd_pad_ * 4) +
-           2 * B * Hkv * kmax_ * d * static_cast<int64_t>(es_) +
-           B * Hkv * att_pages_ * 2 * static_cast<int64_t>(block_);
+           B * Hkv * (4 + pd_pad_ * 4) + step_io_bytes(p);
+  }
+  // Accelerator bytes for a cap of k fetched tokens per KV head: the selection, the landing rows
+  // and the attention pages (the k rows and the new token).
+  int64_t fetch_bytes(int64_t k) const {
+    const int64_t BH = static_cast<int64_t>(problem_->batch) * problem_->shape.kv_heads;
+    return BH * k * 4 + 2 * BH * k * static_cast<int64_t>(row_bytes()) +
+           BH * pages_for(k + 1, problem_->page_tokens) * 2 * static_cast<int64_t>(block_);
+  }
+
+  // The largest cap k in [1, kmax_] whose fetch buffers fit `room` bytes (1 when none does).
+  int64_t largest_fitting_cap(int64_t room) const {
+    int64_t lo = 1, hi = kmax_;
+    while (lo < hi) {
+      const int64_t mid = hi - (hi - lo) / 2;
+      if (fetch_bytes(mid) <= room)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    return lo;
+  }
+
+  // InfiniGen's deployment keeps the KV cache in host memory and, on the accelerator, the
+  // partial keys and the fetched tokens' landing buffers, sized by the cap on k. When that cap
+  // does not fit, it is lowered to the largest that does (warning: only a step whose count
+  // within alpha exceeds it fetches fewer tokens than the original would), unless
+  // infinigen.fit_fetch=0; oom only when not even one fetched token fits.
+  bool fit_fetch_cap(const Platform& platform, PlanResult& r) {
+    const int64_t cap = accelerator_free(platform), fixed = fixed_bytes();
+    record_deployment(r, true,
+                      "InfiniGen's own: KV in host memory, partial keys and fetch buffers on the "
+                      "accelerator (" +
+                          mib(fixed + fetch_bytes(kmax_)) + " at a cap of " +
+                          std::to_string(kmax_) + " tokens, budget " + mib(cap) + ")");
+    if (fit_fetch_ == 1 && fixed + fetch_bytes(kmax_) > cap) {
+      const int64_t k_fit = largest_fitting_cap(fillable_bytes(platform, fixed));
+      if (fixed + fetch_bytes(k_fit) <= cap) {
+        r.warnings.push_back("infinigen: the fetch buffers for " + std::to_string(kmax_) +
+                             " tokens per head do not fit the accelerator next to the partial "
+                             "keys; the cap on k is lowered to " +
+                             std::to_string(k_fit) + " (raise --accelerator-memory)");
+        r.parameters["fetch_cap"] = std::to_string(k_fit) + " (lowered from " +
+                                    std::to_string(kmax_) + " to fit the accelerator budget)";
+      }
+      kmax_ = k_fit;  // if even that does not fit, the oom below names the smallest plan
+    }
+    return check_accelerator_fit(
+        platform, fixed + fetch_bytes(kmax_),
+        "partial keys (" + std::to_string(pd_) + " dims) and " + std::to_string(kmax_) +
+            " fetched tokens per head",
+        fit_fetch_ == 1 ? "lower infinigen.partial_ratio"
+                        : "infinigen.fit_fetch=1 lowers the cap on fetched tokens to what fits",
+        r);
   }
 
   // InfiniGen's offline skewing and prefill column choice, for one KV head of one sequence:
@@ -448,6 +500,7 @@ class InfiniGen final : public baselines::KvStrategyBase {
   const double alpha_ = option("alpha", 4.0);
   const double max_ratio_ = option("max_ratio", 0.2);
   const bool max_ratio_given_ = option_given("max_ratio");
+  const double fit_fetch_ = option("fit_fetch", 1);
   bool budget_cap_ = false;  // run --kv-budget: kmax_ is the cap at every step
   const double skew_ = option("skew", 1);
   int pd_ = 0, pd_pad_ = 0;

@@ -51,6 +51,32 @@ class KvStrategyBase : public Strategy {
   double option(const std::string& key, double def) const {
     return options_->number(name_, key, def);
   }
+  // The strategy's option `key` read as an OffloadChoice (auto, 1, 0; default auto), for member
+  // initializers; anything else is refused with the values allowed.
+  OffloadChoice offload_option(const std::string& key) const {
+    const std::string v =
+        options_->text(name_, key, kOffloadChoices.name(OffloadChoice::automatic));
+    if (auto c = kOffloadChoices.parse(v)) return *c;
+    throw Error("--opt " + name_ + "." + key + "=" + v + " is not one of " + kOffloadChoices.list(),
+                "e.g. --opt " + name_ + "." + key + "=auto");
+  }
+  // Whether to offload under `choice` (option `key`): auto offloads exactly when the all-resident
+  // plan's `resident_need` accelerator bytes do not fit what is free. Records the deployment and
+  // why in r's parameters.
+  bool choose_offload(OffloadChoice choice, int64_t resident_need, const std::string& key,
+                      const Platform& platform, PlanResult& r) const {
+    const int64_t cap = accelerator_free(platform);
+    const std::string fit = "all-resident needs " + mib(resident_need) + ", budget " + mib(cap);
+    const std::string opt = name_ + "." + key;
+    bool offload = choice == OffloadChoice::always;
+    std::string why = opt + "=" + kOffloadChoices.name(choice) + " (" + fit + ")";
+    if (choice == OffloadChoice::automatic) {
+      offload = resident_need > cap;
+      why = fit + (offload ? ": KV offloaded to host memory" : ": fits") + " (" + opt + "=auto)";
+    }
+    record_deployment(r, offload, why);
+    return offload;
+  }
   // Whether --opt NAME.key was given at all (for options run --kv-budget replaces).
   bool option_given(const std::string& key) const {
     return options_->all().count(name_ + "." + key) > 0;

@@ -4,11 +4,13 @@
 // always including the current page) are attended exactly. Each query head selects its own
 // pages, as each head does in the original (MHA); under GQA the offloaded setting moves a KV
 // head's union of its query heads' pages once, and attention reads each query head's. Resident
-// setting (the original, default): all KV on the accelerator, selection saves only accelerator
-// reads. Offloaded setting (quest.offload=1): pages live in host memory and only the selected pages
-// cross the link each step. See baselines/README.md.
+// setting (the original): all KV on the accelerator, selection saves only accelerator reads.
+// Offloaded setting (quest.offload=1, and by default when all-resident does not fit): pages live
+// in host memory and only the selected pages cross the link each step, into landing pages sized
+// to the accelerator budget. See baselines/README.md.
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "baselines/common.h"
@@ -32,18 +34,38 @@ using namespace baselines;
 class Quest final : public baselines::KvStrategyBase {
  public:
   explicit Quest(const StrategyOptions& o) : KvStrategyBase("quest", o) {
-    require_options(
-        budget_opt_ >= 1 && min_pages_opt_ >= 1 && (offload_opt_ == 0 || offload_opt_ == 1),
-        "quest.budget and quest.min_pages must be >= 1 and quest.offload 0 or 1",
-        "e.g. --opt quest.budget=2048 --opt quest.offload=1");
+    require_options(budget_opt_ >= 1 && min_pages_opt_ >= 1,
+                    "quest.budget and quest.min_pages must be >= 1",
+                    "e.g. --opt quest.budget=2048 --opt quest.offload=1");
   }
 
+  // Quest's token budget, then the deployment: all-resident (the original) when it fits or
+  // quest.offload=0, else the offloaded setting with landing pages sized to what is left.
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
-    offload_ = offload_opt_ == 1;
-    const int P = problem.page_tokens;
-    const auto& shape = problem.shape;
-    // Quest's controller: max(3, budget / page) pages, the current page included.
     if (!budget_alone(problem, budget_given_, "quest.budget", r)) return;
+    plan_budget(problem, r);
+    const int64_t max_tokens = full_context();
+    max_pages_ = pages_for(max_tokens, problem.page_tokens);
+    block_ = static_cast<size_t>(problem.page_tokens) * problem.shape.head_dim *
+             dtype_size(problem.shape.kv_dtype);
+    meta_blocks_ = pages_for(max_pages_, kMetaSlots);
+    const int64_t base = metadata_bytes() + step_io_bytes(problem);
+    const int64_t resident = base + kv_bytes(platform.accelerator->memory(), max_tokens);
+    offload_ = choose_offload(offload_opt_, resident, "offload", platform, r);
+    if (!offload_) {
+      if (!check_accelerator_fit(platform, resident, "all KV plus page metadata",
+                                 "quest.offload=auto or 1 keeps KV in host memory", r))
+        return;
+    } else if (!check_host_kv_fit(platform, r) || !plan_landing(platform, base, r)) {
+      return;
+    }
+    write_parameters(problem, platform, r);
+  }
+
+ private:
+  // Quest's controller: max(min_pages, budget / page) pages, the current page included.
+  void plan_budget(const Problem& problem, PlanResult& r) {
+    const int P = problem.page_tokens;
     const int64_t budget =
         problem.kv_budget_tokens > 0 ? problem.kv_budget_tokens : static_cast<int64_t>(budget_opt_);
     budget_pages_ = std::max<int64_t>(static_cast<int64_t>(min_pages_opt_), budget / P);
@@ -53,41 +75,67 @@ class Quest final : public baselines::KvStrategyBase {
           " tokens -> max(min_pages, budget / page) = " + std::to_string(budget_pages_) +
           " pages of " + std::to_string(P) +
           " (the current page included: a partly filled one attends fewer)";
-    const int64_t max_tokens = full_context();
-    max_pages_ = pages_for(max_tokens, P);
-    block_ = static_cast<size_t>(P) * shape.head_dim * dtype_size(shape.kv_dtype);
-    r.parameters["page_tokens"] = std::to_string(P);
-    r.parameters["budget_tokens"] = std::to_string(budget_pages_ * P);
+  }
+
+  // Accelerator bytes both settings need besides the KV: the page bounds (center and radius
+  // planes), the current boxes, |q|, the page scores and the selection.
+  int64_t metadata_bytes() const {
+    const auto& shape = problem_->shape;
+    const int64_t B = problem_->batch, Hkv = shape.kv_heads;
+    const int64_t meta = 2 * B * Hkv * meta_blocks_ * kMetaSlots * shape.head_dim *
+                         static_cast<int64_t>(dtype_size(shape.kv_dtype));
+    return meta + B * shape.q_heads * budget_pages_ * 4 + B * Hkv * 2 * shape.head_dim * 4 +
+           B * shape.q_heads * (shape.head_dim + 2 * max_pages_) * 4;
+  }
+
+  // Offloaded setting: the landing pages hold one step's selected pages, each KV head's union
+  // of its query heads' pages, at most. An offloading system sizes that buffer to its memory:
+  // when fewer pages fit than the worst case, a step whose unions outgrow it lands and attends
+  // them in rounds of query heads (exact, same selection), so Quest keeps its own budget. Only
+  // when one query head's pages do not fit is the budget lowered (warning), and only when not
+  // even min_pages fit is the point oom.
+  bool plan_landing(const Platform& platform, int64_t base, PlanResult& r) {
+    const int64_t page = 2 * static_cast<int64_t>(block_);
+    const int64_t worst = problem_->batch * problem_->shape.kv_heads * union_pages_max();
+    landing_pages_ = base + worst * page <= accelerator_free(platform)
+                         ? worst
+                         : fillable_bytes(platform, base) / page;
+    // A round needs one query head's pages (never more than the context's).
+    const int64_t min_pages = std::min(static_cast<int64_t>(min_pages_opt_), max_pages_);
+    if (landing_pages_ < min_pages)  // with the kernels' scratch (fillable_bytes): oom
+      return check_accelerator_fit(platform,
+                                   base + min_pages * page + accelerator_free(platform) / 16,
+                                   "page metadata, " + std::to_string(min_pages) +
+                                       " landing pages (quest.min_pages) and kernel scratch",
+                                   "lower quest.min_pages or raise --accelerator-memory", r);
+    if (landing_pages_ < std::min(budget_pages_, max_pages_)) {
+      r.warnings.push_back("quest: " + std::to_string(budget_pages_) +
+                           " pages per step do not fit the accelerator next to the page bounds; "
+                           "lowered to " +
+                           std::to_string(landing_pages_) + " (raise --accelerator-memory)");
+      budget_pages_ = landing_pages_;
+    }
+    r.parameters["landing_pages"] =
+        std::to_string(landing_pages_) + " of a worst case " + std::to_string(worst) +
+        " (all KV heads' unions of their query heads' pages; a step needing more lands in "
+        "rounds)";
+    return true;
+  }
+
+  void write_parameters(const Problem& problem, const Platform& platform, PlanResult& r) const {
+    r.parameters["page_tokens"] = std::to_string(problem.page_tokens);
+    r.parameters["budget_tokens"] = std::to_string(budget_pages_ * problem.page_tokens);
     r.parameters["budget_pages"] = std::to_string(budget_pages_);
     r.parameters["offload"] = offload_ ? "1" : "0";
     r.parameters["gqa"] =
         "per query head (the original's per-head selection); reads and moves the union of a KV "
         "head's query heads' pages";
     r.parameters["metadata"] =
-        "per-page key box as center/radius in " + std::string(dtype_name(shape.kv_dtype));
+        "per-page key box as center/radius in " + std::string(dtype_name(problem.shape.kv_dtype));
     if (offload_) r.parameters["kv_tier"] = platform.host_tiers.at(0).location.to_string();
-    const int64_t B = problem.batch, Hkv = shape.kv_heads;
-    meta_blocks_ = pages_for(max_pages_, kMetaSlots);
-    const int64_t meta = 2 * B * Hkv * meta_blocks_ * kMetaSlots * shape.head_dim *
-                         static_cast<int64_t>(dtype_size(shape.kv_dtype));
-    const int64_t scratch = B * shape.q_heads * budget_pages_ * 4 +
-                            B * Hkv * 2 * shape.head_dim * 4 +
-                            B * shape.q_heads * (shape.head_dim + 2 * max_pages_) * 4;
-    int64_t need = meta + scratch + step_io_bytes(problem);
-    if (offload_) {
-      if (!check_host_kv_fit(platform, r)) return;
-      need += B * Hkv * union_pages_max() * 2 * static_cast<int64_t>(block_);  // landing pages
-      check_accelerator_fit(platform, need,
-                            "page metadata and " + std::to_string(union_pages_max()) +
-                                " landing pages per KV head (its query heads' union)",
-                            "lower quest.budget", r);
-    } else {
-      need += kv_bytes(platform.accelerator->memory(), max_tokens);
-      check_accelerator_fit(platform, need, "all KV plus page metadata",
-                            "quest.offload=1 keeps KV in host memory", r);
-    }
   }
 
+ public:
   void load() override {
     Accelerator& acc = *platform_.accelerator;
     auto mem = acc.memory();
@@ -113,9 +161,10 @@ class Quest final : public baselines::KvStrategyBase {
       mr_table_[i] = PageRef{mr_.as<std::byte>() + i * mblock, nullptr};
     }
     if (offload_) {
-      landing_ = mem->allocate(BH * union_pages_max() * 2 * block_);
-      stage_ =
-          acc.staging_memory(platform_.host_tiers.at(0).location.node)->allocate(landing_.size());
+      landing_ = mem->allocate(static_cast<size_t>(landing_pages_) * 2 * block_);
+      // Host staging holds every round's pages: each query head's at most once per round.
+      stage_ = acc.staging_memory(platform_.host_tiers.at(0).location.node)
+                   ->allocate(BQ * budget_pages_ * 2 * block_);
     }
     upload_prompt_bounds();
     make_step_io();
@@ -248,21 +297,10 @@ class Quest final : public baselines::KvStrategyBase {
     }
   }
 
-  // Most pages a KV head's query heads select together (their union): what landing holds.
+  // Most pages a KV head's query heads select together (their union): the landing pages' worst
+  // case per KV head.
   int64_t union_pages_max() const {
     return std::min(max_pages_, budget_pages_ * problem_->shape.group_size());
-  }
-
-  // The pages the query heads of KV head `kvh` of sequence b selected, ascending and distinct
-  // (needs sel_host_ of this step): what a GQA kernel reads once for the group, and what the
-  // offloaded setting moves.
-  std::vector<int32_t> union_pages(int b, int kvh, int64_t kp) const {
-    const int G = problem_->shape.group_size();
-    const size_t row0 = (static_cast<size_t>(b) * problem_->shape.q_heads + kvh * G) * kp;
-    std::vector<int32_t> u(sel_host_.begin() + row0, sel_host_.begin() + row0 + G * kp);
-    std::sort(u.begin(), u.end());
-    u.erase(std::unique(u.begin(), u.end()), u.end());
-    return u;
   }
 
   // Traffic both settings share: the page bounds scored, the current box updated, attention
@@ -326,31 +364,42 @@ class Quest final : public baselines::KvStrategyBase {
   }
 
   // Offloaded setting: once the selection is back, the host stores the new token and gathers
-  // the selected pages (the current one included); only those cross the link, and attention
-  // runs on the landing pages.
+  // the selected pages (the current one included); only those cross the link, round by round
+  // into the landing pages (one round unless the unions outgrow them), and each round's query
+  // heads attend there. The queue is in order, so a round's copy waits for the last attention.
   void finish_offloaded(const StepPages& sp, int64_t t0, StepResult& out) {
     Accelerator& acc = *platform_.accelerator;
-    const int B = problem_->batch;
     const int64_t kp = sp.kp;
     acc.synchronize();
     const int64_t t1 = now_ns();
     out.phase_ns[phase::kSelect] = t1 - t0;
     complete_selection(sp);
     append_new_token_from_host_rows();
-    const std::vector<size_t> slot = gather_selected_pages(kp);
+    std::vector<size_t> slot(sel_host_.size());
+    const std::vector<LandingRound> rounds = gather_selected_pages(kp, slot);
     const int64_t t2 = now_ns();
     out.phase_ns[phase::kCpu] = t2 - t1;
-    const size_t moved = landed_pages_ * 2 * block_;
-    acc.copy_to_device(landing_.data(), stage_.data(), moved);
     auto* land = landing_.as<std::byte>();
     SelectedPages pages = selected_pages(kp, sp.tokens, [&](size_t row, int64_t j) {
       const size_t i = slot[row * kp + j];
       return PageRef{land + (i * 2) * block_, land + (i * 2 + 1) * block_};
     });
-    acc.decode_attention(pages.args.data(), B);
+    size_t moved = 0;
+    for (const LandingRound& rd : rounds) {
+      acc.copy_to_device(land, stage_.as<std::byte>() + rd.stage0 * 2 * block_,
+                         rd.pages * 2 * block_);
+      std::vector<DecodeAttentionArgs> args = row_range_args(pages.args, rd.row0, rd.row1);
+      acc.decode_attention(args.data(), static_cast<int>(args.size()));
+      moved += rd.pages * 2 * block_;
+    }
     collect_output(out);
     out.phase_ns[phase::kAccelerator] = now_ns() - t2;
-    Traffic& t = out.traffic;
+    count_offloaded_traffic(sp, moved, static_cast<int64_t>(rounds.size()), out.traffic);
+  }
+
+  void count_offloaded_traffic(const StepPages& sp, size_t moved, int64_t rounds,
+                               Traffic& t) const {
+    const int B = problem_->batch;
     const MemoryKind tier = platform_.host_tiers.at(0).location.kind;
     t.d2h_bytes = static_cast<int64_t>(2 * io_->kv_row_bytes() + selection_bytes(sp));
     t.h2d_bytes = static_cast<int64_t>(moved);
@@ -360,34 +409,73 @@ class Quest final : public baselines::KvStrategyBase {
     t.write(Processor::accelerator, MemoryKind::accelerator,
             static_cast<int64_t>(moved));  // landing pages
     count_attention_reads(sp, MemoryKind::accelerator, t);
-    t.kernel_launches = selecting(sp) ? 4 : 2;  // bound fold, [page bounds, top-k,] attention
+    // bound fold, [page bounds, top-k,] one attention per landing round
+    t.kernel_launches = (selecting(sp) ? 3 : 1) + rounds;
     t.syncs = 2;
   }
 
-  // Host: the union of each (sequence, KV head)'s selected pages into pinned staging, packed,
-  // K then V per page (a page two query heads picked crosses once). Returns, per (query head
-  // row, j), the landing slot of its j-th page; sets landed_pages_.
-  std::vector<size_t> gather_selected_pages(int64_t kp) {
-    const int Hkv = problem_->shape.kv_heads, G = problem_->shape.group_size();
+  // One landing round: query-head rows [row0, row1) (row = b * q_heads + h) attend the `pages`
+  // pages staged from page stage0 on, landed at the start of the landing pages.
+  struct LandingRound {
+    size_t row0 = 0, row1 = 0, stage0 = 0, pages = 0;
+  };
+
+  // Host: each (sequence, KV head)'s union of its query heads' selected pages into pinned
+  // staging, packed, K then V per page (a page two query heads of a round picked crosses once).
+  // A query head whose new pages would overflow the landing pages starts a new round. Sets, per
+  // (query head row, j), the landing slot of its j-th page within its round.
+  std::vector<LandingRound> gather_selected_pages(int64_t kp, std::vector<size_t>& slot) {
+    const int Hq = problem_->shape.q_heads, G = problem_->shape.group_size();
     auto* stage = stage_.as<std::byte>();
-    std::vector<size_t> slot(sel_host_.size());
-    size_t next = 0;
-    for (int b = 0; b < problem_->batch; ++b)
-      for (int h = 0; h < Hkv; ++h) {
-        const std::vector<int32_t> u = union_pages(b, h, kp);
-        for (size_t i = 0; i < u.size(); ++i) {
-          const PageRef& pg = kv_->cache(b).page(h, u[i]);
-          std::memcpy(stage + ((next + i) * 2) * block_, pg.k, block_);
-          std::memcpy(stage + ((next + i) * 2 + 1) * block_, pg.v, block_);
+    std::vector<LandingRound> rounds(1);
+    size_t next = 0;  // pages staged so far
+    const size_t rows = static_cast<size_t>(problem_->batch) * Hq;
+    for (size_t g0 = 0; g0 < rows; g0 += G) {  // the first query-head row of a KV head
+      const int b = static_cast<int>(g0 / Hq), h = static_cast<int>(g0 % Hq) / G;
+      std::map<int32_t, size_t> at;  // page -> staged index, within the current round
+      for (size_t row = g0; row < g0 + G; ++row) {
+        const int32_t* pg = sel_host_.data() + row * kp;
+        const auto fresh = std::count_if(pg, pg + kp, [&](int32_t p) { return !at.count(p); });
+        if (rounds.back().pages + fresh > static_cast<size_t>(landing_pages_)) {
+          rounds.push_back(LandingRound{row, row, next, 0});
+          at.clear();
         }
-        const size_t row0 = (static_cast<size_t>(b) * problem_->shape.q_heads + h * G) * kp;
-        for (size_t e = row0; e < row0 + static_cast<size_t>(G * kp); ++e)
-          slot[e] = next + static_cast<size_t>(std::lower_bound(u.begin(), u.end(), sel_host_[e]) -
-                                               u.begin());
-        next += u.size();
+        for (int64_t j = 0; j < kp; ++j) {
+          auto [it, added] = at.emplace(pg[j], next);
+          if (added) {
+            const PageRef& src = kv_->cache(b).page(h, pg[j]);
+            std::memcpy(stage + (next * 2) * block_, src.k, block_);
+            std::memcpy(stage + (next * 2 + 1) * block_, src.v, block_);
+            ++next;
+            ++rounds.back().pages;
+          }
+          slot[row * kp + j] = it->second - rounds.back().stage0;
+        }
+        rounds.back().row1 = row + 1;
       }
-    landed_pages_ = next;
-    return slot;
+    }
+    return rounds;
+  }
+
+  // The attention arguments of query-head rows [row0, row1) only: each sequence's args (one
+  // per sequence, a view of one head per query head) narrowed to its rows in the range.
+  std::vector<DecodeAttentionArgs> row_range_args(const std::vector<DecodeAttentionArgs>& all,
+                                                  size_t row0, size_t row1) const {
+    const size_t Hq = static_cast<size_t>(problem_->shape.q_heads);
+    const size_t d = static_cast<size_t>(problem_->shape.head_dim);
+    std::vector<DecodeAttentionArgs> out;
+    for (size_t b = row0 / Hq; b < all.size() && b * Hq < row1; ++b) {
+      const size_t h0 = std::max(row0, b * Hq) - b * Hq, h1 = std::min(row1, (b + 1) * Hq) - b * Hq;
+      DecodeAttentionArgs a = all[b];
+      a.q += h0 * d;
+      a.o += h0 * d;
+      a.lse += h0;
+      a.q_heads = static_cast<int>(h1 - h0);
+      a.kv.kv_heads = a.q_heads;
+      a.kv.heads += h0;
+      out.push_back(a);
+    }
+    return out;
   }
 
   // Prefill: the bounds of every prompt page and the current page's exact box (new keys fold
@@ -453,7 +541,7 @@ class Quest final : public baselines::KvStrategyBase {
 
   const double budget_opt_ = option("budget", 2048);
   const bool budget_given_ = option_given("budget");
-  const double offload_opt_ = option("offload", 0);
+  const OffloadChoice offload_opt_ = offload_option("offload");
   const double min_pages_opt_ = option("min_pages", 3);
   bool offload_ = false;
   int64_t budget_pages_ = 0, max_pages_ = 0;
@@ -465,7 +553,7 @@ class Quest final : public baselines::KvStrategyBase {
   // plane's pass: [2][batch][q_head][max_pages]), the selection per query head, landing pages
   // (offloaded setting: each KV head's union, packed).
   Buffer mc_, mr_, box_, qabs_, bounds_, sel_, landing_;
-  size_t landed_pages_ = 0;
+  int64_t landing_pages_ = 0;  // offloaded setting: pages the landing buffer holds
   std::vector<PageRef> mc_table_, mr_table_;
   Buffer stage_;                     // host staging for the offloaded setting
   std::vector<int32_t> sel_host_;    // [batch][q_head][kp] this step's pages, ascending

@@ -254,18 +254,22 @@ TEST(Strategies, StreamingLlmWindowOption) {
 
 TEST(Strategies, PlansReportOomOnASmallAccelerator) {
   Harness h("qwen2.5-0.5b", 4000, 2, 1, WorkloadSpec::Kind::structured, 256 * 1024);
-  for (const std::string name :
-       {"full-gpu", "h2o", "streamingllm", "quest", "infinigen", "offload"}) {
+  for (const std::string name : {"full-gpu", "h2o", "streamingllm", "infinigen", "offload"}) {
     auto s = h.make(name);
     PlanResult p = s->plan(h.problem, h.platform);
     EXPECT_EQ(p.status, PlanStatus::oom) << name;
     EXPECT_NE(p.reason.find("MiB"), std::string::npos) << name << ": " << p.reason;
   }
-  // Offloading strategies fit where the resident ones do not. Offloaded Quest lands each KV
-  // head's union of its 7 query heads' pages (up to 7 x 4 pages of 2 x 2 KiB per KV head, next
-  // to 128 KiB of page bounds), so it gets 1 MiB, still half the 2 MiB of KV.
+  // All-resident Quest (quest.offload=0) does not fit; by default it offloads instead
+  // (tests/baselines/deployment_test.cpp).
+  PlanResult q0 = h.make("quest", {{"quest.offload", "0"}})->plan(h.problem, h.platform);
+  EXPECT_EQ(q0.status, PlanStatus::oom);
+  EXPECT_NE(q0.reason.find("MiB"), std::string::npos) << q0.reason;
+  // Offloading strategies fit where the resident ones do not: offloaded Quest keeps 128 KiB of
+  // page bounds and its landing pages (2 x 2 KiB each) on the accelerator, not the 2 MiB of KV.
   Harness big("qwen2.5-0.5b", 4000, 2, 1, WorkloadSpec::Kind::structured, 1024 * 1024);
-  EXPECT_EQ(big.make("quest")->plan(big.problem, big.platform).status, PlanStatus::oom);
+  EXPECT_EQ(big.make("quest", {{"quest.offload", "0"}})->plan(big.problem, big.platform).status,
+            PlanStatus::oom);
   auto q = big.make("quest", {{"quest.offload", "1"}, {"quest.budget", "64"}});
   EXPECT_EQ(q->plan(big.problem, big.platform).status, PlanStatus::ok);
   auto o = h.make("offload", {{"offload.chunk_tokens", "64"}});
@@ -279,6 +283,8 @@ TEST(Strategies, RejectBadOptions) {
   // Out-of-range values are refused when the strategy is made, as the runner does for every
   // strategy before a sweep starts (so `run` exits 2 up front instead of failing each point).
   EXPECT_THROW(h.make("quest", {{"quest.offload", "2"}}), Error);
+  EXPECT_THROW(h.make("quest", {{"quest.offload", "yes"}}), Error);
+  EXPECT_THROW(h.make("infinigen", {{"infinigen.fit_fetch", "2"}}), Error);
   EXPECT_THROW(h.make("infinigen", {{"infinigen.partial_ratio", "0"}}), Error);
   EXPECT_THROW(h.make("h2o", {{"h2o.heavy_ratio", "-1"}}), Error);
   EXPECT_THROW(h.make("offload", {{"offload.chunk_tokens", "0"}}), Error);

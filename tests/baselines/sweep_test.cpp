@@ -157,10 +157,18 @@ TEST(Sweep, OomAndUnknownOptionsAreReported) {
   spec.strategy_options = {{"offload.chunk_tokens", "256"}};
   const auto report = run_sweep(spec, RunEnvironment{});
   EXPECT_EQ(point(report, "full-gpu", 2048).status, reports::PointStatus::oom);
-  EXPECT_EQ(point(report, "quest", 2048).status, reports::PointStatus::oom);
-  EXPECT_NE(point(report, "quest", 2048).reason.find("quest.offload=1"), std::string::npos);
+  // Quest has an offloaded deployment: by default it takes it rather than oom.
+  EXPECT_EQ(point(report, "quest", 2048).status, reports::PointStatus::ok);
+  EXPECT_EQ(point(report, "quest", 2048).strategy_params.at("deployment"), "offloaded");
   EXPECT_EQ(point(report, "cpu-only", 2048).status, reports::PointStatus::ok);
   EXPECT_EQ(point(report, "offload", 2048).status, reports::PointStatus::ok);
+  spec.strategy_options = {{"quest.offload", "0"}};  // all-resident: oom, naming the fix
+  spec.strategies = {"quest"};
+  const auto resident = run_sweep(spec, RunEnvironment{});
+  EXPECT_EQ(point(resident, "quest", 2048).status, reports::PointStatus::oom);
+  EXPECT_NE(point(resident, "quest", 2048).reason.find("quest.offload=auto or 1"),
+            std::string::npos);
+  spec.strategies = {"all"};
   spec.strategy_options = {{"streamingllm.windw", "10"}};
   EXPECT_THROW(run_sweep(spec, RunEnvironment{}), Error);
 }
