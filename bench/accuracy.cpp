@@ -95,6 +95,21 @@ const StepReference& ReferenceOracle::at(int s, bool with_probs) {
   return cur_;
 }
 
+namespace {
+
+// Workload::needle_min_mass: the exact attention's share on the needle span at (sequence, head)
+// bh, when the reference kept probabilities.
+bool needle_relevant(const Workload& w, const StepReference& ref, size_t bh) {
+  if (w.needle_min_mass <= 0 || ref.probs.empty()) return true;
+  const double* p = ref.probs.data() + bh * ref.context;
+  double mass = 0;
+  for (int64_t t = w.needle_token; t < w.needle_token + w.needle_tokens && t < ref.context; ++t)
+    mass += p[t];
+  return mass >= w.needle_min_mass;
+}
+
+}  // namespace
+
 void AccuracyAccumulator::add(const StepReference& ref, const StepResult& out) {
   const auto& shape = problem_.shape;
   const int B = problem_.batch, H = shape.q_heads, d = shape.head_dim;
@@ -126,7 +141,7 @@ void AccuracyAccumulator::add(const StepReference& ref, const StepResult& out) {
         recall += std::min(1.0, m);
       }
       const Workload& w = problem_.workloads[b];
-      if (w.needle_token >= 0) {
+      if (w.needle_token >= 0 && needle_relevant(w, ref, bh)) {
         // Retrieved when the output carries at least half of the needle's value that the exact
         // output carries (the exact output itself is dominated by the needle).
         const float* nv = w.needle_value.data() + static_cast<size_t>(shape.kv_head_of(h)) * d;
@@ -165,6 +180,7 @@ void AccuracyAccumulator::add(const StepReference& ref, const StepResult& out) {
   cosine_ += (ref2 > 0 && out2 > 0) ? dot / std::sqrt(ref2 * out2) : (ref2 == out2 ? 1.0 : 0.0);
   max_abs_ = std::max(max_abs_, max_abs);
   recall_ += recall / (static_cast<double>(B) * H);
+  recall_per_step_.push_back({ref.step, recall / (static_cast<double>(B) * H)});
 }
 
 std::optional<reports::AttendedTokens> AccuracyAccumulator::attended() const {
@@ -181,6 +197,7 @@ reports::Accuracy AccuracyAccumulator::result() const {
   a.cosine = cosine_ / steps_;
   a.max_abs_err = max_abs_;
   a.mass_recall = recall_ / steps_;
+  a.recall_per_step = recall_per_step_;
   a.needle_success_rate =
       needle_trials_ ? static_cast<double>(needle_hits_) / needle_trials_ : -1.0;
   // Only when every scored step had the traced model's output to compare with.

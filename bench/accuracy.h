@@ -56,6 +56,7 @@ class AccuracyAccumulator {
   const Problem& problem_;
   int64_t steps_ = 0;
   double rel_l2_ = 0, cosine_ = 0, max_abs_ = 0, recall_ = 0;
+  std::vector<reports::Accuracy::StepRecall> recall_per_step_;
   int64_t needle_trials_ = 0, needle_hits_ = 0;
   double captured_rel_l2_ = 0;  // against the trace's captured outputs, when it has them
   int64_t captured_steps_ = 0;

@@ -7,6 +7,8 @@
 #include <set>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/model_presets.h"
@@ -31,6 +33,10 @@ const std::vector<std::string> kQDims = {"step", "head", "element"};
 const std::vector<std::string> kPromptQDims = {"row", "head", "element"};
 const std::vector<std::string> kODims = {"step", "head", "element"};
 
+// A traced head scores the needle where the exact attention gives the span a tenth of its mass
+// (Workload::needle_min_mass): retrieval heads, as needle-in-a-haystack studies single them out.
+constexpr double kTraceNeedleMinMass = 0.1;
+
 // Rows converted per read while scanning: bounds the scan's memory at 4 MiB of floats.
 constexpr int64_t kScanElems = 1 << 20;
 
@@ -50,6 +56,40 @@ const SafetensorsTensor& trace_tensor(const SafetensorsFile& f, const std::strin
     if (d <= 0 || d > (1 << 20))
       bad(f.path(), "tensor '" + name + "' has an impossible head count or head_dim");
   return *t;
+}
+
+// A whole non-negative decimal integer from the metadata's string value, or -1.
+int64_t metadata_integer(const nlohmann::json& meta, const char* key) {
+  const auto it = meta.find(key);
+  if (it == meta.end()) return -1;
+  const std::string text = it->is_string() ? it->get<std::string>() : it->dump();
+  if (text.empty() || text.size() > 18 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return -2;
+  return std::stoll(text);
+}
+
+// The planted needle span from __metadata__ (needle_token, needle_tokens), checked against the
+// trace's prompt: both or neither, a span of at least one token inside the prompt.
+void read_needle(const SafetensorsFile& f, TraceInfo& i) {
+  const auto header = nlohmann::json::parse(f.header_text(), nullptr, false);
+  if (header.is_discarded() || !header.contains("__metadata__")) return;
+  const auto& meta = header["__metadata__"];
+  if (!meta.is_object()) return;
+  const int64_t first = metadata_integer(meta, "needle_token"),
+                count = metadata_integer(meta, "needle_tokens");
+  if (first == -1 && count == -1) return;
+  if (first < 0 || count < 1 || first + count > i.prompt_tokens())
+    throw Error("trace file '" + f.path() + "' names a needle span (__metadata__ needle_token " +
+                    (first < 0 ? std::string("missing or not an integer") : std::to_string(first)) +
+                    ", needle_tokens " +
+                    (count < 0 ? std::string("missing or not an integer") : std::to_string(count)) +
+                    ") that is not a span of at least one token inside its prompt of " +
+                    std::to_string(i.prompt_tokens()) + " tokens",
+                "give both as decimal strings with needle_token + needle_tokens <= the prompt's "
+                "tokens (scripts/capture-trace.py --needle writes them), or remove both");
+  i.needle_token = first;
+  i.needle_tokens = count;
 }
 
 TraceInfo info_of(const SafetensorsFile& f) {
@@ -89,6 +129,7 @@ TraceInfo info_of(const SafetensorsFile& f) {
     if (o.shape != q.shape) bad(path, "o (the captured outputs) must have q's shape");
     i.captured_outputs = true;
   }
+  read_needle(f, i);
   return i;
 }
 
@@ -257,11 +298,43 @@ Workload TraceFile::workload(const AttentionShape& shape, int64_t seq_len, int d
     for (size_t s = 0; s < w.steps.size(); ++s)
       w.steps[s].captured_o.assign(o.begin() + s * qrow, o.begin() + (s + 1) * qrow);
   }
+  plant_needle(w, seq_len);
   if (const int64_t m = prompt_queries_for(seq_len); m > 0) {
     w.prompt_queries.resize(static_cast<size_t>(m) * qrow);
     file_.read_rows_fp32(*file_.find("prompt_q"), 0, m, w.prompt_queries.data(), kPromptQDims);
   }
   return w;
+}
+
+void TraceFile::plant_needle(Workload& w, int64_t seq_len) const {
+  if (info_.needle_token < 0 || info_.needle_token + info_.needle_tokens > seq_len) return;
+  const int kvh = w.shape.kv_heads, d = w.shape.head_dim;
+  w.needle_token = info_.needle_token;
+  w.needle_tokens = info_.needle_tokens;
+  w.needle_min_mass = kTraceNeedleMinMass;
+  w.needle_value.assign(static_cast<size_t>(kvh) * d, 0.0f);
+  std::vector<double> span(static_cast<size_t>(kvh) * d), all(span.size());
+  for (int64_t t = 0; t < seq_len; ++t) {
+    const bool in_span = t >= w.needle_token && t < w.needle_token + w.needle_tokens;
+    for (size_t i = 0; i < span.size(); ++i) {
+      const double x = w.prompt.v[static_cast<size_t>(t) * span.size() + i];
+      all[i] += x;
+      if (in_span) span[i] += x;
+    }
+  }
+  for (int h = 0; h < kvh; ++h) {
+    double norm2 = 0;
+    std::vector<double> dir(static_cast<size_t>(d));
+    for (int j = 0; j < d; ++j) {
+      const size_t i = static_cast<size_t>(h) * d + j;
+      dir[j] =
+          span[i] / static_cast<double>(w.needle_tokens) - all[i] / static_cast<double>(seq_len);
+      norm2 += dir[j] * dir[j];
+    }
+    const double inv = norm2 > 0 ? 1 / std::sqrt(norm2) : 0;  // a span like the rest: no trials
+    for (int j = 0; j < d; ++j)
+      w.needle_value[static_cast<size_t>(h) * d + j] = static_cast<float>(dir[j] * inv);
+  }
 }
 
 TraceInfo inspect_trace(const std::string& path) { return info_of(SafetensorsFile(path)); }

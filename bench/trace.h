@@ -15,7 +15,11 @@
 // scores at prefill (H2O) stay causal at any S. Without prompt_q, H2O and InfiniGen say in their
 // parameters what stands in and warn (Point::warnings). A point at S = P also gets `o` and
 // reports every strategy's rel L2 against it (accuracy.captured_rel_l2): what the traced model
-// computed, so exact strategies show they reproduce it.
+// computed, so exact strategies show they reproduce it. A trace whose `__metadata__` names a
+// planted needle span (needle_token, needle_tokens) gives every point whose prompt holds the
+// span a needle: its value direction per KV head is the span's mean V row less the prompt's
+// mean V row (what sets the needle apart), and accuracy.needle_success_rate is scored on it as
+// on synthetic needles.
 //
 // A sweep opens the file once (TraceFile), refuses up front what the trace cannot serve
 // (shape, lengths, more decode steps than q has, NaN/Inf in any row a point will read), then
@@ -33,6 +37,9 @@ struct TraceInfo {
   int64_t tokens = 0, steps = 0;
   int64_t prompt_queries = 0;     // rows of prompt_q, 0 when absent
   bool captured_outputs = false;  // has `o`: the traced model's attention output per step
+  // A needle the capture planted in the prompt (metadata needle_token, needle_tokens: its first
+  // prompt row and length; scripts/capture-trace.py --needle): -1 / 0 when none.
+  int64_t needle_token = -1, needle_tokens = 0;
   int q_heads = 0, kv_heads = 0, head_dim = 0;
   std::string dtype;  // of k/v in the file
   int64_t prompt_tokens() const { return tokens - steps; }
@@ -62,6 +69,8 @@ class TraceFile {
  private:
   void check_shape(const AttentionShape& shape) const;
   void check_lengths(int64_t seq_len, int decode_steps) const;
+  // The planted needle (TraceInfo::needle_token) when the point's prompt holds its span.
+  void plant_needle(Workload& w, int64_t seq_len) const;
   SafetensorsFile file_;
   TraceInfo info_;
   std::string identity_;

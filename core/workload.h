@@ -118,7 +118,11 @@ struct Workload {
   int64_t needle_token = -1;          // first position of the planted needle, -1 if none
   int64_t needle_tokens = 0;          // tokens of the needle span from needle_token on
   std::vector<float> needle_value;    // [kv_heads][head_dim] distinctive value direction (unit)
-  std::string source;                 // "synthetic:<spec>" or "trace:<file>"
+  // A (sequence, query head) is a needle trial only where the exact attention gives the span at
+  // least this share of its mass (when the reference has probabilities): a traced model's heads
+  // mostly look elsewhere, and a head that ignores the needle says nothing of its retrieval.
+  double needle_min_mass = 0;
+  std::string source;  // "synthetic:<spec>" or "trace:<file>"
 
   int64_t prompt_len() const { return prompt.tokens; }
   int64_t num_prompt_queries() const;

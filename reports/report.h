@@ -193,6 +193,14 @@ struct Accuracy {
   // rel L2 against the attention output the traced model computed itself (a trace's `o`,
   // bench/trace.h); absent for other workloads and for points at another prompt length.
   std::optional<double> captured_rel_l2;
+  // Mass recall of each scored step, in the order scored: joined with `trajectory` (HybridGen's
+  // ratio per step) it gives recall per ratio, so a recall averaged over steps that ran at other
+  // ratios than the later ones hides nothing (issue 33, item 9). Empty in older reports.
+  struct StepRecall {
+    int64_t step = 0;
+    double recall = 1;
+  };
+  std::vector<StepRecall> recall_per_step;
   bool has_needle() const { return needle_success_rate >= 0; }
 };
 

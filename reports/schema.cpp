@@ -308,6 +308,12 @@ json point_json(const Point& p) {
   if (!p.warnings.empty()) j["warnings"] = p.warnings;
   if (a.steps_scored > 0 && a.captured_rel_l2)  // optional: traces that carry `o`; null = NaN
     j["accuracy"]["captured_rel_l2"] = *a.captured_rel_l2;
+  if (scored && !a.recall_per_step.empty()) {
+    json steps = json::array();
+    for (const auto& r : a.recall_per_step)
+      steps.push_back({{"step", r.step}, {"recall", r.recall}});
+    j["accuracy"]["recall_per_step"] = steps;
+  }
   if (p.attended_tokens)
     j["attended_tokens"] = {{"mean", p.attended_tokens->mean},
                             {"min", p.attended_tokens->min},
@@ -589,6 +595,10 @@ Point read_point(const JsonReader& r) {
   p.accuracy.needle_success_rate = needle.json().is_null() ? -1.0 : needle.as_number();
   if (a.has("captured_rel_l2"))  // optional: only points of a trace that carries `o`
     p.accuracy.captured_rel_l2 = a.member("captured_rel_l2").as_number_or_nan();
+  if (a.has("recall_per_step"))  // optional: reports from before issue 33 lack it
+    a.member("recall_per_step").each_element([&](const JsonReader& e) {
+      p.accuracy.recall_per_step.push_back({e.i64("step"), e.member("recall").as_number_or_nan()});
+    });
 
   p.strategy_params = read_string_map(r.member("strategy_params"));
   if (r.has("warnings"))  // optional: only points whose strategy warned

@@ -38,6 +38,12 @@ is the prefill, every later one a decode step:
 
 A module that computes attention another way calls rec.record(q, k, v, o) itself, with the same
 shapes, once per forward.
+
+A needle-in-a-haystack trace: `--needle TEXT` inserts the needle's tokens into the prompt at
+`--needle-depth` (0 = start, 1 = end) and writes where it landed as metadata (needle_token,
+needle_tokens); hybridbench then scores each strategy's retrieval of it
+(accuracy.needle_success_rate). With your own module, pass the same two keys to
+rec.save(..., metadata={"needle_token": first, "needle_tokens": n}); plant_needle() places it.
 """
 
 import argparse
@@ -172,6 +178,17 @@ class TraceRecorder:
         return t
 
 
+def plant_needle(ids, needle_ids, depth):
+    """ids with needle_ids inserted at `depth` (0..1) of the prompt, never before its first token
+    (a tokenizer's BOS): (new ids, position of the needle's first token)."""
+    if not 0 <= depth <= 1:
+        raise ValueError(f"needle depth {depth} is outside 0..1")
+    if len(needle_ids) == 0:
+        raise ValueError("the needle has no tokens")
+    first = min(max(1, round(depth * len(ids))), len(ids))
+    return list(ids[:first]) + list(needle_ids) + list(ids[first:]), first
+
+
 def capture_hf(args):
     try:
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -184,7 +201,13 @@ def capture_hf(args):
     model.to(args.device).eval()
     tok = AutoTokenizer.from_pretrained(args.hf)
     text = open(args.prompt_file).read() if args.prompt_file else args.prompt
-    ids = tok(text, return_tensors="pt").input_ids.to(args.device)
+    ids = tok(text).input_ids
+    needle_meta = {}
+    if args.needle:
+        needle_ids = tok(args.needle, add_special_tokens=False).input_ids
+        ids, first = plant_needle(ids, needle_ids, args.needle_depth)
+        needle_meta = {"needle_token": first, "needle_tokens": len(needle_ids)}
+    ids = torch.tensor([ids], device=args.device)
     layers = model.get_decoder().layers
     if not 0 <= args.layer < len(layers):
         sys.exit(f"capture-trace: --layer {args.layer} is out of range (0-{len(layers) - 1})")
@@ -198,7 +221,7 @@ def capture_hf(args):
     rec.save(args.out, args.prompt_queries, args.dtype,
              {"model": args.hf, "layer": args.layer, "hidden_size": cfg.hidden_size,
               "intermediate_size": getattr(cfg, "intermediate_size", ""),
-              "num_hidden_layers": cfg.num_hidden_layers})
+              "num_hidden_layers": cfg.num_hidden_layers, **needle_meta})
 
 
 def main():
@@ -210,12 +233,18 @@ def main():
     p.add_argument("--decode-steps", type=int, default=32, help="greedy decode steps recorded")
     p.add_argument("--prompt-queries", type=int, default=64,
                    help="prompt positions whose queries are kept as prompt_q (0 = none)")
+    p.add_argument("--needle", help="text planted in the prompt; its span is written as "
+                   "metadata and hybridbench scores its retrieval")
+    p.add_argument("--needle-depth", type=float, default=0.5,
+                   help="where the needle goes, 0 (start) to 1 (end) of the prompt")
     p.add_argument("--dtype", choices=sorted(_DTYPES), default="fp16")
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--out", required=True, help="the .safetensors file to write")
     args = p.parse_args()
     if args.decode_steps < 1:
         sys.exit("capture-trace: --decode-steps must be >= 1")
+    if not 0 <= args.needle_depth <= 1:
+        sys.exit("capture-trace: --needle-depth must be in 0..1 (0 = start, 1 = end)")
     capture_hf(args)
 
 

@@ -28,10 +28,7 @@ Ran run(WorkloadSpec::Kind kind, int64_t capacity, const std::string& name,
   if (r.plan.status != PlanStatus::ok) return r;
   s->load();
   for (int i = 0; i < h.problem.decode_steps(); ++i) {
-    StepResult out;
-    s->prepare_step(i);
-    s->step(i, out);
-    s->fill_attended(i, out);
+    StepResult out = Harness::run_step(*s, i);
     EXPECT_LT(h.max_error_vs_attended(i, out), 2e-4) << name << " step " << i;
     // Against dense fp64 attention over the whole context (attended cleared: all of it).
     StepResult dense = out;

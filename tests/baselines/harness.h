@@ -59,6 +59,14 @@ struct Harness {
   double max_error_vs_attended(int s, const StepResult& out) const {
     return test::max_error_vs_attended(problem, s, out);
   }
+  // Decode step i of a loaded strategy as the runner drives it, with the tokens it attended.
+  static StepResult run_step(Strategy& s, int i) {
+    StepResult out;
+    s.prepare_step(i);
+    s.step(i, out);
+    s.fill_attended(i, out);
+    return out;
+  }
 };
 
 }  // namespace hb::test

@@ -29,13 +29,7 @@ Ran run(Harness& h, const std::string& name, std::map<std::string, std::string> 
   EXPECT_EQ(r.plan.status, PlanStatus::ok) << name << ": " << r.plan.reason;
   if (r.plan.status != PlanStatus::ok) return r;
   s->load();
-  for (int i = 0; i < h.problem.decode_steps(); ++i) {
-    StepResult out;
-    s->prepare_step(i);
-    s->step(i, out);
-    s->fill_attended(i, out);
-    r.steps.push_back(std::move(out));
-  }
+  for (int i = 0; i < h.problem.decode_steps(); ++i) r.steps.push_back(Harness::run_step(*s, i));
   return r;
 }
 

@@ -46,6 +46,16 @@ TEST(Sweep, KnownCharactersOnTheNeedle) {
     EXPECT_EQ(p.provenance, reports::Provenance::emulated);
     EXPECT_EQ(p.accuracy.steps_scored, 3);
     ASSERT_TRUE(p.accuracy.has_needle());
+    // Recall per scored step (issue 33, item 9): one per step, in order, averaging to the
+    // point's recall.
+    ASSERT_EQ(p.accuracy.recall_per_step.size(), 3u);
+    double sum = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      if (i > 0)
+        EXPECT_GT(p.accuracy.recall_per_step[i].step, p.accuracy.recall_per_step[i - 1].step);
+      sum += p.accuracy.recall_per_step[i].recall;
+    }
+    EXPECT_NEAR(sum / 3, p.accuracy.mass_recall, 1e-12);
   }
   for (const std::string exact : {"full-gpu", "cpu-only", "offload"}) {
     SCOPED_TRACE(exact);

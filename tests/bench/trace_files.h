@@ -22,8 +22,10 @@ struct TensorData {
 
 // Writes `tensors` as safetensors (F16 when f16, else F32), data in the order given.
 inline void write_safetensors(const std::string& path, const std::vector<TensorData>& tensors,
-                              bool f16 = true) {
+                              bool f16 = true,
+                              const nlohmann::ordered_json& metadata = nlohmann::ordered_json()) {
   nlohmann::ordered_json h = nlohmann::ordered_json::object();
+  if (!metadata.is_null()) h["__metadata__"] = metadata;
   std::string data;
   for (const auto& t : tensors) {
     const size_t begin = data.size();

@@ -15,6 +15,7 @@
 #include "baselines/register.h"
 #include "core/error.h"
 #include "core/model_presets.h"
+#include "core/rng.h"
 #include "core/step_io.h"
 #include "hybrid/register.h"
 #include "kernels/backend.h"
@@ -336,6 +337,73 @@ TEST_F(Trace, CapturedOutputsAreScoredAtTheTracePromptLength) {
   // A shorter prompt attends less than the traced model did: no captured figure there.
   s.seq_lens = {P - 2};
   EXPECT_FALSE(run_sweep(s, RunEnvironment{}).points[0].accuracy.captured_rel_l2.has_value());
+}
+
+// A trace that plants a needle (issue 33, item 10): its span is scored for retrieval like a
+// synthetic needle; an exact strategy retrieves it, a window that evicted it does not, and a
+// span the point's prompt does not reach gives no needle figure.
+TEST_F(Trace, APlantedNeedleIsScoredForRetrieval) {
+  const int64_t tokens = 206, steps = 6, needle = 10, span = 3;
+  TraceTensors t(tokens, steps, 0, 7, 8, 2, 64);
+  const int Hq = 8, G = 4, d = 64;
+  Rng rng(99);
+  // Every query shares a direction u per KV head; the needle's keys point along it, so the span
+  // draws most of each head's attention, and its values stand apart along w.
+  std::vector<std::vector<float>> u(2, std::vector<float>(d)), w = u;
+  for (auto* vecs : {&u, &w})
+    for (auto& x : *vecs) {
+      double n2 = 0;
+      for (auto& e : x) n2 += (e = rng.normal()) * static_cast<double>(e);
+      for (auto& e : x) e = static_cast<float>(e / std::sqrt(n2));
+    }
+  for (int64_t st = 0; st < steps; ++st)
+    for (int h = 0; h < Hq; ++h)
+      for (int e = 0; e < d; ++e) t.q.values[(st * Hq + h) * d + e] += 3 * u[h / G][e];
+  for (int64_t j = needle; j < needle + span; ++j)
+    for (int kh = 0; kh < 2; ++kh)
+      for (int e = 0; e < d; ++e) {
+        t.k.values[(j * 2 + kh) * d + e] = 20 * u[kh][e];
+        t.v.values[(j * 2 + kh) * d + e] += 4 * w[kh][e];
+      }
+  const nlohmann::ordered_json meta = {{"needle_token", std::to_string(needle)},
+                                       {"needle_tokens", std::to_string(span)}};
+  testing::write_safetensors(file("n.safetensors"), t.all(), /*f16=*/false, meta);
+  ASSERT_EQ(inspect_trace(file("n.safetensors")).needle_token, needle);
+  SweepSpec s = spec_for(file("n.safetensors"), 4, {tokens - steps});
+  adopt_trace_model(s, false, false, false);
+  s.strategies = {"cpu-only", "streamingllm"};
+  s.strategy_options["streamingllm.sinks"] = "4";
+  s.strategy_options["streamingllm.window"] = "32";
+  s.accuracy_steps = -1;
+  const auto report = run_sweep(s, RunEnvironment{});
+  ASSERT_EQ(report.points.size(), 2u);
+  for (const auto& p : report.points) {
+    SCOPED_TRACE(p.axes.strategy);
+    ASSERT_TRUE(p.accuracy.has_needle());
+    if (p.axes.strategy == "cpu-only") EXPECT_DOUBLE_EQ(p.accuracy.needle_success_rate, 1.0);
+    if (p.axes.strategy == "streamingllm") EXPECT_DOUBLE_EQ(p.accuracy.needle_success_rate, 0.0);
+  }
+  // A prompt that ends before the span holds no needle.
+  s.seq_lens = {needle + 1};
+  s.strategies = {"cpu-only"};
+  s.strategy_options.clear();
+  EXPECT_FALSE(run_sweep(s, RunEnvironment{}).points[0].accuracy.has_needle());
+}
+
+TEST_F(Trace, ANeedleSpanOutsideThePromptIsRefused) {
+  TraceTensors t(40, 6, 0, 7, 8, 2, 64);
+  for (const auto& [first, count] :
+       {std::pair<std::string, std::string>{"33", "2"}, {"-1", "2"}, {"3", "0"}, {"x", "1"}}) {
+    testing::write_safetensors(file("bad.safetensors"), t.all(), true,
+                               {{"needle_token", first}, {"needle_tokens", count}});
+    try {
+      inspect_trace(file("bad.safetensors"));
+      ADD_FAILURE() << "accepted needle " << first << " + " << count;
+    } catch (const Error& e) {
+      EXPECT_TRUE(contains(e.what(), "needle span")) << e.what();
+      EXPECT_TRUE(contains(e.fix(), "needle_token + needle_tokens")) << e.fix();
+    }
+  }
 }
 
 }  // namespace

@@ -127,16 +127,22 @@ TEST(ReportJson, PointWarningsAndCapturedRelL2RoundTripAndAreOptional) {
   ASSERT_GT(r.points[0].accuracy.steps_scored, 0);
   r.points[0].warnings = {"h2o: no prompt queries", "second"};
   r.points[0].accuracy.captured_rel_l2 = 2.5e-7;
+  r.points[0].accuracy.recall_per_step = {{3, 0.75}, {4, 0.5}};
   const std::string text = to_json_text(r);
   const Report back = from_json_text(text, "mem");
   EXPECT_EQ(back.points[0].warnings, r.points[0].warnings);
   EXPECT_EQ(back.points[0].accuracy.captured_rel_l2, 2.5e-7);
+  ASSERT_EQ(back.points[0].accuracy.recall_per_step.size(), 2u);
+  EXPECT_EQ(back.points[0].accuracy.recall_per_step[1].step, 4);
+  EXPECT_EQ(back.points[0].accuracy.recall_per_step[1].recall, 0.5);
+  EXPECT_TRUE(back.points[1].accuracy.recall_per_step.empty());
   EXPECT_TRUE(back.points[1].warnings.empty());
   EXPECT_FALSE(back.points[1].accuracy.captured_rel_l2.has_value());
   EXPECT_EQ(to_json_text(back), text);
   const nlohmann::json j = nlohmann::json::parse(text);
   EXPECT_FALSE(j["points"][1].contains("warnings"));
   EXPECT_FALSE(j["points"][1]["accuracy"].contains("captured_rel_l2"));
+  EXPECT_FALSE(j["points"][1]["accuracy"].contains("recall_per_step"));
 }
 
 TEST(ReportJson, UnitsAreInFieldNamesAndSchemaComesFirst) {

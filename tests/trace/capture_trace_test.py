@@ -62,7 +62,8 @@ class LlamaAttention(torch.nn.Module):
         return self.o_proj(o.transpose(1, 2).reshape(B, L, -1))
 
 
-def capture(path, prompt_queries):
+def record():
+    """A seeded layer's prefill and STEPS decode steps, recorded."""
     torch.manual_seed(0)
     layer = LlamaAttention()
     rec = ct.TraceRecorder(kv_heads=KV_HEADS)
@@ -70,7 +71,11 @@ def capture(path, prompt_queries):
         layer(torch.randn(1, PROMPT, HIDDEN))
         for _ in range(STEPS):
             layer(torch.randn(1, 1, HIDDEN))
-    t = rec.save(path, prompt_queries=prompt_queries, dtype="fp32")
+    return rec
+
+
+def capture(path, prompt_queries):
+    t = record().save(path, prompt_queries=prompt_queries, dtype="fp32")
     assert tuple(t["k"].shape) == (PROMPT + STEPS, KV_HEADS, HEAD_DIM), t["k"].shape
     assert tuple(t["q"].shape) == (STEPS, Q_HEADS, HEAD_DIM), t["q"].shape
     assert tuple(t["o"].shape) == (STEPS, Q_HEADS, HEAD_DIM), t["o"].shape
@@ -111,6 +116,23 @@ with tempfile.TemporaryDirectory() as d:
         print(f"{name}: captured_rel_l2 {cap}, rel_l2 {acc['rel_l2']}")
     if len(report["points"]) != 3:
         failures.append(f"{len(report['points'])} points, want 3")
+    # A planted needle: plant_needle places it after the first token, the metadata says where,
+    # and hybridbench reads the span (a bad span would be refused with exit 2).
+    ids, first = ct.plant_needle(list(range(100, 120)), [7, 8, 9], 0.5)
+    if first != 10 or ids[10:13] != [7, 8, 9] or len(ids) != 23:
+        failures.append(f"plant_needle put the needle at {first}: {ids}")
+    if ct.plant_needle([1, 2, 3], [9], 0.0)[1] != 1:
+        failures.append("plant_needle at depth 0 displaced the first token")
+    rec = record()
+    needled = os.path.join(d, "needle.safetensors")
+    rec.save(needled, dtype="fp32", metadata={"needle_token": 5, "needle_tokens": 3})
+    run(needled, "cpu-only", os.path.join(d, "n.json"))
+    rec.save(needled, dtype="fp32", metadata={"needle_token": PROMPT, "needle_tokens": 3})
+    r = subprocess.run([BIN, "run", "--workload", "trace:" + needled, "--strategy", "cpu-only",
+                        "--accelerator", "cpu", "--out", os.path.join(d, "bad.json")],
+                       capture_output=True, text=True)
+    if r.returncode != 2 or "needle span" not in r.stderr:
+        failures.append(f"a needle past the prompt: exit {r.returncode}, stderr {r.stderr}")
 if failures:
     print("FAIL:\n  " + "\n  ".join(failures))
     sys.exit(1)
