@@ -26,6 +26,7 @@
 #include "hybrid/register.h"
 #include "memtier/settings.h"
 #include "reports/convergence.h"
+#include "reports/accuracy_loss.h"
 #include "reports/point_warnings.h"
 #include "reports/format.h"
 #include "reports/json_io.h"
@@ -252,6 +253,9 @@ void warn_unconverged(const reports::Report& r) {
     std::fflush(stdout);
     std::fputs(w.c_str(), stderr);
   }
+  for (const auto& line : reports::accuracy_loss_lines(r))
+    std::fprintf(stderr, "hybridbench: warning: lost most of the exact attention: %s\n",
+                 line.c_str());
 }
 
 int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {

@@ -27,6 +27,13 @@ RatioInterval paired_ratio(std::span<const double> a, std::span<const double> b,
   for (size_t i = 0; i < n_rounds; ++i)
     if (a[i] > 0 && b[i] > 0 && std::isfinite(a[i]) && std::isfinite(b[i]))
       r.push_back(b[i] / a[i]);
+  return median_interval(r, coverage);
+}
+
+RatioInterval median_interval(std::span<const double> values, double coverage) {
+  std::vector<double> r;
+  for (double v : values)
+    if (v > 0 && std::isfinite(v)) r.push_back(v);
   RatioInterval out;
   out.pairs = static_cast<int>(r.size());
   if (r.empty()) return out;

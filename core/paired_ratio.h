@@ -28,4 +28,9 @@ struct RatioInterval {
 RatioInterval paired_ratio(std::span<const double> a, std::span<const double> b,
                            double coverage = 0.95);
 
+// The same order-statistic interval around the median of `values` themselves (ratio = their
+// median; non-positive or non-finite values are left out): how well a median of independent
+// figures, such as a point's round medians, is known.
+RatioInterval median_interval(std::span<const double> values, double coverage = 0.95);
+
 }  // namespace hb

@@ -1,8 +1,10 @@
 #include "reports/convergence.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <vector>
 
+#include "core/paired_ratio.h"
 #include "reports/format.h"
 
 namespace hb::reports {
@@ -43,12 +45,44 @@ std::string convergence_fix(StopReason stop_reason) {
   return "raise --decode-steps or --timeout";
 }
 
+std::optional<NoiseFloor> noise_floor(const Point& p, std::optional<double> target) {
+  constexpr size_t kMinRounds = 6;
+  const auto& sizes = p.step.pass_sizes;
+  if (!p.timed() || sizes.size() < kMinRounds) return std::nullopt;
+  const size_t half = sizes.size() / 2;
+  size_t split = 0;
+  for (size_t i = 0; i < half; ++i) split += static_cast<size_t>(sizes[i]);
+  const auto& s = p.step.samples_ns;
+  if (split == 0 || split >= s.size()) return std::nullopt;
+  NoiseFloor f;
+  f.first_half = robust_rel_noise(summarize({s.begin(), s.begin() + static_cast<long>(split)}));
+  f.second_half = robust_rel_noise(summarize({s.begin() + static_cast<long>(split), s.end()}));
+  const auto medians = p.step.pass_medians();
+  f.median_rel_half_width = median_interval(medians).rel_half_width();
+  f.rounds = static_cast<int>(sizes.size());
+  const double lo = std::min(f.first_half, f.second_half),
+               hi = std::max(f.first_half, f.second_half);
+  f.at_floor = (!target || lo > *target) && hi > 0 && (hi - lo) <= 0.25 * hi;
+  return f;
+}
+
 std::string unconverged_line(const Point& p, std::optional<double> target) {
-  return p.axes.strategy + ", seq_len " + format_tokens(p.axes.seq_len) + ", batch " +
-         std::to_string(p.axes.batch) + ": noise " +
-         format_percent(robust_rel_noise(p.step.summary)) +
-         (target ? " (target " + format_percent(*target) + ")" : "") + ", stopped on " +
-         to_string(p.step.stop_reason) + "; " + convergence_fix(p.step.stop_reason);
+  const double noise = robust_rel_noise(p.step.summary);
+  std::string line = p.axes.strategy + ", seq_len " + format_tokens(p.axes.seq_len) + ", batch " +
+                     std::to_string(p.axes.batch) + ": noise " + format_percent(noise) +
+                     (target ? " (target " + format_percent(*target) + ")" : "") + ", stopped on " +
+                     to_string(p.step.stop_reason) + "; ";
+  const auto floor = noise_floor(p, target);
+  if (!floor || !floor->at_floor) return line + convergence_fix(p.step.stop_reason);
+  // The next whole 5% above the noise: what --max-noise would have to accept.
+  const double accept = std::ceil(noise * 20 + 1e-9) / 20;
+  return line + "this machine's own spread (" + format_percent(floor->first_half) +
+         " in the first half of its rounds, " + format_percent(floor->second_half) +
+         " in the second), which more samples will not lower; its median is known to ±" +
+         format_percent(floor->median_rel_half_width) + " (95% interval of " +
+         std::to_string(floor->rounds) +
+         " round medians). Run on a quieter machine, or accept it with --max-noise " +
+         format_percent(accept);
 }
 
 namespace {

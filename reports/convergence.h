@@ -24,6 +24,20 @@ std::optional<double> noise_target(const ReportContext& c);
 // What would let a point converge, by stop reason: "raise --decode-steps", "raise --timeout", ...
 std::string convergence_fix(StopReason stop_reason);
 
+// A point's step-time spread measured apart in the first and the second half of its rounds. When
+// both halves miss the target and agree within a quarter, the spread is the machine's own (its
+// memory bandwidth moving step to step, say), not a transient: more samples of the same machine
+// will not lower it, so "raise --timeout" would be the wrong advice. The median is then still
+// known to `median_rel_half_width`: the 95% order-statistic interval of the round medians.
+struct NoiseFloor {
+  double first_half = 0, second_half = 0;  // robust_rel_noise of each half's samples
+  double median_rel_half_width = 0;
+  int rounds = 0;
+  bool at_floor = false;
+};
+// nullopt below 6 rounds (too few to split) or for a point that did not time steps.
+std::optional<NoiseFloor> noise_floor(const Point& p, std::optional<double> target);
+
 // "cpu-only, seq_len 4k, batch 1: noise 7.2% (target 5.0%), stopped on max-steps; raise
 // --decode-steps"
 std::string unconverged_line(const Point& p, std::optional<double> target);

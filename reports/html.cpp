@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <utility>
 
 #include "reports/convergence.h"
 #include "reports/format.h"
@@ -38,10 +39,11 @@ struct Style {
 };
 using Styles = std::map<std::string, Style>;
 constexpr const char* kGrey = "#a9a9a9";
-constexpr size_t kMaxEmphasized = 5;
+constexpr size_t kMaxEmphasized = 6;
 
 // The reference, then per column the fastest within the target, the best baseline within it
-// and the fastest overall, at most kMaxEmphasized; colours and shapes in that order.
+// and the fastest overall, then the system and its ablations, at most kMaxEmphasized; colours
+// and shapes in that order.
 Styles styles_for(const ProcurementTable& t) {
   std::vector<std::string> chosen;
   auto add = [&](const std::string& s) {
@@ -54,10 +56,13 @@ Styles styles_for(const ProcurementTable& t) {
   for (const auto& [len, host] : t.columns())
     add(best_baseline(t, len, host, t.fastest_within_target(len, host)));
   for (const auto& [len, host] : t.columns()) add(t.fastest(len, host));
-  static const char* colors[] = {"#000000", "#D55E00", "#0072B2", "#009E73", "#CC79A7"};
-  static const SvgPlot::Shape shapes[] = {SvgPlot::Shape::square, SvgPlot::Shape::circle,
-                                          SvgPlot::Shape::diamond, SvgPlot::Shape::triangle,
-                                          SvgPlot::Shape::triangle_down};
+  // The system and, in the ablation charts, each of its ablations: what those charts are about.
+  for (const auto& s : t.strategies)
+    if (t.role_of(s) != StrategyRole::baseline) add(s);
+  static const char* colors[] = {"#000000", "#D55E00", "#0072B2", "#009E73", "#CC79A7", "#E69F00"};
+  static const SvgPlot::Shape shapes[] = {SvgPlot::Shape::square,        SvgPlot::Shape::circle,
+                                          SvgPlot::Shape::diamond,       SvgPlot::Shape::triangle,
+                                          SvgPlot::Shape::triangle_down, SvgPlot::Shape::circle};
   Styles st;
   for (const auto& s : t.strategies) st[s] = Style{kGrey, SvgPlot::Shape::circle, false};
   for (size_t i = 0; i < chosen.size(); ++i) st[chosen[i]] = Style{colors[i], shapes[i], true};
@@ -432,7 +437,7 @@ std::string html_report(const Report& report, const TableOptions& options) {
     // Charts and pairwise ratios compare strategies on one machine: one set per host of a fleet.
     const std::vector<std::string> hosts = t.hosts.empty() ? std::vector<std::string>{""} : t.hosts;
     for (const auto& host : hosts) {
-      const ProcurementTable one = t.for_host(host);
+      const ProcurementTable one = t.for_host(host).headline_part();
       const Styles styles = styles_for(one);
       const std::string on = host.empty() ? "" : " (" + host + ")";
       const std::string modeled_on = modeled_platforms(one);
@@ -455,6 +460,21 @@ std::string html_report(const Report& report, const TableOptions& options) {
                  "); the solid staircase is the Pareto front, its points' "
                  "labels marked" +
                  std::string(kParetoMark) + on + ".");
+    }
+    bool ablations_headed = false;
+    for (const auto& host : hosts) {
+      const ProcurementTable abl = t.for_host(host).ablation_part();
+      if (abl.strategies.size() < 3) continue;  // the system and the reference alone: no ablation
+      if (!std::exchange(ablations_headed, true))
+        h += "<h3>Ablations</h3>\n<p>HybridGen beside its own ablations (each turns one "
+             "mechanism off or swaps it); they never take the headline above.</p>\n";
+      const Styles styles = styles_for(abl);
+      const std::string on = host.empty() ? "" : " (" + host + ")";
+      figure(speedup_panels(abl, styles, ids), "Ablations: speedup over " + t.reference +
+                                                   ", one panel per sequence length" + on +
+                                                   "; hatched bars are within noise of 1x.");
+      figure(time_chart(abl, styles, "hb" + std::to_string(++ids)),
+             "Ablations: median decode step time (log-log); bars span p10 to p90" + on + ".");
     }
     h += "<h3>Step time (median &plusmn; noise)</h3>\n" + time_grid(t).html();
     if (const std::string b = kv_boundary_line(t); !b.empty())

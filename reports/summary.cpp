@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "reports/accuracy_loss.h"
 #include "reports/busy_machine.h"
 #include "reports/convergence.h"
 #include "reports/format.h"
@@ -16,8 +17,8 @@ bool within_noise(double ratio, double rel_noise) {
   return ratio > 0 && std::fabs(std::log(ratio)) <= 2 * rel_noise;
 }
 
-bool is_baseline(const std::string& strategy, const std::string& reference) {
-  return strategy != reference && strategy != "hybridgen" && strategy.rfind("hybridgen-", 0) != 0;
+bool is_baseline(const ProcurementTable& t, const std::string& strategy) {
+  return strategy != t.reference && t.role_of(strategy) == StrategyRole::baseline;
 }
 
 namespace {
@@ -85,8 +86,7 @@ std::string best_baseline(const ProcurementTable& t, int64_t len, const std::str
   double best_ns = 0;
   for (const auto& s : t.strategies) {
     const Point* p = t.at(s, len, host);
-    if (s == winner || !is_baseline(s, t.reference) || !p || !p->timed() || !t.target.met_by(*p))
-      continue;
+    if (s == winner || !is_baseline(t, s) || !p || !p->timed() || !t.target.met_by(*p)) continue;
     if (best.empty() || p->step.summary.median < best_ns)
       best = s, best_ns = p->step.summary.median;
   }
@@ -97,7 +97,7 @@ namespace {
 
 // The winner against the reference and the best other baseline within target.
 std::string winner_body(const ProcurementTable& t, const Finding& f) {
-  const bool baseline_won = is_baseline(f.winner, t.reference);
+  const bool baseline_won = is_baseline(t, f.winner);
   std::string vs_ref, vs_base;
   bool ref_missing = false;
   if (f.winner == t.reference) {
@@ -241,24 +241,44 @@ std::string memory_sentence(const ProcurementTable& t, const std::string& prefix
 std::string noise_clause(const Report& r) {
   const auto target = noise_target(r.context);
   std::vector<std::string> noisy;
-  size_t timed = 0;
+  size_t timed = 0, floors = 0;
+  double spread_lo = 1e300, spread_hi = 0, known_lo = 1e300, known_hi = 0;
   for (const auto& p : r.points) {
     if (p.timed()) ++timed;
-    if (missed_noise_target(p, target))
-      noisy.push_back(p.axes.strategy + " at " + format_tokens(p.axes.seq_len) + " (" +
-                      format_percent(robust_rel_noise(p.step.summary)) + ")");
+    if (!missed_noise_target(p, target)) continue;
+    const double noise = robust_rel_noise(p.step.summary);
+    if (const auto f = noise_floor(p, target); f && f->at_floor) {
+      ++floors;
+      spread_lo = std::min(spread_lo, noise), spread_hi = std::max(spread_hi, noise);
+      known_lo = std::min(known_lo, f->median_rel_half_width);
+      known_hi = std::max(known_hi, f->median_rel_half_width);
+      continue;
+    }
+    noisy.push_back(p.axes.strategy + " at " + format_tokens(p.axes.seq_len) + " (" +
+                    format_percent(noise) + ")");
   }
   if (timed == 0) return "";
   const std::string goal =
       target ? "the " + format_percent(*target) + " noise target" : std::string("its noise rule");
-  if (noisy.empty()) return "every timed point settled within " + goal;
-  constexpr size_t kListed = 4;
-  std::string list;
-  for (size_t i = 0; i < std::min(noisy.size(), kListed); ++i) list += (i ? ", " : "") + noisy[i];
-  if (noisy.size() > kListed) list += " and " + std::to_string(noisy.size() - kListed) + " more";
-  return std::to_string(noisy.size()) + " of " + std::to_string(timed) +
-         " timed points are too noisy to judge (they stopped before " + goal + "): " + list +
-         " (each is listed with its fix under the summary)";
+  if (noisy.empty() && floors == 0) return "every timed point settled within " + goal;
+  std::string clause = std::to_string(noisy.size() + floors) + " of " + std::to_string(timed) +
+                       " timed points stopped before " + goal + ": ";
+  if (floors > 0)
+    clause += std::to_string(floors) + " at this machine's own step-to-step spread (" +
+              format_percent(spread_lo) + "-" + format_percent(spread_hi) +
+              ", as large in the first half of their rounds as in the second, so more samples "
+              "would not lower it; their medians are known to ±" +
+              format_percent(known_lo) + "-" + format_percent(known_hi) +
+              " and the speedups rest on paired rounds)";
+  if (!noisy.empty()) {
+    constexpr size_t kListed = 4;
+    std::string list;
+    for (size_t i = 0; i < std::min(noisy.size(), kListed); ++i) list += (i ? ", " : "") + noisy[i];
+    if (noisy.size() > kListed) list += " and " + std::to_string(noisy.size() - kListed) + " more";
+    clause += std::string(floors > 0 ? "; " : "") + std::to_string(noisy.size()) +
+              " too noisy to judge: " + list;
+  }
+  return clause + " (each is listed with its fix under the summary)";
 }
 
 }  // namespace
@@ -309,6 +329,8 @@ std::vector<std::string> summary_sentences(const Report& report, const TableOpti
       out.push_back(std::move(b));
     if (std::string a = ablation_sentence(t, prefix); !a.empty()) out.push_back(std::move(a));
   }
+  if (std::string lost = accuracy_loss_sentence(report); !lost.empty())
+    out.push_back(std::move(lost));
   return out;
 }
 

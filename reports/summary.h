@@ -29,10 +29,10 @@ std::vector<std::string> summary_sentences(const Report& report, const TableOpti
 // speedup chart hatches such bars.
 bool within_noise(double ratio, double rel_noise);
 
-// The strategies the system under test is compared with: every strategy but HybridGen's
-// variants ("hybridgen", "hybridgen-*") and the table's reference. reports/ may not see the
-// strategy registry (it sits above baselines/ and hybrid/), so the name decides.
-bool is_baseline(const std::string& strategy, const std::string& reference);
+// The strategies the system under test is compared with: those whose points carry the baseline
+// role (Point::role, from the strategy registry), other than the table's reference (which may be
+// a baseline chosen with --reference).
+bool is_baseline(const ProcurementTable& t, const std::string& strategy);
 
 // The fastest baseline (is_baseline) of a column that meets the table's accuracy target, other
 // than `excluding` (the winner it is compared with); "" when none does.

@@ -185,6 +185,39 @@ ProcurementTable ProcurementTable::for_host(const std::string& host) const {
   return t;
 }
 
+StrategyRole ProcurementTable::role_of(const std::string& strategy) const {
+  for (const auto& [k, p] : cells)
+    if (std::get<0>(k) == strategy) return p->role;
+  return StrategyRole::baseline;
+}
+
+namespace {
+
+template <typename Keep>
+ProcurementTable keeping(const ProcurementTable& t, Keep&& keep) {
+  ProcurementTable out = t;
+  out.strategies.clear();
+  for (const auto& s : t.strategies)
+    if (s == t.reference || keep(t.role_of(s))) out.strategies.push_back(s);
+  std::erase_if(out.cells, [&](const auto& c) {
+    return std::find(out.strategies.begin(), out.strategies.end(), std::get<0>(c.first)) ==
+           out.strategies.end();
+  });
+  return out;
+}
+
+}  // namespace
+
+ProcurementTable ProcurementTable::headline_part() const {
+  return keeping(*this, [](StrategyRole r) { return r != StrategyRole::ablation; });
+}
+
+ProcurementTable ProcurementTable::ablation_part() const {
+  return keeping(*this, [](StrategyRole r) {
+    return r == StrategyRole::system || r == StrategyRole::ablation;
+  });
+}
+
 std::vector<ProcurementTable> procurement_tables(const Report& report,
                                                  const TableOptions& options) {
   // Replicate fleet reports: one column group per host, in rank order; hosts a hand-made report
@@ -375,15 +408,20 @@ TextTable time_grid(const ProcurementTable& t) {
     const Point* p = t.at(s, len, host);
     return time_cell(p, t.noise_target) + provenance_mark(t, p);
   });
+  // A column whose fastest the noise cannot separate from others names the tie, as the summary
+  // does, instead of crowning whichever median came out lowest.
+  auto leaders_cell = [&](int64_t len, const std::string& host, bool within_target) {
+    const std::vector<std::string> l = t.leaders(len, host, within_target);
+    if (l.empty()) return std::string(within_target ? "none" : "-");
+    std::string cell = l.size() > 1 ? "tie: " : "";
+    for (size_t i = 0; i < l.size(); ++i) cell += (i ? ", " : "") + l[i];
+    return cell;
+  };
   std::vector<std::string> fastest = {"fastest"};
-  for (const auto& [len, host] : t.columns())
-    fastest.push_back(t.fastest(len, host).empty() ? "-" : t.fastest(len, host));
+  for (const auto& [len, host] : t.columns()) fastest.push_back(leaders_cell(len, host, false));
   g.add_row(std::move(fastest));
   std::vector<std::string> within = {"fastest within " + t.target.describe()};
-  for (const auto& [len, host] : t.columns()) {
-    const std::string w = t.fastest_within_target(len, host);
-    within.push_back(w.empty() ? "none" : w);
-  }
+  for (const auto& [len, host] : t.columns()) within.push_back(leaders_cell(len, host, true));
   g.add_row(std::move(within));
   std::vector<std::string> fit = {"KV on accelerator"};
   bool any = false;

@@ -76,6 +76,14 @@ struct ProcurementTable {
   // One host's part as a table of its own (no hosts; title names the host), for charts and the
   // pairwise matrix, which compare strategies on one machine.
   ProcurementTable for_host(const std::string& host) const;
+  // The role its points carry (Point::role; older reports: role_from_name), baseline when the
+  // table has no point of it.
+  StrategyRole role_of(const std::string& strategy) const;
+  // What the headline compares: the system, the baselines and the reference, without the
+  // system's ablations; and the system beside its ablations (and the reference, so speedups keep
+  // their denominator). Charts draw the two apart, so ablations never crowd the headline's.
+  ProcurementTable headline_part() const;
+  ProcurementTable ablation_part() const;
 };
 
 // Tables in a stable order (by title). Throws hb::Error when options.reference names a strategy

@@ -22,6 +22,7 @@ struct Entrant {
   std::string strategy;
   double median_ns;  // <= 0: oom
   double recall = 1.0;
+  double needle = -1;  // needle success rate; -1: no needle planted
 };
 
 Report crafted(const std::vector<Entrant>& entrants) {
@@ -33,6 +34,7 @@ Report crafted(const std::vector<Entrant>& entrants) {
                   ? with_passes(make_point(e.strategy, 4096, e.median_ns, 0.01, 30, seed++), 6)
                   : make_failed_point(e.strategy, 4096, PointStatus::oom, "KV > budget");
     p.accuracy.mass_recall = e.recall;
+    p.accuracy.needle_success_rate = e.needle;
     r.points.push_back(std::move(p));
   }
   r.speedups = compute_speedups(r.points);
@@ -60,7 +62,7 @@ TEST(SummaryTies, HeadlineClaimsOnlyWhatTheNoiseAllows) {
        {"h2o"},
        {"h2o is the fastest strategy within recall >= 0.9 at 4k", "faster than full-gpu",
         "hybridgen"},
-       {"Tie"}},
+       {"Tie", "lost most"}},
       {"tie of two",
        {{"full-gpu", 2e6}, {"h2o", 1e6}, {"hybridgen", 1.0e6}, {"quest", 1.6e6}},
        {"hybridgen", "h2o"},
@@ -75,13 +77,19 @@ TEST(SummaryTies, HeadlineClaimsOnlyWhatTheNoiseAllows) {
       {"fastest below target is not crowned",
        {{"full-gpu", 2e6}, {"streamingllm", 0.5e6, 0.3}, {"cpu-only", 3e6}},
        {"full-gpu"},
-       {"full-gpu is the fastest strategy within recall >= 0.9"},
-       {"streamingllm is the fastest"}},
+       {"full-gpu is the fastest strategy within recall >= 0.9",
+        "1 strategy lost most of the exact attention", "streamingllm: attention-mass recall 30"},
+       {"streamingllm is the fastest", "cpu-only: attention"}},
+      {"a lost needle is said even at a good recall",
+       {{"full-gpu", 2e6, 1.0, 1.0}, {"h2o", 1e6, 0.95, 0.2}, {"quest", 1.5e6, 0.92, 0.5}},
+       {"h2o"},
+       {"h2o is the fastest", "h2o: needle retrieved in 20"},
+       {"quest: needle", "h2o: attention-mass", "full-gpu: needle"}},
       {"all below target",
        {{"streamingllm", 0.5e6, 0.3}, {"h2o", 0.6e6, 0.5}},
        {},
-       {"No strategy meets recall >= 0.9 at 4k"},
-       {"is the fastest strategy", "Tie"}},
+       {"No strategy meets recall >= 0.9 at 4k", "streamingllm: attention-mass recall 30"},
+       {"is the fastest strategy", "Tie", "h2o: attention-mass"}},
       {"reference oom, baseline wins alone",
        {{"full-gpu", 0}, {"cpu-only", 3e6}, {"offload", 2e6}},
        {"offload"},
