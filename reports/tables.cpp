@@ -270,6 +270,17 @@ std::vector<ProcurementTable> procurement_tables(const Report& report,
   return out;
 }
 
+namespace {
+
+// What the accelerator's capacity holds, said the same way for the run and for each fleet host:
+// the KV budget the oom lines quote plus, in layer scope, the layer's weights.
+std::string accelerator_memory_phrase(const AcceleratorInfo& a) {
+  return "memory " + format_bytes(static_cast<double>(a.capacity_bytes)) +
+         " (the KV budget, plus the layer's weights in layer scope)";
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> context_facts(const ReportContext& c) {
   std::vector<std::pair<std::string, std::string>> f;
   f.emplace_back("tool", "hybridbench " + c.tool_version + " (" + c.git_commit + ", " +
@@ -281,9 +292,7 @@ std::vector<std::pair<std::string, std::string>> context_facts(const ReportConte
   const auto& a = c.accelerator;
   f.emplace_back("accelerator", a.kind_name() + ": " + a.name +
                                     (a.emulated ? " (emulated: figures are not GPU figures)" : "") +
-                                    ", memory " +
-                                    format_bytes(static_cast<double>(a.capacity_bytes)) +
-                                    " (the KV budget, plus the layer's weights in layer scope)" +
+                                    ", " + accelerator_memory_phrase(a) +
                                     (a.details.empty() ? "" : ", " + a.details));
   for (const auto& n : c.topology.nodes)
     f.emplace_back("memory node " + std::to_string(n.node),
@@ -300,8 +309,7 @@ std::vector<std::pair<std::string, std::string>> context_facts(const ReportConte
     } else {
       const auto& a = h.accelerator;
       v += h.cpu_model + ", SIMD " + h.simd_level + "; accelerator " + a.kind_name() + " " +
-           std::to_string(a.device) + ": " + a.name + ", KV capacity " +
-           format_bytes(static_cast<double>(a.capacity_bytes)) + "; " +
+           std::to_string(a.device) + ": " + a.name + ", " + accelerator_memory_phrase(a) + "; " +
            std::to_string(h.topology.nodes.size()) + " NUMA node(s); " + h.binding + "; " +
            std::to_string(h.points) + " point(s)";
     }
