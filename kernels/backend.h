@@ -21,7 +21,8 @@ struct AcceleratorOptions {
   // its own budget for them (make_cpu_layer_work). For runs whose timings never read the
   // layer's GEMMs (model mode prices them from their traffic): filling 0.4 GB of weights per
   // strategy and platform dominated planning there. Off by default: measured runs keep one copy
-  // per strategy, so a small model's weights are not found hot in the cache.
+  // per strategy, so a small model's weights are not found hot in the cache; weights too large
+  // for any cache (>= 256 MiB a layer, cpu_accelerator.cpp) are shared in every run.
   bool share_layer_weights = false;
   // cpu: false queues the layer's GEMMs as nothing (their traffic is still counted, from the
   // shapes). For model mode, whose timings are priced from that traffic: executing ~0.4 GB of

@@ -77,6 +77,15 @@ class BudgetAllocator final : public BufferAllocator {
   std::atomic<int64_t>* used_;
 };
 
+// Layer weights at least this large are one shared copy even in measured runs: no CPU's
+// last-level cache that one thread reaches holds them (AMD's stacked-cache CCDs hold 96 MiB), so
+// nothing is found hot, and every strategy of a group then streams the same pages. One copy per
+// strategy let where each 0.4 GB copy landed (fresh pages or recycled ones, through a hypervisor)
+// move a strategy's step time by 15-30% between its first load and its replay (issue 33), which
+// paired rounds cannot cancel. Smaller weights keep a copy each, so they cannot stay cached
+// across the strategies stepping in turn.
+constexpr int64_t kSharedWeightsFromBytes = int64_t{256} << 20;
+
 class CpuAccelerator final : public Accelerator {
  public:
   CpuAccelerator(int64_t capacity, int threads, bool share_layer_weights, bool run_layer_gemms)
@@ -255,7 +264,7 @@ class CpuAccelerator final : public Accelerator {
 
   std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch) override {
     LayerCharge charge;
-    if (share_layer_weights_)
+    if (share_layer_weights_ || layer_weight_bytes(model) >= kSharedWeightsFromBytes)
       charge = [budget = std::static_pointer_cast<BudgetAllocator>(memory_)](size_t bytes) {
         return budget->reserve(bytes);
       };
