@@ -77,7 +77,10 @@ void KvMapping::describe(std::map<std::string, std::string>& par) const {
       break;
     case KvMappingPolicy::interleave: {
       std::string t;
-      for (const auto& h : tiers_) t += (t.empty() ? "" : ",") + h.location.to_string();
+      for (const auto& h : tiers_) {
+        if (!t.empty()) t += ",";
+        t += h.location.to_string();
+      }
       par["kv_tiers"] = t + " (pages round-robin)";
       break;
     }
