@@ -1,9 +1,20 @@
 #pragma once
 // When one strategy's point stops taking timed steps (nvbench's stopping_criterion_base): a
-// rule sees every timed step and says whether it is finished; the first finished rule of
-// StoppingRules (stopping_rules.h) ends the point, and its reason is the report's
-// step.stop_reason. Each rule is one file (noise_criterion.h, timeout_criterion.h, ...): a new
-// rule is a new file and one line in stopping_rules.cpp.
+// rule sees every timed step and says whether it is finished. StoppingRules (stopping_rules.h)
+// holds one strategy's rules: the noise rule is its converged(), the others its limit(); the
+// group stops on them at the end of a round (round_close.cpp), and the reason is the report's
+// step.stop_reason. Each rule is one file (noise_criterion.*, timeout_criterion.h, ...).
+// A new rule needs (bench/README.md, "Adding a stopping rule", has the details):
+//   1. bench/<rule>_criterion.h (.cpp if it is not header-only): a StoppingCriterion;
+//   2. stopping_rules.h/.cpp: a member, its construction from the SweepSpec, its entry in
+//      add()'s list, and a test in limit() (a limit) or converged() (convergence);
+//   3. a reason: a StopReason value and its report name in reports/report.h (enum and
+//      kStopReasons), the schema's stop_reason enum (reports/schema/report.schema.json), a fix
+//      text in reports/convergence.cpp (convergence_fix), and a schema version bump
+//      (reports/README.md, "Version rules"); a rule that only gates convergence reports "noise";
+//   4. an option, if it has one: StopCriteria (sweep_spec.h), its check and echo
+//      (sweep_spec.cpp), the flag (cli/sweep_options.cpp, cli/run_session.cpp's echo table);
+//   5. tests/bench/<rule>_criterion_test.cpp (noise_criterion_test.cpp is the model).
 #include "reports/report.h"
 
 namespace hb::bench {

@@ -258,7 +258,7 @@ void warn_unconverged(const reports::Report& r) {
                  line.c_str());
 }
 
-int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
+int run_command(RunArgs& a, CLI::App& sub) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
   if (a.list_models) {
@@ -519,7 +519,7 @@ CommandFn add_run_command(CLI::App& app) {
   sub->add_flag("--list-strategies", a->list_strategies, "List strategies and exit");
   sub->add_flag("--list-models", a->list_models, "List model presets and exit");
   sub->add_flag("-q,--quiet", a->quiet, "No progress bar, no summary table");
-  return [a, sub] { return run_command(*a, *sub, 0); };
+  return [a, sub] { return run_command(*a, *sub); };
 }
 
 }  // namespace hb::cli

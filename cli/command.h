@@ -18,7 +18,4 @@ CommandFn add_compare_command(CLI::App& app);
 CommandFn add_report_command(CLI::App& app);
 CommandFn add_validate_model_command(CLI::App& app);
 
-// For subcommands whose issue has not landed: says so and exits 2, never fakes output.
-int not_yet_available(const std::string& what);
-
 }  // namespace hb::cli

@@ -39,7 +39,6 @@ class SweepSession {
   // Called from the progress callback: the documented test hook HB_TEST_FAIL_AFTER_POINTS=N
   // throws the error a failed thread creation gives once N points have finished.
   void check_injected_failure(int64_t points_done) const;
-  int64_t resumed_points() const { return resumed_points_; }
 
   // Writes `report` and returns the exit status: complete -> the journal is removed; 0, or 1
   // when a point failed with status error. Interrupted -> the report of what finished with

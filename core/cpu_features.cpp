@@ -2,8 +2,6 @@
 
 #include <cpuid.h>
 
-#include "core/error.h"
-
 namespace hb {
 
 const CpuFeatures& cpu_features() {
@@ -41,24 +39,6 @@ const char* simd_level_name(SimdLevel s) {
       return "avx512";
   }
   return "?";
-}
-
-SimdLevel parse_simd_level(const std::string& s) {
-  SimdLevel want;
-  if (s == "auto") return best_simd_level();
-  if (s == "scalar")
-    want = SimdLevel::scalar;
-  else if (s == "avx2")
-    want = SimdLevel::avx2;
-  else if (s == "avx512")
-    want = SimdLevel::avx512;
-  else
-    throw Error("unknown SIMD level '" + s + "'", "use one of: auto, scalar, avx2, avx512");
-  if (static_cast<int>(want) > static_cast<int>(best_simd_level()))
-    throw Error(std::string("this CPU cannot run the ") + s +
-                    " kernels (best level here: " + simd_level_name(best_simd_level()) + ")",
-                "pick --simd auto or a lower level");
-  return want;
 }
 
 }  // namespace hb

@@ -1,8 +1,6 @@
 #pragma once
 // What the CPU we are running on can do, detected once at run time (not at compile time:
 // one binary serves AVX2-only and AVX-512 machines).
-#include <string>
-
 namespace hb {
 
 struct CpuFeatures {
@@ -18,7 +16,5 @@ const CpuFeatures& cpu_features();
 enum class SimdLevel { scalar, avx2, avx512 };
 SimdLevel best_simd_level();
 const char* simd_level_name(SimdLevel s);  // "scalar", "avx2", "avx512"
-// Parses "scalar|avx2|avx512|auto"; throws hb::Error when the CPU lacks the level asked for.
-SimdLevel parse_simd_level(const std::string& s);
 
 }  // namespace hb

@@ -43,12 +43,6 @@ std::vector<std::pair<const void*, size_t>> PageArena::slabs() const {
   return r;
 }
 
-size_t PageArena::bytes_reserved() const {
-  size_t s = 0;
-  for (const auto& b : slabs_) s += b.size();
-  return s;
-}
-
 PagedKvCache::PagedKvCache(const AttentionShape& shape, int page_tokens)
     : shape_(shape), page_tokens_(page_tokens), heads_(shape.kv_heads) {
   shape_.validate();

@@ -55,7 +55,6 @@ class PageArena {
   void release(std::byte* block);
   size_t block_bytes() const { return block_bytes_; }
   size_t blocks_in_use() const { return in_use_; }
-  size_t bytes_reserved() const;  // slab bytes held
   const MemoryLocation& location() const { return location_; }
   bool host_accessible() const { return alloc_->host_accessible(); }
   // Copies into / out of a block of this arena (a device copy for GPU memory).

@@ -46,7 +46,6 @@ class StepIO {
   size_t q_bytes() const { return q_.size(); }
   size_t kv_row_bytes() const { return k_.size(); }  // new k (or v) of all sequences, fp32
   size_t o_bytes() const { return o_.size(); }
-  size_t lse_bytes() const { return lse_.size(); }
   // Host staging of the same shapes (for strategies that compute on the CPU), in the
   // accelerator's staging memory on its local NUMA node.
   HostRows q_host, k_host, v_host, o_host, lse_host;

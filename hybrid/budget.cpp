@@ -129,7 +129,7 @@ bool HybridGen::Impl::plan_budget(PlanResult& r) {
   const int64_t fixed = static_cast<int64_t>(B) * (2LL * Hq * d + 2LL * Hkv * d + Hq) * 4 +
                         2LL * B * Hq * (d + 1) * 4;
   const int64_t page_slot = 2LL * static_cast<int64_t>(block) * Hkv * B;  // one page index, K+V
-  // The hot pages' logits, for refreshing their scores (placement.cpp), at most hot_share of
+  // The hot pages' logits, for refreshing their scores (page_homes.cpp), at most hot_share of
   // the pages that could fit.
   const int64_t hot_bound =
       bc.semantic() && bc.logit()

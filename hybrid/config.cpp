@@ -27,6 +27,19 @@ E choice(const StrategyOptions& o, const std::string& name, const std::string& k
               "pass --opt " + name + "." + key + "=<" + vocab.list() + ">");
 }
 
+// Mechanism 3's policy: `kv_mapping=`, or `mapping=` as it was spelt before (the paper's name
+// for the mechanism is the key now); both at once must agree.
+KvMappingPolicy read_kv_mapping(const StrategyOptions& o, const std::string& n,
+                                KvMappingPolicy def) {
+  const KvMappingPolicy p = choice(o, n, "kv_mapping", def, kKvMappingPolicies);
+  if (!o.all().count(n + ".mapping")) return p;  // old key not asked for: not listed as known
+  const KvMappingPolicy old = choice(o, n, "mapping", def, kKvMappingPolicies);
+  if (o.all().count(n + ".kv_mapping") && old != p)
+    throw Error("options " + n + ".kv_mapping and " + n + ".mapping (its old spelling) disagree",
+                "pass only --opt " + n + ".kv_mapping=<" + kKvMappingPolicies.list() + ">");
+  return old;
+}
+
 enum class SchedulerMode { feedback, fixed };
 inline constexpr Vocabulary<SchedulerMode, 2> kSchedulerModes{{"feedback", "static"}};
 enum class BoundaryMode { adaptive, fixed };
@@ -83,13 +96,24 @@ HybridGenConfig HybridGenConfig::budget_config() const {
   if (budget == BudgetPolicy::own) return *this;
   HybridGenConfig b = *this;
   b.merge = MergeMode::logit;
-  b.mapping = PlacementPolicy::semantic;
+  b.kv_mapping = KvMappingPolicy::semantic;
   // A static ratio of 1 is the exact logit mode, which sizes its buffers for every host token.
   if (b.ratio < 1.0 || b.scheduler.adaptive) {
     b.scheduler.adaptive = true;
     b.scheduler.adapt_boundary = true;
   }
   return b;
+}
+
+KvMappingOptions HybridGenConfig::kv_mapping_options() const {
+  KvMappingOptions m;
+  m.policy = kv_mapping;
+  m.naive_tier = naive_tier;
+  m.migrate_every = migrate_every;
+  m.fast_v_share = fast_v_share;
+  m.score_alpha = score_alpha;
+  m.scan_newest_only = scheduler.cpu_k_cap > 0;
+  return m;
 }
 
 HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const std::string& n,
@@ -105,7 +129,7 @@ HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const st
   c.min_gpu_tokens =
       static_cast<int64_t>(o.number(n, "min_gpu_tokens", static_cast<double>(d.min_gpu_tokens)));
   c.min_host_share = o.number(n, "min_host_share", d.min_host_share);
-  c.mapping = choice(o, n, "mapping", d.mapping, kPlacementPolicies);
+  c.kv_mapping = read_kv_mapping(o, n, d.kv_mapping);
   c.naive_tier = static_cast<int>(o.number(n, "naive_tier", d.naive_tier));
   c.migrate_every = static_cast<int>(o.number(n, "migrate_every", d.migrate_every));
   c.hot_share = o.number(n, "hot_share", d.hot_share);

@@ -6,7 +6,8 @@
 
 #include "core/strategy.h"
 #include "core/vocabulary.h"
-#include "hybrid/scheduler.h"
+#include "hybrid/feedback_scheduler.h"
+#include "hybrid/kv_mapping.h"
 
 namespace hb::hybrid {
 
@@ -14,16 +15,6 @@ namespace hb::hybrid {
 // parallelism), or the exact partial (o, lse) over all its tokens (our exact mode).
 enum class MergeMode { logit, lse };
 inline constexpr Vocabulary<MergeMode, 2> kMergeModes{{"logit", "lse"}};
-
-// Mechanism 3: where the KV of host pages lives (hybrid/placement.h).
-//   semantic   - K (scanned every step) on the fastest host tier, V (read at the top-k rows)
-//                on the CXL/far tier; hot pages promoted, cold ones demoted (the paper's);
-//   naive      - every host page on one tier (`naive_tier`);
-//   interleave - pages round-robin over the host tiers, as a system without semantic mapping
-//                would place them (numactl --interleave); no promotion.
-enum class PlacementPolicy { semantic, naive, interleave };
-inline constexpr Vocabulary<PlacementPolicy, 3> kPlacementPolicies{
-    {"semantic", "naive", "interleave"}};
 
 // How the accelerator budget is split between the recent window, the hot-page slots and the
 // shipped-row buffers. `hybridgen` (default): as the full `hybridgen` would split it, whatever
@@ -54,8 +45,9 @@ struct HybridGenConfig {
   int64_t gpu_tokens = -1;    // recent tokens on the accelerator; -1 = as many as fit
   int64_t min_gpu_tokens = 1024;  // floor of the recent window when the boundary adapts
   double min_host_share = 0.0;    // share of pages kept on the host even when all would fit
-  PlacementPolicy mapping = PlacementPolicy::semantic;
-  int naive_tier = 0;          // host tier index for mapping=naive
+  // Mechanism 3's policy (hybrid/kv_mapping.h): semantic, naive or interleave.
+  KvMappingPolicy kv_mapping = KvMappingPolicy::semantic;
+  int naive_tier = 0;          // host tier index for kv_mapping=naive
   int migrate_every = 8;       // decode steps between promotion/demotion passes
   double hot_share = 0.1;      // accelerator pages reserved for promoted (hot) pages
   double fast_v_share = 0.25;  // host pages whose V may be promoted to the fast tier
@@ -70,12 +62,15 @@ struct HybridGenConfig {
   ShipRows ship_rows = ShipRows::head;  // logit mode: rows per query head, or per group
 
   bool logit() const { return merge == MergeMode::logit; }
-  bool semantic() const { return mapping == PlacementPolicy::semantic; }
+  bool semantic() const { return kv_mapping == KvMappingPolicy::semantic; }
 
   // The configuration whose buffers the accelerator budget is sized for: this one under
   // budget=own, otherwise `hybridgen`'s (logit merge, feedback scheduler, semantic mapping)
   // with this variant's sizes and shares.
   HybridGenConfig budget_config() const;
+
+  // The options KvMapping takes from this configuration.
+  KvMappingOptions kv_mapping_options() const;
 
   // Reads `<name>.<key>` options over these defaults; throws hb::Error on bad values.
   static HybridGenConfig from_options(const StrategyOptions& opts, const std::string& name,

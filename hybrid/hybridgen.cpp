@@ -1,6 +1,6 @@
 // HybridGen's glue: plan (budget, tiers, scheduler, the parameters the report shows), load,
-// and inspection. The mechanisms live in budget.cpp, placement.cpp, logit_step.cpp and
-// scheduler.cpp (hybrid/hybridgen_impl.h lists them).
+// and inspection. The mechanisms live in logit_parallelism.cpp, feedback_scheduler.* and
+// kv_mapping.* (hybrid/hybridgen_impl.h lists every file).
 #include "hybrid/hybridgen.h"
 
 #include <algorithm>
@@ -29,6 +29,7 @@ void HybridGen::Impl::set_problem(const Problem& pr, const Platform& pl) {
   pages_end = ceil_div(t_end, P);
   logit = cfg().logit();
   semantic = cfg().semantic();
+  mapping = KvMapping(cfg().kv_mapping_options());
   ship_group = cfg().ship_rows == ShipRows::group ? G : 1;
 }
 
@@ -100,7 +101,7 @@ void HybridGen::describe(std::map<std::string, std::string>& par) const {
   par["shipped_rows_per_head"] = std::to_string(m.k_cap);
   par["shipped_row_bytes"] = std::to_string(m.ext_bytes);
   if (!m.ext_note.empty()) par["shipped_rows_note"] = m.ext_note;
-  m.describe_placement(par);
+  m.mapping.describe(par);
   par["overlap"] = cfg_.overlap ? "on" : "off (ablation: CPU side then accelerator side)";
   if (m.logit)
     par["cpu_select"] = cfg_.cpu_select == CpuSelect::fused

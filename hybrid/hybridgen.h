@@ -6,10 +6,11 @@
 //      per query head and ships those logits and V rows; the accelerator attends over its own
 //      tokens at the same time; one softmax over [CPU top-k | accelerator] logits gives the
 //      output. merge=lse: the CPU returns the exact partial (o, lse) instead.
-//   2. Feedback-driven scheduler (hybrid/scheduler.h): top-k ratio and CPU/accelerator boundary.
-//   3. Semantic-aware KV mapping: K of host tokens on the fastest host tier, V on the CXL/far
-//      tier; pages the top-k selects often are promoted (V to the fast tier, whole pages to the
-//      accelerator) and cold ones demoted, every migration interval.
+//   2. Feedback-driven scheduler (hybrid/feedback_scheduler.h): top-k ratio and the
+//      CPU/accelerator boundary.
+//   3. Semantic-aware KV mapping (hybrid/kv_mapping.h): K of host tokens on the fastest host
+//      tier, V on the CXL/far tier; pages the top-k selects often are promoted (V to the fast
+//      tier, whole pages to the accelerator) and cold ones demoted, every migration interval.
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -19,12 +20,10 @@
 #include "core/step_io.h"
 #include "core/strategy.h"
 #include "hybrid/config.h"
-#include "hybrid/scheduler.h"
+#include "hybrid/feedback_scheduler.h"
+#include "hybrid/kv_mapping.h"
 
 namespace hb::hybrid {
-
-// Where a page of one KV head lives.
-enum class PageHome : uint8_t { host, window, hot };
 
 class HybridGen final : public Strategy {
  public:

@@ -1,11 +1,13 @@
 #pragma once
 // HybridGen's shared state (private to hybrid/): the pages' homes, the two views the step
 // reads, the accelerator's buffers. Each mechanism's code lives in the file named after it:
-//   budget.cpp       - how the accelerator budget splits (window, hot slots, shipped rows)
-//   placement.cpp    - mechanism 3: page homes, FIFO window, host tiers, promotion/demotion
-//   logit_step.cpp   - mechanism 1: one overlapped decode step
-//   scheduler.cpp    - mechanism 2 (a class of its own)
-//   hybridgen.cpp    - plan/load/inspection glue
+//   logit_parallelism.cpp - mechanism 1: one overlapped decode step
+//   feedback_scheduler.*  - mechanism 2 (a class of its own)
+//   kv_mapping.*          - mechanism 3 (a class of its own: the policy and the page tables)
+//   page_homes.cpp        - the paged cache: KvMapping's and the FIFO window's moves applied to
+//                           the bytes, the views, the host arenas, the prompt's load
+//   budget.cpp            - how the accelerator budget splits (window, hot slots, shipped rows)
+//   hybridgen.cpp         - plan/load/inspection glue
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -25,19 +27,10 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // Logit mode ships its gathered rows in this many pieces, each as soon as it is ready.
 inline constexpr int64_t kUploadChunks = 4;
 
-struct PageInfo {
-  PageHome home = PageHome::window;
-  int8_t k_tier = -1, v_tier = -1;  // host tier indices while the page is on the host
-  float score = 0;   // EMA of top-k hits per step (promoted: refreshed each migration pass)
-  int32_t hits = 0;  // hits of the current step
-};
-
-struct HeadState {
-  std::vector<PageInfo> pages;
+// One KV head of one sequence: its page table (KvMapping's) and the two views built from it.
+struct HeadState : HeadPages {
   std::vector<PageRef> cpu_refs, acc_refs;  // the two views' page tables
   std::vector<int32_t> cpu_ids, acc_ids;    // page index of each view page
-  int64_t hot = 0;                          // pages promoted to the accelerator
-  int64_t k_fast = 0, v_fast = 0;           // host pages with K / V on the fast tier
   int64_t last_k = 0;                       // rows shipped per query head at the last step
   std::vector<int64_t> cpu_k_pages_by_tier, cpu_v_pages_by_tier;
 };
@@ -48,7 +41,7 @@ struct SeqState {
   std::vector<KvHeadView> cpu_view, acc_view;
 };
 
-// One step's counters and clocks, filled part by part (logit_step.cpp).
+// One step's counters and clocks, filled part by part (logit_parallelism.cpp).
 struct StepState {
   int s = 0;
   Traffic* tr = nullptr;
@@ -81,13 +74,10 @@ struct HybridGen::Impl {
   size_t es = 2, block = 0;
   int64_t t_end = 0, pages_end = 0;
   bool logit = true, all_fit = false, semantic = true;
-  int fast = 0, far = -1;  // host tier indices; far -1: no CXL/far tier
-  int naive_tier = 0;
-  int64_t fast_k_cap = INT64_MAX;  // per head: host pages whose K fits the fast tier
-  int64_t fast_v_cap = 0;          // per head: V pages promotable to the fast tier (semantic)
-  int64_t k_cap = 0;               // shipped rows per query head the buffers hold
-  int64_t ccap = 0;                // logits scratch stride (max CPU tokens per head)
-  int64_t first_window = 0;        // first page of the recent window (all heads, sequences)
+  KvMapping mapping;         // mechanism 3: host tiers, page tables' moves, promotion
+  int64_t k_cap = 0;         // shipped rows per query head the buffers hold
+  int64_t ccap = 0;          // logits scratch stride (max CPU tokens per head)
+  int64_t first_window = 0;  // first page of the recent window (all heads, sequences)
   int64_t min_window_pages = 1;
   int64_t ext_bytes = 0;     // accelerator bytes of the shipped-row buffers
   int64_t budget_bytes = 0;  // accelerator bytes for KV pages + shipped rows (after step buffers)
@@ -148,34 +138,28 @@ struct HybridGen::Impl {
   bool apply_token_budget(int64_t acc_pages_fit, int64_t avail, int64_t page_slot,
                           int64_t row_bytes, PlanResult& r);
 
-  // ---- placement.cpp (mechanism 3)
+  // ---- page_homes.cpp: the paged cache under KvMapping (mechanism 3) and the FIFO window
   PageArena& k_arena(int t);
   PageArena& v_arena(int t);
-  // Host tiers (K, V) for a page that arrives on the host (FIFO demotion, load, boundary move).
-  std::pair<int, int> host_tiers_for(const HeadState& hs, int64_t page) const;
-  void to_host(SeqState& s, int h, int64_t i, int kt, int vt);
-  void to_acc(SeqState& s, int h, int64_t i, PageHome home);
-  bool newest_k_fast() const;
-  void make_fast_k_room(SeqState& s, int h);
+  // KvMapping's moves of one KV head of one sequence, applied to the paged cache.
+  class CacheMover;
+  // The bytes of a page KvMapping moves (sequence s, KV head h, page i; `from` its old home).
+  void bytes_to_host(SeqState& s, int h, int64_t i, const PageInfo& from, int kt, int vt);
+  void bytes_to_acc(SeqState& s, int h, int64_t i, const PageInfo& from);
   void apply_window(int64_t pages_after, int64_t window_pages);
   void rebuild_views();
   void refresh_counts();
   void migrate_pass();
   int64_t hot_logit_tokens() const;  // per (b, q head) row of hot_logits_dev
   void refresh_hot_scores();
-  void demote_cold(SeqState& s, int h, double cold_below);
-  void promote_hot(SeqState& s, int h, const std::vector<int64_t>& host, double hot_at);
-  void place_v(SeqState& s, int h, const std::vector<int64_t>& host, double hot_at,
-               double cold_below);
   // Before the budget: the fast and far host tiers; false (r says why) when unusable.
   bool choose_tiers(PlanResult& r);
   // After the budget: the host tiers' capacity for the older pages; false when short.
   bool check_host_capacity(PlanResult& r);
-  void describe_placement(std::map<std::string, std::string>& par) const;
   void reserve_host_arenas();
   void load_prompt();
 
-  // ---- logit_step.cpp (mechanism 1)
+  // ---- logit_parallelism.cpp (mechanism 1)
   void step_structure(int s, StepState& st);
   void count_tokens(int64_t cpu_k_cap, StepState& st);
   void choose_rows(double ratio, StepState& st);

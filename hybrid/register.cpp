@@ -43,7 +43,7 @@ void register_hybrid(StrategyRegistry& registry) {
   add_variant(registry, "hybridgen-static",
               "HybridGen ablation: feedback scheduler off (ratio and boundary fixed)", st);
   auto naive = d;
-  naive.mapping = hybrid::PlacementPolicy::interleave;
+  naive.kv_mapping = hybrid::KvMappingPolicy::interleave;
   add_variant(registry, "hybridgen-naive",
               "HybridGen ablation: semantic mapping off (host KV pages interleaved over the host "
               "tiers as a system without it would place them; no promotion)",

@@ -34,10 +34,6 @@ std::string convergence_fix(StopReason stop_reason) {
       return "raise --max-samples (replays the decode positions) or --decode-steps";
     case StopReason::timeout:
       return "raise --timeout";
-    case StopReason::min_samples:
-      return "raise --min-samples or --decode-steps";
-    case StopReason::min_time:
-      return "raise --min-time or --decode-steps";
     case StopReason::noise:
     case StopReason::none:
       break;

@@ -50,11 +50,12 @@ enum class HostStatus { ok, error };
 inline constexpr Vocabulary<HostStatus, 2> kHostStatuses{{"ok", "error"}};
 inline const char* to_string(HostStatus s) { return kHostStatuses.name(s); }
 
-// Why the timing loop stopped: noise under --max-noise; the sample/time minimum reached with
-// the noise still high; the step cap; the time limit; none when nothing was timed (status != ok).
-enum class StopReason { noise, min_samples, min_time, max_steps, timeout, none };
-inline constexpr Vocabulary<StopReason, 6> kStopReasons{
-    {"noise", "min-samples", "min-time", "max-steps", "timeout", "none"}};
+// Why the timing loop stopped: noise under --max-noise; the step cap; the time limit; none when
+// nothing was timed (status != ok). One value per stopping rule (bench/README.md, "Adding a
+// stopping rule"). Files may also hold "min-samples" and "min-time", which no runner produced:
+// the reader maps them (reports/schema.cpp, read_stop_reason).
+enum class StopReason { noise, max_steps, timeout, none };
+inline constexpr Vocabulary<StopReason, 4> kStopReasons{{"noise", "max-steps", "timeout", "none"}};
 inline const char* to_string(StopReason r) { return kStopReasons.name(r); }
 
 // ---------------------------------------------------------------------------------------------

@@ -383,6 +383,17 @@ E read_enum(const JsonReader& r, const std::string& key, const Vocabulary<E, N>&
   return *e;
 }
 
+// The first vocabulary also had "min-samples" and "min-time" (a sample or time minimum reached
+// with the noise still high), which no runner ever wrote. A file holding one still loads, as
+// the limit of its kind: a step count (max-steps) or a time (timeout); neither is "noise", so
+// the point stays flagged as unconverged.
+StopReason read_stop_reason(const JsonReader& step) {
+  const std::string v = step.member("stop_reason").as_string();
+  if (v == "min-samples") return StopReason::max_steps;
+  if (v == "min-time") return StopReason::timeout;
+  return read_enum(step, "stop_reason", kStopReasons);
+}
+
 std::array<int64_t, kMemoryKinds> read_per_kind(const JsonReader& r) {
   // Kinds absent from the file count 0, so a future memory kind does not break old files;
   // an unknown kind name is an error (it would be silently dropped otherwise).
@@ -529,7 +540,7 @@ Point read_point(const JsonReader& r) {
 
   auto step = r.member("step");
   read_timing(step, p.step);
-  p.step.stop_reason = read_enum(step, "stop_reason", kStopReasons);
+  p.step.stop_reason = read_stop_reason(step);
   p.step.warmup_steps = step.i32("warmup_steps");
   if (step.has("pass_sizes")) {  // optional: only pooled runs (run --repetitions) write it
     int64_t sum = 0;

@@ -142,31 +142,6 @@ void attention(const AttentionShape& shape, const float* q, const float* k, cons
                    o + static_cast<size_t>(h) * d, lse + h, scale);
 }
 
-void attention_paged(const AttentionShape& shape, const float* q, const PagedKvView& kv, double* o,
-                     double* lse, double scale) {
-  // Densify each head's tokens, then reuse the dense oracle head by head.
-  const int d = shape.head_dim, P = kv.page_tokens;
-  const size_t es = dtype_size(kv.dtype);
-  AttentionShape one = shape;
-  one.q_heads = shape.group_size();
-  one.kv_heads = 1;
-  for (int h = 0; h < kv.kv_heads; ++h) {
-    const int64_t n = kv.heads[h].num_tokens;
-    std::vector<float> kd(static_cast<size_t>(n) * d), vd(static_cast<size_t>(n) * d);
-    for (int64_t t = 0; t < n; ++t) {
-      const PageRef& p = kv.heads[h].pages[t / P];
-      const int slot = static_cast<int>(t % P);
-      convert_to_fp32(kv.dtype, p.v + v_block_offset(0, slot, d) * es, vd.data() + t * d, d);
-      for (int j = 0; j < d; ++j)
-        convert_to_fp32(kv.dtype, p.k + k_block_offset(j, slot, P) * es, kd.data() + t * d + j, 1);
-    }
-    const int g = shape.group_size();
-    attention(one, q + static_cast<size_t>(h) * g * d, kd.data(), vd.data(), n,
-              o + static_cast<size_t>(h) * g * d, lse + h * g,
-              scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(d)));
-  }
-}
-
 std::vector<double> probabilities_head(const AttentionShape& shape, int q_head, const float* qh,
                                        const float* k, int64_t n, double scale) {
   const int d = shape.head_dim, kvh = shape.kv_heads, kh = shape.kv_head_of(q_head);

@@ -26,10 +26,6 @@ void attention_group(const AttentionShape& shape, const std::vector<int>& heads,
                      const float* k, const float* v, int64_t n, double* o, double* lse,
                      double* probs, double scale = 0);
 
-// Same over a paged view (reads the cache dtype exactly), for checking kernels on the same data.
-void attention_paged(const AttentionShape& shape, const float* q, const PagedKvView& kv, double* o,
-                     double* lse, double scale = 0);
-
 // Softmax probabilities of every token for every query head: [q_heads][n].
 std::vector<double> probabilities(const AttentionShape& shape, const float* q, const float* k,
                                   int64_t n, double scale = 0);

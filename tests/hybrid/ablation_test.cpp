@@ -77,7 +77,7 @@ TEST(Ablations, NaiveInterleavesOverTheHostTiers) {
   auto hg = StrategyRegistry::instance().find("hybridgen-naive").make(opts);
   const PlanResult plan = hg->plan(rig.problem, rig.platform);
   ASSERT_EQ(plan.status, PlanStatus::ok);
-  EXPECT_EQ(plan.parameters.at("mapping"), "interleave");
+  EXPECT_EQ(plan.parameters.at("kv_mapping"), "interleave");
   hg->load();
   const auto counts = dynamic_cast<hybrid::HybridGen&>(*hg).block_placement();
   EXPECT_GT(counts.at("K@cxl@1(emulated)"), 0);  // not everything on the fastest tier

@@ -160,6 +160,7 @@ TEST(HybridGenExact, OptionsAreValidated) {
   EXPECT_THROW(make_hybridgen({{"hybridgen.merge", "softmax"}}), Error);
   EXPECT_THROW(make_hybridgen({{"hybridgen.ratio", "0"}}), Error);
   EXPECT_THROW(make_hybridgen({{"hybridgen.ratio", "1.5"}}), Error);
+  EXPECT_THROW(make_hybridgen({{"hybridgen.kv_mapping", "random"}}), Error);
   EXPECT_THROW(make_hybridgen({{"hybridgen.mapping", "random"}}), Error);
   EXPECT_THROW(make_hybridgen({{"hybridgen.overlap", "maybe"}}), Error);
   EXPECT_THROW(make_hybridgen({{"hybridgen.bogus", "1"}}), Error);  // unknown keys are errors

@@ -1,5 +1,5 @@
-// run --kv-budget on HybridGen (hybrid/budget.cpp, choose_rows in hybrid/logit_step.cpp): the
-// resident side (window + promoted hot pages) plus the CPU's top-k attend exactly the budget at
+// run --kv-budget on HybridGen (hybrid/budget.cpp, choose_rows in hybrid/logit_parallelism.cpp):
+// the resident side (window + promoted hot pages) plus the CPU's top-k attend exactly the budget at
 // every step, also while the newest window page is partly filled and hot slots are still empty
 // (they used to be subtracted from the budget: 1966 of 2048 tokens at 32k).
 #include <gtest/gtest.h>

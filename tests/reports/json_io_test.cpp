@@ -363,7 +363,7 @@ TEST(ReportJsonErrors, UnknownProvenanceAndHostStatusAreRejected) {
 TEST(ReportJsonErrors, UnknownStopReasonAndAcceleratorKindAreRejected) {
   expect_edit_error(
       [](auto& j) { j["points"][0]["step"]["stop_reason"] = "tired"; },
-      {"$.points[0].step.stop_reason", "\"tired\" is not one of: noise, min-samples"});
+      {"$.points[0].step.stop_reason", "\"tired\" is not one of: noise, max-steps, timeout, none"});
   expect_edit_error([](auto& j) { j["context"]["accelerator"]["kind"] = "tpu"; },
                     {"$.context.accelerator.kind", "\"tpu\" is not one of: cpu, cuda"});
   expect_edit_error([](auto& j) { j["context"]["accelerator"]["kind"] = "auto"; },
@@ -373,6 +373,21 @@ TEST(ReportJsonErrors, UnknownStopReasonAndAcceleratorKindAreRejected) {
   EXPECT_EQ(from_json_text(to_json_text(r), "mem").points[0].step.stop_reason, StopReason::noise);
   r.context.accelerator.kind.reset();
   EXPECT_EQ(from_json_text(to_json_text(r), "mem").context.accelerator.kind, std::nullopt);
+}
+
+// "min-samples" and "min-time" were in the first vocabulary though nothing produced them; a
+// file that holds one loads as the limit of its kind (a step count, a time), still unconverged.
+TEST(ReportJson, RetiredStopReasonsLoadAsTheLimitOfTheirKind) {
+  for (const auto& [old, now] : {std::pair{"min-samples", StopReason::max_steps},
+                                 std::pair{"min-time", StopReason::timeout}}) {
+    auto j = nlohmann::ordered_json::parse(to_json_text(make_report()));
+    j["points"][0]["step"]["stop_reason"] = old;
+    const Report r = from_json_text(j.dump(), "old.json");
+    EXPECT_EQ(r.points[0].step.stop_reason, now) << old;
+    // Written back under the current name.
+    EXPECT_EQ(nlohmann::ordered_json::parse(to_json_text(r))["points"][0]["step"]["stop_reason"],
+              to_string(now));
+  }
 }
 
 TEST(ReportJson, UnknownExtraFieldsAreIgnored) {

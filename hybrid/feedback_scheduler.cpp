@@ -1,4 +1,4 @@
-#include "hybrid/scheduler.h"
+#include "hybrid/feedback_scheduler.h"
 
 #include <algorithm>
 #include <cmath>

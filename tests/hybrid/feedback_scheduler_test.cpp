@@ -1,5 +1,5 @@
 // The feedback scheduler alone, driven by a synthetic cost model with a known optimum.
-#include "hybrid/scheduler.h"
+#include "hybrid/feedback_scheduler.h"
 
 #include <algorithm>
 #include <cmath>
@@ -35,7 +35,7 @@ void drive(FeedbackScheduler& s, const CostModel& m, int intervals) {
     }
 }
 
-TEST(Scheduler, DecidesOncePerIntervalOnIntervalMedians) {
+TEST(FeedbackScheduler, DecidesOncePerIntervalOnIntervalMedians) {
   SchedulerConfig cfg;
   cfg.adapt_boundary = false;
   FeedbackScheduler s(cfg, 0.05, 1024);
@@ -56,7 +56,7 @@ TEST(Scheduler, DecidesOncePerIntervalOnIntervalMedians) {
     EXPECT_TRUE(row.count(k)) << k;
 }
 
-TEST(Scheduler, OnePreemptedStepDoesNotFlipTheDecision) {
+TEST(FeedbackScheduler, OnePreemptedStepDoesNotFlipTheDecision) {
   SchedulerConfig cfg;
   cfg.adapt_boundary = false;
   FeedbackScheduler s(cfg, 0.05, 1024);
@@ -69,7 +69,7 @@ TEST(Scheduler, OnePreemptedStepDoesNotFlipTheDecision) {
   EXPECT_DOUBLE_EQ(s.ratio(), 0.05 * 1.2);
 }
 
-TEST(Scheduler, RatioFollowsThePortsRuleWithinItsClamp) {
+TEST(FeedbackScheduler, RatioFollowsThePortsRuleWithinItsClamp) {
   SchedulerConfig cfg;
   cfg.adapt_boundary = false;
   // CPU always the bottleneck: x0.8 per interval down to 0.01, never below.
@@ -90,7 +90,7 @@ TEST(Scheduler, RatioFollowsThePortsRuleWithinItsClamp) {
   EXPECT_DOUBLE_EQ(fast.ratio(), 0.5);
 }
 
-TEST(Scheduler, BoundaryConvergesToTheEqualisingSplit) {
+TEST(FeedbackScheduler, BoundaryConvergesToTheEqualisingSplit) {
   CostModel m;
   SchedulerConfig cfg;
   cfg.adapt_ratio = false;
@@ -114,7 +114,7 @@ TEST(Scheduler, BoundaryConvergesToTheEqualisingSplit) {
   }
 }
 
-TEST(Scheduler, CapacityBoundsTheBoundaryAndTheRatioAbsorbsTheRest) {
+TEST(FeedbackScheduler, CapacityBoundsTheBoundaryAndTheRatioAbsorbsTheRest) {
   // The equalising split (~3400-5800 tokens) does not fit: 2000 tokens of capacity.
   CostModel m;
   SchedulerConfig cfg;
@@ -129,7 +129,7 @@ TEST(Scheduler, CapacityBoundsTheBoundaryAndTheRatioAbsorbsTheRest) {
   }
 }
 
-TEST(Scheduler, JointAdaptationReachesTheOptimumForItsRatio) {
+TEST(FeedbackScheduler, JointAdaptationReachesTheOptimumForItsRatio) {
   // Ample capacity: the boundary tracks the equalising split while the ratio moves.
   CostModel m;
   SchedulerConfig cfg;
@@ -150,7 +150,7 @@ TEST(Scheduler, JointAdaptationReachesTheOptimumForItsRatio) {
   }
 }
 
-TEST(Scheduler, StaticModeRecordsButNeverChanges) {
+TEST(FeedbackScheduler, StaticModeRecordsButNeverChanges) {
   CostModel m;
   SchedulerConfig cfg;
   cfg.adaptive = false;
@@ -163,7 +163,7 @@ TEST(Scheduler, StaticModeRecordsButNeverChanges) {
   for (const auto& r : s.rows()) EXPECT_DOUBLE_EQ(r.next_ratio, 0.05);
 }
 
-TEST(Scheduler, BoundaryStaysWhenOneSideIsEmpty) {
+TEST(FeedbackScheduler, BoundaryStaysWhenOneSideIsEmpty) {
   // Everything on the accelerator (no CPU tokens): no cost to equalise against.
   SchedulerConfig cfg;
   FeedbackScheduler s(cfg, 0.05, 4096);
@@ -175,7 +175,7 @@ TEST(Scheduler, BoundaryStaysWhenOneSideIsEmpty) {
 
 // Issue 15: when the shipped-row buffers cap k, the ratio's ceiling is what they hold, so the
 // ratio does not wind up past it and answers a bottleneck in the very next interval.
-TEST(Scheduler, RatioLimitPreventsWindUp) {
+TEST(FeedbackScheduler, RatioLimitPreventsWindUp) {
   SchedulerConfig cfg;
   cfg.adapt_boundary = false;
   cfg.interval = 1;
@@ -199,7 +199,7 @@ TEST(Scheduler, RatioLimitPreventsWindUp) {
 
 // The boundary (first position of the recent window) is never negative, even when the window
 // is larger than the context (everything fits, or a minimum window).
-TEST(Scheduler, BoundaryIsNeverNegative) {
+TEST(FeedbackScheduler, BoundaryIsNeverNegative) {
   SchedulerConfig cfg;
   cfg.interval = 2;
   FeedbackScheduler s(cfg, 0.05, 4096);
@@ -215,7 +215,7 @@ TEST(Scheduler, BoundaryIsNeverNegative) {
 
 // [PORT] cpu_k_cap: halves when the CPU side is the bottleneck, x1.2 otherwise, within
 // [32, limit]; off (0) unless configured, and then never moves.
-TEST(Scheduler, CpuKCapHalvesOnBottleneckAndGrowsOtherwise) {
+TEST(FeedbackScheduler, CpuKCapHalvesOnBottleneckAndGrowsOtherwise) {
   SchedulerConfig cfg;
   cfg.adapt_boundary = false;
   cfg.adapt_ratio = false;
@@ -248,7 +248,7 @@ TEST(Scheduler, CpuKCapHalvesOnBottleneckAndGrowsOtherwise) {
 // The known optimum under the hold rule: the first ratio of 0.05 * 0.8^n whose rows are at
 // most hold_share of the CPU side, i.e. sel * r <= 0.1 * (scan + sel * r) <=> r <= scan / (9
 // sel). The port's rule alone (no rows_ns) walks on to the floor.
-TEST(Scheduler, RatioHoldsWhereFewerRowsNoLongerPay) {
+TEST(FeedbackScheduler, RatioHoldsWhereFewerRowsNoLongerPay) {
   SchedulerConfig cfg;
   cfg.adapt_boundary = false;
   const double scan = 50, sel = 200, C = 20000, acc = 100 * 4000;  // CPU always the bottleneck

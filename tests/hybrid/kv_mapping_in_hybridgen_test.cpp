@@ -1,10 +1,12 @@
-// Semantic-aware KV mapping: K of host pages on the fastest host tier, V on the (emulated) CXL
-// tier, hot pages promoted, per-tier traffic; and the naive / interleave ablations.
+// Semantic-aware KV mapping inside HybridGen (the class alone: kv_mapping_test.cpp): where the
+// bytes really are (K of host pages on the fastest host tier, V on the emulated CXL tier), hot
+// pages promoted, per-tier traffic to the byte; the naive / interleave ablations; the option.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
 
+#include "core/error.h"
 #include "rig.h"
 
 namespace hb::test {
@@ -19,7 +21,7 @@ std::vector<HostTier> two_tiers() {
   return {tier(MemoryKind::local_dram, 0), tier(MemoryKind::cxl, 1, true)};
 }
 
-TEST(Mapping, SemanticPutsKOnDramAndVOnCxl) {
+TEST(KvMappingInHybridGen, SemanticPutsKOnDramAndVOnCxl) {
   Rig rig(kShape, 1000, 8, 1 << 20, two_tiers());
   auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}, {"hybridgen.scheduler", "static"}});
   const PlanResult plan = hg->plan(rig.problem, rig.platform);
@@ -76,7 +78,7 @@ TEST(Mapping, SemanticPutsKOnDramAndVOnCxl) {
 
 // ship_rows=group: each KV head's 4 query heads select k rows each and ship their union
 // once, every entry with its row index; `attended` lists a head's top-k host positions first.
-TEST(Mapping, ShipRowsGroupShipsEachGroupsUnionOnce) {
+TEST(KvMappingInHybridGen, ShipRowsGroupShipsEachGroupsUnionOnce) {
   Rig rig(kShape, 1000, 8, 1 << 20, two_tiers());
   auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"},
                             {"hybridgen.scheduler", "static"},
@@ -103,7 +105,7 @@ TEST(Mapping, ShipRowsGroupShipsEachGroupsUnionOnce) {
   EXPECT_EQ(out.traffic.h2d_bytes, 8 * k * (4 + 4) + 2 * block_rows * 64 * 2);
 }
 
-TEST(Mapping, HotPagesArePromotedAndColdOnesStayFar) {
+TEST(KvMappingInHybridGen, HotPagesArePromotedAndColdOnesStayFar) {
   Rig rig(kShape, 1500, 32, 1 << 20, two_tiers());
   auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"},
                             {"hybridgen.scheduler", "static"},
@@ -158,10 +160,10 @@ TEST(Mapping, HotPagesArePromotedAndColdOnesStayFar) {
   EXPECT_GT(counts.at("V@accelerator@0(emulated)"), 2 * 8);  // window + promoted pages
 }
 
-TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
+TEST(KvMappingInHybridGen, NaiveKeepsEverythingOnOneTier) {
   Rig rig(kShape, 1000, 16, 1 << 20, two_tiers());
   auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"},
-                            {"hybridgen.mapping", "naive"},
+                            {"hybridgen.kv_mapping", "naive"},
                             {"hybridgen.migrate_every", "4"}});
   const PlanResult plan = hg->plan(rig.problem, rig.platform);
   ASSERT_EQ(plan.status, PlanStatus::ok);
@@ -187,7 +189,7 @@ TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
   // naive_tier picks the other tier (the first strategy's accelerator memory freed first).
   hg.reset();
   auto far = make_hybridgen({{"hybridgen.gpu_tokens", "128"},
-                             {"hybridgen.mapping", "naive"},
+                             {"hybridgen.kv_mapping", "naive"},
                              {"hybridgen.naive_tier", "1"}});
   ASSERT_EQ(far->plan(rig.problem, rig.platform).status, PlanStatus::ok);
   far->load();
@@ -195,9 +197,10 @@ TEST(Mapping, NaiveKeepsEverythingOnOneTier) {
   EXPECT_EQ(far->page_v_location(0, 0, 0), kCxl);
 }
 
-TEST(Mapping, InterleaveAlternatesPagesOverTiers) {
+TEST(KvMappingInHybridGen, InterleaveAlternatesPagesOverTiers) {
   Rig rig(kShape, 1000, 4, 1 << 20, two_tiers());
-  auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}, {"hybridgen.mapping", "interleave"}});
+  auto hg =
+      make_hybridgen({{"hybridgen.gpu_tokens", "128"}, {"hybridgen.kv_mapping", "interleave"}});
   ASSERT_EQ(hg->plan(rig.problem, rig.platform).status, PlanStatus::ok);
   hg->load();
   for (int64_t i = 0; i < 50; ++i) {
@@ -207,7 +210,22 @@ TEST(Mapping, InterleaveAlternatesPagesOverTiers) {
   }
 }
 
-TEST(Mapping, WithoutAFarTierVStaysWithK) {
+// `mapping=` was the option's name before it took the mechanism's (`kv_mapping=`): command lines
+// and configs that spell it so keep working; both at once must agree.
+TEST(KvMappingInHybridGen, TheOldSpellingMappingStillSelectsThePolicy) {
+  EXPECT_EQ(make_hybridgen({{"hybridgen.mapping", "interleave"}})->config().kv_mapping,
+            hybrid::KvMappingPolicy::interleave);
+  EXPECT_EQ(make_hybridgen({{"hybridgen.mapping", "naive"}, {"hybridgen.kv_mapping", "naive"}})
+                ->config()
+                .kv_mapping,
+            hybrid::KvMappingPolicy::naive);
+  EXPECT_EQ(make_hybridgen({})->config().kv_mapping, hybrid::KvMappingPolicy::semantic);
+  EXPECT_THROW(
+      make_hybridgen({{"hybridgen.mapping", "naive"}, {"hybridgen.kv_mapping", "semantic"}}),
+      Error);
+}
+
+TEST(KvMappingInHybridGen, WithoutAFarTierVStaysWithK) {
   Rig rig(kShape, 1000, 4, 1 << 20, {tier(MemoryKind::local_dram, 0)});
   auto hg = make_hybridgen({{"hybridgen.gpu_tokens", "128"}});
   const PlanResult plan = hg->plan(rig.problem, rig.platform);
@@ -218,7 +236,7 @@ TEST(Mapping, WithoutAFarTierVStaysWithK) {
   EXPECT_EQ(hg->page_k_location(0, 0, 0), kDram);
 }
 
-TEST(Mapping, KSpillsToTheFarTierWhenDramIsFull) {
+TEST(KvMappingInHybridGen, KSpillsToTheFarTierWhenDramIsFull) {
   auto tiers = two_tiers();
   const int64_t block = 16 * 64 * 2;
   tiers[0].free_bytes = 20 * block * 2;  // K of 20 pages per head (2 heads) fit in DRAM
@@ -234,7 +252,7 @@ TEST(Mapping, KSpillsToTheFarTierWhenDramIsFull) {
 
 // With cpu_k_cap the CPU scans the newest host pages: when DRAM cannot hold all host K, the
 // newest pages' K stays on DRAM and the oldest spill, at load and as FIFO moves pages down.
-TEST(Mapping, WithACpuKCapTheNewestKStaysOnTheFastTier) {
+TEST(KvMappingInHybridGen, WithACpuKCapTheNewestKStaysOnTheFastTier) {
   auto tiers = two_tiers();
   const int64_t block = 16 * 64 * 2;
   tiers[0].free_bytes = 20 * block * 2;  // K of 20 pages per head (2 heads) fit in DRAM

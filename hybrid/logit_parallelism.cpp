@@ -31,7 +31,7 @@ void HybridGen::Impl::step_structure(int s, StepState& st) {
   const bool new_page = seqs[0].cache->num_tokens(0) % P == 0;
   if (!all_fit) {
     self.window_pages_ = std::max<int64_t>(1, ceil_div(self.sched_->gpu_window(), P));
-    if (semantic && cfg().migrate_every > 0 && s > 0 && s % cfg().migrate_every == 0) {
+    if (mapping.pass_due(s)) {
       refresh_hot_scores();
       migrate_pass();
     }
@@ -42,7 +42,7 @@ void HybridGen::Impl::step_structure(int s, StepState& st) {
     // The new token's k, v were produced on the accelerator: appending is accelerator-local.
     seqs[b].cache->append_token(ds.k.data(), ds.v.data(), *acc_arena, *acc_arena);
     for (int h = 0; h < Hkv; ++h)
-      if (new_page) seqs[b].heads[h].pages.push_back(PageInfo{});
+      if (new_page) mapping.add_window_page(seqs[b].heads[h]);
   }
   if (new_page) dirty = true;
   if (dirty)
@@ -347,15 +347,9 @@ void HybridGen::Impl::count_hits(const StepState& st, std::vector<int64_t>& v_ro
       for (int64_t i = 0; i < ucount[blk]; ++i)
         v_rows_by_tier[hs.pages[hs.cpu_ids[u[i] / P]].v_tier]++;
     }
-    // Page scores: EMA of hits per step on the host; promoted pages are refreshed by the
-    // migration pass (placement.cpp, refresh_hot_scores).
-    const float a = static_cast<float>(cfg().score_alpha);
-    for (int h = 0; h < Hkv; ++h)
-      for (auto& pi : sq.heads[h].pages) {
-        if (pi.home == PageHome::host)
-          pi.score = (1 - a) * pi.score + a * static_cast<float>(pi.hits);
-        pi.hits = 0;
-      }
+    // Page scores: EMA of hits per step on the host; promoted pages are refreshed before the
+    // migration pass (page_homes.cpp, refresh_hot_scores).
+    for (int h = 0; h < Hkv; ++h) mapping.end_step(sq.heads[h]);
   }
 }
 
