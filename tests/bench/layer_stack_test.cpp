@@ -155,9 +155,8 @@ struct Event {
 class Probe final : public Accelerator {
  public:
   explicit Probe(Accelerator& real) : real_(real) {}
-  std::vector<Event> queued;             // enqueue order, host time of the call
-  std::vector<Event> executed;           // accelerator execution order and time
-  std::vector<Event>* exec = &executed;  // the host kernels write here (accelerator thread)
+  std::vector<Event> queued;    // enqueue order, host time of the call
+  std::vector<Event> executed;  // accelerator execution order and time (read after a sync)
 
   const AcceleratorInfo& info() const override { return real_.info(); }
   std::shared_ptr<BufferAllocator> memory() override { return real_.memory(); }
@@ -196,7 +195,7 @@ class Probe final : public Accelerator {
 
   void log(const std::string& what) { queued.push_back({what, now_ns()}); }
   void mark(const std::string& what) {
-    real_.host_kernel([this, what](ThreadPool&) { exec->push_back({what, now_ns()}); });
+    real_.host_kernel([this, what](ThreadPool&) { executed.push_back({what, now_ns()}); });
   }
 
  private:
