@@ -78,22 +78,23 @@ void expect_same_point(const reports::Point& a, const reports::Point& b) {
   EXPECT_EQ(a.traffic_per_step.d2h_bytes, b.traffic_per_step.d2h_bytes);
   EXPECT_EQ(a.traffic_per_step.weight_bytes, b.traffic_per_step.weight_bytes);
   EXPECT_EQ(a.traffic_per_step.accelerator_flops, b.traffic_per_step.accelerator_flops);
-  EXPECT_EQ(a.accuracy.steps_scored, b.accuracy.steps_scored);
-  // The same arithmetic on the same data; another CPU's SIMD level may round differently.
-  EXPECT_NEAR(a.accuracy.rel_l2, b.accuracy.rel_l2, 1e-6 * b.accuracy.rel_l2 + 1e-9);
-  EXPECT_NEAR(a.accuracy.mass_recall, b.accuracy.mass_recall, 1e-9);
-  EXPECT_NEAR(a.accuracy.cosine, b.accuracy.cosine, 1e-9);
-  EXPECT_EQ(a.attended_tokens.has_value(), b.attended_tokens.has_value());
-  if (a.attended_tokens && b.attended_tokens) {
-    EXPECT_EQ(a.attended_tokens->min, b.attended_tokens->min);
-    EXPECT_EQ(a.attended_tokens->max, b.attended_tokens->max);
-  }
   ASSERT_EQ(a.placement.size(), b.placement.size());
   for (size_t i = 0; i < a.placement.size(); ++i) {
     EXPECT_EQ(a.placement[i].role, b.placement[i].role);
     EXPECT_EQ(a.placement[i].bytes, b.placement[i].bytes);
   }
   EXPECT_FALSE(a.layer_stack.present());
+  ASSERT_EQ(a.accuracy.steps_scored, b.accuracy.steps_scored);
+  if (a.accuracy.steps_scored == 0) return;  // not scored (an oom point): no figures to compare
+  // The same arithmetic on the same data; another CPU's SIMD level may round differently.
+  EXPECT_NEAR(a.accuracy.rel_l2, b.accuracy.rel_l2, 1e-6 * b.accuracy.rel_l2 + 1e-9);
+  EXPECT_NEAR(a.accuracy.mass_recall, b.accuracy.mass_recall, 1e-9);
+  EXPECT_NEAR(a.accuracy.cosine, b.accuracy.cosine, 1e-7);
+  EXPECT_EQ(a.attended_tokens.has_value(), b.attended_tokens.has_value());
+  if (a.attended_tokens && b.attended_tokens) {
+    EXPECT_EQ(a.attended_tokens->min, b.attended_tokens->min);
+    EXPECT_EQ(a.attended_tokens->max, b.attended_tokens->max);
+  }
 }
 
 TEST_F(LayersCli, LayersOneGivesThePointsOfTheCodeBeforeStacks) {
