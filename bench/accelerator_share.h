@@ -112,8 +112,9 @@ class AcceleratorShare final : public Accelerator {
     flush();
     real_.host_kernel(std::move(fn));
   }
-  std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch) override {
-    return real_.make_layer_work(model, max_batch);
+  std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch,
+                                             int layer) override {
+    return real_.make_layer_work(model, max_batch, layer);
   }
 
  private:

@@ -1,5 +1,6 @@
 #include "bench/contender.h"
 
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -8,6 +9,7 @@
 #include "kernels/backend.h"
 #include "bench/kv_budget.h"
 #include "bench/layer_scope.h"
+#include "bench/layer_stack.h"
 
 namespace hb::bench {
 
@@ -35,9 +37,11 @@ void label_point(Contender& c, const SweepContext& ctx, const Problem& problem) 
   const auto& ai = c.accelerator->info();
   p.axes.accelerator = ai.kind_name();
   p.provenance = provenance_of(ai, {});
-  p.kv_fit_fraction = kv_fit_fraction(
-      ai.capacity_bytes - layer_bytes(ctx.spec, p.axes, ai.kind.value_or(AcceleratorKind::cpu)),
-      problem.shape, p.axes.seq_len, problem.batch, ctx.spec.decode_steps);
+  // A stack's accelerator holds one budget per layer (accelerator_options); the fit is a layer's.
+  p.kv_fit_fraction =
+      kv_fit_fraction(ai.capacity_bytes / c.layers() -
+                          layer_bytes(ctx.spec, p.axes, ai.kind.value_or(AcceleratorKind::cpu)),
+                      problem.shape, p.axes.seq_len, problem.batch, ctx.spec.decode_steps);
   p.step.warmup_steps = ctx.spec.stop.warmup_steps;
   const auto& model = ctx.env.model;
   if (model && model->replace) {
@@ -67,14 +71,42 @@ void load(Contender& c, const RunEnvironment& env) {
 }
 
 // The KV budget (--accelerator-memory, or the deployment rule's per-model figure); in layer
-// scope the layer's own weights and activations come on top of it.
-AcceleratorOptions accelerator_options(const SweepContext& ctx, const reports::PointAxes& axes) {
+// scope the layer's own weights and activations come on top of it. A stack of `layers` layers
+// gets that much per layer: the budget is a layer's (LayerStack::plan splits it again).
+AcceleratorOptions accelerator_options(const SweepContext& ctx, const reports::PointAxes& axes,
+                                       int layers) {
   const SweepSpec& spec = ctx.spec;
   AcceleratorOptions o = spec.accelerator;
   if (auto it = ctx.kv_budget_bytes.find(axes.model); it != ctx.kv_budget_bytes.end())
     o.capacity_bytes = it->second;
   if (o.capacity_bytes > 0) o.capacity_bytes += layer_bytes(spec, axes, resolved_kind(o.kind));
+  if (o.capacity_bytes > 0 && layers > 1) {
+    if (o.capacity_bytes > std::numeric_limits<int64_t>::max() / layers)
+      throw Error("--layers " + std::to_string(layers) + " x a per-layer budget of " +
+                      std::to_string(o.capacity_bytes) + " bytes does not fit 64 bits",
+                  "use a smaller --accelerator-memory or fewer --layers");
+    o.capacity_bytes *= layers;
+  }
   return o;
+}
+
+// The strategy a contender steps: the registered one, wrapped in LayerScope in layer scope, and
+// with stack layers N such layers in a LayerStack (layer i's weights its own, only the last
+// waiting for its own tail).
+std::unique_ptr<Strategy> make_point_strategy(const SweepContext& ctx, const std::string& model,
+                                              const std::string& name,
+                                              std::vector<std::span<const Workload>> stack) {
+  const StrategyOptions opts(ctx.spec.strategy_options);
+  const StrategyInfo& info = StrategyRegistry::instance().find(name);
+  const int layers = static_cast<int>(stack.size()) + 1;
+  auto one_layer = [&ctx, &info, opts, model, layers](int layer) -> std::unique_ptr<Strategy> {
+    if (ctx.spec.scope != Scope::layer) return info.make(opts);
+    return std::make_unique<LayerScope>([&info, opts] { return info.make(opts); },
+                                        ctx.spec.model(model), ctx.spec.microbatches,
+                                        StackPlace{layer, layer == layers - 1});
+  };
+  if (stack.empty()) return one_layer(0);
+  return std::make_unique<LayerStack>(one_layer, std::move(stack));
 }
 
 }  // namespace
@@ -108,8 +140,9 @@ void failing_on_errors(Contender& c, F&& start_step) {
 
 std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
                                            const std::string& name, reports::PointAxes axes,
-                                           const std::function<void()>& loading, bool load_now) {
-  auto c = std::make_unique<Contender>(problem, ctx.spec);
+                                           const std::function<void()>& loading, bool load_now,
+                                           std::vector<std::span<const Workload>> stack_layers) {
+  auto c = std::make_unique<Contender>(problem, ctx.spec, std::move(stack_layers));
   c->name = name;
   c->ctx = &ctx;
   auto& p = c->point;
@@ -117,22 +150,15 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
   c->role = StrategyRegistry::instance().find(name).role;  // known: resolve_strategies checked
   p.role = c->role;
   failing_on_errors(*c, [&] {
-    c->accelerator = make_accelerator(accelerator_options(ctx, p.axes));
+    c->accelerator = make_accelerator(accelerator_options(ctx, p.axes, c->layers()));
     label_point(*c, ctx, problem);
     Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
-    const StrategyOptions opts(ctx.spec.strategy_options);
-    const StrategyInfo& info = StrategyRegistry::instance().find(name);
-    if (ctx.spec.scope == Scope::layer)
-      c->strategy =
-          std::make_unique<LayerScope>([&info, opts] { return info.make(opts); },
-                                       ctx.spec.model(p.axes.model), ctx.spec.microbatches);
-    else
-      c->strategy = info.make(opts);
+    c->strategy = make_point_strategy(ctx, p.axes.model, name, c->stack_layers);
     if (loading) loading();
     PlanResult plan = c->strategy->plan(problem, platform);
     p.strategy_params = plan.parameters;
     p.warnings = plan.warnings;
-    if (ctx.env.model && ctx.env.model->annotate)
+    if (ctx.env.model && ctx.env.model->annotate && !c->stack())
       for (const auto& [k, v] : ctx.env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
     if (plan.status != PlanStatus::ok) {
       fail(*c, reports::point_status(plan.status), plan.reason);
@@ -200,7 +226,8 @@ void replay(Contender& c, const Problem& problem) {
   // The old instance's memory goes before the new one takes its own (the budget is the same).
   c.strategy.reset();
   c.accelerator.reset();
-  auto fresh = start_contender(*c.ctx, problem, c.name, c.point.axes, nullptr, true);
+  auto fresh =
+      start_contender(*c.ctx, problem, c.name, c.point.axes, nullptr, true, c.stack_layers);
   if (!fresh->active) {
     // Keep what was measured: the points stop on the samples they have.
     for (Contender* r : recorders)

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,15 @@ struct Contender {
   std::vector<int> round_slots;
   size_t round_begin = 0;
   StrategyRole role = StrategyRole::baseline;
-  Contender(const Problem& p, const SweepSpec& spec) : accuracy(p), stop(spec) {}
+  // run --layers N (bench/layer_stack.h): the workloads of layers 1..N-1 when this contender
+  // steps its strategy as an N-layer stack beside the one-layer contender of the same strategy
+  // (empty: one layer, a point of its own). A stack is timed, never scored or priced, is left
+  // out of the headline's pairs, and ends folded into that point (Point::layer_stack).
+  std::vector<std::span<const Workload>> stack_layers;
+  Contender(const Problem& p, const SweepSpec& spec, std::vector<std::span<const Workload>> stack)
+      : accuracy(p), stop(spec, stack.empty()), stack_layers(std::move(stack)) {}
+  bool stack() const { return !stack_layers.empty(); }
+  int layers() const { return static_cast<int>(stack_layers.size()) + 1; }
   // The strategy whose steps this contender records (its own, or its leader's).
   Strategy& executed() const { return leader ? *leader->strategy : *strategy; }
   // Whether its strategy must still step: it records, or a follower does.
@@ -83,9 +92,12 @@ std::vector<Contender*> recorders(Contender& c);
 // worked, else failed with the plan's status, "oom" (memory ran out: hb::CapacityError) or
 // "error". `loading` is called once the strategy exists, before its plan.
 // load = false stops after an ok plan (`planned`): load_contender finishes the start later.
-std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Problem& problem,
-                                           const std::string& name, reports::PointAxes axes,
-                                           const std::function<void()>& loading, bool load = true);
+// With `stack_layers` (run --layers) the strategy is a stack of that many layers plus one
+// (Contender::stack_layers), on an accelerator with that many per-layer budgets.
+std::unique_ptr<Contender> start_contender(
+    const SweepContext& ctx, const Problem& problem, const std::string& name,
+    reports::PointAxes axes, const std::function<void()>& loading, bool load = true,
+    std::vector<std::span<const Workload>> stack_layers = {});
 void load_contender(Contender& c);
 
 // What of a planned contender decides how its strategy executes: the plan's status, reason,

@@ -14,8 +14,8 @@ int resolve_microbatches(int requested, int batch) {
   return std::clamp(n, 1, std::max(batch, 1));
 }
 
-LayerScope::LayerScope(Factory make, const ModelPreset& model, int microbatches)
-    : make_(std::move(make)), model_(model), requested_microbatches_(microbatches) {
+LayerScope::LayerScope(Factory make, const ModelPreset& model, int microbatches, StackPlace place)
+    : make_(std::move(make)), model_(model), requested_microbatches_(microbatches), place_(place) {
   parts_.push_back(Part{make_(), nullptr, {}, 0, {}});
 }
 
@@ -34,7 +34,7 @@ PlanResult LayerScope::plan(const Problem& problem, const Platform& platform) {
   const int n = resolve_microbatches(requested_microbatches_, problem.batch);
   const int base = problem.batch / n, extra = problem.batch % n;
   // Weights first: a deployment holds them before any KV (CapacityError -> status oom).
-  layer_ = accelerator_->make_layer_work(model_, base + (extra ? 1 : 0));
+  layer_ = accelerator_->make_layer_work(model_, base + (extra ? 1 : 0), place_.layer);
   const int64_t in_use = accelerator_->bytes_in_use();
   const int64_t share = std::max<int64_t>(accelerator_->info().capacity_bytes - in_use, 0) / n;
   out_per_sequence_ = int64_t{problem.shape.q_heads} * problem.shape.head_dim;
@@ -98,10 +98,14 @@ void LayerScope::step(int s, StepResult& out) {
       layer_->enqueue_ffn(rows);
     }
   }
-  const int64_t wait_start = now_ns();
-  carry_->ns += accelerator_->synchronize();
-  out.phase_ns[phase::kLayerTail] += now_ns() - wait_start;
-  out.traffic.syncs += 1;
+  // Inside a stack the next layer's queue order is the wait (StackPlace); its strategy's first
+  // synchronize then counts this tail's busy time, as the carry would have.
+  if (place_.waits_for_tail) {
+    const int64_t wait_start = now_ns();
+    carry_->ns += accelerator_->synchronize();
+    out.phase_ns[phase::kLayerTail] += now_ns() - wait_start;
+    out.traffic.syncs += 1;
+  }
   add_layer_traffic(out);
   assemble_attended(s, out);
 }

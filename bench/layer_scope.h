@@ -25,11 +25,21 @@ namespace hb::bench {
 // 2 from batch 2 on.
 int resolve_microbatches(int requested, int batch);
 
+// Where a LayerScope sits in a stack of decoder layers (run --layers, bench/layer_stack.h): its
+// index in the model (its weights' values, layer_weight_seed) and whether its step waits for its
+// own output projection and FFN. A layer on its own, and the last of a stack, waits; the others
+// leave them on the accelerator's in-order queue, where the next layer's QKV projection (the
+// first thing its step queues) follows them: the FFN's output is that projection's input.
+struct StackPlace {
+  int layer = 0;
+  bool waits_for_tail = true;
+};
+
 class LayerScope final : public Strategy {
  public:
   using Factory = std::function<std::unique_ptr<Strategy>()>;
   // `microbatches` as given on the command line (0 = default).
-  LayerScope(Factory make, const ModelPreset& model, int microbatches);
+  LayerScope(Factory make, const ModelPreset& model, int microbatches, StackPlace place = {});
   ~LayerScope() override;
 
   std::string name() const override { return parts_[0].strategy->name(); }
@@ -59,6 +69,7 @@ class LayerScope final : public Strategy {
   Factory make_;
   ModelPreset model_;
   int requested_microbatches_;
+  StackPlace place_;
   std::vector<Part> parts_;
   Accelerator* accelerator_ = nullptr;
   std::unique_ptr<LayerWork> layer_;

@@ -20,13 +20,15 @@ std::vector<std::pair<Contender*, int>> recording_with_slots(const std::vector<C
   return out;
 }
 
-// Every pair of headline contenders on the same lane has a settled ratio.
+// Every pair of headline contenders on the same lane has a settled ratio. Layer stacks (run
+// --layers) are no headline: their figure is their error against their own one-layer point.
 bool headline_decided(const std::vector<std::pair<Contender*, int>>& rs) {
   for (size_t i = 0; i < rs.size(); ++i)
     for (size_t j = i + 1; j < rs.size(); ++j) {
       const Contender& a = *rs[i].first;
       const Contender& b = *rs[j].first;
-      if (a.ctx != b.ctx || a.role == StrategyRole::ablation || b.role == StrategyRole::ablation)
+      if (a.ctx != b.ctx || a.role == StrategyRole::ablation || b.role == StrategyRole::ablation ||
+          a.stack() || b.stack())
         continue;
       if (!pair_decided(a, b, a.ctx->spec.stop.max_noise)) return false;
     }

@@ -9,10 +9,12 @@
 #include "core/model_presets.h"
 #include "core/timer.h"
 #include "kernels/backend.h"
+#include "reports/layer_stack.h"
 #include "bench/layer_scope.h"
 #include "bench/accuracy.h"
 #include "bench/contender.h"
 #include "bench/kv_budget.h"
+#include "bench/stack_memory.h"
 #include "bench/sweep_run.h"
 #include "bench/unit.h"
 #include "bench/sweep_checks.h"
@@ -105,6 +107,46 @@ std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env) {
 
 namespace {
 
+void pool_timing(reports::Timing& a, const reports::Timing& b) {
+  std::vector<double> v = a.samples_ns;
+  v.insert(v.end(), b.samples_ns.begin(), b.samples_ns.end());
+  a = reports::Timing::from_samples(std::move(v));
+}
+
+// A later pass's step after the first's: samples concatenated, each pass's rounds kept as rounds
+// of the pooled step (a pass of one round is one block), the later pass's stop reason.
+void pool_step(reports::StepTiming& into, const reports::StepTiming& more) {
+  auto blocks = [](const reports::StepTiming& t) {
+    return t.pass_sizes.empty() ? std::vector<int64_t>{static_cast<int64_t>(t.samples_ns.size())}
+                                : t.pass_sizes;
+  };
+  std::vector<int64_t> sizes = blocks(into);
+  for (int64_t n : blocks(more)) sizes.push_back(n);
+  pool_timing(into, more);
+  into.pass_sizes = std::move(sizes);
+  // Each pass's rounds had their own orders; a pass without them leaves the record incomplete.
+  if (!into.round_slots.empty() && !more.round_slots.empty())
+    into.round_slots.insert(into.round_slots.end(), more.round_slots.begin(),
+                            more.round_slots.end());
+  else
+    into.round_slots.clear();
+  into.stop_reason = more.stop_reason;
+}
+
+// run --layers: the later pass's stack pooled as the point's step is (a stack that failed in
+// either pass stays failed, with no error figure).
+void pool_stack(reports::Point& into, const reports::Point& more) {
+  reports::LayerStackFigures& s = into.layer_stack;
+  const reports::LayerStackFigures& m = more.layer_stack;
+  if (!s.present() || !m.present()) return;
+  if (s.status == reports::PointStatus::ok && m.status != reports::PointStatus::ok) {
+    s.status = m.status;
+    s.reason = "in a later --repetitions pass: " + m.reason;
+  }
+  if (s.status == reports::PointStatus::ok) pool_step(s.step, m.step);
+  reports::update_shortcut_error(into);
+}
+
 // Pools a later pass's point into the first pass's (SweepSpec::repetitions). Timed steps, their
 // rounds and phases are concatenated; a pass that failed makes the point fail (a strategy that errs
 // one time in three is broken, not noisy). Traffic, placement, accuracy and trajectory are the
@@ -116,36 +158,16 @@ void pool_pass(reports::Point& into, reports::Point&& more) {
     into.reason = "in a later --repetitions pass: " + more.reason;
     into.accuracy = {};  // failed: no accuracy figures, not the first pass's
     into.attended_tokens.reset();
+    reports::update_shortcut_error(into);  // the point no longer times: no error figure
     return;
   }
-  auto pool = [](reports::Timing& a, const reports::Timing& b) {
-    std::vector<double> v = a.samples_ns;
-    v.insert(v.end(), b.samples_ns.begin(), b.samples_ns.end());
-    a = reports::Timing::from_samples(std::move(v));
-  };
-  // Each pass's rounds stay rounds of the pooled point (a pass of one round is one block).
-  auto blocks = [](const reports::StepTiming& t) {
-    return t.pass_sizes.empty() ? std::vector<int64_t>{static_cast<int64_t>(t.samples_ns.size())}
-                                : t.pass_sizes;
-  };
-  std::vector<int64_t> sizes = blocks(into.step);
-  for (int64_t n : blocks(more.step)) sizes.push_back(n);
-  const reports::StopReason stop = more.step.stop_reason;
-  pool(into.step, more.step);
-  into.step.pass_sizes = std::move(sizes);
-  // Each pass's rounds had their own orders; a pass without them leaves the record incomplete.
-  const bool slots = !into.step.round_slots.empty() && !more.step.round_slots.empty();
-  if (slots)
-    into.step.round_slots.insert(into.step.round_slots.end(), more.step.round_slots.begin(),
-                                 more.step.round_slots.end());
-  else
-    into.step.round_slots.clear();
-  into.step.stop_reason = stop;
-  for (const auto& [name, t] : more.phases) pool(into.phases[name], t);
+  pool_step(into.step, more.step);
+  for (const auto& [name, t] : more.phases) pool_timing(into.phases[name], t);
   if (into.modeled.present() && more.modeled.present()) {
-    pool(into.modeled.step, more.modeled.step);
+    pool_timing(into.modeled.step, more.modeled.step);
     update_model_error(into);
   }
+  pool_stack(into, more);
 }
 
 // The points a previous run finished for `unit`, when they are this sweep's strategies in its
@@ -275,6 +297,9 @@ reports::Report run_sweep_on_lanes(const SweepSpec& spec, const RunEnvironment& 
   const std::map<std::string, KvBudget> budgets = kv_budgets(spec, accelerator_info);
   std::map<std::string, int64_t> budget_bytes;
   for (const auto& [m, b] : budgets) budget_bytes[m] = b.bytes;
+  check_stack_memory(spec, sweep.strategies.size(), accelerator_info, budget_bytes,
+                     env.host_memory_budget_bytes,
+                     !lanes.empty() || (env.model && env.model->replace));
   if (!spec.models.empty() && budgets.count(spec.models[0]))
     accelerator_info.capacity_bytes = budgets.at(spec.models[0]).bytes;
 

@@ -24,7 +24,7 @@ struct StepTiming {
 bool price_step(Contender& c, int s, const StepResult& out, StepTiming& t) {
   t = {out.total_ns, out.phase_ns};
   const SweepContext& ctx = *c.ctx;
-  if (!ctx.env.model) return true;
+  if (!ctx.env.model || c.stack()) return true;  // a model prices one layer's step
   const StepModel& model = *ctx.env.model;
   try {
     const StepPrice m = model.price(c.point.axes, c.executed(), s, out);
@@ -64,9 +64,10 @@ bool run_step(Contender& c, int s, StepResult& out) {
 }
 
 // Whether the runner scores this contender's next timed step against the reference. Replays
-// of the positions are not: they would count the same positions twice.
+// of the positions are not: they would count the same positions twice. Nor is a layer stack:
+// its scored layer's output is its one-layer twin's, scored there.
 bool scores_next_step(const Contender& c, const SweepSpec& spec) {
-  return c.pass == 0 && (spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps);
+  return !c.stack() && c.pass == 0 && (spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps);
 }
 
 // A timed step: its time, phases, traffic and (while --accuracy-steps lasts) its accuracy, and

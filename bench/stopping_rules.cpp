@@ -26,9 +26,9 @@ int accuracy_steps_awaited(const SweepSpec& spec) {
 
 }  // namespace
 
-StoppingRules::StoppingRules(const SweepSpec& spec)
+StoppingRules::StoppingRules(const SweepSpec& spec, bool scored)
     : timeout_(std::make_unique<TimeoutCriterion>(spec.stop.timeout_s)),
-      noise_(std::make_unique<AfterAccuracySteps>(accuracy_steps_awaited(spec),
+      noise_(std::make_unique<AfterAccuracySteps>(scored ? accuracy_steps_awaited(spec) : 0,
                                                   std::make_unique<NoiseCriterion>(spec.stop))),
       max_steps_(std::make_unique<MaxStepsCriterion>(max_timed_steps(spec))) {}
 

@@ -11,7 +11,9 @@ namespace hb::bench {
 
 class StoppingRules {
  public:
-  explicit StoppingRules(const SweepSpec& spec);
+  // `scored` false: the strategy's steps are never scored (a layer stack, run --layers), so its
+  // noise does not wait for --accuracy-steps.
+  explicit StoppingRules(const SweepSpec& spec, bool scored = true);
   void add(const TimedStep& sample);  // to every rule
   // Noise under the target, once accuracy has its scored steps (stop reason "noise").
   bool converged() const;

@@ -252,12 +252,37 @@ void SweepSpec::validate() const {
                     " needs --scope layer (attention alone has no layer work to overlap)",
                 "drop --microbatches, or use --scope layer");
   check_scope_fits_models();
+  check_layers();
   if (workload.rfind("trace:", 0) != 0) parse_workload_spec(workload);  // family and knobs
   for (const auto& b : kv_budgets) parse_kv_budgets(b);                 // a --config file's too
   if (share_count < 1 || share_index < 0 || share_index >= share_count)
     throw Error("sweep share " + std::to_string(share_index) + " of " +
                     std::to_string(share_count) + " is out of range",
                 "this is a bug in the fleet code; please report it", kExitFailure);
+}
+
+void SweepSpec::check_layers() const {
+  const std::string given = "--layers " + std::to_string(layers);
+  if (layers < 1 || layers > kMaxStackLayers)
+    throw Error(given + " is out of range", "use 1 (one layer, the default) or " +
+                                                std::to_string(kMinStackLayers) +
+                                                " up to the model's layer count");
+  if (layers == 1) return;
+  if (layers < kMinStackLayers)
+    throw Error(given +
+                    " is too few layers to check the whole-model shortcut (per-layer state "
+                    "and cache effects show over a model's depth)",
+                "use --layers " + std::to_string(kMinStackLayers) + " or more, or 1");
+  if (workload.rfind("trace:", 0) == 0)
+    throw Error(given + " needs each layer's own KV cache, and a trace holds one layer's",
+                "drop --layers, or use a synthetic --workload (e.g. llama-like)");
+  for (const auto& m : models) {
+    const ModelPreset& p = model(m);
+    if (layers > p.layers)
+      throw Error(given + " is more than " + m + "'s " + std::to_string(p.layers) + " layers",
+                  "use --layers " + std::to_string(kMinStackLayers) + " to " +
+                      std::to_string(p.layers) + " for " + m);
+  }
 }
 
 std::map<std::string, std::string> SweepSpec::echo() const {
@@ -301,6 +326,7 @@ std::map<std::string, std::string> SweepSpec::echo() const {
       {"accelerator", kAcceleratorKinds.name(accelerator.kind)},
       {"accelerator_capacity_bytes", std::to_string(accelerator.capacity_bytes)}};
   if (!kv_budgets.empty()) e["kv_budget"] = join(kv_budgets);  // only when set: old echoes match
+  if (layers > 1) e["layers"] = std::to_string(layers);        // the same
   if (!kv_node.empty()) e["kv_node"] = kv_node;
   if (!emulate_cxl.empty()) e["emulate_cxl"] = emulate_cxl;
   e["kv_pages"] = kv_pages;

@@ -54,6 +54,9 @@ struct SweepSpec {
   // (QKV, attention, O, FFN) by default, or attention alone.
   Scope scope = Scope::layer;
   int microbatches = 0;  // layer scope: micro-batches per batch (0 = 2 from batch 2 on, else 1)
+  // run --layers N (bench/layer_stack.h): besides each point, its strategy stepped as a stack of
+  // N distinct layers in the same rounds, to check "N layers = N x one layer". 1 = no stack.
+  int layers = 1;
   std::string workload = "llama-like";  // FAMILY[:KNOB=VALUE,...] (core/workload.h) | trace:FILE
   uint64_t seed = 42;
   // Timed steps scored against the fp64 reference: -1 = every timed position of the first pass
@@ -93,6 +96,7 @@ struct SweepSpec {
   // Throws hb::Error naming the offending field and the fix.
   void validate() const;
   void check_scope_fits_models() const;             // part of validate()
+  void check_layers() const;                        // part of validate(): --layers
   std::map<std::string, std::string> echo() const;  // for the report context
 };
 
@@ -102,6 +106,10 @@ inline constexpr int64_t kMaxSeqLenPoints = 10000;       // distinct lengths in 
 inline constexpr int kMaxBatch = 4096;
 inline constexpr int kMaxDecodeSteps = 100000;
 inline constexpr int kMaxSeconds = 7 * 24 * 3600;  // --timeout, --min-time: a week
+// --layers: 1 (no stack) or a stack of kMinStackLayers up to the model's layers; the option's
+// own bound, before any model is known, is kMaxStackLayers.
+inline constexpr int kMinStackLayers = 4;
+inline constexpr int kMaxStackLayers = 1024;
 
 // "4096", "4k", "32K", "1m" -> tokens (0 to kMaxTokens); `what` names the option in errors.
 int64_t parse_token_count(const std::string& s, const std::string& what = "--seq-len");

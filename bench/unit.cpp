@@ -3,8 +3,10 @@
 #include <memory>
 
 #include "core/model_presets.h"
+#include "reports/layer_stack.h"
 #include "bench/accuracy.h"
 #include "bench/kv_budget.h"
+#include "bench/layer_stack.h"
 #include "bench/round_close.h"
 #include "bench/rounds.h"
 #include "bench/step_round.h"
@@ -14,8 +16,11 @@ namespace hb::bench {
 
 namespace {
 
+// The batch's workloads, sequence b seeded seed + 7919 b (seed: --seed, or a stack layer's,
+// layer_workload_seed).
 std::vector<Workload> make_workloads(const SweepSpec& spec, const TraceFile* trace,
-                                     const AttentionShape& shape, int64_t seq_len, int batch) {
+                                     const AttentionShape& shape, int64_t seq_len, int batch,
+                                     uint64_t seed) {
   std::vector<Workload> ws;
   if (trace) {
     Workload w = trace->workload(shape, seq_len, spec.decode_steps);
@@ -25,35 +30,71 @@ std::vector<Workload> make_workloads(const SweepSpec& spec, const TraceFile* tra
   }
   WorkloadSpec ws_spec = parse_workload_spec(spec.workload);
   for (int b = 0; b < batch; ++b) {
-    ws_spec.seed = spec.seed + static_cast<uint64_t>(b) * 7919;
+    ws_spec.seed = seed + static_cast<uint64_t>(b) * 7919;
     ws.push_back(make_workload(shape, seq_len, spec.decode_steps, ws_spec));
   }
   return ws;
 }
 
-// Every contender of a unit: [lane][strategy], in sweep order.
+// Every contender of a unit: [lane][strategy], in sweep order; with run --layers N each lane's
+// strategies are followed by their N-layer stacks, in the same order.
 using UnitContenders = std::vector<std::vector<std::unique_ptr<Contender>>>;
 
-// Starts every strategy on the unit's problem in `lane` (load = false: planned only); the first
-// accelerator had is the report's.
-std::vector<std::unique_ptr<Contender>> start_contenders(SweepRun& run, const SweepContext& lane,
-                                                         const Problem& problem,
-                                                         const SweepGroup& g,
-                                                         const std::string& workload,
-                                                         const std::string& where, bool load) {
+// run --layers N: the workloads of a stack's layers 1..N-1 (layer 0 runs the unit's own), made
+// once per unit and shared, read-only, by every strategy's stack.
+std::vector<std::vector<Workload>> stack_workloads(const SweepSpec& spec,
+                                                   const AttentionShape& shape,
+                                                   const SweepGroup& g) {
+  std::vector<std::vector<Workload>> out;
+  for (int layer = 1; layer < spec.layers; ++layer)
+    out.push_back(make_workloads(spec, nullptr, shape, g.seq_len, g.batch,
+                                 layer_workload_seed(spec.seed, layer)));
+  return out;
+}
+
+// Starts every strategy on the unit's problem in `lane` (load = false: planned only), then, with
+// `stack` layers (run --layers), every strategy's stack; the first accelerator had is the
+// report's.
+std::vector<std::unique_ptr<Contender>> start_contenders(
+    SweepRun& run, const SweepContext& lane, const Problem& problem, const SweepGroup& g,
+    const std::string& workload, const std::string& where, bool load,
+    const std::vector<std::vector<Workload>>& stack) {
   const ModelPreset& preset = run.ctx.spec.model(g.model);
+  std::vector<std::span<const Workload>> layers(stack.begin(), stack.end());
   std::vector<std::unique_ptr<Contender>> cs;
-  for (const auto& name : run.sweep.strategies) {
-    auto c = start_contender(
-        lane, problem, name, point_axes(run.ctx.spec, preset, g, name, workload, ""),
-        [&] { run.tell(where + ": " + name + (load ? " loading" : " planning")); }, load);
-    if (!run.context_accel_set && c->accelerator) {
-      run.report.context.accelerator = c->accelerator->info();
-      run.context_accel_set = true;
+  for (bool stacked : {false, true}) {
+    if (stacked && layers.empty()) break;
+    const std::string tag = stacked ? " x" + std::to_string(layers.size() + 1) + " layers" : "";
+    for (const auto& name : run.sweep.strategies) {
+      auto c = start_contender(
+          lane, problem, name, point_axes(run.ctx.spec, preset, g, name, workload, ""),
+          [&] { run.tell(where + ": " + name + tag + (load ? " loading" : " planning")); }, load,
+          stacked ? layers : std::vector<std::span<const Workload>>{});
+      if (!run.context_accel_set && c->accelerator) {
+        run.report.context.accelerator = c->accelerator->info();
+        run.context_accel_set = true;
+      }
+      cs.push_back(std::move(c));
     }
-    cs.push_back(std::move(c));
   }
   return cs;
+}
+
+// Folds each stack of `lane` (after its `strategies` one-layer contenders, start_contenders) into
+// its strategy's point (Point::layer_stack) and drops it: the lane then holds the points alone.
+void fold_stacks(std::vector<std::unique_ptr<Contender>>& lane, size_t strategies) {
+  for (size_t i = strategies; i < lane.size(); ++i) {
+    const reports::Point& from = lane[i]->point;
+    reports::Point& into = lane[i - strategies]->point;
+    reports::LayerStackFigures& s = into.layer_stack;
+    s.layers = lane[i]->layers();
+    s.scored_layer = 0;  // the stack's layer 0 runs the point's own workloads
+    s.status = from.status;
+    s.reason = from.reason;
+    s.step = from.step;
+    reports::update_shortcut_error(into);
+  }
+  lane.resize(strategies);
 }
 
 // The unit's problem over `workloads` (a view: they must outlive it), made once for every lane.
@@ -190,7 +231,8 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   shape.kv_dtype = parse_dtype(g.kv_dtype);
   run.tell(where + ": generating workload");
   const TraceFile* trace = run.sweep.trace ? &*run.sweep.trace : nullptr;
-  const auto workloads = make_workloads(spec, trace, shape, g.seq_len, g.batch);
+  const auto workloads = make_workloads(spec, trace, shape, g.seq_len, g.batch, spec.seed);
+  const auto stack = stack_workloads(spec, shape, g);  // run --layers N: layers 1..N-1
   const Problem problem = make_problem(run, g, shape, workloads);
   const size_t lanes = run.lanes.size();
   const bool one_at_a_time = timings_modeled(run);
@@ -203,18 +245,20 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   UnitContenders cs;
   for (size_t l = 0; l < lanes; ++l)
     cs.push_back(start_contenders(run, run.lanes[l], problem, g, workload, where + run.lane_tag(l),
-                                  load_now));
+                                  load_now, stack));
   std::vector<std::vector<size_t>> leader = leader_lanes(cs);
   for (size_t w = 0; w < lanes; ++w)
     if (!run_wave(run, cs, leader, w, problem, oracle, where + run.lane_tag(w)))
       return std::nullopt;
   std::vector<reports::Point> points;
-  for (auto& lane : cs)
+  for (auto& lane : cs) {
     for (auto& c : lane) {
       c->strategy.reset();
       c->accelerator.reset();
-      points.push_back(std::move(c->point));
     }
+    fold_stacks(lane, run.sweep.strategies.size());
+    for (auto& c : lane) points.push_back(std::move(c->point));
+  }
   return points;
 }
 

@@ -30,6 +30,7 @@
 #include "reports/point_warnings.h"
 #include "reports/format.h"
 #include "reports/json_io.h"
+#include "reports/layer_stack.h"
 #include "reports/output_file.h"
 #include "reports/tables.h"
 #include "reports/summary.h"
@@ -239,6 +240,19 @@ void print_summary(const reports::Report& r, std::FILE* to) {
   }
 }
 
+// run --layers N: each point's measured N-layer stack against N x its one-layer step, and the
+// sentence that sums the errors up (reports/layer_stack.h); nothing without stacks.
+void print_layer_stacks(const reports::Report& r, std::FILE* to) {
+  const reports::TextTable t = reports::layer_stack_table(r);
+  if (t.rows() == 0) return;
+  std::fputs(
+      "\nLayer stacks (measured stack of N distinct layers vs N x the one-layer step, same "
+      "rounds; error = stack / (N x one layer) - 1, 95% interval over the paired rounds):\n",
+      to);
+  std::fputs(t.plain().c_str(), to);
+  std::fprintf(to, "%s\n", reports::layer_stack_sentence(r).c_str());
+}
+
 // Every point that stopped before its noise target, on stderr even with --quiet (issue 18: most
 // points of a default run used to miss the target without a word).
 void warn_unconverged(const reports::Report& r) {
@@ -375,6 +389,7 @@ int run_command(RunArgs& a, CLI::App& sub) {
                        sub.get_option("--device")->count() > 0, out};
     return run_fleet(spec, fo, sweep, [&](const reports::Report& r) {
       if (!a.quiet) print_summary(r, summary_to);
+      if (!a.quiet) print_layer_stacks(r, summary_to);
       warn_unconverged(r);
     });
   }
@@ -388,6 +403,7 @@ int run_command(RunArgs& a, CLI::App& sub) {
   reports::Report report = sweep(spec, true);
   return session.finish(report, [&](const reports::Report& r) {
     if (!a.quiet) print_summary(r, summary_to);
+    if (!a.quiet) print_layer_stacks(r, summary_to);
     warn_unconverged(r);
   });
 }
@@ -448,6 +464,15 @@ CommandFn add_run_command(CLI::App& app) {
   add_seconds_option(*sub, "--min-time", s.stop.min_time_s,
                      "Sample each point for at least this many seconds",
                      parse::RealRange::between(0, bench::kMaxSeconds))
+      ->capture_default_str();
+  add_integer_option(
+      *sub, "--layers", s.layers,
+      "Check the whole-model shortcut (model = layers x one layer's step): besides each point, "
+      "step its strategy as a stack of N distinct decoder layers (each its own KV, weights and "
+      "scheduler state, each after the previous layer's output) in the same rounds; the report "
+      "gives the stack's step and stack / (N x the point's step) - 1 per point. 1 = no stack; "
+      "otherwise 4 up to the model's layers. Accuracy stays scored on one layer",
+      1, bench::kMaxStackLayers)
       ->capture_default_str();
   add_integer_option(
       *sub, "--repetitions", s.repetitions,

@@ -119,8 +119,11 @@ class Accelerator {
 
   // The GEMMs of one decoder layer around attention (core/layer_work.h), for up to `max_batch`
   // rows, weights allocated now from memory() (so they count against the capacity budget; a
-  // CapacityError when they do not fit). Default: this accelerator has no layer kernels.
-  virtual std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch) {
+  // CapacityError when they do not fit). `layer` is the layer's index in the model: its weights'
+  // values come from layer_weight_seed(layer), so the layers of a stack (run --layers) hold
+  // different weights. Default: this accelerator has no layer kernels.
+  virtual std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch,
+                                                     int layer) {
     throw Error("accelerator " + info().name + " cannot run a decoder layer's GEMMs",
                 "use --scope attention on this accelerator");
   }

@@ -37,6 +37,13 @@ LayerDims layer_dims(const ModelPreset& model);
 // layer_weight_bytes (core/model_presets.h), which counts layer_dims' elements.
 inline constexpr int kLayerWeightBytesPerElement = 2;
 
+// The seed of layer `layer`'s weight values (Accelerator::make_layer_work): layer 0's is the one
+// every layer work used before stacks existed; each layer's matrices take seeds from it up to
+// it + 15, so two layers never share a matrix's values.
+inline constexpr uint64_t layer_weight_seed(int layer) {
+  return 1 + 16 * static_cast<uint64_t>(layer < 0 ? 0 : layer);
+}
+
 // Weight matrices may be stored with their output columns padded to whole blocks of this many
 // (the cpu engine's blocked layout, kernels/cpu/layer_gemv.h).
 inline constexpr int kLayerColumnBlock = 64;

@@ -227,6 +227,28 @@ struct ModeledAlongside {
   bool present() const { return !platform.empty(); }
 };
 
+// run --layers N (bench/layer_stack.h): the point's strategy also stepped as a stack of N
+// distinct decoder layers (each its own KV, weights and scheduler state; each layer after the
+// previous layer's output), in the same rounds as the point, to check the whole-model shortcut
+// "N layers take N x this point's step" (reports/layer_stack.h). Only on points of such runs.
+struct LayerStackFigures {
+  int layers = 0;  // N; 0 = not run (absent from the file)
+  // The stack's layer that ran this point's own workloads: the point's accuracy is that layer's
+  // (the stack itself is never scored).
+  int scored_layer = 0;
+  PointStatus status = PointStatus::ok;
+  std::string reason;  // why, when status != ok
+  StepTiming step;     // the stack's whole decode step (all N layers, whole batch), measured
+  // stack / (N x this point's step) - 1 (> 0: the shortcut underestimates the stack). Paired
+  // (rounds > 0): the median over rounds of the per-round ratio of the two round medians, with
+  // its order-statistic interval [error_low, error_high] and that interval's exact coverage;
+  // unpaired (rounds 0): from the two medians, no interval. Empty when either did not time.
+  std::optional<double> shortcut_error;
+  double error_low = 0, error_high = 0, coverage = 0;
+  int rounds = 0;
+  bool present() const { return layers > 0; }
+};
+
 // Where a point of a fleet report ran; rank -1 = not a fleet run.
 struct RanOn {
   int rank = -1;
@@ -260,8 +282,9 @@ struct Point {
   // only when there are some.
   std::vector<std::string> warnings;
   std::vector<std::map<std::string, double>> trajectory;  // per-step scheduler state, if any
-  ModeledAlongside modeled;  // only on measured points run with a platform profile
-  RanOn ran_on;              // fleet runs: which rank measured it
+  ModeledAlongside modeled;       // only on measured points run with a platform profile
+  RanOn ran_on;                   // fleet runs: which rank measured it
+  LayerStackFigures layer_stack;  // run --layers N only
 
   bool timed() const { return status == PointStatus::ok && step.summary.count > 0; }
 };

@@ -240,6 +240,42 @@ void check_vocabulary(const Point& p, size_t index) {
   if (!kStopReasons.contains(p.step.stop_reason))
     bad("step.stop_reason", std::to_string(static_cast<int>(p.step.stop_reason)),
         kStopReasons.list().c_str());
+  if (!p.layer_stack.present()) return;
+  if (!kPointStatuses.contains(p.layer_stack.status))
+    bad("layer_stack.status", std::to_string(static_cast<int>(p.layer_stack.status)),
+        kPointStatuses.list().c_str());
+  if (!kStopReasons.contains(p.layer_stack.step.stop_reason))
+    bad("layer_stack.step.stop_reason",
+        std::to_string(static_cast<int>(p.layer_stack.step.stop_reason)),
+        kStopReasons.list().c_str());
+}
+
+// A point's step (and its layer stack's): the timing, why it stopped, its rounds when recorded.
+json step_json(const StepTiming& t) {
+  json j = {{"samples_ns", t.samples_ns},
+            {"summary", summary_json(t.summary)},
+            {"stop_reason", to_string(t.stop_reason)},
+            {"warmup_steps", t.warmup_steps}};
+  if (!t.pass_sizes.empty()) j["pass_sizes"] = t.pass_sizes;
+  if (!t.round_slots.empty()) j["round_slots"] = t.round_slots;
+  return j;
+}
+
+// run --layers: written only on points that have a stack (an optional field, reports/README.md).
+json layer_stack_json(const LayerStackFigures& s) {
+  json j = {{"layers", s.layers},
+            {"scored_layer", s.scored_layer},
+            {"status", to_string(s.status)},
+            {"reason", s.reason},
+            {"step", step_json(s.step)},
+            {"shortcut_error", s.shortcut_error ? json(*s.shortcut_error) : json(nullptr)}};
+  if (s.rounds > 0) {  // paired: the interval and the rounds behind it
+    j["shortcut_error_low"] = s.error_low;
+    j["shortcut_error_high"] = s.error_high;
+    j["shortcut_error_coverage"] = s.coverage;
+    j["rounds"] = s.rounds;
+  }
+  return j;
 }
 
 json point_json(const Point& p) {
@@ -280,11 +316,7 @@ json point_json(const Point& p) {
             {"status", to_string(p.status)},
             {"reason", p.reason},
             {"provenance", to_string(p.provenance)},
-            {"step",
-             {{"samples_ns", p.step.samples_ns},
-              {"summary", summary_json(p.step.summary)},
-              {"stop_reason", to_string(p.step.stop_reason)},
-              {"warmup_steps", p.step.warmup_steps}}},
+            {"step", step_json(p.step)},
             {"phases", phases},
             {"traffic_per_step", traffic_json(p.traffic_per_step)},
             {"placement", placement},
@@ -301,8 +333,6 @@ json point_json(const Point& p) {
                scored && a.has_needle() ? json(a.needle_success_rate) : json(nullptr)}}},
             {"strategy_params", string_map(p.strategy_params)},
             {"trajectory", trajectory}};
-  if (!p.step.pass_sizes.empty()) j["step"]["pass_sizes"] = p.step.pass_sizes;
-  if (!p.step.round_slots.empty()) j["step"]["round_slots"] = p.step.round_slots;
   j["role"] = to_string(p.role);
   if (p.kv_fit_fraction) j["kv_fit_fraction"] = *p.kv_fit_fraction;
   if (!p.warnings.empty()) j["warnings"] = p.warnings;
@@ -328,6 +358,7 @@ json point_json(const Point& p) {
                     {"error_vs_measured", p.modeled.error_vs_measured}};
   }
   if (p.ran_on.known()) j["ran_on"] = {{"rank", p.ran_on.rank}, {"host", p.ran_on.host}};
+  if (p.layer_stack.present()) j["layer_stack"] = layer_stack_json(p.layer_stack);
   return j;
 }
 
@@ -503,6 +534,59 @@ ReportContext read_context(const JsonReader& r, int version) {
   return c;
 }
 
+void read_step(const JsonReader& step, StepTiming& t) {
+  read_timing(step, t);
+  t.stop_reason = read_stop_reason(step);
+  t.warmup_steps = step.i32("warmup_steps");
+  if (step.has("pass_sizes")) {  // optional: only runs with rounds (or passes) write it
+    int64_t sum = 0;
+    step.member("pass_sizes").each_element([&](const JsonReader& n) {
+      const int64_t v = n.as_int();
+      if (v < 0) n.fail("a pass cannot have a negative number of steps");
+      t.pass_sizes.push_back(v);
+      sum += v;
+    });
+    if (sum != static_cast<int64_t>(t.samples_ns.size()))
+      step.member("pass_sizes")
+          .fail("the passes hold " + std::to_string(sum) + " steps but samples_ns has " +
+                std::to_string(t.samples_ns.size()));
+  }
+  if (step.has("round_slots")) {  // optional: run's interleaved rounds, one slot per round
+    const auto slots = step.member("round_slots");
+    slots.each_element([&](const JsonReader& n) {
+      const int64_t v = n.as_int();
+      if (v < 0 || v > 100000) n.fail("a place in a round's order is from 0 to the strategies");
+      t.round_slots.push_back(static_cast<int>(v));
+    });
+    if (t.round_slots.size() != t.pass_sizes.size())
+      slots.fail("one slot per round is needed: " + std::to_string(t.round_slots.size()) +
+                 " slots for " + std::to_string(t.pass_sizes.size()) + " rounds");
+  }
+}
+
+LayerStackFigures read_layer_stack(const JsonReader& r) {
+  LayerStackFigures s;
+  s.layers = r.i32("layers");
+  if (s.layers < 2) r.member("layers").fail("a layer stack has at least 2 layers");
+  s.scored_layer = r.i32("scored_layer");
+  if (s.scored_layer < 0 || s.scored_layer >= s.layers)
+    r.member("scored_layer").fail("the scored layer is one of the stack's, 0 to layers - 1");
+  s.status = read_enum(r, "status", kPointStatuses);
+  s.reason = r.str("reason");
+  read_step(r.member("step"), s.step);
+  const auto error = r.member("shortcut_error");
+  if (!error.json().is_null()) s.shortcut_error = error.as_number();
+  if (r.has("rounds")) {  // optional: only a paired error has an interval
+    s.rounds = r.i32("rounds");
+    if (s.rounds < 1) r.member("rounds").fail("a paired error has at least one round");
+    if (!s.shortcut_error) error.fail("an interval without its error");
+    s.error_low = r.num("shortcut_error_low");
+    s.error_high = r.num("shortcut_error_high");
+    s.coverage = r.num("shortcut_error_coverage");
+  }
+  return s;
+}
+
 Point read_point(const JsonReader& r) {
   Point p;
   auto x = r.member("axes");
@@ -538,34 +622,7 @@ Point read_point(const JsonReader& r) {
     p.attended_tokens = t;
   }
 
-  auto step = r.member("step");
-  read_timing(step, p.step);
-  p.step.stop_reason = read_stop_reason(step);
-  p.step.warmup_steps = step.i32("warmup_steps");
-  if (step.has("pass_sizes")) {  // optional: only pooled runs (run --repetitions) write it
-    int64_t sum = 0;
-    step.member("pass_sizes").each_element([&](const JsonReader& n) {
-      const int64_t v = n.as_int();
-      if (v < 0) n.fail("a pass cannot have a negative number of steps");
-      p.step.pass_sizes.push_back(v);
-      sum += v;
-    });
-    if (sum != static_cast<int64_t>(p.step.samples_ns.size()))
-      step.member("pass_sizes")
-          .fail("the passes hold " + std::to_string(sum) + " steps but samples_ns has " +
-                std::to_string(p.step.samples_ns.size()));
-  }
-  if (step.has("round_slots")) {  // optional: run's interleaved rounds, one slot per round
-    const auto slots = step.member("round_slots");
-    slots.each_element([&](const JsonReader& n) {
-      const int64_t v = n.as_int();
-      if (v < 0 || v > 100000) n.fail("a place in a round's order is from 0 to the strategies");
-      p.step.round_slots.push_back(static_cast<int>(v));
-    });
-    if (p.step.round_slots.size() != p.step.pass_sizes.size())
-      slots.fail("one slot per round is needed: " + std::to_string(p.step.round_slots.size()) +
-                 " slots for " + std::to_string(p.step.pass_sizes.size()) + " rounds");
-  }
+  read_step(r.member("step"), p.step);
   r.member("phases").each_member(
       [&](const std::string& name, const JsonReader& t) { read_timing(t, p.phases[name]); });
   p.traffic_per_step = read_traffic(r.member("traffic_per_step"));
@@ -638,6 +695,7 @@ Point read_point(const JsonReader& r) {
     p.ran_on.rank = on.i32("rank");
     p.ran_on.host = on.str("host");
   }
+  if (r.has("layer_stack")) p.layer_stack = read_layer_stack(r.member("layer_stack"));
   return p;
 }
 

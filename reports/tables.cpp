@@ -11,6 +11,7 @@
 #include "reports/point_warnings.h"
 #include "reports/fleet.h"
 #include "reports/format.h"
+#include "reports/layer_stack.h"
 #include "reports/summary.h"
 #include "reports/text_table.h"
 
@@ -608,6 +609,10 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
       for (const auto& l : not_run) md += "- " + l + "\n";
     }
   }
+  // run --layers N: one table over every setting (reports/layer_stack.h).
+  if (const TextTable s = layer_stack_table(report); s.rows() > 0)
+    md += "\n## Whole model: measured layer stack vs layers x one layer\n\n" +
+          layer_stack_sentence(report) + "\n\n" + s.markdown();
   return md;
 }
 

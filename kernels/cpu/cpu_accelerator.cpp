@@ -262,14 +262,16 @@ class CpuAccelerator final : public Accelerator {
     enqueue([this, fn = std::move(fn)] { fn(pool_); });
   }
 
-  std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch) override {
+  std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch,
+                                             int layer) override {
     LayerCharge charge;
     if (share_layer_weights_ || layer_weight_bytes(model) >= kSharedWeightsFromBytes)
       charge = [budget = std::static_pointer_cast<BudgetAllocator>(memory_)](size_t bytes) {
         return budget->reserve(bytes);
       };
     return make_cpu_layer_work([this](std::function<void()> fn) { enqueue(std::move(fn)); }, pool_,
-                               *memory_, model, max_batch, 1, std::move(charge), run_layer_gemms_);
+                               *memory_, model, max_batch, layer_weight_seed(layer),
+                               std::move(charge), run_layer_gemms_);
   }
 
   int64_t synchronize() override {

@@ -50,7 +50,8 @@ class CudaAccelerator : public Accelerator {
   virtual void stream_attention(const DecodeAttentionArgs* seqs, int batch,
                                 int64_t chunk_tokens) = 0;
   // The layer's GEMMs as cuBLAS calls on the queue (layer_gemms.h), defined there.
-  std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch) override;
+  std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch,
+                                             int layer) override;
 };
 
 // Throws hb::Error when the device is not usable. capacity_bytes 0 = free HBM minus 10%.

@@ -232,8 +232,8 @@ namespace {
 // LayerGemms behind the accelerator-neutral interface the runner's layer scope uses.
 class CudaLayerWork final : public LayerWork {
  public:
-  CudaLayerWork(CudaAccelerator& acc, const ModelPreset& model, int max_batch)
-      : gemms_(acc, model, max_batch), max_batch_(max_batch) {}
+  CudaLayerWork(CudaAccelerator& acc, const ModelPreset& model, int max_batch, int layer)
+      : gemms_(acc, model, max_batch, layer_weight_seed(layer)), max_batch_(max_batch) {}
   void enqueue_qkv(int batch) override { gemms_.enqueue_qkv(batch); }
   void enqueue_out_proj(int batch) override { gemms_.enqueue_out_proj(batch); }
   void enqueue_ffn(int batch) override { gemms_.enqueue_ffn(batch); }
@@ -247,9 +247,9 @@ class CudaLayerWork final : public LayerWork {
 
 }  // namespace
 
-std::unique_ptr<LayerWork> CudaAccelerator::make_layer_work(const ModelPreset& model,
-                                                            int max_batch) {
-  return std::make_unique<CudaLayerWork>(*this, model, max_batch);
+std::unique_ptr<LayerWork> CudaAccelerator::make_layer_work(const ModelPreset& model, int max_batch,
+                                                            int layer) {
+  return std::make_unique<CudaLayerWork>(*this, model, max_batch, layer);
 }
 
 }  // namespace hb::cuda

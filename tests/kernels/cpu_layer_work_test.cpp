@@ -16,7 +16,7 @@ int64_t layer_busy_ns(bool run_gemms, int64_t* weight_bytes, int64_t* in_use) {
   o.capacity_bytes = int64_t{1} << 30;
   o.run_layer_gemms = run_gemms;
   auto acc = make_accelerator(o);
-  auto layer = acc->make_layer_work(find_model_preset("qwen2.5-0.5b"), 2);
+  auto layer = acc->make_layer_work(find_model_preset("qwen2.5-0.5b"), 2, 0);
   *weight_bytes = layer->weight_bytes();
   *in_use = acc->bytes_in_use();
   acc->synchronize();

@@ -32,6 +32,8 @@ ok() {  # ok NAME EXPECTED-RC HYBRIDBENCH-ARGS...: run, check the exit status, v
 ok default 0 run "${small[@]}" --strategy cpu-only,full-gpu,hybridgen --out default.json
 ok pooled 0 run "${small[@]}" --strategy cpu-only --repetitions 2 --kv-budget 64,25% --out pooled.json
 ok model 0 run "${small[@]}" --strategy h2o --mode model --platform preset:gh200-c2c --out model.json
+ok stacked 0 run "${small[@]}" --strategy cpu-only --layers 4 --out stacked.json
+grep -q '"layer_stack": {' stacked.json || fail "stacked.json has no layer_stack"
 HB_TEST_FAIL_AFTER_POINTS=1 ok interrupted 1 run "${small[@]}" --strategy cpu-only --out interrupted.json
 grep -q '"interrupted": true' interrupted.json || fail "interrupted.json is not an interrupted report"
 ok measured 0 validate-model "${common[@]}" --strategy cpu-only --seq-len 256 --out vm.txt --report measured.json
@@ -56,4 +58,7 @@ plant stray 'd["points"][0]["tokens_per_s"] = 1.0' "Additional properties"
 plant textual 'd["context"]["sweep"]["decode_steps"] = "4"' "decode_steps"
 plant status 'd["points"][0]["status"] = "fine"' "status"
 plant summary 'del d["points"][0]["step"]["summary"]["median_ns"]' "median_ns"
+cp stacked.json default.json  # the planted fields below are the stacks'
+plant stack_layers 'd["points"][0]["layer_stack"]["layers"] = 1' "minimum"
+plant stack_stray 'd["points"][0]["layer_stack"]["error"] = 0.1' "Additional properties"
 echo "all reports validate against reports/schema/report.schema.json"
