@@ -33,6 +33,7 @@
 #include "reports/tables.h"
 #include "reports/summary.h"
 #include "reports/text_table.h"
+#include "model/capacity.h"
 #include "model/model_run.h"
 #include "bench/runner.h"
 #include "bench/trace.h"
@@ -358,6 +359,10 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
                                  ? model::run_model_sweep(s, platforms, platform.env, on_progress)
                                  : bench::run_sweep(s, platform.env, on_progress);
     bar.finish();
+    // How far this machine's memory carries each strategy (model mode: each profile's, above).
+    if (mode == RunMode::measure)
+      report.capacity =
+          model::machine_capacity(s, report.context.accelerator, platform.env.host_tiers);
     fill_context(report.context, platform);
     for (auto& [k, v] : memtier::load_facts(load_start, memtier::take_load_snapshot()))
       report.context.system_settings[k] = v;

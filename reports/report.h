@@ -19,6 +19,7 @@
 #include "core/strategy.h"
 #include "core/traffic.h"
 #include "core/vocabulary.h"
+#include "reports/capacity.h"
 
 namespace hb::reports {
 
@@ -306,6 +307,9 @@ struct Report {
   ReportContext context;
   std::vector<Point> points;
   std::vector<Speedup> speedups;  // compute_speedups(points) when written by the runner
+  // How far each platform's memory carries each strategy (reports/capacity.h); empty in reports
+  // written without it (older ones, traces) and then absent from the file.
+  std::vector<CapacityRow> capacity;
 };
 
 }  // namespace hb::reports

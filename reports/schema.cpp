@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/memory.h"
+#include "reports/capacity_json.h"
 #include "reports/format.h"
 #include "reports/json_checked.h"
 
@@ -661,6 +662,7 @@ json report_to_json(const Report& report) {
   j["context"] = context_json(report.context);
   j["points"] = std::move(points);
   j["speedups"] = std::move(speedups);
+  if (!report.capacity.empty()) j["capacity"] = capacity_json(report.capacity);  // optional
   return j;
 }
 
@@ -716,6 +718,7 @@ Report report_from_json(const json& j, const std::string& source) {
     }
     report.speedups.push_back(std::move(sp));
   });
+  if (root.has("capacity")) report.capacity = read_capacity(root.member("capacity"));
   return report;
 }
 
