@@ -259,12 +259,12 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
   if (a.list_models) {
-    std::printf("%-16s %-6s %6s %6s %4s %4s %5s %8s\n", "model", "family", "layers", "hidden", "q",
-                "kv", "d", "ctx");
+    std::printf("%-16s %-6s %6s %6s %4s %4s %5s %8s %7s\n", "model", "family", "layers", "hidden",
+                "q", "kv", "d", "ctx", "vocab");
     for (const auto& m : model_presets())
-      std::printf("%-16s %-6s %6d %6d %4d %4d %5d %8d\n", m.name.c_str(),
+      std::printf("%-16s %-6s %6d %6d %4d %4d %5d %8d %7d\n", m.name.c_str(),
                   kModelFamilies.name(m.family), m.layers, m.hidden, m.shape.q_heads,
-                  m.shape.kv_heads, m.shape.head_dim, m.max_context);
+                  m.shape.kv_heads, m.shape.head_dim, m.max_context, m.vocab);
     return kExitOk;
   }
   if (a.list_strategies) {

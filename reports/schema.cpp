@@ -323,6 +323,7 @@ json point_json(const Point& p) {
                     {"error_vs_measured", p.modeled.error_vs_measured}};
   }
   if (p.ran_on.known()) j["ran_on"] = {{"rank", p.ran_on.rank}, {"host", p.ran_on.host}};
+  if (p.whole_model) j["whole_model"] = whole_model_json(*p.whole_model);
   return j;
 }
 
@@ -618,6 +619,8 @@ Point read_point(const JsonReader& r) {
     p.ran_on.rank = on.i32("rank");
     p.ran_on.host = on.str("host");
   }
+  if (r.has("whole_model"))  // optional: absent in older reports and on untimed points
+    p.whole_model = read_whole_model(r.member("whole_model"), p.axes.batch);
   return p;
 }
 
