@@ -9,8 +9,12 @@
 #include "bench/runner.h"
 #include "kernels/backend.h"
 #include "model/model_run.h"
+#include "reports/procurement_scaling.h"
 
 namespace hb::model {
+
+// The procurement view searches batches as far as capacity does.
+static_assert(reports::kMaxBatchSearched == bench::kMaxBatch);
 
 namespace {
 

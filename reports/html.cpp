@@ -9,6 +9,7 @@
 #include "reports/convergence.h"
 #include "reports/format.h"
 #include "reports/point_warnings.h"
+#include "reports/procurement_html.h"
 #include "reports/summary.h"
 #include "reports/svg_plot.h"
 #include "reports/text_table.h"
@@ -489,7 +490,13 @@ std::string html_report(const Report& report, const TableOptions& options) {
     }
     h += "</section>\n";
   }
+  // Several platforms (profiles or hosts): the buyer's view, ranked, with its chart.
+  if (report_platforms(report).size() > 1)
+    h += procurement_section_html(procurement_settings({&report}, {options.itl_slo_ns}),
+                                  {options.itl_slo_ns}, fig);
   return h + "</body>\n</html>\n";
 }
+
+const char* html_style() { return kStyle; }
 
 }  // namespace hb::reports

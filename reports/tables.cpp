@@ -12,6 +12,7 @@
 #include "reports/fleet.h"
 #include "reports/format.h"
 #include "reports/summary.h"
+#include "reports/procurement_markdown.h"
 #include "reports/text_table.h"
 
 namespace hb::reports {
@@ -561,6 +562,11 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
       md += "\nPoints that did not run:\n\n";
       for (const auto& l : not_run) md += "- " + l + "\n";
     }
+  }
+  // Several platforms (profiles or hosts): the buyer's view, ranked.
+  if (report_platforms(report).size() > 1) {
+    const ProcurementOptions po{options.itl_slo_ns};
+    md += "\n" + procurement_markdown(procurement_settings({&report}, po), po);
   }
   return md;
 }
