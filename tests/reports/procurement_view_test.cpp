@@ -13,91 +13,13 @@
 #include "reports/procurement_view.h"
 #include "reports/tables.h"
 #include "reports/whole_model.h"
+#include "procurement_fixture.h"
 
 namespace hb::reports {
 namespace {
 
 using M = ProcurementMetric;
-
-// 80 layers and 1 ms outside them: ITL = 80 x step + 1 ms; tokens/s = batch / ITL.
-Point point(const std::string& platform, const std::string& strategy, int64_t seq_len, int batch,
-            double step_ns, double recall, std::optional<double> usd_per_hour,
-            std::optional<double> watts) {
-  Point p;
-  p.axes.model = "llama-3.1-70b";
-  p.axes.family = "llama";
-  p.axes.seq_len = seq_len;
-  p.axes.batch = batch;
-  p.axes.strategy = strategy;
-  p.axes.kv_dtype = "fp16";
-  p.axes.workload = "llama-like";
-  p.axes.accelerator = "cuda";
-  p.axes.decode_steps = 8;
-  p.axes.page_tokens = 16;
-  p.axes.extra["platform"] = platform;
-  p.role = role_from_name(strategy);
-  p.provenance = Provenance::modeled;
-  static_cast<Timing&>(p.step) = Timing::from_samples(std::vector<double>(6, step_ns));
-  p.step.stop_reason = StopReason::max_steps;
-  p.accuracy.steps_scored = 4;
-  p.accuracy.mass_recall = recall;
-  p.accuracy.cosine = 0.99;
-  WholeModelInputs in;
-  in.layers = 80;
-  in.layer_step_ns = step_ns;
-  in.batch = batch;
-  in.outside_layers_ns = 1e6;
-  in.usd_per_hour = usd_per_hour ? AcceleratorShare{usd_per_hour, "node price / 8 GPUs"}
-                                 : AcceleratorShare::missing("no price: add economics");
-  in.watts = watts ? AcceleratorShare{watts, "node power / 8 GPUs"}
-                   : AcceleratorShare::missing("no power: " + platform +
-                                               "'s profile has no economics.gpu_power_w");
-  p.whole_model = make_whole_model(in);
-  return p;
-}
-
-CapacityRow fit(CapacityKind kind, const std::string& platform, const std::string& strategy,
-                int batch, int64_t seq_len, const std::string& limit) {
-  CapacityRow c;
-  c.kind = kind;
-  c.platform = platform;
-  c.model = "llama-3.1-70b";
-  c.kv_dtype = "fp16";
-  c.strategy = strategy;
-  c.batch = batch;
-  c.seq_len = seq_len;
-  c.limit = limit;
-  return c;
-}
-
-// b200 ($10/h, 1000 W) and h200 ($8/h, no power figure) at 128k, batch 8:
-//   full-gpu  b200 0.5 ms -> ITL 41 ms, 195.12 tokens/s, $14.236/Mtok, 0.19512 tokens/s/W
-//             h200 0.6 ms -> ITL 49 ms, 163.27 tokens/s, $13.611/Mtok
-//   offload   b200 2.0 ms -> 161 ms; h200 2.5 ms -> 201 ms
-//   h2o       misses the target (recall 0.5) on both
-// and b200 full-gpu also at 32k batch 8 (0.3 ms -> 25 ms) and 128k batch 1 (0.2 ms -> 17 ms).
-Report crafted() {
-  Report r;
-  r.context.host = "build-vm";
-  r.context.sweep["accuracy_target"] = "recall:0.9";
-  for (const auto& [platform, usd, w] :
-       {std::tuple{"b200", 10.0, std::optional<double>(1000)}, {"h200", 8.0, std::nullopt}}) {
-    const double slow = std::string(platform) == "b200" ? 1.0 : 1.2;
-    r.points.push_back(point(platform, "full-gpu", 131072, 8, 0.5e6 * slow, 1.0, usd, w));
-    r.points.push_back(
-        point(platform, "offload", 131072, 8, 2.0e6 * (slow == 1 ? 1 : 1.25), 1.0, usd, w));
-    r.points.push_back(point(platform, "h2o", 131072, 8, 0.3e6, 0.5, usd, w));
-  }
-  r.points.push_back(point("b200", "full-gpu", 32768, 8, 0.3e6, 1.0, 10.0, 1000.0));
-  r.points.push_back(point("b200", "full-gpu", 131072, 1, 0.2e6, 1.0, 10.0, 1000.0));
-  using K = CapacityKind;
-  r.capacity = {fit(K::max_context, "b200", "full-gpu", 8, 262144, "accelerator: all KV ..."),
-                fit(K::max_context, "h200", "full-gpu", 8, 196608, "accelerator: all KV ..."),
-                fit(K::max_context, "b200", "offload", 8, 2097152, "local-dram: KV needs ..."),
-                fit(K::max_context, "h200", "offload", 8, 1572864, "local-dram: KV needs ..."),
-                fit(K::max_batch, "b200", "full-gpu", 10, 131072, "accelerator: all KV ...")};
-  return r;
-}
+using testing::procurement_report;
 
 const ProcurementSetting& setting(const std::vector<ProcurementSetting>& all, int64_t len,
                                   int batch) {
@@ -116,7 +38,7 @@ const ProcurementEntry& entry(const ProcurementSetting& s, const std::string& pl
 }
 
 TEST(ProcurementView, BestLinesNameTheWinnerAndHowFarAhead) {
-  const Report r = crafted();
+  const Report r = procurement_report();
   const auto all = procurement_settings({&r});
   const auto lines = best_lines(setting(all, 131072, 8));
   ASSERT_EQ(lines.size(), 5u);
@@ -139,7 +61,7 @@ TEST(ProcurementView, BestLinesNameTheWinnerAndHowFarAhead) {
 }
 
 TEST(ProcurementView, MissingEconomicsLeaveTheColumnBlankWithItsReason) {
-  const Report r = crafted();
+  const Report r = procurement_report();
   const auto all = procurement_settings({&r});
   const ProcurementSetting& s = setting(all, 131072, 8);
   const Figure& w = entry(s, "h200", "full-gpu").candidate.figure(M::tokens_per_w);
@@ -151,7 +73,7 @@ TEST(ProcurementView, MissingEconomicsLeaveTheColumnBlankWithItsReason) {
   EXPECT_EQ(blanks[0],
             "tokens/s/W blank: no power: h200's profile has no economics.gpu_power_w (h200)");
   // Nothing anywhere has a price: the line says so instead of crowning anyone.
-  Report none = crafted();
+  Report none = procurement_report();
   for (auto& p : none.points) {
     p.whole_model->cost_per_mtok_usd.reset();
     p.whole_model->cost_blank_reason = "no price: add economics";
@@ -162,7 +84,7 @@ TEST(ProcurementView, MissingEconomicsLeaveTheColumnBlankWithItsReason) {
 }
 
 TEST(ProcurementView, WhatMissesTheTargetOrDoesNotFitIsListedNotRanked) {
-  Report r = crafted();
+  Report r = procurement_report();
   // h200's full-gpu holds only 64k at batch 8 now: the 128k point does not fit.
   r.capacity[1].seq_len = 65536;
   const auto all = procurement_settings({&r});
@@ -184,7 +106,7 @@ TEST(ProcurementView, WhatMissesTheTargetOrDoesNotFitIsListedNotRanked) {
 TEST(ProcurementView, LargestBatchAtTheSloEdgeAndTheMemoryLimit) {
   // b200 full-gpu at 128k: ITL 17 ms at batch 1 and 41 ms at batch 8, so ITL(b) = 17 + 24 (b -
   // 1) / 7 ms; its memory holds 10 sequences there.
-  const Report r = crafted();
+  const Report r = procurement_report();
   auto slo_batch = [&](double slo_ns) {
     const auto all = procurement_settings({&r}, {slo_ns});
     const ProcurementEntry& e = entry(setting(all, 131072, 8), "b200", "full-gpu");
@@ -204,7 +126,7 @@ TEST(ProcurementView, LargestBatchAtTheSloEdgeAndTheMemoryLimit) {
 
 TEST(ProcurementView, ItlAtTheLongestContextIsExtrapolatedFromTheContexts) {
   // 25 ms at 32k, 41 ms at 128k: at 256k, 41 + 16 x (128k / 96k) = 62.33 ms.
-  const Report r = crafted();
+  const Report r = procurement_report();
   const auto all = procurement_settings({&r});
   const ProcurementEntry& e = entry(setting(all, 131072, 8), "b200", "full-gpu");
   EXPECT_EQ(e.max_context_bound, "accelerator");
@@ -224,7 +146,7 @@ std::string squeezed(std::string s) {
 }
 
 TEST(ProcurementView, TheMarkdownSectionAndTheChart) {
-  const Report r = crafted();
+  const Report r = procurement_report();
   const std::string md = squeezed(procurement_markdown(procurement_settings({&r})));
   EXPECT_NE(md.find("### llama-3.1-70b, fp16, 128k tokens, batch 8, workload llama-like"),
             std::string::npos);
@@ -249,16 +171,16 @@ TEST(ProcurementView, TheMarkdownSectionAndTheChart) {
 }
 
 TEST(ProcurementView, CapacityRowsSurviveTheJsonAndOldReportsHaveNone) {
-  const Report r = crafted();
+  const Report r = procurement_report();
   const Report back = from_json_text(to_json_text(r), "test");
   ASSERT_EQ(back.capacity.size(), r.capacity.size());
   EXPECT_EQ(back.capacity[2].seq_len, 2097152);
   EXPECT_EQ(back.capacity[4].kind, CapacityKind::max_batch);
   EXPECT_EQ(back.capacity[4].batch, 10);
-  Report bad = crafted();
+  Report bad = procurement_report();
   bad.capacity[0].none = true;  // an answer of 256k that says nothing fits
   EXPECT_THROW(from_json_text(to_json_text(bad), "bad"), Error);
-  Report old = crafted();
+  Report old = procurement_report();
   old.capacity.clear();
   EXPECT_EQ(to_json_text(old).find("\"capacity\""), std::string::npos);
   const auto all = procurement_settings({&old});
