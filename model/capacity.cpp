@@ -54,17 +54,20 @@ KvMemory kv_memory(const std::string& platform, int64_t kv_budget_per_layer,
 // One layer's share of the memory: an accelerator holding accelerator_kv_bytes / layers and the
 // host tiers with free_bytes / layers; `doubled` (to find what binds) gives twice the share of
 // the accelerator, of one host tier, or of all of them.
+namespace {
+struct Doubled {
+  bool accelerator = false;
+  int tier = -1;  // index into host_tiers
+  bool all = false;
+};
+}  // namespace
+
 struct CapacityPlanner::Memory {
-  struct Doubled {
-    bool accelerator = false;
-    int tier = -1;  // index into host_tiers
-    bool all = false;
-  };
   std::unique_ptr<Accelerator> accelerator;
   std::vector<HostTier> tiers;
   Memory(const KvMemory& m, int layers, Doubled doubled = {}) {
     AcceleratorOptions o;
-    o.kind = AcceleratorKind::cpu;
+    o.kind = hb::AcceleratorKind::cpu;
     o.cpu_threads = 1;
     const int64_t acc_factor = doubled.accelerator || doubled.all ? 2 : 1;
     o.capacity_bytes = std::max<int64_t>(1, m.accelerator_kv_bytes / layers * acc_factor);

@@ -2,6 +2,8 @@
 // when the noise separates it, ties named, rounds paired where measured, blanks kept blank.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "reports/procurement_rank.h"
 
 namespace hb::reports {
