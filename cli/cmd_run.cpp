@@ -10,6 +10,7 @@
 
 #include "baselines/register.h"
 #include "cli/command.h"
+#include "cli/economics_options.h"
 #include "cli/fleet_run.h"
 #include "cli/numeric_options.h"
 #include "cli/output_options.h"
@@ -35,6 +36,7 @@
 #include "reports/text_table.h"
 #include "model/capacity.h"
 #include "model/model_run.h"
+#include "model/whole_model.h"
 #include "bench/runner.h"
 #include "bench/trace.h"
 
@@ -53,6 +55,7 @@ struct RunArgs {
   std::string resume;  // --resume OUT: continue OUT's interrupted sweep (cli/run_session.h)
   std::string mode = "measure";        // measure | model (model)
   std::vector<std::string> platforms;  // --platform: profiles for --mode model
+  EconomicsArgs economics;             // --price, --power, --gpus-per-node
   std::string distribute;              // fleet mode under mpirun/srun: points | replicate
   double gather_timeout_s = 0;
   bool list_strategies = false, list_models = false, quiet = false;
@@ -315,6 +318,19 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
         "a measured run takes one --platform (its model's prediction is reported next to each "
         "measured point)",
         "pass one profile, or add --mode model to project onto several platforms");
+  // What the node costs and draws: the profile's economics, with the command line's on top.
+  const model::EconomicsOverride economics_given = parse_economics_args(a.economics);
+  if (!economics_given.empty() && platforms.size() > 1)
+    throw Error(
+        "--price, --power and --gpus-per-node describe one node, but the run projects "
+        "onto " +
+            std::to_string(platforms.size()) + " platforms",
+        "give each platform its \"economics\" in a profile file (--platform FILE, "
+        "model/README.md), or project onto one platform");
+  model::PlatformEconomics measured_economics;
+  if (!platforms.empty()) measured_economics = platforms[0].economics;
+  model::apply_override(measured_economics, economics_given, today_utc());
+  if (!platforms.empty()) platforms[0].economics = measured_economics;
 
   check_fleet_arguments(spec, a.distribute);
   a.out = out_or_json(a.out, a.json);
@@ -363,6 +379,13 @@ int run_command(RunArgs& a, CLI::App& sub, int argc_unused) {
     if (mode == RunMode::measure)
       report.capacity =
           model::machine_capacity(s, report.context.accelerator, platform.env.host_tiers);
+    // The whole model's ITL, tokens/s and economics per point (model/whole_model.h).
+    if (mode == RunMode::model)
+      model::attach_modeled_whole_model(report, platforms);
+    else
+      model::attach_measured_whole_model(
+          report, s, measured_economics, platforms.empty() ? "" : platforms[0].name,
+          !platforms.empty() && platforms[0].tier(MemoryKind::cxl) != nullptr);
     fill_context(report.context, platform);
     for (auto& [k, v] : memtier::load_facts(load_start, memtier::take_load_snapshot()))
       report.context.system_settings[k] = v;
@@ -500,6 +523,7 @@ CommandFn add_run_command(CLI::App& app) {
             return n;
           }() +
           ")");
+  add_economics_options(*sub, a->economics);
   sub->add_option("--distribute", a->distribute,
                   "Fleet run under mpirun/srun (needs an MPI build): points = split the sweep over "
                   "the ranks "

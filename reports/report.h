@@ -278,8 +278,8 @@ struct Point {
   // only when there are some.
   std::vector<std::string> warnings;
   std::vector<std::map<std::string, double>> trajectory;  // per-step scheduler state, if any
-  ModeledAlongside modeled;  // only on measured points run with a platform profile
-  RanOn ran_on;              // fleet runs: which rank measured it
+  ModeledAlongside modeled;               // only on measured points run with a platform profile
+  RanOn ran_on;                           // fleet runs: which rank measured it
   std::optional<WholeModel> whole_model;  // the model's ITL, tokens/s, $/Mtok, tokens/s/W
 
   bool timed() const { return status == PointStatus::ok && step.summary.count > 0; }

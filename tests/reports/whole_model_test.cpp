@@ -33,8 +33,8 @@ WholeModelInputs seventy_b_like() {
 TEST(WholeModel, ItlTokensCostAndPowerByHand) {
   const WholeModel w = make_whole_model(seventy_b_like());
   EXPECT_EQ(w.layers, 80);
-  EXPECT_DOUBLE_EQ(w.itl_ns, 100e6);             // 80 x 1.2 ms + 4 ms
-  EXPECT_DOUBLE_EQ(w.tokens_per_s, 80);          // 8 sequences / 0.1 s
+  EXPECT_DOUBLE_EQ(w.itl_ns, 100e6);              // 80 x 1.2 ms + 4 ms
+  EXPECT_DOUBLE_EQ(w.tokens_per_s, 80);           // 8 sequences / 0.1 s
   EXPECT_DOUBLE_EQ(w.tokens_per_s_per_user, 10);  // 1 / 0.1 s
   // $28.80 an hour buys 80 x 3600 = 288,000 tokens: $100 per million.
   ASSERT_TRUE(w.cost_per_mtok_usd);
@@ -156,7 +156,8 @@ std::string fixture(const std::string& name) {
 // Reports written before the block (a /2 and a /1 file of an earlier build) still load, without
 // it, and keep loading after a round trip.
 TEST(WholeModel, OldReportsStillLoadWithoutTheBlock) {
-  for (const char* name : {"report-v2-before-whole-model.json", "report-v1-before-whole-model.json"}) {
+  for (const char* name :
+       {"report-v2-before-whole-model.json", "report-v1-before-whole-model.json"}) {
     const std::string text = fixture(name);
     ASSERT_FALSE(text.empty()) << name;
     ASSERT_EQ(text.find("whole_model"), std::string::npos);
