@@ -163,31 +163,45 @@ reports::CapacityRow CapacityPlanner::row(const std::string& strategy,
   return r;
 }
 
-reports::CapacityRow CapacityPlanner::max_context(const std::string& strategy, int batch,
-                                                  const std::string& kv_budget) {
-  reports::CapacityRow r = row(strategy, kv_budget);
-  r.kind = reports::CapacityKind::max_context;
-  r.batch = batch;
-  auto ok = [&](int64_t c) { return fits(strategy, c, batch, kv_budget).ok; };
-  int64_t lo = 2;  // the shortest context: one prompt token and the decode step's
-  if (!ok(lo)) {
-    r.none = true;
-    r.limit = binding(strategy, lo, batch, kv_budget, fits(strategy, lo, batch, kv_budget).reason);
-    return r;
-  }
-  int64_t hi = lo * 2;
-  while (hi <= kMaxContextSearched && ok(hi)) lo = hi, hi *= 2;
-  if (hi > kMaxContextSearched) {
-    r.seq_len = lo;
-    r.unbounded = true;
-    return r;
+namespace {
+
+// The largest n in [first, bound] with ok(n), for an ok that holds up to the answer and not
+// beyond: doubling from `first`, then bisecting. largest 0: not even `first` fits; failing: the
+// first n that does not (0: everything up to the bound fits).
+struct Search {
+  int64_t largest = 0, failing = 0;
+};
+Search largest_fitting(int64_t first, int64_t bound, const std::function<bool(int64_t)>& ok) {
+  if (!ok(first)) return {0, first};
+  int64_t lo = first, hi = first * 2;
+  while (hi <= bound && ok(hi)) lo = hi, hi *= 2;
+  if (hi > bound) {
+    if (lo == bound || ok(bound)) return {bound, 0};
+    hi = bound;
   }
   while (hi - lo > 1) {  // lo fits, hi does not
     const int64_t mid = lo + (hi - lo) / 2;
     (ok(mid) ? lo : hi) = mid;
   }
-  r.seq_len = lo;
-  r.limit = binding(strategy, hi, batch, kv_budget, fits(strategy, hi, batch, kv_budget).reason);
+  return {lo, hi};
+}
+
+}  // namespace
+
+reports::CapacityRow CapacityPlanner::max_context(const std::string& strategy, int batch,
+                                                  const std::string& kv_budget) {
+  reports::CapacityRow r = row(strategy, kv_budget);
+  r.kind = reports::CapacityKind::max_context;
+  r.batch = batch;
+  // From the shortest context: one prompt token and the decode step's.
+  const Search s = largest_fitting(
+      2, kMaxContextSearched, [&](int64_t c) { return fits(strategy, c, batch, kv_budget).ok; });
+  r.seq_len = s.largest;
+  r.none = s.largest == 0;
+  r.unbounded = s.failing == 0;
+  if (s.failing > 0)
+    r.limit = binding(strategy, s.failing, batch, kv_budget,
+                      fits(strategy, s.failing, batch, kv_budget).reason);
   return r;
 }
 
@@ -196,31 +210,17 @@ reports::CapacityRow CapacityPlanner::max_batch(const std::string& strategy, int
   reports::CapacityRow r = row(strategy, kv_budget);
   r.kind = reports::CapacityKind::max_batch;
   r.seq_len = context;
-  auto ok = [&](int b) { return fits(strategy, context, b, kv_budget).ok; };
-  if (!ok(1)) {
-    r.none = true;
-    r.batch = 0;
+  const Search s = largest_fitting(1, bench::kMaxBatch, [&](int64_t b) {
+    return fits(strategy, context, static_cast<int>(b), kv_budget).ok;
+  });
+  r.batch = static_cast<int>(s.largest);
+  r.none = s.largest == 0;
+  r.unbounded = s.failing == 0;
+  if (s.failing > 0) {
+    const int b = static_cast<int>(s.failing);
     r.limit =
-        binding(strategy, context, 1, kv_budget, fits(strategy, context, 1, kv_budget).reason);
-    return r;
+        binding(strategy, context, b, kv_budget, fits(strategy, context, b, kv_budget).reason);
   }
-  int lo = 1, hi = 2;
-  while (hi <= bench::kMaxBatch && ok(hi)) lo = hi, hi *= 2;
-  if (hi > bench::kMaxBatch) {  // lo fits; so may every batch up to the bound
-    hi = bench::kMaxBatch;
-    if (lo == hi || ok(hi)) {
-      r.batch = hi;
-      r.unbounded = true;
-      return r;
-    }
-  }
-  while (hi - lo > 1) {
-    const int mid = lo + (hi - lo) / 2;
-    (ok(mid) ? lo : hi) = mid;
-  }
-  r.batch = lo;
-  r.limit =
-      binding(strategy, context, hi, kv_budget, fits(strategy, context, hi, kv_budget).reason);
   return r;
 }
 

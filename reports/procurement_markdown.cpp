@@ -22,37 +22,19 @@ std::string context_text(double tokens) {
   return format_fixed(tokens / (1 << 20), 2) + "M";
 }
 
-std::string headline(M m) {
-  switch (m) {
-    case M::tokens_per_s:
-      return "Most tokens/s";
-    case M::itl:
-      return "Lowest ITL";
-    case M::cost:
-      return "Lowest $/Mtok";
-    case M::tokens_per_w:
-      return "Most tokens/s per W";
-    case M::max_context:
-      return "Longest context";
-  }
-  return "";
-}
-
-std::string unit(M m) {
-  switch (m) {
-    case M::tokens_per_s:
-      return " tokens/s";
-    case M::cost:
-      return "/Mtok";
-    case M::tokens_per_w:
-      return " tokens/s/W";
-    case M::max_context:
-      return " tokens";
-    case M::itl:
-      return "";
-  }
-  return "";
-}
+// How each metric's line starts and its value's unit, in ProcurementMetric's order.
+struct MetricText {
+  const char* headline;
+  const char* unit;
+};
+constexpr MetricText kMetricTexts[kProcurementMetricCount] = {
+    {"Most tokens/s", " tokens/s"},
+    {"Lowest ITL", ""},
+    {"Lowest $/Mtok", "/Mtok"},
+    {"Most tokens/s per W", " tokens/s/W"},
+    {"Longest context", " tokens"}};
+std::string headline(M m) { return kMetricTexts[static_cast<size_t>(m)].headline; }
+std::string unit(M m) { return kMetricTexts[static_cast<size_t>(m)].unit; }
 
 std::string who(const Candidate& c) { return c.platform + " with " + c.strategy; }
 
