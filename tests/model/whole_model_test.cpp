@@ -56,7 +56,7 @@ bench::SweepSpec tiny_layer_spec() {
   s.stop.warmup_steps = 1;
   s.stop.min_samples = 1;
   s.accuracy_steps = 1;
-  s.accelerator.kind = AcceleratorKind::cpu;
+  s.accelerator.kind = hb::AcceleratorKind::cpu;
   s.accelerator.cpu_threads = 1;
   s.host_threads = 1;
   return s;
