@@ -130,15 +130,20 @@ reports::AcceleratorShare watts_per_accelerator(const PlatformEconomics& e,
   if (!e.gpus_per_node) {
     missing.push_back("GPU count per node");
     members.push_back("gpus_per_node");
-    cli += (cli.empty() ? "" : " ") + std::string("--gpus-per-node N");
+    if (!cli.empty()) cli += ' ';
+    cli += "--gpus-per-node N";
   }
   if (!missing.empty())
     return reports::AcceleratorShare::missing("no " + join(missing, ", ") + where(platform) + ": " +
                                               how(platform, join(members, ", "), cli));
   const double gpus = e.gpus_per_node->value;
   double node_w = gpus * e.gpu_power_w->value;
-  std::string basis =
-      "(" + e.gpus_per_node->describe() + " GPUs x " + e.gpu_power_w->describe() + " W";
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "(" + string here.
+  std::string basis = "(";
+  basis += e.gpus_per_node->describe();
+  basis += " GPUs x ";
+  basis += e.gpu_power_w->describe();
+  basis += " W";
   for (const Part& p : {parts[1], parts[2], parts[3]})
     if (p.figure) {
       node_w += p.figure->value;

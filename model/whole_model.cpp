@@ -1,5 +1,6 @@
 #include "model/whole_model.h"
 
+#include <cstdio>
 #include <set>
 
 #include "core/error.h"
@@ -47,9 +48,33 @@ double modeled_outside_layers_ns(const PlatformModel& m, const ModelPreset& p, i
 
 namespace {
 
+std::string gigabytes(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+std::string weights_caveat(const PlatformModel& m, const ModelPreset& model) {
+  // The layers, the LM head and the embedding table (counted apart, as untied models have them).
+  const double weights = static_cast<double>(model_weight_bytes(model)) +
+                         2.0 * static_cast<double>(lm_head_weight_bytes(model));
+  const double usable =
+      static_cast<double>(m.accelerator.memory_bytes) * m.accelerator.memory_usable_share;
+  if (weights <= usable) return "";
+  return model.name + "'s weights (" + gigabytes(weights) + ", layers, LM head and embedding) " +
+         "exceed " + m.name + "'s usable accelerator memory (" + gigabytes(usable) +
+         "): this ITL prices them as if they fitted one accelerator (tensor parallelism and "
+         "weight offloading are not modeled), so it is a lower bound";
+}
+
+namespace {
+
 reports::WholeModel block(const reports::Point& p, const ModelPreset& model, double outside_ns,
                           reports::Provenance outside, const PlatformEconomics& e,
-                          const std::string& platform, bool has_cxl_tier) {
+                          const std::string& platform, bool has_cxl_tier,
+                          const std::string& caveat = "") {
   reports::WholeModelInputs in;
   in.layers = model.layers;
   in.layer_step_ns = p.step.summary.median;
@@ -58,6 +83,7 @@ reports::WholeModel block(const reports::Point& p, const ModelPreset& model, dou
   in.outside_layers_provenance = outside;
   in.usd_per_hour = usd_per_accelerator_hour(e, platform);
   in.watts = watts_per_accelerator(e, platform, has_cxl_tier);
+  in.caveat = caveat;
   return reports::make_whole_model(in);
 }
 
@@ -76,7 +102,7 @@ void attach_modeled_whole_model(reports::Report& r, const std::vector<PlatformMo
                   "a bug: report it");
     p.whole_model = block(p, *model, modeled_outside_layers_ns(*m, *model, p.axes.batch),
                           reports::Provenance::modeled, m->economics, m->name,
-                          m->tier(MemoryKind::cxl) != nullptr);
+                          m->tier(MemoryKind::cxl) != nullptr, weights_caveat(*m, *model));
   }
 }
 

@@ -28,6 +28,10 @@ Traffic outside_layers_traffic(const ModelPreset& p, int batch);
 // Its time on `m`: the roofline's accelerator, transfer and sync times added (serial).
 double modeled_outside_layers_ns(const PlatformModel& m, const ModelPreset& p, int batch);
 
+// Why a modeled ITL on `m` is only a lower bound, or "": the model's weights (layers, LM head and
+// embedding) exceed the accelerator's usable memory, yet the layer steps stream them from it.
+std::string weights_caveat(const PlatformModel& m, const ModelPreset& model);
+
 // Model mode: each point's platform is axes.extra["platform"], one of `platforms`; the work
 // outside the layers is modeled on it and its economics price the point.
 void attach_modeled_whole_model(reports::Report& r, const std::vector<PlatformModel>& platforms);

@@ -250,6 +250,9 @@ struct WholeModel {
   std::string cost_basis;
   std::optional<double> accelerator_watts;
   std::string power_basis;
+  // What the ITL assumes that the platform does not give, e.g. weights larger than the
+  // accelerator's memory priced as if they fitted; empty when nothing.
+  std::string caveat;
 };
 
 struct Point {

@@ -37,6 +37,7 @@ WholeModel make_whole_model(const WholeModelInputs& in) {
   w.layer_step_ns = in.layer_step_ns;
   w.outside_layers_ns = in.outside_layers_ns;
   w.outside_layers_provenance = in.outside_layers_provenance;
+  w.caveat = in.caveat;
   w.itl_ns = in.layers * in.layer_step_ns + in.outside_layers_ns;
   w.tokens_per_s = in.batch * kNsPerS / w.itl_ns;
   w.tokens_per_s_per_user = kNsPerS / w.itl_ns;

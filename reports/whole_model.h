@@ -26,6 +26,7 @@ struct WholeModelInputs {
   Provenance outside_layers_provenance = Provenance::modeled;
   AcceleratorShare usd_per_hour;  // the accelerator's share of its node's price per hour
   AcceleratorShare watts;         // the accelerator's share of its node's power
+  std::string caveat;             // WholeModel::caveat
 };
 
 // ITL = layers x layer_step_ns + outside_layers_ns; tokens/s = batch / ITL; per user 1 / ITL;

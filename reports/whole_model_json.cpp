@@ -30,6 +30,7 @@ json whole_model_json(const WholeModel& w) {
     j["accelerator_watts"] = *w.accelerator_watts;
     j["power_basis"] = w.power_basis;
   }
+  if (!w.caveat.empty()) j["caveat"] = w.caveat;
   return j;
 }
 
@@ -70,6 +71,7 @@ WholeModel read_whole_model(const JsonReader& r, int batch) {
     w.accelerator_watts = r.num("accelerator_watts");
     w.power_basis = r.str("power_basis");
   }
+  if (r.has("caveat")) w.caveat = r.str("caveat");
   if (const std::string bad = whole_model_problem(w, batch); !bad.empty()) r.fail(bad);
   return w;
 }

@@ -12,11 +12,14 @@ namespace {
 // Letters for distinct blank reasons, in order of first use.
 class Footnotes {
  public:
-  std::string mark(const std::string& reason) {
+  // " (a)": the reason's letter, after a figure it qualifies.
+  std::string ref(const std::string& reason) {
     auto it = std::find(reasons_.begin(), reasons_.end(), reason);
     if (it == reasons_.end()) it = reasons_.insert(reasons_.end(), reason);
-    return "- (" + letter(static_cast<size_t>(it - reasons_.begin())) + ")";
+    return " (" + letter(static_cast<size_t>(it - reasons_.begin())) + ")";
   }
+  // "- (a)": a blank figure and why.
+  std::string mark(const std::string& reason) { return "-" + ref(reason); }
   std::vector<std::string> lines() const {
     std::vector<std::string> out;
     for (size_t i = 0; i < reasons_.size(); ++i)
@@ -70,8 +73,8 @@ WholeModelSection whole_model_section(const ProcurementTable& t) {
       layers.insert(w.layers);
       s.table.add_row(
           {strategy, format_tokens(len) + (host.empty() ? "" : " @ " + host),
-           format_duration_ns(w.itl_ns), rate_cell(w.tokens_per_s),
-           rate_cell(w.tokens_per_s_per_user),
+           format_duration_ns(w.itl_ns) + (w.caveat.empty() ? "" : notes.ref(w.caveat)),
+           rate_cell(w.tokens_per_s), rate_cell(w.tokens_per_s_per_user),
            w.cost_per_mtok_usd ? money_cell(*w.cost_per_mtok_usd) : notes.mark(w.cost_blank_reason),
            w.tokens_per_s_per_w ? rate_cell(*w.tokens_per_s_per_w)
                                 : notes.mark(w.power_blank_reason),

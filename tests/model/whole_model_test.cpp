@@ -56,7 +56,7 @@ bench::SweepSpec tiny_layer_spec() {
   s.stop.warmup_steps = 1;
   s.stop.min_samples = 1;
   s.accuracy_steps = 1;
-  s.accelerator.kind = AcceleratorKind::cpu;
+  s.accelerator.kind = hb::AcceleratorKind::cpu;
   s.accelerator.cpu_threads = 1;
   s.host_threads = 1;
   return s;
@@ -131,6 +131,20 @@ TEST(WholeModelBlocks, AttentionScopeAndUntimedPointsGetNone) {
   p.axes.model = "qwen2.5-0.5b";
   p.status = reports::PointStatus::oom;
   EXPECT_EQ(whole_model_preset(p), nullptr);
+}
+
+TEST(WholeModelBlocks, WeightsLargerThanTheAcceleratorAreSaid) {
+  const ModelPreset& big = find_model_preset("llama-3.1-70b");
+  // 80 x 1,711,276,032 B of layers + 2 x 2,101,346,304 B = 141.1 GB against 80 GiB x 0.9 =
+  // 77.3 GB on H100; B200's 180 GB x 0.9 = 162 GB holds them.
+  const std::string h100 = weights_caveat(load_platform_model("h100-pcie5-cxl0"), big);
+  EXPECT_NE(h100.find("llama-3.1-70b's weights (141.1 GB"), std::string::npos) << h100;
+  EXPECT_NE(h100.find("usable accelerator memory (77.3 GB)"), std::string::npos) << h100;
+  EXPECT_NE(h100.find("lower bound"), std::string::npos) << h100;
+  EXPECT_EQ(weights_caveat(load_platform_model("b200-pcie5-emr"), big), "");
+  EXPECT_EQ(
+      weights_caveat(load_platform_model("h100-pcie5-cxl0"), find_model_preset("llama-3.1-8b")),
+      "");
 }
 
 TEST(WholeModelOutside, StandInHasTheLmHeadsBytesAndFlops) {

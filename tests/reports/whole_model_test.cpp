@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "fixtures.h"
 #include "reports/json_io.h"
+#include "reports/tables.h"
 
 namespace hb::reports {
 namespace {
@@ -99,6 +100,7 @@ Report report_with_blocks() {
   blank.outside_layers_provenance = Provenance::emulated;
   blank.usd_per_hour = AcceleratorShare::missing("no price: add --price");
   blank.watts = AcceleratorShare::missing("no power: add --power");
+  blank.caveat = "weights exceed the accelerator";
   r.points[1].whole_model = make_whole_model(blank);
   return r;
 }
@@ -121,6 +123,26 @@ TEST(WholeModel, JsonRoundTripWritesNullWithReason) {
   EXPECT_TRUE(blank["tokens_per_s_per_w"].is_null());
   EXPECT_EQ(blank["cost_blank_reason"], "no price: add --price");
   EXPECT_FALSE(blank.contains("accelerator_usd_per_hour"));
+  EXPECT_EQ(blank["caveat"], "weights exceed the accelerator");
+  EXPECT_FALSE(j["points"][0]["whole_model"].contains("caveat"));  // written only when there is one
+  EXPECT_EQ(back.points[1].whole_model->caveat, "weights exceed the accelerator");
+}
+
+// The markdown's whole-model table: figures, blanks with lettered reasons under the table, the
+// caveat as a letter on the ITL.
+TEST(WholeModel, MarkdownTableShowsBlanksAndCaveatsWithTheirReasons) {
+  const std::string md = markdown_report(report_with_blocks());
+  EXPECT_NE(md.find("### Whole model: 80 layers"), std::string::npos) << md;
+  EXPECT_NE(md.find("| tokens/s per user | $/Mtok | tokens/s per W |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 100 ms |     80.0 |              10.0 |   $100 |          0.080 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("100 ms (a) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- (b) |          - (c) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("- (a) weights exceed the accelerator\n- (b) no price: add --price\n- (c) no "
+                    "power: add --power\n"),
+            std::string::npos)
+      << md;
 }
 
 void expect_refused(const std::function<void(nlohmann::json&)>& edit, const std::string& piece) {
