@@ -4,11 +4,14 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/numeric_options.h"
 #include "core/error.h"
 #include "reports/exporters.h"
 #include "reports/html.h"
 #include "reports/json_io.h"
 #include "reports/output_file.h"
+#include "reports/procurement_html.h"
+#include "reports/procurement_markdown.h"
 #include "reports/tables.h"
 
 namespace hb::cli {
@@ -16,9 +19,35 @@ namespace hb::cli {
 namespace {
 
 struct ReportArgs {
-  std::string path, format = "md", out, html, json;
+  std::vector<std::string> paths;  // one report, or several read together for --procurement
+  std::string format = "md", out, html, json;
+  bool procurement = false;
+  double itl_slo_s = 0;  // 0 = not given
   reports::TableOptions tables;
 };
+
+// --procurement: the ranked view alone, of one report or several read side by side (a measured
+// node next to model-mode projections), as markdown and optionally its HTML page.
+int procurement_command(const ReportArgs& a) {
+  if (a.format != "md")
+    throw Error("--procurement writes markdown (and --html), not --format " + a.format,
+                "drop --format, or drop --procurement for the other formats");
+  std::vector<reports::Report> reports;
+  for (const auto& p : a.paths) reports.push_back(reports::read_report(p));
+  std::vector<const reports::Report*> all;
+  for (const auto& r : reports) all.push_back(&r);
+  const reports::ProcurementOptions o{a.tables.itl_slo_ns};
+  const std::string md = reports::procurement_markdown(reports::procurement_settings(all, o), o);
+  if (a.out.empty())
+    std::cout << md;
+  else
+    reports::write_output(a.out, md);
+  if (!a.html.empty()) {
+    reports::write_output(a.html, reports::procurement_page_html(all, o));
+    if (!reports::is_stdout_path(a.html)) std::cerr << "hybridbench: wrote " << a.html << "\n";
+  }
+  return kExitOk;
+}
 
 int report_command(const ReportArgs& a) {
   // --json means "write the machine-readable result" everywhere; report's input already is the
@@ -27,12 +56,17 @@ int report_command(const ReportArgs& a) {
     throw Error("report has no --json: its input is the JSON report, and it writes tables",
                 "for machine-readable output use --format csv, bmf or github-benchmark with "
                 "--out FILE (- = stdout)");
-  // Before reading: a bad output path, or one that is the input, fails before any work.
-  reports::check_output_path("--out", a.out, {a.path});
-  reports::check_output_path("--html", a.html, {a.path});
+  // Before reading: a bad output path, or one that is an input, fails before any work.
+  reports::check_output_path("--out", a.out, a.paths);
+  reports::check_output_path("--html", a.html, a.paths);
   // No --out means the table goes to standard output, which --html - would share.
   reports::check_distinct_outputs({{"--out", a.out.empty() ? "-" : a.out}, {"--html", a.html}});
-  const reports::Report report = reports::read_report(a.path);
+  if (a.procurement) return procurement_command(a);
+  if (a.paths.size() > 1)
+    throw Error("report reads several files only for the procurement view (" +
+                    std::to_string(a.paths.size()) + " given)",
+                "add --procurement to rank their platforms side by side, or pass one file");
+  const reports::Report report = reports::read_report(a.paths[0]);
   // The option checked the name against the same vocabulary, so parse() has a value.
   const std::string text =
       reports::render_report(report, *reports::kReportFormats.parse(a.format), a.tables);
@@ -62,7 +96,19 @@ CommandFn add_report_command(CLI::App& app) {
       "  hybridbench report run.json --format bmf --out bencher.json   # bencher run --adapter "
       "json\n");
   auto a = std::make_shared<ReportArgs>();
-  sub->add_option("FILE", a->path, "Report written by `hybridbench run`")->required();
+  sub->add_option("FILE", a->paths,
+                  "Report written by `hybridbench run`; with --procurement several may be read "
+                  "together (a measured node beside model-mode projections)")
+      ->required();
+  sub->add_flag(
+      "--procurement", a->procurement,
+      "Only the procurement view: per setting, the best platform and strategy on tokens/s, "
+      "ITL, $/Mtok, tokens/s per W and the longest context, and the platforms ranked "
+      "per strategy within the accuracy target (a section of the default output when "
+      "a report has several platforms or hosts)");
+  add_seconds_option(*sub, "--itl-slo", a->itl_slo_s,
+                     "Inter-token latency SLO for the procurement view's largest batch, e.g. 50ms",
+                     parse::RealRange{0, 3600, true, false});
   sub->add_option("--format", a->format,
                   "md (markdown tables), csv (one row per point), html (the page with charts), "
                   "bmf (Bencher Metric Format) or github-benchmark (github-action-benchmark, "
@@ -81,7 +127,10 @@ CommandFn add_report_command(CLI::App& app) {
       ->expected(0, 1)
       ->default_str("-")
       ->group("");  // hidden
-  return [a] { return report_command(*a); };
+  return [a, sub] {
+    if (sub->get_option("--itl-slo")->count() > 0) a->tables.itl_slo_ns = a->itl_slo_s * 1e9;
+    return report_command(*a);
+  };
 }
 
 }  // namespace hb::cli

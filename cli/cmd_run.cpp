@@ -10,6 +10,7 @@
 
 #include "baselines/register.h"
 #include "cli/command.h"
+#include "cli/economics_options.h"
 #include "cli/fleet_run.h"
 #include "cli/numeric_options.h"
 #include "cli/output_options.h"
@@ -35,7 +36,9 @@
 #include "reports/tables.h"
 #include "reports/summary.h"
 #include "reports/text_table.h"
+#include "model/capacity.h"
 #include "model/model_run.h"
+#include "model/whole_model.h"
 #include "bench/runner.h"
 #include "bench/trace.h"
 
@@ -54,6 +57,7 @@ struct RunArgs {
   std::string resume;  // --resume OUT: continue OUT's interrupted sweep (cli/run_session.h)
   std::string mode = "measure";        // measure | model (model)
   std::vector<std::string> platforms;  // --platform: profiles for --mode model
+  EconomicsArgs economics;             // --price, --power, --gpus-per-node
   std::string distribute;              // fleet mode under mpirun/srun: points | replicate
   double gather_timeout_s = 0;
   bool list_strategies = false, list_models = false, quiet = false;
@@ -276,12 +280,12 @@ int run_command(RunArgs& a, CLI::App& sub) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
   if (a.list_models) {
-    std::printf("%-16s %-6s %6s %6s %4s %4s %5s %8s\n", "model", "family", "layers", "hidden", "q",
-                "kv", "d", "ctx");
+    std::printf("%-16s %-6s %6s %6s %4s %4s %5s %8s %7s\n", "model", "family", "layers", "hidden",
+                "q", "kv", "d", "ctx", "vocab");
     for (const auto& m : model_presets())
-      std::printf("%-16s %-6s %6d %6d %4d %4d %5d %8d\n", m.name.c_str(),
+      std::printf("%-16s %-6s %6d %6d %4d %4d %5d %8d %7d\n", m.name.c_str(),
                   kModelFamilies.name(m.family), m.layers, m.hidden, m.shape.q_heads,
-                  m.shape.kv_heads, m.shape.head_dim, m.max_context);
+                  m.shape.kv_heads, m.shape.head_dim, m.max_context, m.vocab);
     return kExitOk;
   }
   if (a.list_strategies) {
@@ -332,6 +336,19 @@ int run_command(RunArgs& a, CLI::App& sub) {
         "a measured run takes one --platform (its model's prediction is reported next to each "
         "measured point)",
         "pass one profile, or add --mode model to project onto several platforms");
+  // What the node costs and draws: the profile's economics, with the command line's on top.
+  const model::EconomicsOverride economics_given = parse_economics_args(a.economics);
+  if (!economics_given.empty() && platforms.size() > 1)
+    throw Error(
+        "--price, --power and --gpus-per-node describe one node, but the run projects "
+        "onto " +
+            std::to_string(platforms.size()) + " platforms",
+        "give each platform its \"economics\" in a profile file (--platform FILE, "
+        "model/README.md), or project onto one platform");
+  model::PlatformEconomics measured_economics;
+  if (!platforms.empty()) measured_economics = platforms[0].economics;
+  model::apply_override(measured_economics, economics_given, today_utc());
+  if (!platforms.empty()) platforms[0].economics = measured_economics;
 
   check_fleet_arguments(spec, a.distribute);
   a.out = out_or_json(a.out, a.json);
@@ -376,6 +393,17 @@ int run_command(RunArgs& a, CLI::App& sub) {
                                  ? model::run_model_sweep(s, platforms, platform.env, on_progress)
                                  : bench::run_sweep(s, platform.env, on_progress);
     bar.finish();
+    // How far this machine's memory carries each strategy (model mode: each profile's, above).
+    if (mode == RunMode::measure)
+      report.capacity =
+          model::machine_capacity(s, report.context.accelerator, platform.env.host_tiers);
+    // The whole model's ITL, tokens/s and economics per point (model/whole_model.h).
+    if (mode == RunMode::model)
+      model::attach_modeled_whole_model(report, platforms);
+    else
+      model::attach_measured_whole_model(
+          report, s, measured_economics, platforms.empty() ? "" : platforms[0].name,
+          !platforms.empty() && platforms[0].tier(MemoryKind::cxl) != nullptr);
     fill_context(report.context, platform);
     for (auto& [k, v] : memtier::load_facts(load_start, memtier::take_load_snapshot()))
       report.context.system_settings[k] = v;
@@ -524,6 +552,7 @@ CommandFn add_run_command(CLI::App& app) {
             return n;
           }() +
           ")");
+  add_economics_options(*sub, a->economics);
   sub->add_option("--distribute", a->distribute,
                   "Fleet run under mpirun/srun (needs an MPI build): points = split the sweep over "
                   "the ranks "

@@ -24,6 +24,7 @@ struct ModelPreset {
   int hidden = 0;       // model width (q_heads * head_dim for these families)
   int ffn = 0;          // FFN intermediate width
   int max_context = 0;  // positions the released checkpoint supports
+  int vocab = 0;        // vocabulary size: the LM head's output width (config.json vocab_size)
   AttentionShape shape;
   std::string source;  // where the figures come from (the public config)
 };
@@ -39,6 +40,10 @@ std::span<const ModelPreset> model_presets();
 int64_t layer_weight_bytes(const ModelPreset& p);
 // Every layer's weights: layers x layer_weight_bytes.
 int64_t model_weight_bytes(const ModelPreset& p);
+// The LM head's weights, hidden x vocab at the preset's element type: what the decode step
+// streams outside the layers (the whole-model ITL, model/whole_model.h). The embedding table has
+// the same size but a decode step reads only one row of it per sequence.
+int64_t lm_head_weight_bytes(const ModelPreset& p);
 // Activation buffers of one layer's decode step for `batch` sequences, reused layer after
 // layer: the input and output rows (hidden each), the QKV row, the attention output, the FFN's
 // up (twice ffn when gated) and activated rows, at the preset's element type.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "model/capacity.h"
 
 namespace hb::model {
 
@@ -101,6 +102,14 @@ reports::Report run_model_sweep(const bench::SweepSpec& spec,
                      return reports::axes_less(a.axes, b.axes);
                    });
   all.speedups = reports::compute_speedups(all.points);
+  for (const auto& m : platforms) {
+    auto rows = sweep_capacity(spec, [&](const std::string&, const ModelPreset& p) {
+      // --accelerator-memory is a per-layer KV budget: every layer has it, whatever the weights.
+      return given ? kv_memory(m.name, spec.accelerator.capacity_bytes, host_tiers_for(m), p)
+                   : kv_memory(m, p);
+    });
+    all.capacity.insert(all.capacity.end(), rows.begin(), rows.end());
+  }
   return all;
 }
 

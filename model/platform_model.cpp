@@ -13,6 +13,8 @@
 #include "core/error.h"
 #include "core/model_presets.h"
 #include "memtier/profile.h"
+#include "model/economics_json.h"
+#include "model/profile_reader.h"
 
 namespace hb::model {
 
@@ -22,67 +24,8 @@ const std::vector<std::pair<std::string, std::string>>& embedded_presets();
 namespace {
 
 using Json = nlohmann::ordered_json;
+using In = ProfileReader;
 constexpr const char* kPlatformSchema = "hybridbench.platform/1";
-
-// Validated reading with the JSON path in every error, and unknown keys refused (a typo in a
-// preset must not silently fall back to a default).
-class In {
- public:
-  In(const Json& j, std::string path, const std::string& origin)
-      : j_(&j), path_(std::move(path)), origin_(&origin) {}
-  [[noreturn]] void fail(const std::string& what) const {
-    throw Error(*origin_ + ": " + path_ + ": " + what, "see the profile schema in model/README.md");
-  }
-  bool has(const std::string& k) const { return j_->is_object() && j_->contains(k); }
-  In at(const std::string& k) const {
-    if (!j_->is_object()) fail("expected an object");
-    if (!j_->contains(k)) fail("missing member \"" + k + "\"");
-    return In((*j_)[k], path_ + "." + k, *origin_);
-  }
-  std::string str() const {
-    if (!j_->is_string()) fail("expected a string");
-    return j_->get<std::string>();
-  }
-  bool boolean() const {
-    if (!j_->is_boolean()) fail("expected true or false");
-    return j_->get<bool>();
-  }
-  double number() const {
-    if (!j_->is_number()) fail("expected a number");
-    const double v = j_->get<double>();
-    if (!std::isfinite(v)) fail("expected a finite number");
-    return v;
-  }
-  In index(size_t i) const {
-    if (!j_->is_array() || i >= j_->size())
-      fail("expected an array with an element " + std::to_string(i));
-    return In((*j_)[i], path_ + "[" + std::to_string(i) + "]", *origin_);
-  }
-  void each(const std::function<void(const In&)>& fn) const {
-    if (!j_->is_array()) fail("expected an array");
-    for (size_t i = 0; i < j_->size(); ++i)
-      fn(In((*j_)[i], path_ + "[" + std::to_string(i) + "]", *origin_));
-  }
-  void only(std::initializer_list<const char*> keys) const {
-    if (!j_->is_object()) fail("expected an object");
-    for (auto it = j_->begin(); it != j_->end(); ++it) {
-      bool ok = false;
-      for (const char* k : keys) ok = ok || it.key() == k;
-      if (!ok) {
-        std::string list;
-        for (const char* k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
-        fail("unknown member \"" + it.key() + "\" (known: " + list + ")");
-      }
-    }
-  }
-  const std::string& path() const { return path_; }
-  const Json& json() const { return *j_; }
-
- private:
-  const Json* j_;
-  std::string path_;
-  const std::string* origin_;
-};
 
 // A figure: a number, or {"value": N, "source": "...", "estimate": bool}. Records the source
 // under `key` (the path below "model").
@@ -158,7 +101,7 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
     auto& A = m.accelerator;
     if (a.has("kind")) {
       const auto kind = kAcceleratorKinds.parse(a.at("kind").str());
-      if (!kind) a.at("kind").fail("expected \"cuda\" or \"cpu\"");
+      if (!kind) a.at("kind").fail("expected one of " + kAcceleratorKinds.list());
       A.kind = *kind;
     }
     if (a.has("name")) A.name = a.at("name").str();
@@ -550,7 +493,7 @@ PlatformModel parse_platform_model(const std::string& text, const std::string& o
       m.source = PlatformSource::calibrated;
     }
   } else if (source == PlatformSource::preset) {
-    j.only({"schema", "source", "comment", "model"});
+    j.only({"schema", "source", "comment", "model", "economics"});
     m.source = PlatformSource::preset;
     read_model_section(j.at("model"), m, true);
     if (m.name.empty()) j.at("model").fail("missing member \"name\"");
@@ -558,6 +501,8 @@ PlatformModel parse_platform_model(const std::string& text, const std::string& o
     j.at("source").fail(
         "expected \"measured\" (written by `hybridbench probe --out`) or \"preset\"");
   }
+  // A probe's profile or a preset alike (memtier's reader ignores the member).
+  if (j.has("economics")) m.economics = read_economics(j.at("economics"));
   if (require_complete) m.validate();
   return m;
 }

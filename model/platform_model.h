@@ -14,6 +14,7 @@
 #include "core/model_presets.h"
 #include "core/vocabulary.h"
 #include "memtier/profile.h"
+#include "model/economics.h"
 
 namespace hb::model {
 
@@ -29,9 +30,13 @@ struct BandwidthCurve {
   double at(double bytes) const;
 };
 
-// What a profile's accelerator is: a GPU, or the cpu accelerator (CPU threads).
-enum class AcceleratorKind { cuda, cpu };
-inline constexpr Vocabulary<AcceleratorKind, 2> kAcceleratorKinds{{"cuda", "cpu"}};
+// What a profile's accelerator is: an NVIDIA GPU, the cpu accelerator (CPU threads), or an AMD
+// GPU (rocm). A rocm profile is priced by the same roofline as a cuda one (device memory, a host
+// link, queued kernels with launch and sync costs) from its own figures; this tool has no ROCm
+// backend, so such a platform is only ever modeled (the strategies run here, on the cpu
+// accelerator, like for every modeled platform).
+enum class AcceleratorKind { cuda, cpu, rocm };
+inline constexpr Vocabulary<AcceleratorKind, 3> kAcceleratorKinds{{"cuda", "cpu", "rocm"}};
 inline const char* to_string(AcceleratorKind k) { return kAcceleratorKinds.name(k); }
 
 struct AcceleratorModel {
@@ -111,6 +116,9 @@ struct PlatformModel {
   // Where each figure comes from: JSON path ("accelerator.memory_gbps") -> text; "[estimate]"
   // prefixes the ones that are estimates rather than datasheet or measured values.
   std::map<std::string, std::string> sources;
+  // What the node costs and draws (the profile's optional "economics" member, model/economics.h),
+  // for a point's $/Mtok and tokens/s per W; empty when the profile gives none.
+  PlatformEconomics economics;
 
   const TierModel* tier(MemoryKind k) const;  // first tier of that kind, nullptr when none
   const LinkModel& link() const;              // the link of accelerator.numa_node (or the first)

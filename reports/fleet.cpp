@@ -92,6 +92,13 @@ Report merge_fleet(std::vector<Report> ranks, FleetMode mode) {
                     "this is a bug in the fleet distribution; please report it", kExitFailure);
       out.points.push_back(std::move(p));
     }
+    // Capacity is a property of the rank's hardware: one set per host in replicate mode (as
+    // its points), the first rank's alone for points mode (the ranks share one node's sweep).
+    if (mode == FleetMode::replicate || out.capacity.empty())
+      for (auto& c : ranks[i].capacity) {
+        if (mode == FleetMode::replicate) c.platform = h.label;
+        out.capacity.push_back(std::move(c));
+      }
   }
   std::stable_sort(out.points.begin(), out.points.end(),
                    [](const Point& a, const Point& b) { return axes_less(a.axes, b.axes); });

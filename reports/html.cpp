@@ -10,7 +10,9 @@
 #include "reports/convergence.h"
 #include "reports/format.h"
 #include "reports/point_warnings.h"
+#include "reports/procurement_html.h"
 #include "reports/summary.h"
+#include "reports/whole_model_table.h"
 #include "reports/svg_plot.h"
 #include "reports/text_table.h"
 
@@ -479,6 +481,10 @@ std::string html_report(const Report& report, const TableOptions& options) {
     h += "<h3>Step time (median &plusmn; noise)</h3>\n" + time_grid(t).html();
     if (const std::string b = kv_boundary_line(t); !b.empty())
       h += "<p>" + html_escape(b) + "</p>\n";
+    if (const WholeModelSection w = whole_model_section(t); !w.empty()) {
+      h += "<h3>" + html_escape(w.heading) + "</h3>\n" + w.table.html();
+      for (const auto& r : w.reasons) h += "<p>" + html_escape(r) + "</p>\n";
+    }
     h += "<h3>Speedup vs " + html_escape(t.reference) + "</h3>\n" + speedup_grid(t).html();
     for (const auto& host : hosts) {
       const ProcurementTable one = t.for_host(host);
@@ -509,7 +515,13 @@ std::string html_report(const Report& report, const TableOptions& options) {
     }
     h += "</section>\n";
   }
+  // Several platforms (profiles or hosts): the buyer's view, ranked, with its chart.
+  if (report_platforms(report).size() > 1)
+    h += procurement_section_html(procurement_settings({&report}, {options.itl_slo_ns}),
+                                  {options.itl_slo_ns}, fig);
   return h + "</body>\n</html>\n";
 }
+
+const char* html_style() { return kStyle; }
 
 }  // namespace hb::reports

@@ -11,4 +11,7 @@ namespace hb::reports {
 
 std::string html_report(const Report& report, const TableOptions& options = {});
 
+// The page's style sheet (one for every page the reports write).
+const char* html_style();
+
 }  // namespace hb::reports

@@ -19,6 +19,7 @@
 #include "core/strategy.h"
 #include "core/traffic.h"
 #include "core/vocabulary.h"
+#include "reports/capacity.h"
 
 namespace hb::reports {
 
@@ -256,6 +257,35 @@ struct RanOn {
   bool known() const { return rank >= 0; }
 };
 
+// The whole model's decode, built from one point's layer step (issue 34; the arithmetic is
+// reports/whole_model.h, what fills it model/whole_model.h). Written for timed points of scope
+// layer whose model is a preset; absent otherwise and in older reports.
+struct WholeModel {
+  int layers = 0;            // the model's decoder layers
+  double layer_step_ns = 0;  // the point's median step time (one layer, the whole batch)
+  // Embedding, final norm, the LM head's GEMV over the vocabulary and sampling, per token.
+  double outside_layers_ns = 0;
+  Provenance outside_layers_provenance = Provenance::modeled;
+  double itl_ns = 0;                 // inter-token latency: layers x layer_step_ns + outside
+  double tokens_per_s = 0;           // batch / ITL: the accelerator's decode throughput
+  double tokens_per_s_per_user = 0;  // 1 / ITL
+  // USD per million tokens and tokens/s per W; absent (null in the file) when an input is
+  // missing, and then the reason says which one and how to give it. Never zero for "unknown".
+  std::optional<double> cost_per_mtok_usd;
+  std::string cost_blank_reason;
+  std::optional<double> tokens_per_s_per_w;
+  std::string power_blank_reason;
+  // What they were computed from, present with them: the accelerator's share of its node's price
+  // (USD per hour) and of its node's power (W), and how each was derived, with sources.
+  std::optional<double> accelerator_usd_per_hour;
+  std::string cost_basis;
+  std::optional<double> accelerator_watts;
+  std::string power_basis;
+  // What the ITL assumes that the platform does not give, e.g. weights larger than the
+  // accelerator's memory priced as if they fitted; empty when nothing.
+  std::string caveat;
+};
+
 struct Point {
   PointAxes axes;
   // The strategy's part in the comparison (core/strategy.h): the headline compares the system
@@ -282,9 +312,10 @@ struct Point {
   // only when there are some.
   std::vector<std::string> warnings;
   std::vector<std::map<std::string, double>> trajectory;  // per-step scheduler state, if any
-  ModeledAlongside modeled;       // only on measured points run with a platform profile
-  RanOn ran_on;                   // fleet runs: which rank measured it
-  LayerStackFigures layer_stack;  // run --layers N only
+  ModeledAlongside modeled;               // only on measured points run with a platform profile
+  RanOn ran_on;                           // fleet runs: which rank measured it
+  LayerStackFigures layer_stack;          // run --layers N only
+  std::optional<WholeModel> whole_model;  // the model's ITL, tokens/s, $/Mtok, tokens/s/W
 
   bool timed() const { return status == PointStatus::ok && step.summary.count > 0; }
 };
@@ -338,6 +369,9 @@ struct Report {
   ReportContext context;
   std::vector<Point> points;
   std::vector<Speedup> speedups;  // compute_speedups(points) when written by the runner
+  // How far each platform's memory carries each strategy (reports/capacity.h); empty in reports
+  // written without it (older ones, traces) and then absent from the file.
+  std::vector<CapacityRow> capacity;
 };
 
 }  // namespace hb::reports

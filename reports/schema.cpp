@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/memory.h"
+#include "reports/capacity_json.h"
 #include "reports/format.h"
 #include "reports/json_checked.h"
 
@@ -359,6 +360,7 @@ json point_json(const Point& p) {
   }
   if (p.ran_on.known()) j["ran_on"] = {{"rank", p.ran_on.rank}, {"host", p.ran_on.host}};
   if (p.layer_stack.present()) j["layer_stack"] = layer_stack_json(p.layer_stack);
+  if (p.whole_model) j["whole_model"] = whole_model_json(*p.whole_model);
   return j;
 }
 
@@ -696,6 +698,8 @@ Point read_point(const JsonReader& r) {
     p.ran_on.host = on.str("host");
   }
   if (r.has("layer_stack")) p.layer_stack = read_layer_stack(r.member("layer_stack"));
+  if (r.has("whole_model"))  // optional: absent in older reports and on untimed points
+    p.whole_model = read_whole_model(r.member("whole_model"), p.axes.batch);
   return p;
 }
 
@@ -740,6 +744,7 @@ json report_to_json(const Report& report) {
   j["context"] = context_json(report.context);
   j["points"] = std::move(points);
   j["speedups"] = std::move(speedups);
+  if (!report.capacity.empty()) j["capacity"] = capacity_json(report.capacity);  // optional
   return j;
 }
 
@@ -795,6 +800,7 @@ Report report_from_json(const json& j, const std::string& source) {
     }
     report.speedups.push_back(std::move(sp));
   });
+  if (root.has("capacity")) report.capacity = read_capacity(root.member("capacity"));
   return report;
 }
 

@@ -22,4 +22,10 @@ nlohmann::ordered_json point_to_json(const Point& point);
 Point point_from_json(const nlohmann::ordered_json& j, const std::string& source,
                       const std::string& path);
 
+class JsonReader;  // reports/json_checked.h
+// A point's "whole_model" block (reports/whole_model_json.cpp); reading checks it with
+// whole_model_problem (reports/whole_model.h) for the point's batch.
+nlohmann::ordered_json whole_model_json(const WholeModel& w);
+WholeModel read_whole_model(const JsonReader& r, int batch);
+
 }  // namespace hb::reports

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 
 #include "reports/format.h"
 #include "reports/text_table.h"
@@ -61,15 +62,27 @@ void SvgPlot::polyline(const std::vector<std::pair<double, double>>& pts, const 
 }
 
 void SvgPlot::marker(double x, double y, const std::string& color, const std::string& tooltip,
-                     Shape shape, double size) {
-  marker_px(px(x), py(y), color, shape, size, tooltip);
+                     Shape shape, double size, bool hollow) {
+  marker_px(px(x), py(y), color, shape, size, tooltip, hollow);
 }
 
 void SvgPlot::marker_px(double x, double y, const std::string& color, Shape shape, double size,
-                        const std::string& tooltip) {
+                        const std::string& tooltip, bool hollow) {
   const std::string title = tooltip.empty() ? "" : "<title>" + html_escape(tooltip) + "</title>";
   // A white outline keeps a marker readable where it sits on another series' line.
-  const std::string paint = "fill=\"" + color + "\" stroke=\"#fff\" stroke-width=\"0.8\"";
+  const std::string paint = hollow ? "fill=\"#fff\" stroke=\"" + color + "\" stroke-width=\"1.6\""
+                                   : "fill=\"" + color + "\" stroke=\"#fff\" stroke-width=\"0.8\"";
+  // A regular polygon (or a star: alternate radii) of n corners, the first straight up.
+  auto polygon = [&](int n, double inner) {
+    std::vector<std::pair<double, double>> v;
+    const int corners = inner > 0 ? 2 * n : n;
+    for (int i = 0; i < corners; ++i) {
+      const double a = -std::numbers::pi / 2 + 2 * std::numbers::pi * i / corners;
+      const double r = inner > 0 && i % 2 ? inner : 1.15;
+      v.emplace_back(r * std::cos(a), r * std::sin(a));
+    }
+    return v;
+  };
   auto path = [&](const std::vector<std::pair<double, double>>& v) {
     std::string d;
     for (size_t i = 0; i < v.size(); ++i)
@@ -89,6 +102,12 @@ void SvgPlot::marker_px(double x, double y, const std::string& color, Shape shap
       return path({{0, 1.2}, {1.1, -0.9}, {-1.1, -0.9}});
     case Shape::diamond:
       return path({{0, -1.3}, {1.1, 0}, {0, 1.3}, {-1.1, 0}});
+    case Shape::pentagon:
+      return path(polygon(5, 0));
+    case Shape::hexagon:
+      return path(polygon(6, 0));
+    case Shape::star:
+      return path(polygon(5, 0.55));
   }
 }
 

@@ -16,7 +16,8 @@ class SvgPlot {
   };
 
   // Marker shapes, so series stay apart without colour (issue 19: twelve colours were too many).
-  enum class Shape { circle, square, triangle, diamond, triangle_down };
+  enum class Shape { circle, square, triangle, diamond, triangle_down, pentagon, hexagon, star };
+  static constexpr int kShapes = 8;
 
   // Plot area inside margins: left for y tick labels, right for the legend or direct labels.
   SvgPlot(int width, int height, std::string title, std::string provenance);
@@ -40,11 +41,12 @@ class SvgPlot {
   // measurement).
   void polyline(const std::vector<std::pair<double, double>>& pts, const std::string& color,
                 bool dashed = false, double width = 2);
+  // hollow: the outline in `color` on white (a point that misses a target, say).
   void marker(double x, double y, const std::string& color, const std::string& tooltip,
-              Shape shape = Shape::circle, double size = 4);
+              Shape shape = Shape::circle, double size = 4, bool hollow = false);
   // The same shape at pixel coordinates (a legend sample, a direct label's key).
   void marker_px(double x_px, double y_px, const std::string& color, Shape shape, double size,
-                 const std::string& tooltip = "");
+                 const std::string& tooltip = "", bool hollow = false);
   void range_bar(double x, double y_lo, double y_hi, const std::string& color);  // e.g. p10..p90
   // A failed point: an "x" at (pixel x, top of the plot) with a short status word under it (none
   // when word is empty).

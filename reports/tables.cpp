@@ -13,6 +13,8 @@
 #include "reports/format.h"
 #include "reports/layer_stack.h"
 #include "reports/summary.h"
+#include "reports/procurement_markdown.h"
+#include "reports/whole_model_table.h"
 #include "reports/text_table.h"
 
 namespace hb::reports {
@@ -403,6 +405,21 @@ std::string csv_number(double v) {
   return buf;
 }
 
+// The whole-model columns, last (readers that count from the front keep working); blank
+// figures are empty cells with their reason in the next column.
+void append_whole_model_fields(std::vector<std::string>& f, const std::optional<WholeModel>& w) {
+  if (!w) {
+    f.insert(f.end(), 10, "");
+    return;
+  }
+  const auto opt = [](const std::optional<double>& v) { return v ? csv_number(*v) : ""; };
+  f.insert(f.end(), {std::to_string(w->layers), csv_number(w->outside_layers_ns),
+                     to_string(w->outside_layers_provenance), csv_number(w->itl_ns),
+                     csv_number(w->tokens_per_s), csv_number(w->tokens_per_s_per_user),
+                     opt(w->cost_per_mtok_usd), w->cost_blank_reason, opt(w->tokens_per_s_per_w),
+                     w->power_blank_reason});
+}
+
 }  // namespace
 
 std::string provenance_heading(const ProcurementTable& t) {
@@ -578,6 +595,11 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
           ".\n\n### Step time (median ± noise)\n\n";
     md += time_grid(t).markdown();
     if (const std::string b = kv_boundary_line(t); !b.empty()) md += "\n" + b + "\n";
+    if (const WholeModelSection w = whole_model_section(t); !w.empty()) {
+      md += "\n### " + w.heading + "\n\n" + w.table.markdown();
+      if (!w.reasons.empty()) md += "\n";
+      for (const auto& r : w.reasons) md += "- " + r + "\n";
+    }
     md += "\n### Speedup vs " + t.reference + " (" + t.reference +
           " time / strategy time; > 1 is faster)\n\n";
     md += speedup_grid(t).markdown();
@@ -613,6 +635,11 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
   if (const TextTable s = layer_stack_table(report); s.rows() > 0)
     md += "\n## Whole model: measured layer stack vs layers x one layer\n\n" +
           layer_stack_sentence(report) + "\n\n" + s.markdown();
+  // Several platforms (profiles or hosts): the buyer's view, ranked.
+  if (report_platforms(report).size() > 1) {
+    const ProcurementOptions po{options.itl_slo_ns};
+    md += "\n" + procurement_markdown(procurement_settings({&report}, po), po);
+  }
   return md;
 }
 
@@ -627,7 +654,10 @@ std::string csv_report(const Report& report, const TableOptions& options) {
       "speedup_vs_reference,speedup_rel_noise,rel_l2,cosine,max_abs_err,mass_recall,needle_success_"
       "rate,attended_tokens_mean,attended_tokens_min,attended_tokens_max,"
       "h2d_bytes_per_step,d2h_bytes_per_step,modeled_platform,modeled_median_ns,model_error,ran_on_"
-      "rank,ran_on_host,accuracy_target,within_accuracy_target,pareto_front\n";
+      "rank,ran_on_host,accuracy_target,within_accuracy_target,pareto_front,"
+      "whole_model_layers,outside_layers_ns,outside_layers_provenance,itl_ns,tokens_per_s,"
+      "tokens_per_s_per_user,cost_per_mtok_usd,cost_blank_reason,tokens_per_s_per_w,"
+      "power_blank_reason\n";
   for (const auto& t : tables)
     for (const auto& [len, host] : t.columns())
       for (const auto& s : t.strategies) {
@@ -686,6 +716,7 @@ std::string csv_report(const Report& report, const TableOptions& options) {
             t.target.text(),
             scored ? (t.target.met_by(*p) ? "true" : "false") : "",
             t.on_pareto_front(s, len, host) ? "true" : "false"};
+        append_whole_model_fields(f, p->whole_model);
         for (size_t i = 0; i < f.size(); ++i) csv += (i ? "," : "") + csv_field(f[i]);
         csv += "\n";
       }

@@ -18,6 +18,8 @@ struct TableOptions {
   // Strategy the speedups are relative to; empty: "full-gpu" when the report has it (the
   // everything-in-accelerator-memory ideal), otherwise the first strategy by name.
   std::string reference;
+  // report --itl-slo: the procurement view's largest batch whose ITL stays under it (ns).
+  std::optional<double> itl_slo_ns;
 };
 
 struct ProcurementTable {

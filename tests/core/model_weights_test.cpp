@@ -32,5 +32,22 @@ TEST(ModelWeights, Opt13bHasTwoFfnMatricesAndFullHeads) {
   EXPECT_EQ(decode_activation_bytes(p, 1), int64_t{57344});
 }
 
+TEST(ModelWeights, VocabulariesFromEachConfigAndTheLmHead) {
+  // vocab_size of each model's config.json.
+  EXPECT_EQ(find_model_preset("opt-66b").vocab, 50272);
+  EXPECT_EQ(find_model_preset("llama-2-70b").vocab, 32000);
+  EXPECT_EQ(find_model_preset("llama-3.1-8b").vocab, 128256);
+  EXPECT_EQ(find_model_preset("llama-3.1-70b").vocab, 128256);
+  EXPECT_EQ(find_model_preset("qwen2.5-0.5b").vocab, 151936);
+  EXPECT_EQ(find_model_preset("qwen2.5-3b").vocab, 151936);
+  EXPECT_EQ(find_model_preset("qwen2.5-7b").vocab, 152064);
+  EXPECT_EQ(find_model_preset("qwen2.5-72b").vocab, 152064);
+  for (const auto& p : model_presets()) EXPECT_GT(p.vocab, 0) << p.name;
+  // llama-3.1-70b: 8192 x 128256 x 2 bytes = 2,101,346,304 (more than one of its layers).
+  const ModelPreset& big = find_model_preset("llama-3.1-70b");
+  EXPECT_EQ(lm_head_weight_bytes(big), int64_t{2101346304});
+  EXPECT_GT(lm_head_weight_bytes(big), layer_weight_bytes(big));
+}
+
 }  // namespace
 }  // namespace hb

@@ -30,10 +30,13 @@ report_md() {
   case $? in 0|77) ;; *) fail "$1 does not validate against reports/schema/report.schema.json" ;; esac
 }
 report_csv() { "$hb" report "$1" --format csv >"$work/report.csv" 2>>"$log" || fail "no CSV from $1"; }
-# Rows of the CSV whose ran_on_rank (second to last column) is $1.
-# ran_on_rank counted from the end (a reason may hold commas): after it come ran_on_host,
-# accuracy_target, within_accuracy_target and pareto_front.
-rows_of_rank() { awk -F, -v r="$1" 'NR > 1 && $(NF-4) == r' "$work/report.csv" | wc -l; }
+# Rows of the CSV whose ran_on_rank column is $1, found by its header (quoted fields such as a
+# reason or a blank figure's reason may hold commas, so no column is counted).
+rows_of_rank() {
+  /usr/bin/python3 -c 'import csv, sys
+print(sum(1 for row in csv.DictReader(open(sys.argv[1])) if row["ran_on_rank"] == sys.argv[2]))' \
+    "$work/report.csv" "$1"
+}
 need_mpi() {
   command -v "$mpirun" >/dev/null 2>&1 || [ -x "$mpirun" ] || skip "mpirun not found ($mpirun): install openmpi-bin"
   mpi_built || skip "this hybridbench was built without MPI (HYBRIDBENCH_MPI=OFF or no libopenmpi-dev)"
