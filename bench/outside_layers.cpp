@@ -40,7 +40,7 @@ std::map<int, OutsideLayersTiming> time_outside_layers(const AcceleratorOptions&
   o.run_layer_gemms = true;
   o.share_layer_weights = false;
   const std::unique_ptr<Accelerator> acc = make_accelerator(o);
-  const std::unique_ptr<LayerWork> work = acc->make_layer_work(head, max_batch);
+  const std::unique_ptr<LayerWork> work = acc->make_layer_work(head, max_batch, 0);
   const auto provenance =
       acc->info().emulated ? reports::Provenance::emulated : reports::Provenance::measured;
   for (const int batch : batches) {

@@ -289,6 +289,15 @@ double text_width(const std::string& s, double font_size) {
   return 0.56 * font_size * static_cast<double>(chars);
 }
 
+std::string series_color(size_t index) {
+  // Okabe-Ito first, then Paul Tol's muted set: 15 distinct colours before any repeats (the
+  // procurement chart marks a dozen strategies).
+  static const char* palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",
+                                  "#56B4E9", "#000000", "#999999", "#332288", "#882255",
+                                  "#117733", "#999933", "#AA4499", "#44AA99", "#DDCC77"};
+  return palette[index % (sizeof palette / sizeof palette[0])];
+}
+
 std::vector<SvgPlot::Tick> log_ticks(double lo, double hi, std::string (*fmt)(double)) {
   std::vector<SvgPlot::Tick> ticks;
   if (!(lo > 0) || !(hi > lo)) return ticks;

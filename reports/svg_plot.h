@@ -114,6 +114,9 @@ class LabelPlacer {
 // Approximate width of sans-serif text at a font size (no font metrics offline): 0.56 em a char.
 double text_width(const std::string& s, double font_size);
 
+// Colour per series: Okabe-Ito (distinguishable with colour-vision deficiencies), then Tol's muted.
+std::string series_color(size_t index);
+
 // Decade ticks (1, 10, 100 ... times a power of 10), plus 2 and 5 multiples when the range
 // spans fewer than three decades; labels from `fmt`.
 std::vector<SvgPlot::Tick> log_ticks(double lo, double hi, std::string (*fmt)(double));
