@@ -143,7 +143,10 @@ void pool_stack(reports::Point& into, const reports::Point& more) {
     s.status = m.status;
     s.reason = "in a later --repetitions pass: " + m.reason;
   }
-  if (s.status == reports::PointStatus::ok) pool_step(s.step, m.step);
+  if (s.status == reports::PointStatus::ok) {
+    pool_step(s.step, m.step);
+    for (const auto& [name, t] : m.phases) pool_timing(s.phases[name], t);
+  }
   reports::update_shortcut_error(into);
 }
 

@@ -92,6 +92,7 @@ void fold_stacks(std::vector<std::unique_ptr<Contender>>& lane, size_t strategie
     s.status = from.status;
     s.reason = from.reason;
     s.step = from.step;
+    s.phases = from.phases;
     reports::update_shortcut_error(into);
   }
   lane.resize(strategies);

@@ -240,6 +240,10 @@ struct LayerStackFigures {
   PointStatus status = PointStatus::ok;
   std::string reason;  // why, when status != ok
   StepTiming step;     // the stack's whole decode step (all N layers, whole batch), measured
+  // Its phases, each summed over the N layers per step (compare with N x the point's phases to
+  // see where the shortcut breaks); layer.tail is only the last layer's (the others' tails are
+  // waited for by the next layer's first synchronize).
+  std::map<std::string, Timing> phases;
   // stack / (N x this point's step) - 1 (> 0: the shortcut underestimates the stack). Paired
   // (rounds > 0): the median over rounds of the per-round ratio of the two round medians, with
   // its order-statistic interval [error_low, error_high] and that interval's exact coverage;

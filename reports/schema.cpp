@@ -270,6 +270,11 @@ json layer_stack_json(const LayerStackFigures& s) {
             {"reason", s.reason},
             {"step", step_json(s.step)},
             {"shortcut_error", s.shortcut_error ? json(*s.shortcut_error) : json(nullptr)}};
+  if (!s.phases.empty()) {
+    json phases = json::object();
+    for (const auto& [name, t] : s.phases) phases[name] = timing_json(t);
+    j["phases"] = phases;
+  }
   if (s.rounds > 0) {  // paired: the interval and the rounds behind it
     j["shortcut_error_low"] = s.error_low;
     j["shortcut_error_high"] = s.error_high;
@@ -576,6 +581,9 @@ LayerStackFigures read_layer_stack(const JsonReader& r) {
   s.status = read_enum(r, "status", kPointStatuses);
   s.reason = r.str("reason");
   read_step(r.member("step"), s.step);
+  if (r.has("phases"))  // optional: absent when the stack did not time
+    r.member("phases").each_member(
+        [&](const std::string& name, const JsonReader& t) { read_timing(t, s.phases[name]); });
   const auto error = r.member("shortcut_error");
   if (!error.json().is_null()) s.shortcut_error = error.as_number();
   if (r.has("rounds")) {  // optional: only a paired error has an interval

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/baselines/harness.h"
+#include "tests/forwarding_accelerator.h"
 #include "core/timer.h"
 #include "hybrid/register.h"
 #include "bench/layer_scope.h"
@@ -152,19 +153,12 @@ struct Event {
 
 // Logs what is queued (at enqueue time, in order) and, through host kernels queued right behind
 // each layer's FFN and in front of each QKV projection, when the accelerator got there.
-class Probe final : public Accelerator {
+class Probe final : public test::ForwardingAccelerator {
  public:
-  explicit Probe(Accelerator& real) : real_(real) {}
+  using ForwardingAccelerator::ForwardingAccelerator;
   std::vector<Event> queued;    // enqueue order, host time of the call
   std::vector<Event> executed;  // accelerator execution order and time (read after a sync)
 
-  const AcceleratorInfo& info() const override { return real_.info(); }
-  std::shared_ptr<BufferAllocator> memory() override { return real_.memory(); }
-  int64_t bytes_in_use() const override { return real_.bytes_in_use(); }
-  std::shared_ptr<BufferAllocator> staging_memory(int n) override {
-    return real_.staging_memory(n);
-  }
-  void copy_to_device(void* d, const void* s, size_t n) override { real_.copy_to_device(d, s, n); }
   void copy_to_host(void* d, const void* s, size_t n) override {
     log("d2h");
     real_.copy_to_host(d, s, n);
@@ -172,15 +166,6 @@ class Probe final : public Accelerator {
   void decode_attention(const DecodeAttentionArgs* a, int b) override {
     log("attend");
     real_.decode_attention(a, b);
-  }
-  void score_logits(const float* q, int h, const PagedKvView& kv, int64_t b, int64_t e, float sc,
-                    float* l, int64_t st) override {
-    real_.score_logits(q, h, kv, b, e, sc, l, st);
-  }
-  void logit_merge_attention(const LogitMergeArgs& a) override { real_.logit_merge_attention(a); }
-  void merge_partials(int n, const float* const* o, const float* const* l, int h, int d, float* oo,
-                      float* lo) override {
-    real_.merge_partials(n, o, l, h, d, oo, lo);
   }
   int64_t synchronize() override {
     const int64_t busy = real_.synchronize();
@@ -197,9 +182,6 @@ class Probe final : public Accelerator {
   void mark(const std::string& what) {
     real_.host_kernel([this, what](ThreadPool&) { executed.push_back({what, now_ns()}); });
   }
-
- private:
-  Accelerator& real_;
 };
 
 class ProbeLayerWork final : public LayerWork {

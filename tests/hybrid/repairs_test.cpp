@@ -7,6 +7,7 @@
 #include <set>
 
 #include "rig.h"
+#include "tests/forwarding_accelerator.h"
 
 namespace hb::test {
 namespace {
@@ -115,33 +116,12 @@ TEST(HybridGenRepairs, PromotedPagesAreRefreshedAndColdOnesDemoted) {
 
 // The operations HybridGen queues, passed through to a real cpu accelerator, with every side
 // copy's source range recorded.
-class SideCopyTap final : public Accelerator {
+class SideCopyTap final : public test::ForwardingAccelerator {
  public:
-  explicit SideCopyTap(Accelerator& real) : real_(real) {}
+  using ForwardingAccelerator::ForwardingAccelerator;
   std::vector<std::pair<const std::byte*, size_t>> side;  // source, bytes
   int ordered = 0;
 
-  const AcceleratorInfo& info() const override { return real_.info(); }
-  std::shared_ptr<BufferAllocator> memory() override { return real_.memory(); }
-  int64_t bytes_in_use() const override { return real_.bytes_in_use(); }
-  std::shared_ptr<BufferAllocator> staging_memory(int node) override {
-    return real_.staging_memory(node);
-  }
-  void copy_to_device(void* d, const void* s, size_t n) override { real_.copy_to_device(d, s, n); }
-  void copy_to_host(void* d, const void* s, size_t n) override { real_.copy_to_host(d, s, n); }
-  void decode_attention(const DecodeAttentionArgs* a, int b) override {
-    real_.decode_attention(a, b);
-  }
-  void score_logits(const float* q, int h, const PagedKvView& kv, int64_t b, int64_t e, float sc,
-                    float* l, int64_t st) override {
-    real_.score_logits(q, h, kv, b, e, sc, l, st);
-  }
-  void logit_merge_attention(const LogitMergeArgs& a) override { real_.logit_merge_attention(a); }
-  void merge_partials(int n, const float* const* o, const float* const* l, int h, int d, float* oo,
-                      float* lo) override {
-    real_.merge_partials(n, o, l, h, d, oo, lo);
-  }
-  int64_t synchronize() override { return real_.synchronize(); }
   void copy_to_device_async(void* d, const void* s, size_t n) override {
     side.emplace_back(static_cast<const std::byte*>(s), n);
     real_.copy_to_device_async(d, s, n);
@@ -150,9 +130,6 @@ class SideCopyTap final : public Accelerator {
     ++ordered;
     real_.order_side_copies();
   }
-
- private:
-  Accelerator& real_;
 };
 
 // Logit mode ships its rows in pieces as they are gathered (so the copy engine works while the

@@ -27,6 +27,7 @@ Point stacked_point() {
       Timing::from_samples({424.2, 424.2, 780, 788, 228.8, 228.8});  // 424.2 = 4 x 101 x 1.05
   s.step.pass_sizes = {2, 2, 2};
   s.step.stop_reason = StopReason::max_steps;
+  s.phases["cpu"] = Timing::from_samples({300, 310, 320, 330, 340, 350});
   update_shortcut_error(p);
   return p;
 }
@@ -73,6 +74,7 @@ TEST(LayerStackFigures, RoundTripsAndIsOptional) {
   EXPECT_EQ(s.step.pass_sizes, r.points[0].layer_stack.step.pass_sizes);
   EXPECT_EQ(s.shortcut_error, r.points[0].layer_stack.shortcut_error);
   EXPECT_EQ(s.rounds, 3);
+  EXPECT_EQ(s.phases.at("cpu").samples_ns, r.points[0].layer_stack.phases.at("cpu").samples_ns);
   EXPECT_FALSE(back.points[1].layer_stack.present()) << "absent where not run";
   EXPECT_EQ(to_json_text(back), text);
   EXPECT_EQ(nlohmann::json::parse(text)["points"][1].count("layer_stack"), 0u);
