@@ -62,13 +62,14 @@ std::vector<std::pair<double, double>> itl_points(const Point& p,
 // "ITL 310 ms, 25.8 tokens/s, $2.100/Mtok": p's figures at another ITL and batch (the price per
 // hour and the power stay the platform's).
 std::string at_text(const Point& p, double itl_ns, int batch) {
-  std::string s = "ITL " + format_duration_ns(itl_ns) + ", " +
-                  format_fixed(batch / (itl_ns * 1e-9), 1) + " tokens/s";
-  if (const auto& c = p.whole_model->cost_per_mtok_usd) {
-    const double usd =
-        *c * (itl_ns / p.whole_model->itl_ns) * (static_cast<double>(p.axes.batch) / batch);
-    s += ", $" + format_fixed(usd, 3) + "/Mtok";
-  }
+  using M = ProcurementMetric;
+  std::string s = "ITL " + metric_text(M::itl, itl_ns) + ", " +
+                  metric_text(M::tokens_per_s, batch / (itl_ns * 1e-9)) + " tokens/s";
+  if (const auto& c = p.whole_model->cost_per_mtok_usd)
+    s += ", " +
+         metric_text(M::cost, *c * (itl_ns / p.whole_model->itl_ns) *
+                                  (static_cast<double>(p.axes.batch) / batch)) +
+         "/Mtok";
   return s;
 }
 
@@ -98,8 +99,9 @@ void context_figures(const Point& p, const std::vector<const Point*>& family,
   const auto pts = itl_points(p, family, true);
   const double itl = pts.size() >= 2 ? piecewise_linear(pts, static_cast<double>(fit->seq_len)) : 0;
   if (!scalable(p) || !(itl > 0)) {
-    e.max_context_note = "ITL there unknown: " + std::to_string(pts.size()) +
-                         " context(s) at this batch in the report, two are needed; " + fit->limit;
+    e.at_max_context = "ITL unknown: " + std::to_string(pts.size()) + " timed context(s) here";
+    e.max_context_note =
+        "two timed contexts at this batch are needed to extrapolate; " + fit->limit;
     return;
   }
   const auto [lo, hi] = std::minmax_element(pts.begin(), pts.end());
