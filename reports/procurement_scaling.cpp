@@ -42,6 +42,14 @@ namespace {
 
 bool scalable(const Point& q) { return q.timed() && q.whole_model.has_value(); }
 
+// The sweep axes that say which deployment a point is, without those that follow from its
+// batch (layer scope's micro-batches: 1 at batch 1, 2 from batch 2 on).
+std::map<std::string, std::string> deployment_axes(const Point& p) {
+  auto extra = p.axes.extra;
+  extra.erase("microbatches");
+  return extra;
+}
+
 // The family's (x, ITL) points of the same setting but for one axis: context (same batch) or
 // batch (same context).
 std::vector<std::pair<double, double>> itl_points(const Point& p,
@@ -50,7 +58,7 @@ std::vector<std::pair<double, double>> itl_points(const Point& p,
   std::vector<std::pair<double, double>> pts;
   for (const Point* q : family) {
     if (!scalable(*q) || q->axes.model != p.axes.model || q->axes.kv_dtype != p.axes.kv_dtype ||
-        q->axes.workload != p.axes.workload || q->axes.extra != p.axes.extra)
+        q->axes.workload != p.axes.workload || deployment_axes(*q) != deployment_axes(p))
       continue;
     if (along_context ? q->axes.batch != p.axes.batch : q->axes.seq_len != p.axes.seq_len) continue;
     const double x = along_context ? static_cast<double>(q->axes.seq_len) : q->axes.batch;
