@@ -31,11 +31,14 @@ KvMemory kv_memory(const PlatformModel& m, const ModelPreset& model) {
   out.platform = m.name;
   const double usable =
       static_cast<double>(m.accelerator.memory_bytes) * m.accelerator.memory_usable_share;
-  const double weights = static_cast<double>(model_weight_bytes(model));
+  // What the accelerator holds besides KV: the layers, the LM head and the embedding table
+  // (counted apart, as untied models have them; the whole-model ITL's caveat counts the same).
+  const double weights = static_cast<double>(model_weight_bytes(model)) +
+                         2.0 * static_cast<double>(lm_head_weight_bytes(model));
   if (weights >= usable)
-    out.weights_note = model.name + "'s layer weights (" + gigabytes(weights) + ") exceed " +
-                       m.name + "'s usable accelerator memory (" + gigabytes(usable) + ": " +
-                       m.accelerator.name + " x usable share)";
+    out.weights_note = model.name + "'s weights (" + gigabytes(weights) +
+                       ", layers, LM head and embedding) exceed " + m.name +
+                       "'s usable accelerator memory (" + gigabytes(usable) + ")";
   else
     out.accelerator_kv_bytes = static_cast<int64_t>(usable - weights);
   out.host_tiers = host_tiers_for(m);

@@ -34,9 +34,10 @@ struct KvMemory {
   std::vector<HostTier> host_tiers;
 };
 
-// A profile's memory for `model`: HBM x usable share - the weights (kv_budget_per_layer's rule
-// without its 1 MiB floor: a model whose weights do not fit has no room at all), and the
-// profile's tiers at their capacities (host_tiers_for).
+// A profile's memory for `model`: HBM x usable share - the weights (the layers', as
+// kv_budget_per_layer counts them, and the LM head and embedding table; without its 1 MiB
+// floor: a model whose weights do not fit has no room at all), and the profile's tiers at
+// their capacities (host_tiers_for).
 KvMemory kv_memory(const PlatformModel& m, const ModelPreset& model);
 
 // A measured machine's memory for `model`: the per-layer KV budget its sweep gave the

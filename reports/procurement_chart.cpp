@@ -96,7 +96,8 @@ std::string procurement_chart(const ProcurementSetting& s, const std::string& id
   // The front first, under the markers: a staircase, since between two front points the
   // cheaper one's latency is what that budget buys.
   std::vector<std::pair<double, double>> stairs;
-  for (const Candidate* c : itl_cost_front(s.candidates())) {
+  const std::vector<Candidate> candidates = s.candidates();  // the front points into it
+  for (const Candidate* c : itl_cost_front(candidates)) {
     const double cost = *c->figure(M::cost).value, itl = *c->figure(M::itl).value;
     if (!stairs.empty()) stairs.emplace_back(cost, stairs.back().second);
     stairs.emplace_back(cost, itl);

@@ -11,7 +11,8 @@
 namespace hb::reports {
 
 // Candidates on the ITL-$/Mtok Pareto front among the eligible ones with both figures,
-// cheapest first (ITL falls along it). Ties on both figures keep the first.
+// cheapest first (ITL falls along it). Ties on both figures keep the first. The pointers are
+// into `candidates`, which must outlive them.
 std::vector<const Candidate*> itl_cost_front(const std::vector<Candidate>& candidates);
 
 // The chart, or "" with `why_not` set when no candidate that fits has both figures (the blank

@@ -14,14 +14,6 @@ namespace {
 using M = ProcurementMetric;
 constexpr M kMetrics[] = {M::tokens_per_s, M::itl, M::cost, M::tokens_per_w, M::max_context};
 
-// Tokens at a glance: the exact binary unit where it is one (128k), else one decimal of k or M.
-std::string context_text(double tokens) {
-  const auto n = static_cast<int64_t>(tokens);
-  if (n < 1024 || n % 1024 == 0) return format_tokens(n);
-  if (n < (int64_t{1} << 20)) return format_fixed(tokens / 1024, 1) + "k";
-  return format_fixed(tokens / (1 << 20), 2) + "M";
-}
-
 // How each metric's line starts and its value's unit, in ProcurementMetric's order.
 struct MetricText {
   const char* headline;
@@ -58,26 +50,7 @@ std::string lead_text(const Ranking& r, M m) {
 
 std::string figure_text(M m, const Figure& f) {
   if (!f.value) return "-";
-  const double v = *f.value;
-  std::string s;
-  switch (m) {
-    case M::tokens_per_s:
-      s = format_fixed(v, v < 100 ? 1 : 0);
-      break;
-    case M::itl:
-      s = format_duration_ns(v);
-      break;
-    case M::cost:
-      s = "$" + format_fixed(v, v < 10 ? 3 : 2);
-      break;
-    case M::tokens_per_w:
-      s = format_fixed(v, v < 1 ? 4 : 2);
-      break;
-    case M::max_context:
-      s = context_text(v);
-      break;
-  }
-  return (f.at_least ? "≥ " : "") + s;
+  return (f.at_least ? "≥ " : "") + metric_text(m, *f.value);
 }
 
 std::vector<std::string> best_lines(const ProcurementSetting& s) {
@@ -144,7 +117,7 @@ TextTable procurement_table(const ProcurementSetting& s, const ProcurementOption
   t.add_column(o.itl_slo_ns ? "max batch, ITL <= " + format_duration_ns(*o.itl_slo_ns)
                             : "max batch (memory)",
                A::right);
-  t.add_column("at max batch");
+  if (o.itl_slo_ns) t.add_column("at max batch");
   t.add_column("accuracy");
   const std::vector<Candidate> cs = s.candidates();
   for (const auto& strategy : strategy_order(s)) {
@@ -154,12 +127,13 @@ TextTable procurement_table(const ProcurementSetting& s, const ProcurementOption
       std::vector<std::string> row = {rank == 0 ? strategy : "", std::to_string(++rank),
                                       c->platform};
       for (M m : kMetrics) row.push_back(figure_text(m, c->figure(m)));
-      const double b = e->slo_batch.value.value_or(0);
+      const Figure& batch = e->slo_batch;
       row.insert(
           row.end(),
           {e->max_context_bound, e->at_max_context,
-           e->slo_batch.value ? (e->slo_batch.at_least ? "≥ " : "") + format_fixed(b, 0) : "-",
-           e->at_slo_batch, e->accuracy});
+           batch.value ? (batch.at_least ? "≥ " : "") + format_fixed(*batch.value, 0) : "-"});
+      if (o.itl_slo_ns) row.push_back(e->at_slo_batch);
+      row.push_back(e->accuracy);
       t.add_row(std::move(row));
     }
   }

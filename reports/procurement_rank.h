@@ -20,6 +20,9 @@ inline constexpr Vocabulary<ProcurementMetric, 5> kProcurementMetrics{
     {"tokens/s", "ITL", "$/Mtok", "tokens/s/W", "max context"}};
 inline constexpr size_t kProcurementMetricCount = 5;
 bool higher_is_better(ProcurementMetric m);
+// A value of the metric as tables and lines print it, about three significant figures:
+// "312", "4.61" (tokens/s), "25.6 ms", "$0.421", "$87.64", "0.0310" (tokens/s/W), "128k", "1.81M".
+std::string metric_text(ProcurementMetric m, double v);
 
 // One figure of a candidate: a value, or blank with its reason (never a zero for "unknown").
 struct Figure {

@@ -42,6 +42,14 @@ namespace {
 
 bool scalable(const Point& q) { return q.timed() && q.whole_model.has_value(); }
 
+// The sweep axes that say which deployment a point is, without those that follow from its
+// batch (layer scope's micro-batches: 1 at batch 1, 2 from batch 2 on).
+std::map<std::string, std::string> deployment_axes(const Point& p) {
+  auto extra = p.axes.extra;
+  extra.erase("microbatches");
+  return extra;
+}
+
 // The family's (x, ITL) points of the same setting but for one axis: context (same batch) or
 // batch (same context).
 std::vector<std::pair<double, double>> itl_points(const Point& p,
@@ -50,7 +58,7 @@ std::vector<std::pair<double, double>> itl_points(const Point& p,
   std::vector<std::pair<double, double>> pts;
   for (const Point* q : family) {
     if (!scalable(*q) || q->axes.model != p.axes.model || q->axes.kv_dtype != p.axes.kv_dtype ||
-        q->axes.workload != p.axes.workload || q->axes.extra != p.axes.extra)
+        q->axes.workload != p.axes.workload || deployment_axes(*q) != deployment_axes(p))
       continue;
     if (along_context ? q->axes.batch != p.axes.batch : q->axes.seq_len != p.axes.seq_len) continue;
     const double x = along_context ? static_cast<double>(q->axes.seq_len) : q->axes.batch;
@@ -62,13 +70,14 @@ std::vector<std::pair<double, double>> itl_points(const Point& p,
 // "ITL 310 ms, 25.8 tokens/s, $2.100/Mtok": p's figures at another ITL and batch (the price per
 // hour and the power stay the platform's).
 std::string at_text(const Point& p, double itl_ns, int batch) {
-  std::string s = "ITL " + format_duration_ns(itl_ns) + ", " +
-                  format_fixed(batch / (itl_ns * 1e-9), 1) + " tokens/s";
-  if (const auto& c = p.whole_model->cost_per_mtok_usd) {
-    const double usd =
-        *c * (itl_ns / p.whole_model->itl_ns) * (static_cast<double>(p.axes.batch) / batch);
-    s += ", $" + format_fixed(usd, 3) + "/Mtok";
-  }
+  using M = ProcurementMetric;
+  std::string s = "ITL " + metric_text(M::itl, itl_ns) + ", " +
+                  metric_text(M::tokens_per_s, batch / (itl_ns * 1e-9)) + " tokens/s";
+  if (const auto& c = p.whole_model->cost_per_mtok_usd)
+    s += ", " +
+         metric_text(M::cost, *c * (itl_ns / p.whole_model->itl_ns) *
+                                  (static_cast<double>(p.axes.batch) / batch)) +
+         "/Mtok";
   return s;
 }
 
@@ -98,8 +107,9 @@ void context_figures(const Point& p, const std::vector<const Point*>& family,
   const auto pts = itl_points(p, family, true);
   const double itl = pts.size() >= 2 ? piecewise_linear(pts, static_cast<double>(fit->seq_len)) : 0;
   if (!scalable(p) || !(itl > 0)) {
-    e.max_context_note = "ITL there unknown: " + std::to_string(pts.size()) +
-                         " context(s) at this batch in the report, two are needed; " + fit->limit;
+    e.at_max_context = "ITL unknown: " + std::to_string(pts.size()) + " timed context(s) here";
+    e.max_context_note =
+        "two timed contexts at this batch are needed to extrapolate; " + fit->limit;
     return;
   }
   const auto [lo, hi] = std::minmax_element(pts.begin(), pts.end());

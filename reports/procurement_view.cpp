@@ -62,14 +62,15 @@ void judge(ProcurementEntry& e, const Point& p, const AccuracyTarget& t, const C
   Candidate& c = e.candidate;
   e.fits = !fit || (!fit->none && (fit->unbounded || fit->seq_len >= p.axes.seq_len + 1));
   c.eligible = false;
-  if (!p.timed()) {
-    c.why_not = to_string(p.status) + (p.reason.empty() ? "" : ": " + p.reason);
-  } else if (!p.whole_model) {
-    c.why_not = "no whole-model figures (a trace, or attention scope)";
-  } else if (!e.fits) {
+  // Memory first: a point its platform cannot hold is out whatever its run said.
+  if (!e.fits) {
     c.why_not = "does not fit its memory at batch " + std::to_string(p.axes.batch) + " (" +
                 (fit->none ? "nothing fits" : "longest " + format_tokens(fit->seq_len)) + "; " +
                 fit->limit + ")";
+  } else if (!p.timed()) {
+    c.why_not = to_string(p.status) + (p.reason.empty() ? "" : ": " + p.reason);
+  } else if (!p.whole_model) {
+    c.why_not = "no whole-model figures (a trace, or attention scope)";
   } else if (!e.meets_target) {
     c.why_not = "misses " + t.describe() + " (" + e.accuracy + ")";
   } else {

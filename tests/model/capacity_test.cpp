@@ -88,7 +88,8 @@ TEST(Capacity, WeightsThatDoNotFitLeaveNoRoomAtAll) {
   m.accelerator.name = "tiny GPU";
   m.accelerator.memory_usable_share = 1.0;
   const ModelPreset& qwen = find_model_preset("qwen2.5-0.5b");
-  m.accelerator.memory_bytes = model_weight_bytes(qwen);  // weights alone fill it
+  // The layers, the LM head and the embedding table alone fill it.
+  m.accelerator.memory_bytes = model_weight_bytes(qwen) + 2 * lm_head_weight_bytes(qwen);
   m.tiers.push_back({MemoryKind::local_dram, 0, "DRAM", int64_t{1} << 36, 100, 100, false});
   const KvMemory mem = kv_memory(m, qwen);
   EXPECT_EQ(mem.accelerator_kv_bytes, 0);

@@ -26,6 +26,8 @@ inline Point wm_point(const std::string& platform, const std::string& strategy, 
   p.axes.decode_steps = 8;
   p.axes.page_tokens = 16;
   p.axes.extra["platform"] = platform;
+  p.axes.extra["scope"] = "layer";
+  p.axes.extra["microbatches"] = batch == 1 ? "1" : "2";  // as layer scope splits a batch
   p.role = role_from_name(strategy);
   p.provenance = Provenance::modeled;
   static_cast<Timing&>(p.step) = Timing::from_samples(std::vector<double>(6, step_ns));
