@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "core/error.h"
@@ -196,6 +197,129 @@ TEST(Profiles, MeasuredProfileGetsAModelMemberAndStaysMemtierReadable) {
   EXPECT_DOUBLE_EQ(back.tiers[0].read_gbps, 40);
   // Compatibility: memtier's own reader ignores the "model" member.
   EXPECT_NO_THROW(memtier::parse_platform_profile(full, "me.json"));
+}
+
+// Every field from_platform_profile derives, on a probe of two CPU nodes, a CXL node, GPU memory,
+// a node without memory, a simulated CXL tier, a GPU and its links.
+memtier::PlatformProfile rich_profile() {
+  memtier::Topology t;
+  t.cpu_node = 0;
+  t.pus = t.cores = 16;
+  auto node = [&](int os, memtier::TierKind kind, int64_t bytes, bool cpus) {
+    memtier::MemoryNode n;
+    n.os_index = os;
+    n.kind = kind;
+    n.total_bytes = bytes;
+    n.subtype = "sub" + std::to_string(os);
+    if (cpus) n.cpus = {os * 8};
+    t.nodes.push_back(n);
+  };
+  node(0, memtier::TierKind::local_dram, int64_t{16} << 30, true);
+  node(1, memtier::TierKind::remote_dram, int64_t{32} << 30, true);
+  node(2, memtier::TierKind::cxl, int64_t{64} << 30, false);
+  node(3, memtier::TierKind::gpu_memory, int64_t{80} << 30, false);  // the accelerator's
+  node(4, memtier::TierKind::far, 0, false);                         // no memory: skipped
+  node(5, memtier::TierKind::far, int64_t{8} << 30, false);          // not probed: skipped
+  t.nodes[2].emulated = true;
+  t.simulated_cxl = memtier::SimulatedTier{12.5, 400, 1};
+  memtier::GpuDevice g;
+  g.name = "hwloc name";
+  g.cuda_name = "NVIDIA H100";
+  g.numa_node = 1;
+  g.memory_bytes = int64_t{80} << 30;
+  t.gpus.push_back(g);
+  memtier::ProbeResult r;
+  auto pair = [&](int mem, double gbps, double ns, int threads) {
+    memtier::PairProbe p;
+    p.cpu_node = 0;
+    p.mem_node = mem;
+    p.threads = threads;
+    p.read_gbps = memtier::Figure::of({gbps, gbps, gbps});
+    p.latency_ns = memtier::Figure::of({ns, ns, ns});
+    r.pairs.push_back(p);
+  };
+  pair(0, 60, 90, 12);
+  pair(1, 30, 140, 12);
+  pair(2, 45, 250, 4);  // faster than the remote DRAM: sorted ahead of it
+  pair(3, 500, 300, 4);
+  auto link = [&](CopyLink l, double gbps) {
+    memtier::LinkProbe p;
+    p.link = l;
+    p.gbps = memtier::Figure::of({gbps, gbps, gbps});
+    r.links.push_back(p);
+  };
+  link(CopyLink::h2d, 25);
+  link(CopyLink::d2h, 24);
+  link(CopyLink::hbm_copy, 2000);
+  memtier::PlatformProfile p;
+  p.host = "box";
+  p.created_utc = "2026-01-02T03:04:05Z";
+  p.topology = t;
+  p.probe = r;
+  return p;
+}
+
+TEST(Profiles, ProbeProfileBecomesAModelFieldByField) {
+  const PlatformModel m = from_platform_profile(rich_profile());
+  const std::string src = "measured by hybridbench probe on box at 2026-01-02T03:04:05Z";
+  EXPECT_EQ(m.origin, "probe of box");
+  EXPECT_EQ(m.name, "host-box");
+  EXPECT_EQ(m.description, "this machine as `hybridbench probe` measured it");
+  EXPECT_EQ(m.source, PlatformSource::measured);
+  // Local DRAM first, then fastest first; GPU memory, empty and unprobed nodes are no tiers.
+  ASSERT_EQ(m.tiers.size(), 4u);
+  const MemoryKind kinds[] = {MemoryKind::local_dram, MemoryKind::cxl, MemoryKind::remote_dram,
+                              MemoryKind::cxl};
+  const int nodes[] = {0, 2, 1, 1};
+  const double gbps[] = {60, 45, 30, 12.5}, ns[] = {90, 250, 140, 400};
+  for (size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(m.tiers[i].kind, kinds[i]);
+    EXPECT_EQ(m.tiers[i].node, nodes[i]);
+    EXPECT_DOUBLE_EQ(m.tiers[i].read_gbps, gbps[i]);
+    EXPECT_DOUBLE_EQ(m.tiers[i].latency_ns, ns[i]);
+  }
+  EXPECT_EQ(m.tiers[0].name, "sub0");
+  EXPECT_EQ(m.tiers[0].capacity_bytes, int64_t{16} << 30);
+  EXPECT_FALSE(m.tiers[0].emulated);
+  EXPECT_TRUE(m.tiers[1].emulated);
+  EXPECT_EQ(m.tiers[3].name, "simulated CXL (declared figures)");
+  EXPECT_EQ(m.tiers[3].capacity_bytes, int64_t{32} << 30);  // the backing node's
+  EXPECT_TRUE(m.tiers[3].emulated);
+  EXPECT_EQ(m.cpu.cores, 8);                  // 16 cores over two CPU nodes
+  EXPECT_DOUBLE_EQ(m.cpu.core_read_gbps, 5);  // 60 GB/s over 12 threads
+  EXPECT_EQ(m.accelerator.kind, AcceleratorKind::cuda);
+  EXPECT_EQ(m.accelerator.name, "NVIDIA H100");
+  EXPECT_EQ(m.accelerator.numa_node, 1);
+  EXPECT_EQ(m.accelerator.memory_bytes, int64_t{80} << 30);
+  EXPECT_DOUBLE_EQ(m.accelerator.memory_gbps, 2000);
+  ASSERT_EQ(m.links.size(), 1u);
+  EXPECT_EQ(m.links[0].host_node, 1);
+  EXPECT_DOUBLE_EQ(m.links[0].h2d_gbps, 25);
+  EXPECT_DOUBLE_EQ(m.links[0].d2h_gbps, 24);
+  // Sources are keyed by the order tiers were found in (before sorting).
+  const std::map<std::string, std::string> want = {
+      {"tiers[0].read_gbps", src + " (12 threads)"},
+      {"tiers[0].latency_ns", src},
+      {"tiers[1].read_gbps", src + " (12 threads)"},
+      {"tiers[1].latency_ns", src},
+      {"tiers[2].read_gbps", src + " (4 threads)"},
+      {"tiers[2].latency_ns", src},
+      {"tiers[3].read_gbps", "[estimate] declared by --emulate-cxl"},
+      {"cpu.cores", "topology of box (cores of one CPU node)"},
+      {"cpu.core_read_gbps", src + ": local read bandwidth / 12 threads"},
+      {"accelerator.memory_gbps", src + " (device copy)"},
+      {"links[0].h2d_gbps", src},
+      {"links[0].d2h_gbps", src}};
+  EXPECT_EQ(m.sources, want);
+  // Without a GPU or links: no accelerator figures and no link.
+  memtier::PlatformProfile bare = rich_profile();
+  bare.topology.gpus.clear();
+  bare.probe.links.clear();
+  const PlatformModel b = from_platform_profile(bare);
+  EXPECT_TRUE(b.links.empty());
+  EXPECT_EQ(b.accelerator.name, PlatformModel{}.accelerator.name);
+  EXPECT_EQ(b.sources.count("accelerator.memory_gbps"), 0u);
 }
 
 TEST(Profiles, PerLayerKvBudgetSubtractsTheWeights) {
