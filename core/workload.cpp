@@ -147,10 +147,8 @@ void assemble(Workload& w, const DenseKv& all, const std::vector<float>& queries
 
 namespace {
 
-// The original generator (`diffuse`, Kind::structured/uniform/needle): fixed logits per
-// feature, so its sink share and locality fade with the context length (a stress case).
-Workload make_diffuse(const AttentionShape& shape, int64_t prompt_len, int decode_steps,
-                      const WorkloadSpec& in) {
+// The spec a diffuse-family kind stands for: uniform has no features, needle always a needle.
+WorkloadSpec diffuse_spec(const WorkloadSpec& in) {
   WorkloadSpec spec = in;
   if (spec.kind == WorkloadSpec::Kind::uniform) {
     spec.sink_logit = spec.recency_logit = spec.heavy_logit = 0;
@@ -158,22 +156,52 @@ Workload make_diffuse(const AttentionShape& shape, int64_t prompt_len, int decod
     spec.needle = false;
   }
   if (spec.kind == WorkloadSpec::Kind::needle) spec.needle = true;
+  return spec;
+}
 
-  const int d = shape.head_dim, kvh = shape.kv_heads, G = shape.group_size();
+// The features that fit a head of d dimensions: tiny head dims get fewer of them.
+Layout diffuse_layout(const WorkloadSpec& spec, int d) {
   Layout L{std::max(0, spec.heavy_directions), std::max(0, spec.recency_frequencies), d};
-  while (L.noise_begin() >= d && L.F > 0) --L.F;  // tiny head dims: fewer positional features
+  while (L.noise_begin() >= d && L.F > 0) --L.F;  // positional features go first
   while (L.noise_begin() >= d && L.H > 0) --L.H;
   if (L.noise_begin() >= d)
     throw Error("head_dim " + std::to_string(d) + " is too small for the structured workload",
                 "use head_dim >= 8 or --workload uniform");
-  const int n_noise = d - L.noise_begin();
-  const float pos_amp = L.F ? std::sqrt(spec.recency_logit / L.F) : 0.0f;
-  const float q_noise_sd = spec.noise_logit / std::sqrt(static_cast<float>(n_noise));
+  return L;
+}
 
-  Workload w = workload_detail::blank_workload(shape, spec, in.label());
-  const int64_t total = prompt_len + decode_steps;
+// The original generator (`diffuse`, Kind::structured/uniform/needle): fixed logits per
+// feature, so its sink share and locality fade with the context length (a stress case). One
+// method per part, in the order they draw from their RNG streams.
+struct DiffuseGenerator {
+  const AttentionShape& shape;
+  WorkloadSpec spec;
+  int d, kvh, G;
+  Layout L;
+  int n_noise;
+  float pos_amp, q_noise_sd;
+  std::vector<HeadModel> heads;
 
-  std::vector<HeadModel> heads(kvh);
+  DiffuseGenerator(const AttentionShape& s, const WorkloadSpec& in)
+      : shape(s),
+        spec(diffuse_spec(in)),
+        d(s.head_dim),
+        kvh(s.kv_heads),
+        G(s.group_size()),
+        L(diffuse_layout(spec, d)),
+        n_noise(d - L.noise_begin()),
+        pos_amp(L.F ? std::sqrt(spec.recency_logit / L.F) : 0.0f),
+        q_noise_sd(spec.noise_logit / std::sqrt(static_cast<float>(n_noise))) {}
+
+  void make_heads();
+  void plant_needle(Workload& w, int64_t prompt_len) const;
+  DenseKv keys_and_values(int64_t total, int64_t needle_token) const;
+  void query(int qh, std::vector<float>& queries, int64_t prompt_len, int64_t n_pq,
+             int64_t n_q) const;
+};
+
+void DiffuseGenerator::make_heads() {
+  heads.resize(kvh);
   for (int h = 0; h < kvh; ++h) {
     Rng rng(spec.seed, 1, h);
     heads[h].rot.init(rng, d);
@@ -182,17 +210,21 @@ Workload make_diffuse(const AttentionShape& shape, int64_t prompt_len, int decod
     for (int g = 0; g < G * L.H; ++g) heads[h].q_heavy.push_back(rng.uniformf(0.5f, 1.0f));
     heads[h].needle_v = workload_detail::random_unit(rng, d);
   }
-  if (spec.needle && prompt_len > 0) {
-    w.needle_token = std::clamp<int64_t>(static_cast<int64_t>(spec.needle_position * prompt_len), 0,
-                                         prompt_len - 1);
-    w.needle_tokens = 1;
-    w.needle_value.resize(static_cast<size_t>(kvh) * d);
-    for (int h = 0; h < kvh; ++h)
-      std::copy(heads[h].needle_v.begin(), heads[h].needle_v.end(), w.needle_value.begin() + h * d);
-  }
+}
 
-  // Keys and values of every position (prompt and generated), filled in parallel chunks with
-  // one RNG stream per (head, chunk) so the result does not depend on the thread count.
+void DiffuseGenerator::plant_needle(Workload& w, int64_t prompt_len) const {
+  if (!spec.needle || prompt_len <= 0) return;
+  w.needle_token = std::clamp<int64_t>(static_cast<int64_t>(spec.needle_position * prompt_len), 0,
+                                       prompt_len - 1);
+  w.needle_tokens = 1;
+  w.needle_value.resize(static_cast<size_t>(kvh) * d);
+  for (int h = 0; h < kvh; ++h)
+    std::copy(heads[h].needle_v.begin(), heads[h].needle_v.end(), w.needle_value.begin() + h * d);
+}
+
+// Keys and values of every position (prompt and generated), filled in parallel chunks with
+// one RNG stream per (head, chunk) so the result does not depend on the thread count.
+DenseKv DiffuseGenerator::keys_and_values(int64_t total, int64_t needle_token) const {
   DenseKv all = workload_detail::zero_kv(total, kvh, d);
   workload_detail::for_each_kv_chunk(
       total, kvh, [&](int h, int64_t c, int64_t first, int64_t last) {
@@ -206,7 +238,7 @@ Workload make_diffuse(const AttentionShape& shape, int64_t prompt_len, int decod
           if (L.H > 0 && t >= spec.sink_tokens && rng.uniform() < spec.heavy_fraction)
             lat[L.heavy(static_cast<int>(rng.below(L.H)))] =
                 spec.heavy_logit * rng.uniformf(0.75f, 1.25f);
-          if (t == w.needle_token) lat[L.needle()] = spec.needle_logit;
+          if (t == needle_token) lat[L.needle()] = spec.needle_logit;
           for (int j = 0; j < L.F; ++j) {
             lat[L.pos(j)] = pos_amp * std::cos(hm.freq[j] * t);
             lat[L.pos(j) + 1] = pos_amp * std::sin(hm.freq[j] * t);
@@ -216,7 +248,7 @@ Workload make_diffuse(const AttentionShape& shape, int64_t prompt_len, int decod
           float* k = all.k.data() + (t * kvh + h) * d;
           std::copy(lat.begin(), lat.end(), k);
           float* v = all.v.data() + (t * kvh + h) * d;
-          if (t == w.needle_token) {
+          if (t == needle_token) {
             for (int i = 0; i < d; ++i)
               v[i] = spec.needle_value_scale * hm.needle_v[i] + 0.1f * rng.normal();
           } else {
@@ -225,42 +257,51 @@ Workload make_diffuse(const AttentionShape& shape, int64_t prompt_len, int decod
         }
       });
   workload_detail::finish_kv(all, spec, shape.kv_dtype);
+  return all;
+}
 
-  // Queries: structured coefficients per query head, with noise that drifts step to step.
-  auto qb = workload_detail::query_buffer(shape, spec, prompt_len, decode_steps);
-  const int64_t n_pq = qb.n_prompt, n_q = qb.n;
-  std::vector<float>& queries = qb.q;
+// Query head qh's queries: structured coefficients, with noise that drifts step to step.
+void DiffuseGenerator::query(int qh, std::vector<float>& queries, int64_t prompt_len, int64_t n_pq,
+                             int64_t n_q) const {
   const float sqrt_d = std::sqrt(static_cast<float>(d));
   const float drift = std::clamp(spec.query_drift, 0.0f, 1.0f);
-  for (int qh = 0; qh < shape.q_heads; ++qh) {
-    const int h = shape.kv_head_of(qh), g = qh % G;
-    const HeadModel& hm = heads[h];
-    Rng rng(spec.seed, 1000 + qh, 0);
-    std::vector<float> noise(n_noise), lat(d);
-    for (auto& x : noise) x = rng.normal();
-    float heavy_jitter = 1.0f;
-    for (int64_t i = 0; i < n_q; ++i) {
-      const int64_t pos = prompt_len - n_pq + i;  // absolute position of this query's token
-      if (i > 0) {
-        for (auto& x : noise) x = std::sqrt(1 - drift * drift) * x + drift * rng.normal();
-        heavy_jitter = std::clamp(heavy_jitter + drift * 0.3f * rng.normal(), 0.5f, 1.5f);
-      }
-      std::fill(lat.begin(), lat.end(), 0.0f);
-      lat[L.sink()] = 1.0f;
-      for (int j = 0; j < L.H; ++j) lat[L.heavy(j)] = hm.q_heavy[g * L.H + j] * heavy_jitter;
-      lat[L.needle()] = spec.needle ? 1.0f : 0.0f;
-      for (int j = 0; j < L.F; ++j) {
-        lat[L.pos(j)] = pos_amp * std::cos(hm.freq[j] * pos);
-        lat[L.pos(j) + 1] = pos_amp * std::sin(hm.freq[j] * pos);
-      }
-      for (int j = 0; j < n_noise; ++j) lat[L.noise_begin() + j] = q_noise_sd * noise[j];
-      hm.rot.apply(lat.data(), d);
-      float* q = queries.data() + (i * shape.q_heads + qh) * d;
-      for (int j = 0; j < d; ++j) q[j] = sqrt_d * lat[j];
+  const int h = shape.kv_head_of(qh), g = qh % G;
+  const HeadModel& hm = heads[h];
+  Rng rng(spec.seed, 1000 + qh, 0);
+  std::vector<float> noise(n_noise), lat(d);
+  for (auto& x : noise) x = rng.normal();
+  float heavy_jitter = 1.0f;
+  for (int64_t i = 0; i < n_q; ++i) {
+    const int64_t pos = prompt_len - n_pq + i;  // absolute position of this query's token
+    if (i > 0) {
+      for (auto& x : noise) x = std::sqrt(1 - drift * drift) * x + drift * rng.normal();
+      heavy_jitter = std::clamp(heavy_jitter + drift * 0.3f * rng.normal(), 0.5f, 1.5f);
     }
+    std::fill(lat.begin(), lat.end(), 0.0f);
+    lat[L.sink()] = 1.0f;
+    for (int j = 0; j < L.H; ++j) lat[L.heavy(j)] = hm.q_heavy[g * L.H + j] * heavy_jitter;
+    lat[L.needle()] = spec.needle ? 1.0f : 0.0f;
+    for (int j = 0; j < L.F; ++j) {
+      lat[L.pos(j)] = pos_amp * std::cos(hm.freq[j] * pos);
+      lat[L.pos(j) + 1] = pos_amp * std::sin(hm.freq[j] * pos);
+    }
+    for (int j = 0; j < n_noise; ++j) lat[L.noise_begin() + j] = q_noise_sd * noise[j];
+    hm.rot.apply(lat.data(), d);
+    float* q = queries.data() + (i * shape.q_heads + qh) * d;
+    for (int j = 0; j < d; ++j) q[j] = sqrt_d * lat[j];
   }
+}
 
-  workload_detail::assemble(w, all, queries, n_pq, decode_steps);
+Workload make_diffuse(const AttentionShape& shape, int64_t prompt_len, int decode_steps,
+                      const WorkloadSpec& in) {
+  DiffuseGenerator gen(shape, in);
+  Workload w = workload_detail::blank_workload(shape, gen.spec, in.label());
+  gen.make_heads();
+  gen.plant_needle(w, prompt_len);
+  const DenseKv all = gen.keys_and_values(prompt_len + decode_steps, w.needle_token);
+  auto qb = workload_detail::query_buffer(shape, gen.spec, prompt_len, decode_steps);
+  for (int qh = 0; qh < shape.q_heads; ++qh) gen.query(qh, qb.q, prompt_len, qb.n_prompt, qb.n);
+  workload_detail::assemble(w, all, qb.q, qb.n_prompt, decode_steps);
   return w;
 }
 
