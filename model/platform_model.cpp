@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -80,129 +81,129 @@ void opt_figure(const In& parent, const char* name, const std::string& prefix, T
   }
 }
 
+void require_members(const In& j, std::initializer_list<const char*> keys) {
+  for (const char* k : keys)
+    if (!j.has(k)) j.fail(std::string("missing member \"") + k + "\"");
+}
+
+void read_accelerator(const In& a, PlatformModel& m, bool complete) {
+  a.only({"kind", "name", "numa_node", "threads", "memory_bytes", "memory_usable_share",
+          "memory_gbps", "attention_efficiency", "tflops", "launch_us", "sync_us", "select_gelems",
+          "gemm_gbps", "memory_curve", "comment"});
+  auto& S = m.sources;
+  auto& A = m.accelerator;
+  if (a.has("kind")) {
+    const auto kind = kAcceleratorKinds.parse(a.at("kind").str());
+    if (!kind) a.at("kind").fail("expected one of " + kAcceleratorKinds.list());
+    A.kind = *kind;
+  }
+  if (a.has("name")) A.name = a.at("name").str();
+  const std::string p = "accelerator.";
+  opt_figure(a, "numa_node", p, A.numa_node, S);
+  opt_figure(a, "threads", p, A.threads, S);
+  opt_figure(a, "memory_bytes", p, A.memory_bytes, S);
+  opt_figure(a, "memory_usable_share", p, A.memory_usable_share, S);
+  opt_figure(a, "memory_gbps", p, A.memory_gbps, S);
+  opt_figure(a, "attention_efficiency", p, A.attention_efficiency, S);
+  opt_figure(a, "tflops", p, A.tflops, S);
+  opt_figure(a, "launch_us", p, A.launch_us, S);
+  opt_figure(a, "sync_us", p, A.sync_us, S);
+  opt_figure(a, "select_gelems", p, A.select_gelems, S);
+  opt_figure(a, "gemm_gbps", p, A.gemm_gbps, S);
+  if (a.has("memory_curve"))
+    A.memory_curve = read_curve(a.at("memory_curve"), p + "memory_curve", S);
+  if (complete)
+    require_members(a, {"name", "memory_bytes", "memory_gbps", "attention_efficiency", "tflops",
+                        "launch_us", "sync_us"});
+}
+
+void read_links(const In& ls, PlatformModel& m) {
+  m.links.clear();
+  size_t i = 0;
+  ls.each([&](const In& l) {
+    l.only({"host_node", "h2d_gbps", "d2h_gbps", "latency_us", "copy_curve", "comment"});
+    require_members(l, {"h2d_gbps", "d2h_gbps", "latency_us"});
+    LinkModel L;
+    const std::string p = "links[" + std::to_string(i++) + "].";
+    opt_figure(l, "host_node", p, L.host_node, m.sources);
+    opt_figure(l, "h2d_gbps", p, L.h2d_gbps, m.sources);
+    opt_figure(l, "d2h_gbps", p, L.d2h_gbps, m.sources);
+    opt_figure(l, "latency_us", p, L.latency_us, m.sources);
+    if (l.has("copy_curve"))
+      L.copy_curve = read_curve(l.at("copy_curve"), p + "copy_curve", m.sources);
+    m.links.push_back(L);
+  });
+}
+
+void read_cpu(const In& c, PlatformModel& m, bool complete) {
+  c.only({"name", "cores", "core_read_gbps", "attention_gflops_per_core", "dispatch_us",
+          "select_gelems_per_core", "read_curve", "comment"});
+  auto& S = m.sources;
+  auto& C = m.cpu;
+  if (c.has("name")) C.name = c.at("name").str();
+  const std::string p = "cpu.";
+  opt_figure(c, "cores", p, C.cores, S);
+  opt_figure(c, "core_read_gbps", p, C.core_read_gbps, S);
+  opt_figure(c, "attention_gflops_per_core", p, C.attention_gflops_per_core, S);
+  opt_figure(c, "dispatch_us", p, C.dispatch_us, S);
+  opt_figure(c, "select_gelems_per_core", p, C.select_gelems_per_core, S);
+  if (c.has("read_curve")) C.read_curve = read_curve(c.at("read_curve"), p + "read_curve", S);
+  if (complete)
+    require_members(c, {"cores", "core_read_gbps", "attention_gflops_per_core", "dispatch_us"});
+}
+
+void read_tiers(const In& ts, PlatformModel& m) {
+  m.tiers.clear();
+  size_t i = 0;
+  ts.each([&](const In& t) {
+    t.only({"kind", "node", "name", "capacity_bytes", "read_gbps", "latency_ns", "emulated",
+            "comment"});
+    require_members(t, {"kind", "capacity_bytes", "read_gbps", "latency_ns"});
+    TierModel T;
+    const std::string ks = t.at("kind").str();
+    try {
+      T.kind = parse_memory_kind(ks);
+    } catch (const Error&) {
+      t.at("kind").fail("unknown memory kind \"" + ks +
+                        "\" (local-dram, remote-dram, cxl, far, hbm)");
+    }
+    if (T.kind == MemoryKind::accelerator)
+      t.at("kind").fail("the accelerator's memory is not a host tier");
+    if (t.has("name")) T.name = t.at("name").str();
+    if (t.has("emulated")) T.emulated = t.at("emulated").boolean();
+    const std::string p = "tiers[" + std::to_string(i++) + "].";
+    opt_figure(t, "node", p, T.node, m.sources);
+    opt_figure(t, "capacity_bytes", p, T.capacity_bytes, m.sources);
+    opt_figure(t, "read_gbps", p, T.read_gbps, m.sources);
+    opt_figure(t, "latency_ns", p, T.latency_ns, m.sources);
+    m.tiers.push_back(T);
+  });
+}
+
 void read_model_section(const In& j, PlatformModel& m, bool complete) {
   j.only({"name", "description", "accelerator", "links", "cpu", "tiers", "comment"});
-  auto& S = m.sources;
   if (j.has("name")) m.name = j.at("name").str();
   if (j.has("description")) m.description = j.at("description").str();
-  auto need = [&](const char* k) {
+  for (const char* k : {"accelerator", "links", "cpu", "tiers"})
     if (complete && !j.has(k))
       j.fail(std::string("missing member \"") + k + "\" (a preset gives every figure)");
-  };
-  need("accelerator");
-  need("links");
-  need("cpu");
-  need("tiers");
-  if (j.has("accelerator")) {
-    const In a = j.at("accelerator");
-    a.only({"kind", "name", "numa_node", "threads", "memory_bytes", "memory_usable_share",
-            "memory_gbps", "attention_efficiency", "tflops", "launch_us", "sync_us",
-            "select_gelems", "gemm_gbps", "memory_curve", "comment"});
-    auto& A = m.accelerator;
-    if (a.has("kind")) {
-      const auto kind = kAcceleratorKinds.parse(a.at("kind").str());
-      if (!kind) a.at("kind").fail("expected one of " + kAcceleratorKinds.list());
-      A.kind = *kind;
-    }
-    if (a.has("name")) A.name = a.at("name").str();
-    const std::string p = "accelerator.";
-    opt_figure(a, "numa_node", p, A.numa_node, S);
-    opt_figure(a, "threads", p, A.threads, S);
-    opt_figure(a, "memory_bytes", p, A.memory_bytes, S);
-    opt_figure(a, "memory_usable_share", p, A.memory_usable_share, S);
-    opt_figure(a, "memory_gbps", p, A.memory_gbps, S);
-    opt_figure(a, "attention_efficiency", p, A.attention_efficiency, S);
-    opt_figure(a, "tflops", p, A.tflops, S);
-    opt_figure(a, "launch_us", p, A.launch_us, S);
-    opt_figure(a, "sync_us", p, A.sync_us, S);
-    opt_figure(a, "select_gelems", p, A.select_gelems, S);
-    opt_figure(a, "gemm_gbps", p, A.gemm_gbps, S);
-    if (a.has("memory_curve"))
-      A.memory_curve = read_curve(a.at("memory_curve"), p + "memory_curve", S);
-    if (complete)
-      for (const char* k : {"name", "memory_bytes", "memory_gbps", "attention_efficiency", "tflops",
-                            "launch_us", "sync_us"})
-        if (!a.has(k)) a.fail(std::string("missing member \"") + k + "\"");
-  }
-  if (j.has("links")) {
-    m.links.clear();
-    const In ls = j.at("links");
-    size_t i = 0;
-    ls.each([&](const In& l) {
-      l.only({"host_node", "h2d_gbps", "d2h_gbps", "latency_us", "copy_curve", "comment"});
-      for (const char* k : {"h2d_gbps", "d2h_gbps", "latency_us"})
-        if (!l.has(k)) l.fail(std::string("missing member \"") + k + "\"");
-      LinkModel L;
-      const std::string p = "links[" + std::to_string(i++) + "].";
-      opt_figure(l, "host_node", p, L.host_node, S);
-      opt_figure(l, "h2d_gbps", p, L.h2d_gbps, S);
-      opt_figure(l, "d2h_gbps", p, L.d2h_gbps, S);
-      opt_figure(l, "latency_us", p, L.latency_us, S);
-      if (l.has("copy_curve")) L.copy_curve = read_curve(l.at("copy_curve"), p + "copy_curve", S);
-      m.links.push_back(L);
-    });
-  }
-  if (j.has("cpu")) {
-    const In c = j.at("cpu");
-    c.only({"name", "cores", "core_read_gbps", "attention_gflops_per_core", "dispatch_us",
-            "select_gelems_per_core", "read_curve", "comment"});
-    auto& C = m.cpu;
-    if (c.has("name")) C.name = c.at("name").str();
-    const std::string p = "cpu.";
-    opt_figure(c, "cores", p, C.cores, S);
-    opt_figure(c, "core_read_gbps", p, C.core_read_gbps, S);
-    opt_figure(c, "attention_gflops_per_core", p, C.attention_gflops_per_core, S);
-    opt_figure(c, "dispatch_us", p, C.dispatch_us, S);
-    opt_figure(c, "select_gelems_per_core", p, C.select_gelems_per_core, S);
-    if (c.has("read_curve")) C.read_curve = read_curve(c.at("read_curve"), p + "read_curve", S);
-    if (complete)
-      for (const char* k : {"cores", "core_read_gbps", "attention_gflops_per_core", "dispatch_us"})
-        if (!c.has(k)) c.fail(std::string("missing member \"") + k + "\"");
-  }
-  if (j.has("tiers")) {
-    m.tiers.clear();
-    size_t i = 0;
-    j.at("tiers").each([&](const In& t) {
-      t.only({"kind", "node", "name", "capacity_bytes", "read_gbps", "latency_ns", "emulated",
-              "comment"});
-      for (const char* k : {"kind", "capacity_bytes", "read_gbps", "latency_ns"})
-        if (!t.has(k)) t.fail(std::string("missing member \"") + k + "\"");
-      TierModel T;
-      const std::string ks = t.at("kind").str();
-      try {
-        T.kind = parse_memory_kind(ks);
-      } catch (const Error&) {
-        t.at("kind").fail("unknown memory kind \"" + ks +
-                          "\" (local-dram, remote-dram, cxl, far, hbm)");
-      }
-      if (T.kind == MemoryKind::accelerator)
-        t.at("kind").fail("the accelerator's memory is not a host tier");
-      if (t.has("name")) T.name = t.at("name").str();
-      if (t.has("emulated")) T.emulated = t.at("emulated").boolean();
-      const std::string p = "tiers[" + std::to_string(i++) + "].";
-      opt_figure(t, "node", p, T.node, S);
-      opt_figure(t, "capacity_bytes", p, T.capacity_bytes, S);
-      opt_figure(t, "read_gbps", p, T.read_gbps, S);
-      opt_figure(t, "latency_ns", p, T.latency_ns, S);
-      m.tiers.push_back(T);
-    });
-  }
+  if (j.has("accelerator")) read_accelerator(j.at("accelerator"), m, complete);
+  if (j.has("links")) read_links(j.at("links"), m);
+  if (j.has("cpu")) read_cpu(j.at("cpu"), m, complete);
+  if (j.has("tiers")) read_tiers(j.at("tiers"), m);
 }
 
 }  // namespace
 
-PlatformModel from_platform_profile(const memtier::PlatformProfile& p) {
-  PlatformModel m;
-  m.origin = "probe of " + p.host;
-  const auto& topo = p.topology;
-  const std::string src = "measured by hybridbench probe on " + p.host + " at " + p.created_utc;
-  m.name = "host-" + p.host;
-  m.description = "this machine as `hybridbench probe` measured it";
-  m.source = PlatformSource::measured;
+namespace {
+
+// A tier per probed memory node that is not GPU memory; returns the local DRAM's probe.
+const memtier::PairProbe* add_probed_tiers(const memtier::PlatformProfile& p,
+                                           const std::string& src, PlatformModel& m) {
   const memtier::PairProbe* local = nullptr;
-  for (const auto& n : topo.nodes) {
+  for (const auto& n : p.topology.nodes) {
     if (n.kind == memtier::TierKind::gpu_memory || n.total_bytes == 0) continue;
-    const memtier::PairProbe* pr = p.probe.pair(topo.cpu_node, n.os_index);
+    const memtier::PairProbe* pr = p.probe.pair(p.topology.cpu_node, n.os_index);
     if (!pr) continue;
     TierModel t;
     t.kind = memtier::to_memory_kind(n.kind);
@@ -218,36 +219,40 @@ PlatformModel from_platform_profile(const memtier::PlatformProfile& p) {
     m.tiers.push_back(t);
     if (t.kind == MemoryKind::local_dram && !local) local = pr;
   }
-  if (topo.simulated_cxl) {
-    TierModel t;
-    t.kind = MemoryKind::cxl;
-    t.node = topo.simulated_cxl->backing_node;
-    t.name = "simulated CXL (declared figures)";
-    const memtier::MemoryNode* back = topo.node(t.node);
-    t.capacity_bytes = back ? back->total_bytes : 0;
-    t.read_gbps = topo.simulated_cxl->bandwidth_gbps;
-    t.latency_ns = topo.simulated_cxl->latency_ns;
-    t.emulated = true;
-    m.sources["tiers[" + std::to_string(m.tiers.size()) + "].read_gbps"] =
-        "[estimate] declared by --emulate-cxl";
-    m.tiers.push_back(t);
-  }
-  // Fastest first, the local DRAM ahead of everything (it is the default host tier).
+  return local;
+}
+
+// The tier `--emulate-cxl` declared, with its declared figures.
+void add_simulated_cxl(const memtier::Topology& topo, PlatformModel& m) {
+  if (!topo.simulated_cxl) return;
+  TierModel t;
+  t.kind = MemoryKind::cxl;
+  t.node = topo.simulated_cxl->backing_node;
+  t.name = "simulated CXL (declared figures)";
+  const memtier::MemoryNode* back = topo.node(t.node);
+  t.capacity_bytes = back ? back->total_bytes : 0;
+  t.read_gbps = topo.simulated_cxl->bandwidth_gbps;
+  t.latency_ns = topo.simulated_cxl->latency_ns;
+  t.emulated = true;
+  m.sources["tiers[" + std::to_string(m.tiers.size()) + "].read_gbps"] =
+      "[estimate] declared by --emulate-cxl";
+  m.tiers.push_back(t);
+}
+
+// Fastest first, the local DRAM ahead of everything (it is the default host tier).
+void sort_tiers(PlatformModel& m) {
   std::stable_sort(m.tiers.begin(), m.tiers.end(), [](const TierModel& a, const TierModel& b) {
     const bool la = a.kind == MemoryKind::local_dram, lb = b.kind == MemoryKind::local_dram;
     if (la != lb) return la;
     return a.read_gbps > b.read_gbps;
   });
-  const auto cpu_nodes = topo.cpu_nodes();
-  m.cpu.cores = std::max(1, topo.cores / std::max<int>(1, static_cast<int>(cpu_nodes.size())));
-  m.sources["cpu.cores"] = "topology of " + p.host + " (cores of one CPU node)";
-  if (local && local->threads > 0) {
-    m.cpu.core_read_gbps = local->read_gbps.summary.median / local->threads;
-    m.sources["cpu.core_read_gbps"] =
-        src + ": local read bandwidth / " + std::to_string(local->threads) + " threads";
-  }
-  if (!topo.gpus.empty()) {
-    const auto& g = topo.gpus[0];
+}
+
+// The first GPU as the accelerator, and its link from the probe's copies.
+void add_accelerator_and_link(const memtier::PlatformProfile& p, const std::string& src,
+                              PlatformModel& m) {
+  if (!p.topology.gpus.empty()) {
+    const auto& g = p.topology.gpus[0];
     m.accelerator.kind = AcceleratorKind::cuda;
     m.accelerator.name = g.cuda_name.empty() ? g.name : g.cuda_name;
     m.accelerator.numa_node = std::max(0, g.numa_node);
@@ -275,6 +280,30 @@ PlatformModel from_platform_profile(const memtier::PlatformProfile& p) {
     m.sources["links[0].h2d_gbps"] = src;
     m.sources["links[0].d2h_gbps"] = src;
   }
+}
+
+}  // namespace
+
+PlatformModel from_platform_profile(const memtier::PlatformProfile& p) {
+  PlatformModel m;
+  m.origin = "probe of " + p.host;
+  const auto& topo = p.topology;
+  const std::string src = "measured by hybridbench probe on " + p.host + " at " + p.created_utc;
+  m.name = "host-" + p.host;
+  m.description = "this machine as `hybridbench probe` measured it";
+  m.source = PlatformSource::measured;
+  const memtier::PairProbe* local = add_probed_tiers(p, src, m);
+  add_simulated_cxl(topo, m);
+  sort_tiers(m);
+  const auto cpu_nodes = topo.cpu_nodes();
+  m.cpu.cores = std::max(1, topo.cores / std::max<int>(1, static_cast<int>(cpu_nodes.size())));
+  m.sources["cpu.cores"] = "topology of " + p.host + " (cores of one CPU node)";
+  if (local && local->threads > 0) {
+    m.cpu.core_read_gbps = local->read_gbps.summary.median / local->threads;
+    m.sources["cpu.core_read_gbps"] =
+        src + ": local read bandwidth / " + std::to_string(local->threads) + " threads";
+  }
+  add_accelerator_and_link(p, src, m);
   return m;
 }
 

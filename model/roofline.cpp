@@ -40,21 +40,19 @@ const TierModel& tier_for(const PlatformModel& m, int k) {
 // bytes / (GB/s) in ns: 1e9 B/s = 1 B/ns.
 double ns_of(double bytes, double gbps) { return gbps > 0 ? bytes / gbps : 0.0; }
 
-}  // namespace
+constexpr int kCpu = static_cast<int>(Processor::cpu);
+constexpr int kAcc = static_cast<int>(Processor::accelerator);
 
-ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
-  ResourceTimes r;
-  const int cpu = static_cast<int>(Processor::cpu), acc = static_cast<int>(Processor::accelerator);
-
-  // ---- cpu: memory roof per tier (streams one after another), compute roof, dispatch.
+// The cpu: memory roof per tier (streams one after another), compute roof, selection, dispatch.
+void price_cpu(const Traffic& t, const PlatformModel& m, ResourceTimes& r) {
   const double cores = std::max(1, m.cpu.cores);
   double cpu_mem = 0, cpu_ws = 0;
   bool cpu_work = t.cpu_flops > 0;
   for (int k = 0; k < kMemoryKinds; ++k)
-    cpu_ws += static_cast<double>(t.bytes_read[cpu][k] + t.bytes_written[cpu][k]);
+    cpu_ws += static_cast<double>(t.bytes_read[kCpu][k] + t.bytes_written[kCpu][k]);
   const TierModel& tier0 = m.tiers.at(0);
   for (int k = 0; k < kMemoryKinds; ++k) {
-    const double bytes = static_cast<double>(t.bytes_read[cpu][k] + t.bytes_written[cpu][k]);
+    const double bytes = static_cast<double>(t.bytes_read[kCpu][k] + t.bytes_written[kCpu][k]);
     if (bytes <= 0) continue;
     cpu_work = true;
     // A CPU read of accelerator memory only happens where the host addresses it (the cpu
@@ -72,7 +70,7 @@ ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
                                  ? t.cpu_flops / (cores * m.cpu.attention_gflops_per_core)
                                  : 0.0;
   // Selection is branchy scalar work beside the streaming roofs, so it adds to them (1e9/s = 1/ns).
-  const double cpu_select_n = t.select_elements[cpu];
+  const double cpu_select_n = t.select_elements[kCpu];
   const double cpu_select = m.cpu.select_gelems_per_core > 0
                                 ? cpu_select_n / (cores * m.cpu.select_gelems_per_core)
                                 : 0.0;
@@ -83,11 +81,13 @@ ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
   r.terms["cpu.select"] = cpu_select;
   r.terms["cpu.dispatch"] = dispatch;
   r.cpu_ns = std::max(cpu_mem, cpu_compute) + cpu_select + dispatch;
+}
 
-  // ---- accelerator: its own memory (reads of host kinds are link traffic, priced below).
+// The accelerator: its own memory (reads of host kinds are link traffic, priced apart).
+void price_accelerator(const Traffic& t, const PlatformModel& m, ResourceTimes& r) {
   const auto& a = m.accelerator;
-  const double all_bytes = static_cast<double>(t.bytes_read[acc][int(MemoryKind::accelerator)] +
-                                               t.bytes_written[acc][int(MemoryKind::accelerator)]);
+  const double all_bytes = static_cast<double>(t.bytes_read[kAcc][int(MemoryKind::accelerator)] +
+                                               t.bytes_written[kAcc][int(MemoryKind::accelerator)]);
   // The layer's weights at the GEMMs' own rate where the profile has one (decode GEMMs run
   // apart from attention, one after the other on the queue), the rest at the memory roof.
   const double weights = a.gemm_gbps > 0 ? static_cast<double>(t.weight_bytes) : 0.0;
@@ -98,21 +98,23 @@ ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
   const double acc_mem = ns_of(hbm_bytes, acc_bw) + gemm;
   const double acc_compute = a.tflops > 0 ? t.accelerator_flops / (a.tflops * 1e3) : 0.0;
   const double launch = static_cast<double>(t.kernel_launches) * a.launch_us * 1e3;
-  const double acc_select = a.select_gelems > 0 ? t.select_elements[acc] / a.select_gelems : 0.0;
+  const double acc_select = a.select_gelems > 0 ? t.select_elements[kAcc] / a.select_gelems : 0.0;
   r.terms["accelerator.memory"] = acc_mem;
   r.terms["accelerator.gemm"] = gemm;
   r.terms["accelerator.compute"] = acc_compute;
   r.terms["accelerator.select"] = acc_select;
   r.terms["accelerator.launch"] = launch;
   r.accelerator_ns = std::max(acc_mem, acc_compute) + acc_select + launch;
+}
 
-  // ---- transfer: host -> accelerator bytes the accelerator pulled straight from a host tier
-  // go no faster than that tier; the rest (staged copies) at link speed.
+// Transfers: host -> accelerator bytes the accelerator pulled straight from a host tier go no
+// faster than that tier; the rest (staged copies) at link speed.
+void price_transfer(const Traffic& t, const PlatformModel& m, ResourceTimes& r) {
   const LinkModel& link = m.link();
   double h2d = 0, direct = 0;
   for (int k = 0; k < kMemoryKinds; ++k) {
     if (!is_host_kind(k)) continue;
-    const double bytes = static_cast<double>(t.bytes_read[acc][k]);
+    const double bytes = static_cast<double>(t.bytes_read[kAcc][k]);
     if (bytes <= 0) continue;
     const double capped = std::min(bytes, static_cast<double>(t.h2d_bytes) - direct);
     if (capped <= 0) break;
@@ -131,9 +133,16 @@ ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
   r.terms["transfer.d2h"] = d2h;
   r.terms["transfer.latency"] = lat;
   r.transfer_ns = h2d + d2h + lat;
+}
 
-  // ---- sync.
-  r.sync_ns = static_cast<double>(t.syncs) * a.sync_us * 1e3;
+}  // namespace
+
+ResourceTimes price_resources(const Traffic& t, const PlatformModel& m) {
+  ResourceTimes r;
+  price_cpu(t, m, r);
+  price_accelerator(t, m, r);
+  price_transfer(t, m, r);
+  r.sync_ns = static_cast<double>(t.syncs) * m.accelerator.sync_us * 1e3;
   return r;
 }
 

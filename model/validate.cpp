@@ -40,16 +40,29 @@ std::string pct(double x) {
   return b;
 }
 
-}  // namespace
+using CollectedByPoint = std::map<std::string, Collected>;
 
-Validation validate_model(const bench::SweepSpec& spec, const bench::RunEnvironment& env,
-                          const PlatformModel& m, const bench::ProgressFn& progress,
-                          const CalibrationOptions* live_opts) {
-  m.validate();
-  std::shared_ptr<LiveCeilings> live =
-      live_opts ? std::make_shared<LiveCeilings>(*live_opts) : nullptr;
-  auto collected = std::make_shared<std::map<std::string, Collected>>();
-  const int warmup = spec.stop.warmup_steps;
+// The step priced with ceilings re-measured right now at this step's working sets.
+ModeledStep live_step(const Traffic& t, const OverlapStructure& o, const PlatformModel& m,
+                      LiveCeilings& live) {
+  double cpu_ws = 0;
+  for (int k = 0; k < kMemoryKinds; ++k)
+    cpu_ws += static_cast<double>(t.bytes_read[0][k] + t.bytes_written[0][k]);
+  // The weights are priced at the GEMM rate where the profile has one, the rest (KV) at the
+  // attention curve of its own working set (roofline.cpp).
+  const double weights = m.accelerator.gemm_gbps > 0 ? static_cast<double>(t.weight_bytes) : 0;
+  const double acc_ws = static_cast<double>(t.bytes_read[1][int(MemoryKind::accelerator)] +
+                                            t.bytes_written[1][int(MemoryKind::accelerator)]) -
+                        weights;
+  return model_step(
+      t, o, live.at(m, cpu_ws, acc_ws, static_cast<double>(t.h2d_bytes + t.d2h_bytes), weights));
+}
+
+// The step model the measured sweep runs with: it prices every timed step and keeps the
+// prices per point in `collected`, leaving the measurement as it is.
+std::shared_ptr<bench::StepModel> pricing_model(const PlatformModel& m, int warmup,
+                                                std::shared_ptr<CollectedByPoint> collected,
+                                                std::shared_ptr<LiveCeilings> live) {
   auto sm = std::make_shared<bench::StepModel>();
   sm->replace = false;    // the run stays a measurement; the model only prices its steps
   sm->platform = m.name;  // so the measured report (--report) carries the prediction alongside
@@ -61,24 +74,7 @@ Validation validate_model(const bench::SweepSpec& spec, const bench::RunEnvironm
       const OverlapStructure o = overlap_for(s.overlap());
       const ModeledStep fixed = model_step(out.traffic, o, m);
       c.total_static.push_back(fixed.total_ns);
-      ModeledStep ms = fixed;
-      if (live) {
-        const Traffic& t = out.traffic;
-        double cpu_ws = 0;
-        for (int k = 0; k < kMemoryKinds; ++k)
-          cpu_ws += static_cast<double>(t.bytes_read[0][k] + t.bytes_written[0][k]);
-        // The weights are priced at the GEMM rate where the profile has one, the rest (KV) at
-        // the attention curve of its own working set (roofline.cpp).
-        const double weights =
-            m.accelerator.gemm_gbps > 0 ? static_cast<double>(t.weight_bytes) : 0;
-        const double acc_ws =
-            static_cast<double>(t.bytes_read[1][int(MemoryKind::accelerator)] +
-                                t.bytes_written[1][int(MemoryKind::accelerator)]) -
-            weights;
-        ms = model_step(
-            t, o,
-            live->at(m, cpu_ws, acc_ws, static_cast<double>(t.h2d_bytes + t.d2h_bytes), weights));
-      }
+      const ModeledStep ms = live ? live_step(out.traffic, o, m, *live) : fixed;
       c.total.push_back(ms.total_ns);
       for (const auto& [k, v] : ms.phase_ns) c.phases[k].push_back(v);
       c.overlap = ms.overlap;
@@ -88,46 +84,48 @@ Validation validate_model(const bench::SweepSpec& spec, const bench::RunEnvironm
       return bench::StepPrice{};
     }
   };
-  bench::RunEnvironment e = env;
-  e.model = sm;
+  return sm;
+}
 
-  Validation v;
-  v.platform = m;
-  v.live = live != nullptr;
-  v.measured = bench::run_sweep(spec, e, progress);
+// A measured point next to its prices: an error point when a timed point got none.
+ValidationPoint compare_point(const reports::Point& p, const CollectedByPoint& collected) {
+  ValidationPoint vp;
+  vp.axes = p.axes;
+  vp.status = p.status;
+  vp.reason = p.reason;
+  const auto it = collected.find(p.axes.key());
+  if (p.timed() && (it == collected.end() || it->second.total.empty())) {
+    vp.status = reports::PointStatus::error;
+    vp.reason = it == collected.end() || it->second.error.empty() ? "no step was priced"
+                                                                  : "model: " + it->second.error;
+  }
+  if (vp.status != reports::PointStatus::ok || !p.timed()) return vp;
+  const Collected& c = it->second;
+  vp.measured_ns = p.step.summary.median;
+  vp.measured_p10_ns = p.step.summary.p10;
+  vp.measured_noise = robust_rel_noise(p.step.summary);
+  vp.modeled_ns = median(c.total);
+  vp.error = vp.measured_ns > 0 ? (vp.modeled_ns - vp.measured_ns) / vp.measured_ns : 0;
+  vp.error_p10 =
+      vp.measured_p10_ns > 0 ? (vp.modeled_ns - vp.measured_p10_ns) / vp.measured_p10_ns : 0;
+  vp.modeled_static_ns = median(c.total_static);
+  vp.error_static =
+      vp.measured_ns > 0 ? (vp.modeled_static_ns - vp.measured_ns) / vp.measured_ns : 0;
+  for (const auto& [k, t] : p.phases) vp.measured_phases[k] = t.summary.median;
+  for (const auto& [k, s] : c.phases) vp.modeled_phases[k] = median(s);
+  vp.overlap = c.overlap;
+  return vp;
+}
+
+// Per strategy: error sums over its compared points (means taken in finish()), and whether the
+// model found every one of them CPU-bound.
+struct StrategyErrors {
   std::map<std::string, StrategyError> per;
   std::map<std::string, bool> all_cpu;
-  for (const auto& p : v.measured.points) {
-    ValidationPoint vp;
-    vp.axes = p.axes;
-    vp.status = p.status;
-    vp.reason = p.reason;
-    const auto it = collected->find(p.axes.key());
-    if (p.timed() && (it == collected->end() || it->second.total.empty())) {
-      vp.status = reports::PointStatus::error;
-      vp.reason = it == collected->end() || it->second.error.empty() ? "no step was priced"
-                                                                     : "model: " + it->second.error;
-    }
-    if (vp.status != reports::PointStatus::ok || !p.timed()) {
-      v.points.push_back(std::move(vp));
-      continue;
-    }
-    const Collected& c = it->second;
-    vp.measured_ns = p.step.summary.median;
-    vp.measured_p10_ns = p.step.summary.p10;
-    vp.measured_noise = robust_rel_noise(p.step.summary);
-    vp.modeled_ns = median(c.total);
-    vp.error = vp.measured_ns > 0 ? (vp.modeled_ns - vp.measured_ns) / vp.measured_ns : 0;
-    vp.error_p10 =
-        vp.measured_p10_ns > 0 ? (vp.modeled_ns - vp.measured_p10_ns) / vp.measured_p10_ns : 0;
-    vp.modeled_static_ns = median(c.total_static);
-    vp.error_static =
-        vp.measured_ns > 0 ? (vp.modeled_static_ns - vp.measured_ns) / vp.measured_ns : 0;
-    for (const auto& [k, t] : p.phases) vp.measured_phases[k] = t.summary.median;
-    for (const auto& [k, s] : c.phases) vp.modeled_phases[k] = median(s);
-    vp.overlap = c.overlap;
-    StrategyError& se = per[p.axes.strategy];
-    se.strategy = p.axes.strategy;
+
+  void add(const ValidationPoint& vp) {
+    StrategyError& se = per[vp.axes.strategy];
+    se.strategy = vp.axes.strategy;
     se.points++;
     se.mean_abs_error += std::abs(vp.error);
     se.mean_error += vp.error;
@@ -139,16 +137,44 @@ Validation validate_model(const bench::SweepSpec& spec, const bench::RunEnvironm
     const auto cpu = vp.modeled_phases.find(phase::kCpu);
     const bool cb = cpu != vp.modeled_phases.end() && cpu->second >= 0.5 * vp.modeled_ns;
     all_cpu[se.strategy] = all_cpu.count(se.strategy) ? all_cpu[se.strategy] && cb : cb;
+  }
+  std::vector<StrategyError> finish() {
+    std::vector<StrategyError> out;
+    for (auto& [name, se] : per) {
+      se.mean_abs_error /= se.points;
+      se.mean_abs_error_p10 /= se.points;
+      se.mean_abs_error_static /= se.points;
+      se.mean_error /= se.points;
+      se.cpu_bound = all_cpu[name];
+      out.push_back(se);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+Validation validate_model(const bench::SweepSpec& spec, const bench::RunEnvironment& env,
+                          const PlatformModel& m, const bench::ProgressFn& progress,
+                          const CalibrationOptions* live_opts) {
+  m.validate();
+  std::shared_ptr<LiveCeilings> live =
+      live_opts ? std::make_shared<LiveCeilings>(*live_opts) : nullptr;
+  auto collected = std::make_shared<CollectedByPoint>();
+  bench::RunEnvironment e = env;
+  e.model = pricing_model(m, spec.stop.warmup_steps, collected, live);
+
+  Validation v;
+  v.platform = m;
+  v.live = live != nullptr;
+  v.measured = bench::run_sweep(spec, e, progress);
+  StrategyErrors errors;
+  for (const auto& p : v.measured.points) {
+    ValidationPoint vp = compare_point(p, *collected);
+    if (vp.status == reports::PointStatus::ok && p.timed()) errors.add(vp);
     v.points.push_back(std::move(vp));
   }
-  for (auto& [name, se] : per) {
-    se.mean_abs_error /= se.points;
-    se.mean_abs_error_p10 /= se.points;
-    se.mean_abs_error_static /= se.points;
-    se.mean_error /= se.points;
-    se.cpu_bound = all_cpu[name];
-    v.strategies.push_back(se);
-  }
+  v.strategies = errors.finish();
   return v;
 }
 

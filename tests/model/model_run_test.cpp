@@ -192,11 +192,8 @@ TEST(ModelRun, SharedPlatformsGiveTheSamePointsAsOneSweepEach) {
   }
 }
 
-TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
-  auto spec = tiny_spec();
-  spec.strategies = {"cpu-only", "full-gpu"};
-  spec.strategy_options.clear();
-  spec.seq_lens = {4096, 8192};  // long enough that cpu-only's attention outweighs its two syncs
+// A quick calibration of this machine on working sets of 1 to 8 MiB.
+CalibrationOptions tiny_calibration() {
   CalibrationOptions co;
   co.host_threads = 1;
   co.accelerator_threads = 1;
@@ -205,6 +202,15 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   co.max_bytes = size_t{8} << 20;
   co.seconds_per_figure = 0.02;
   co.flush_bytes = size_t{4} << 20;
+  return co;
+}
+
+TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
+  auto spec = tiny_spec();
+  spec.strategies = {"cpu-only", "full-gpu"};
+  spec.strategy_options.clear();
+  spec.seq_lens = {4096, 8192};  // long enough that cpu-only's attention outweighs its two syncs
+  const CalibrationOptions co = tiny_calibration();
   PlatformModel base;
   base.tiers = {{MemoryKind::local_dram, -1, "dram", int64_t{8} << 30, 10, 100, false}};
   PlatformModel calibrated = calibrate_this_machine(base, co);
