@@ -159,24 +159,23 @@ std::string time_chart(const ProcurementTable& t, const Styles& st, const std::s
   return plot.str();
 }
 
-// Speedups as small multiples, one panel per length: a horizontal bar per strategy from 1x to
-// its speedup on a log axis shared by the panels, its value at the bar's end, hatched where it
-// is within noise of 1x (within_noise). Where the reference did not run (full-gpu oom), the
-// panel is against the best baseline within the target instead, as the summary's sentence is,
-// and its title says so: an empty panel would hide what the summary states.
-std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids) {
+using Columns = std::vector<std::pair<int64_t, std::string>>;
+
+// What a speedup panel at (len, host) is against: the reference where it ran, else the best
+// baseline within the target, else the fastest strategy ("" when none ran).
+std::string speedup_base(const ProcurementTable& t, int64_t len, const std::string& host) {
+  const Point* ref = t.at(t.reference, len, host);
+  if (ref && ref->timed()) return t.reference;
+  const std::string b = best_baseline(t, len, host, "");
+  return b.empty() ? t.fastest(len, host) : b;
+}
+
+// The strategies other than the reference, in one row order for every panel: by speedup at the
+// longest length the reference ran.
+std::vector<std::string> speedup_rows(const ProcurementTable& t, const Columns& cols) {
   std::vector<std::string> others;
   for (const auto& s : t.strategies)
     if (s != t.reference) others.push_back(s);
-  if (others.empty()) return "";
-  const auto cols = t.columns();
-  auto base_of = [&](int64_t len, const std::string& host) {
-    const Point* ref = t.at(t.reference, len, host);
-    if (ref && ref->timed()) return t.reference;
-    const std::string b = best_baseline(t, len, host, "");
-    return b.empty() ? t.fastest(len, host) : b;
-  };
-  // One row order for every panel: by speedup at the longest length the reference ran.
   for (auto it = cols.rbegin(); it != cols.rend(); ++it) {
     const Point* ref = t.at(t.reference, it->first, it->second);
     if (!ref || !ref->timed()) continue;
@@ -188,13 +187,58 @@ std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids
                      [&](const auto& a, const auto& b) { return key(a) > key(b); });
     break;
   }
+  return others;
+}
+
+// The log axis the panels share: every speedup and 1x, with room at both ends for the labels.
+std::pair<double, double> speedup_range(const ProcurementTable& t,
+                                        const std::vector<std::string>& others,
+                                        const Columns& cols) {
   double lo = 1, hi = 1;
   for (const auto& s : others)
     for (const auto& [len, host] : cols)
-      if (auto sp = t.ratio(s, base_of(len, host), len, host))
+      if (auto sp = t.ratio(s, speedup_base(t, len, host), len, host))
         lo = std::min(lo, sp->first), hi = std::max(hi, sp->first);
-  // Room at both ends for the value labels.
-  const double xlo = lo / std::pow(hi / lo, 0.18) / 1.05, xhi = hi * std::pow(hi / lo, 0.22) * 1.05;
+  return {lo / std::pow(hi / lo, 0.18) / 1.05, hi * std::pow(hi / lo, 0.22) * 1.05};
+}
+
+// One strategy's row of a speedup panel: its name, then its bar and value, its status, or a
+// note that it is the base.
+void speedup_row(SvgPlot& plot, const ProcurementTable& t, const Style& style, const std::string& s,
+                 double y, double row, const std::string& base, int64_t len,
+                 const std::string& host, const std::string& at) {
+  const double one = plot.px(1.0);
+  plot.text(plot.plot_left() - 6, y + row * 0.7, s, "end", 10,
+            style.emphasized ? style.color : "#555", style.emphasized);
+  const Point* p = t.at(s, len, host);
+  if (base.empty()) return;
+  if (s == base) {
+    plot.text(one + 4, y + row * 0.7, "(the base here)", "start", 9, "#555");
+  } else if (auto sp = t.ratio(s, base, len, host)) {
+    const bool noisy = within_noise(sp->first, sp->second);
+    plot.hbar(y + 2, row - 4, 1.0, sp->first, style.color,
+              s + " at " + at + ": " + format_ratio(sp->first) + " ± " +
+                  format_percent(sp->second) + " vs " + base + (noisy ? " (within noise)" : ""),
+              noisy);
+    const double end = plot.px(sp->first);
+    const bool right = sp->first >= 1;
+    plot.text(end + (right ? 3 : -3), y + row * 0.7, format_ratio(sp->first),
+              right ? "start" : "end", 9, "#222", style.emphasized);
+  } else if (p) {
+    plot.text(one + 4, y + row * 0.7, to_string(p->status), "start", 9, "#a33");
+  }
+}
+
+// Speedups as small multiples, one panel per length: a horizontal bar per strategy from 1x to
+// its speedup on a log axis shared by the panels, its value at the bar's end, hatched where it
+// is within noise of 1x (within_noise). Where the reference did not run (full-gpu oom), the
+// panel is against the best baseline within the target instead, as the summary's sentence is,
+// and its title says so: an empty panel would hide what the summary states.
+std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids) {
+  const auto cols = t.columns();
+  const std::vector<std::string> others = speedup_rows(t, cols);
+  if (others.empty()) return "";
+  const auto [xlo, xhi] = speedup_range(t, others, cols);
   const int width = cols.size() == 1 ? 760 : cols.size() == 2 ? 640 : 430;
   const double row = 17, top = 40, bottom = 62;
   const int height = static_cast<int>(top + row * static_cast<double>(others.size()) + bottom);
@@ -202,7 +246,7 @@ std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids
   for (const auto& [len, host] : cols) {
     const std::string at = format_tokens(len) + (host.empty() ? "" : " @ " + host);
     const Point* ref = t.at(t.reference, len, host);
-    const std::string base = base_of(len, host);
+    const std::string base = speedup_base(t, len, host);
     const std::string base_name = base.empty() ? t.reference : base;
     const std::string why =
         base_name == t.reference
@@ -217,30 +261,9 @@ std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids
     plot.set_y(0, static_cast<double>(others.size()), false, "", {});
     const double one = plot.px(1.0);
     plot.line_px(one, plot.plot_top(), one, plot.plot_bottom(), "#666", 1);
-    for (size_t j = 0; j < others.size(); ++j) {
-      const std::string& s = others[j];
-      const Style& style = st.at(s);
-      const double y = plot.plot_top() + row * static_cast<double>(j);
-      plot.text(plot.plot_left() - 6, y + row * 0.7, s, "end", 10,
-                style.emphasized ? style.color : "#555", style.emphasized);
-      const Point* p = t.at(s, len, host);
-      if (base.empty()) continue;
-      if (s == base) {
-        plot.text(one + 4, y + row * 0.7, "(the base here)", "start", 9, "#555");
-      } else if (auto sp = t.ratio(s, base, len, host)) {
-        const bool noisy = within_noise(sp->first, sp->second);
-        plot.hbar(y + 2, row - 4, 1.0, sp->first, style.color,
-                  s + " at " + at + ": " + format_ratio(sp->first) + " ± " +
-                      format_percent(sp->second) + " vs " + base + (noisy ? " (within noise)" : ""),
-                  noisy);
-        const double end = plot.px(sp->first);
-        const bool right = sp->first >= 1;
-        plot.text(end + (right ? 3 : -3), y + row * 0.7, format_ratio(sp->first),
-                  right ? "start" : "end", 9, "#222", style.emphasized);
-      } else if (p) {
-        plot.text(one + 4, y + row * 0.7, to_string(p->status), "start", 9, "#a33");
-      }
-    }
+    for (size_t j = 0; j < others.size(); ++j)
+      speedup_row(plot, t, st.at(others[j]), others[j],
+                  plot.plot_top() + row * static_cast<double>(j), row, base, len, host, at);
     if (base.empty())
       plot.text((plot.plot_left() + plot.plot_right()) / 2, plot.plot_top() + 16,
                 "no strategy ran here", "middle", 10, "#a33");
@@ -253,129 +276,175 @@ std::string speedup_panels(const ProcurementTable& t, const Styles& st, int& ids
   return out + "</div>\n";
 }
 
+// The accuracy panels' figure of a point: the target's metric (cosine, or mass recall).
+struct AccuracyFigure {
+  bool cosine;
+  double operator()(const Point& p) const {
+    return cosine ? p.accuracy.cosine : p.accuracy.mass_recall;
+  }
+  bool scored(const Point& p) const {
+    return p.timed() && p.accuracy.steps_scored > 0 && std::isfinite((*this)(p));
+  }
+};
+
+// The y axis the accuracy panels share: from a little below the lowest point or the target up
+// to 1 (the points that matter sit near 1, and an axis from 0 squashed them into one band).
+struct AccuracyAxis {
+  double y0, y1;
+  std::vector<SvgPlot::Tick> ticks;
+};
+
+AccuracyAxis accuracy_axis(const ProcurementTable& t, const AccuracyFigure& figure) {
+  double ylo = t.target.threshold;
+  for (const auto& [k, p] : t.cells)
+    if (figure.scored(*p)) ylo = std::min(ylo, figure(*p));
+  AccuracyAxis a;
+  a.y0 = figure.cosine ? std::max(-1.0, ylo - 0.05 * (1 - ylo) - 1e-4)
+                       : std::max(0.0, ylo - 0.08 * (1 - ylo) - 0.01);
+  a.y1 = 1.0;
+  for (int i = 0; i <= 4; ++i) {
+    const double v = a.y0 + (a.y1 - a.y0) * i / 4;
+    a.ticks.push_back({v, format_fixed(v, figure.cosine || a.y1 - a.y0 < 0.2 ? 4 : 2)});
+  }
+  return a;
+}
+
+// The step-time axis of one panel, from its scored points' medians.
+void accuracy_x_axis(SvgPlot& plot, const std::vector<const Point*>& pts) {
+  double xlo = std::numeric_limits<double>::infinity(), xhi = 0;
+  for (const Point* p : pts)
+    xlo = std::min(xlo, p->step.summary.median), xhi = std::max(xhi, p->step.summary.median);
+  auto [x0, x1] = padded_log_range(std::isfinite(xlo) ? xlo : 1e3, xhi > 0 ? xhi : 1e6);
+  x1 *= std::pow(x1 / x0, 0.12);  // room for labels right of the slowest point
+  // A narrow range holds no 1-2-5 tick: then the fastest and slowest medians are the ticks.
+  auto xticks = log_ticks(x0, x1, fmt_duration);
+  if (xticks.size() < 2 && std::isfinite(xlo) && xhi > xlo)
+    xticks = {{xlo, fmt_duration(xlo)}, {xhi, fmt_duration(xhi)}};
+  plot.set_x(x0, x1, true, "step time (median)", xticks);
+}
+
+// The Pareto front as a staircase through its points, fastest first.
+void pareto_stairs(SvgPlot& plot, const ProcurementTable& t, const std::vector<const Point*>& pts,
+                   int64_t len, const std::string& host, const AccuracyFigure& figure) {
+  std::vector<const Point*> front;
+  for (const Point* p : pts)
+    if (t.on_pareto_front(p->axes.strategy, len, host)) front.push_back(p);
+  std::sort(front.begin(), front.end(), [](const Point* a, const Point* b) {
+    return a->step.summary.median < b->step.summary.median;
+  });
+  std::vector<std::pair<double, double>> stairs;
+  for (const Point* p : front) {
+    if (!stairs.empty()) stairs.emplace_back(p->step.summary.median, stairs.back().second);
+    stairs.emplace_back(p->step.summary.median, figure(*p));
+  }
+  plot.polyline(stairs, "#333", false, 1.6);
+}
+
+// Points within a few pixels of each other are one spot with one label.
+struct Spot {
+  double x, y;
+  std::vector<const Point*> members;
+  bool emphasized = false;
+};
+
+std::vector<Spot> spots_of(const SvgPlot& plot, const Styles& st,
+                           const std::vector<const Point*>& pts, const AccuracyFigure& figure) {
+  std::vector<Spot> spots;
+  for (auto it = pts.rbegin(); it != pts.rend(); ++it) {  // emphasized first: they lead a spot
+    const double mx = plot.px((*it)->step.summary.median), my = plot.py(figure(**it));
+    auto near = std::find_if(spots.begin(), spots.end(), [&](const Spot& s) {
+      return std::fabs(s.x - mx) < 7 && std::fabs(s.y - my) < 7;
+    });
+    if (near == spots.end()) spots.push_back({mx, my, {}, false}), near = spots.end() - 1;
+    near->members.push_back(*it);
+    near->emphasized = near->emphasized || st.at((*it)->axes.strategy).emphasized;
+  }
+  return spots;
+}
+
+// A spot's label, placed clear of the markers and the other labels, with a leader line when
+// it had to move away from its spot.
+void label_spot(SvgPlot& plot, const ProcurementTable& t, const Styles& st, const Spot& spot,
+                LabelPlacer& placer, int64_t len, const std::string& host) {
+  std::string names, all;
+  bool front_member = false;
+  for (size_t i = 0; i < spot.members.size(); ++i) {
+    const std::string& s = spot.members[i]->axes.strategy;
+    all += (i ? ", " : "") + s;
+    front_member = front_member || t.on_pareto_front(s, len, host);
+  }
+  names = all;
+  // A pile of many: the first two and a count; the tooltip names them all.
+  if (spot.members.size() > 3)
+    names = spot.members[0]->axes.strategy + ", " + spot.members[1]->axes.strategy + " +" +
+            std::to_string(spot.members.size() - 2) + " more";
+  if (front_member) names += kParetoMark;
+  const Style& lead = st.at(spot.members[0]->axes.strategy);
+  const int size = spot.emphasized ? 10 : 9;
+  const double w = text_width(names, size);
+  const bool left = spot.x + 7 + w > plot.plot_right();
+  const double tx0 = left ? spot.x - 7 - w : spot.x + 7;
+  const double ty = placer.place(tx0, tx0 + w, spot.y + 3.5, size * 1.25);
+  if (std::fabs(ty - (spot.y + 3.5)) > 6)
+    plot.line_px(spot.x, spot.y, left ? tx0 + w : tx0, ty - 3, "#999", 0.6);
+  plot.text(left ? tx0 + w : tx0, ty, names, left ? "end" : "start", size,
+            spot.members.size() > 1 ? "#333" : (lead.emphasized ? lead.color : "#777"),
+            spot.emphasized, all);
+}
+
+// One accuracy panel: the scored points of one length (and host), the target, the front, the
+// markers and their labels.
+std::string accuracy_panel(const ProcurementTable& t, const Styles& st, int64_t len,
+                           const std::string& host, const AccuracyAxis& axis, int width,
+                           const AccuracyFigure& figure, int& ids) {
+  const std::string at = format_tokens(len) + (host.empty() ? "" : " @ " + host);
+  std::vector<const Point*> pts;
+  for (const auto& s : t.strategies)
+    if (const Point* p = t.at(s, len, host); p && figure.scored(*p)) pts.push_back(p);
+  SvgPlot plot(width, 330, "Accuracy vs speed at " + at + " (up-left is better)",
+               provenance_heading(t));
+  plot.set_id("hb" + std::to_string(++ids));
+  plot.set_margins(58, 16, 48, 46);
+  accuracy_x_axis(plot, pts);
+  plot.set_y(axis.y0, axis.y1, false,
+             figure.cosine ? "output cosine similarity" : "attention-mass recall", axis.ticks);
+  plot.hline(t.target.threshold, "#888", true);
+  // The key, between the title and the plot.
+  plot.line_px(plot.plot_left(), 34, plot.plot_left() + 22, 34, "#333", 1.6);
+  plot.text(plot.plot_left() + 26, 38, "Pareto front", "start", 10, "#333");
+  plot.line_px(plot.plot_left() + 110, 34, plot.plot_left() + 132, 34, "#888", 1);
+  plot.text(plot.plot_left() + 136, 38, "target: " + t.target.describe(), "start", 10, "#555");
+  pareto_stairs(plot, t, pts, len, host, figure);
+  // Markers: grey first, emphasized on top.
+  std::stable_sort(pts.begin(), pts.end(), [&](const Point* a, const Point* b) {
+    return !st.at(a->axes.strategy).emphasized && st.at(b->axes.strategy).emphasized;
+  });
+  LabelPlacer placer(plot.plot_top(), plot.plot_bottom());
+  for (const Point* p : pts) {
+    const Style& style = st.at(p->axes.strategy);
+    const double mx = plot.px(p->step.summary.median), my = plot.py(figure(*p));
+    plot.marker(p->step.summary.median, figure(*p), style.color,
+                point_tooltip(*p) + "; " + accuracy_cell(p), style.shape,
+                style.emphasized ? 4.5 : 3.2);
+    placer.block({mx - 4, my - 4, mx + 4, my + 4});
+  }
+  for (const Spot& spot : spots_of(plot, st, pts, figure))
+    label_spot(plot, t, st, spot, placer, len, host);
+  return plot.str();
+}
+
 // The target's metric (mass recall by default, or cosine) against step time, one panel per
 // length: the threshold dashed, the Pareto front drawn as a staircase, and one label per spot
 // (strategies whose points coincide share it), nudged so no two labels overlap. rel_l2 is no
 // axis here (reports/README.md: it measures the value distribution as much as the strategy).
 std::string accuracy_panels(const ProcurementTable& t, const Styles& st, int& ids) {
-  const bool cosine = t.target.metric == AccuracyTarget::Metric::cosine;
-  auto figure = [&](const Point& p) { return cosine ? p.accuracy.cosine : p.accuracy.mass_recall; };
+  const AccuracyFigure figure{t.target.metric == AccuracyTarget::Metric::cosine};
+  const AccuracyAxis axis = accuracy_axis(t, figure);
   const auto cols = t.columns();
-  double ylo = t.target.threshold;
-  for (const auto& [k, p] : t.cells)
-    if (p->timed() && p->accuracy.steps_scored > 0 && std::isfinite(figure(*p)))
-      ylo = std::min(ylo, figure(*p));
-  // The axis starts a little below the lowest point or the target: the points that matter sit
-  // near 1, and an axis from 0 squashed them into one band.
-  const double y0 = cosine ? std::max(-1.0, ylo - 0.05 * (1 - ylo) - 1e-4)
-                           : std::max(0.0, ylo - 0.08 * (1 - ylo) - 0.01),
-               y1 = 1.0;
-  std::vector<SvgPlot::Tick> yticks;
-  for (int i = 0; i <= 4; ++i) {
-    const double v = y0 + (y1 - y0) * i / 4;
-    yticks.push_back({v, format_fixed(v, cosine || y1 - y0 < 0.2 ? 4 : 2)});
-  }
   const int width = cols.size() == 1 ? 760 : cols.size() == 2 ? 640 : 430;
   std::string out = "<div class=\"panels\">\n";
-  for (const auto& [len, host] : cols) {
-    const std::string at = format_tokens(len) + (host.empty() ? "" : " @ " + host);
-    std::vector<const Point*> pts;
-    double xlo = std::numeric_limits<double>::infinity(), xhi = 0;
-    for (const auto& s : t.strategies)
-      if (const Point* p = t.at(s, len, host);
-          p && p->timed() && p->accuracy.steps_scored > 0 && std::isfinite(figure(*p))) {
-        pts.push_back(p);
-        xlo = std::min(xlo, p->step.summary.median), xhi = std::max(xhi, p->step.summary.median);
-      }
-    SvgPlot plot(width, 330, "Accuracy vs speed at " + at + " (up-left is better)",
-                 provenance_heading(t));
-    plot.set_id("hb" + std::to_string(++ids));
-    plot.set_margins(58, 16, 48, 46);
-    auto [x0, x1] = padded_log_range(std::isfinite(xlo) ? xlo : 1e3, xhi > 0 ? xhi : 1e6);
-    x1 *= std::pow(x1 / x0, 0.12);  // room for labels right of the slowest point
-    // A narrow range holds no 1-2-5 tick: then the fastest and slowest medians are the ticks.
-    auto xticks = log_ticks(x0, x1, fmt_duration);
-    if (xticks.size() < 2 && std::isfinite(xlo) && xhi > xlo)
-      xticks = {{xlo, fmt_duration(xlo)}, {xhi, fmt_duration(xhi)}};
-    plot.set_x(x0, x1, true, "step time (median)", xticks);
-    plot.set_y(y0, y1, false, cosine ? "output cosine similarity" : "attention-mass recall",
-               yticks);
-    plot.hline(t.target.threshold, "#888", true);
-    // The key, between the title and the plot.
-    plot.line_px(plot.plot_left(), 34, plot.plot_left() + 22, 34, "#333", 1.6);
-    plot.text(plot.plot_left() + 26, 38, "Pareto front", "start", 10, "#333");
-    plot.line_px(plot.plot_left() + 110, 34, plot.plot_left() + 132, 34, "#888", 1);
-    plot.text(plot.plot_left() + 136, 38, "target: " + t.target.describe(), "start", 10, "#555");
-    // The front as a staircase through its points, fastest first.
-    std::vector<const Point*> front;
-    for (const Point* p : pts)
-      if (t.on_pareto_front(p->axes.strategy, len, host)) front.push_back(p);
-    std::sort(front.begin(), front.end(), [](const Point* a, const Point* b) {
-      return a->step.summary.median < b->step.summary.median;
-    });
-    std::vector<std::pair<double, double>> stairs;
-    for (const Point* p : front) {
-      if (!stairs.empty()) stairs.emplace_back(p->step.summary.median, stairs.back().second);
-      stairs.emplace_back(p->step.summary.median, figure(*p));
-    }
-    plot.polyline(stairs, "#333", false, 1.6);
-    // Markers: grey first, emphasized on top.
-    std::stable_sort(pts.begin(), pts.end(), [&](const Point* a, const Point* b) {
-      return !st.at(a->axes.strategy).emphasized && st.at(b->axes.strategy).emphasized;
-    });
-    LabelPlacer placer(plot.plot_top(), plot.plot_bottom());
-    for (const Point* p : pts) {
-      const Style& style = st.at(p->axes.strategy);
-      const double mx = plot.px(p->step.summary.median), my = plot.py(figure(*p));
-      plot.marker(p->step.summary.median, figure(*p), style.color,
-                  point_tooltip(*p) + "; " + accuracy_cell(p), style.shape,
-                  style.emphasized ? 4.5 : 3.2);
-      placer.block({mx - 4, my - 4, mx + 4, my + 4});
-    }
-    // Points within a few pixels of each other are one spot with one label.
-    struct Spot {
-      double x, y;
-      std::vector<const Point*> members;
-      bool emphasized = false;
-    };
-    std::vector<Spot> spots;
-    for (auto it = pts.rbegin(); it != pts.rend(); ++it) {  // emphasized first: they lead a spot
-      const double mx = plot.px((*it)->step.summary.median), my = plot.py(figure(**it));
-      auto near = std::find_if(spots.begin(), spots.end(), [&](const Spot& s) {
-        return std::fabs(s.x - mx) < 7 && std::fabs(s.y - my) < 7;
-      });
-      if (near == spots.end()) spots.push_back({mx, my, {}, false}), near = spots.end() - 1;
-      near->members.push_back(*it);
-      near->emphasized = near->emphasized || st.at((*it)->axes.strategy).emphasized;
-    }
-    for (const Spot& spot : spots) {
-      std::string names, all;
-      bool front_member = false;
-      for (size_t i = 0; i < spot.members.size(); ++i) {
-        const std::string& s = spot.members[i]->axes.strategy;
-        all += (i ? ", " : "") + s;
-        front_member = front_member || t.on_pareto_front(s, len, host);
-      }
-      names = all;
-      // A pile of many: the first two and a count; the tooltip names them all.
-      if (spot.members.size() > 3)
-        names = spot.members[0]->axes.strategy + ", " + spot.members[1]->axes.strategy + " +" +
-                std::to_string(spot.members.size() - 2) + " more";
-      if (front_member) names += kParetoMark;
-      const Style& lead = st.at(spot.members[0]->axes.strategy);
-      const int size = spot.emphasized ? 10 : 9;
-      const double w = text_width(names, size);
-      const bool left = spot.x + 7 + w > plot.plot_right();
-      const double tx0 = left ? spot.x - 7 - w : spot.x + 7;
-      const double ty = placer.place(tx0, tx0 + w, spot.y + 3.5, size * 1.25);
-      if (std::fabs(ty - (spot.y + 3.5)) > 6)
-        plot.line_px(spot.x, spot.y, left ? tx0 + w : tx0, ty - 3, "#999", 0.6);
-      plot.text(left ? tx0 + w : tx0, ty, names, left ? "end" : "start", size,
-                spot.members.size() > 1 ? "#333" : (lead.emphasized ? lead.color : "#777"),
-                spot.emphasized, all);
-    }
-    out += plot.str();
-  }
+  for (const auto& [len, host] : cols)
+    out += accuracy_panel(t, st, len, host, axis, width, figure, ids);
   return out + "</div>\n";
 }
 
@@ -391,16 +460,14 @@ figure{margin:10px 0}figcaption{font-size:12px;color:#555}.prov{color:#a33;font-
 .panels{display:flex;flex-wrap:wrap;gap:6px}
 .facts td:first-child{font-weight:bold;white-space:nowrap}.failed{color:#a33})";
 
-}  // namespace
-
-std::string html_report(const Report& report, const TableOptions& options) {
-  const auto tables = procurement_tables(report, options);
+// The page's head, the summary (the answer first, issue 19), the run's context collapsed under
+// it, and the points that stopped early or warned.
+std::string html_opening(const Report& report, const TableOptions& options) {
   std::string h =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>hybridbench "
       "report " +
       html_escape(report.context.host + " " + report.context.date_utc) + "</title>\n<style>\n" +
       kStyle + "\n</style>\n</head>\n<body>\n<h1>hybridbench report</h1>\n";
-  // The answer first (issue 19); the run's context collapsed under it.
   h += "<ul class=\"summary\" id=\"summary\">\n";
   for (const auto& s : summary_sentences(report, options)) h += "<li>" + html_escape(s) + "</li>\n";
   h += "</ul>\n<details><summary>Run context (tool, host, accelerator, memory, settings, command) "
@@ -425,96 +492,131 @@ std::string html_report(const Report& report, const TableOptions& options) {
          html_escape(u) + "</p>\n</details>\n";
   if (const std::string w = point_warnings_sentence(report); !w.empty())
     h += "<p class=\"failed\">" + html_escape(w) + "</p>\n";
+  return h;
+}
+
+// Appends numbered figures with their captions and the table's provenance to a page.
+struct FigureWriter {
+  std::string& h;
+  int& fig;
+  std::string prov;
+  void operator()(const std::string& svg, const std::string& caption) {
+    if (svg.empty()) return;
+    h += "<figure>\n" + svg + "<figcaption>Figure " + std::to_string(++fig) + ": " +
+         html_escape(caption) + " Figures: " + prov + ".</figcaption>\n</figure>\n";
+  }
+};
+
+// The headline charts of one host: speedups, step times, accuracy against speed.
+void headline_charts(const ProcurementTable& t, const std::string& host, FigureWriter& figure,
+                     int& ids) {
+  const ProcurementTable one = t.for_host(host).headline_part();
+  const Styles styles = styles_for(one);
+  const std::string on = host.empty() ? "" : " (" + host + ")";
+  const std::string modeled_on = modeled_platforms(one);
+  figure(speedup_panels(one, styles, ids),
+         "Speedup of each strategy over " + t.reference + ", one panel per sequence length" + on +
+             " (where " + t.reference +
+             " did not run: over the best baseline within the accuracy target, named in the "
+             "panel's title); hatched bars are within noise of 1x.");
+  figure(time_chart(one, styles, "hb" + std::to_string(++ids)),
+         "Median decode step time per strategy (log-log); bars span p10 to p90" + on + "." +
+             (modeled_on.empty()
+                  ? std::string()
+                  : " Dashed: the median modeled on " + modeled_on + " for the same steps."));
+  figure(accuracy_panels(one, styles, ids),
+         (t.target.metric == AccuracyTarget::Metric::cosine
+              ? std::string("Output cosine similarity against fp64")
+              : std::string("Attention-mass recall")) +
+             " vs step time, one panel per sequence length; dashed: the accuracy target (" +
+             t.target.describe() +
+             "); the solid staircase is the Pareto front, its points' "
+             "labels marked" +
+             std::string(kParetoMark) + on + ".");
+}
+
+// HybridGen beside its own ablations, per host, where there are any.
+void ablation_charts(const ProcurementTable& t, const std::vector<std::string>& hosts,
+                     FigureWriter& figure, int& ids) {
+  bool ablations_headed = false;
+  for (const auto& host : hosts) {
+    const ProcurementTable abl = t.for_host(host).ablation_part();
+    if (abl.strategies.size() < 3) continue;  // the system and the reference alone: no ablation
+    if (!std::exchange(ablations_headed, true))
+      figure.h +=
+          "<h3>Ablations</h3>\n<p>HybridGen beside its own ablations (each turns one "
+          "mechanism off or swaps it); they never take the headline above.</p>\n";
+    const Styles styles = styles_for(abl);
+    const std::string on = host.empty() ? "" : " (" + host + ")";
+    figure(speedup_panels(abl, styles, ids), "Ablations: speedup over " + t.reference +
+                                                 ", one panel per sequence length" + on +
+                                                 "; hatched bars are within noise of 1x.");
+    figure(time_chart(abl, styles, "hb" + std::to_string(++ids)),
+           "Ablations: median decode step time (log-log); bars span p10 to p90" + on + ".");
+  }
+}
+
+// The table's grids: step time, the whole model, speedups, pairwise ratios, accuracy, the
+// modeled figures, where points ran and the points that did not run.
+std::string table_grids(const ProcurementTable& t, const std::vector<std::string>& hosts) {
+  std::string h = "<h3>Step time (median &plusmn; noise)</h3>\n" + time_grid(t).html();
+  if (const std::string b = kv_boundary_line(t); !b.empty()) h += "<p>" + html_escape(b) + "</p>\n";
+  if (const WholeModelSection w = whole_model_section(t); !w.empty()) {
+    h += "<h3>" + html_escape(w.heading) + "</h3>\n" + w.table.html();
+    for (const auto& r : w.reasons) h += "<p>" + html_escape(r) + "</p>\n";
+  }
+  h += "<h3>Speedup vs " + html_escape(t.reference) + "</h3>\n" + speedup_grid(t).html();
+  for (const auto& host : hosts) {
+    const ProcurementTable one = t.for_host(host);
+    if (const int64_t len = one.pairwise_length(); len > 0)
+      h += "<h3>Pairwise at " + format_tokens(len) +
+           html_escape(host.empty() ? "" : " on " + host) +
+           " (time of b / time of a; &gt; 1: a is faster)</h3>\n" + pairwise_grid(one, len).html();
+  }
+  h += "<h3>Accuracy vs the fp64 reference</h3>\n<p>Attention-mass recall, output cosine "
+       "similarity and, where planted, needle retrieval (rel_l2 is in the JSON and CSV only). " +
+       html_escape(std::string(kParetoMark + 1)) +
+       " marks the step time vs accuracy Pareto front of each column; the step-time table's "
+       "&ldquo;fastest within " +
+       html_escape(t.target.describe()) +
+       "&rdquo; row names the fastest point meeting the accuracy target.</p>\n" +
+       accuracy_grid(t).html();
+  if (const std::string m = modeled_platforms(t); !m.empty())
+    h += "<h3>Measured | modeled on " + html_escape(m) + " (error of the modeled median)</h3>\n" +
+         modeled_grid(t).html();
+  if (auto where = ran_on_grid(t))
+    h += "<h3>Where each point ran (rank, host)</h3>\n" + where->html();
+  const auto not_run = not_run_lines(t);
+  if (!not_run.empty()) {
+    h += "<h3>Points that did not run</h3>\n<ul class=\"failed\">\n";
+    for (const auto& l : not_run) h += "<li>" + html_escape(l) + "</li>\n";
+    h += "</ul>\n";
+  }
+  return h;
+}
+
+// One procurement table's section: its charts (one set per host of a fleet: charts and pairwise
+// ratios compare strategies on one machine), then its grids.
+std::string table_section(const ProcurementTable& t, int& fig, int& ids) {
+  const std::string prov = "<span class=\"prov\">" + html_escape(provenance_heading(t)) + "</span>";
+  std::string h =
+      "<section>\n<h2>" + html_escape(t.title) + "</h2>\n<p>Figures: " + prov + ".</p>\n";
+  FigureWriter figure{h, fig, prov};
+  const std::vector<std::string> hosts = t.hosts.empty() ? std::vector<std::string>{""} : t.hosts;
+  for (const auto& host : hosts) headline_charts(t, host, figure, ids);
+  ablation_charts(t, hosts, figure, ids);
+  h += table_grids(t, hosts);
+  return h + "</section>\n";
+}
+
+}  // namespace
+
+std::string html_report(const Report& report, const TableOptions& options) {
+  const auto tables = procurement_tables(report, options);
+  std::string h = html_opening(report, options);
   if (tables.empty()) h += "<p class=\"failed\">The report has no points.</p>\n";
   int fig = 0, ids = 0;
-  for (const auto& t : tables) {
-    const std::string prov =
-        "<span class=\"prov\">" + html_escape(provenance_heading(t)) + "</span>";
-    h += "<section>\n<h2>" + html_escape(t.title) + "</h2>\n<p>Figures: " + prov + ".</p>\n";
-    auto figure = [&](const std::string& svg, const std::string& caption) {
-      if (svg.empty()) return;
-      h += "<figure>\n" + svg + "<figcaption>Figure " + std::to_string(++fig) + ": " +
-           html_escape(caption) + " Figures: " + prov + ".</figcaption>\n</figure>\n";
-    };
-    // Charts and pairwise ratios compare strategies on one machine: one set per host of a fleet.
-    const std::vector<std::string> hosts = t.hosts.empty() ? std::vector<std::string>{""} : t.hosts;
-    for (const auto& host : hosts) {
-      const ProcurementTable one = t.for_host(host).headline_part();
-      const Styles styles = styles_for(one);
-      const std::string on = host.empty() ? "" : " (" + host + ")";
-      const std::string modeled_on = modeled_platforms(one);
-      figure(speedup_panels(one, styles, ids),
-             "Speedup of each strategy over " + t.reference + ", one panel per sequence length" +
-                 on + " (where " + t.reference +
-                 " did not run: over the best baseline within the accuracy target, named in the "
-                 "panel's title); hatched bars are within noise of 1x.");
-      figure(time_chart(one, styles, "hb" + std::to_string(++ids)),
-             "Median decode step time per strategy (log-log); bars span p10 to p90" + on + "." +
-                 (modeled_on.empty()
-                      ? std::string()
-                      : " Dashed: the median modeled on " + modeled_on + " for the same steps."));
-      figure(accuracy_panels(one, styles, ids),
-             (t.target.metric == AccuracyTarget::Metric::cosine
-                  ? std::string("Output cosine similarity against fp64")
-                  : std::string("Attention-mass recall")) +
-                 " vs step time, one panel per sequence length; dashed: the accuracy target (" +
-                 t.target.describe() +
-                 "); the solid staircase is the Pareto front, its points' "
-                 "labels marked" +
-                 std::string(kParetoMark) + on + ".");
-    }
-    bool ablations_headed = false;
-    for (const auto& host : hosts) {
-      const ProcurementTable abl = t.for_host(host).ablation_part();
-      if (abl.strategies.size() < 3) continue;  // the system and the reference alone: no ablation
-      if (!std::exchange(ablations_headed, true))
-        h += "<h3>Ablations</h3>\n<p>HybridGen beside its own ablations (each turns one "
-             "mechanism off or swaps it); they never take the headline above.</p>\n";
-      const Styles styles = styles_for(abl);
-      const std::string on = host.empty() ? "" : " (" + host + ")";
-      figure(speedup_panels(abl, styles, ids), "Ablations: speedup over " + t.reference +
-                                                   ", one panel per sequence length" + on +
-                                                   "; hatched bars are within noise of 1x.");
-      figure(time_chart(abl, styles, "hb" + std::to_string(++ids)),
-             "Ablations: median decode step time (log-log); bars span p10 to p90" + on + ".");
-    }
-    h += "<h3>Step time (median &plusmn; noise)</h3>\n" + time_grid(t).html();
-    if (const std::string b = kv_boundary_line(t); !b.empty())
-      h += "<p>" + html_escape(b) + "</p>\n";
-    if (const WholeModelSection w = whole_model_section(t); !w.empty()) {
-      h += "<h3>" + html_escape(w.heading) + "</h3>\n" + w.table.html();
-      for (const auto& r : w.reasons) h += "<p>" + html_escape(r) + "</p>\n";
-    }
-    h += "<h3>Speedup vs " + html_escape(t.reference) + "</h3>\n" + speedup_grid(t).html();
-    for (const auto& host : hosts) {
-      const ProcurementTable one = t.for_host(host);
-      if (const int64_t len = one.pairwise_length(); len > 0)
-        h += "<h3>Pairwise at " + format_tokens(len) +
-             html_escape(host.empty() ? "" : " on " + host) +
-             " (time of b / time of a; &gt; 1: a is faster)</h3>\n" +
-             pairwise_grid(one, len).html();
-    }
-    h += "<h3>Accuracy vs the fp64 reference</h3>\n<p>Attention-mass recall, output cosine "
-         "similarity and, where planted, needle retrieval (rel_l2 is in the JSON and CSV only). " +
-         html_escape(std::string(kParetoMark + 1)) +
-         " marks the step time vs accuracy Pareto front of each column; the step-time table's "
-         "&ldquo;fastest within " +
-         html_escape(t.target.describe()) +
-         "&rdquo; row names the fastest point meeting the accuracy target.</p>\n" +
-         accuracy_grid(t).html();
-    if (const std::string m = modeled_platforms(t); !m.empty())
-      h += "<h3>Measured | modeled on " + html_escape(m) + " (error of the modeled median)</h3>\n" +
-           modeled_grid(t).html();
-    if (auto where = ran_on_grid(t))
-      h += "<h3>Where each point ran (rank, host)</h3>\n" + where->html();
-    const auto not_run = not_run_lines(t);
-    if (!not_run.empty()) {
-      h += "<h3>Points that did not run</h3>\n<ul class=\"failed\">\n";
-      for (const auto& l : not_run) h += "<li>" + html_escape(l) + "</li>\n";
-      h += "</ul>\n";
-    }
-    h += "</section>\n";
-  }
+  for (const auto& t : tables) h += table_section(t, fig, ids);
   // Several platforms (profiles or hosts): the buyer's view, ranked, with its chart.
   if (report_platforms(report).size() > 1)
     h += procurement_section_html(procurement_settings({&report}, {options.itl_slo_ns}),

@@ -284,12 +284,23 @@ json layer_stack_json(const LayerStackFigures& s) {
   return j;
 }
 
-json point_json(const Point& p) {
-  const auto& x = p.axes;
-  json phases = json::object();
-  for (const auto& [name, t] : p.phases) phases[name] = timing_json(t);
+json axes_json(const PointAxes& x) {
+  return {{"model", x.model},
+          {"family", x.family},
+          {"seq_len", x.seq_len},
+          {"batch", x.batch},
+          {"strategy", x.strategy},
+          {"kv_dtype", x.kv_dtype},
+          {"workload", x.workload},
+          {"accelerator", x.accelerator},
+          {"decode_steps", x.decode_steps},
+          {"page_tokens", x.page_tokens},
+          {"extra", string_map(x.extra)}};
+}
+
+json placement_json(const std::vector<PlacedRegion>& regions) {
   json placement = json::array();
-  for (const auto& r : p.placement) {
+  for (const auto& r : regions) {
     json pages = json::object();
     for (const auto& [node, n] : r.observed_pages_per_node) pages[std::to_string(node)] = n;
     placement.push_back({{"role", r.role},
@@ -299,70 +310,74 @@ json point_json(const Point& p) {
     if (r.observed_huge_page_bytes >= 0)
       placement.back()["observed_huge_page_bytes"] = r.observed_huge_page_bytes;
   }
-  const auto& a = p.accuracy;
+  return placement;
+}
+
+// Nothing scored (a failed point, --accuracy-steps 0): the figures are absent (null), never the
+// defaults, which would read as a perfect score.
+json accuracy_json(const Accuracy& a) {
   const bool scored = a.steps_scored > 0;
+  json j = {{"steps_scored", a.steps_scored},
+            {"rel_l2", scored ? json(a.rel_l2) : json(nullptr)},
+            {"cosine", scored ? json(a.cosine) : json(nullptr)},
+            {"max_abs_err", scored ? json(a.max_abs_err) : json(nullptr)},
+            {"mass_recall", scored ? json(a.mass_recall) : json(nullptr)},
+            // null, not -1, in the file: "no needle" should not look like a rate.
+            {"needle_success_rate",
+             scored && a.has_needle() ? json(a.needle_success_rate) : json(nullptr)}};
+  if (scored && a.captured_rel_l2)  // optional: traces that carry `o`; null = NaN
+    j["captured_rel_l2"] = *a.captured_rel_l2;
+  if (scored && !a.recall_per_step.empty()) {
+    json steps = json::array();
+    for (const auto& r : a.recall_per_step)
+      steps.push_back({{"step", r.step}, {"recall", r.recall}});
+    j["recall_per_step"] = steps;
+  }
+  return j;
+}
+
+json trajectory_json(const std::vector<std::map<std::string, double>>& rows) {
   json trajectory = json::array();
-  for (const auto& row : p.trajectory) {
+  for (const auto& row : rows) {
     json r = json::object();
     for (const auto& [k, v] : row) r[k] = v;
     trajectory.push_back(r);
   }
-  json j = {{"axes",
-             {{"model", x.model},
-              {"family", x.family},
-              {"seq_len", x.seq_len},
-              {"batch", x.batch},
-              {"strategy", x.strategy},
-              {"kv_dtype", x.kv_dtype},
-              {"workload", x.workload},
-              {"accelerator", x.accelerator},
-              {"decode_steps", x.decode_steps},
-              {"page_tokens", x.page_tokens},
-              {"extra", string_map(x.extra)}}},
+  return trajectory;
+}
+
+json modeled_json(const ModeledAlongside& m) {
+  json phases_ns = json::object();
+  for (const auto& [k, v] : m.phase_median_ns) phases_ns[k] = v;
+  return {{"platform", m.platform},
+          {"overlap", m.overlap},
+          {"step", timing_json(m.step)},
+          {"phase_median_ns", phases_ns},
+          {"error_vs_measured", m.error_vs_measured}};
+}
+
+json point_json(const Point& p) {
+  json phases = json::object();
+  for (const auto& [name, t] : p.phases) phases[name] = timing_json(t);
+  json j = {{"axes", axes_json(p.axes)},
             {"status", to_string(p.status)},
             {"reason", p.reason},
             {"provenance", to_string(p.provenance)},
             {"step", step_json(p.step)},
             {"phases", phases},
             {"traffic_per_step", traffic_json(p.traffic_per_step)},
-            {"placement", placement},
-            // Nothing scored (a failed point, --accuracy-steps 0): the figures are absent (null),
-            // never the defaults, which would read as a perfect score.
-            {"accuracy",
-             {{"steps_scored", a.steps_scored},
-              {"rel_l2", scored ? json(a.rel_l2) : json(nullptr)},
-              {"cosine", scored ? json(a.cosine) : json(nullptr)},
-              {"max_abs_err", scored ? json(a.max_abs_err) : json(nullptr)},
-              {"mass_recall", scored ? json(a.mass_recall) : json(nullptr)},
-              // null, not -1, in the file: "no needle" should not look like a rate.
-              {"needle_success_rate",
-               scored && a.has_needle() ? json(a.needle_success_rate) : json(nullptr)}}},
+            {"placement", placement_json(p.placement)},
+            {"accuracy", accuracy_json(p.accuracy)},
             {"strategy_params", string_map(p.strategy_params)},
-            {"trajectory", trajectory}};
+            {"trajectory", trajectory_json(p.trajectory)}};
   j["role"] = to_string(p.role);
   if (p.kv_fit_fraction) j["kv_fit_fraction"] = *p.kv_fit_fraction;
   if (!p.warnings.empty()) j["warnings"] = p.warnings;
-  if (a.steps_scored > 0 && a.captured_rel_l2)  // optional: traces that carry `o`; null = NaN
-    j["accuracy"]["captured_rel_l2"] = *a.captured_rel_l2;
-  if (scored && !a.recall_per_step.empty()) {
-    json steps = json::array();
-    for (const auto& r : a.recall_per_step)
-      steps.push_back({{"step", r.step}, {"recall", r.recall}});
-    j["accuracy"]["recall_per_step"] = steps;
-  }
   if (p.attended_tokens)
     j["attended_tokens"] = {{"mean", p.attended_tokens->mean},
                             {"min", p.attended_tokens->min},
                             {"max", p.attended_tokens->max}};
-  if (p.modeled.present()) {
-    json phases_ns = json::object();
-    for (const auto& [k, v] : p.modeled.phase_median_ns) phases_ns[k] = v;
-    j["modeled"] = {{"platform", p.modeled.platform},
-                    {"overlap", p.modeled.overlap},
-                    {"step", timing_json(p.modeled.step)},
-                    {"phase_median_ns", phases_ns},
-                    {"error_vs_measured", p.modeled.error_vs_measured}};
-  }
+  if (p.modeled.present()) j["modeled"] = modeled_json(p.modeled);
   if (p.ran_on.known()) j["ran_on"] = {{"rank", p.ran_on.rank}, {"host", p.ran_on.host}};
   if (p.layer_stack.present()) j["layer_stack"] = layer_stack_json(p.layer_stack);
   if (p.whole_model) j["whole_model"] = whole_model_json(*p.whole_model);
@@ -597,109 +612,134 @@ LayerStackFigures read_layer_stack(const JsonReader& r) {
   return s;
 }
 
+PointAxes read_axes(const JsonReader& x) {
+  PointAxes a;
+  a.model = x.str("model");
+  a.family = x.str("family");
+  a.seq_len = x.i64("seq_len");
+  a.batch = x.i32("batch");
+  a.strategy = x.str("strategy");
+  a.kv_dtype = x.str("kv_dtype");
+  a.workload = x.str("workload");
+  a.accelerator = x.str("accelerator");
+  a.decode_steps = x.i32("decode_steps");
+  a.page_tokens = x.i32("page_tokens");
+  a.extra = read_string_map(x.member("extra"));
+  return a;
+}
+
+// Optional: reports from before it existed lack it.
+std::optional<double> read_kv_fit_fraction(const JsonReader& r) {
+  if (!r.has("kv_fit_fraction")) return std::nullopt;
+  const auto f = r.member("kv_fit_fraction");
+  const double v = f.as_number();
+  if (!(v >= 0 && v <= 1)) f.fail("a share of the KV cache must be from 0 to 1");
+  return v;
+}
+
+// Optional: absent when unscored and in older reports.
+std::optional<AttendedTokens> read_attended_tokens(const JsonReader& r) {
+  if (!r.has("attended_tokens")) return std::nullopt;
+  const auto a = r.member("attended_tokens");
+  AttendedTokens t{a.member("mean").as_number(), a.i64("min"), a.i64("max")};
+  if (!(t.min >= 0 && t.min <= t.max && t.mean >= t.min - 1e-6 * t.max &&
+        t.mean <= t.max * (1 + 1e-9)))
+    a.fail("attended tokens must satisfy 0 <= min <= mean <= max");
+  return t;
+}
+
+PlacedRegion read_region(const JsonReader& e) {
+  PlacedRegion region;
+  region.role = e.str("role");
+  region.intended = e.str("intended");
+  region.bytes = e.i64("bytes");
+  e.member("observed_pages_per_node")
+      .each_member([&](const std::string& node, const JsonReader& n) {
+        size_t used = 0;
+        int id = -1;
+        try {
+          id = std::stoi(node, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != node.size() || node.empty())
+          n.fail("key \"" + node + "\" is not a NUMA node number");
+        region.observed_pages_per_node[id] = n.as_int();
+      });
+  if (e.has("observed_huge_page_bytes")) {
+    region.observed_huge_page_bytes = e.i64("observed_huge_page_bytes");
+    if (region.observed_huge_page_bytes < 0)
+      e.member("observed_huge_page_bytes").fail("is negative");
+  }
+  return region;
+}
+
+Accuracy read_accuracy(const JsonReader& a) {
+  Accuracy acc;
+  acc.steps_scored = a.i64("steps_scored");
+  acc.rel_l2 = a.member("rel_l2").as_number_or_nan();
+  acc.cosine = a.member("cosine").as_number_or_nan();
+  acc.max_abs_err = a.member("max_abs_err").as_number_or_nan();
+  acc.mass_recall = a.member("mass_recall").as_number_or_nan();
+  auto needle = a.member("needle_success_rate");
+  acc.needle_success_rate = needle.json().is_null() ? -1.0 : needle.as_number();
+  if (a.has("captured_rel_l2"))  // optional: only points of a trace that carries `o`
+    acc.captured_rel_l2 = a.member("captured_rel_l2").as_number_or_nan();
+  if (a.has("recall_per_step"))  // optional: reports from before issue 33 lack it
+    a.member("recall_per_step").each_element([&](const JsonReader& e) {
+      acc.recall_per_step.push_back({e.i64("step"), e.member("recall").as_number_or_nan()});
+    });
+  return acc;
+}
+
+std::vector<std::map<std::string, double>> read_trajectory(const JsonReader& r) {
+  std::vector<std::map<std::string, double>> rows;
+  r.each_element([&](const JsonReader& row) {
+    std::map<std::string, double> m;
+    row.each_member(
+        [&](const std::string& k, const JsonReader& v) { m[k] = v.as_number_or_nan(); });
+    rows.push_back(std::move(m));
+  });
+  return rows;
+}
+
+// Optional: only measured points run with a platform profile.
+void read_modeled(const JsonReader& m, ModeledAlongside& out) {
+  out.platform = m.str("platform");
+  if (out.platform.empty()) m.member("platform").fail("the platform name is empty");
+  out.overlap = m.str("overlap");
+  read_timing(m.member("step"), out.step);
+  m.member("phase_median_ns").each_member([&](const std::string& k, const JsonReader& v) {
+    out.phase_median_ns[k] = v.as_number();
+  });
+  out.error_vs_measured = m.member("error_vs_measured").as_number_or_nan();
+}
+
 Point read_point(const JsonReader& r) {
   Point p;
-  auto x = r.member("axes");
-  p.axes.model = x.str("model");
-  p.axes.family = x.str("family");
-  p.axes.seq_len = x.i64("seq_len");
-  p.axes.batch = x.i32("batch");
-  p.axes.strategy = x.str("strategy");
-  p.axes.kv_dtype = x.str("kv_dtype");
-  p.axes.workload = x.str("workload");
-  p.axes.accelerator = x.str("accelerator");
-  p.axes.decode_steps = x.i32("decode_steps");
-  p.axes.page_tokens = x.i32("page_tokens");
-  p.axes.extra = read_string_map(x.member("extra"));
-
+  p.axes = read_axes(r.member("axes"));
   p.status = read_enum(r, "status", kPointStatuses);
   p.reason = r.str("reason");
   // Optional: reports from before roles say it by the strategy's name.
   p.role = r.has("role") ? read_enum(r, "role", kStrategyRoles) : role_from_name(p.axes.strategy);
   p.provenance = read_enum(r, "provenance", kProvenances);
-  if (r.has("kv_fit_fraction")) {  // optional: reports from before it existed lack it
-    const auto f = r.member("kv_fit_fraction");
-    const double v = f.as_number();
-    if (!(v >= 0 && v <= 1)) f.fail("a share of the KV cache must be from 0 to 1");
-    p.kv_fit_fraction = v;
-  }
-  if (r.has("attended_tokens")) {  // optional: absent when unscored and in older reports
-    const auto a = r.member("attended_tokens");
-    AttendedTokens t{a.member("mean").as_number(), a.i64("min"), a.i64("max")};
-    if (!(t.min >= 0 && t.min <= t.max && t.mean >= t.min - 1e-6 * t.max &&
-          t.mean <= t.max * (1 + 1e-9)))
-      a.fail("attended tokens must satisfy 0 <= min <= mean <= max");
-    p.attended_tokens = t;
-  }
-
+  p.kv_fit_fraction = read_kv_fit_fraction(r);
+  p.attended_tokens = read_attended_tokens(r);
   read_step(r.member("step"), p.step);
   r.member("phases").each_member(
       [&](const std::string& name, const JsonReader& t) { read_timing(t, p.phases[name]); });
   p.traffic_per_step = read_traffic(r.member("traffic_per_step"));
-
   r.member("placement").each_element([&](const JsonReader& e) {
-    PlacedRegion region;
-    region.role = e.str("role");
-    region.intended = e.str("intended");
-    region.bytes = e.i64("bytes");
-    e.member("observed_pages_per_node")
-        .each_member([&](const std::string& node, const JsonReader& n) {
-          size_t used = 0;
-          int id = -1;
-          try {
-            id = std::stoi(node, &used);
-          } catch (const std::exception&) {
-            used = 0;
-          }
-          if (used != node.size() || node.empty())
-            n.fail("key \"" + node + "\" is not a NUMA node number");
-          region.observed_pages_per_node[id] = n.as_int();
-        });
-    if (e.has("observed_huge_page_bytes")) {
-      region.observed_huge_page_bytes = e.i64("observed_huge_page_bytes");
-      if (region.observed_huge_page_bytes < 0)
-        e.member("observed_huge_page_bytes").fail("is negative");
-    }
-    p.placement.push_back(std::move(region));
+    p.placement.push_back(read_region(e));
   });
-
-  auto a = r.member("accuracy");
-  p.accuracy.steps_scored = a.i64("steps_scored");
-  p.accuracy.rel_l2 = a.member("rel_l2").as_number_or_nan();
-  p.accuracy.cosine = a.member("cosine").as_number_or_nan();
-  p.accuracy.max_abs_err = a.member("max_abs_err").as_number_or_nan();
-  p.accuracy.mass_recall = a.member("mass_recall").as_number_or_nan();
-  auto needle = a.member("needle_success_rate");
-  p.accuracy.needle_success_rate = needle.json().is_null() ? -1.0 : needle.as_number();
-  if (a.has("captured_rel_l2"))  // optional: only points of a trace that carries `o`
-    p.accuracy.captured_rel_l2 = a.member("captured_rel_l2").as_number_or_nan();
-  if (a.has("recall_per_step"))  // optional: reports from before issue 33 lack it
-    a.member("recall_per_step").each_element([&](const JsonReader& e) {
-      p.accuracy.recall_per_step.push_back({e.i64("step"), e.member("recall").as_number_or_nan()});
-    });
-
+  p.accuracy = read_accuracy(r.member("accuracy"));
   p.strategy_params = read_string_map(r.member("strategy_params"));
   if (r.has("warnings"))  // optional: only points whose strategy warned
     r.member("warnings").each_element([&](const JsonReader& w) {
       p.warnings.push_back(w.as_string());
     });
-  r.member("trajectory").each_element([&](const JsonReader& row) {
-    std::map<std::string, double> m;
-    row.each_member(
-        [&](const std::string& k, const JsonReader& v) { m[k] = v.as_number_or_nan(); });
-    p.trajectory.push_back(std::move(m));
-  });
-  if (r.has("modeled")) {  // optional: only measured points run with a platform profile
-    auto m = r.member("modeled");
-    p.modeled.platform = m.str("platform");
-    if (p.modeled.platform.empty()) m.member("platform").fail("the platform name is empty");
-    p.modeled.overlap = m.str("overlap");
-    read_timing(m.member("step"), p.modeled.step);
-    m.member("phase_median_ns").each_member([&](const std::string& k, const JsonReader& v) {
-      p.modeled.phase_median_ns[k] = v.as_number();
-    });
-    p.modeled.error_vs_measured = m.member("error_vs_measured").as_number_or_nan();
-  }
+  p.trajectory = read_trajectory(r.member("trajectory"));
+  if (r.has("modeled")) read_modeled(r.member("modeled"), p.modeled);
   if (r.has("ran_on")) {
     auto on = r.member("ran_on");
     p.ran_on.rank = on.i32("rank");
