@@ -303,6 +303,45 @@ void BM_TopK(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * rows * n);
 }
 
+// BM_SelectVsAttention's times per iteration: wall time of each part (0 fused, 1 separate,
+// 2 attention) and their ratios to attention (wall and process CPU time); the scans alone.
+struct SelectVsAttentionTimes {
+  std::vector<double> fused_s, sep_s, attn_s, r_fused, r_sep, rc_fused, rc_sep, scan_s, hint_s;
+  void add(const double (&wall)[4], const double (&cpu)[4]) {
+    fused_s.push_back(wall[0]);
+    sep_s.push_back(wall[1]);
+    attn_s.push_back(wall[2]);
+    r_fused.push_back(wall[0] / wall[2]);
+    r_sep.push_back(wall[1] / wall[2]);
+    rc_fused.push_back(cpu[0] / cpu[2]);
+    rc_sep.push_back(cpu[1] / cpu[2]);
+  }
+  // Medians over the iterations.
+  void counters(benchmark::State& state) const {
+    state.counters["fused_ms"] = 1e3 * median(fused_s);
+    state.counters["fused_scan_ms"] = 1e3 * median(scan_s);
+    state.counters["hinted_scan_ms"] = 1e3 * median(hint_s);
+    state.counters["separate_ms"] = 1e3 * median(sep_s);
+    state.counters["attention_ms"] = 1e3 * median(attn_s);
+    state.counters["fused/attn"] = median(r_fused);
+    state.counters["separate/attn"] = median(r_sep);
+    state.counters["fused/attn_cpu"] = median(rc_fused);
+    state.counters["separate/attn_cpu"] = median(rc_sep);
+  }
+};
+
+// HybridGen's hint rule (hybrid/README.md, select_hint) from one selection's values: each
+// head's k-th logit minus a share of its spread. The benchmark's cache copies hold different
+// random K, so the share is 0.25 here, wider than HybridGen's default 0.1 for consecutive steps.
+std::vector<float> floor_hint(const std::vector<float>& val, int hq, int64_t k) {
+  std::vector<float> hint(hq);
+  for (int h = 0; h < hq; ++h) {
+    const auto [lo, hi] = std::minmax_element(val.begin() + h * k, val.begin() + (h + 1) * k);
+    hint[h] = *lo - 0.25f * (*hi - *lo);
+  }
+  return hint;
+}
+
 // HybridGen's CPU part in its two modes (issue 15 part 3), side by side on the same caches:
 // logit mode = score q.K over the tokens, per-head top 5%, gather the winners' V rows, as
 // `fused` (cpu::select_topk: one K pass, streaming top-k, floors sampled), `hinted` (the same
@@ -331,18 +370,9 @@ void BM_SelectVsAttention(benchmark::State& state) {
                        rows.data() + static_cast<size_t>(h) * k * d * 2);
     });
   };
-  std::vector<double> fused_s, sep_s, attn_s, r_fused, r_sep, rc_fused, rc_sep, scan_s, hint_s;
-  // HybridGen's hint rule (hybrid/README.md, select_hint): each head's k-th logit minus a share
-  // of its spread, from one selection on the first copy. The copies hold different random K, so
-  // the share is 0.25 here, wider than HybridGen's default 0.1 for consecutive decode steps.
-  std::vector<float> hint(hq);
-  {
-    cpu::select_topk(q.data(), hq, cs[0]->view, 0, 0, ks.data(), idx.data(), val.data(), k, pool);
-    for (int h = 0; h < hq; ++h) {
-      const auto [lo, hi] = std::minmax_element(val.begin() + h * k, val.begin() + (h + 1) * k);
-      hint[h] = *lo - 0.25f * (*hi - *lo);
-    }
-  }
+  SelectVsAttentionTimes times;
+  cpu::select_topk(q.data(), hq, cs[0]->view, 0, 0, ks.data(), idx.data(), val.data(), k, pool);
+  const std::vector<float> hint = floor_hint(val, hq, k);
   const int64_t misses0 = cpu::g_select_hint_misses.load();
   const int64_t fallbacks0 = cpu::g_select_fallbacks.load();
   size_t i = 0;
@@ -355,12 +385,12 @@ void BM_SelectVsAttention(benchmark::State& state) {
       const double c0 = process_cpu_seconds();
       if (which == 0) {
         cpu::select_topk(q.data(), hq, kv, 0, 0, ks.data(), idx.data(), val.data(), k, pool);
-        scan_s.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+        times.scan_s.push_back(std::chrono::duration<double>(clock::now() - t0).count());
         gather(kv);
       } else if (which == 3) {
         cpu::select_topk(q.data(), hq, kv, 0, 0, ks.data(), idx.data(), val.data(), k, pool,
                          best_simd_level(), hint.data());
-        hint_s.push_back(std::chrono::duration<double>(clock::now() - t0).count());
+        times.hint_s.push_back(std::chrono::duration<double>(clock::now() - t0).count());
         gather(kv);
       } else if (which == 1) {
         cpu::score_logits(q.data(), hq, kv, 0, -1, 0, logits.data(), tokens, pool);
@@ -384,26 +414,12 @@ void BM_SelectVsAttention(benchmark::State& state) {
       cpu[which] = process_cpu_seconds() - c0;
     }
     state.SetIterationTime(wall[0]);
-    fused_s.push_back(wall[0]);
-    sep_s.push_back(wall[1]);
-    attn_s.push_back(wall[2]);
-    r_fused.push_back(wall[0] / wall[2]);
-    r_sep.push_back(wall[1] / wall[2]);
-    rc_fused.push_back(cpu[0] / cpu[2]);
-    rc_sep.push_back(cpu[1] / cpu[2]);
+    times.add(wall, cpu);
     ++i;
   }
   state.counters["fallbacks"] = static_cast<double>(cpu::g_select_fallbacks.load() - fallbacks0);
-  state.counters["fused_ms"] = 1e3 * median(fused_s);
-  state.counters["fused_scan_ms"] = 1e3 * median(scan_s);
-  state.counters["hinted_scan_ms"] = 1e3 * median(hint_s);
   state.counters["hint_misses"] = static_cast<double>(cpu::g_select_hint_misses.load() - misses0);
-  state.counters["separate_ms"] = 1e3 * median(sep_s);
-  state.counters["attention_ms"] = 1e3 * median(attn_s);
-  state.counters["fused/attn"] = median(r_fused);
-  state.counters["separate/attn"] = median(r_sep);
-  state.counters["fused/attn_cpu"] = median(rc_fused);
-  state.counters["separate/attn_cpu"] = median(rc_sep);
+  times.counters(state);
   state.SetLabel(threads_label(pool, best_simd_level()));
 }
 
