@@ -170,6 +170,7 @@ def classify(head):
     # An `=` outside the parameter list (not operator=, ==, <=, ...) makes it an initializer.
     if re.search(r'(?<![=!<>+\-*/%&|^])=(?!=)', re.sub(r'operator\s*\S+', '', before)):
         return 'init', None
+    before = re.sub(r'\s*<[^<>]*>$', '', before)  # an explicit specialization: f<float>(..)
     op = re.search(r'((?:[\w~]+::)*operator\s*(?:\(\)|[^\s(]+))$', before)
     if op:
         return 'fn', op.group(1)

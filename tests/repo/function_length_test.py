@@ -57,8 +57,9 @@ class WhatIsAFunction(unittest.TestCase):
         src = ('auto f() -> std::vector<int> {\n  return {};\n}\n'
                'void S::g() const noexcept override {\n}\n'
                '__global__ void __launch_bounds__(256) decode_kernel(const float* q) {\n}\n'
-               'template <typename T>\nT h(T t) {\n}\n')
-        self.assertEqual([s[0] for s in spans(src)], ['f', 'S::g', 'decode_kernel', 'h'])
+               'template <typename T>\nT h(T t) {\n}\n'
+               'template <>\n__device__ __forceinline__ void load8<float>(const float* p) {\n}\n')
+        self.assertEqual([s[0] for s in spans(src)], ['f', 'S::g', 'decode_kernel', 'h', 'load8'])
 
     def test_gtest_bodies_are_named_by_suite_and_case(self):
         src = 'TEST(Suite, Case) {\n  EXPECT_TRUE(true);\n}\n'
