@@ -93,7 +93,9 @@ CommandFn add_compare_command(CLI::App& app) {
       "interleaved --rounds, 6 by default; --repetitions adds passes) are judged on their round\n"
       "medians; with one round (older reports), on 6 blocks\n"
       "of consecutive steps, and a change within --drift-allowance is INCONCLUSIVE (drift\n"
-      "between runs is unmeasured). The last line counts the points not judged (NOISY,\n"
+      "between runs is unmeasured). With rounds, a group whose strategies all moved together by\n"
+      "less than --group-drift (machine drift between runs) has each judged against that move.\n"
+      "The last line counts the points not judged (NOISY,\n"
       "INCONCLUSIVE); it is printed even when --out takes the table.\n"
       "Exit status: 0 no regression; 3 a significant slowdown beyond --threshold, a point that no\n"
       "longer runs, or an accuracy regression (a point that fell below the run's "
@@ -131,6 +133,12 @@ CommandFn add_compare_command(CLI::App& app) {
                   "With one round a side, only a change beyond this fraction is FASTER/SLOWER, "
                   "within it INCONCLUSIVE (e.g. 1 = a doubling; 0: judge every one)",
                   RealRange::at_least(0))
+      ->capture_default_str();
+  add_real_option(*sub, "--group-drift", o.group_drift,
+                  "With rounds, a group of strategies (one model, length, batch) that moved as a "
+                  "whole by less than this fraction has each strategy judged against that move "
+                  "(runs on one machine drift by ~10%); 0: judge every point as it is",
+                  RealRange{0, 1, false, true})
       ->capture_default_str();
   sub->add_flag("--fail-unjudged", o.fail_unjudged,
                 "Exit 4 when points could not be judged (NOISY, INCONCLUSIVE) and none regressed");

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/stats.h"
 #include "reports/format.h"
 #include "reports/mann_whitney.h"
 
@@ -52,6 +53,9 @@ void validate(const CompareOptions& o) {
   if (!(o.drift_allowance >= 0))
     bad("--drift-allowance must be >= 0",
         "e.g. --drift-allowance 0.5 for 50%, or 0 to judge single-pass changes as significant");
+  if (!(o.group_drift >= 0 && o.group_drift < 1))
+    bad("--group-drift must be in [0, 1)",
+        "e.g. --group-drift 0.2 for 20%, or 0 to judge every point on its own change");
 }
 
 int CompareResult::count(Verdict v) const {
@@ -133,17 +137,37 @@ void one_round_notes(const TimingEvidence& e, const CompareOptions& opt, PointCo
     c.notes.push_back("one round, beyond --drift-allowance " + format_percent(opt.drift_allowance));
 }
 
-void judge_timing(const Point& o, const Point& n, const CompareOptions& opt, PointComparison& c) {
+// Both sides have >= 2 rounds: judged on round medians (else on one round's step blocks).
+bool has_rounds(const Point& o, const Point& n) {
+  return o.step.pass_sizes.size() >= 2 && n.step.pass_sizes.size() >= 2;
+}
+
+bool both_timed(const Point& o, const Point& n) {
+  return o.timed() && o.step.summary.median > 0 && n.timed() && n.step.summary.median > 0;
+}
+
+void judge_timing(const Point& o, const Point& n, const CompareOptions& opt,
+                  std::optional<double> group_shift, PointComparison& c) {
   TimingEvidence e;
   e.change = c.change = n.step.summary.median / o.step.summary.median - 1.0;
+  // The group moved as a whole: the point is judged on what it did beyond that move, which the
+  // U test sees once NEW's round medians are taken back by it.
+  const double unshift = group_shift ? 1 / (1 + *group_shift) : 1.0;
+  if (group_shift) {
+    c.against_group = true;
+    c.group_shift = *group_shift;
+    e.change = c.judged_change = (1 + c.change) * unshift - 1;
+  }
   const double noise_o = robust_rel_noise(o.step.summary),
                noise_n = robust_rel_noise(n.step.summary);
   c.change_rel_noise = std::hypot(noise_o, noise_n);
   e.noise = std::max(noise_o, noise_n);
   c.too_noisy = e.noise > opt.max_noise;
-  e.rounds = o.step.pass_sizes.size() >= 2 && n.step.pass_sizes.size() >= 2;
+  e.rounds = has_rounds(o, n);
   c.single_pass = !e.rounds;
-  const auto mo = tested_medians(o.step, e.rounds), mn = tested_medians(n.step, e.rounds);
+  const auto mo = tested_medians(o.step, e.rounds);
+  auto mn = tested_medians(n.step, e.rounds);
+  for (double& m : mn) m *= unshift;
   c.old_medians = static_cast<int>(mo.size());
   c.new_medians = static_cast<int>(mn.size());
   e.testable = !mo.empty() && !mn.empty();
@@ -158,7 +182,11 @@ void judge_timing(const Point& o, const Point& n, const CompareOptions& opt, Poi
                       std::to_string(mn.size()));
   else
     one_round_notes(e, opt, c);
-  c.slowdown_regression = c.verdict == Verdict::slower && c.change > opt.threshold;
+  if (group_shift)
+    c.notes.push_back("judged against its group's common move " +
+                      format_percent(*group_shift, true) + " (" +
+                      format_percent(c.judged_change, true) + " beyond it)");
+  c.slowdown_regression = c.verdict == Verdict::slower && e.change > opt.threshold;
 }
 
 void judge_accuracy(const Point& o, const Point& n, const CompareOptions& opt,
@@ -195,7 +223,7 @@ void judge_accuracy(const Point& o, const Point& n, const CompareOptions& opt,
 }
 
 PointComparison compare_point(const Point& o, const Point& n, const CompareOptions& opt,
-                              const AccuracyTarget& target) {
+                              const AccuracyTarget& target, std::optional<double> group_shift) {
   PointComparison c;
   c.axes = n.axes;
   c.old_status = o.status;
@@ -212,7 +240,7 @@ PointComparison compare_point(const Point& o, const Point& n, const CompareOptio
   const bool ot = o.timed() && o.step.summary.median > 0,
              nt = n.timed() && n.step.summary.median > 0;
   if (ot && nt) {
-    judge_timing(o, n, opt, c);
+    judge_timing(o, n, opt, group_shift, c);
   } else if (ot) {
     c.verdict = Verdict::failed;
     c.notes.push_back("now " + std::string(to_string(n.status)) +
@@ -341,6 +369,22 @@ std::string repeated_command(const std::string& command_line) {
   return out + " --repetitions 5";
 }
 
+// "qwen2.5-0.5b 32k batch 1 moved +9.1% as a whole (11 strategies) ...": a move within
+// --group-drift is what the machine does between runs, so it was set aside; beyond it, it is
+// judged, and a uniform change smaller than it cannot be seen (said, so a CI owner can lower it).
+std::string group_shift_sentence(const GroupShift& g, const CompareOptions& o) {
+  const std::string what = g.axes.model + " " + format_tokens(g.axes.seq_len) + " batch " +
+                           std::to_string(g.axes.batch) + " moved " +
+                           format_percent(g.shift, true) + " as a whole (median of " +
+                           std::to_string(g.points) + " strategies)";
+  if (g.applied)
+    return what + ": within --group-drift " + format_percent(o.group_drift) +
+           ", as runs on one machine drift, so each strategy was judged against it; a change "
+           "common to all strategies of that size is not caught (--group-drift 0 judges it)";
+  return what + ": beyond --group-drift " + format_percent(o.group_drift) +
+         ", so each strategy was judged on its own change";
+}
+
 // Everything that weakens the comparison without being a verdict: context differences, targets,
 // interruptions, inconclusive and noisy points.
 void add_warnings(const Report& old_report, const Report& new_report, const CompareOptions& options,
@@ -359,6 +403,9 @@ void add_warnings(const Report& old_report, const Report& new_report, const Comp
   if (new_report.interruption.interrupted)
     r.warnings.push_back("NEW is an interrupted sweep (" + new_report.interruption.reason +
                          "); finish it with `hybridbench run ... --resume`");
+  for (const auto& g : r.group_shifts)
+    if (std::fabs(g.shift) >= options.min_effect)
+      r.warnings.push_back(group_shift_sentence(g, options));
   if (const int n = r.count(Verdict::inconclusive)) {
     r.deciding_command = repeated_command(new_report.context.command_line);
     r.warnings.push_back(
@@ -377,6 +424,41 @@ void add_warnings(const Report& old_report, const Report& new_report, const Comp
         " (IQR-based); was the machine busy? Re-run both on a quiet machine, or pin CPUs");
 }
 
+// Each group's common move between the runs: the median change of its points timed with rounds
+// on both sides (a median, so one strategy's real change does not move it), for groups of at
+// least kMinGroupForShift such points.
+std::vector<GroupShift> group_shifts(const std::map<std::string, const Point*>& olds,
+                                     const std::map<std::string, const Point*>& news,
+                                     const CompareOptions& opt) {
+  std::map<std::string, std::pair<const Point*, std::vector<double>>> logs;
+  for (const auto& [key, o] : olds) {
+    auto it = news.find(key);
+    if (it == news.end() || !both_timed(*o, *it->second) || !has_rounds(*o, *it->second)) continue;
+    auto& g = logs[o->axes.group_key()];
+    g.first = it->second;
+    g.second.push_back(std::log(it->second->step.summary.median / o->step.summary.median));
+  }
+  std::vector<GroupShift> shifts;
+  for (auto& [key, g] : logs) {
+    if (static_cast<int>(g.second.size()) < kMinGroupForShift) continue;
+    GroupShift s;
+    s.group_key = key;
+    s.axes = g.first->axes;
+    s.points = static_cast<int>(g.second.size());
+    s.shift = std::exp(quantile(g.second, 0.5)) - 1;
+    s.applied = opt.group_drift > 0 && std::fabs(s.shift) <= opt.group_drift;
+    shifts.push_back(std::move(s));
+  }
+  return shifts;
+}
+
+std::optional<double> applied_shift(const std::vector<GroupShift>& shifts, const Point& p) {
+  const std::string key = p.axes.group_key();
+  for (const auto& s : shifts)
+    if (s.group_key == key && s.applied) return s.shift;
+  return std::nullopt;
+}
+
 }  // namespace
 
 CompareResult compare_reports(const Report& old_report, const Report& new_report,
@@ -387,6 +469,7 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
   r.target =
       options.accuracy_target ? *options.accuracy_target : report_accuracy_target(new_report);
   const auto olds = index_points(old_report, "OLD"), news = index_points(new_report, "NEW");
+  r.group_shifts = group_shifts(olds, news, options);
   for (const auto& [key, o] : olds) {
     auto it = news.find(key);
     if (it == news.end()) {
@@ -398,7 +481,9 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
       c.old_accuracy = o->accuracy;
       r.points.push_back(std::move(c));
     } else {
-      r.points.push_back(compare_point(*o, *it->second, options, r.target));
+      const bool rounds = has_rounds(*o, *it->second);
+      r.points.push_back(compare_point(*o, *it->second, options, r.target,
+                                       rounds ? applied_shift(r.group_shifts, *o) : std::nullopt));
     }
   }
   for (const auto& [key, n] : news)

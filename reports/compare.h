@@ -31,6 +31,13 @@ struct CompareOptions {
   // regression); beyond it, it is judged. 25%: above that measured drift, below the 30% shift a
   // CI must catch. 0: judge every one.
   double drift_allowance = 0.25;
+  // Points with rounds: a group (the strategies of one model, length, batch, ...) whose median
+  // change is within this fraction moved as a whole, which is what the machine does between
+  // runs (identical default runs back to back on the 2-core VM: whole groups moved -14% to +9%,
+  // each strategy within ~7% of its group), so each point is judged on its change against that
+  // common move. Beyond it, or with fewer than kMinGroupForShift timed points, a point is judged
+  // as it is. 20%: above the measured drift, below the 30% a CI must catch. 0: never.
+  double group_drift = 0.20;
   // Points NOISY or INCONCLUSIVE make the outcome Outcome::unjudged (a CI that must not pass
   // on points it could not judge); off, they are counted on the verdict line only.
   bool fail_unjudged = false;
@@ -81,6 +88,9 @@ inline bool is_unjudged(Verdict v) { return v == Verdict::noisy || v == Verdict:
 // p = 2/924 = 0.002, under the default alpha 0.01 (5 vs 5: 0.008, too close to it).
 inline constexpr int kRoundBlocks = 6;
 inline constexpr int kMinBlockSteps = 2;  // a median of one step is that step: no smoothing
+// A group's common move is its points' median change; with 2 points one strategy's real change
+// would be half the "common" move, so at least 3.
+inline constexpr int kMinGroupForShift = 3;
 
 // What judge_timing decides a timed pair's verdict from (exposed for table-driven tests).
 struct TimingEvidence {
@@ -101,8 +111,12 @@ struct PointComparison {
   std::optional<PointStatus> old_status, new_status;  // nullopt on the side without the point
   std::optional<Provenance> old_provenance, new_provenance;
   SampleSummary old_step, new_step;
-  Accuracy old_accuracy, new_accuracy;   // steps_scored 0: no figures on that side
-  double change = 0;                     // new median / old median - 1 (+: slower)
+  Accuracy old_accuracy, new_accuracy;  // steps_scored 0: no figures on that side
+  double change = 0;                    // new median / old median - 1 (+: slower)
+  // The point's group moved by group_shift as a whole (within --group-drift), so the point was
+  // judged on judged_change = (1 + change) / (1 + group_shift) - 1. Both 0 when not applied.
+  bool against_group = false;
+  double group_shift = 0, judged_change = 0;
   double change_rel_noise = 0;           // robust_rel_noise() of both added in quadrature
   bool too_noisy = false;                // either side's robust noise above max_noise
   bool single_pass = false;              // a side of one round: tested on its step-block medians
@@ -131,12 +145,22 @@ struct GeoMean {
   Verdict verdict = Verdict::same;
 };
 
+// A group's (PointAxes::group_key) common move between the runs; see CompareOptions::group_drift.
+struct GroupShift {
+  std::string group_key;
+  PointAxes axes;        // of one of its NEW points (the strategy aside, the group's axes)
+  int points = 0;        // timed with rounds on both sides
+  double shift = 0;      // exp(median ln(new / old)) - 1
+  bool applied = false;  // within group_drift: its points were judged against it
+};
+
 struct CompareResult {
   CompareOptions options;
   AccuracyTarget target;  // the one judged (options.accuracy_target or NEW's)
   GeoMean geomean;
-  std::vector<PointComparison> points;  // in axes_less order; missing and added included
-  std::vector<std::string> warnings;    // context differences that make the comparison weaker
+  std::vector<PointComparison> points;   // in axes_less order; missing and added included
+  std::vector<GroupShift> group_shifts;  // groups of >= kMinGroupForShift points with rounds
+  std::vector<std::string> warnings;     // context differences that make the comparison weaker
   int regressions = 0;
   // The command that would decide the INCONCLUSIVE points: NEW's command line with
   // --repetitions 5 (empty when no point is inconclusive).

@@ -67,17 +67,24 @@ std::string unjudged_aside(const CompareResult& r) {
 // the markdown footer states what its table shows.
 std::string verdict_rules_text(const CompareResult& r) {
   const CompareOptions& o = r.options;
-  int rounds = 0, one_round = 0;
+  int rounds = 0, one_round = 0, against_group = 0;
   for (const auto& p : r.points)
-    if (is_timed(p.verdict)) ++(p.single_pass ? one_round : rounds);
+    if (is_timed(p.verdict)) {
+      ++(p.single_pass ? one_round : rounds);
+      against_group += p.against_group;
+    }
   return "SAME when |delta| < min effect " + format_percent(o.min_effect) +
          ", whatever the noise; otherwise a Mann-Whitney U test (alpha " +
          format_fixed(o.alpha, 3) + ") on the round medians where both sides have >= 2 rounds (" +
          std::to_string(rounds) + " point(s)), else on the medians of " +
          std::to_string(kRoundBlocks) + " blocks of consecutive steps a side (" +
-         std::to_string(one_round) +
-         " point(s) with one round). Not significant: NOISY. Significant with rounds: FASTER / "
-         "SLOWER. Significant with one round: NOISY when noisier than " +
+         std::to_string(one_round) + " point(s) with one round). With rounds, a group of >= " +
+         std::to_string(kMinGroupForShift) + " strategies that moved as a whole by less than " +
+         format_percent(o.group_drift) +
+         " (machine drift) has each point judged against that move (" +
+         std::to_string(against_group) +
+         " point(s)). Not significant: NOISY. Significant with rounds: FASTER / SLOWER. "
+         "Significant with one round: NOISY when noisier than " +
          format_percent(o.max_noise) + " and not beyond 3x the noise, INCONCLUSIVE within the " +
          format_percent(o.drift_allowance) +
          " drift allowance, else FASTER / SLOWER. A slowdown beyond " +
@@ -276,6 +283,8 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
                       {"old", summary(p.old_status, p.old_step)},
                       {"new", summary(p.new_status, p.new_step)},
                       {"change", timed ? json(p.change) : json(nullptr)},
+                      {"group_shift", p.against_group ? json(p.group_shift) : json(nullptr)},
+                      {"judged_change", p.against_group ? json(p.judged_change) : json(nullptr)},
                       {"change_rel_noise", timed ? json(p.change_rel_noise) : json(nullptr)},
                       {"p_value", timed ? json(p.p_value) : json(nullptr)},
                       {"exact_test", p.exact_test},
@@ -298,6 +307,7 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
         {"max_noise_fraction", o.max_noise},
         {"drift_allowance",
          std::isinf(o.drift_allowance) ? json(nullptr) : json(o.drift_allowance)},
+        {"group_drift", o.group_drift},
         {"fail_unjudged", o.fail_unjudged},
         {"rel_l2_rel_tolerance", o.rel_l2_rel_tolerance},
         {"rel_l2_abs_tolerance", o.rel_l2_abs_tolerance},

@@ -265,7 +265,8 @@ class CpuAccelerator final : public Accelerator {
   std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch,
                                              int layer) override {
     LayerCharge charge;
-    if (share_layer_weights_ || layer_weight_bytes(model) >= kSharedWeightsFromBytes)
+    if (share_layer_weights_ || !run_layer_gemms_ ||
+        layer_weight_bytes(model) >= kSharedWeightsFromBytes)
       charge = [budget = std::static_pointer_cast<BudgetAllocator>(memory_)](size_t bytes) {
         return budget->reserve(bytes);
       };

@@ -37,18 +37,26 @@ std::shared_ptr<Buffer> shared_weights(const MemoryLocation& where, int in, int 
 }
 
 // One weight matrix in accelerator memory: its own, or (charge given) the shared copy with its
-// bytes charged to the budget.
+// bytes charged to the budget. Unbacked (GEMMs never run: model mode prices them from their
+// traffic), the weights are only charged: filling 1.7 GB of a 70B layer per group was half of
+// `run --mode model`.
 struct Matrix {
-  Buffer storage;                  // the weights, or the charge for the shared ones
-  std::shared_ptr<Buffer> shared;  // null: the weights are `storage`
+  Buffer storage;                  // the weights, or the charge for the shared or absent ones
+  std::shared_ptr<Buffer> shared;  // null: the weights are `storage`, or absent
   BlockedWeights w;
-  Matrix(BufferAllocator& memory, int in, int out, uint64_t seed, const LayerCharge& charge)
+  Matrix(BufferAllocator& memory, int in, int out, uint64_t seed, const LayerCharge& charge,
+         bool backed)
       : storage(charge ? charge(BlockedWeights::bytes(in, out, kWeightType))
                        : memory.allocate(BlockedWeights::bytes(in, out, kWeightType))),
-        shared(charge ? shared_weights(memory.location(), in, out, seed) : nullptr),
-        w(BlockedWeights::over(static_cast<std::byte*>(shared ? shared->data() : storage.data()),
-                               in, out, kWeightType)) {
-    if (!shared) w.fill_random(seed);
+        shared(charge && backed ? shared_weights(memory.location(), in, out, seed) : nullptr),
+        w(BlockedWeights::over(weights(charge, backed), in, out, kWeightType)) {
+    if (!charge) w.fill_random(seed);
+  }
+
+ private:
+  std::byte* weights(const LayerCharge& charge, bool backed) {
+    if (!charge) return static_cast<std::byte*>(storage.data());
+    return backed ? static_cast<std::byte*>(shared->data()) : nullptr;
   }
 };
 
@@ -62,13 +70,13 @@ class CpuLayerWork final : public LayerWork {
         pool_(pool),
         dims_(layer_dims(model)),
         max_batch_(max_batch),
-        qkv_(memory, dims_.hidden, dims_.qkv_out, seed, charge),
-        o_(memory, dims_.attn_out, dims_.hidden, seed + 1, charge),
-        up_(memory, dims_.hidden, dims_.ffn, seed + 2, charge),
-        down_(memory, dims_.ffn, dims_.hidden, seed + 3, charge),
+        qkv_(memory, dims_.hidden, dims_.qkv_out, seed, charge, compute),
+        o_(memory, dims_.attn_out, dims_.hidden, seed + 1, charge, compute),
+        up_(memory, dims_.hidden, dims_.ffn, seed + 2, charge, compute),
+        down_(memory, dims_.ffn, dims_.hidden, seed + 3, charge, compute),
         activations_(memory.allocate(activation_floats() * sizeof(float))) {
     if (dims_.gated)
-      gate_ = std::make_unique<Matrix>(memory, dims_.hidden, dims_.ffn, seed + 4, charge);
+      gate_ = std::make_unique<Matrix>(memory, dims_.hidden, dims_.ffn, seed + 4, charge, compute);
     float* p = static_cast<float*>(activations_.data());
     for (Slot s : {Slot::x, Slot::qkv, Slot::attn, Slot::y, Slot::up, Slot::gate, Slot::out}) {
       act_[static_cast<int>(s)] = p;
@@ -165,6 +173,9 @@ std::unique_ptr<LayerWork> make_cpu_layer_work(std::function<void(std::function<
                                                uint64_t seed, LayerCharge charge, bool compute) {
   if (max_batch < 1)
     throw Error("layer work: max_batch must be at least 1, got " + std::to_string(max_batch), {});
+  if (!compute && !charge)
+    throw Error("layer work: GEMMs that never run need a budget charge for their weights",
+                "pass a LayerCharge with compute = false");
   return std::make_unique<CpuLayerWork>(std::move(enqueue), pool, memory, model, max_batch, seed,
                                         charge, compute);
 }

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "core/model_presets.h"
+#include "core/thread_pool.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/cpu_layer_work.h"
 
 namespace hb {
 namespace {
@@ -38,6 +40,43 @@ TEST(CpuLayerWork, RunLayerGemmsOffQueuesNothingButKeepsTheWeights) {
   EXPECT_GE(used_on, w_on);
   EXPECT_GT(on, 0);  // three layers of GEMVs over ~0.1 GB of weights took time
   EXPECT_EQ(off, 0);
+}
+
+// Counts what a layer work allocates in its memory (the rest it charges).
+class CountingMemory final : public BufferAllocator {
+ public:
+  Buffer allocate(size_t bytes) override {
+    allocated += bytes;
+    return host_->allocate(bytes);
+  }
+  MemoryLocation location() const override { return host_->location(); }
+  size_t allocated = 0;
+
+ private:
+  std::shared_ptr<BufferAllocator> host_ = host_allocator();
+};
+
+TEST(CpuLayerWork, GemmsThatNeverRunChargeTheirWeightsWithoutAllocatingThem) {
+  // Model mode: a 70B layer's 1.7 GB were allocated and filled per group for nothing.
+  const ModelPreset& model = find_model_preset("qwen2.5-0.5b");
+  ThreadPool pool(1);
+  auto run_now = [](std::function<void()> fn) { fn(); };
+  for (bool compute : {true, false}) {
+    CountingMemory memory;
+    size_t charged = 0;
+    cpu::LayerCharge charge = [&](size_t bytes) {
+      charged += bytes;
+      return Buffer();
+    };
+    auto layer = cpu::make_cpu_layer_work(run_now, pool, memory, model, 2, 1, charge, compute);
+    EXPECT_EQ(charged, static_cast<size_t>(layer->weight_bytes())) << compute;
+    // Only the activations (a few rows of floats) are allocated, whether or not the GEMMs run.
+    EXPECT_LT(memory.allocated, charged / 100) << compute;
+    layer->enqueue_qkv(2);  // unbacked weights are never read: queued as nothing
+    layer->enqueue_ffn(2);
+  }
+  CountingMemory memory;
+  EXPECT_THROW(cpu::make_cpu_layer_work(run_now, pool, memory, model, 2, 1, {}, false), Error);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 
 #include <gtest/gtest.h>
@@ -525,6 +526,91 @@ TEST(CompareRender, TableAndJsonShowTheRegression) {
   EXPECT_EQ(js["regression"], false);
   EXPECT_EQ(js["deciding_command"], single_pass.deciding_command);
   EXPECT_EQ(js["options"]["drift_allowance"], 0.25);
+}
+
+}  // namespace
+}  // namespace hb::reports
+
+namespace hb::reports {
+namespace {
+
+// One group (one model, length, batch) of six strategies, each timed in 6 rounds of 8 steps at 2%
+// noise; `factor(i)` scales strategy i's NEW samples.
+Report group_of_six(uint64_t seed, const std::function<double(int)>& factor) {
+  Report r = make_report();
+  r.points.clear();
+  for (int i = 0; i < 6; ++i) {
+    std::string name = "s";  // appended: GCC 12's -Wrestrict misfires on "s" + to_string
+    name += std::to_string(i);
+    Point p =
+        with_passes(make_point(name, 32768, 1e6 * (1 + i) * factor(i), 0.02, 48, seed + i), 6);
+    r.points.push_back(std::move(p));
+  }
+  return r;
+}
+
+TEST(CompareGroupDrift, AWholeGroupMovingTogetherWithinTheAllowanceIsMachineDrift) {
+  const Report old_r = group_of_six(1, [](int) { return 1.0; });
+  // Every strategy 10% slower: what back-to-back identical runs showed (groups moved -14%..+9%).
+  const auto c = compare_reports(old_r, group_of_six(100, [](int) { return 1.1; }), {});
+  EXPECT_EQ(c.count(Verdict::same), 6);
+  EXPECT_EQ(c.outcome(), CompareResult::Outcome::ok);
+  ASSERT_EQ(c.group_shifts.size(), 1u);
+  EXPECT_NEAR(c.group_shifts[0].shift, 0.1, 0.01);
+  EXPECT_TRUE(c.group_shifts[0].applied);
+  for (const auto& p : c.points) {
+    EXPECT_TRUE(p.against_group);
+    EXPECT_NEAR(p.change, 0.1, 0.02);  // the raw change stays in the table
+    EXPECT_NEAR(p.judged_change, 0.0, 0.02);
+  }
+  const bool said = std::any_of(c.warnings.begin(), c.warnings.end(), [](const std::string& w) {
+    return w.find("llama-3-8b 32k batch 1 moved +10.") == 0 &&
+           w.find("within --group-drift 20.0%") != std::string::npos;
+  });
+  EXPECT_TRUE(said);
+}
+
+TEST(CompareGroupDrift, APlantedSlowdownBeyondTheAllowanceIsStillARegression) {
+  const Report old_r = group_of_six(1, [](int) { return 1.0; });
+  const auto c = compare_reports(old_r, group_of_six(100, [](int) { return 1.3; }), {});
+  EXPECT_EQ(c.count(Verdict::slower), 6);
+  EXPECT_EQ(c.outcome(), CompareResult::Outcome::regression);
+  EXPECT_FALSE(c.group_shifts.at(0).applied);
+  for (const auto& p : c.points) EXPECT_FALSE(p.against_group);
+}
+
+TEST(CompareGroupDrift, OneStrategysSlowdownStandsOutOfItsGroup) {
+  const Report old_r = group_of_six(1, [](int) { return 1.0; });
+  // Alone, and on top of a 10% drift of the whole group: the median move ignores the one.
+  for (double drift : {1.0, 1.1}) {
+    const auto c = compare_reports(
+        old_r, group_of_six(100, [&](int i) { return drift * (i == 2 ? 1.3 : 1.0); }), {});
+    EXPECT_EQ(c.count(Verdict::slower), 1) << drift;
+    EXPECT_EQ(c.count(Verdict::same), 5) << drift;
+    EXPECT_EQ(c.points.at(2).verdict, Verdict::slower) << drift;
+    EXPECT_NEAR(c.points.at(2).judged_change, 0.3, 0.03) << drift;
+    EXPECT_TRUE(c.points.at(2).slowdown_regression) << drift;
+  }
+}
+
+TEST(CompareGroupDrift, OffOrTooFewStrategiesJudgesEachPointAsItIs) {
+  const Report old_r = group_of_six(1, [](int) { return 1.0; });
+  const Report drifted = group_of_six(100, [](int) { return 1.1; });
+  CompareOptions off;
+  off.group_drift = 0;
+  const auto c = compare_reports(old_r, drifted, off);
+  EXPECT_EQ(c.count(Verdict::slower), 6);
+  EXPECT_FALSE(c.group_shifts.at(0).applied);
+  // Two strategies: one's real change would be half the "common" move.
+  Report o2 = old_r, n2 = drifted;
+  o2.points.resize(kMinGroupForShift - 1);
+  n2.points.resize(kMinGroupForShift - 1);
+  const auto two = compare_reports(o2, n2, {});
+  EXPECT_TRUE(two.group_shifts.empty());
+  EXPECT_EQ(two.count(Verdict::slower), 2);
+  CompareOptions bad;
+  bad.group_drift = 1.0;
+  EXPECT_THROW(compare_reports(old_r, drifted, bad), Error);
 }
 
 }  // namespace
