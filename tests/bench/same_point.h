@@ -3,6 +3,9 @@
 // fixes (statuses, parameters, round orders, traffic, placement, accuracy, what was attended).
 // The golden-report tests compare the points of today's code with a report written by older
 // code (tests/bench/fixtures/).
+#include <map>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "reports/report.h"
@@ -40,6 +43,18 @@ inline void expect_same_point(const reports::Point& a, const reports::Point& b) 
   if (a.attended_tokens && b.attended_tokens) {
     EXPECT_EQ(a.attended_tokens->min, b.attended_tokens->min);
     EXPECT_EQ(a.attended_tokens->max, b.attended_tokens->max);
+  }
+}
+
+// Every point of `now` is one of `before` (by its axes, extras included) with the same figures.
+inline void expect_same_points(const reports::Report& now, const reports::Report& before) {
+  ASSERT_EQ(now.points.size(), before.points.size());
+  std::map<std::string, const reports::Point*> old;
+  for (const auto& p : before.points) old[p.axes.key()] = &p;
+  for (const auto& p : now.points) {
+    ASSERT_TRUE(old.count(p.axes.key())) << p.axes.key();
+    expect_same_point(p, *old.at(p.axes.key()));
+    EXPECT_EQ(p.axes.extra, old.at(p.axes.key())->axes.extra) << p.axes.key();
   }
 }
 

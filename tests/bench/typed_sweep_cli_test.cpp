@@ -44,14 +44,7 @@ class TypedSweepCli : public cli_test::CliTest {
     const std::string out = file("r.json");
     ASSERT_EQ(run(args + " --out " + out), 0) << out_;
     const reports::Report now = reports::read_report(out);
-    ASSERT_EQ(now.points.size(), before.points.size());
-    std::map<std::string, const reports::Point*> old;
-    for (const auto& p : before.points) old[p.axes.key()] = &p;
-    for (const auto& p : now.points) {
-      ASSERT_TRUE(old.count(p.axes.key())) << p.axes.key();
-      testing::expect_same_point(p, *old.at(p.axes.key()));
-      EXPECT_EQ(p.axes.extra, old.at(p.axes.key())->axes.extra);
-    }
+    testing::expect_same_points(now, before);
     auto echo = [&](std::map<std::string, std::string> e) {
       e.erase(skip);
       return e;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reports/tables.h"
 #include "tests/reports/fixtures.h"
 
 namespace hb::reports {
