@@ -129,7 +129,7 @@ TEST(SweepSpecLimits, ValidateRefusesNonFiniteAndOutOfRange) {
   refused([&](SweepSpec& s) { s.accelerator.cpu_threads = cpus + 1; }, "--accelerator-threads");
   refused([&](SweepSpec& s) { s.accelerator.cpu_threads = -1; }, "--accelerator-threads");
   refused([&](SweepSpec& s) { s.kv_budgets = {KvBudget{}}; }, "--kv-budget");  // 0 tokens
-  refused([&](SweepSpec& s) { s.kv_dtypes.clear(); }, "--kv-dtype");
+  refused([&](SweepSpec& s) { s.kv_dtypes.clear(); }, "no KV element type");
   refused([&](SweepSpec& s) { s.workload = "trace:/nonexistent/t.safetensors"; },
           "/nonexistent/t.safetensors");
   SweepSpec ok;
