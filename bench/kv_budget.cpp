@@ -24,7 +24,7 @@ int64_t crossing_kv_budget(const SweepSpec& spec, const ModelPreset& p) {
   const int batch =
       spec.batches.empty() ? 1 : *std::min_element(spec.batches.begin(), spec.batches.end());
   size_t widest = dtype_size(p.shape.kv_dtype);
-  for (const auto& dt : spec.kv_dtypes) widest = std::max(widest, dtype_size(parse_dtype(dt)));
+  for (DType dt : spec.kv_dtypes) widest = std::max(widest, dtype_size(dt));
   const int64_t page = std::max(1, spec.page_tokens);
   const int64_t tokens = (len + std::max(0, spec.decode_steps) + page - 1) / page * page;
   const int64_t per_token =
@@ -35,8 +35,9 @@ int64_t crossing_kv_budget(const SweepSpec& spec, const ModelPreset& p) {
   return std::max(kMinKvBudgetBytes, static_cast<int64_t>(std::min(bytes, 1e18)));
 }
 
-std::map<std::string, KvBudget> kv_budgets(const SweepSpec& spec, const AcceleratorInfo& acc) {
-  std::map<std::string, KvBudget> out;
+std::map<std::string, KvMemoryBudget> kv_budgets(const SweepSpec& spec,
+                                                 const AcceleratorInfo& acc) {
+  std::map<std::string, KvMemoryBudget> out;
   const int max_batch =
       spec.batches.empty() ? 1 : *std::max_element(spec.batches.begin(), spec.batches.end());
   for (const auto& m : spec.models) {
@@ -70,6 +71,24 @@ double kv_fit_fraction(int64_t budget_bytes, const AttentionShape& shape, int64_
   const double fits = static_cast<double>(std::max<int64_t>(0, budget_bytes)) /
                       static_cast<double>(shape.kv_bytes_per_token());
   return std::clamp(fits / tokens, 0.0, 1.0);
+}
+
+LargestKv largest_point_kv(const SweepSpec& spec) {
+  LargestKv out;
+  const int64_t pt = std::max(1, spec.page_tokens);
+  for (const auto& m : spec.models)
+    for (DType dt : spec.kv_dtypes)
+      for (int64_t len : spec.seq_lens)
+        for (int b : spec.batches) {
+          AttentionShape shape = spec.model(m).shape;
+          shape.kv_dtype = dt;
+          const int64_t tokens = (len + spec.decode_steps + pt - 1) / pt * pt;
+          const int64_t bytes = tokens * b * shape.kv_bytes_per_token();
+          if (bytes > out.bytes)
+            out = {bytes, m + ", " + std::to_string(len) + " tokens, batch " + std::to_string(b) +
+                              ", " + std::string(dtype_name(dt))};
+        }
+  return out;
 }
 
 }  // namespace hb::bench

@@ -31,7 +31,7 @@ int64_t deployment_kv_budget(const ModelPreset& p, int64_t accelerator_memory, i
 int64_t crossing_kv_budget(const SweepSpec& spec, const ModelPreset& p);
 
 // One model's budget and the rule that chose it, for the report's context.
-struct KvBudget {
+struct KvMemoryBudget {
   int64_t bytes = 0;
   std::string rule;  // "--accelerator-memory", "deployment: ...", "emulated: ..."
 };
@@ -41,7 +41,7 @@ struct KvBudget {
 // deployment_kv_budget (memory: `acc.capacity_bytes`, what the accelerator reports with no
 // override, i.e. its free memory less 10% for CUDA) for a real one, at the sweep's largest batch;
 // else nothing (the accelerator's own default applies). Keyed by the model as spec.models names it.
-std::map<std::string, KvBudget> kv_budgets(const SweepSpec& spec, const AcceleratorInfo& acc);
+std::map<std::string, KvMemoryBudget> kv_budgets(const SweepSpec& spec, const AcceleratorInfo& acc);
 
 // Share of a point's KV cache that `budget_bytes` holds: budget tokens (budget / KV bytes per
 // token of one layer) over the tokens the point's cache holds at its last step (batch x
@@ -49,5 +49,15 @@ std::map<std::string, KvBudget> kv_budgets(const SweepSpec& spec, const Accelera
 // the host (or the point is oom for strategies that keep all of it on the accelerator).
 double kv_fit_fraction(int64_t budget_bytes, const AttentionShape& shape, int64_t seq_len,
                        int batch, int decode_steps);
+
+// The point of the sweep whose KV cache (one layer's, its last step's tokens rounded up to
+// whole pages, the whole batch) is the largest: what cpu-only and offload put on the host KV
+// node. `what` names it ("llama-3.1-8b, 32768 tokens, batch 1, fp16"); bytes 0 for an empty
+// sweep.
+struct LargestKv {
+  int64_t bytes = 0;
+  std::string what;
+};
+LargestKv largest_point_kv(const SweepSpec& spec);
 
 }  // namespace hb::bench

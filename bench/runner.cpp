@@ -45,10 +45,11 @@ std::vector<SweepGroup> sweep_groups(const SweepSpec& spec) {
     for (const auto& dt : spec.kv_dtypes)
       for (int64_t seq_len : spec.seq_lens)
         for (int batch : spec.batches)
-          for (const std::string& budget :
-               spec.kv_budgets.empty() ? std::vector<std::string>{""} : spec.kv_budgets)
+          for (size_t b = 0; b < std::max<size_t>(1, spec.kv_budgets.size()); ++b)
             if (index++ % spec.share_count == spec.share_index)
-              out.push_back({model, dt, seq_len, batch, budget});
+              out.push_back(
+                  {model, dt, seq_len, batch,
+                   spec.kv_budgets.empty() ? std::nullopt : std::optional(spec.kv_budgets[b])});
   return out;
 }
 
@@ -58,7 +59,7 @@ std::vector<SweepGroup> sweep_groups(const SweepSpec& spec) {
 // reports from before the option existed).
 std::map<std::string, std::string> scope_axes(const SweepSpec& spec, const SweepGroup& g) {
   std::map<std::string, std::string> e;
-  if (!g.kv_budget.empty()) e["kv_budget"] = g.kv_budget;
+  if (g.kv_budget) e["kv_budget"] = g.kv_budget->to_string();
   if (spec.scope != Scope::layer) return e;
   e["scope"] = to_string(Scope::layer);
   e["microbatches"] = std::to_string(resolve_microbatches(spec.microbatches, g.batch));
@@ -73,7 +74,7 @@ reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, 
                             g.seq_len,
                             g.batch,
                             strategy,
-                            std::string(dtype_name(parse_dtype(g.kv_dtype))),
+                            std::string(dtype_name(g.kv_dtype)),
                             workload,
                             accelerator_kind,
                             spec.decode_steps,
@@ -81,12 +82,12 @@ reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, 
                             scope_axes(spec, g)};
 }
 
-std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec,
+std::vector<reports::PointAxes> planned_axes(const ResolvedSweep& sweep,
                                              const std::string& accelerator_kind) {
   std::vector<reports::PointAxes> out;
+  const SweepSpec& spec = sweep.spec;
   const auto names = resolve_strategies(spec.strategies);
-  const std::string workload =
-      workload_axis(spec.workload);  // a trace's identity, as run_sweep records it
+  const std::string workload = sweep.workload_label();  // as run_sweep records it
   for (const auto& g : sweep_groups(spec)) {
     const ModelPreset& preset = spec.model(g.model);
     for (const auto& name : names)
@@ -96,9 +97,10 @@ std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec,
 }
 
 std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env) {
-  std::string k = "pass=" + std::to_string(pass) + ";model=" + g.model + ";kv_dtype=" + g.kv_dtype +
+  std::string k = "pass=" + std::to_string(pass) + ";model=" + g.model +
+                  ";kv_dtype=" + std::string(dtype_name(g.kv_dtype)) +
                   ";seq_len=" + std::to_string(g.seq_len) + ";batch=" + std::to_string(g.batch);
-  if (!g.kv_budget.empty()) k += ";kv_budget=" + g.kv_budget;
+  if (g.kv_budget) k += ";kv_budget=" + g.kv_budget->to_string();
   // Model mode runs the same groups once per platform; the platform tells them apart.
   if (env.model)
     for (const auto& [key, value] : env.model->axes_extra) k += ";" + key + "=" + value;
@@ -226,7 +228,7 @@ void run_group(SweepRun& run, int pass, const SweepGroup& g) {
   const SweepControl* control = run.ctx.env.control.get();
   const std::string where =
       g.model + " " + std::to_string(g.seq_len) + " tok b" + std::to_string(g.batch) +
-      (g.kv_budget.empty() ? "" : " budget " + g.kv_budget) +
+      (g.kv_budget ? " budget " + g.kv_budget->to_string() : "") +
       (spec.repetitions > 1
            ? " pass " + std::to_string(pass + 1) + "/" + std::to_string(spec.repetitions)
            : "");
@@ -285,19 +287,25 @@ std::vector<RunEnvironment> lane_environments(const RunEnvironment& env,
 
 }  // namespace
 
-reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
+reports::Report run_sweep(const ResolvedSweep& sweep, const RunEnvironment& env,
                           const ProgressFn& progress) {
-  return run_sweep_on_lanes(spec, env, {}, progress);
+  return run_sweep_on_lanes(sweep, env, {}, progress);
 }
 
-reports::Report run_sweep_on_lanes(const SweepSpec& spec, const RunEnvironment& env,
+reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
+                          const ProgressFn& progress) {
+  return run_sweep_on_lanes(spec.validate(), env, {}, progress);
+}
+
+reports::Report run_sweep_on_lanes(const ResolvedSweep& resolved, const RunEnvironment& env,
                                    const std::vector<Lane>& lanes, const ProgressFn& progress) {
-  const ValidSweep sweep = validate_sweep(spec, env);
+  const SweepSpec& spec = resolved.spec;
+  const ValidSweep sweep = validate_sweep(resolved, env);
   // The accelerator is had once before anything runs: an unknown kind or `cuda` without a usable
   // GPU is the user's to fix (exit 2), not an error on every point. Released before the sweep.
   AcceleratorInfo accelerator_info = make_accelerator(spec.accelerator)->info();
   // Each model's KV budget, from the deployment unless --accelerator-memory gives it.
-  const std::map<std::string, KvBudget> budgets = kv_budgets(spec, accelerator_info);
+  const std::map<std::string, KvMemoryBudget> budgets = kv_budgets(spec, accelerator_info);
   std::map<std::string, int64_t> budget_bytes;
   for (const auto& [m, b] : budgets) budget_bytes[m] = b.bytes;
   check_stack_memory(spec, sweep.strategies.size(), accelerator_info, budget_bytes,
@@ -307,7 +315,7 @@ reports::Report run_sweep_on_lanes(const SweepSpec& spec, const RunEnvironment& 
     accelerator_info.capacity_bytes = budgets.at(spec.models[0]).bytes;
 
   reports::Report report;
-  report.context.sweep = spec.echo();
+  report.context.sweep = resolved.echo();
   if (spec.accelerator.capacity_bytes <= 0 && lanes.empty())  // lanes bring their own budgets
     for (const auto& [m, b] : budgets)
       report.context.sweep["accelerator_kv_budget_bytes." + m] =
@@ -324,7 +332,7 @@ reports::Report run_sweep_on_lanes(const SweepSpec& spec, const RunEnvironment& 
                                 model && !model->replace ? model->platform : "", b});
   }
   if (envs[0].model && envs[0].model->replace) report.context.sweep["mode"] = "model";
-  SweepRun run(ctxs, sweep, progress, report);
+  SweepRun run(ctxs, resolved, sweep, progress, report);
   const auto per_group = static_cast<int64_t>(sweep.strategies.size() * ctxs.size());
   run.total = static_cast<int64_t>(sweep_groups(spec).size()) * per_group * spec.repetitions;
   for (const SweepGroup& g : sweep_groups(spec))

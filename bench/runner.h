@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,10 +99,11 @@ std::vector<std::string> resolve_strategies(const std::vector<std::string>& name
 // process's. With --kv-budget, each budget is a group of its own (innermost), so a budget's
 // strategies are still compared side by side.
 struct SweepGroup {
-  std::string model, kv_dtype;
+  std::string model;
+  DType kv_dtype = DType::f16;
   int64_t seq_len = 0;
   int batch = 1;
-  std::string kv_budget;  // as given ("512", "6%"); "" = none
+  std::optional<KvBudget> kv_budget;  // none: each strategy's own budget
 };
 std::vector<SweepGroup> sweep_groups(const SweepSpec& spec);
 // The axes of a point of group g, as the runner fills them (accelerator kind known once the
@@ -109,9 +111,9 @@ std::vector<SweepGroup> sweep_groups(const SweepSpec& spec);
 reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, const SweepGroup& g,
                               const std::string& strategy, const std::string& workload,
                               const std::string& accelerator_kind);
-// The axes of every point the spec (its share) would produce, in run order: what a fleet run
+// The axes of every point the sweep (its share) would produce, in run order: what a fleet run
 // reports as failed when the rank that owned them failed.
-std::vector<reports::PointAxes> planned_axes(const SweepSpec& spec,
+std::vector<reports::PointAxes> planned_axes(const ResolvedSweep& sweep,
                                              const std::string& accelerator_kind);
 
 // The key of the unit (pass, group) of a sweep in `env` (model mode: the platform too).
@@ -140,11 +142,14 @@ struct Lane {
 // std::exception, e.g. thread creation failing) ends the sweep early; the report then holds the
 // finished units and report.interruption says why (exit code 130/143 is the caller's to set for
 // signals; a failure's is its hb::Error code, 1 for other exceptions).
+reports::Report run_sweep(const ResolvedSweep& sweep, const RunEnvironment& env,
+                          const ProgressFn& progress = {});
+// run_sweep(spec.validate(), ...).
 reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
                           const ProgressFn& progress = {});
 // The same over `lanes` (see Lane); env's host_tiers and model are not used. The progress counts
 // every lane's points. Empty lanes: run_sweep.
-reports::Report run_sweep_on_lanes(const SweepSpec& spec, const RunEnvironment& env,
+reports::Report run_sweep_on_lanes(const ResolvedSweep& sweep, const RunEnvironment& env,
                                    const std::vector<Lane>& lanes, const ProgressFn& progress = {});
 
 }  // namespace hb::bench

@@ -9,11 +9,11 @@
 
 namespace hb::bench {
 
-StackMemory stack_group_memory(const SweepSpec& spec, const ModelPreset& model,
-                               const std::string& kv_dtype, int64_t seq_len, int batch,
-                               size_t strategies, int64_t kv_budget_bytes, bool emulated) {
+StackMemory stack_group_memory(const SweepSpec& spec, const ModelPreset& model, DType kv_dtype,
+                               int64_t seq_len, int batch, size_t strategies,
+                               int64_t kv_budget_bytes, bool emulated) {
   AttentionShape shape = model.shape;
-  shape.kv_dtype = parse_dtype(kv_dtype);
+  shape.kv_dtype = kv_dtype;
   const double tokens = static_cast<double>(seq_len + spec.decode_steps) * batch;
   const double kv = tokens * static_cast<double>(shape.kv_bytes_per_token());
   const double fp32_kv = tokens * 2.0 * shape.kv_heads * shape.head_dim * 4;
@@ -68,7 +68,7 @@ void check_stack_memory(const SweepSpec& spec, size_t strategies, const Accelera
   for (const auto& m : spec.models) {
     const auto it = budgets.find(m);
     const int64_t budget = it != budgets.end() ? it->second : spec.accelerator.capacity_bytes;
-    for (const auto& dt : spec.kv_dtypes)
+    for (DType dt : spec.kv_dtypes)
       for (int64_t n : spec.seq_lens)
         for (int b : spec.batches) {
           const StackMemory need =

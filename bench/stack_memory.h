@@ -21,9 +21,9 @@ struct StackMemory {
   double host_bytes = 0;         // with an emulated accelerator, its memory included
   double accelerator_bytes = 0;  // a real accelerator's (0 on the emulated one)
 };
-StackMemory stack_group_memory(const SweepSpec& spec, const ModelPreset& model,
-                               const std::string& kv_dtype, int64_t seq_len, int batch,
-                               size_t strategies, int64_t kv_budget_bytes, bool emulated);
+StackMemory stack_group_memory(const SweepSpec& spec, const ModelPreset& model, DType kv_dtype,
+                               int64_t seq_len, int batch, size_t strategies,
+                               int64_t kv_budget_bytes, bool emulated);
 
 // Refuses a stack run (spec.layers > 1) that cannot run: in model mode (`modeled`: a model
 // prices one layer's step; a stack is there to be measured), or a group whose host memory

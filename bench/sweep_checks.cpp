@@ -47,15 +47,11 @@ void check_host_memory(const SweepSpec& spec, int64_t budget_bytes) {
 
 }  // namespace
 
-ValidSweep validate_sweep(const SweepSpec& spec, const RunEnvironment& env) {
-  spec.validate();
+ValidSweep validate_sweep(const ResolvedSweep& sweep, const RunEnvironment& env) {
+  const SweepSpec& spec = sweep.spec;
   ValidSweep out;
   out.strategies = resolve_strategies(spec.strategies);
   check_strategy_options(spec, out.strategies);
-  if (spec.workload.rfind("trace:", 0) == 0) {
-    out.trace.emplace(spec.workload.substr(6));
-    out.trace->check_sweep(spec);
-  }
   check_host_memory(spec, env.host_memory_budget_bytes);
   return out;
 }

@@ -16,11 +16,12 @@ namespace hb::bench {
 
 // One sweep in progress (nvbench's runner): what it shares, the report it fills, its count.
 struct SweepRun {
-  SweepRun(const std::vector<SweepContext>& l, const ValidSweep& v, const ProgressFn& p,
-           reports::Report& r)
-      : lanes(l), ctx(l.front()), sweep(v), progress(p), report(r) {}
+  SweepRun(const std::vector<SweepContext>& l, const ResolvedSweep& rs, const ValidSweep& v,
+           const ProgressFn& p, reports::Report& r)
+      : lanes(l), ctx(l.front()), resolved(rs), sweep(v), progress(p), report(r) {}
   const std::vector<SweepContext>& lanes;  // one per platform in model mode, else one
   const SweepContext& ctx;                 // lanes[0]: the spec and what every lane shares
+  const ResolvedSweep& resolved;           // the workload (a trace opened once), typed values
   const ValidSweep& sweep;
   const ProgressFn& progress;
   reports::Report& report;

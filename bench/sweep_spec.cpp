@@ -10,6 +10,7 @@
 #include "core/model_presets.h"
 #include "core/parse.h"
 #include "core/thread_pool.h"
+#include "bench/trace.h"
 #include "reports/format.h"
 
 namespace hb::bench {
@@ -133,11 +134,25 @@ std::pair<std::string, std::string> parse_strategy_option(const std::string& s,
   return {std::move(key), std::move(value)};
 }
 
-std::vector<std::string> parse_kv_budgets(const std::string& s, const std::string& what) {
-  std::vector<std::string> out;
+KvBudget parse_kv_budget(const std::string& item, const std::string& what) {
+  KvBudget b;
+  if (!item.empty() && item.back() == '%') {
+    b.unit = KvBudget::Unit::percent;
+    b.percent =
+        parse::real(item.substr(0, item.size() - 1), what + " share of the context",
+                    parse::RealRange{0, 100, true, false});  // (0, 100]: nan, 0, 101 refused
+  } else {
+    b.tokens =
+        parse::count(item, what + " (tokens, or a share of the context such as 6%)", 1, kMaxTokens);
+  }
+  return b;
+}
+
+std::vector<KvBudget> parse_kv_budgets(const std::string& s, const std::string& what) {
+  std::vector<KvBudget> out;
   for (const auto& item : split_list(s)) {
-    resolve_kv_budget(item, 1, what);  // throws for a bad item
-    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+    const KvBudget b = parse_kv_budget(item, what);
+    if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
   }
   if (out.empty())
     throw Error(what + " '" + s + "' gives no budget",
@@ -145,16 +160,42 @@ std::vector<std::string> parse_kv_budgets(const std::string& s, const std::strin
   return out;
 }
 
-int64_t resolve_kv_budget(const std::string& item, int64_t seq_len, const std::string& what) {
-  if (item.empty()) return 0;
-  if (item.back() == '%') {
-    const double share =
-        parse::real(item.substr(0, item.size() - 1), what + " share of the context",
-                    parse::RealRange{0, 100, true, false});  // (0, 100]: nan, 0, 101 refused
-    return std::max<int64_t>(1, std::llround(share / 100.0 * static_cast<double>(seq_len)));
-  }
-  return parse::count(item, what + " (tokens, or a share of the context such as 6%)", 1,
-                      kMaxTokens);
+int64_t KvBudget::tokens_at(int64_t seq_len) const {
+  if (unit == Unit::tokens) return tokens;
+  return std::max<int64_t>(1, std::llround(percent / 100.0 * static_cast<double>(seq_len)));
+}
+
+std::string KvBudget::to_string() const {
+  return unit == Unit::tokens ? std::to_string(tokens) : reports::format_shortest(percent) + "%";
+}
+
+std::vector<DType> parse_kv_dtypes(const std::string& s, const std::string& what) {
+  std::vector<DType> out;
+  for (const auto& item : split_list(s)) out.push_back(parse_dtype(item));
+  if (out.empty())
+    throw Error(what + " '" + s + "' gives no KV element type", "pass e.g. " + what + " fp16");
+  return out;
+}
+
+std::optional<std::string> trace_path(const std::string& workload) {
+  static const std::string kPrefix = "trace:";
+  if (workload.rfind(kPrefix, 0) != 0) return std::nullopt;
+  return workload.substr(kPrefix.size());
+}
+
+SweepWorkload open_workload(const std::string& text) {
+  if (const auto path = trace_path(text)) return std::make_shared<const TraceFile>(*path);
+  return parse_workload_spec(text);  // family and knobs
+}
+
+const TraceFile* ResolvedSweep::trace() const {
+  const auto* t = std::get_if<std::shared_ptr<const TraceFile>>(&workload);
+  return t ? t->get() : nullptr;
+}
+
+std::string ResolvedSweep::workload_label() const {
+  if (const TraceFile* t = trace()) return t->identity();
+  return std::get<WorkloadSpec>(workload).label();
 }
 
 const ModelPreset& SweepSpec::model(const std::string& name) const {
@@ -173,13 +214,25 @@ void SweepSpec::check_scope_fits_models() const {
                   "(see --list-models)");
 }
 
-void SweepSpec::validate() const {
-  if (kv_pages != "thp" && kv_pages != "4k")
-    throw Error("unknown KV page kind '" + kv_pages + "'", "pass --kv-pages thp or --kv-pages 4k");
+ResolvedSweep SweepSpec::validate() const { return validate(open_workload(workload)); }
+
+ResolvedSweep SweepSpec::validate(SweepWorkload opened) const {
+  check_axes();
+  check_sampling();
+  check_machine();
+  check_scope_fits_models();
+  check_layers();
+  ResolvedSweep out{*this, std::move(opened)};
+  // Every row a point will read, against every model, length and KV type, before any runs.
+  if (const TraceFile* t = out.trace()) t->check_sweep(*this);
+  return out;
+}
+
+void SweepSpec::check_axes() const {
   for (const auto& m : models) model(m);
-  for (const auto& d : kv_dtypes) parse_dtype(d);
   if (models.empty())
     throw Error("no model given", "pass --model llama-3.1-8b (see --list-models)");
+  if (kv_dtypes.empty()) throw Error("no KV element type given", "pass --kv-dtype fp16");
   if (strategies.empty()) throw Error("no strategy given", "pass --strategy all or a list");
   for (int b : batches)
     if (b <= 0 || b > kMaxBatch)
@@ -193,6 +246,15 @@ void SweepSpec::validate() const {
     if (n > kMaxTokens)
       throw Error("sequence length " + std::to_string(n) + " is out of range",
                   "use --seq-len <= " + std::to_string(kMaxTokens));
+  // Typed values a library caller may have built by hand: the parser's own limits.
+  for (const KvBudget& b : kv_budgets)
+    if (b.unit == KvBudget::Unit::tokens ? b.tokens < 1 || b.tokens > kMaxTokens
+                                         : !(b.percent > 0 && b.percent <= 100))
+      throw Error("--kv-budget " + b.to_string() + " is out of range",
+                  "pass tokens from 1 or a share of the context in (0, 100]%, e.g. 512 or 6%");
+}
+
+void SweepSpec::check_sampling() const {
   if (decode_steps > kMaxDecodeSteps)
     throw Error("--decode-steps " + std::to_string(decode_steps) + " is out of range",
                 "use --decode-steps from 1 to " + std::to_string(kMaxDecodeSteps));
@@ -202,20 +264,6 @@ void SweepSpec::validate() const {
   if (accuracy_steps < -1)
     throw Error("--accuracy-steps " + std::to_string(accuracy_steps) + " is out of range",
                 "pass -1 (all) or a count >= 0");
-  if (accelerator.capacity_bytes < 0)
-    throw Error("accelerator memory " + std::to_string(accelerator.capacity_bytes) + " is negative",
-                "pass e.g. --accelerator-memory 2G");
-  // Threads: more than the CPUs this process may run on only time-slice, and a typo (200000) would
-  // exhaust the machine's process ids before the first point; refused before any thread starts.
-  const int cpus = static_cast<int>(allowed_cpus().size());
-  for (const auto& [name, n] :
-       {std::pair<const char*, int>{"--accelerator-threads", accelerator.cpu_threads},
-        std::pair<const char*, int>{"--host-threads", host_threads}})
-    if (n < 0 || n > cpus)
-      throw Error(std::string(name) + " " + std::to_string(n) +
-                      " is out of range: this process may run on " + std::to_string(cpus) +
-                      " CPUs (sched_getaffinity)",
-                  std::string("pass ") + name + " from 0 (automatic) to " + std::to_string(cpus));
   if (decode_steps < stop.warmup_steps + 1)
     throw Error("--decode-steps " + std::to_string(decode_steps) + " leaves no timed step after " +
                     std::to_string(stop.warmup_steps) + " warm-up steps",
@@ -240,6 +288,26 @@ void SweepSpec::validate() const {
   if (!(stop.min_time_s >= 0 && stop.min_time_s <= kMaxSeconds))
     throw Error("--min-time must be >= 0 and <= " + std::to_string(kMaxSeconds) + " seconds",
                 "pass e.g. --min-time 1");
+}
+
+void SweepSpec::check_machine() const {
+  if (!kKvPages.contains(kv_pages))
+    throw Error("unknown KV page kind " + std::to_string(static_cast<int>(kv_pages)),
+                "pass --kv-pages " + kKvPages.list());
+  if (accelerator.capacity_bytes < 0)
+    throw Error("accelerator memory " + std::to_string(accelerator.capacity_bytes) + " is negative",
+                "pass e.g. --accelerator-memory 2G");
+  // Threads: more than the CPUs this process may run on only time-slice, and a typo (200000) would
+  // exhaust the machine's process ids before the first point; refused before any thread starts.
+  const int cpus = static_cast<int>(allowed_cpus().size());
+  for (const auto& [name, n] :
+       {std::pair<const char*, int>{"--accelerator-threads", accelerator.cpu_threads},
+        std::pair<const char*, int>{"--host-threads", host_threads}})
+    if (n < 0 || n > cpus)
+      throw Error(std::string(name) + " " + std::to_string(n) +
+                      " is out of range: this process may run on " + std::to_string(cpus) +
+                      " CPUs (sched_getaffinity)",
+                  std::string("pass ") + name + " from 0 (automatic) to " + std::to_string(cpus));
   if (page_tokens <= 0 || page_tokens % 16 != 0)
     throw Error(
         "--page-tokens " + std::to_string(page_tokens) + " is not a positive multiple of 16",
@@ -251,10 +319,6 @@ void SweepSpec::validate() const {
     throw Error("--microbatches " + std::to_string(microbatches) +
                     " needs --scope layer (attention alone has no layer work to overlap)",
                 "drop --microbatches, or use --scope layer");
-  check_scope_fits_models();
-  check_layers();
-  if (workload.rfind("trace:", 0) != 0) parse_workload_spec(workload);  // family and knobs
-  for (const auto& b : kv_budgets) parse_kv_budgets(b);                 // a --config file's too
   if (share_count < 1 || share_index < 0 || share_index >= share_count)
     throw Error("sweep share " + std::to_string(share_index) + " of " +
                     std::to_string(share_count) + " is out of range",
@@ -273,7 +337,7 @@ void SweepSpec::check_layers() const {
                     " is too few layers to check the whole-model shortcut (per-layer state "
                     "and cache effects show over a model's depth)",
                 "use --layers " + std::to_string(kMinStackLayers) + " or more, or 1");
-  if (workload.rfind("trace:", 0) == 0)
+  if (trace_path(workload))
     throw Error(given + " needs each layer's own KV cache, and a trace holds one layer's",
                 "drop --layers, or use a synthetic --workload (e.g. llama-like)");
   for (const auto& m : models) {
@@ -285,7 +349,7 @@ void SweepSpec::check_layers() const {
   }
 }
 
-std::map<std::string, std::string> SweepSpec::echo() const {
+std::map<std::string, std::string> ResolvedSweep::echo() const {
   // Shortest text that reads back as the same double ("0.05", not std::to_string's "0.050000"),
   // so the report writes it as a JSON number (reports/schema.cpp keeps text that would not
   // round-trip a string).
@@ -293,44 +357,52 @@ std::map<std::string, std::string> SweepSpec::echo() const {
   auto join = [](const auto& v) {
     std::string s;
     for (const auto& x : v) {
+      using T = std::decay_t<decltype(x)>;
       if (!s.empty()) s += ",";
-      if constexpr (std::is_arithmetic_v<std::decay_t<decltype(x)>>)
+      if constexpr (std::is_same_v<T, DType>)
+        s += dtype_name(x);
+      else if constexpr (std::is_same_v<T, KvBudget>)
+        s += x.to_string();
+      else if constexpr (std::is_arithmetic_v<T>)
         s += std::to_string(x);
       else
         s += x;
     }
     return s;
   };
+  const SweepSpec& s = spec;
   std::map<std::string, std::string> e = {
-      {"models", join(models)},
-      {"kv_dtypes", join(kv_dtypes)},
-      {"seq_lens", join(seq_lens)},
-      {"batches", join(batches)},
-      {"strategies", join(strategies)},
-      {"decode_steps", std::to_string(decode_steps)},
-      {"page_tokens", std::to_string(page_tokens)},
-      {"scope", to_string(scope)},
-      {"microbatches", microbatches ? std::to_string(microbatches) : "auto"},
-      {"workload", workload},
-      {"seed", std::to_string(seed)},
-      {"accuracy_steps", std::to_string(accuracy_steps)},
-      {"accuracy_target", accuracy_target},
-      {"repetitions", std::to_string(repetitions)},
-      {"rounds", std::to_string(stop.rounds)},
-      {"warmup_steps", std::to_string(stop.warmup_steps)},
-      {"min_samples", std::to_string(stop.min_samples)},
-      {"max_samples", std::to_string(stop.max_samples)},
-      {"max_noise_fraction", real(stop.max_noise)},  // --max-noise 5 -> 0.05
-      {"min_time_s", real(stop.min_time_s)},
-      {"timeout_s", real(stop.timeout_s)},
-      {"accelerator", kAcceleratorKinds.name(accelerator.kind)},
-      {"accelerator_capacity_bytes", std::to_string(accelerator.capacity_bytes)}};
-  if (!kv_budgets.empty()) e["kv_budget"] = join(kv_budgets);  // only when set: old echoes match
-  if (layers > 1) e["layers"] = std::to_string(layers);        // the same
-  if (!kv_node.empty()) e["kv_node"] = kv_node;
-  if (!emulate_cxl.empty()) e["emulate_cxl"] = emulate_cxl;
-  e["kv_pages"] = kv_pages;
-  for (const auto& [k, v] : strategy_options) e["opt." + k] = v;
+      {"models", join(s.models)},
+      {"kv_dtypes", join(s.kv_dtypes)},
+      {"seq_lens", join(s.seq_lens)},
+      {"batches", join(s.batches)},
+      {"strategies", join(s.strategies)},
+      {"decode_steps", std::to_string(s.decode_steps)},
+      {"page_tokens", std::to_string(s.page_tokens)},
+      {"scope", to_string(s.scope)},
+      {"microbatches", s.microbatches ? std::to_string(s.microbatches) : "auto"},
+      // A trace as given (its path); a synthetic workload by its label.
+      {"workload", trace() ? s.workload : workload_label()},
+      {"seed", std::to_string(s.seed)},
+      {"accuracy_steps", std::to_string(s.accuracy_steps)},
+      {"accuracy_target", s.accuracy_target},
+      {"repetitions", std::to_string(s.repetitions)},
+      {"rounds", std::to_string(s.stop.rounds)},
+      {"warmup_steps", std::to_string(s.stop.warmup_steps)},
+      {"min_samples", std::to_string(s.stop.min_samples)},
+      {"max_samples", std::to_string(s.stop.max_samples)},
+      {"max_noise_fraction", real(s.stop.max_noise)},  // --max-noise 5 -> 0.05
+      {"min_time_s", real(s.stop.min_time_s)},
+      {"timeout_s", real(s.stop.timeout_s)},
+      {"accelerator", kAcceleratorKinds.name(s.accelerator.kind)},
+      {"accelerator_capacity_bytes", std::to_string(s.accelerator.capacity_bytes)}};
+  if (!s.kv_budgets.empty())
+    e["kv_budget"] = join(s.kv_budgets);                     // only when set: old echoes match
+  if (s.layers > 1) e["layers"] = std::to_string(s.layers);  // the same
+  if (!s.kv_node.empty()) e["kv_node"] = s.kv_node;
+  if (!s.emulate_cxl.empty()) e["emulate_cxl"] = s.emulate_cxl;
+  e["kv_pages"] = kKvPages.name(s.kv_pages);
+  for (const auto& [k, v] : s.strategy_options) e["opt." + k] = v;
   return e;
 }
 

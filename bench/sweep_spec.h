@@ -5,16 +5,53 @@
 // the same errors.
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
+#include "core/dtype.h"
 #include "core/layer_work.h"
 #include "core/model_presets.h"
+#include "core/vocabulary.h"
 #include "core/workload.h"
 #include "kernels/backend.h"
 
 namespace hb::bench {
+
+class TraceFile;  // bench/trace.h
+
+// run --kv-budget: the tokens each sparse strategy attends per step, a count ("512", "2k") or a
+// share of the point's context ("6%"). Parsed once (parse_kv_budget); text again only in the
+// report (to_string).
+struct KvBudget {
+  enum class Unit { tokens, percent };
+  Unit unit = Unit::tokens;
+  int64_t tokens = 0;  // unit tokens: >= 1
+  double percent = 0;  // unit percent: (0, 100]
+  // The tokens attended at a point of `seq_len` prompt tokens (a share rounds to the nearest
+  // token, at least 1).
+  int64_t tokens_at(int64_t seq_len) const;
+  std::string to_string() const;  // "512", "6%": what the report, the journal and tables show
+  friend bool operator==(const KvBudget&, const KvBudget&) = default;
+};
+
+// Pages of the host KV tiers: transparent huge pages (madvise(MADV_HUGEPAGE), as the probe's
+// tuned read) or base pages (what plain malloc gets).
+enum class KvPages { thp, base };
+inline constexpr Vocabulary<KvPages, 2> kKvPages{{"thp", "4k"}};
+
+// A sweep's workload, resolved: a synthetic family with its knobs, or the trace file opened and
+// checked against the sweep (shared read-only by the copies of a resolved sweep).
+using SweepWorkload = std::variant<WorkloadSpec, std::shared_ptr<const TraceFile>>;
+
+// "trace:FILE" -> FILE; nullopt for a synthetic workload. The one reader of the prefix.
+std::optional<std::string> trace_path(const std::string& workload);
+// Opens the workload `text` names: the trace file (header checked: hb::Error when it cannot be
+// read) or the synthetic family and knobs (parse_workload_spec).
+SweepWorkload open_workload(const std::string& text);
 
 // When a point group stops sampling. Its strategies step side by side in interleaved rounds
 // (bench/rounds.h) and stop together, at the end of a round, so every strategy's figures cover
@@ -36,18 +73,20 @@ struct StopCriteria {
   static constexpr int kDefaultPasses = 8;
 };
 
+struct ResolvedSweep;
+
 struct SweepSpec {
   std::vector<std::string> models = {"llama-3.1-8b"};
   // Models that are not presets, found by name before the presets: a trace's own shape
   // (`run --workload trace:FILE` without --model, trace_model_preset in bench/trace.h).
   std::vector<ModelPreset> own_models;
-  std::vector<std::string> kv_dtypes = {"fp16"};
+  std::vector<DType> kv_dtypes = {DType::f16};
   std::vector<int64_t> seq_lens = {4096, 16384, 32768};
   std::vector<int> batches = {1};
   std::vector<std::string> strategies = {"all"};
-  // run --kv-budget: the attention budgets swept, as given ("512", "6%"); empty = none (each
-  // strategy's own defaults). A sweep axis: every group runs once per budget.
-  std::vector<std::string> kv_budgets;
+  // run --kv-budget: the attention budgets swept; empty = none (each strategy's own defaults).
+  // A sweep axis: every group runs once per budget.
+  std::vector<KvBudget> kv_budgets;
   int decode_steps = 24;  // upper bound on steps per point (warm-up + timed)
   int page_tokens = 16;
   // What a timed step covers (core/layer_work.h, bench/layer_scope.h): the decoder layer
@@ -57,7 +96,8 @@ struct SweepSpec {
   // run --layers N (bench/layer_stack.h): besides each point, its strategy stepped as a stack of
   // N distinct layers in the same rounds, to check "N layers = N x one layer". 1 = no stack.
   int layers = 1;
-  std::string workload = "llama-like";  // FAMILY[:KNOB=VALUE,...] (core/workload.h) | trace:FILE
+  // FAMILY[:KNOB=VALUE,...] (core/workload.h) | trace:FILE, as given: validate() opens it.
+  std::string workload = "llama-like";
   uint64_t seed = 42;
   // Timed steps scored against the fp64 reference: -1 = every timed position of the first pass
   // (replays repeat the positions, so they are timed, not scored again).
@@ -81,9 +121,9 @@ struct SweepSpec {
   // Placement (memtier): host NUMA node for KV ("" = the CPU's local node) and CXL emulation.
   std::string kv_node;
   std::string emulate_cxl;
-  // Pages of the host KV tiers: "thp" (madvise(MADV_HUGEPAGE), as the probe's tuned read) or
-  // "4k". Whether the kernel grants huge pages is its THP setting (the report's settings).
-  std::string kv_pages = "thp";
+  // Pages of the host KV tiers. Whether the kernel grants huge pages is its THP setting (the
+  // report's settings).
+  KvPages kv_pages = KvPages::thp;
   // Fleet runs (`--distribute points`, cli/fleet*): run only the workload groups g (model x dtype
   // x length x batch, numbered in sweep order) with g % share_count == share_index. All strategies
   // of a group run in one process, so speedups never mix machines. Not in echo(): every rank
@@ -93,10 +133,31 @@ struct SweepSpec {
   // The model named `name`: one of own_models, else the preset (find_model_preset: an hb::Error
   // listing the known names when there is none). Every model lookup of a sweep goes through it.
   const ModelPreset& model(const std::string& name) const;
-  // Throws hb::Error naming the offending field and the fix.
-  void validate() const;
-  void check_scope_fits_models() const;             // part of validate()
-  void check_layers() const;                        // part of validate(): --layers
+  // The sweep resolved (ResolvedSweep): the workload opened (a trace's header and every row a
+  // point will read checked against the sweep) and every field checked. Throws hb::Error naming
+  // the offending field and the fix. The second form takes a workload already opened
+  // (open_workload: `run` reads a trace's shape and length before the sweep is complete).
+  ResolvedSweep validate() const;
+  ResolvedSweep validate(SweepWorkload opened) const;
+  void check_scope_fits_models() const;  // part of validate()
+  void check_layers() const;             // part of validate(): --layers
+
+ private:
+  void check_axes() const;      // part of validate(): models, lengths, batches, budgets
+  void check_sampling() const;  // part of validate(): steps, rounds, noise, time limits
+  void check_machine() const;   // part of validate(): threads, memory, pages, share
+};
+
+// A validated sweep with its typed values; every run of a sweep goes through one. Text is made
+// again only for the report (echo(), workload_label()).
+struct ResolvedSweep {
+  SweepSpec spec;
+  SweepWorkload workload;
+
+  const TraceFile* trace() const;  // the opened trace; null for a synthetic workload
+  // The points' workload axis: the trace's identity ("trace:NAME@HASH", bench/trace.h), or the
+  // synthetic family with every knob that differs from its defaults (WorkloadSpec::label).
+  std::string workload_label() const;
   std::map<std::string, std::string> echo() const;  // for the report context
 };
 
@@ -125,13 +186,11 @@ std::pair<std::string, std::string> parse_strategy_option(const std::string& s,
 std::vector<std::string> split_list(const std::string& s);  // comma separated, trimmed
 
 // --kv-budget: "512", "2k" (tokens, >= 1) or "6%" (of the context, in (0, 100]), comma separated;
-// returns the items as given (trimmed, duplicates dropped). Throws hb::Error (exit 2) for 0,
-// negative, > 100%, nan or garbage.
-std::vector<std::string> parse_kv_budgets(const std::string& s,
-                                          const std::string& what = "--kv-budget");
-// One budget item at a point of `seq_len` prompt tokens: the tokens attended per step (a share
-// rounds to the nearest token, at least 1). "" = none: 0.
-int64_t resolve_kv_budget(const std::string& item, int64_t seq_len,
-                          const std::string& what = "--kv-budget");
+// duplicates dropped. Throws hb::Error (exit 2) for 0, negative, > 100%, nan or garbage.
+std::vector<KvBudget> parse_kv_budgets(const std::string& s,
+                                       const std::string& what = "--kv-budget");
+KvBudget parse_kv_budget(const std::string& item, const std::string& what = "--kv-budget");
+// --kv-dtype: "fp16,bf16" -> the element types (parse_dtype's names), comma separated.
+std::vector<DType> parse_kv_dtypes(const std::string& s, const std::string& what = "--kv-dtype");
 
 }  // namespace hb::bench

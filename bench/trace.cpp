@@ -245,8 +245,7 @@ void TraceFile::check_sweep(const SweepSpec& spec) const {
     check_lengths(n, spec.decode_steps);
     longest = std::max(longest, n);
   }
-  std::set<DType> dtypes;
-  for (const auto& d : spec.kv_dtypes) dtypes.insert(parse_dtype(d));
+  const std::set<DType> dtypes(spec.kv_dtypes.begin(), spec.kv_dtypes.end());
   scan_rows(file_, *file_.find("k"), 0, longest + spec.decode_steps, kKvDims, dtypes);
   scan_rows(file_, *file_.find("v"), 0, longest + spec.decode_steps, kKvDims, dtypes);
   scan_rows(file_, *file_.find("q"), 0, spec.decode_steps, kQDims, {});
@@ -339,8 +338,9 @@ void TraceFile::plant_needle(Workload& w, int64_t seq_len) const {
 
 TraceInfo inspect_trace(const std::string& path) { return info_of(SafetensorsFile(path)); }
 
-ModelPreset trace_model_preset(const std::string& path) {
-  const TraceInfo info = inspect_trace(path);
+ModelPreset trace_model_preset(const TraceFile& trace) {
+  const TraceInfo& info = trace.info();
+  const std::string& path = trace.path();
   std::string name = std::filesystem::path(path).filename().string();
   if (const std::string ext = ".safetensors";
       name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
@@ -365,15 +365,19 @@ ModelPreset trace_model_preset(const std::string& path) {
   return m;
 }
 
-std::string adopt_trace_model(SweepSpec& spec, bool model_given, bool kv_dtype_given,
-                              bool scope_given) {
-  if (model_given || spec.workload.rfind("trace:", 0) != 0) return "";
-  const ModelPreset m = trace_model_preset(spec.workload.substr(6));
+ModelPreset trace_model_preset(const std::string& path) {
+  return trace_model_preset(TraceFile(path));
+}
+
+std::string adopt_trace_model(SweepSpec& spec, const TraceFile* trace, bool model_given,
+                              bool kv_dtype_given, bool scope_given) {
+  if (model_given || !trace) return "";
+  const ModelPreset m = trace_model_preset(*trace);
   spec.own_models = {m};
   spec.models = {m.name};
   std::string note = "note: no --model given: running the trace's own attention shape " +
                      m.shape.to_string() + " as model " + m.name;
-  if (!kv_dtype_given) spec.kv_dtypes = {std::string(dtype_name(m.shape.kv_dtype))};
+  if (!kv_dtype_given) spec.kv_dtypes = {m.shape.kv_dtype};
   if (!scope_given && spec.scope == Scope::layer) {
     spec.scope = Scope::attention;
     note +=
@@ -386,15 +390,6 @@ std::string adopt_trace_model(SweepSpec& spec, bool model_given, bool kv_dtype_g
 Workload load_trace_workload(const std::string& path, const AttentionShape& shape, int64_t seq_len,
                              int decode_steps) {
   return TraceFile(path).workload(shape, seq_len, decode_steps);
-}
-
-std::string workload_axis(const std::string& workload) {
-  if (workload.rfind("trace:", 0) != 0) return workload;
-  try {
-    return TraceFile(workload.substr(6)).identity();
-  } catch (const Error&) {
-    return workload;  // unreadable here: the sweep itself will say why
-  }
 }
 
 }  // namespace hb::bench

@@ -50,6 +50,7 @@ class TraceFile {
   explicit TraceFile(
       const std::string& path);  // opens it and validates the header; throws hb::Error
   const TraceInfo& info() const { return info_; }
+  const std::string& path() const { return file_.path(); }
   // "trace:NAME@HASH": the points' workload axis. NAME is the file name without its directory
   // and HASH (16 hex digits) covers the file size, the header and 16 spread 64 KiB blocks of the
   // data, so `trace:./T.safetensors`, `trace:T.safetensors` and an absolute path give the same
@@ -83,17 +84,17 @@ TraceInfo inspect_trace(const std::string& path);  // header only; throws hb::Er
 // fp32). It has no layer dimensions (layers = hidden = ffn = 0: a trace holds one layer's
 // attention, not its weights), so its sweep times attention alone (SweepSpec::validate refuses
 // --scope layer for it). Throws hb::Error for a shape the kernels cannot run (head_dim > 512).
-ModelPreset trace_model_preset(const std::string& path);
-// Makes `spec` run on the trace's own model (above) when `model_given` is false: spec.models
+ModelPreset trace_model_preset(const TraceFile& trace);
+ModelPreset trace_model_preset(const std::string& path);  // opens it
+// Makes `spec` run on `trace`'s own model (above) when `model_given` is false: spec.models
 // and own_models become that model, the KV dtype the trace's unless `kv_dtype_given`, and the
 // scope attention unless `scope_given` (then validate() refuses layer scope with its fix).
-// Returns the note to print (what was adopted and why), "" when nothing changed.
-std::string adopt_trace_model(SweepSpec& spec, bool model_given, bool kv_dtype_given,
-                              bool scope_given);
+// Returns the note to print (what was adopted and why), "" when nothing changed (no trace, or a
+// model given).
+std::string adopt_trace_model(SweepSpec& spec, const TraceFile* trace, bool model_given,
+                              bool kv_dtype_given, bool scope_given);
 // TraceFile(path).workload(shape, seq_len, decode_steps).
 Workload load_trace_workload(const std::string& path, const AttentionShape& shape, int64_t seq_len,
                              int decode_steps);
-// The workload axis of a sweep's points: the trace identity for "trace:FILE", else `workload`.
-std::string workload_axis(const std::string& workload);
 
 }  // namespace hb::bench

@@ -17,18 +17,18 @@ namespace hb::bench {
 namespace {
 
 // The batch's workloads, sequence b seeded seed + 7919 b (seed: --seed, or a stack layer's,
-// layer_workload_seed).
-std::vector<Workload> make_workloads(const SweepSpec& spec, const TraceFile* trace,
+// layer_workload_seed). A trace is one sequence: the batch repeats it.
+std::vector<Workload> make_workloads(const SweepSpec& spec, const SweepWorkload& workload,
                                      const AttentionShape& shape, int64_t seq_len, int batch,
                                      uint64_t seed) {
   std::vector<Workload> ws;
-  if (trace) {
-    Workload w = trace->workload(shape, seq_len, spec.decode_steps);
-    for (int b = 1; b < batch; ++b) ws.push_back(w);  // a trace is one sequence; batch repeats it
+  if (const auto* trace = std::get_if<std::shared_ptr<const TraceFile>>(&workload)) {
+    Workload w = (*trace)->workload(shape, seq_len, spec.decode_steps);
+    for (int b = 1; b < batch; ++b) ws.push_back(w);
     ws.push_back(std::move(w));
     return ws;
   }
-  WorkloadSpec ws_spec = parse_workload_spec(spec.workload);
+  WorkloadSpec ws_spec = std::get<WorkloadSpec>(workload);
   for (int b = 0; b < batch; ++b) {
     ws_spec.seed = seed + static_cast<uint64_t>(b) * 7919;
     ws.push_back(make_workload(shape, seq_len, spec.decode_steps, ws_spec));
@@ -42,12 +42,13 @@ using UnitContenders = std::vector<std::vector<std::unique_ptr<Contender>>>;
 
 // run --layers N: the workloads of a stack's layers 1..N-1 (layer 0 runs the unit's own), made
 // once per unit and shared, read-only, by every strategy's stack.
-std::vector<std::vector<Workload>> stack_workloads(const SweepSpec& spec,
+std::vector<std::vector<Workload>> stack_workloads(const ResolvedSweep& sweep,
                                                    const AttentionShape& shape,
                                                    const SweepGroup& g) {
+  const SweepSpec& spec = sweep.spec;
   std::vector<std::vector<Workload>> out;
-  for (int layer = 1; layer < spec.layers; ++layer)
-    out.push_back(make_workloads(spec, nullptr, shape, g.seq_len, g.batch,
+  for (int layer = 1; layer < spec.layers; ++layer)  // synthetic only (check_layers)
+    out.push_back(make_workloads(spec, sweep.workload, shape, g.seq_len, g.batch,
                                  layer_workload_seed(spec.seed, layer)));
   return out;
 }
@@ -106,7 +107,7 @@ Problem make_problem(const SweepRun& run, const SweepGroup& g, const AttentionSh
   problem.batch = g.batch;
   problem.page_tokens = run.ctx.spec.page_tokens;
   problem.workloads = workloads;
-  problem.kv_budget_tokens = resolve_kv_budget(g.kv_budget, g.seq_len);
+  problem.kv_budget_tokens = g.kv_budget ? g.kv_budget->tokens_at(g.seq_len) : 0;
   return problem;
 }
 
@@ -229,18 +230,17 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
                                                     const std::string& where) {
   const SweepSpec& spec = run.ctx.spec;
   AttentionShape shape = spec.model(g.model).shape;
-  shape.kv_dtype = parse_dtype(g.kv_dtype);
+  shape.kv_dtype = g.kv_dtype;
   run.tell(where + ": generating workload");
-  const TraceFile* trace = run.sweep.trace ? &*run.sweep.trace : nullptr;
-  const auto workloads = make_workloads(spec, trace, shape, g.seq_len, g.batch, spec.seed);
-  const auto stack = stack_workloads(spec, shape, g);  // run --layers N: layers 1..N-1
+  const auto workloads =
+      make_workloads(spec, run.resolved.workload, shape, g.seq_len, g.batch, spec.seed);
+  const auto stack = stack_workloads(run.resolved, shape, g);  // run --layers N: layers 1..N-1
   const Problem problem = make_problem(run, g, shape, workloads);
   const size_t lanes = run.lanes.size();
   const bool one_at_a_time = timings_modeled(run);
   // Every step's reference is kept when the strategies do not step side by side.
   ReferenceOracle oracle(problem, ThreadPool::global(), lanes > 1 || one_at_a_time);
-  const std::string& source = problem.workloads[0].source;
-  const std::string workload = source.rfind("trace:", 0) == 0 ? source : spec.workload;
+  const std::string workload = run.resolved.workload_label();
   // Planned only, loaded wave by wave, when there are several lanes or they load one at a time.
   const bool load_now = lanes == 1 && !one_at_a_time;
   UnitContenders cs;

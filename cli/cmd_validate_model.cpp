@@ -4,6 +4,7 @@
 // prints the per-point and per-strategy error. Parsing and wiring only.
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -45,9 +46,9 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-int validate_command(ValidateArgs& a) {
-  register_baselines(StrategyRegistry::instance());
-  register_hybrid(StrategyRegistry::instance());
+// The sweep to measure, checked: one KV type, the cpu accelerator, thread counts pinned to what
+// the runner would pick so the calibration measures the same ones.
+void resolve_sweep(ValidateArgs& a) {
   auto& spec = a.spec;
   apply_sweep_axes(a.axes, spec);
   if (spec.kv_dtypes.size() != 1)
@@ -59,37 +60,31 @@ int validate_command(ValidateArgs& a) {
         "validate-model calibrates the cpu accelerator only (--accelerator " +
             std::string(kAcceleratorKinds.name(spec.accelerator.kind)) + ")",
         "use --accelerator cpu; GPU validation needs a complete cuda profile and is not wired yet");
-  // Pin down the thread counts the runner would pick, so the calibration measures the same ones.
   const int cpus = static_cast<int>(allowed_cpus().size());
   if (spec.accelerator.cpu_threads <= 0) spec.accelerator.cpu_threads = std::max(1, cpus / 2);
   if (spec.host_threads <= 0) spec.host_threads = std::max(1, cpus - spec.accelerator.cpu_threads);
   spec.validate();
+}
+
+// Before calibrating or measuring anything. --write-model may be --platform: it extends the
+// document it read (see --help); the validation and the report may not overwrite the profile.
+void check_outputs(ValidateArgs& a) {
   a.out = out_or_json(a.out, a.json);
-  // Before calibrating or measuring anything. --write-model may be --platform: it extends the
-  // document it read (see --help); the validation and the report may not overwrite the profile.
   reports::check_output_path(a.json.empty() ? "--out" : "--json", a.out, {a.platform});
   reports::check_output_path("--report", a.report, {a.platform});
   reports::check_output_path("--write-model", a.write_model);
   reports::check_distinct_outputs(
       {{"--out", a.out}, {"--report", a.report}, {"--write-model", a.write_model}});
-  // With an output on standard output, the human text goes to stderr so stdout stays JSON.
-  const bool json_on_stdout = reports::is_stdout_path(a.out) || reports::is_stdout_path(a.report) ||
-                              reports::is_stdout_path(a.write_model);
+}
 
-  auto say = [&](const std::string& line) {
-    if (!a.quiet) std::cerr << "validate-model: " << line << "\n";
-  };
-  model::CalibrationOptions co;
-  co.host_threads = spec.host_threads;
-  co.accelerator_threads = spec.accelerator.cpu_threads;
-  co.accelerator_capacity_bytes =
-      spec.accelerator.capacity_bytes > 0 ? spec.accelerator.capacity_bytes : int64_t{2} << 30;
-  co.shape = spec.model(spec.models[0]).shape;
-  co.shape.kv_dtype = parse_dtype(spec.kv_dtypes[0]);
-  co.page_tokens = spec.page_tokens;
+using Say = std::function<void(const std::string&)>;
 
+// This machine's profile with its model figures: --platform's when complete for the cpu
+// accelerator, else calibrated now (probing first without --platform). `doc`: the platform
+// document --write-model extends.
+model::PlatformModel machine_profile(const ValidateArgs& a, const model::CalibrationOptions& co,
+                                     const Say& say, std::string& doc) {
   model::PlatformModel m;
-  std::string doc;  // the platform document --write-model extends
   if (a.platform.empty()) {
     say("no --platform: probing this machine (quick) and calibrating");
     m = model::measure_this_machine(co, say, &doc);
@@ -106,23 +101,36 @@ int validate_command(ValidateArgs& a) {
       say("profile " + a.platform +
           " lacks figures for this run's cpu accelerator: calibrating them");
       m = model::calibrate_this_machine(m, co, false, say);
-    } else if (m.cpu.cores != spec.host_threads) {
+    } else if (m.cpu.cores != a.spec.host_threads) {
       say("profile has cpu.cores " + std::to_string(m.cpu.cores) + "; this run uses " +
-          std::to_string(spec.host_threads) + " host thread(s), so the model does too");
-      m.cpu.cores = spec.host_threads;
+          std::to_string(a.spec.host_threads) + " host thread(s), so the model does too");
+      m.cpu.cores = a.spec.host_threads;
     }
   }
   m.validate();
-  if (!a.write_model.empty()) {
-    reports::write_output(a.write_model, model::with_model_section(
-                                             doc, m, a.platform.empty() ? "probe" : a.platform));
-    say("wrote the profile with its \"model\" member to " + a.write_model);
-  }
+  return m;
+}
 
+model::CalibrationOptions calibration_options(const bench::SweepSpec& spec) {
+  model::CalibrationOptions co;
+  co.host_threads = spec.host_threads;
+  co.accelerator_threads = spec.accelerator.cpu_threads;
+  co.accelerator_capacity_bytes =
+      spec.accelerator.capacity_bytes > 0 ? spec.accelerator.capacity_bytes : int64_t{2} << 30;
+  co.shape = spec.model(spec.models[0]).shape;
+  co.shape.kv_dtype = spec.kv_dtypes[0];
+  co.page_tokens = spec.page_tokens;
+  return co;
+}
+
+// Measures the sweep here, pricing each step with `m` (and, unless --no-live, with ceilings
+// re-measured next to it: the bench covers the sweep's largest working set, offload's
+// accelerator side touching the KV twice).
+model::Validation measure_and_price(const ValidateArgs& a, const model::PlatformModel& m,
+                                    const model::CalibrationOptions& co) {
+  const auto& spec = a.spec;
   PlatformSetup platform = setup_platform(spec);
   ProgressBar bar(a.quiet);
-  // Live ceilings: the bench covers the sweep's largest working set (offload's accelerator side
-  // touches the KV twice).
   model::CalibrationOptions live = co;
   const int64_t max_n =
       *std::max_element(spec.seq_lens.begin(), spec.seq_lens.end()) + spec.decode_steps;
@@ -134,6 +142,29 @@ int validate_command(ValidateArgs& a) {
   bar.finish();
   fill_context(v.measured.context, platform);
   v.measured.context.command_line = platform.command_line;
+  return v;
+}
+
+int validate_command(ValidateArgs& a) {
+  register_baselines(StrategyRegistry::instance());
+  register_hybrid(StrategyRegistry::instance());
+  resolve_sweep(a);
+  check_outputs(a);
+  // With an output on standard output, the human text goes to stderr so stdout stays JSON.
+  const bool json_on_stdout = reports::is_stdout_path(a.out) || reports::is_stdout_path(a.report) ||
+                              reports::is_stdout_path(a.write_model);
+  const Say say = [&](const std::string& line) {
+    if (!a.quiet) std::cerr << "validate-model: " << line << "\n";
+  };
+  const model::CalibrationOptions co = calibration_options(a.spec);
+  std::string doc;
+  const model::PlatformModel m = machine_profile(a, co, say, doc);
+  if (!a.write_model.empty()) {
+    reports::write_output(a.write_model, model::with_model_section(
+                                             doc, m, a.platform.empty() ? "probe" : a.platform));
+    say("wrote the profile with its \"model\" member to " + a.write_model);
+  }
+  const model::Validation v = measure_and_price(a, m, co);
   (json_on_stdout ? std::cerr : std::cout) << model::validation_text(v, a.goal);
   if (!a.out.empty()) {
     reports::write_output(a.out, model::validation_json(v, a.goal));

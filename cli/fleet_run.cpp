@@ -22,11 +22,11 @@ constexpr double kAgreeTimeoutS = 120;
 // What every rank must agree on, one "key=value" line each: the sweep as echoed in reports,
 // the strategies "all" expands to, and the build (a fleet of mixed versions would compare
 // different code).
-std::string sweep_fingerprint(const bench::SweepSpec& spec, reports::FleetMode mode) {
-  auto echo = spec.echo();
+std::string sweep_fingerprint(const bench::ResolvedSweep& sweep, reports::FleetMode mode) {
+  auto echo = sweep.echo();
   echo["distribute"] = reports::to_string(mode);
   std::string strategies;
-  for (const auto& s : bench::resolve_strategies(spec.strategies))
+  for (const auto& s : bench::resolve_strategies(sweep.spec.strategies))
     strategies += (strategies.empty() ? "" : ",") + s;
   echo["resolved_strategies"] = strategies;
   echo["tool"] = build_info().version + " " + build_info().git_commit;
@@ -72,11 +72,11 @@ reports::Report failed_report(int rank, const std::string& binding, const std::s
 
 // The points a failed rank owned, marked error with its reason, so they are never silently
 // missing from the report (DESIGN: a point that cannot run appears with status and reason).
-void add_planned_points(reports::Report& failed, const bench::SweepSpec& spec,
+void add_planned_points(reports::Report& failed, const bench::ResolvedSweep& sweep,
                         reports::FleetMode mode, int rank, int size,
                         AcceleratorKind accelerator_kind) {
-  bench::SweepSpec s = spec;
-  if (mode == reports::FleetMode::points) s.share_index = rank, s.share_count = size;
+  bench::ResolvedSweep s = sweep;
+  if (mode == reports::FleetMode::points) s.spec.share_index = rank, s.spec.share_count = size;
   const auto& h = failed.context.hosts.at(0);
   for (auto& axes : bench::planned_axes(s, kAcceleratorKinds.name(accelerator_kind))) {
     reports::Point p;
@@ -111,23 +111,17 @@ void check_fleet_arguments(const bench::SweepSpec& spec, const std::string& dist
         "pass a single node, or run under mpirun with --distribute");
 }
 
-int run_fleet(const bench::SweepSpec& spec, const FleetRunOptions& o, const SweepFn& sweep,
-              const std::function<void(const reports::Report&)>& summary) {
-  FleetComm comm;  // throws the "unavailable" error in a build without MPI
-  const int rank = comm.rank();
-  const auto t0 = std::chrono::steady_clock::now();
+namespace {
 
-  // Every rank ends up here with either its points or the reason it has none, so rank 0's
-  // gather never waits on a rank that gave up.
-  reports::Report mine;
-  std::optional<Error> my_error;
+// This rank's report: its share (or all of the sweep) run on its own hardware once it agrees
+// with rank 0 on the sweep, else a failed report saying why (`error` then holds the failure).
+reports::Report run_own_share(FleetComm& comm, const bench::ResolvedSweep& sweep,
+                              const FleetRunOptions& o, const SweepFn& run_sweep,
+                              std::optional<Error>& error) {
+  const int rank = comm.rank();
   std::string binding = "not bound";
-  auto fail = [&](const Error& e) {
-    my_error = e;
-    mine = failed_report(rank, binding, error_text(e));
-  };
   // Agreement first: rank 0's sweep is the one; a rank with another reports why and runs nothing.
-  const std::string fp = sweep_fingerprint(spec, o.mode);
+  const std::string fp = sweep_fingerprint(sweep, o.mode);
   std::string root_fp;
   try {
     root_fp = comm.broadcast(fp, kAgreeTimeoutS);
@@ -139,30 +133,28 @@ int run_fleet(const bench::SweepSpec& spec, const FleetRunOptions& o, const Swee
     if (const std::string diff = first_difference(fp, root_fp); !diff.empty())
       throw Error("rank " + std::to_string(rank) + "'s sweep differs from rank 0's: " + diff,
                   "give every rank the same options, config file and hybridbench build");
-    bench::SweepSpec s = spec;
-    s.kv_node = kv_node_of_rank(spec.kv_node, rank, comm.size());
+    bench::ResolvedSweep mine = sweep;
+    bench::SweepSpec& s = mine.spec;
+    s.kv_node = kv_node_of_rank(sweep.spec.kv_node, rank, comm.size());
     if (o.mode == reports::FleetMode::points) s.share_index = rank, s.share_count = comm.size();
     binding = place_rank(s, comm.local_rank(), comm.local_size(), o.device_given);
-    mine = sweep(s, rank == 0);
-    mine.context.hosts = {reports::host_record(mine.context, rank, binding)};
+    reports::Report r = run_sweep(mine, rank == 0);
+    r.context.hosts = {reports::host_record(r.context, rank, binding)};
+    return r;
   } catch (const Error& e) {
-    fail(e);
+    error = e;
   } catch (const std::exception& e) {
-    fail(Error(std::string("internal error: ") + e.what(), "", kExitFailure));
+    error = Error(std::string("internal error: ") + e.what(), "", kExitFailure);
   }
+  return failed_report(rank, binding, error_text(*error));
+}
 
-  if (rank != 0) {
-    comm.send_to_root(reports::to_json_text(mine));
-    if (my_error) throw *my_error;  // the lead writes it into the report; this rank still fails
-    return kExitOk;
-  }
-
-  const double own_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  const double timeout = o.gather_timeout_s > 0 ? o.gather_timeout_s : std::max(300.0, 2 * own_s);
+// Rank 0's gather: every rank's report, a failed one (with the points it owned) for a rank that
+// failed or never answered; `failed` lists them, `missing` says whether one never answered.
+std::vector<reports::Report> gather_ranks(FleetComm& comm, reports::Report mine, double timeout,
+                                          std::vector<std::string>& failed, bool& missing) {
   const auto texts = comm.gather_at_root(reports::to_json_text(mine), timeout);
   std::vector<reports::Report> ranks;
-  std::vector<std::string> failed;
-  bool missing = false;
   for (size_t r = 0; r < texts.size(); ++r) {
     if (!texts[r]) {
       missing = true;
@@ -186,18 +178,46 @@ int run_fleet(const bench::SweepSpec& spec, const FleetRunOptions& o, const Swee
     if (h.status != reports::HostStatus::ok)
       failed.push_back("rank " + std::to_string(r) + " on " + h.host + ": " + h.error);
   }
+  return ranks;
+}
+
+}  // namespace
+
+int run_fleet(const bench::ResolvedSweep& sweep, const FleetRunOptions& o, const SweepFn& run_sweep,
+              const std::function<void(const reports::Report&)>& summary) {
+  FleetComm comm;  // throws the "unavailable" error in a build without MPI
+  const int rank = comm.rank();
+  const auto t0 = std::chrono::steady_clock::now();
+  // Every rank ends up here with either its points or the reason it has none, so rank 0's
+  // gather never waits on a rank that gave up.
+  std::optional<Error> my_error;
+  reports::Report mine = run_own_share(comm, sweep, o, run_sweep, my_error);
+  if (rank != 0) {
+    comm.send_to_root(reports::to_json_text(mine));
+    if (my_error) throw *my_error;  // the lead writes it into the report; this rank still fails
+    return kExitOk;
+  }
+
+  const double own_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double timeout = o.gather_timeout_s > 0 ? o.gather_timeout_s : std::max(300.0, 2 * own_s);
+  std::vector<std::string> failed;
+  bool missing = false;
+  std::vector<reports::Report> ranks =
+      gather_ranks(comm, std::move(mine), timeout, failed, missing);
+  const size_t answered = ranks.size();
   // The accelerator the failed ranks' points would have had: rank 0's, else what was asked for.
   const AcceleratorKind kind = ranks[0].context.accelerator.kind.value_or(
-      spec.accelerator.kind == AcceleratorKind::cpu ? AcceleratorKind::cpu : AcceleratorKind::cuda);
+      sweep.spec.accelerator.kind == AcceleratorKind::cpu ? AcceleratorKind::cpu
+                                                          : AcceleratorKind::cuda);
   for (size_t r = 0; r < ranks.size(); ++r)
     if (ranks[r].context.hosts.at(0).status != reports::HostStatus::ok && ranks[r].points.empty())
-      add_planned_points(ranks[r], spec, o.mode, static_cast<int>(r),
+      add_planned_points(ranks[r], sweep, o.mode, static_cast<int>(r),
                          static_cast<int>(ranks.size()), kind);
   const reports::Report merged = reports::merge_fleet(std::move(ranks), o.mode);
   reports::write_report(o.out, merged);
   summary(merged);
   std::cerr << "hybridbench: wrote " << o.out << " (" << merged.points.size() << " points from "
-            << texts.size() - failed.size() << " of " << texts.size() << " ranks)\n";
+            << answered - failed.size() << " of " << answered << " ranks)\n";
   if (missing) {
     std::cerr
         << "hybridbench: error: some ranks never answered; ending the job so it does not hang\n";
@@ -207,7 +227,7 @@ int run_fleet(const bench::SweepSpec& spec, const FleetRunOptions& o, const Swee
   if (!failed.empty()) {
     std::string list;
     for (const auto& f : failed) list += "\n  " + f;
-    throw Error(std::to_string(failed.size()) + " of " + std::to_string(texts.size()) +
+    throw Error(std::to_string(failed.size()) + " of " + std::to_string(answered) +
                     " ranks failed; the report holds the others' points and each failure:" + list,
                 "fix the failing ranks' placement or options and run again", kExitFailure);
   }

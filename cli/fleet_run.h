@@ -19,14 +19,15 @@ struct FleetRunOptions {
   std::string out;              // report path (written by rank 0)
 };
 
-// Measures `spec` on this process's platform and returns the report with its context filled
+// Measures `sweep` on this process's platform and returns the report with its context filled
 // (host, topology, settings, command line); throws hb::Error on failure.
-using SweepFn = std::function<reports::Report(const bench::SweepSpec& spec, bool show_progress)>;
+using SweepFn =
+    std::function<reports::Report(const bench::ResolvedSweep& sweep, bool show_progress)>;
 
 // Returns the exit code of this rank; throws hb::Error for this rank's own failure (after the
 // others were told). `summary` prints the merged report on rank 0.
-int run_fleet(const bench::SweepSpec& spec, const FleetRunOptions& options, const SweepFn& sweep,
-              const std::function<void(const reports::Report&)>& summary);
+int run_fleet(const bench::ResolvedSweep& sweep, const FleetRunOptions& options,
+              const SweepFn& run_sweep, const std::function<void(const reports::Report&)>& summary);
 
 // The error `run` gives when --distribute is missing under a launcher, or a per-rank list is
 // given outside fleet mode; empty when the arguments are consistent.

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bench/kv_budget.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/model_presets.h"
@@ -62,23 +63,7 @@ std::string mib(int64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 void check_kv_node_fits(const bench::SweepSpec& spec, const HostTier& tier,
                         const std::vector<HostTier>& all) {
   if (tier.free_bytes < 0) return;  // unknown free memory: the allocator's own check decides
-  int64_t need = 0;
-  std::string what;
-  for (const auto& m : spec.models)
-    for (const auto& dt : spec.kv_dtypes)
-      for (int64_t len : spec.seq_lens)
-        for (int b : spec.batches) {
-          AttentionShape shape = spec.model(m).shape;
-          shape.kv_dtype = parse_dtype(dt);
-          const int64_t pt = std::max(1, spec.page_tokens);
-          const int64_t tokens = (len + spec.decode_steps + pt - 1) / pt * pt;
-          const int64_t bytes = tokens * b * shape.kv_bytes_per_token();
-          if (bytes > need) {
-            need = bytes;
-            what =
-                m + ", " + std::to_string(len) + " tokens, batch " + std::to_string(b) + ", " + dt;
-          }
-        }
+  const auto [need, what] = bench::largest_point_kv(spec);
   if (need <= tier.free_bytes) return;
   std::string others;
   for (const auto& t : all)
@@ -111,7 +96,7 @@ PlatformSetup setup_platform(const bench::SweepSpec& spec) {
   memtier::DiscoverOptions opts;
   opts.emulate_cxl = spec.emulate_cxl;
   const memtier::Topology topo = memtier::discover(opts);
-  p.env.host_tiers = memtier::host_tiers(topo, nullptr, true, spec.kv_pages == "thp");
+  p.env.host_tiers = memtier::host_tiers(topo, nullptr, true, spec.kv_pages == bench::KvPages::thp);
   p.env.cpu_node = topo.cpu_node;
   if (!spec.kv_node.empty()) {
     const int node =

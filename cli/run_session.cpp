@@ -38,7 +38,7 @@ int64_t env_count(const char* name) {
 
 }  // namespace
 
-bench::SweepIdentity sweep_identity(const bench::SweepSpec& spec,
+bench::SweepIdentity sweep_identity(const bench::ResolvedSweep& sweep,
                                     const std::map<std::string, std::string>& extra,
                                     const std::string& command_line) {
   bench::SweepIdentity id;
@@ -71,7 +71,8 @@ bench::SweepIdentity sweep_identity(const bench::SweepSpec& spec,
       {"kv_node", "--kv-node"},
       {"emulate_cxl", "--emulate-cxl"},
       {"kv_pages", "--kv-pages"}};
-  for (const auto& [k, v] : spec.echo()) {
+  const bench::SweepSpec& spec = sweep.spec;
+  for (const auto& [k, v] : sweep.echo()) {
     if (k == "accuracy_target") continue;  // how tables read the points, not what they measure
     auto f = flag.find(k);
     id.options[f != flag.end()           ? f->second
@@ -79,7 +80,7 @@ bench::SweepIdentity sweep_identity(const bench::SweepSpec& spec,
                                          : k] = v;
   }
   // A trace by content, not path: a trace file changed since the interrupted run is another sweep.
-  id.options["--workload"] = bench::workload_axis(spec.workload);
+  id.options["--workload"] = sweep.workload_label();
   id.options["--accelerator-threads"] = std::to_string(spec.accelerator.cpu_threads);
   id.options["--device"] = std::to_string(spec.accelerator.device);
   id.options["--host-threads"] = std::to_string(spec.host_threads);

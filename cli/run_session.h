@@ -19,7 +19,7 @@ namespace hb::cli {
 // The options a resumed run must share with the interrupted one: the sweep spec's echo plus the
 // execution options it omits (threads, device) and `extra` (mode, platform profiles);
 // `command_line` is shown when they differ.
-bench::SweepIdentity sweep_identity(const bench::SweepSpec& spec,
+bench::SweepIdentity sweep_identity(const bench::ResolvedSweep& sweep,
                                     const std::map<std::string, std::string>& extra,
                                     const std::string& command_line);
 

@@ -72,19 +72,11 @@ void add_sampling_options(CLI::App& sub, bench::SweepSpec& s) {
 
 // What a timed step covers, and how the batch is cut when it covers the layer.
 void add_scope_options(CLI::App& sub, bench::SweepSpec& s) {
-  auto by_name = [](std::string& text) -> std::string {
-    const std::optional<Scope> v = kScopes.parse(text);
-    if (!v) return "unknown scope '" + text + "' (fix: use one of: " + kScopes.list() + ")";
-    text = std::to_string(static_cast<int>(*v));
-    return {};
-  };
-  sub.add_option(
-         "--scope", s.scope,
-         "What one timed step is: 'layer' (QKV projection, attention, output projection "
-         "and FFN of one decoder layer, the layer's GEMMs on the accelerator, its weights in "
-         "accelerator memory beside the KV budget) or 'attention' (attention alone)")
-      ->transform(CLI::Validator(by_name, "layer|attention"))
-      ->default_str(kScopes.name(s.scope));
+  add_vocabulary_option(
+      sub, "--scope", s.scope, kScopes, "scope",
+      "What one timed step is: 'layer' (QKV projection, attention, output projection "
+      "and FFN of one decoder layer, the layer's GEMMs on the accelerator, its weights in "
+      "accelerator memory beside the KV budget) or 'attention' (attention alone)");
   add_integer_option(sub, "--microbatches", s.microbatches,
                      "Layer scope: cut the batch into N micro-batches so the CPU attends for one "
                      "while the accelerator runs another's output projection and FFN (0 = 2 "
@@ -119,24 +111,12 @@ void add_sweep_options(CLI::App& sub, SweepAxesText& axes, bench::SweepSpec& spe
 }
 
 CLI::Option* add_accelerator_option(CLI::App& sub, AcceleratorKind& kind, const std::string& help) {
-  // CLI11 stores an enum through its integer; the name is turned into that integer here, so
-  // the text is read in one place and a misspelt name never reaches the runner.
-  auto by_name = [](std::string& text) -> std::string {
-    const std::optional<AcceleratorKind> k = kAcceleratorKinds.parse(text);
-    if (!k)
-      return "unknown accelerator '" + text + "' (fix: use one of: " + kAcceleratorKinds.list() +
-             ")";
-    text = std::to_string(static_cast<int>(*k));
-    return {};
-  };
-  return sub.add_option("--accelerator", kind, help)
-      ->transform(CLI::Validator(by_name, "auto|cpu|cuda"))
-      ->default_str(kAcceleratorKinds.name(kind));
+  return add_vocabulary_option(sub, "--accelerator", kind, kAcceleratorKinds, "accelerator", help);
 }
 
 void apply_sweep_axes(const SweepAxesText& axes, bench::SweepSpec& spec, bool keep_seq_lens) {
   spec.models = bench::split_list(axes.models);
-  spec.kv_dtypes = bench::split_list(axes.kv_dtypes);
+  spec.kv_dtypes = bench::parse_kv_dtypes(axes.kv_dtypes);
   spec.strategies = bench::split_list(axes.strategies);
   spec.batches = bench::parse_batches(axes.batches);
   if (!keep_seq_lens) spec.seq_lens = bench::parse_seq_lens(axes.seq_lens);

@@ -84,13 +84,13 @@ struct CapacityPlanner::Memory {
 };
 
 CapacityPlanner::CapacityPlanner(const bench::SweepSpec& spec, const std::string& model,
-                                 const std::string& kv_dtype, KvMemory memory)
+                                 DType kv_dtype, KvMemory memory)
     : spec_(spec),
       model_label_(model),
       model_(spec.model(model)),
       shape_(model_.shape),
       memory_(std::move(memory)) {
-  shape_.kv_dtype = parse_dtype(kv_dtype);
+  shape_.kv_dtype = kv_dtype;
   if (model_.layers < 1)
     throw Error("capacity needs the model's layer count; " + model_.name + " has none",
                 "capacity applies to model presets, not to a trace's single layer");
@@ -100,13 +100,13 @@ CapacityPlanner::CapacityPlanner(const bench::SweepSpec& spec, const std::string
 CapacityPlanner::~CapacityPlanner() = default;
 
 CapacityPlanner::Fit CapacityPlanner::fits(const std::string& strategy, int64_t context, int batch,
-                                           const std::string& kv_budget) {
+                                           const std::optional<bench::KvBudget>& kv_budget) {
   return fits_on(*layer_, strategy, context, batch, kv_budget);
 }
 
 CapacityPlanner::Fit CapacityPlanner::fits_on(Memory& mem, const std::string& strategy,
                                               int64_t context, int batch,
-                                              const std::string& kv_budget) {
+                                              const std::optional<bench::KvBudget>& kv_budget) {
   if (memory_.accelerator_kv_bytes <= 0) return {false, memory_.weights_note};
   // The prompt and one decode step: plan() sizes what the sequence holds after its last step.
   std::vector<Workload> workloads(static_cast<size_t>(batch));
@@ -121,7 +121,7 @@ CapacityPlanner::Fit CapacityPlanner::fits_on(Memory& mem, const std::string& st
   problem.batch = batch;
   problem.page_tokens = spec_.page_tokens;
   problem.workloads = workloads;
-  problem.kv_budget_tokens = bench::resolve_kv_budget(kv_budget, problem.prompt_len());
+  problem.kv_budget_tokens = kv_budget ? kv_budget->tokens_at(problem.prompt_len()) : 0;
   static ThreadPool one_thread(1);  // plan() reads the pool's size, never runs on it
   const Platform platform{mem.tiers, mem.accelerator.get(), &one_thread, -1};
   try {
@@ -135,7 +135,8 @@ CapacityPlanner::Fit CapacityPlanner::fits_on(Memory& mem, const std::string& st
 }
 
 std::string CapacityPlanner::binding(const std::string& strategy, int64_t context, int batch,
-                                     const std::string& kv_budget, const std::string& reason) {
+                                     const std::optional<bench::KvBudget>& kv_budget,
+                                     const std::string& reason) {
   if (memory_.accelerator_kv_bytes <= 0) return "weights: " + memory_.weights_note;
   // A resource binds when twice of it alone would fit what just failed.
   std::string names;
@@ -156,13 +157,13 @@ std::string CapacityPlanner::binding(const std::string& strategy, int64_t contex
 }
 
 reports::CapacityRow CapacityPlanner::row(const std::string& strategy,
-                                          const std::string& kv_budget) const {
+                                          const std::optional<bench::KvBudget>& kv_budget) const {
   reports::CapacityRow r;
   r.platform = memory_.platform;
   r.model = model_label_;
   r.kv_dtype = std::string(dtype_name(shape_.kv_dtype));
   r.strategy = strategy;
-  r.kv_budget = kv_budget;
+  r.kv_budget = kv_budget ? kv_budget->to_string() : "";
   return r;
 }
 
@@ -192,7 +193,7 @@ Search largest_fitting(int64_t first, int64_t bound, const std::function<bool(in
 }  // namespace
 
 reports::CapacityRow CapacityPlanner::max_context(const std::string& strategy, int batch,
-                                                  const std::string& kv_budget) {
+                                                  const std::optional<bench::KvBudget>& kv_budget) {
   reports::CapacityRow r = row(strategy, kv_budget);
   r.kind = reports::CapacityKind::max_context;
   r.batch = batch;
@@ -209,7 +210,7 @@ reports::CapacityRow CapacityPlanner::max_context(const std::string& strategy, i
 }
 
 reports::CapacityRow CapacityPlanner::max_batch(const std::string& strategy, int64_t context,
-                                                const std::string& kv_budget) {
+                                                const std::optional<bench::KvBudget>& kv_budget) {
   reports::CapacityRow r = row(strategy, kv_budget);
   r.kind = reports::CapacityKind::max_batch;
   r.seq_len = context;
@@ -232,12 +233,13 @@ std::vector<reports::CapacityRow> sweep_capacity(
     const std::function<KvMemory(const std::string&, const ModelPreset&)>& memory_of) {
   std::vector<reports::CapacityRow> out;
   const auto strategies = bench::resolve_strategies(spec.strategies);
-  const std::vector<std::string> budgets =
-      spec.kv_budgets.empty() ? std::vector<std::string>{""} : spec.kv_budgets;
+  std::vector<std::optional<bench::KvBudget>> budgets(spec.kv_budgets.begin(),
+                                                      spec.kv_budgets.end());
+  if (budgets.empty()) budgets.push_back(std::nullopt);  // each strategy's own
   for (const auto& name : spec.models) {
     const ModelPreset& model = spec.model(name);
     if (model.layers < 1) continue;  // a trace's single layer: no whole model to hold
-    for (const auto& dtype : spec.kv_dtypes) {
+    for (DType dtype : spec.kv_dtypes) {
       CapacityPlanner planner(spec, name, dtype, memory_of(name, model));
       for (const auto& s : strategies)
         for (const auto& budget : budgets) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,8 +57,8 @@ class CapacityPlanner {
   static constexpr int64_t kMaxContextSearched = int64_t{1} << 30;
 
   // `model` as the sweep names it (spec.model() finds the preset; rows carry the name).
-  CapacityPlanner(const bench::SweepSpec& spec, const std::string& model,
-                  const std::string& kv_dtype, KvMemory memory);
+  CapacityPlanner(const bench::SweepSpec& spec, const std::string& model, DType kv_dtype,
+                  KvMemory memory);
   ~CapacityPlanner();
 
   // Whether the strategy's plan is ok at `context` tokens per sequence (the prompt and one
@@ -66,22 +67,24 @@ class CapacityPlanner {
     bool ok = false;
     std::string reason;
   };
-  Fit fits(const std::string& strategy, int64_t context, int batch, const std::string& kv_budget);
+  Fit fits(const std::string& strategy, int64_t context, int batch,
+           const std::optional<bench::KvBudget>& kv_budget);
 
   // The longest context at `batch` (kind max_context) and the largest batch at `context` (kind
   // max_batch); `limit` names the binding memory and the plan's reason one step beyond.
   reports::CapacityRow max_context(const std::string& strategy, int batch,
-                                   const std::string& kv_budget);
+                                   const std::optional<bench::KvBudget>& kv_budget);
   reports::CapacityRow max_batch(const std::string& strategy, int64_t context,
-                                 const std::string& kv_budget);
+                                 const std::optional<bench::KvBudget>& kv_budget);
 
  private:
   struct Memory;  // one layer's share: an accelerator of that capacity and the tiers
   Fit fits_on(Memory& mem, const std::string& strategy, int64_t context, int batch,
-              const std::string& kv_budget);
+              const std::optional<bench::KvBudget>& kv_budget);
   std::string binding(const std::string& strategy, int64_t context, int batch,
-                      const std::string& kv_budget, const std::string& reason);
-  reports::CapacityRow row(const std::string& strategy, const std::string& kv_budget) const;
+                      const std::optional<bench::KvBudget>& kv_budget, const std::string& reason);
+  reports::CapacityRow row(const std::string& strategy,
+                           const std::optional<bench::KvBudget>& kv_budget) const;
 
   const bench::SweepSpec& spec_;
   std::string model_label_;

@@ -49,11 +49,19 @@ reports::Report run_model_sweep(const bench::SweepSpec& spec,
                                 const std::vector<PlatformModel>& platforms,
                                 const bench::RunEnvironment& env,
                                 const bench::ProgressFn& progress) {
-  spec.validate();
+  return run_model_sweep(spec.validate(), platforms, env, progress);
+}
+
+reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
+                                const std::vector<PlatformModel>& platforms,
+                                const bench::RunEnvironment& env,
+                                const bench::ProgressFn& progress) {
+  const bench::SweepSpec& spec = sweep.spec;
   if (platforms.empty())
     throw Error("model mode needs at least one platform profile", "pass --platform");
   for (const auto& p : platforms) p.validate();
-  bench::SweepSpec s = spec;
+  bench::ResolvedSweep executed = sweep;
+  bench::SweepSpec& s = executed.spec;
   // The strategies execute on the cpu accelerator: what they select and move does not depend
   // on which accelerator runs it; the platform's budget decides what fits.
   s.accelerator.kind = hb::AcceleratorKind::cpu;
@@ -78,7 +86,7 @@ reports::Report run_model_sweep(const bench::SweepSpec& spec,
   e.observe_pages = nullptr;  // the tiers are labels on this machine's memory: nothing to verify
   // One sweep over every platform: each unit's workload, reference and every execution that
   // the platforms' plans share are done once (run_sweep_on_lanes).
-  reports::Report all = bench::run_sweep_on_lanes(s, e, lanes, progress);
+  reports::Report all = bench::run_sweep_on_lanes(executed, e, lanes, progress);
   for (size_t i = 0; i < platforms.size(); ++i) {
     const PlatformModel& m = platforms[i];
     for (const auto& [model, bytes] : lanes[i].kv_budget_bytes)

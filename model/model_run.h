@@ -33,6 +33,11 @@ std::vector<HostTier> host_tiers_for(const PlatformModel& m);
 // One sweep over the platforms as lanes (bench::run_sweep_on_lanes): each workload and reference
 // is made once, and a strategy that plans alike on several platforms executes once; the points
 // are those of one sweep per platform.
+reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
+                                const std::vector<PlatformModel>& platforms,
+                                const bench::RunEnvironment& env,
+                                const bench::ProgressFn& progress = {});
+// run_model_sweep(spec.validate(), ...).
 reports::Report run_model_sweep(const bench::SweepSpec& spec,
                                 const std::vector<PlatformModel>& platforms,
                                 const bench::RunEnvironment& env,

@@ -100,7 +100,7 @@ TEST(Sweep, StreamingLlmLosesTheNeedleOutsideItsWindowAnExactStrategyKeepsIt) {
   // no longer carries its value; full attention retrieves it at every scored step and head.
   auto spec = small_spec({4096}, "needle");
   spec.strategies = {"streamingllm", "full-gpu"};
-  spec.kv_budgets = {"512"};
+  spec.kv_budgets = bench::parse_kv_budgets("512");
   const auto report = run_sweep(spec, RunEnvironment{});
   const auto& st = point(report, "streamingllm", 4096);
   const auto& exact = point(report, "full-gpu", 4096);

@@ -197,7 +197,7 @@ class JournalFile : public ::testing::Test {
 };
 
 SweepIdentity identity(const SweepSpec& spec) {
-  return SweepIdentity{"0.1.0 test Release", "hybridbench run --test", spec.echo()};
+  return SweepIdentity{"0.1.0 test Release", "hybridbench run --test", spec.validate().echo()};
 }
 
 TEST_F(JournalFile, ResumedSweepReportsJournaledPointsUnchangedAndRunsTheRest) {

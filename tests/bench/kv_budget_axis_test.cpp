@@ -30,12 +30,19 @@ int exit_code_of(const std::string& text) {
 }
 
 TEST(KvBudgetAxis, ParsesTokensSharesAndLists) {
-  EXPECT_EQ(parse_kv_budgets("512, 2k,6%,512"), (std::vector<std::string>{"512", "2k", "6%"}));
-  EXPECT_EQ(resolve_kv_budget("2k", 32768), 2048);
-  EXPECT_EQ(resolve_kv_budget("6%", 32768), 1966);  // 6% of 32768 = 1966.08, to the nearest
-  EXPECT_EQ(resolve_kv_budget("100%", 4096), 4096);
-  EXPECT_EQ(resolve_kv_budget("0.001%", 100), 1);  // never below one token
-  EXPECT_EQ(resolve_kv_budget("", 4096), 0);       // none
+  // Parsed once into values: "2k" and "2048" are the same budget, and the report writes it so.
+  const std::vector<KvBudget> budgets = parse_kv_budgets("512, 2k,6%,512,2048");
+  std::vector<std::string> text;
+  for (const KvBudget& b : budgets) text.push_back(b.to_string());
+  EXPECT_EQ(text, (std::vector<std::string>{"512", "2048", "6%"}));
+  EXPECT_EQ(budgets[1].unit, KvBudget::Unit::tokens);
+  EXPECT_EQ(budgets[2].unit, KvBudget::Unit::percent);
+  EXPECT_EQ(budgets[2].percent, 6.0);
+  EXPECT_EQ(parse_kv_budget("2k").tokens_at(32768), 2048);  // tokens whatever the context
+  EXPECT_EQ(parse_kv_budget("6%").tokens_at(32768), 1966);  // 6% of 32768 = 1966.08, nearest
+  EXPECT_EQ(parse_kv_budget("100%").tokens_at(4096), 4096);
+  EXPECT_EQ(parse_kv_budget("0.001%").tokens_at(100), 1);  // never below one token
+  EXPECT_EQ(parse_kv_budget("12.5%").to_string(), "12.5%");
   for (const char* bad : {"0", "-5", "0%", "101%", "nan%", "inf%", "abc", "12x", "%", "", " , "})
     EXPECT_EQ(exit_code_of(bad), kExitUsage) << "'" << bad << "'";
 }
@@ -43,7 +50,7 @@ TEST(KvBudgetAxis, ParsesTokensSharesAndLists) {
 TEST(KvBudgetAxis, MultipliesThePointsAndLabelsThem) {
   SweepSpec spec = tiny_spec({512});
   spec.strategies = {"h2o", "full-gpu"};
-  spec.kv_budgets = {"64", "25%"};
+  spec.kv_budgets = parse_kv_budgets("64,25%");
   const reports::Report r = run_sweep(spec, RunEnvironment{});
   ASSERT_EQ(r.points.size(), 4u);
   EXPECT_EQ(r.context.sweep.at("kv_budget"), "64,25%");
@@ -82,7 +89,7 @@ TEST(KvBudgetAxis, MultipliesThePointsAndLabelsThem) {
 TEST(KvBudgetAxis, EachSparseStrategyAttendsItsBudget) {
   SweepSpec spec = tiny_spec({1024});
   spec.strategies = {"h2o", "streamingllm", "quest", "infinigen", "hybridgen"};
-  spec.kv_budgets = {"256"};
+  spec.kv_budgets = parse_kv_budgets("256");
   spec.accuracy_steps = -1;
   const int64_t B = 256, P = spec.page_tokens;
   const reports::Report r = run_sweep(spec, RunEnvironment{});
@@ -120,7 +127,7 @@ TEST(KvBudgetAxis, EachSparseStrategyAttendsItsBudget) {
 TEST(KvBudgetAxis, AnOptionSettingTheSameBudgetDeclinesThePoint) {
   SweepSpec spec = tiny_spec({512});
   spec.strategies = {"streamingllm"};
-  spec.kv_budgets = {"64"};
+  spec.kv_budgets = parse_kv_budgets("64");
   spec.strategy_options["streamingllm.window"] = "100";
   const reports::Report r = run_sweep(spec, RunEnvironment{});
   ASSERT_EQ(r.points.size(), 1u);
@@ -131,7 +138,7 @@ TEST(KvBudgetAxis, AnOptionSettingTheSameBudgetDeclinesThePoint) {
 TEST(KvBudgetAxis, AttendedTokensInJsonTablesAndCsv) {
   SweepSpec spec = tiny_spec({512});
   spec.strategies = {"streamingllm"};
-  spec.kv_budgets = {"64"};
+  spec.kv_budgets = parse_kv_budgets("64");
   const reports::Report r = run_sweep(spec, RunEnvironment{});
   ASSERT_EQ(r.points.size(), 1u);
   const std::string text = reports::to_json_text(r);

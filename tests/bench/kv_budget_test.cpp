@@ -42,7 +42,7 @@ TEST(KvBudget, EmulatedDefaultPutsTheDefaultSweepOnBothSidesOfTheBoundary) {
   EXPECT_NEAR(kv_fit_fraction(budget, p.shape, 32768, 1, 24), 0.252, 0.001);
   // The smallest batch and the widest KV type decide: fp32 doubles it, batch 4 quadruples it.
   SweepSpec wide = spec;
-  wide.kv_dtypes = {"fp16", "fp32"};
+  wide.kv_dtypes = {DType::f16, DType::f32};
   wide.batches = {4, 8};
   EXPECT_EQ(crossing_kv_budget(wide, p), 8 * budget);
   // The largest sweep the options allow does not overflow: the budget stops at an exabyte.
@@ -141,6 +141,25 @@ TEST(Provenance, AnEmulatedTiersFlagReachesThePointsRegions) {
   ASSERT_FALSE(p.placement.empty());
   EXPECT_NE(p.placement[0].intended.find("emulated"), std::string::npos) << p.placement[0].intended;
   EXPECT_EQ(p.provenance, reports::Provenance::emulated);
+}
+
+// What --kv-node must hold (cli's check): the largest point's KV, its tokens rounded up to
+// whole pages. qwen2.5-0.5b: 2 KV heads x 64; fp32 2 x 2 x 64 x 4 = 1 KiB per token.
+TEST(KvBudget, LargestPointKvCountsPagesBatchAndTheWidestType) {
+  SweepSpec spec;
+  spec.models = {"qwen2.5-0.5b"};
+  spec.seq_lens = {256, 1000};
+  spec.batches = {3, 1};
+  spec.kv_dtypes = {DType::f16, DType::f32};
+  spec.decode_steps = 24;  // 1000 + 24 = 1024: whole pages of 16
+  spec.page_tokens = 16;
+  const LargestKv l = largest_point_kv(spec);
+  EXPECT_EQ(l.bytes, int64_t{1024} * 3 * 1024);
+  EXPECT_EQ(l.what, "qwen2.5-0.5b, 1000 tokens, batch 3, fp32");
+  spec.decode_steps = 25;  // 1025 tokens: a 65th page, 1040 tokens
+  EXPECT_EQ(largest_point_kv(spec).bytes, int64_t{1040} * 3 * 1024);
+  spec.models.clear();
+  EXPECT_EQ(largest_point_kv(spec).bytes, 0);
 }
 
 }  // namespace

@@ -100,10 +100,10 @@ TEST(LayerStackRun, GroupMemoryIsEstimatedAndRefusedWithTheFix) {
   // 1000 prompt + 24 steps = 1024 tokens; KV 1024 x 2 x 2 heads x 64 x 2 B = 512 KiB; fp32 K, V
   // 1 MiB; a 1 MiB budget holds all 512 KiB: 4 x 1 MiB + 2 x 5 x (512 + 512) KiB = 14 MiB.
   s.decode_steps = 24;
-  const StackMemory need = stack_group_memory(s, m, "fp16", 1000, 1, 2, 1 << 20, true);
+  const StackMemory need = stack_group_memory(s, m, DType::f16, 1000, 1, 2, 1 << 20, true);
   EXPECT_DOUBLE_EQ(need.host_bytes, 14.0 * (1 << 20));
   EXPECT_DOUBLE_EQ(need.accelerator_bytes, 0);
-  const StackMemory gpu = stack_group_memory(s, m, "fp16", 1000, 1, 2, 1 << 20, false);
+  const StackMemory gpu = stack_group_memory(s, m, DType::f16, 1000, 1, 2, 1 << 20, false);
   EXPECT_DOUBLE_EQ(gpu.host_bytes, 4.0 * (1 << 20) + 10 * (512 << 10));
   EXPECT_DOUBLE_EQ(gpu.accelerator_bytes, 10.0 * (1 << 20));
 

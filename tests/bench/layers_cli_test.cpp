@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/bench/same_point.h"
 #include "tests/cli_fixture.h"
 #include "reports/json_io.h"
 
@@ -62,54 +63,14 @@ TEST_F(LayersCli, StackRunPrintsAndRecordsTheShortcutError) {
             std::string::npos);
 }
 
-void expect_same_point(const reports::Point& a, const reports::Point& b) {
-  SCOPED_TRACE(a.axes.key());
-  EXPECT_EQ(a.status, b.status);
-  EXPECT_EQ(a.reason, b.reason);
-  EXPECT_EQ(a.provenance, b.provenance);
-  EXPECT_EQ(a.kv_fit_fraction, b.kv_fit_fraction);
-  EXPECT_EQ(a.strategy_params, b.strategy_params);
-  EXPECT_EQ(a.warnings, b.warnings);
-  EXPECT_EQ(a.step.samples_ns.size(), b.step.samples_ns.size());
-  EXPECT_EQ(a.step.pass_sizes, b.step.pass_sizes);
-  EXPECT_EQ(a.step.round_slots, b.step.round_slots) << "the same seeded round orders";
-  EXPECT_EQ(a.step.warmup_steps, b.step.warmup_steps);
-  EXPECT_EQ(a.traffic_per_step.h2d_bytes, b.traffic_per_step.h2d_bytes);
-  EXPECT_EQ(a.traffic_per_step.d2h_bytes, b.traffic_per_step.d2h_bytes);
-  EXPECT_EQ(a.traffic_per_step.weight_bytes, b.traffic_per_step.weight_bytes);
-  EXPECT_EQ(a.traffic_per_step.accelerator_flops, b.traffic_per_step.accelerator_flops);
-  ASSERT_EQ(a.placement.size(), b.placement.size());
-  for (size_t i = 0; i < a.placement.size(); ++i) {
-    EXPECT_EQ(a.placement[i].role, b.placement[i].role);
-    EXPECT_EQ(a.placement[i].bytes, b.placement[i].bytes);
-  }
-  EXPECT_FALSE(a.layer_stack.present());
-  ASSERT_EQ(a.accuracy.steps_scored, b.accuracy.steps_scored);
-  if (a.accuracy.steps_scored == 0) return;  // not scored (an oom point): no figures to compare
-  // The same arithmetic on the same data; another CPU's SIMD level may round differently.
-  EXPECT_NEAR(a.accuracy.rel_l2, b.accuracy.rel_l2, 1e-6 * b.accuracy.rel_l2 + 1e-9);
-  EXPECT_NEAR(a.accuracy.mass_recall, b.accuracy.mass_recall, 1e-9);
-  EXPECT_NEAR(a.accuracy.cosine, b.accuracy.cosine, 1e-7);
-  EXPECT_EQ(a.attended_tokens.has_value(), b.attended_tokens.has_value());
-  if (a.attended_tokens && b.attended_tokens) {
-    EXPECT_EQ(a.attended_tokens->min, b.attended_tokens->min);
-    EXPECT_EQ(a.attended_tokens->max, b.attended_tokens->max);
-  }
-}
-
 TEST_F(LayersCli, LayersOneGivesThePointsOfTheCodeBeforeStacks) {
   const reports::Report before = reports::read_report(
       std::string(HB_SOURCE_DIR) + "/tests/bench/fixtures/layers1_before_stacks.json");
   const std::string out = file("r.json");
   ASSERT_EQ(run(kGoldenArgs + " --layers 1 --out " + out), 0) << out_;
   const reports::Report now = reports::read_report(out);
-  ASSERT_EQ(now.points.size(), before.points.size());
-  std::map<std::string, const reports::Point*> old;
-  for (const auto& p : before.points) old[p.axes.key()] = &p;
-  for (const auto& p : now.points) {
-    ASSERT_TRUE(old.count(p.axes.key())) << p.axes.key();
-    expect_same_point(p, *old.at(p.axes.key()));
-  }
+  testing::expect_same_points(now, before);
+  for (const auto& p : now.points) EXPECT_FALSE(p.layer_stack.present()) << p.axes.key();
   EXPECT_EQ(now.context.sweep, before.context.sweep) << "--layers 1 echoes nothing new";
 }
 

@@ -42,7 +42,8 @@ class Session : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   // One unit journaled, then `report` handed to finish().
   int end_with(reports::Report report) {
-    SweepSession s(out_, sweep_identity(bench::SweepSpec{}, {}, "hybridbench run --test"), false);
+    SweepSession s(
+        out_, sweep_identity(bench::SweepSpec{}.validate(), {}, "hybridbench run --test"), false);
     EXPECT_TRUE(fs::exists(bench::journal_path(out_)));
     s.control()->on_unit_done({"pass=0;unit", report.points});
     return s.finish(report, {});
@@ -74,7 +75,8 @@ TEST_F(Session, InterruptedSweepKeepsItsJournalAndExitsWithItsCode) {
   fs::remove_all(dir_);
   fs::create_directory(dir_);
   {
-    SweepSession s(out_, sweep_identity(bench::SweepSpec{}, {}, "hybridbench run --test"), false);
+    SweepSession s(
+        out_, sweep_identity(bench::SweepSpec{}.validate(), {}, "hybridbench run --test"), false);
     reports::Report none;
     none.interruption = {true, "internal error: x (after 0 of 4 points)", kExitFailure};
     EXPECT_EQ(s.finish(none, {}), kExitFailure);
@@ -84,9 +86,11 @@ TEST_F(Session, InterruptedSweepKeepsItsJournalAndExitsWithItsCode) {
 }
 
 TEST_F(Session, NoJournalForStandardOutputAndNoResumeFromIt) {
-  EXPECT_NO_THROW(SweepSession("-", sweep_identity(bench::SweepSpec{}, {}, ""), false));
+  EXPECT_NO_THROW(SweepSession("-", sweep_identity(bench::SweepSpec{}.validate(), {}, ""), false));
   EXPECT_FALSE(fs::exists("-.partial.jsonl"));
-  EXPECT_THROW(SweepSession("/dev/null", sweep_identity(bench::SweepSpec{}, {}, ""), true), Error);
+  EXPECT_THROW(
+      SweepSession("/dev/null", sweep_identity(bench::SweepSpec{}.validate(), {}, ""), true),
+      Error);
 }
 
 }  // namespace

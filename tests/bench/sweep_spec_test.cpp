@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <variant>
 
 #include <gtest/gtest.h>
 
@@ -127,10 +128,40 @@ TEST(SweepSpecLimits, ValidateRefusesNonFiniteAndOutOfRange) {
   refused([&](SweepSpec& s) { s.host_threads = cpus + 1; }, "--host-threads");
   refused([&](SweepSpec& s) { s.accelerator.cpu_threads = cpus + 1; }, "--accelerator-threads");
   refused([&](SweepSpec& s) { s.accelerator.cpu_threads = -1; }, "--accelerator-threads");
+  refused([&](SweepSpec& s) { s.kv_budgets = {KvBudget{}}; }, "--kv-budget");  // 0 tokens
+  refused([&](SweepSpec& s) { s.kv_dtypes.clear(); }, "no KV element type");
+  refused([&](SweepSpec& s) { s.workload = "trace:/nonexistent/t.safetensors"; },
+          "/nonexistent/t.safetensors");
   SweepSpec ok;
   ok.host_threads = cpus;
   ok.accelerator.cpu_threads = cpus;
   EXPECT_NO_THROW(ok.validate());
+}
+
+// Issue 35: every value of the sweep is parsed once, into a type; text again only for the report.
+TEST(SweepSpecResolved, ValuesAreParsedOnceIntoTypes) {
+  EXPECT_EQ(parse_kv_dtypes("fp16, bf16,float32"),
+            (std::vector<DType>{DType::f16, DType::bf16, DType::f32}));
+  EXPECT_NE(problem_of([] { parse_kv_dtypes("fp16,fp8"); }).find("'fp8'"), std::string::npos);
+  EXPECT_NE(problem_of([] { parse_kv_dtypes(" , "); }).find("--kv-dtype"), std::string::npos);
+  EXPECT_EQ(trace_path("trace:dir/t.safetensors"), "dir/t.safetensors");
+  EXPECT_EQ(trace_path("llama-like"), std::nullopt);
+  EXPECT_EQ(trace_path("needle"), std::nullopt);
+
+  SweepSpec s;
+  s.workload = "structured:needle=1";  // an old name and a knob: the label is the canonical one
+  s.kv_dtypes = {DType::bf16, DType::f32};
+  s.kv_budgets = parse_kv_budgets("64,12.5%");
+  s.kv_pages = KvPages::base;
+  const ResolvedSweep r = s.validate();
+  ASSERT_TRUE(std::holds_alternative<WorkloadSpec>(r.workload));
+  EXPECT_EQ(r.trace(), nullptr);
+  EXPECT_EQ(r.workload_label(), parse_workload_spec("structured:needle=1").label());
+  const auto echo = r.echo();
+  EXPECT_EQ(echo.at("workload"), r.workload_label());
+  EXPECT_EQ(echo.at("kv_dtypes"), "bf16,fp32");
+  EXPECT_EQ(echo.at("kv_budget"), "64,12.5%");
+  EXPECT_EQ(echo.at("kv_pages"), "4k");
 }
 
 }  // namespace

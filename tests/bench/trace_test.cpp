@@ -26,6 +26,12 @@ namespace hb::bench {
 namespace {
 
 namespace fs = std::filesystem;
+
+// adopt_trace_model on the trace `s` names, as `run` does with the trace it opened.
+std::string adopt(SweepSpec& s, bool model_given, bool kv_dtype_given, bool scope_given) {
+  const TraceFile trace(*trace_path(s.workload));
+  return adopt_trace_model(s, &trace, model_given, kv_dtype_given, scope_given);
+}
 using testing::TraceTensors;
 
 class Trace : public ::testing::Test {
@@ -158,7 +164,7 @@ TEST_F(Trace, ValuesTheKvDtypeCannotHoldAreRefused) {
   const Error e = sweep_error(spec_for(file("big.safetensors"), 4));
   EXPECT_TRUE(contains(e.problem(), "tensor 'v'") && contains(e.problem(), "fp16")) << e.what();
   auto spec = spec_for(file("big.safetensors"), 4);
-  spec.kv_dtypes = {"fp32"};
+  spec.kv_dtypes = {DType::f32};
   EXPECT_EQ(run_sweep(spec, RunEnvironment{}).points.at(0).status, reports::PointStatus::ok);
 }
 
@@ -248,7 +254,8 @@ TEST_F(Trace, IdentityDoesNotDependOnThePathSpelling) {
   EXPECT_EQ(axes[0], axes[1]);
   EXPECT_EQ(axes[0], axes[2]);
   EXPECT_EQ(axes[0].rfind("trace:T.safetensors@", 0), 0u) << axes[0];
-  EXPECT_EQ(axes[0], workload_axis("trace:" + file("T.safetensors")));  // what fleet runs plan with
+  // What fleet runs plan with (planned_axes).
+  EXPECT_EQ(axes[0], spec_for(file("T.safetensors"), 4).validate().workload_label());
   fs::create_directory(file("other"));
   TraceTensors(40, 6, 0, /*seed=*/8).write(file("other/T.safetensors"));
   EXPECT_NE(TraceFile(file("other/T.safetensors")).identity(), axes[0]);
@@ -268,17 +275,17 @@ TEST_F(Trace, WithoutAModelTheTraceShapeIsTheModel) {
   EXPECT_EQ(trace_model_preset(file("f32.safetensors")).shape.kv_dtype, DType::f32);
 
   SweepSpec given = spec_for(file("gqa.safetensors"), 4);
-  EXPECT_EQ(adopt_trace_model(given, /*model_given=*/true, false, false), "");
+  EXPECT_EQ(adopt(given, /*model_given=*/true, false, false), "");
   EXPECT_EQ(given.models, std::vector<std::string>{"qwen2.5-0.5b"});
   EXPECT_TRUE(given.own_models.empty());
 
   SweepSpec s = spec_for(file("gqa.safetensors"), 4);
-  s.kv_dtypes = {"bf16"};
-  const std::string note = adopt_trace_model(s, false, /*kv_dtype_given=*/false, false);
+  s.kv_dtypes = {DType::bf16};
+  const std::string note = adopt(s, false, /*kv_dtype_given=*/false, false);
   EXPECT_NE(note.find("8q/2kv x64 fp16"), std::string::npos) << note;
   EXPECT_NE(note.find("--scope attention"), std::string::npos) << note;
   EXPECT_EQ(s.models, std::vector<std::string>{"trace:gqa"});
-  EXPECT_EQ(s.kv_dtypes, std::vector<std::string>{"fp16"});
+  EXPECT_EQ(s.kv_dtypes, std::vector<DType>{DType::f16});
   EXPECT_EQ(s.scope, Scope::attention);
   EXPECT_EQ(s.model("trace:gqa").shape.q_heads, 8);
   EXPECT_EQ(s.model("qwen2.5-0.5b").shape.q_heads, 14);  // presets still found
@@ -290,7 +297,7 @@ TEST_F(Trace, WithoutAModelTheTraceShapeIsTheModel) {
   EXPECT_FALSE(report.points[0].accuracy.captured_rel_l2.has_value());  // the trace has no `o`
 
   SweepSpec layer = spec_for(file("gqa.safetensors"), 4);
-  adopt_trace_model(layer, false, false, /*scope_given=*/true);
+  adopt(layer, false, false, /*scope_given=*/true);
   EXPECT_EQ(layer.scope, Scope::layer);
   const Error e = sweep_error(layer);
   EXPECT_EQ(e.exit_code(), kExitUsage);
@@ -328,7 +335,7 @@ TEST_F(Trace, CapturedOutputsAreScoredAtTheTracePromptLength) {
   all.push_back(o);
   testing::write_safetensors(file("o.safetensors"), all, /*f16=*/false);
   SweepSpec s = spec_for(file("o.safetensors"), 4, {P});
-  adopt_trace_model(s, false, false, false);
+  adopt(s, false, false, false);
   s.accuracy_steps = -1;
   const auto report = run_sweep(s, RunEnvironment{});
   ASSERT_EQ(report.points.size(), 1u);
@@ -370,7 +377,7 @@ TEST_F(Trace, APlantedNeedleIsScoredForRetrieval) {
   testing::write_safetensors(file("n.safetensors"), t.all(), /*f16=*/false, meta);
   ASSERT_EQ(inspect_trace(file("n.safetensors")).needle_token, needle);
   SweepSpec s = spec_for(file("n.safetensors"), 4, {tokens - steps});
-  adopt_trace_model(s, false, false, false);
+  adopt(s, false, false, false);
   s.strategies = {"cpu-only", "streamingllm"};
   s.strategy_options["streamingllm.sinks"] = "4";
   s.strategy_options["streamingllm.window"] = "32";

@@ -21,7 +21,7 @@ TEST(HybridGenTokenBudget, AttendsExactlyTheBudgetWithHotSlotsAndAPartialPage) {
   // 1024 tokens: 32 accelerator pages, 3 of them hot slots (hot_share 0.1) that fill only as
   // pages get promoted; 20 steps cross a page boundary (4097..4116), so the newest page holds
   // 1 to 16 tokens.
-  s.kv_budgets = {"1024"};
+  s.kv_budgets = bench::parse_kv_budgets("1024");
   s.decode_steps = 20;
   s.stop.warmup_steps = 1;
   s.stop.min_samples = 1000;

@@ -41,13 +41,13 @@ KvMemory memory(int64_t acc_per_layer, std::vector<HostTier> tiers) {
 TEST(Capacity, FullGpuFitsExactlyItsPagesAndNotOneTokenMore) {
   const auto s = spec();
   // 100 pages and one sequence's step rows: 1,600 tokens fit, the 1,601st needs a new page.
-  CapacityPlanner p(s, "qwen2.5-0.5b", "fp16",
+  CapacityPlanner p(s, "qwen2.5-0.5b", DType::f16,
                     memory(100 * kPage + kStepRows, {tier(MemoryKind::local_dram, 0, 1 << 30)}));
-  EXPECT_TRUE(p.fits("full-gpu", 1600, 1, "").ok);
-  const auto beyond = p.fits("full-gpu", 1601, 1, "");
+  EXPECT_TRUE(p.fits("full-gpu", 1600, 1, std::nullopt).ok);
+  const auto beyond = p.fits("full-gpu", 1601, 1, std::nullopt);
   EXPECT_FALSE(beyond.ok);
   EXPECT_NE(beyond.reason.find("all KV"), std::string::npos) << beyond.reason;
-  const reports::CapacityRow r = p.max_context("full-gpu", 1, "");
+  const reports::CapacityRow r = p.max_context("full-gpu", 1, std::nullopt);
   EXPECT_EQ(r.kind, reports::CapacityKind::max_context);
   EXPECT_EQ(r.seq_len, 1600);
   EXPECT_FALSE(r.none);
@@ -59,26 +59,27 @@ TEST(Capacity, FullGpuLargestBatchAtAContext) {
   const auto s = spec();
   // Three sequences of 100 pages and their step rows: batch 3 fits at 1,600 tokens, 4 does not.
   CapacityPlanner p(
-      s, "qwen2.5-0.5b", "fp16",
+      s, "qwen2.5-0.5b", DType::f16,
       memory(3 * (100 * kPage + kStepRows), {tier(MemoryKind::local_dram, 0, 1 << 30)}));
-  const reports::CapacityRow r = p.max_batch("full-gpu", 1600, "");
+  const reports::CapacityRow r = p.max_batch("full-gpu", 1600, std::nullopt);
   EXPECT_EQ(r.kind, reports::CapacityKind::max_batch);
   EXPECT_EQ(r.batch, 3);
   EXPECT_EQ(r.seq_len, 1600);
-  EXPECT_EQ(p.max_context("full-gpu", 3, "").seq_len, 1600);
-  EXPECT_EQ(p.max_batch("full-gpu", 1601, "").batch, 2);  // one more page each: 3 x 101 > room
+  EXPECT_EQ(p.max_context("full-gpu", 3, std::nullopt).seq_len, 1600);
+  EXPECT_EQ(p.max_batch("full-gpu", 1601, std::nullopt).batch,
+            2);  // one more page each: 3 x 101 > room
 }
 
 TEST(Capacity, OffloadIsBoundByTheFirstHostTier) {
   const auto s = spec();
   // Offload keeps every token on host tier 0 (page-rounded, K and V): 250 pages = 4,000 tokens.
-  CapacityPlanner p(s, "qwen2.5-0.5b", "fp16",
+  CapacityPlanner p(s, "qwen2.5-0.5b", DType::f16,
                     memory(64 << 20, {tier(MemoryKind::local_dram, 0, 250 * kPage)}));
-  const reports::CapacityRow r = p.max_context("offload", 1, "");
+  const reports::CapacityRow r = p.max_context("offload", 1, std::nullopt);
   EXPECT_EQ(r.seq_len, 4000);
   EXPECT_EQ(r.limit.rfind("local-dram: ", 0), 0u) << r.limit;
-  EXPECT_TRUE(p.fits("offload", 4000, 1, "").ok);
-  EXPECT_FALSE(p.fits("offload", 4001, 1, "").ok);
+  EXPECT_TRUE(p.fits("offload", 4000, 1, std::nullopt).ok);
+  EXPECT_FALSE(p.fits("offload", 4001, 1, std::nullopt).ok);
 }
 
 TEST(Capacity, WeightsThatDoNotFitLeaveNoRoomAtAll) {
@@ -93,17 +94,17 @@ TEST(Capacity, WeightsThatDoNotFitLeaveNoRoomAtAll) {
   m.tiers.push_back({MemoryKind::local_dram, 0, "DRAM", int64_t{1} << 36, 100, 100, false});
   const KvMemory mem = kv_memory(m, qwen);
   EXPECT_EQ(mem.accelerator_kv_bytes, 0);
-  CapacityPlanner p(s, "qwen2.5-0.5b", "fp16", mem);
+  CapacityPlanner p(s, "qwen2.5-0.5b", DType::f16, mem);
   for (const char* strategy : {"full-gpu", "offload", "hybridgen"}) {
-    const reports::CapacityRow r = p.max_context(strategy, 1, "");
+    const reports::CapacityRow r = p.max_context(strategy, 1, std::nullopt);
     EXPECT_TRUE(r.none) << strategy;
     EXPECT_EQ(r.value(), 0) << strategy;
     EXPECT_EQ(r.limit.rfind("weights: ", 0), 0u) << r.limit;
   }
   // Room for one page and one sequence's step rows per layer beyond the weights: 16 tokens.
   m.accelerator.memory_bytes += int64_t{kLayers} * (kPage + kStepRows);
-  EXPECT_EQ(CapacityPlanner(s, "qwen2.5-0.5b", "fp16", kv_memory(m, qwen))
-                .max_context("full-gpu", 1, "")
+  EXPECT_EQ(CapacityPlanner(s, "qwen2.5-0.5b", DType::f16, kv_memory(m, qwen))
+                .max_context("full-gpu", 1, std::nullopt)
                 .seq_len,
             16);
 }
@@ -111,19 +112,19 @@ TEST(Capacity, WeightsThatDoNotFitLeaveNoRoomAtAll) {
 TEST(Capacity, HybridGenUsesTheCxlTierAndItsAnswerIsItsPlansEdge) {
   const auto s = spec();
   const int64_t acc = 32 * kPage, dram = 400 * kPage, cxl = 400 * kPage;
-  CapacityPlanner without(s, "qwen2.5-0.5b", "fp16",
+  CapacityPlanner without(s, "qwen2.5-0.5b", DType::f16,
                           memory(acc, {tier(MemoryKind::local_dram, 0, dram)}));
   CapacityPlanner with(
-      s, "qwen2.5-0.5b", "fp16",
+      s, "qwen2.5-0.5b", DType::f16,
       memory(acc, {tier(MemoryKind::local_dram, 0, dram), tier(MemoryKind::cxl, 2, cxl)}));
-  const auto a = without.max_context("hybridgen", 1, "");
-  const auto b = with.max_context("hybridgen", 1, "");
+  const auto a = without.max_context("hybridgen", 1, std::nullopt);
+  const auto b = with.max_context("hybridgen", 1, std::nullopt);
   // Without a far tier K and V share DRAM; with one V moves to CXL: more context.
   EXPECT_GT(b.seq_len, a.seq_len);
   for (auto* p : {&without, &with}) {
-    const auto r = p->max_context("hybridgen", 1, "");
-    EXPECT_TRUE(p->fits("hybridgen", r.seq_len, 1, "").ok);
-    EXPECT_FALSE(p->fits("hybridgen", r.seq_len + 1, 1, "").ok);
+    const auto r = p->max_context("hybridgen", 1, std::nullopt);
+    EXPECT_TRUE(p->fits("hybridgen", r.seq_len, 1, std::nullopt).ok);
+    EXPECT_FALSE(p->fits("hybridgen", r.seq_len + 1, 1, std::nullopt).ok);
   }
   // Its host side must hold all but the smallest window (the boundary may move there), so
   // DRAM binds without a CXL tier.
@@ -134,9 +135,9 @@ TEST(Capacity, AFixedBudgetThatEvictsIsUnbounded) {
   auto s = spec();
   // StreamingLLM with a fixed window keeps 68 tokens whatever the context.
   s.strategy_options["streamingllm.window"] = "64";
-  CapacityPlanner p(s, "qwen2.5-0.5b", "fp16",
+  CapacityPlanner p(s, "qwen2.5-0.5b", DType::f16,
                     memory(1 << 20, {tier(MemoryKind::local_dram, 0, 1 << 20)}));
-  const auto r = p.max_context("streamingllm", 1, "");
+  const auto r = p.max_context("streamingllm", 1, std::nullopt);
   EXPECT_TRUE(r.unbounded);
   EXPECT_EQ(r.seq_len, CapacityPlanner::kMaxContextSearched);
 }
