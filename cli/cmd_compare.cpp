@@ -82,6 +82,52 @@ int compare_command(CompareArgs& a) {
   return kExitOk;
 }
 
+// The timing verdict's options (reports/COMPARE.md says how each is used).
+void add_timing_options(CLI::App& sub, reports::CompareOptions& o) {
+  using parse::RealRange;
+  add_real_option(sub, "--threshold", o.threshold,
+                  "Fail on a significant slowdown beyond this relative change", RealRange::above(0))
+      ->capture_default_str();
+  add_real_option(sub, "--alpha", o.alpha, "Significance level of the U test",
+                  RealRange{0, 1, true, true})
+      ->capture_default_str();
+  add_real_option(
+      sub, "--min-effect", o.min_effect,
+      "Relative changes below this are SAME (must be <= --threshold; identical runs minutes "
+      "apart differ by up to ~4% on a shared machine)",
+      RealRange::at_least(0))
+      ->capture_default_str();
+  add_percent_option(sub, "--max-noise", o.max_noise,
+                     "Noise limit in percent (10 or 10% = 10%): runs noisier than this (IQR / "
+                     "1.349 median) are NOISY unless the change is 3x the noise",
+                     RealRange::above(0));
+  add_real_option(sub, "--drift-allowance", o.drift_allowance,
+                  "With one round a side, only a change beyond this fraction is FASTER/SLOWER, "
+                  "within it INCONCLUSIVE (e.g. 1 = a doubling; 0: judge every one)",
+                  RealRange::at_least(0))
+      ->capture_default_str();
+  add_real_option(sub, "--group-drift", o.group_drift,
+                  "With rounds, a group of strategies (one model, length, batch) that moved as a "
+                  "whole by less than this fraction has each strategy judged against that move "
+                  "(runs on one machine drift by ~10%); 0: judge every point as it is",
+                  RealRange{0, 1, false, true})
+      ->capture_default_str();
+}
+
+// How far each accuracy figure may fall before it is a regression.
+void add_accuracy_options(CLI::App& sub, reports::CompareOptions& o) {
+  add_real_option(sub, "--accuracy-tolerance", o.rel_l2_rel_tolerance,
+                  "Relative growth of rel_l2 allowed before it is an accuracy regression",
+                  RealRange::at_least(0))
+      ->capture_default_str();
+  add_real_option(sub, "--recall-tolerance", o.mass_recall_tolerance,
+                  "Absolute drop in attention-mass recall allowed", RealRange::between(0, 1))
+      ->capture_default_str();
+  add_real_option(sub, "--needle-tolerance", o.needle_tolerance,
+                  "Absolute drop in needle success rate allowed", RealRange::between(0, 1))
+      ->capture_default_str();
+}
+
 }  // namespace
 
 CommandFn add_compare_command(CLI::App& app) {
@@ -112,46 +158,10 @@ CommandFn add_compare_command(CLI::App& app) {
   auto& o = a->options;
   sub->add_option("OLD", a->old_path, "Baseline report (JSON from `hybridbench run`)")->required();
   sub->add_option("NEW", a->new_path, "Report to check against it")->required();
-  using parse::RealRange;
-  add_real_option(*sub, "--threshold", o.threshold,
-                  "Fail on a significant slowdown beyond this relative change", RealRange::above(0))
-      ->capture_default_str();
-  add_real_option(*sub, "--alpha", o.alpha, "Significance level of the U test",
-                  RealRange{0, 1, true, true})
-      ->capture_default_str();
-  add_real_option(
-      *sub, "--min-effect", o.min_effect,
-      "Relative changes below this are SAME (must be <= --threshold; identical runs minutes "
-      "apart differ by up to ~4% on a shared machine)",
-      RealRange::at_least(0))
-      ->capture_default_str();
-  add_percent_option(*sub, "--max-noise", o.max_noise,
-                     "Noise limit in percent (10 or 10% = 10%): runs noisier than this (IQR / "
-                     "1.349 median) are NOISY unless the change is 3x the noise",
-                     RealRange::above(0));
-  add_real_option(*sub, "--drift-allowance", o.drift_allowance,
-                  "With one round a side, only a change beyond this fraction is FASTER/SLOWER, "
-                  "within it INCONCLUSIVE (e.g. 1 = a doubling; 0: judge every one)",
-                  RealRange::at_least(0))
-      ->capture_default_str();
-  add_real_option(*sub, "--group-drift", o.group_drift,
-                  "With rounds, a group of strategies (one model, length, batch) that moved as a "
-                  "whole by less than this fraction has each strategy judged against that move "
-                  "(runs on one machine drift by ~10%); 0: judge every point as it is",
-                  RealRange{0, 1, false, true})
-      ->capture_default_str();
+  add_timing_options(*sub, o);
   sub->add_flag("--fail-unjudged", o.fail_unjudged,
                 "Exit 4 when points could not be judged (NOISY, INCONCLUSIVE) and none regressed");
-  add_real_option(*sub, "--accuracy-tolerance", o.rel_l2_rel_tolerance,
-                  "Relative growth of rel_l2 allowed before it is an accuracy regression",
-                  RealRange::at_least(0))
-      ->capture_default_str();
-  add_real_option(*sub, "--recall-tolerance", o.mass_recall_tolerance,
-                  "Absolute drop in attention-mass recall allowed", RealRange::between(0, 1))
-      ->capture_default_str();
-  add_real_option(*sub, "--needle-tolerance", o.needle_tolerance,
-                  "Absolute drop in needle success rate allowed", RealRange::between(0, 1))
-      ->capture_default_str();
+  add_accuracy_options(*sub, o);
   add_accuracy_target_option(*sub, a->accuracy_target)
       ->description(
           "Accuracy a point must keep (recall:X, cosine:X or a bare recall number); default: "
