@@ -7,6 +7,13 @@ namespace hb::cli {
 
 namespace {
 
+// "auto|cpu|cuda": --accelerator's values, from the vocabulary the backends register under.
+std::string kind_choices() {
+  std::string s;
+  for (const char* name : kAcceleratorKinds.names) s += (s.empty() ? "" : "|") + std::string(name);
+  return s;
+}
+
 void add_axis_options(CLI::App& sub, SweepAxesText& axes) {
   sub.add_option("--model", axes.models, "Model presets, comma separated (see --list-models)")
       ->capture_default_str();
@@ -130,7 +137,7 @@ CLI::Option* add_accelerator_option(CLI::App& sub, AcceleratorKind& kind, const 
     return {};
   };
   return sub.add_option("--accelerator", kind, help)
-      ->transform(CLI::Validator(by_name, "auto|cpu|cuda"))
+      ->transform(CLI::Validator(by_name, kind_choices()))
       ->default_str(kAcceleratorKinds.name(kind));
 }
 
