@@ -235,7 +235,7 @@ class H2o final : public baselines::KvStrategyBase {
     a.fresh_slot = slot.data();
     a.fresh_tag = ctx - 1;
     a.recent_from = ctx - recent_;
-    platform_.accelerator->heavy_hitter_update(a);
+    platform_.accelerator->enqueue(a);
   }
 
   // The step's traffic: attention over the cached tokens with their logits, the score update

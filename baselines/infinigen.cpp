@@ -216,12 +216,12 @@ class InfiniGen final : public baselines::KvStrategyBase {
     pa.rows = B * Hq;
     pa.rows_per_proj = shape.group_size();
     pa.out = pq_.as<float>();
-    acc.project_rows(pa);
+    acc.enqueue(pa);
     pa.x = io_->k_dev();  // the new key, one row per (sequence, KV head)
     pa.rows = static_cast<int>(BH);
     pa.rows_per_proj = 1;
     pa.out = pknew_.as<float>();
-    acc.project_rows(pa);
+    acc.enqueue(pa);
     RowsToPagesArgs w;  // the new partial key into slot n_old of its head's pages
     w.groups = static_cast<int>(BH);
     w.width = pd_pad_;
@@ -233,7 +233,7 @@ class InfiniGen final : public baselines::KvStrategyBase {
     w.src_stride = static_cast<size_t>(pd_pad_) * 4;
     w.k_dst = pk_.as<std::byte>();
     w.dst_stride = static_cast<size_t>(max_pages_) * pblock_;
-    acc.rows_to_pages(w);
+    acc.enqueue(w);
     std::vector<KvHeadView> pk_heads(BH);
     for (size_t bh = 0; bh < BH; ++bh)
       pk_heads[bh] = KvHeadView{pk_table_.data() + bh * max_pages_, n_old};
@@ -262,9 +262,9 @@ class InfiniGen final : public baselines::KvStrategyBase {
                     : std::clamp<int64_t>(
                           static_cast<int64_t>(std::llround(max_ratio_ * static_cast<double>(ctx))),
                           1, kmax_);
-    acc.group_max_rows(GroupMaxArgs{logits_.as<float>(), B * Hq, shape.group_size(), n_old,
-                                    max_tokens_, agg_.as<float>(), max_tokens_,
-                                    static_cast<float>(alpha_), counts_.as<int32_t>()});
+    acc.enqueue(GroupMaxArgs{logits_.as<float>(), B * Hq, shape.group_size(), n_old, max_tokens_,
+                             agg_.as<float>(), max_tokens_, static_cast<float>(alpha_),
+                             counts_.as<int32_t>()});
     acc.copy_to_host(counts_host_.data(), counts_.data(), BH * 4);
     acc.synchronize();
     double total = 0;
@@ -275,8 +275,8 @@ class InfiniGen final : public baselines::KvStrategyBase {
                    : std::clamp<int64_t>(static_cast<int64_t>(total / static_cast<double>(BH)), 1,
                                          std::min(kcap, n_old));
     if (k > 0) {
-      acc.topk_rows(TopkRowsArgs{agg_.as<float>(), static_cast<int>(BH), n_old, max_tokens_, k,
-                                 sel_.as<int32_t>()});
+      acc.enqueue(TopkRowsArgs{agg_.as<float>(), static_cast<int>(BH), n_old, max_tokens_, k,
+                               sel_.as<int32_t>()});
       acc.copy_to_host(sel_host_.data(), sel_.data(), BH * k * 4);
     }
     // The host stores the new token while the indices come back.
@@ -324,7 +324,7 @@ class InfiniGen final : public baselines::KvStrategyBase {
     w.k_src = rows_.data();
     w.v_src = rows_.as<std::byte>() + BH * k * rb;
     w.src_stride = k * rb;
-    acc.rows_to_pages(w);
+    acc.enqueue(w);
     w.count = 1;
     w.first_slot = k;
     w.src_f32 = true;
@@ -332,7 +332,7 @@ class InfiniGen final : public baselines::KvStrategyBase {
     w.k_src = io_->k_dev();
     w.v_src = io_->v_dev();
     w.src_stride = static_cast<size_t>(d) * 4;
-    acc.rows_to_pages(w);
+    acc.enqueue(w);
     std::vector<KvHeadView> heads(BH);
     for (size_t bh = 0; bh < heads.size(); ++bh)
       heads[bh] = KvHeadView{att_table_.data() + bh * att_pages_, k + 1};

@@ -80,7 +80,7 @@ class Offload final : public baselines::KvStrategyBase {
     {
       HB_NVTX_RANGE("hb.offload.stream_attention");
       auto args = whole_cache_args();
-      acc.stream_attention(args.data(), B, chunk_);
+      acc.enqueue(StreamAttentionArgs{args.data(), B, chunk_});
       collect_output(out);
     }
     out.phase_ns[phase::kAccelerator] = now_ns() - t1;

@@ -242,7 +242,7 @@ class Quest final : public baselines::KvStrategyBase {
     f.r_blocks = rb.data();
     f.block_slots = kMetaSlots;
     f.slot = static_cast<int>(sp.last % kMetaSlots);
-    acc.fold_page_bounds(f);
+    acc.enqueue(f);
     if (!selecting(sp)) return;  // every page fits the budget: dense
     std::vector<KvHeadView> ch(BH), rh(BH);
     std::vector<PagedKvView> cv(B), rv(B);
@@ -268,8 +268,8 @@ class Quest final : public baselines::KvStrategyBase {
     bs.stride = max_pages_;
     bs.qabs = qabs_.as<float>();
     bs.radius_scores = scores + plane;
-    acc.score_page_bounds(bs);
-    acc.topk_rows(TopkRowsArgs{scores, B * Hq, sp.last, max_pages_, sp.kp - 1, sel_.as<int32_t>()});
+    acc.enqueue(bs);
+    acc.enqueue(TopkRowsArgs{scores, B * Hq, sp.last, max_pages_, sp.kp - 1, sel_.as<int32_t>()});
     acc.copy_to_host(sel_picked_.data(), sel_.data(), selection_bytes(sp));
   }
 

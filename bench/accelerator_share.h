@@ -75,42 +75,12 @@ class AcceleratorShare final : public Accelerator {
   // after its first synchronize, whichever comes first; or at flush().
   void defer(std::function<void()> work);
   void flush();
-  void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) override {
+  // Every op (core/accelerator_ops.h), a new one included: the real accelerator's support and
+  // fallback, queued behind the held work like every compute operation.
+  bool supports(OpKind op) const override { return real_.supports(op); }
+  void enqueue(const AcceleratorOp& op) override {
     flush();
-    real_.stream_attention(seqs, batch, chunk_tokens);
-  }
-  void heavy_hitter_update(const HeavyHitterArgs& a) override {
-    flush();
-    real_.heavy_hitter_update(a);
-  }
-  void fold_page_bounds(const PageBoundFoldArgs& a) override {
-    flush();
-    real_.fold_page_bounds(a);
-  }
-  void score_page_bounds(const PageBoundScoreArgs& a) override {
-    flush();
-    real_.score_page_bounds(a);
-  }
-  void topk_rows(const TopkRowsArgs& a) override {
-    flush();
-    real_.topk_rows(a);
-  }
-  void group_max_rows(const GroupMaxArgs& a) override {
-    flush();
-    real_.group_max_rows(a);
-  }
-  void project_rows(const ProjectRowsArgs& a) override {
-    flush();
-    real_.project_rows(a);
-  }
-  void rows_to_pages(const RowsToPagesArgs& a) override {
-    flush();
-    real_.rows_to_pages(a);
-  }
-  bool runs_host_kernels() const override { return real_.runs_host_kernels(); }
-  void host_kernel(std::function<void(ThreadPool& pool)> fn) override {
-    flush();
-    real_.host_kernel(std::move(fn));
+    real_.enqueue(op);
   }
   std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch,
                                              int layer) override {

@@ -15,19 +15,14 @@ namespace hb::bench {
 
 namespace {
 
-// Layer scope: accelerator memory the layer's own weights, activations and, on an accelerator
-// kind whose GEMM library takes one, workspace take (0 otherwise).
+// Layer scope: accelerator memory the layer's own weights, activations and, on a backend whose
+// GEMM library takes one, workspace take (0 otherwise). `kind` may be auto (kernels/backend.h:
+// the first usable backend).
 int64_t layer_bytes(const SweepSpec& spec, const reports::PointAxes& axes, AcceleratorKind kind) {
   if (spec.scope != Scope::layer) return 0;
   const int n = resolve_microbatches(spec.microbatches, axes.batch);
   return layer_work_bytes(spec.model(axes.model), (axes.batch + n - 1) / n) +
-         layer_workspace_bytes(kind);
-}
-
-// The kind --accelerator resolves to (auto: a usable GPU, else cpu; kernels/backend.h).
-AcceleratorKind resolved_kind(AcceleratorKind asked) {
-  if (asked != AcceleratorKind::auto_select) return asked;
-  return cuda_available() ? AcceleratorKind::cuda : AcceleratorKind::cpu;
+         backend(kind).layer_workspace_bytes;
 }
 
 // The point's accelerator axis and provenance, from the accelerator it runs on or the model
@@ -79,7 +74,7 @@ AcceleratorOptions accelerator_options(const SweepContext& ctx, const reports::P
   AcceleratorOptions o = spec.accelerator;
   if (auto it = ctx.kv_budget_bytes.find(axes.model); it != ctx.kv_budget_bytes.end())
     o.capacity_bytes = it->second;
-  if (o.capacity_bytes > 0) o.capacity_bytes += layer_bytes(spec, axes, resolved_kind(o.kind));
+  if (o.capacity_bytes > 0) o.capacity_bytes += layer_bytes(spec, axes, o.kind);
   if (o.capacity_bytes > 0 && layers > 1) {
     if (o.capacity_bytes > std::numeric_limits<int64_t>::max() / layers)
       throw Error("--layers " + std::to_string(layers) + " x a per-layer budget of " +

@@ -97,7 +97,7 @@ model::PlatformModel machine_profile(const ValidateArgs& a, const model::Calibra
     } catch (const Error&) {
       complete = false;
     }
-    if (!complete || m.accelerator.kind != model::AcceleratorKind::cpu) {
+    if (!complete || !m.accelerator.emulated()) {
       say("profile " + a.platform +
           " lacks figures for this run's cpu accelerator: calibrating them");
       m = model::calibrate_this_machine(m, co, false, say);

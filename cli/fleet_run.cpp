@@ -8,6 +8,7 @@
 #include "cli/platform_setup.h"
 #include "core/build_info.h"
 #include "core/error.h"
+#include "kernels/backend.h"
 #include "reports/fleet.h"
 #include "reports/json_io.h"
 #include "bench/runner.h"
@@ -83,8 +84,8 @@ void add_planned_points(reports::Report& failed, const bench::ResolvedSweep& swe
     p.axes = std::move(axes);
     p.status = reports::PointStatus::error;
     p.reason = "rank " + std::to_string(rank) + " on " + h.host + " failed: " + h.error;
-    p.provenance = accelerator_kind == AcceleratorKind::cpu ? reports::Provenance::emulated
-                                                            : reports::Provenance::measured;
+    p.provenance = backend(accelerator_kind).emulated ? reports::Provenance::emulated
+                                                      : reports::Provenance::measured;
     failed.points.push_back(std::move(p));
   }
 }
@@ -205,10 +206,11 @@ int run_fleet(const bench::ResolvedSweep& sweep, const FleetRunOptions& o, const
   std::vector<reports::Report> ranks =
       gather_ranks(comm, std::move(mine), timeout, failed, missing);
   const size_t answered = ranks.size();
-  // The accelerator the failed ranks' points would have had: rank 0's, else what was asked for.
+  // The accelerator the failed ranks' points would have had: rank 0's, else what was asked for
+  // (auto: the backend auto tries first, a real device, which the launcher may not have).
   const AcceleratorKind kind = ranks[0].context.accelerator.kind.value_or(
-      sweep.spec.accelerator.kind == AcceleratorKind::cpu ? AcceleratorKind::cpu
-                                                          : AcceleratorKind::cuda);
+      sweep.spec.accelerator.kind == AcceleratorKind::auto_select ? backends().front().kind
+                                                                  : sweep.spec.accelerator.kind);
   for (size_t r = 0; r < ranks.size(); ++r)
     if (ranks[r].context.hosts.at(0).status != reports::HostStatus::ok && ranks[r].points.empty())
       add_planned_points(ranks[r], sweep, o.mode, static_cast<int>(r),

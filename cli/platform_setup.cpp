@@ -136,11 +136,11 @@ PlatformSetup setup_platform(const bench::SweepSpec& spec) {
 
 std::string place_rank(bench::SweepSpec& spec, int local_rank, int local_size, bool device_given) {
   const memtier::Topology topo = memtier::discover({});
-  // The GPU path only where this binary can drive one; otherwise the cpu accelerator runs. The
-  // GPUs' nodes come in CUDA's device order (what --device counts), not PCI bus order.
-  const std::vector<int> gpu_nodes =
-      spec.accelerator.kind != AcceleratorKind::cpu && cuda_available() ? cuda_device_numa_nodes()
-                                                                        : std::vector<int>{};
+  // The device path only where this binary can drive the backend asked for (auto: the first
+  // usable one); a backend without devices of its own (the cpu accelerator) has no nodes. The
+  // devices' nodes come in the backend's device order (what --device counts), not PCI bus order.
+  const Backend& b = backend(spec.accelerator.kind);
+  const std::vector<int> gpu_nodes = b.usable(0, nullptr) ? b.numa_nodes() : std::vector<int>{};
   int node = -1;
   std::string why;
   if (!gpu_nodes.empty()) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/accelerator_ops.h"
 #include "core/error.h"
 #include "core/kv_cache.h"
 #include "core/attention_args.h"
@@ -90,32 +91,15 @@ class Accelerator {
   // Queued: the operations queued after it wait for every side copy issued before it.
   virtual void order_side_copies() {}
 
-  // Dense attention over KV whose pages live in host memory (the offload baseline): the pages
-  // stream through two chunk buffers of `chunk_tokens` tokens in accelerator memory, the copy
-  // of chunk c+1 (a copy engine) overlapping attention on chunk c; each chunk leaves an
-  // (o, lse) partial and one merge finishes. Same semantics as decode_attention; the chunk
-  // buffers count against the capacity budget. Default: decode_attention reading the host
-  // pages in place (right for an accelerator that addresses host memory, without overlap).
-  virtual void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) {
-    decode_attention(seqs, batch);
-  }
-
-  // ---- Policy kernels: the scoring and selection steps of H2O, Quest and InfiniGen, queued
-  // like attention (contracts in core/policy_args.h). Both accelerators implement them (the cpu
-  // accelerator on its threads with kernels/cpu, CUDA with kernels/cuda/policy_kernels.cu);
-  // the default refuses, for accelerators written for one experiment.
-  virtual void heavy_hitter_update(const HeavyHitterArgs& args) { no_policy_kernel("h2o"); }
-  virtual void fold_page_bounds(const PageBoundFoldArgs& args) { no_policy_kernel("quest"); }
-  virtual void score_page_bounds(const PageBoundScoreArgs& args) { no_policy_kernel("quest"); }
-  virtual void topk_rows(const TopkRowsArgs& args) { no_policy_kernel("top-k"); }
-  virtual void group_max_rows(const GroupMaxArgs& args) { no_policy_kernel("infinigen"); }
-  virtual void project_rows(const ProjectRowsArgs& args) { no_policy_kernel("infinigen"); }
-  virtual void rows_to_pages(const RowsToPagesArgs& args) { no_policy_kernel("paging"); }
-
-  // Host code run in queue order on the accelerator's own threads, over its memory: only an
-  // accelerator whose memory the host addresses runs it (the cpu accelerator, and tests that
-  // need an ordered host step); the strategies use the policy kernels above instead.
-  virtual bool runs_host_kernels() const { return false; }
+  // ---- Ops (core/accelerator_ops.h): policy kernels, streamed attention, host code. ----
+  // Whether this accelerator runs `op` itself; the default supports none. enqueue() of an op
+  // it does not support runs the op's fallback (enqueue_fallback), so a caller may just enqueue
+  // and a wrapper forwards both.
+  virtual bool supports(OpKind op) const { return false; }
+  // Queues `op` like the operations above (host arrays of its args copied now). The default
+  // runs its fallback: an accelerator that supports ops overrides this and hands the ones it
+  // does not support to enqueue_fallback.
+  virtual void enqueue(const AcceleratorOp& op) { enqueue_fallback(op); }
 
   // The GEMMs of one decoder layer around attention (core/layer_work.h), for up to `max_batch`
   // rows, weights allocated now from memory() (so they count against the capacity budget; a
@@ -127,16 +111,12 @@ class Accelerator {
     throw Error("accelerator " + info().name + " cannot run a decoder layer's GEMMs",
                 "use --scope attention on this accelerator");
   }
-  virtual void host_kernel(std::function<void(ThreadPool& pool)> fn) {
-    throw Error("accelerator " + info().name + " cannot run host-code policy kernels",
-                "use --accelerator cpu for this strategy");
-  }
 
  protected:
-  [[noreturn]] void no_policy_kernel(const char* what) const {
-    throw Error("accelerator " + info().name + " has no " + what + " policy kernel",
-                "use --accelerator cpu or cuda");
-  }
+  // An op's fallback when this accelerator does not support it: stream_attention runs as
+  // decode_attention reading the host pages in place (right for an accelerator that addresses
+  // host memory, without overlap); the other ops have none and throw hb::Error naming the op.
+  void enqueue_fallback(const AcceleratorOp& op);
 };
 
 }  // namespace hb

@@ -38,8 +38,4 @@ int64_t layer_work_bytes(const ModelPreset& model, int max_batch) {
   return weights * kLayerWeightBytesPerElement + activations * int64_t{sizeof(float)};
 }
 
-int64_t layer_workspace_bytes(AcceleratorKind kind) {
-  return kind == AcceleratorKind::cuda ? kLayerWorkspaceBytes : 0;
-}
-
 }  // namespace hb

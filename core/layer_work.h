@@ -53,15 +53,11 @@ inline constexpr int kLayerColumnBlock = 64;
 inline constexpr int64_t kLayerWorkspaceBytes = int64_t{32} << 20;
 
 // Accelerator memory a LayerWork for up to `max_batch` rows may take: its weights, each matrix
-// padded to whole column blocks, plus fp32 activations; with layer_workspace_bytes of its
-// accelerator kind, an upper bound for every accelerator. The runner adds both to the KV budget
-// in layer scope (the other layers' weights are what the deployment rule took out already).
+// padded to whole column blocks, plus fp32 activations; with its backend's
+// layer_workspace_bytes (kernels/backend.h), an upper bound for every accelerator. The runner adds
+// both to the KV budget in layer scope (the other layers' weights are what the deployment rule took
+// out already).
 int64_t layer_work_bytes(const ModelPreset& model, int max_batch);
-// The GEMM library's workspace a LayerWork of this accelerator kind allocates: cuBLAS's on CUDA,
-// none for the cpu accelerator's GEMV (counting it there would hand its KV 32 MiB it never has
-// to share).
-enum class AcceleratorKind;  // core/accelerator.h (which includes this header)
-int64_t layer_workspace_bytes(AcceleratorKind kind);
 
 // One layer's GEMMs, queued on the accelerator that made it (in its order with attention and
 // copies, counted in its synchronize() busy time). Weights and activations live in the

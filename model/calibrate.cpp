@@ -277,7 +277,7 @@ void Calibrator::selection() {
 // The cpu accelerator's threads: its attention curve and roof, and its selection rate.
 void Calibrator::accelerator_compute() {
   auto& A = m_.accelerator;
-  A.kind = AcceleratorKind::cpu;
+  A.kind = kAcceleratorKinds.name(AcceleratorKind::cpu);
   A.threads = at_;
   A.name = "cpu-accelerator (" + std::to_string(at_) + " thread" + (at_ == 1 ? "" : "s") + ")";
   A.memory_bytes = o_.accelerator_capacity_bytes;
@@ -473,14 +473,14 @@ LiveCeilings::~LiveCeilings() = default;
 PlatformModel LiveCeilings::at(const PlatformModel& m, double cpu_bytes, double acc_bytes,
                                double copy_bytes, double weight_bytes) {
   PlatformModel x = m;
-  if (weight_bytes > 0 && m.accelerator.gemm_gbps > 0 && m.accelerator.kind == AcceleratorKind::cpu)
+  if (weight_bytes > 0 && m.accelerator.gemm_gbps > 0 && m.accelerator.emulated())
     x.accelerator.gemm_gbps = impl_->gemm();
   if (cpu_bytes > 0)
     x.cpu.read_curve.points = {
         {cpu_bytes, impl_->attention(impl_->host, cpu_bytes) / impl_->host.size()}};
-  if (acc_bytes > 0 && m.accelerator.kind == AcceleratorKind::cpu)
+  if (acc_bytes > 0 && m.accelerator.emulated())
     x.accelerator.memory_curve.points = {{acc_bytes, impl_->attention(impl_->accel, acc_bytes)}};
-  if (copy_bytes > 0 && m.accelerator.kind == AcceleratorKind::cpu && !x.links.empty())
+  if (copy_bytes > 0 && m.accelerator.emulated() && !x.links.empty())
     x.links[0].copy_curve.points = {{copy_bytes, impl_->copy(copy_bytes)}};
   return x;
 }

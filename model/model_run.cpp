@@ -13,7 +13,7 @@ std::shared_ptr<bench::StepModel> make_step_model(
   auto sm = std::make_shared<bench::StepModel>();
   sm->replace = replace;
   if (replace) {
-    sm->accelerator_kind = to_string(m.accelerator.kind);  // a point axis: text
+    sm->accelerator_kind = m.accelerator.kind;  // a point axis: text
     sm->axes_extra["platform"] = m.name;
   } else {
     sm->platform = m.name;

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/model_presets.h"
+#include "kernels/backend.h"
 #include "memtier/profile.h"
 #include "model/economics_json.h"
 #include "model/profile_reader.h"
@@ -93,9 +94,10 @@ void read_accelerator(const In& a, PlatformModel& m, bool complete) {
   auto& S = m.sources;
   auto& A = m.accelerator;
   if (a.has("kind")) {
-    const auto kind = kAcceleratorKinds.parse(a.at("kind").str());
-    if (!kind) a.at("kind").fail("expected one of " + kAcceleratorKinds.list());
-    A.kind = *kind;
+    std::string known;
+    if (!known_accelerator_kind(a.at("kind").str(), &known))
+      a.at("kind").fail("expected one of " + known);
+    A.kind = a.at("kind").str();
   }
   if (a.has("name")) A.name = a.at("name").str();
   const std::string p = "accelerator.";
@@ -253,7 +255,7 @@ void add_accelerator_and_link(const memtier::PlatformProfile& p, const std::stri
                               PlatformModel& m) {
   if (!p.topology.gpus.empty()) {
     const auto& g = p.topology.gpus[0];
-    m.accelerator.kind = AcceleratorKind::cuda;
+    m.accelerator.kind = kAcceleratorKinds.name(AcceleratorKind::cuda);
     m.accelerator.name = g.cuda_name.empty() ? g.name : g.cuda_name;
     m.accelerator.numa_node = std::max(0, g.numa_node);
     if (g.memory_bytes > 0) m.accelerator.memory_bytes = g.memory_bytes;
@@ -355,7 +357,7 @@ Json section_json(const PlatformModel& m) {
   j["description"] = m.description;
   const auto& A = m.accelerator;
   Json a;
-  a["kind"] = to_string(A.kind);
+  a["kind"] = A.kind;
   a["name"] = A.name;
   a["numa_node"] = A.numa_node;
   if (A.threads > 0) a["threads"] = A.threads;
@@ -608,6 +610,25 @@ int64_t kv_budget_per_layer(const PlatformModel& m, const ModelPreset& p) {
       static_cast<double>(m.accelerator.memory_bytes) * m.accelerator.memory_usable_share;
   const double per_layer = (usable - weights) / std::max(1, p.layers);
   return std::max<int64_t>(int64_t{1} << 20, static_cast<int64_t>(per_layer));
+}
+
+bool known_accelerator_kind(const std::string& kind, std::string* known) {
+  bool found = false;
+  std::string names;
+  auto consider = [&](const std::string& name) {
+    found = found || name == kind;
+    names += (names.empty() ? "" : ", ") + name;
+  };
+  for (const Backend& b : backends()) consider(b.name());
+  for (const char* name : kModeledOnlyAccelerators) consider(name);
+  if (known) *known = names;
+  return found;
+}
+
+bool AcceleratorModel::emulated() const {
+  for (const Backend& b : backends())
+    if (kind == b.name()) return b.emulated;
+  return false;  // a modeled-only device: real hardware, priced by the roofline
 }
 
 }  // namespace hb::model

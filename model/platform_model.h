@@ -5,11 +5,13 @@
 // "hybridbench.platform/1" document (the profile `hybridbench probe --out` writes, memtier/
 // profile.h), or from a preset shipped in model/profiles/ (source "preset": no
 // measured topology, every value with its public source). Schema: model/README.md.
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/accelerator.h"
 #include "core/memory.h"
 #include "core/model_presets.h"
 #include "core/vocabulary.h"
@@ -30,17 +32,22 @@ struct BandwidthCurve {
   double at(double bytes) const;
 };
 
-// What a profile's accelerator is: an NVIDIA GPU, the cpu accelerator (CPU threads), or an AMD
-// GPU (rocm). A rocm profile is priced by the same roofline as a cuda one (device memory, a host
-// link, queued kernels with launch and sync costs) from its own figures; this tool has no ROCm
-// backend, so such a platform is only ever modeled (the strategies run here, on the cpu
-// accelerator, like for every modeled platform).
-enum class AcceleratorKind { cuda, cpu, rocm };
-inline constexpr Vocabulary<AcceleratorKind, 3> kAcceleratorKinds{{"cuda", "cpu", "rocm"}};
-inline const char* to_string(AcceleratorKind k) { return kAcceleratorKinds.name(k); }
+// What a profile's accelerator is: a backend's name (kernels/backend.h: cuda, an NVIDIA GPU; cpu,
+// the cpu accelerator), or a device this tool has no backend for (kModeledOnlyAccelerators: rocm,
+// an AMD GPU). A rocm profile is priced by the same roofline as a cuda one (device memory, a host
+// link, queued kernels with launch and sync costs) from its own figures; such a platform is only
+// ever modeled (the strategies run here, on the cpu accelerator, like for every modeled
+// platform). A new backend is a profile kind with no edit here.
+inline constexpr std::array<const char*, 1> kModeledOnlyAccelerators{{"rocm"}};
+// Whether `kind` names a backend or a modeled-only accelerator (the text a profile may give);
+// `known` lists them for the error.
+bool known_accelerator_kind(const std::string& kind, std::string* known = nullptr);
 
 struct AcceleratorModel {
-  AcceleratorKind kind = AcceleratorKind::cuda;
+  std::string kind = kAcceleratorKinds.name(AcceleratorKind::cuda);  // known_accelerator_kind
+  // Whether this prices an emulated backend (the cpu accelerator), whose figures are calibrated
+  // live on this machine (calibrate.h); false for a real device, modeled-only ones included.
+  bool emulated() const;
   std::string name;          // "NVIDIA A100-SXM4-40GB"
   int numa_node = 0;         // host node the link of `links` with this host_node serves
   int threads = 0;           // cpu kind: worker threads (informational)

@@ -37,10 +37,11 @@ Report failed_rank_report(int rank, const std::string& host, const std::string& 
 void assign_host_labels(std::vector<HostRecord>& hosts) {
   std::map<std::string, int> per_host;
   for (const auto& h : hosts) ++per_host[h.host];
-  // GPU indices label ranks sharing a host when each drives its own device; otherwise ranks.
+  // GPU indices label ranks sharing a host when each drives its own device (a made accelerator
+  // that is not emulated); otherwise ranks.
   std::map<std::string, std::set<int>> devices;
   for (const auto& h : hosts)
-    if (h.accelerator.kind == AcceleratorKind::cuda) devices[h.host].insert(h.accelerator.device);
+    if (h.accelerator.kind && !h.accelerator.emulated) devices[h.host].insert(h.accelerator.device);
   for (auto& h : hosts) {
     if (per_host[h.host] == 1)
       h.label = h.host;

@@ -1,7 +1,9 @@
 #pragma once
-// For tests that tap a few of an accelerator's operations: every operation Accelerator requires
-// passed through to a real one (the optional ones keep the base class's defaults unless a test
-// forwards them too). A tap derives from it, overrides what it records and calls real_.
+// For tests that tap a few of an accelerator's operations: every operation Accelerator requires,
+// and every op (supports, enqueue: core/accelerator_ops.h), passed through to a real one (the
+// other optional methods keep the base class's defaults unless a test forwards them too;
+// tests/repo/share_forwards.py checks supports and enqueue are forwarded). A tap derives from
+// it, overrides what it records and calls real_.
 #include <memory>
 
 #include "core/accelerator.h"
@@ -33,6 +35,8 @@ class ForwardingAccelerator : public Accelerator {
     real_.merge_partials(n, o, l, h, d, oo, lo);
   }
   int64_t synchronize() override { return real_.synchronize(); }
+  bool supports(OpKind op) const override { return real_.supports(op); }
+  void enqueue(const AcceleratorOp& op) override { real_.enqueue(op); }
 
  protected:
   Accelerator& real_;

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 #include <utility>
+#include <variant>
 
 #include "core/error.h"
 #include "core/thread_pool.h"
@@ -125,7 +126,7 @@ class CpuAccelerator final : public Accelerator {
   }
 
   void copy_to_device(void* dst, const void* src, size_t bytes) override {
-    enqueue([=] { std::memcpy(dst, src, bytes); });
+    push([=] { std::memcpy(dst, src, bytes); });
   }
   // Side copies run on the copy thread (the copy engine); the queue waits for them only at
   // order_side_copies(), and that wait is not busy time.
@@ -151,7 +152,7 @@ class CpuAccelerator final : public Accelerator {
       if (side_issued_ == side_ordered_) return;  // nothing new to wait for
       issued = side_ordered_ = side_issued_;
     }
-    enqueue([this, issued] {
+    push([this, issued] {
       const int64_t t0 = now_ns();
       std::unique_lock<std::mutex> lk(side_mu_);
       side_cv_.wait(lk, [&] { return side_done_ >= issued; });
@@ -159,12 +160,12 @@ class CpuAccelerator final : public Accelerator {
     });
   }
   void copy_to_host(void* dst, const void* src, size_t bytes) override {
-    enqueue([=] { std::memcpy(dst, src, bytes); });
+    push([=] { std::memcpy(dst, src, bytes); });
   }
   void decode_attention(const DecodeAttentionArgs* seqs, int batch) override {
     std::vector<DecodeAttentionArgs> a(seqs, seqs + batch);
     auto tables = snapshot_views(a);
-    enqueue([this, a = std::move(a), tables = std::move(tables)] {
+    push([this, a = std::move(a), tables = std::move(tables)] {
       cpu::decode_attention(a.data(), static_cast<int>(a.size()), pool_);
     });
   }
@@ -173,7 +174,7 @@ class CpuAccelerator final : public Accelerator {
     auto heads = std::make_shared<std::vector<KvHeadView>>(kv.heads, kv.heads + kv.kv_heads);
     PagedKvView v = kv;
     v.heads = heads->data();
-    enqueue([=, this] {
+    push([=, this] {
       cpu::score_logits(q, q_heads, v, begin, end, scale, logits, stride, pool_);
       (void)heads;
     });
@@ -183,7 +184,7 @@ class CpuAccelerator final : public Accelerator {
                                                            args.local.heads + args.local.kv_heads);
     LogitMergeArgs a = args;
     a.local.heads = heads->data();
-    enqueue([=, this] {
+    push([=, this] {
       cpu::logit_merge_attention(a, pool_);
       (void)heads;
     });
@@ -191,75 +192,12 @@ class CpuAccelerator final : public Accelerator {
   void merge_partials(int n, const float* const* o_parts, const float* const* lse_parts, int heads,
                       int head_dim, float* o_out, float* lse_out) override {
     std::vector<const float*> o(o_parts, o_parts + n), l(lse_parts, lse_parts + n);
-    enqueue([=] { cpu::merge_partials(n, o.data(), l.data(), heads, head_dim, o_out, lse_out); });
+    push([=] { cpu::merge_partials(n, o.data(), l.data(), heads, head_dim, o_out, lse_out); });
   }
-  // Offload streaming: a second thread plays the GPU's copy engine, filling one of two chunk
-  // buffers in accelerator memory while the worker pool attends the other.
-  void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) override {
-    std::vector<DecodeAttentionArgs> a(seqs, seqs + batch);
-    auto tables = snapshot_views(a);
-    enqueue([this, a = std::move(a), tables = std::move(tables), chunk_tokens] {
-      run_stream(a, chunk_tokens);
-    });
-  }
-  // Policy kernels: host arrays and views copied now, run on the pool in queue order.
-  void heavy_hitter_update(const HeavyHitterArgs& args) override {
-    auto filled = std::make_shared<std::vector<int64_t>>(args.filled, args.filled + args.batch);
-    auto fresh = std::make_shared<std::vector<int64_t>>(
-        args.fresh_slot, args.fresh_slot + static_cast<size_t>(args.batch) * args.kv_heads);
-    HeavyHitterArgs a = args;
-    a.filled = filled->data();
-    a.fresh_slot = fresh->data();
-    enqueue([=, this] {
-      cpu::heavy_hitter_update(a, pool_);
-      (void)filled, (void)fresh;
-    });
-  }
-  void fold_page_bounds(const PageBoundFoldArgs& args) override {
-    auto c = std::make_shared<std::vector<std::byte*>>(args.c_blocks, args.c_blocks + args.rows);
-    auto r = std::make_shared<std::vector<std::byte*>>(args.r_blocks, args.r_blocks + args.rows);
-    PageBoundFoldArgs a = args;
-    a.c_blocks = c->data();
-    a.r_blocks = r->data();
-    enqueue([=] {
-      cpu::fold_page_bounds(a);
-      (void)c, (void)r;
-    });
-  }
-  void score_page_bounds(const PageBoundScoreArgs& args) override {
-    // Views of both planes of every sequence, with their head tables, copied.
-    auto views = std::make_shared<std::vector<PagedKvView>>();
-    auto heads = std::make_shared<std::vector<std::vector<KvHeadView>>>();
-    for (const PagedKvView* plane : {args.centers, args.radii})
-      for (int b = 0; b < args.batch; ++b) {
-        heads->emplace_back(plane[b].heads, plane[b].heads + plane[b].kv_heads);
-        views->push_back(plane[b]);
-        views->back().heads = heads->back().data();
-      }
-    PageBoundScoreArgs a = args;
-    a.centers = views->data();
-    a.radii = views->data() + args.batch;
-    enqueue([=, this] {
-      cpu::score_page_bounds(a, pool_);
-      (void)views, (void)heads;
-    });
-  }
-  void topk_rows(const TopkRowsArgs& args) override {
-    enqueue([=, this] { cpu::topk_rows_ascending(args, pool_); });
-  }
-  void group_max_rows(const GroupMaxArgs& args) override {
-    enqueue([=] { cpu::group_max_rows(args); });
-  }
-  void project_rows(const ProjectRowsArgs& args) override {
-    enqueue([=] { cpu::project_rows(args); });
-  }
-  void rows_to_pages(const RowsToPagesArgs& args) override {
-    enqueue([=] { cpu::rows_to_pages(args); });
-  }
-
-  bool runs_host_kernels() const override { return true; }
-  void host_kernel(std::function<void(ThreadPool&)> fn) override {
-    enqueue([this, fn = std::move(fn)] { fn(pool_); });
+  // Every op (core/accelerator_ops.h), each queued by its own `run` below.
+  bool supports(OpKind) const override { return true; }
+  void enqueue(const AcceleratorOp& op) override {
+    std::visit([this](const auto& args) { run(args); }, op);
   }
 
   std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch,
@@ -270,7 +208,7 @@ class CpuAccelerator final : public Accelerator {
       charge = [budget = std::static_pointer_cast<BudgetAllocator>(memory_)](size_t bytes) {
         return budget->reserve(bytes);
       };
-    return make_cpu_layer_work([this](std::function<void()> fn) { enqueue(std::move(fn)); }, pool_,
+    return make_cpu_layer_work([this](std::function<void()> fn) { push(std::move(fn)); }, pool_,
                                *memory_, model, max_batch, layer_weight_seed(layer),
                                std::move(charge), run_layer_gemms_);
   }
@@ -286,6 +224,74 @@ class CpuAccelerator final : public Accelerator {
   }
 
  private:
+  // Offload streaming: a second thread plays the GPU's copy engine, filling one of two chunk
+  // buffers in accelerator memory while the worker pool attends the other.
+  void run(const StreamAttentionArgs& s) {
+    std::vector<DecodeAttentionArgs> a(s.seqs, s.seqs + s.batch);
+    auto tables = snapshot_views(a);
+    push([this, a = std::move(a), tables = std::move(tables), chunk_tokens = s.chunk_tokens] {
+      run_stream(a, chunk_tokens);
+    });
+  }
+  // Policy kernels: host arrays and views copied now, run on the pool in queue order.
+  void run(const HeavyHitterArgs& args) {
+    auto filled = std::make_shared<std::vector<int64_t>>(args.filled, args.filled + args.batch);
+    auto fresh = std::make_shared<std::vector<int64_t>>(
+        args.fresh_slot, args.fresh_slot + static_cast<size_t>(args.batch) * args.kv_heads);
+    HeavyHitterArgs a = args;
+    a.filled = filled->data();
+    a.fresh_slot = fresh->data();
+    push([=, this] {
+      cpu::heavy_hitter_update(a, pool_);
+      (void)filled, (void)fresh;
+    });
+  }
+  void run(const PageBoundFoldArgs& args) {
+    auto c = std::make_shared<std::vector<std::byte*>>(args.c_blocks, args.c_blocks + args.rows);
+    auto r = std::make_shared<std::vector<std::byte*>>(args.r_blocks, args.r_blocks + args.rows);
+    PageBoundFoldArgs a = args;
+    a.c_blocks = c->data();
+    a.r_blocks = r->data();
+    push([=] {
+      cpu::fold_page_bounds(a);
+      (void)c, (void)r;
+    });
+  }
+  void run(const PageBoundScoreArgs& args) {
+    // Views of both planes of every sequence, with their head tables, copied.
+    auto views = std::make_shared<std::vector<PagedKvView>>();
+    auto heads = std::make_shared<std::vector<std::vector<KvHeadView>>>();
+    for (const PagedKvView* plane : {args.centers, args.radii})
+      for (int b = 0; b < args.batch; ++b) {
+        heads->emplace_back(plane[b].heads, plane[b].heads + plane[b].kv_heads);
+        views->push_back(plane[b]);
+        views->back().heads = heads->back().data();
+      }
+    PageBoundScoreArgs a = args;
+    a.centers = views->data();
+    a.radii = views->data() + args.batch;
+    push([=, this] {
+      cpu::score_page_bounds(a, pool_);
+      (void)views, (void)heads;
+    });
+  }
+  void run(const TopkRowsArgs& args) {
+    push([=, this] { cpu::topk_rows_ascending(args, pool_); });
+  }
+  void run(const GroupMaxArgs& args) {
+    push([=] { cpu::group_max_rows(args); });
+  }
+  void run(const ProjectRowsArgs& args) {
+    push([=] { cpu::project_rows(args); });
+  }
+  void run(const RowsToPagesArgs& args) {
+    push([=] { cpu::rows_to_pages(args); });
+  }
+
+  void run(const HostKernelArgs& k) {
+    push([this, fn = k.fn] { fn(pool_); });
+  }
+
   // Page tables are copied at enqueue time: the caller may change its cache right after.
   static std::vector<std::vector<KvHeadView>> snapshot_views(std::vector<DecodeAttentionArgs>& a) {
     std::vector<std::vector<KvHeadView>> t;
@@ -309,7 +315,7 @@ class CpuAccelerator final : public Accelerator {
       fn();
     }
   }
-  void enqueue(std::function<void()> fn) {
+  void push(std::function<void()> fn) {
     {
       std::lock_guard<std::mutex> lk(mu_);
       queue_.push_back(std::move(fn));

@@ -58,18 +58,23 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
   void gather_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count,
                    void* v_out, void* k_out) override;
   void page_minmax(const PagedKvView& kv, float* kmin, float* kmax, int64_t page_stride) override;
-  void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens) override;
   // side_copies.cpp
   void copy_to_device_async(void* dst, const void* host_src, size_t bytes) override;
   void order_side_copies() override;
+  // The ops (core/accelerator_ops.h): all but host_kernel, dispatched by enqueue
+  // (policy_ops.cpp) to the methods below.
+  bool supports(OpKind op) const override { return op != OpKind::host_kernel; }
+  void enqueue(const AcceleratorOp& op) override;
+  // streaming.cpp
+  void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens);
   // policy_ops.cpp
-  void heavy_hitter_update(const HeavyHitterArgs& args) override;
-  void fold_page_bounds(const PageBoundFoldArgs& args) override;
-  void score_page_bounds(const PageBoundScoreArgs& args) override;
-  void topk_rows(const TopkRowsArgs& args) override;
-  void group_max_rows(const GroupMaxArgs& args) override;
-  void project_rows(const ProjectRowsArgs& args) override;
-  void rows_to_pages(const RowsToPagesArgs& args) override;
+  void heavy_hitter_update(const HeavyHitterArgs& args);
+  void fold_page_bounds(const PageBoundFoldArgs& args);
+  void score_page_bounds(const PageBoundScoreArgs& args);
+  void topk_rows(const TopkRowsArgs& args);
+  void group_max_rows(const GroupMaxArgs& args);
+  void project_rows(const ProjectRowsArgs& args);
+  void rows_to_pages(const RowsToPagesArgs& args);
 
  private:
   // Brackets one public operation: serialises callers, selects the device, opens an NVTX

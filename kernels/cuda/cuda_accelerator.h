@@ -1,7 +1,8 @@
 #pragma once
 // The CUDA implementation of hb::Accelerator, plus the operations only a real GPU offers to
 // strategies that know they run on one (gather, Quest page metadata, the streaming offload
-// path). Plain C++ (no CUDA headers): strategies include it under #ifdef HB_WITH_CUDA and
+// path). Its ops (core/accelerator_ops.h) are every one but host_kernel (its memory is not the
+// host's). Plain C++ (no CUDA headers): strategies include it under #ifdef HB_WITH_CUDA and
 // reach the extras with dynamic_cast<cuda::CudaAccelerator*>(&acc).
 //
 // Contract additions to core/accelerator.h:
@@ -42,13 +43,6 @@ class CudaAccelerator : public Accelerator {
   // fp32 [kv_head][page_stride][head_dim] (page_stride >= the most pages of any head).
   virtual void page_minmax(const PagedKvView& kv, float* kmin, float* kmax,
                            int64_t page_stride) = 0;
-  // The offload baseline's attention: the pages of `seqs` live in host memory (pinned staging
-  // memory for full speed) and stream through two device chunk buffers of `chunk_tokens`
-  // tokens: the H2D copy of chunk c+1 (copy stream) overlaps attention on chunk c (queue),
-  // each chunk leaves LSE partials, and one merge finishes. Same semantics as
-  // decode_attention. The chunk buffers count against the capacity budget.
-  virtual void stream_attention(const DecodeAttentionArgs* seqs, int batch,
-                                int64_t chunk_tokens) = 0;
   // The layer's GEMMs as cuBLAS calls on the queue (layer_gemms.h), defined there.
   std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch,
                                              int layer) override;

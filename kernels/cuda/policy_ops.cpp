@@ -1,10 +1,13 @@
-// The CUDA accelerator's policy kernels (core/policy_args.h): host arrays of the arguments
-// uploaded with the launch, page tables of the metadata views resolved, limits checked; the
-// kernels are in policy_kernels.cu. Each op starts its busy time at gpu_begins(), right before
-// its launch, so validation and descriptor building stay host time.
+// The CUDA accelerator's ops (core/accelerator_ops.h) dispatched to its methods, and its policy
+// kernels (core/policy_args.h): host arrays of the arguments uploaded with the launch, page
+// tables of the metadata views resolved, limits checked; the kernels are in policy_kernels.cu.
+// Each op starts its busy time at gpu_begins(), right before its launch, so validation and
+// descriptor building stay host time.
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "core/error.h"
@@ -32,6 +35,32 @@ void check_width(int width, const char* op) {
 }
 
 }  // namespace
+
+void CudaAcceleratorImpl::enqueue(const AcceleratorOp& op) {
+  std::visit(
+      [&](const auto& a) {
+        using A = std::decay_t<decltype(a)>;
+        if constexpr (std::is_same_v<A, HeavyHitterArgs>)
+          heavy_hitter_update(a);
+        else if constexpr (std::is_same_v<A, PageBoundFoldArgs>)
+          fold_page_bounds(a);
+        else if constexpr (std::is_same_v<A, PageBoundScoreArgs>)
+          score_page_bounds(a);
+        else if constexpr (std::is_same_v<A, TopkRowsArgs>)
+          topk_rows(a);
+        else if constexpr (std::is_same_v<A, GroupMaxArgs>)
+          group_max_rows(a);
+        else if constexpr (std::is_same_v<A, ProjectRowsArgs>)
+          project_rows(a);
+        else if constexpr (std::is_same_v<A, RowsToPagesArgs>)
+          rows_to_pages(a);
+        else if constexpr (std::is_same_v<A, StreamAttentionArgs>)
+          stream_attention(a.seqs, a.batch, a.chunk_tokens);
+        else
+          enqueue_fallback(op);  // host_kernel: not supported (supports())
+      },
+      op);
+}
 
 void CudaAcceleratorImpl::heavy_hitter_update(const HeavyHitterArgs& a) {
   Op op(*this, "hb.cuda.heavy_hitter_update", Op::Start::deferred);

@@ -1,5 +1,5 @@
-// The streaming path of the offload baseline (CudaAccelerator::stream_attention): KV pages in
-// host memory flow through two device chunk buffers. For chunk c, on the copy stream: wait
+// The streaming path of the offload baseline (the stream_attention op, core/accelerator_ops.h): KV
+// pages in host memory flow through two device chunk buffers. For chunk c, on the copy stream: wait
 // until the buffer's previous chunk (c-2) has been attended, copy chunk c's blocks in
 // (host-contiguous blocks coalesced into one cudaMemcpyAsync), record `copied`. On the queue:
 // upload chunk c's page table, wait for `copied`, run the split-KV kernel writing chunk c's

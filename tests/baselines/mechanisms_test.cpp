@@ -83,7 +83,7 @@ TEST(Mechanisms, StreamAttentionEqualsDecodeAttention) {
         a[b].lse = l2.data() + b * 8;
         a[b].logits_out = g2.data() + b * 8 * 700;
       }
-      acc->stream_attention(a.data(), 3, chunk);
+      acc->enqueue(StreamAttentionArgs{a.data(), 3, chunk});
       acc->synchronize();
       for (size_t i = 0; i < o1.size(); ++i) ASSERT_NEAR(o1[i], o2[i], 1e-5);
       for (size_t i = 0; i < l1.size(); ++i) ASSERT_NEAR(l1[i], l2[i], 1e-4);
@@ -96,16 +96,16 @@ TEST(Mechanisms, StreamAttentionEqualsDecodeAttention) {
 
 TEST(Mechanisms, HostKernelsRunInQueueOrderAndReportErrorsAtSynchronize) {
   auto acc = cpu_accel();
-  ASSERT_TRUE(acc->runs_host_kernels());
+  ASSERT_TRUE(acc->supports(OpKind::host_kernel));
   std::vector<int> order;
-  acc->host_kernel([&](ThreadPool&) { order.push_back(1); });
-  acc->host_kernel([&](ThreadPool& pool) {
+  acc->enqueue(HostKernelArgs{[&](ThreadPool&) { order.push_back(1); }});
+  acc->enqueue(HostKernelArgs{[&](ThreadPool& pool) {
     EXPECT_GE(pool.size(), 1);
     order.push_back(2);
-  });
+  }});
   acc->synchronize();
   EXPECT_EQ(order, (std::vector<int>{1, 2}));
-  acc->host_kernel([](ThreadPool&) { throw Error("boom"); });
+  acc->enqueue(HostKernelArgs{[](ThreadPool&) { throw Error("boom"); }});
   EXPECT_THROW(acc->synchronize(), Error);
   acc->synchronize();  // the error is reported once
 }

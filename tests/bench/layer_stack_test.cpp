@@ -172,15 +172,13 @@ class Probe final : public test::ForwardingAccelerator {
     log("sync");  // after: the host's time once the queue is done
     return busy;
   }
-  bool runs_host_kernels() const override { return true; }
-  void host_kernel(std::function<void(ThreadPool&)> fn) override {
-    real_.host_kernel(std::move(fn));
-  }
   std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& m, int b, int layer) override;
 
   void log(const std::string& what) { queued.push_back({what, now_ns()}); }
   void mark(const std::string& what) {
-    real_.host_kernel([this, what](ThreadPool&) { executed.push_back({what, now_ns()}); });
+    real_.enqueue(HostKernelArgs{[this, what](ThreadPool&) {
+      executed.push_back({what, now_ns()});
+    }});
   }
 };
 

@@ -176,9 +176,10 @@ Ran run_on(const Case& c, AcceleratorKind kind, const Inputs& in) {
   ao.capacity_bytes = kRoomyBytes;
   if (c.tight) {
     const int64_t kv = in.shape.kv_bytes_per_token() * (c.prompt + kSteps) * c.batch;
-    ao.capacity_bytes = kv / 2 + (c.scope == ScopeKind::layer ? layer_work_bytes(preset, c.batch) +
-                                                                    layer_workspace_bytes(kind)
-                                                              : 0);
+    ao.capacity_bytes =
+        kv / 2 + (c.scope == ScopeKind::layer
+                      ? layer_work_bytes(preset, c.batch) + backend(kind).layer_workspace_bytes
+                      : 0);
   }
   Ran r;
   std::unique_ptr<Accelerator> acc;

@@ -73,7 +73,7 @@ TEST(CudaLayerGemms, CublasWorkspaceIsCounted) {
     const int64_t used = acc->bytes_in_use() - before;
     EXPECT_GE(used, layer.weight_bytes() + kLayerWorkspaceBytes);
     EXPECT_LE(layer.weight_bytes() + kLayerWorkspaceBytes,
-              layer_work_bytes(m, 4) + layer_workspace_bytes(AcceleratorKind::cuda));
+              layer_work_bytes(m, 4) + backend(AcceleratorKind::cuda).layer_workspace_bytes);
   }
 }
 

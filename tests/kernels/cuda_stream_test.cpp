@@ -62,7 +62,7 @@ void stream_and_check(const std::vector<const HostKv*>& kvs, int64_t chunk, int6
     args[b].o = o.back().get();
     args[b].lse = l.back().get();
   }
-  acc.stream_attention(args.data(), static_cast<int>(args.size()), chunk);
+  acc.enqueue(StreamAttentionArgs{args.data(), static_cast<int>(args.size()), chunk});
   acc.synchronize();
   for (size_t b = 0; b < kvs.size(); ++b) {
     const int64_t n = kvs[b]->w.prompt_len();

@@ -86,7 +86,7 @@ TEST_P(PolicyOps, TopkRowsIsTheReferenceSelection) {
     for (int64_t k : {int64_t{1}, n / 2, n, n + 4}) {
       const int64_t kk = std::min(k, n);
       Buffer out = acc_->memory()->allocate(static_cast<size_t>(rows) * kk * 4);
-      acc_->topk_rows(TopkRowsArgs{dv.as<float>(), rows, n, stride, k, out.as<int32_t>()});
+      acc_->enqueue(TopkRowsArgs{dv.as<float>(), rows, n, stride, k, out.as<int32_t>()});
       const auto got = get<int32_t>(out, static_cast<size_t>(rows) * kk);
       for (int r = 0; r < rows; ++r) {
         const auto want = topk_reference(v.data() + r * stride, n, k);
@@ -121,7 +121,7 @@ TEST_P(PolicyOps, HeavyHitterUpdateAccumulatesAndPicksTheLowestOutsideTheWindow)
   a.tags = dt.as<int64_t>(), a.victims = dv.as<int32_t>();
   a.filled = filled.data(), a.fresh_slot = fresh.data();
   a.fresh_tag = fresh_tag, a.recent_from = recent_from;
-  acc_->heavy_hitter_update(a);
+  acc_->enqueue(a);
   const auto got_s = get<float>(ds, scores.size());
   const auto got_t = get<int64_t>(dt, tags.size());
   const auto got_v = get<int32_t>(dv, B * Hkv);
@@ -181,8 +181,8 @@ TEST_P(PolicyOps, PageBoundsFoldKeysAndBoundEveryKeyOfThePage) {
         cb[row] = c.as<std::byte>() + (row * blocks + p / slots) * block;
         rb[row] = r.as<std::byte>() + (row * blocks + p / slots) * block;
       }
-      acc_->fold_page_bounds(PageBoundFoldArgs{B * Hkv, d, dt, dk.as<float>(), box.as<float>(),
-                                               step == 0, cb.data(), rb.data(), slots, p % slots});
+      acc_->enqueue(PageBoundFoldArgs{B * Hkv, d, dt, dk.as<float>(), box.as<float>(), step == 0,
+                                      cb.data(), rb.data(), slots, p % slots});
       acc_->synchronize();
     }
   std::vector<PageRef> ct(B * Hkv * blocks), rt(ct.size());
@@ -207,7 +207,7 @@ TEST_P(PolicyOps, PageBoundsFoldKeysAndBoundEveryKeyOfThePage) {
   a.batch = B, a.q_heads = Hq, a.q = dq.as<float>(), a.centers = cv.data(), a.radii = rv.data();
   a.n_pages = pages, a.scale = 0.5f, a.scores = s.as<float>(), a.stride = stride;
   a.qabs = qa.as<float>(), a.radius_scores = s.as<float>() + B * Hq * stride;
-  acc_->score_page_bounds(a);
+  acc_->enqueue(a);
   const auto got = get<float>(s, static_cast<size_t>(B) * Hq * stride);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < Hq; ++h)
@@ -235,8 +235,8 @@ TEST_P(PolicyOps, GroupMaxAndCountWithinAlpha) {
   for (auto& x : in) x = std::round(std::normal_distribution<float>(0, 4)(rng));
   Buffer din = put(in), out = acc_->memory()->allocate(rows / group * stride * 4),
          cnt = acc_->memory()->allocate(rows / group * 4);
-  acc_->group_max_rows(GroupMaxArgs{din.as<float>(), rows, group, n, stride, out.as<float>(),
-                                    stride, 2.5f, cnt.as<int32_t>()});
+  acc_->enqueue(GroupMaxArgs{din.as<float>(), rows, group, n, stride, out.as<float>(), stride, 2.5f,
+                             cnt.as<int32_t>()});
   const auto got = get<float>(out, rows / group * stride);
   const auto counts = get<int32_t>(cnt, rows / group);
   for (int r = 0; r < rows / group; ++r) {
@@ -264,7 +264,7 @@ TEST_P(PolicyOps, ProjectRowsIsTheFp64Product) {
   ProjectRowsArgs a;
   a.x = dx.as<float>(), a.x_stride = dim, a.rows = rows, a.dim = dim, a.rows_per_proj = per;
   a.cols = cols, a.out_width = width, a.proj = dp.as<float>(), a.out = out.as<float>();
-  acc_->project_rows(a);
+  acc_->enqueue(a);
   const auto got = get<float>(out, rows * width);
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < width; ++c) {
@@ -296,11 +296,11 @@ TEST_P(PolicyOps, RowsToPagesWritesTheCacheLayout) {
   a.src_f32 = false, a.zero_tail = true, a.k_src = src.data(), a.v_src = src.data();  // K = V
   a.src_stride = static_cast<size_t>(count) * width * es;
   a.k_dst = dst.as<std::byte>(), a.v_dst = dst.as<std::byte>() + region, a.dst_stride = 2 * region;
-  acc_->rows_to_pages(a);
+  acc_->enqueue(a);
   RowsToPagesArgs b = a;
   b.count = 1, b.first_slot = count, b.src_f32 = true, b.zero_tail = false;
   b.k_src = one.data(), b.v_src = one.data(), b.src_stride = width * 4;
-  acc_->rows_to_pages(b);
+  acc_->enqueue(b);
   const auto got = get<uint16_t>(dst, groups * 2 * region / es);
   for (int g = 0; g < groups; ++g)
     for (int64_t slot = 0; slot < pages * P; ++slot)

@@ -34,12 +34,12 @@ TEST(SideCopies, CpuCopyLandsWhileTheQueueIsBusyAndOrdersLaterWork) {
   std::memset(dst.data(), 0, n * sizeof(int));
   std::atomic<bool> release{false}, landed_while_busy{false};
   // A queued operation that holds the queue until the side copy has landed (or 5 s pass).
-  acc->host_kernel([&](ThreadPool&) {
+  acc->enqueue(HostKernelArgs{[&](ThreadPool&) {
     const auto t0 = std::chrono::steady_clock::now();
     while (!release.load() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5))
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     landed_while_busy = release.load();
-  });
+  }});
   acc->copy_to_device_async(dst.data(), src.data(), n * sizeof(int));
   const auto t0 = std::chrono::steady_clock::now();
   while (dst.as<int>()[n - 1] != 7 &&
@@ -48,7 +48,7 @@ TEST(SideCopies, CpuCopyLandsWhileTheQueueIsBusyAndOrdersLaterWork) {
   release = true;
   acc->order_side_copies();
   int seen = -1;
-  acc->host_kernel([&](ThreadPool&) { seen = dst.as<int>()[n / 2]; });
+  acc->enqueue(HostKernelArgs{[&](ThreadPool&) { seen = dst.as<int>()[n / 2]; }});
   acc->synchronize();
   EXPECT_TRUE(landed_while_busy.load()) << "the side copy waited for the queue";
   EXPECT_EQ(seen, 7);

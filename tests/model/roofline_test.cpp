@@ -17,7 +17,7 @@ PlatformModel toy() {
   m.accelerator = {{}, "G", 0,  0, int64_t{1} << 34, 0.9, 1000, 0.5, 10, 5,
                    10, 0,   {}, {}};  // 500 GB/s effective, 10 TF
   m.links = {{0, 20, 10, 2, {}}};     // 20 up, 10 down, 2 us
-  m.accelerator.kind = AcceleratorKind::cuda;
+  m.accelerator.kind = "cuda";
   m.cpu = {
       "C", 4, 10, 20,
       10,  0, {}};  // 4 cores x 10 GB/s, 20 GFLOP/s per core, 10 us dispatch; selection unpriced
