@@ -116,6 +116,7 @@ void add_timing_options(CLI::App& sub, reports::CompareOptions& o) {
 
 // How far each accuracy figure may fall before it is a regression.
 void add_accuracy_options(CLI::App& sub, reports::CompareOptions& o) {
+  using parse::RealRange;
   add_real_option(sub, "--accuracy-tolerance", o.rel_l2_rel_tolerance,
                   "Relative growth of rel_l2 allowed before it is an accuracy regression",
                   RealRange::at_least(0))

@@ -75,7 +75,7 @@ TEST(Calibrate, FillsEveryFigureWithItsSource) {
   EXPECT_EQ(m.name, "this-machine");
   EXPECT_EQ(m.cpu.name, "this machine's CPU (1 host thread(s))");
   EXPECT_EQ(m.cpu.cores, 1);
-  EXPECT_EQ(m.accelerator.kind, AcceleratorKind::cpu);
+  EXPECT_EQ(m.accelerator.kind, "cpu");
   EXPECT_EQ(m.accelerator.name, "cpu-accelerator (2 threads)");
   EXPECT_EQ(m.accelerator.threads, 2);
   EXPECT_EQ(m.accelerator.memory_bytes, int64_t{64} << 20);

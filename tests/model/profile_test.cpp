@@ -288,7 +288,7 @@ TEST(Profiles, ProbeProfileBecomesAModelFieldByField) {
   EXPECT_TRUE(m.tiers[3].emulated);
   EXPECT_EQ(m.cpu.cores, 8);                  // 16 cores over two CPU nodes
   EXPECT_DOUBLE_EQ(m.cpu.core_read_gbps, 5);  // 60 GB/s over 12 threads
-  EXPECT_EQ(m.accelerator.kind, AcceleratorKind::cuda);
+  EXPECT_EQ(m.accelerator.kind, "cuda");
   EXPECT_EQ(m.accelerator.name, "NVIDIA H100");
   EXPECT_EQ(m.accelerator.numa_node, 1);
   EXPECT_EQ(m.accelerator.memory_bytes, int64_t{80} << 30);
