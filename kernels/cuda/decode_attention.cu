@@ -45,6 +45,9 @@ constexpr int kStages = kDecodeStages;
 constexpr int kSlices = kDecodeSlices;
 constexpr int kStoredSlices = kDecodeStoredSlices;
 
+// long: one fused kernel: the copy pipeline's stages, the online softmax and the split's partial
+// output share registers and shared memory across the token loop; device functions taking that
+// state by reference would hide the pipeline's order without saving a line of it.
 template <class E, int GMAX, bool WITH_V>
 __global__ void __launch_bounds__(kThreads) decode_kernel(const DecodeLaunch L) {
   extern __shared__ __align__(16) unsigned char smem[];
