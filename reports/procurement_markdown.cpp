@@ -150,8 +150,10 @@ std::vector<std::string> not_ranked_lines(const ProcurementSetting& s) {
   for (const auto& [platform, cs] : by_platform) {
     size_t on_platform = 0;
     for (const auto& e : s.entries) on_platform += e.candidate.platform == platform;
+    // Named, not captured: clang 14 (the sanitizer build) cannot capture a structured binding.
+    const std::string& first_why = cs[0]->why_not;
     const bool same = std::all_of(cs.begin(), cs.end(),
-                                  [&](const Candidate* c) { return c->why_not == cs[0]->why_not; });
+                                  [&](const Candidate* c) { return c->why_not == first_why; });
     if (same && cs.size() == on_platform && cs.size() > 1) {
       out.push_back(platform + ", every strategy: " + cs[0]->why_not);
       continue;
