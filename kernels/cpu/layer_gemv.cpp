@@ -34,7 +34,8 @@ BlockedWeights BlockedWeights::over(std::byte* storage, int in, int out, DType d
   w.dtype = dtype;
   const size_t block_bytes = block_elements(in) * dtype_size(dtype);
   for (int b = 0; b < block_count(out); ++b) {
-    std::byte* p = storage + b * block_bytes;
+    // No storage: weights only charged, never read (cpu_layer_work.cpp); no null arithmetic.
+    std::byte* p = storage ? storage + b * block_bytes : nullptr;
     w.blocks.push_back(PageRef{p, p});  // v aliases k: the score pass never reads V
   }
   return w;
