@@ -1,11 +1,13 @@
 #include "bench/unit.h"
 
 #include <memory>
+#include <variant>
 
 #include "core/model_presets.h"
 #include "reports/layer_stack.h"
 #include "bench/accuracy.h"
 #include "bench/kv_budget.h"
+#include "bench/layer_scope.h"
 #include "bench/layer_stack.h"
 #include "bench/round_close.h"
 #include "bench/rounds.h"
@@ -140,6 +142,58 @@ bool timings_modeled(const SweepRun& run) {
   return true;
 }
 
+// Model mode's sampled batch: nothing is timed, and a batch's sequences are independent draws of
+// one workload generator, so one executed sequence stands for the batch. It runs on a 1/B share
+// of each lane's KV budget and host tiers (the batch's fit, sequence by sequence), each step's
+// traffic is priced for the whole batch in its micro-batches (Traffic::for_batch), and its
+// accuracy is the batch's estimate. This spares (B-1)/B of the unit's workload generation,
+// loads, steps and reference. B: the batch to stand for; 1 when the batch executes as it is
+// (measured timings, a trace (one sequence repeated), a layer stack).
+int sampled_batch(const SweepRun& run, const SweepGroup& g) {
+  const bool trace =
+      std::holds_alternative<std::shared_ptr<const TraceFile>>(run.resolved.workload);
+  if (g.batch <= 1 || !timings_modeled(run) || run.ctx.spec.layers > 1 || trace) return 1;
+  return g.batch;
+}
+
+// Each lane with a 1/batch share of its KV budget and host tiers (sampled_batch).
+std::vector<SweepContext> sequence_share(const std::vector<SweepContext>& lanes, int batch) {
+  std::vector<SweepContext> out;
+  for (const SweepContext& lane : lanes) {
+    SweepContext c = lane;
+    c.stands_for.batch = batch;
+    // Layer scope splits the batch in micro-batches (LayerScope); the executed sequence is one,
+    // and the layer waits for its tail once a step (a stack's last layer; one layer is).
+    if (c.spec.scope == Scope::layer) {
+      c.stands_for.microbatches = resolve_microbatches(c.spec.microbatches, batch);
+      c.stands_for.step_syncs = 1;
+    }
+    for (const std::string& m : c.spec.models)
+      if (!c.kv_budget_bytes.count(m) && c.spec.accelerator.capacity_bytes > 0)
+        c.kv_budget_bytes[m] = c.spec.accelerator.capacity_bytes;
+    for (auto& [model, bytes] : c.kv_budget_bytes) bytes /= batch;
+    for (HostTier& t : c.tiers)
+      if (t.free_bytes > 0) t.free_bytes /= batch;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// A point of one sequence executed for a batch of B (sampled_batch): the batch's axes, the
+// batch's placement, and what was done said on the point.
+void stand_for_batch(reports::Point& p, const SweepSpec& spec, int batch) {
+  p.axes.batch = batch;
+  const std::string n = std::to_string(resolve_microbatches(spec.microbatches, batch));
+  if (p.axes.extra.count("microbatches")) p.axes.extra["microbatches"] = n;
+  if (p.strategy_params.count("microbatches")) p.strategy_params["microbatches"] = n;
+  for (auto& r : p.placement) r.bytes *= batch;
+  const std::string how = "model mode executed 1 of the batch's " + std::to_string(batch) +
+                          " sequences on a 1/" + std::to_string(batch) +
+                          " share of the budget and priced its traffic for the batch";
+  p.strategy_params["model.batch"] = how;
+  if (p.status != reports::PointStatus::ok) p.reason += " (per sequence: " + how + ")";
+}
+
 // Steps the executing contenders side by side, round after round (rounds.h), until the group
 // stops (round_close.h): false when a stop was requested (the unit is then dropped: its points
 // are incomplete). The unit's label seeds the rounds' orders (round_seed).
@@ -232,10 +286,16 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   AttentionShape shape = spec.model(g.model).shape;
   shape.kv_dtype = g.kv_dtype;
   run.tell(where + ": generating workload");
+  const int stands_for = sampled_batch(run, g);
+  SweepGroup executed = g;
+  executed.batch = g.batch / stands_for;
+  const std::vector<SweepContext> shares =
+      stands_for > 1 ? sequence_share(run.lanes, stands_for) : std::vector<SweepContext>{};
+  const std::vector<SweepContext>& lane_ctx = stands_for > 1 ? shares : run.lanes;
   const auto workloads =
-      make_workloads(spec, run.resolved.workload, shape, g.seq_len, g.batch, spec.seed);
+      make_workloads(spec, run.resolved.workload, shape, g.seq_len, executed.batch, spec.seed);
   const auto stack = stack_workloads(run.resolved, shape, g);  // run --layers N: layers 1..N-1
-  const Problem problem = make_problem(run, g, shape, workloads);
+  const Problem problem = make_problem(run, executed, shape, workloads);
   const size_t lanes = run.lanes.size();
   const bool one_at_a_time = timings_modeled(run);
   // Every step's reference is kept when the strategies do not step side by side.
@@ -245,8 +305,8 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   const bool load_now = lanes == 1 && !one_at_a_time;
   UnitContenders cs;
   for (size_t l = 0; l < lanes; ++l)
-    cs.push_back(start_contenders(run, run.lanes[l], problem, g, workload, where + run.lane_tag(l),
-                                  load_now, stack));
+    cs.push_back(start_contenders(run, lane_ctx[l], problem, executed, workload,
+                                  where + run.lane_tag(l), load_now, stack));
   std::vector<std::vector<size_t>> leader = leader_lanes(cs);
   for (size_t w = 0; w < lanes; ++w)
     if (!run_wave(run, cs, leader, w, problem, oracle, where + run.lane_tag(w)))
@@ -258,7 +318,10 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
       c->accelerator.reset();
     }
     fold_stacks(lane, run.sweep.strategies.size());
-    for (auto& c : lane) points.push_back(std::move(c->point));
+    for (auto& c : lane) {
+      if (stands_for > 1) stand_for_batch(c->point, spec, stands_for);
+      points.push_back(std::move(c->point));
+    }
   }
   return points;
 }

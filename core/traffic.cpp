@@ -42,4 +42,17 @@ Traffic Traffic::scaled(double f) const {
   return t;
 }
 
+Traffic Traffic::for_batch(int batch, int microbatches, int64_t step_syncs) const {
+  Traffic per_sequence = *this;
+  const int acc = static_cast<int>(Processor::accelerator);
+  const int hbm = static_cast<int>(MemoryKind::accelerator);
+  per_sequence.bytes_read[acc][hbm] -= weight_bytes;
+  Traffic t = per_sequence.scaled(batch);
+  t.weight_bytes = weight_bytes * microbatches;
+  t.bytes_read[acc][hbm] += t.weight_bytes;
+  t.kernel_launches = kernel_launches * microbatches;
+  t.syncs = (syncs - step_syncs) * microbatches + step_syncs;
+  return t;
+}
+
 }  // namespace hb

@@ -126,6 +126,64 @@ TEST(ModelRun, BudgetComesFromTheProfileAndModelWeights) {
       std::string::npos);
 }
 
+// A batch of B executes one sequence (the batch's first, the same as batch 1's) on a 1/B share of
+// the budget and is priced for B (bench/unit.cpp, sampled_batch): its traffic is B times the one
+// sequence's but its launches and syncs, its placement B times, its accuracy that sequence's; a
+// KV that fits one sequence's budget but not the batch's is oom, per sequence.
+TEST(ModelRun, ABatchExecutesOneSequenceAndIsPricedForTheBatch) {
+  auto spec = tiny_spec();
+  spec.seq_lens = {256};
+  spec.batches = {1, 3};
+  spec.strategies = {"cpu-only", "streamingllm"};
+  spec.accelerator.capacity_bytes = 64 << 20;
+  const auto platforms = load_platform_models({"preset:a100-40gb-pcie4-spr"});
+  const reports::Report r = run_model_sweep(spec, platforms, bench::RunEnvironment{});
+  EXPECT_NE(r.context.sweep.count("model.batch"), 0u);
+  for (const std::string s : {"cpu-only", "streamingllm"}) {
+    const reports::Point *one = nullptr, *three = nullptr;
+    for (const auto& p : r.points)
+      if (p.axes.strategy == s) (p.axes.batch == 1 ? one : three) = &p;
+    ASSERT_TRUE(one && three) << s;
+    ASSERT_EQ(three->status, reports::PointStatus::ok) << three->reason;
+    EXPECT_EQ(one->strategy_params.count("model.batch"), 0u);
+    EXPECT_NE(three->strategy_params.at("model.batch").find("1 of the batch's 3"),
+              std::string::npos);
+    const Traffic &t1 = one->traffic_per_step, &t3 = three->traffic_per_step;
+    int64_t moved = 0;
+    for (int proc = 0; proc < 2; ++proc)
+      for (int k = 0; k < kMemoryKinds; ++k) {
+        EXPECT_NEAR(t3.bytes_read[proc][k], 3 * t1.bytes_read[proc][k], 3) << s;
+        EXPECT_NEAR(t3.bytes_written[proc][k], 3 * t1.bytes_written[proc][k], 3) << s;
+        moved += t1.bytes_read[proc][k];
+      }
+    EXPECT_GT(moved, 0) << s;
+    EXPECT_NEAR(t3.accelerator_flops + t3.cpu_flops, 3 * (t1.accelerator_flops + t1.cpu_flops),
+                1e-6 * t3.accelerator_flops + 1);
+    EXPECT_EQ(t3.kernel_launches, t1.kernel_launches) << s;
+    EXPECT_EQ(t3.syncs, t1.syncs) << s;
+    ASSERT_EQ(three->placement.size(), one->placement.size());
+    for (size_t i = 0; i < one->placement.size(); ++i)
+      EXPECT_EQ(three->placement[i].bytes, 3 * one->placement[i].bytes);
+    EXPECT_DOUBLE_EQ(three->accuracy.mass_recall, one->accuracy.mass_recall) << s;
+    EXPECT_GT(three->step.summary.median, one->step.summary.median) << s;
+  }
+  // full-gpu's KV (2 KV heads x 64 x K,V x fp16 = 512 B a token, 261 tokens in 16-token pages)
+  // fits twice in the budget: batch 1 runs, a batch of 3 is oom on its 1/3 share.
+  spec.strategies = {"full-gpu"};
+  spec.strategy_options.clear();
+  spec.accelerator.capacity_bytes = 2 * 272 * 512;
+  const reports::Report fit = run_model_sweep(spec, platforms, bench::RunEnvironment{});
+  ASSERT_EQ(fit.points.size(), 2u);
+  for (const auto& p : fit.points) {
+    if (p.axes.batch == 1) {
+      EXPECT_EQ(p.status, reports::PointStatus::ok) << p.reason;
+    } else {
+      EXPECT_EQ(p.status, reports::PointStatus::oom);
+      EXPECT_NE(p.reason.find("per sequence"), std::string::npos) << p.reason;
+    }
+  }
+}
+
 TEST(ModelRun, HostTiersFollowTheProfile) {
   const PlatformModel m = load_platform_model("preset:h100-pcie5-cxl");
   const auto tiers = host_tiers_for(m);
