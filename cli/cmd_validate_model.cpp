@@ -61,9 +61,10 @@ void check_calibratable(AcceleratorKind kind) {
                   "; GPU validation needs a complete cuda profile and is not wired yet");
 }
 
-// The sweep to measure, checked: one KV type, the cpu accelerator, thread counts pinned to what
-// the runner would pick so the calibration measures the same ones.
-void resolve_sweep(ValidateArgs& a) {
+// The sweep to measure, checked and resolved once (its workload opened, as `run` does): one KV
+// type, an emulated accelerator, thread counts pinned to what the runner would pick so the
+// calibration measures the same ones.
+bench::ResolvedSweep resolve_sweep(ValidateArgs& a) {
   auto& spec = a.spec;
   apply_sweep_axes(a.axes, spec);
   if (spec.kv_dtypes.size() != 1)
@@ -74,7 +75,7 @@ void resolve_sweep(ValidateArgs& a) {
   const int cpus = static_cast<int>(allowed_cpus().size());
   if (spec.accelerator.cpu_threads <= 0) spec.accelerator.cpu_threads = std::max(1, cpus / 2);
   if (spec.host_threads <= 0) spec.host_threads = std::max(1, cpus - spec.accelerator.cpu_threads);
-  spec.validate();
+  return spec.validate();
 }
 
 // Before calibrating or measuring anything. --write-model may be --platform: it extends the
@@ -137,9 +138,10 @@ model::CalibrationOptions calibration_options(const bench::SweepSpec& spec) {
 // Measures the sweep here, pricing each step with `m` (and, unless --no-live, with ceilings
 // re-measured next to it: the bench covers the sweep's largest working set, offload's
 // accelerator side touching the KV twice).
-model::Validation measure_and_price(const ValidateArgs& a, const model::PlatformModel& m,
+model::Validation measure_and_price(const ValidateArgs& a, const bench::ResolvedSweep& sweep,
+                                    const model::PlatformModel& m,
                                     const model::CalibrationOptions& co) {
-  const auto& spec = a.spec;
+  const auto& spec = sweep.spec;
   PlatformSetup platform = setup_platform(spec);
   ProgressBar bar(a.quiet);
   model::CalibrationOptions live = co;
@@ -148,7 +150,7 @@ model::Validation measure_and_price(const ValidateArgs& a, const model::Platform
   const int max_b = *std::max_element(spec.batches.begin(), spec.batches.end());
   live.max_bytes = static_cast<size_t>(2 * max_n * max_b * co.shape.kv_bytes_per_token());
   model::Validation v = model::validate_model(
-      spec, platform.env, m, [&](const bench::Progress& p) { bar.update(p); },
+      sweep, platform.env, m, [&](const bench::Progress& p) { bar.update(p); },
       a.no_live ? nullptr : &live);
   bar.finish();
   fill_context(v.measured.context, platform);
@@ -159,7 +161,7 @@ model::Validation measure_and_price(const ValidateArgs& a, const model::Platform
 int validate_command(ValidateArgs& a) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
-  resolve_sweep(a);
+  const bench::ResolvedSweep sweep = resolve_sweep(a);
   check_outputs(a);
   // With an output on standard output, the human text goes to stderr so stdout stays JSON.
   const bool json_on_stdout = reports::is_stdout_path(a.out) || reports::is_stdout_path(a.report) ||
@@ -175,7 +177,7 @@ int validate_command(ValidateArgs& a) {
                                              doc, m, a.platform.empty() ? "probe" : a.platform));
     say("wrote the profile with its \"model\" member to " + a.write_model);
   }
-  const model::Validation v = measure_and_price(a, m, co);
+  const model::Validation v = measure_and_price(a, sweep, m, co);
   (json_on_stdout ? std::cerr : std::cout) << model::validation_text(v, a.goal);
   if (!a.out.empty()) {
     reports::write_output(a.out, model::validation_json(v, a.goal));
