@@ -11,6 +11,7 @@
 #include "core/parse.h"
 #include "core/thread_pool.h"
 #include "bench/trace.h"
+#include "memtier/cpulist.h"
 #include "reports/format.h"
 
 namespace hb::bench {
@@ -167,6 +168,13 @@ int64_t KvBudget::tokens_at(int64_t seq_len) const {
 
 std::string KvBudget::to_string() const {
   return unit == Unit::tokens ? std::to_string(tokens) : reports::format_shortest(percent) + "%";
+}
+
+std::vector<int> parse_kv_nodes(const std::string& s, const std::string& what) {
+  std::vector<int> out;
+  for (const auto& item : split_list(s))
+    out.push_back(static_cast<int>(parse::integer(item, what, 0, memtier::kMaxListId)));
+  return out;
 }
 
 std::vector<DType> parse_kv_dtypes(const std::string& s, const std::string& what) {
@@ -399,7 +407,7 @@ std::map<std::string, std::string> ResolvedSweep::echo() const {
   if (!s.kv_budgets.empty())
     e["kv_budget"] = join(s.kv_budgets);                     // only when set: old echoes match
   if (s.layers > 1) e["layers"] = std::to_string(s.layers);  // the same
-  if (!s.kv_node.empty()) e["kv_node"] = s.kv_node;
+  if (!s.kv_nodes.empty()) e["kv_node"] = join(s.kv_nodes);
   if (!s.emulate_cxl.empty()) e["emulate_cxl"] = s.emulate_cxl;
   e["kv_pages"] = kKvPages.name(s.kv_pages);
   for (const auto& [k, v] : s.strategy_options) e["opt." + k] = v;

@@ -118,8 +118,9 @@ struct SweepSpec {
   bool deployment_kv_budget = false;
   int host_threads = 0;  // threads for strategies' CPU side (0 = CPUs left by the accelerator)
   std::map<std::string, std::string> strategy_options;  // "h2o.heavy_ratio" -> "0.2"
-  // Placement (memtier): host NUMA node for KV ("" = the CPU's local node) and CXL emulation.
-  std::string kv_node;
+  // Placement (memtier): the host NUMA node for KV (--kv-node, parse_kv_nodes; empty = the CPU's
+  // local node; a fleet run may list one per rank, each rank keeping its own) and CXL emulation.
+  std::vector<int> kv_nodes;
   std::string emulate_cxl;
   // Pages of the host KV tiers. Whether the kernel grants huge pages is its THP setting (the
   // report's settings).
@@ -190,6 +191,10 @@ std::vector<std::string> split_list(const std::string& s);  // comma separated, 
 std::vector<KvBudget> parse_kv_budgets(const std::string& s,
                                        const std::string& what = "--kv-budget");
 KvBudget parse_kv_budget(const std::string& item, const std::string& what = "--kv-budget");
+// --kv-node: "1", or one node per fleet rank "0,7" -> NUMA node numbers (0 to 65535); "" -> none.
+// Throws hb::Error (exit 2) naming the bad item. Whether a node exists is the platform's to say
+// (cli/platform_setup.cpp), on the machine that runs it.
+std::vector<int> parse_kv_nodes(const std::string& s, const std::string& what = "--kv-node");
 // --kv-dtype: "fp16,bf16" -> the element types (parse_dtype's names), comma separated.
 std::vector<DType> parse_kv_dtypes(const std::string& s, const std::string& what = "--kv-dtype");
 

@@ -61,6 +61,7 @@ struct RunArgs {
   std::vector<std::string> platforms;  // --platform: profiles for --mode model
   EconomicsArgs economics;             // --price, --power, --gpus-per-node
   std::string distribute;              // fleet mode under mpirun/srun: points | replicate
+  std::string kv_node;                 // --kv-node as given: spec.kv_nodes once parsed
   double gather_timeout_s = 0;
   bool list_strategies = false, list_models = false, quiet = false;
 };
@@ -211,6 +212,7 @@ bench::ResolvedSweep resolve_sweep(RunArgs& a, CLI::App& sub) {
   const bench::TraceFile* trace = opened ? opened->get() : nullptr;
   const bool length_from_trace = trace && !given("--seq-len");
   apply_sweep_axes(a.axes, spec, length_from_trace);
+  spec.kv_nodes = bench::parse_kv_nodes(a.kv_node);
   if (length_from_trace) spec.seq_lens = {trace->info().prompt_tokens()};
   // A trace without --model (or with --model trace) runs on its own attention shape.
   const std::string trace_note =
@@ -402,7 +404,8 @@ void add_workload_options(CLI::App& sub, bench::SweepSpec& s) {
 }
 
 // Where the sweep runs: the accelerator, its memory, and where host KV lives.
-void add_placement_options(CLI::App& sub, bench::SweepSpec& s) {
+void add_placement_options(CLI::App& sub, RunArgs& a) {
+  bench::SweepSpec& s = a.spec;
   sub.get_option("--accelerator-memory")
       ->description(
           "KV budget per layer in accelerator memory, e.g. 512M or 60G. Default, per model: "
@@ -415,7 +418,7 @@ void add_placement_options(CLI::App& sub, bench::SweepSpec& s) {
                          "cuda | cpu | auto (cpu = CPU threads emulating a GPU)");
   add_integer_option(sub, "--device", s.accelerator.device, "CUDA device index", 0, kMaxDeviceIndex)
       ->capture_default_str();
-  sub.add_option("--kv-node", s.kv_node,
+  sub.add_option("--kv-node", a.kv_node,
                  "Host NUMA node for offloaded KV (default: the CPU's local node); with "
                  "--distribute a list gives one node per rank (0,1,...)");
   sub.add_option("--emulate-cxl", s.emulate_cxl,
@@ -506,7 +509,7 @@ CommandFn add_run_command(CLI::App& app) {
   a->spec.deployment_kv_budget = true;  // no --accelerator-memory: the budget a deployment has
   add_sweep_options(*sub, a->axes, a->spec);
   add_workload_options(*sub, a->spec);
-  add_placement_options(*sub, a->spec);
+  add_placement_options(*sub, *a);
   add_output_options(*sub, *a);
   add_mode_options(*sub, *a);
   return [a, sub] { return run_command(*a, *sub); };

@@ -19,6 +19,7 @@
 #include "core/model_presets.h"
 #include "core/thread_pool.h"
 #include "hybrid/register.h"
+#include "kernels/backend.h"
 #include "reports/json_io.h"
 #include "reports/output_file.h"
 #include "model/calibrate.h"
@@ -46,24 +47,35 @@ std::string read_file(const std::string& path) {
   return ss.str();
 }
 
-// The sweep to measure, checked: one KV type, the cpu accelerator, thread counts pinned to what
-// the runner would pick so the calibration measures the same ones.
-void resolve_sweep(ValidateArgs& a) {
+// The model is calibrated here only for emulated backends (CPU threads playing a GPU, every
+// figure from this machine's own probes); a real device needs a complete profile of its own,
+// which is not wired yet. `auto` is refused too: which backend it takes depends on the machine.
+void check_calibratable(AcceleratorKind kind) {
+  if (kind != AcceleratorKind::auto_select && backend(kind).emulated) return;
+  std::string names;
+  for (const Backend& b : backends())
+    if (b.emulated) names += std::string(names.empty() ? "" : " or ") + b.name();
+  throw Error("validate-model calibrates the " + names + " accelerator only (--accelerator " +
+                  std::string(kAcceleratorKinds.name(kind)) + ")",
+              "use --accelerator " + names +
+                  "; GPU validation needs a complete cuda profile and is not wired yet");
+}
+
+// The sweep to measure, checked and resolved once (its workload opened, as `run` does): one KV
+// type, an emulated accelerator, thread counts pinned to what the runner would pick so the
+// calibration measures the same ones.
+bench::ResolvedSweep resolve_sweep(ValidateArgs& a) {
   auto& spec = a.spec;
   apply_sweep_axes(a.axes, spec);
   if (spec.kv_dtypes.size() != 1)
     throw Error("validate-model calibrates one KV element type at a time (--kv-dtype " +
                     a.axes.kv_dtypes + ")",
                 "give one of fp16, bf16, fp32 and run again for another");
-  if (spec.accelerator.kind != AcceleratorKind::cpu)
-    throw Error(
-        "validate-model calibrates the cpu accelerator only (--accelerator " +
-            std::string(kAcceleratorKinds.name(spec.accelerator.kind)) + ")",
-        "use --accelerator cpu; GPU validation needs a complete cuda profile and is not wired yet");
+  check_calibratable(spec.accelerator.kind);
   const int cpus = static_cast<int>(allowed_cpus().size());
   if (spec.accelerator.cpu_threads <= 0) spec.accelerator.cpu_threads = std::max(1, cpus / 2);
   if (spec.host_threads <= 0) spec.host_threads = std::max(1, cpus - spec.accelerator.cpu_threads);
-  spec.validate();
+  return spec.validate();
 }
 
 // Before calibrating or measuring anything. --write-model may be --platform: it extends the
@@ -126,9 +138,10 @@ model::CalibrationOptions calibration_options(const bench::SweepSpec& spec) {
 // Measures the sweep here, pricing each step with `m` (and, unless --no-live, with ceilings
 // re-measured next to it: the bench covers the sweep's largest working set, offload's
 // accelerator side touching the KV twice).
-model::Validation measure_and_price(const ValidateArgs& a, const model::PlatformModel& m,
+model::Validation measure_and_price(const ValidateArgs& a, const bench::ResolvedSweep& sweep,
+                                    const model::PlatformModel& m,
                                     const model::CalibrationOptions& co) {
-  const auto& spec = a.spec;
+  const auto& spec = sweep.spec;
   PlatformSetup platform = setup_platform(spec);
   ProgressBar bar(a.quiet);
   model::CalibrationOptions live = co;
@@ -137,7 +150,7 @@ model::Validation measure_and_price(const ValidateArgs& a, const model::Platform
   const int max_b = *std::max_element(spec.batches.begin(), spec.batches.end());
   live.max_bytes = static_cast<size_t>(2 * max_n * max_b * co.shape.kv_bytes_per_token());
   model::Validation v = model::validate_model(
-      spec, platform.env, m, [&](const bench::Progress& p) { bar.update(p); },
+      sweep, platform.env, m, [&](const bench::Progress& p) { bar.update(p); },
       a.no_live ? nullptr : &live);
   bar.finish();
   fill_context(v.measured.context, platform);
@@ -148,7 +161,7 @@ model::Validation measure_and_price(const ValidateArgs& a, const model::Platform
 int validate_command(ValidateArgs& a) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
-  resolve_sweep(a);
+  const bench::ResolvedSweep sweep = resolve_sweep(a);
   check_outputs(a);
   // With an output on standard output, the human text goes to stderr so stdout stays JSON.
   const bool json_on_stdout = reports::is_stdout_path(a.out) || reports::is_stdout_path(a.report) ||
@@ -164,7 +177,7 @@ int validate_command(ValidateArgs& a) {
                                              doc, m, a.platform.empty() ? "probe" : a.platform));
     say("wrote the profile with its \"model\" member to " + a.write_model);
   }
-  const model::Validation v = measure_and_price(a, m, co);
+  const model::Validation v = measure_and_price(a, sweep, m, co);
   (json_on_stdout ? std::cerr : std::cout) << model::validation_text(v, a.goal);
   if (!a.out.empty()) {
     reports::write_output(a.out, model::validation_json(v, a.goal));

@@ -50,14 +50,13 @@ std::string first_difference(const std::string& mine, const std::string& root) {
 }
 
 // --kv-node "0,7": one node per rank (a single value applies to every rank).
-std::string kv_node_of_rank(const std::string& list, int rank, int size) {
-  const auto nodes = bench::split_list(list);
-  if (nodes.size() <= 1) return list;
+std::vector<int> kv_node_of_rank(const std::vector<int>& nodes, int rank, int size) {
+  if (nodes.size() <= 1) return nodes;
   if (static_cast<int>(nodes.size()) != size)
     throw Error("--kv-node lists " + std::to_string(nodes.size()) + " nodes for " +
                     std::to_string(size) + " ranks",
                 "give one node for every rank, or a single node for all (e.g. --kv-node 0)");
-  return nodes[static_cast<size_t>(rank)];
+  return {nodes[static_cast<size_t>(rank)]};
 }
 
 // A rank's report when it failed: its host facts and the reason, no points.
@@ -106,10 +105,15 @@ void check_fleet_arguments(const bench::SweepSpec& spec, const std::string& dist
                 "add --distribute points (split the sweep over the ranks) or --distribute "
                 "replicate (every rank "
                 "runs it: fleet comparison), or start hybridbench without a launcher");
-  if (bench::split_list(spec.kv_node).size() > 1)
-    throw Error(
-        "--kv-node '" + spec.kv_node + "' lists one node per rank, which only a fleet run has",
-        "pass a single node, or run under mpirun with --distribute");
+  if (spec.kv_nodes.size() > 1) {
+    std::string nodes;
+    for (int n : spec.kv_nodes) {
+      if (!nodes.empty()) nodes += ',';
+      nodes += std::to_string(n);
+    }
+    throw Error("--kv-node '" + nodes + "' lists one node per rank, which only a fleet run has",
+                "pass a single node, or run under mpirun with --distribute");
+  }
 }
 
 namespace {
@@ -136,7 +140,7 @@ reports::Report run_own_share(FleetComm& comm, const bench::ResolvedSweep& sweep
                   "give every rank the same options, config file and hybridbench build");
     bench::ResolvedSweep mine = sweep;
     bench::SweepSpec& s = mine.spec;
-    s.kv_node = kv_node_of_rank(sweep.spec.kv_node, rank, comm.size());
+    s.kv_nodes = kv_node_of_rank(sweep.spec.kv_nodes, rank, comm.size());
     if (o.mode == reports::FleetMode::points) s.share_index = rank, s.share_count = comm.size();
     binding = place_rank(s, comm.local_rank(), comm.local_size(), o.device_given);
     reports::Report r = run_sweep(mine, rank == 0);

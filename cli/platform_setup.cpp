@@ -11,7 +11,6 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/model_presets.h"
-#include "core/parse.h"
 #include "core/thread_pool.h"
 #include "kernels/backend.h"
 #include "memtier/cpulist.h"
@@ -98,9 +97,9 @@ PlatformSetup setup_platform(const bench::SweepSpec& spec) {
   const memtier::Topology topo = memtier::discover(opts);
   p.env.host_tiers = memtier::host_tiers(topo, nullptr, true, spec.kv_pages == bench::KvPages::thp);
   p.env.cpu_node = topo.cpu_node;
-  if (!spec.kv_node.empty()) {
-    const int node =
-        static_cast<int>(parse::integer(spec.kv_node, "--kv-node", 0, memtier::kMaxListId));
+  if (!spec.kv_nodes.empty()) {
+    // One node here: a fleet rank's own (cli/fleet_run.cpp), or the run's (check_fleet_arguments).
+    const int node = spec.kv_nodes.front();
     auto it = std::find_if(p.env.host_tiers.begin(), p.env.host_tiers.end(),
                            [&](const HostTier& t) { return t.location.node == node; });
     if (it == p.env.host_tiers.end()) {

@@ -154,7 +154,7 @@ struct StrategyErrors {
 
 }  // namespace
 
-Validation validate_model(const bench::SweepSpec& spec, const bench::RunEnvironment& env,
+Validation validate_model(const bench::ResolvedSweep& sweep, const bench::RunEnvironment& env,
                           const PlatformModel& m, const bench::ProgressFn& progress,
                           const CalibrationOptions* live_opts) {
   m.validate();
@@ -162,12 +162,12 @@ Validation validate_model(const bench::SweepSpec& spec, const bench::RunEnvironm
       live_opts ? std::make_shared<LiveCeilings>(*live_opts) : nullptr;
   auto collected = std::make_shared<CollectedByPoint>();
   bench::RunEnvironment e = env;
-  e.model = pricing_model(m, spec.stop.warmup_steps, collected, live);
+  e.model = pricing_model(m, sweep.spec.stop.warmup_steps, collected, live);
 
   Validation v;
   v.platform = m;
   v.live = live != nullptr;
-  v.measured = bench::run_sweep(spec, e, progress);
+  v.measured = bench::run_sweep(sweep, e, progress);
   StrategyErrors errors;
   for (const auto& p : v.measured.points) {
     ValidationPoint vp = compare_point(p, *collected);

@@ -49,11 +49,12 @@ struct Validation {
   bool live = false;                      // modeled figures use ceilings re-measured per step
 };
 
+// `sweep`: resolved once by the caller (SweepSpec::validate, its workload opened), as `run`'s.
 // live (optional): re-measure the cpu-side, accelerator-side and copy ceilings at each timed
 // step's working sets right after the step (LiveCeilings), so drift in what other processes
 // leave of the machine hits measured and modeled alike; the once-calibrated figures are kept
 // as modeled_static_ns.
-Validation validate_model(const bench::SweepSpec& spec, const bench::RunEnvironment& env,
+Validation validate_model(const bench::ResolvedSweep& sweep, const bench::RunEnvironment& env,
                           const PlatformModel& m, const bench::ProgressFn& progress = {},
                           const CalibrationOptions* live = nullptr);
 

@@ -7,7 +7,6 @@
 #include <deque>
 #include <exception>
 #include <functional>
-#include <limits>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -17,6 +16,7 @@
 #include "core/thread_pool.h"
 #include "core/timer.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/chunk_stream.h"
 #include "kernels/cpu/cpu_layer_work.h"
 #include "kernels/cpu/merge.h"
 #include "kernels/cpu/policy_ops.h"
@@ -380,155 +380,44 @@ class CpuAccelerator final : public Accelerator {
 };
 
 void CpuAccelerator::run_stream(const std::vector<DecodeAttentionArgs>& a, int64_t chunk_tokens) {
-  const int batch = static_cast<int>(a.size());
-  if (batch == 0) return;
-  const PagedKvView& v0 = a[0].kv;
-  const int P = v0.page_tokens, H = v0.kv_heads, d = v0.head_dim, Hq = a[0].q_heads;
-  for (const auto& s : a)
-    if (s.kv.page_tokens != P || s.kv.kv_heads != H || s.kv.head_dim != d ||
-        s.kv.dtype != v0.dtype || s.q_heads != Hq)
-      throw Error("stream_attention: all sequences of one call must share one shape", {},
-                  kExitFailure);
-  const int64_t C = std::max<int64_t>(P, chunk_tokens / P * P), ppc = C / P;
-  const size_t block = static_cast<size_t>(P) * d * dtype_size(v0.dtype);
-  // Token range of every (sequence, head), as decode_attention clamps it.
-  std::vector<std::pair<int64_t, int64_t>> range(static_cast<size_t>(batch) * H);
-  int64_t lo = std::numeric_limits<int64_t>::max(), hi = 0;
-  for (int b = 0; b < batch; ++b)
-    for (int h = 0; h < H; ++h) {
-      const int64_t n = a[b].kv.heads[h].num_tokens;
-      const int64_t rb = std::clamp<int64_t>(a[b].token_begin, 0, n);
-      const int64_t re = a[b].token_end < 0 ? n : std::clamp<int64_t>(a[b].token_end, rb, n);
-      range[static_cast<size_t>(b) * H + h] = {rb, re};
-      if (re > rb) {
-        lo = std::min(lo, rb);
-        hi = std::max(hi, re);
-      }
-    }
-  const int64_t first = hi > 0 ? lo / C : 0;
-  const int64_t chunks = hi > 0 ? (hi + C - 1) / C - first : 0;
-  if (chunks == 0) {
-    for (const auto& s : a) {
-      std::fill(s.o, s.o + static_cast<size_t>(Hq) * d, 0.0f);
-      std::fill(s.lse, s.lse + Hq, -std::numeric_limits<float>::infinity());
-    }
+  if (a.empty()) return;
+  const StreamPlan plan = plan_stream(a, chunk_tokens);
+  if (plan.chunks == 0) {
+    write_empty_partials(a, plan);
     return;
   }
-  const size_t half_blocks = static_cast<size_t>(batch) * H * 2 * ppc;
-  if (stream_buf_.size() < 2 * half_blocks * block) {
+  if (stream_buf_.size() < plan.buffer_bytes()) {
     stream_buf_.reset();
-    stream_buf_ = memory_->allocate(2 * half_blocks * block);  // counts against the budget
+    stream_buf_ = memory_->allocate(plan.buffer_bytes());  // counts against the budget
   }
   std::byte* buf = stream_buf_.as<std::byte>();
-  auto slot = [&](int64_t ci, int b, int h, int64_t page_in_chunk, int kv) {
-    return buf + ((ci % 2) * half_blocks +
-                  ((static_cast<size_t>(b) * H + h) * ppc + page_in_chunk) * 2 + kv) *
-                     block;
-  };
-  // Pages of (b, h) that chunk c must bring: those overlapping its part of the range.
-  auto chunk_pages = [&](int64_t c, int b, int h) -> std::pair<int64_t, int64_t> {
-    const auto [rb, re] = range[static_cast<size_t>(b) * H + h];
-    const int64_t t0 = std::max(rb, c * C), t1 = std::min(re, (c + 1) * C);
-    if (t0 >= t1) return {0, 0};
-    return {t0 / P, (t1 + P - 1) / P};
-  };
-
-  struct Sync {
-    std::mutex m;
-    std::condition_variable cv;
-    int64_t copied = 0, used = 0;
-    bool done = false;
-  } sync;
+  ChunkHandover handover;
   {
     std::lock_guard<std::mutex> lk(copy_mu_);
     copy_queue_.push_back([&] {
-      for (int64_t ci = 0; ci < chunks; ++ci) {
-        {  // the buffer half is free once chunk ci-2 has been attended
-          std::unique_lock<std::mutex> lk2(sync.m);
-          sync.cv.wait(lk2, [&] { return sync.used >= ci - 1; });
-        }
-        const int64_t c = first + ci;
-        for (int b = 0; b < batch; ++b)
-          for (int h = 0; h < H; ++h) {
-            const auto [p0, p1] = chunk_pages(c, b, h);
-            const PageRef* pages = a[b].kv.heads[h].pages;
-            for (int64_t p = p0; p < p1; ++p) {
-              std::memcpy(slot(ci, b, h, p - c * ppc, 0), pages[p].k, block);
-              std::memcpy(slot(ci, b, h, p - c * ppc, 1), pages[p].v, block);
-            }
-          }
-        std::lock_guard<std::mutex> lk2(sync.m);
-        sync.copied = ci + 1;
-        sync.cv.notify_all();
+      for (int64_t ci = 0; ci < plan.chunks; ++ci) {
+        handover.wait_half_free(ci);
+        copy_chunk(plan, a, buf, ci);
+        handover.copied(ci);
       }
-      // Notified under the lock: once the caller sees `done`, this job never touches `sync`.
-      std::lock_guard<std::mutex> lk2(sync.m);
-      sync.done = true;
-      sync.cv.notify_all();
+      handover.copies_done();
     });
   }
   copy_cv_.notify_one();
 
-  std::vector<float> part_o(static_cast<size_t>(chunks) * batch * Hq * d),
-      part_lse(static_cast<size_t>(chunks) * batch * Hq);
-  std::vector<PageRef> table(static_cast<size_t>(batch) * H * ppc);
-  std::vector<KvHeadView> heads(static_cast<size_t>(batch) * H);
-  std::vector<DecodeAttentionArgs> args(a);
-  auto wait_copies_done = [&] {
-    std::unique_lock<std::mutex> lk(sync.m);
-    sync.used = chunks;  // releases a copy job still waiting for buffer space
-    sync.cv.notify_all();
-    sync.cv.wait(lk, [&] { return sync.done; });
-  };
+  ChunkAttention attention(plan, a);
   try {
-    for (int64_t ci = 0; ci < chunks; ++ci) {
-      {
-        std::unique_lock<std::mutex> lk(sync.m);
-        sync.cv.wait(lk, [&] { return sync.copied >= ci + 1; });
-      }
-      const int64_t c = first + ci;
-      for (int b = 0; b < batch; ++b) {
-        for (int h = 0; h < H; ++h) {
-          const size_t bh = static_cast<size_t>(b) * H + h;
-          for (int64_t j = 0; j < ppc; ++j)
-            table[bh * ppc + j] = PageRef{slot(ci, b, h, j, 0), slot(ci, b, h, j, 1)};
-          const int64_t n = a[b].kv.heads[h].num_tokens;
-          heads[bh] = KvHeadView{table.data() + bh * ppc, std::clamp<int64_t>(n - c * C, 0, C)};
-        }
-        DecodeAttentionArgs& s = args[b];
-        s.kv.heads = heads.data() + static_cast<size_t>(b) * H;
-        s.token_begin = std::max<int64_t>(a[b].token_begin - c * C, 0);
-        s.token_end = a[b].token_end < 0 ? -1 : std::max<int64_t>(a[b].token_end - c * C, 0);
-        s.o = part_o.data() + (static_cast<size_t>(ci) * batch + b) * Hq * d;
-        s.lse = part_lse.data() + (static_cast<size_t>(ci) * batch + b) * Hq;
-        s.logits_out = nullptr;
-        if (a[b].logits_out) {  // logits of the chunk's tokens land at their place in the whole
-                                // range
-          const int64_t begin = std::max<int64_t>(a[b].token_begin, 0);
-          const int64_t off = std::max(begin, c * C) - begin;
-          s.logits_out = a[b].logits_out + off;
-        }
-      }
-      cpu::decode_attention(args.data(), batch, pool_);
-      {
-        std::lock_guard<std::mutex> lk(sync.m);
-        sync.used = ci + 1;
-      }
-      sync.cv.notify_all();
+    for (int64_t ci = 0; ci < plan.chunks; ++ci) {
+      handover.wait_copied(ci);
+      attention.attend(buf, ci, pool_);
+      handover.attended(ci);
     }
   } catch (...) {
-    wait_copies_done();
+    handover.finish(plan.chunks);
     throw;
   }
-  wait_copies_done();
-  for (int b = 0; b < batch; ++b) {
-    std::vector<const float*> o(chunks), l(chunks);
-    for (int64_t ci = 0; ci < chunks; ++ci) {
-      o[ci] = part_o.data() + (static_cast<size_t>(ci) * batch + b) * Hq * d;
-      l[ci] = part_lse.data() + (static_cast<size_t>(ci) * batch + b) * Hq;
-    }
-    cpu::merge_partials(static_cast<int>(chunks), o.data(), l.data(), Hq, d, a[b].o, a[b].lse);
-  }
+  handover.finish(plan.chunks);
+  attention.merge();
 }
 
 }  // namespace

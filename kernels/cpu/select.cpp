@@ -193,52 +193,35 @@ std::vector<float> hinted_floors(const float* hint, int q_heads, int G, const Pa
   return floors;
 }
 
-// One pass; with floors, heads start from them (admitting only logits >= the floor) and the
-// pass fails (returns false, nothing written) when some head admitted fewer than k.
-bool select_pass(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, float scale,
-                 const int64_t* k, int32_t* idx_out, float* val_out, int64_t out_stride,
-                 ThreadPool& pool, SimdLevel simd, Floors from, const float* hint) {
-  const bool floored = from != Floors::none;
-  if (kv.kv_heads <= 0 || q_heads % kv.kv_heads != 0 || q_heads / kv.kv_heads > kMaxJobQueryHeads)
-    throw Error("select_topk: " + std::to_string(q_heads) + " query heads cannot share " +
-                    std::to_string(kv.kv_heads) + " KV heads",
-                "q_heads must be a multiple of kv_heads");
-  const KernelTable& kt = kernels_for(simd, kv.head_dim);
-  const int G = q_heads / kv.kv_heads, d = kv.head_dim;
-  begin = std::max<int64_t>(begin, 0);
-  auto head_end = [&](int h) { return std::max(begin, kv.heads[h].num_tokens); };
-  int64_t longest = 0;
-  for (int h = 0; h < kv.kv_heads; ++h) longest = std::max(longest, head_end(h) - begin);
-  // Few, long pieces (one per worker): each piece keeps its own k per head, so short pieces
-  // would admit a large share of their tokens before the threshold rises.
-  const int64_t units = longest * kv.kv_heads, want = static_cast<int64_t>(pool.size());
-  const HeadSplit sp = split_heads(kv.kv_heads, G, longest,
-                                   std::max<int64_t>(kMinSplitTokens, (units + want - 1) / want));
-  const int64_t tasks = static_cast<int64_t>(sp.head_jobs) * sp.splits;
-  std::vector<int64_t> kq(static_cast<size_t>(q_heads));
-  for (int h = 0; h < q_heads; ++h) kq[h] = std::clamp<int64_t>(k[h], 0, head_end(h / G) - begin);
-  const std::vector<float> floors =
-      from == Floors::sampled  ? sample_floors(kt, q, q_heads, kv, begin, scale, kq, pool)
-      : from == Floors::hinted ? hinted_floors(hint, q_heads, G, kv, begin, kq)
-                               : std::vector<float>(static_cast<size_t>(q_heads),
-                                                    -std::numeric_limits<float>::infinity());
-  // Per (piece, query head) state and candidate storage: up to kCapFactor * k + 64
-  // candidates, or every token of the piece when that is fewer (then it never compacts).
-  // The caller's scratch, named through references: inside the pool's lambdas a thread_local
-  // would be each worker's own (empty) instance.
-  thread_local std::vector<SelectHead> states_tl;
-  thread_local std::vector<SelectCand> store_tl;
-  std::vector<SelectHead>& states = states_tl;
-  std::vector<SelectCand>& store = store_tl;
-  states.assign(static_cast<size_t>(tasks) * q_heads, SelectHead{});
+// How one pass cuts the work: pieces (tasks) of heads_per_job KV heads times token splits, and
+// one SelectHead per (piece, query head), pieces in task order.
+struct PassLayout {
+  int q_heads = 0, G = 1;
+  HeadSplit sp;
+  int64_t tasks() const { return static_cast<int64_t>(sp.head_jobs) * sp.splits; }
+  // The state of query head h in split `split` of the piece holding its KV head.
+  size_t state_of(int h, int64_t split) const {
+    const int64_t hj = (h / G) / sp.heads_per_job;
+    return static_cast<size_t>(hj * sp.splits + split) * q_heads + h;
+  }
+};
+
+// Per (piece, query head) state and candidate storage: up to kCapFactor * k + 64
+// candidates, or every token of the piece when that is fewer (then it never compacts). A head
+// with a floor admits only logits >= it from the start.
+void init_states(const PassLayout& lay, const std::vector<int64_t>& kq,
+                 const std::vector<float>& floors, std::vector<SelectHead>& states,
+                 std::vector<SelectCand>& store) {
+  const int q_heads = lay.q_heads;
+  states.assign(static_cast<size_t>(lay.tasks()) * q_heads, SelectHead{});
   std::vector<size_t> offs(states.size() + 1, 0);
-  for (int64_t t = 0; t < tasks; ++t)
+  for (int64_t t = 0; t < lay.tasks(); ++t)
     for (int h = 0; h < q_heads; ++h) {
       const size_t s = static_cast<size_t>(t) * q_heads + h;
       SelectHead& sh = states[s];
-      const bool mine = (h / G) / sp.heads_per_job == t / sp.splits;  // this piece's heads
+      const bool mine = (h / lay.G) / lay.sp.heads_per_job == t / lay.sp.splits;  // its heads
       sh.k = mine ? kq[h] : 0;
-      sh.cap = sh.k == 0 ? 0 : std::min<int64_t>(sp.split_tokens, kCapFactor * sh.k + 64);
+      sh.cap = sh.k == 0 ? 0 : std::min<int64_t>(lay.sp.split_tokens, kCapFactor * sh.k + 64);
       if (sh.k == 0) {  // nothing to select: every tile is rejected
         sh.full = 1;
         sh.thr = std::numeric_limits<float>::infinity();
@@ -254,7 +237,15 @@ bool select_pass(const float* q, int q_heads, const PagedKvView& kv, int64_t beg
     }
   store.resize(std::max<size_t>(1, offs.back()));
   for (size_t s = 0; s < states.size(); ++s) states[s].cand = store.data() + offs[s];
-  pool.parallel_for(tasks, [&](int64_t task, int) {
+}
+
+// Every piece scans its heads' tokens with the select kernel, into its states.
+void scan_pieces(const KernelTable& kt, const float* q, const PagedKvView& kv, int64_t begin,
+                 float scale, const PassLayout& lay, std::vector<SelectHead>& states,
+                 ThreadPool& pool) {
+  const int G = lay.G, d = kv.head_dim;
+  const HeadSplit& sp = lay.sp;
+  pool.parallel_for(lay.tasks(), [&](int64_t task, int) {
     const int first = static_cast<int>(task / sp.splits) * sp.heads_per_job;
     DecodeJob job;
     job.scale = scale_or_default(scale, d);
@@ -267,30 +258,40 @@ bool select_pass(const float* q, int q_heads, const PagedKvView& kv, int64_t beg
     job.compact = &compact_head;
     JobHead heads[kMaxJobHeads];
     for (int i = 0; i < job.heads; ++i) {
+      const int64_t end = std::max(begin, kv.heads[first + i].num_tokens);
       heads[i].q = q + static_cast<size_t>(first + i) * G * d;
       heads[i].pages = kv.heads[first + i].pages;
-      heads[i].end = std::clamp(head_end(first + i), job.begin, job.begin + sp.split_tokens);
-      heads[i].sel = states.data() + static_cast<size_t>(task) * q_heads + (first + i) * G;
+      heads[i].end = std::clamp(end, job.begin, job.begin + sp.split_tokens);
+      heads[i].sel = states.data() + static_cast<size_t>(task) * lay.q_heads + (first + i) * G;
     }
     job.head = heads;
     kt.select(job);
   });
-  for (int h = 0; h < q_heads && floored; ++h) {
+}
+
+// True when every query head's pieces admitted at least its k (a floor above the k-th logit
+// admits fewer).
+bool floors_held(const PassLayout& lay, const std::vector<SelectHead>& states,
+                 const std::vector<int64_t>& kq) {
+  for (int h = 0; h < lay.q_heads; ++h) {
     int64_t total = 0;
-    const int64_t hj = (h / G) / sp.heads_per_job;
-    for (int64_t sl = 0; sl < sp.splits; ++sl)
-      total += states[static_cast<size_t>(hj * sp.splits + sl) * q_heads + h].count;
-    if (total < kq[h]) return false;  // the floor was above the k-th logit: start over
+    for (int64_t sl = 0; sl < lay.sp.splits; ++sl) total += states[lay.state_of(h, sl)].count;
+    if (total < kq[h]) return false;
   }
-  // Merge the pieces' candidates per query head: the best k, then ascending positions.
-  pool.parallel_for(q_heads, [&](int64_t h, int) {
+  return true;
+}
+
+// Merges the pieces' candidates per query head: the best k, then ascending positions.
+void merge_pieces(const PassLayout& lay, const std::vector<SelectHead>& states,
+                  const std::vector<int64_t>& kq, int32_t* idx_out, float* val_out,
+                  int64_t out_stride, ThreadPool& pool) {
+  pool.parallel_for(lay.q_heads, [&](int64_t h, int) {
     const int64_t kh = kq[h];
     if (kh == 0) return;
-    const int64_t hj = (h / G) / sp.heads_per_job;
     thread_local std::vector<SelectCand> all;
     all.clear();
-    for (int64_t s = 0; s < sp.splits; ++s) {
-      const SelectHead& sh = states[static_cast<size_t>(hj * sp.splits + s) * q_heads + h];
+    for (int64_t s = 0; s < lay.sp.splits; ++s) {
+      const SelectHead& sh = states[lay.state_of(static_cast<int>(h), s)];
       all.insert(all.end(), sh.cand, sh.cand + sh.count);
     }
     // The pieces are in token order and so are their candidates: the merge keeps the order.
@@ -301,6 +302,48 @@ bool select_pass(const float* q, int q_heads, const PagedKvView& kv, int64_t beg
       if (val_out) val_out[h * out_stride + i] = all[i].v;
     }
   });
+}
+
+// One pass; with floors, heads start from them (admitting only logits >= the floor) and the
+// pass fails (returns false, nothing written) when some head admitted fewer than k.
+bool select_pass(const float* q, int q_heads, const PagedKvView& kv, int64_t begin, float scale,
+                 const int64_t* k, int32_t* idx_out, float* val_out, int64_t out_stride,
+                 ThreadPool& pool, SimdLevel simd, Floors from, const float* hint) {
+  if (kv.kv_heads <= 0 || q_heads % kv.kv_heads != 0 || q_heads / kv.kv_heads > kMaxJobQueryHeads)
+    throw Error("select_topk: " + std::to_string(q_heads) + " query heads cannot share " +
+                    std::to_string(kv.kv_heads) + " KV heads",
+                "q_heads must be a multiple of kv_heads");
+  const KernelTable& kt = kernels_for(simd, kv.head_dim);
+  PassLayout lay;
+  lay.q_heads = q_heads;
+  lay.G = q_heads / kv.kv_heads;
+  begin = std::max<int64_t>(begin, 0);
+  auto head_end = [&](int h) { return std::max(begin, kv.heads[h].num_tokens); };
+  int64_t longest = 0;
+  for (int h = 0; h < kv.kv_heads; ++h) longest = std::max(longest, head_end(h) - begin);
+  // Few, long pieces (one per worker): each piece keeps its own k per head, so short pieces
+  // would admit a large share of their tokens before the threshold rises.
+  const int64_t units = longest * kv.kv_heads, want = static_cast<int64_t>(pool.size());
+  lay.sp = split_heads(kv.kv_heads, lay.G, longest,
+                       std::max<int64_t>(kMinSplitTokens, (units + want - 1) / want));
+  std::vector<int64_t> kq(static_cast<size_t>(q_heads));
+  for (int h = 0; h < q_heads; ++h)
+    kq[h] = std::clamp<int64_t>(k[h], 0, head_end(h / lay.G) - begin);
+  const std::vector<float> floors =
+      from == Floors::sampled  ? sample_floors(kt, q, q_heads, kv, begin, scale, kq, pool)
+      : from == Floors::hinted ? hinted_floors(hint, q_heads, lay.G, kv, begin, kq)
+                               : std::vector<float>(static_cast<size_t>(q_heads),
+                                                    -std::numeric_limits<float>::infinity());
+  // The caller's scratch, named through references: inside the pool's lambdas a thread_local
+  // would be each worker's own (empty) instance.
+  thread_local std::vector<SelectHead> states_tl;
+  thread_local std::vector<SelectCand> store_tl;
+  std::vector<SelectHead>& states = states_tl;
+  init_states(lay, kq, floors, states, store_tl);
+  scan_pieces(kt, q, kv, begin, scale, lay, states, pool);
+  // A floor above the k-th logit: start over.
+  if (from != Floors::none && !floors_held(lay, states, kq)) return false;
+  merge_pieces(lay, states, kq, idx_out, val_out, out_stride, pool);
   return true;
 }
 

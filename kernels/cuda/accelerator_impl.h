@@ -67,6 +67,7 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
   void enqueue(const AcceleratorOp& op) override;
   // streaming.cpp
   void stream_attention(const DecodeAttentionArgs* seqs, int batch, int64_t chunk_tokens);
+  struct StreamCall;  // one call's plan and scratch (streaming.cpp's helpers name it)
   // policy_ops.cpp
   void heavy_hitter_update(const HeavyHitterArgs& args);
   void fold_page_bounds(const PageBoundFoldArgs& args);
@@ -88,8 +89,17 @@ class CudaAcceleratorImpl final : public CudaAccelerator {
   LaunchShape check_shape(const DecodeAttentionArgs* seqs, int batch, const char* op) const;
   int resident_ctas(const LaunchShape& s, bool with_v) const;
   DecodeLaunch decode_launch(const LaunchShape& s, int batch, bool with_v) const;
+  // logit_merge_attention's local partials: the decode kernel over the resident KV, all tokens
+  // of each head; appends their descriptors to `heads`, sets the shape, plans the splits.
+  DecodeLaunch local_merge_launch(const LogitMergeArgs& args, std::vector<HeadDesc>& heads,
+                                  LaunchShape& s);
   // Uploads `bytes` of host descriptors into fresh scratch and returns it.
   Scratch upload_scratch(const void* host, size_t bytes, const char* what);
+  // streaming.cpp: the steps of stream_attention.
+  void plan_stream_launch(StreamCall& c, const std::vector<SeqDesc>& seq_desc);
+  void reserve_stream_buffers(StreamCall& c);
+  void queue_stream_chunk(StreamCall& c, int64_t ci);  // copies and attention of chunk ci
+  void queue_empty_stream(StreamCall& c);              // neutral partials: nothing to attend
 
   std::shared_ptr<DeviceContext> ctx_;
   AcceleratorInfo info_;

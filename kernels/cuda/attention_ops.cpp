@@ -249,6 +249,68 @@ void CudaAcceleratorImpl::score_logits(const float* q, int q_heads, const PagedK
                                                   ", " + std::to_string(end) + ")");
 }
 
+namespace {
+
+// The external partials of logit_merge_attention: enough splits to cover the SMs, at least
+// 128 tokens each, over the caller's logits and V rows (validated here).
+ExtLaunch external_merge_launch(const LogitMergeArgs& args, int sm_count) {
+  ExtLaunch E{};
+  if (args.n_ext <= 0) return E;
+  if (!args.ext_logits || !args.ext_v)
+    throw Error("logit_merge_attention: n_ext > 0 but no external logits or V rows", {},
+                kExitUsage);
+  if (reinterpret_cast<uintptr_t>(args.ext_v) % 16 != 0)
+    throw Error("logit_merge_attention: external V rows must be 16-byte aligned", {}, kExitUsage);
+  const int64_t want =
+      std::max<int64_t>(1, std::min<int64_t>((args.n_ext + 127) / 128,
+                                             (2 * sm_count + args.q_heads - 1) / args.q_heads));
+  E.tokens_per_split = (args.n_ext + want - 1) / want;
+  E.splits = static_cast<int>((args.n_ext + E.tokens_per_split - 1) / E.tokens_per_split);
+  if (args.ext_rows &&
+      (args.ext_group < 1 || args.q_heads % args.ext_group != 0 || args.ext_block_rows < 0))
+    throw Error("logit_merge_attention: shared external rows need q_heads (" +
+                    std::to_string(args.q_heads) + ") a multiple of ext_group (" +
+                    std::to_string(args.ext_group) + ") and ext_block_rows >= 0",
+                {}, kExitUsage);
+  E.logits = args.ext_logits;
+  E.v = args.ext_v;
+  E.rows = args.ext_rows;
+  E.group = args.ext_group;
+  E.block_rows = args.ext_block_rows;
+  E.n = args.n_ext;
+  E.q_heads = args.q_heads;
+  E.head_dim = args.local.head_dim;
+  E.v_dtype = kv_type(args.ext_dtype);
+  check_grid(E.q_heads, E.splits, 1, "logit_merge_attention external partials");
+  return E;
+}
+
+}  // namespace
+
+DecodeLaunch CudaAcceleratorImpl::local_merge_launch(const LogitMergeArgs& args,
+                                                     std::vector<HeadDesc>& heads, LaunchShape& s) {
+  DecodeAttentionArgs a;
+  a.q = args.q;
+  a.kv = args.local;
+  a.q_heads = args.q_heads;
+  s = check_shape(&a, 1, "logit_merge_attention");
+  int64_t max_tiles = 0;
+  for (int h = 0; h < s.kv_heads; ++h) {
+    const KvHeadView& v = args.local.heads[h];
+    const TokenRange r = clamp_range(0, -1, v.num_tokens);
+    check_token_range(r.end, "logit_merge_attention");
+    heads.push_back(HeadDesc{tables_.get(v.pages, pages_for(r.end, s.page_tokens), ring_), 0,
+                             r.begin, r.end, 0});
+    max_tiles = std::max(max_tiles, tiles_covering(r, kDecodeTile));
+  }
+  DecodeLaunch L = decode_launch(s, 1, true);
+  const SplitPlan plan =
+      plan_splits(max_tiles, int64_t{s.kv_heads} * L.head_chunks, resident_ctas(s, true));
+  L.splits = plan.splits;
+  L.tiles_per_split = plan.tiles_per_split;
+  return L;
+}
+
 void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
   Op op(*this, "hb.cuda.logit_merge_attention", Op::Start::deferred);
   const bool has_local = args.local.kv_heads > 0 && args.local.heads != nullptr;
@@ -257,65 +319,16 @@ void CudaAcceleratorImpl::logit_merge_attention(const LogitMergeArgs& args) {
   if (args.q_heads <= 0)
     throw Error("logit_merge_attention: q_heads must be positive", {}, kExitUsage);
   const float scale = resolve_scale(args.scale, D);
-  const int sm = ctx_->info.sm_count;
   const std::string what = std::to_string(args.q_heads) + " q heads x" + std::to_string(D) + ", " +
                            std::to_string(args.n_ext) + " external tokens";
 
-  // Local partials: the decode kernel over the resident KV, all tokens of each head.
+  // Local partials over the resident KV, then the external ones, into one set of slots.
   Descriptors d;
   d.seqs = {SeqDesc{args.q, args.o, args.lse, nullptr, 0, scale, 0}};
   DecodeLaunch L{};
   LaunchShape s;
-  if (has_local) {
-    DecodeAttentionArgs a;
-    a.q = args.q;
-    a.kv = args.local;
-    a.q_heads = args.q_heads;
-    s = check_shape(&a, 1, "logit_merge_attention");
-    int64_t max_tiles = 0;
-    for (int h = 0; h < s.kv_heads; ++h) {
-      const KvHeadView& v = args.local.heads[h];
-      const TokenRange r = clamp_range(0, -1, v.num_tokens);
-      check_token_range(r.end, "logit_merge_attention");
-      d.heads.push_back(HeadDesc{tables_.get(v.pages, pages_for(r.end, s.page_tokens), ring_), 0,
-                                 r.begin, r.end, 0});
-      max_tiles = std::max(max_tiles, tiles_covering(r, kDecodeTile));
-    }
-    L = decode_launch(s, 1, true);
-    const SplitPlan plan =
-        plan_splits(max_tiles, int64_t{s.kv_heads} * L.head_chunks, resident_ctas(s, true));
-    L.splits = plan.splits;
-    L.tiles_per_split = plan.tiles_per_split;
-  }
-  // External partials: enough splits to cover the SMs, at least 128 tokens each.
-  ExtLaunch E{};
-  if (args.n_ext > 0) {
-    if (!args.ext_logits || !args.ext_v)
-      throw Error("logit_merge_attention: n_ext > 0 but no external logits or V rows", {},
-                  kExitUsage);
-    if (reinterpret_cast<uintptr_t>(args.ext_v) % 16 != 0)
-      throw Error("logit_merge_attention: external V rows must be 16-byte aligned", {}, kExitUsage);
-    const int64_t want = std::max<int64_t>(
-        1, std::min<int64_t>((args.n_ext + 127) / 128, (2 * sm + args.q_heads - 1) / args.q_heads));
-    E.tokens_per_split = (args.n_ext + want - 1) / want;
-    E.splits = static_cast<int>((args.n_ext + E.tokens_per_split - 1) / E.tokens_per_split);
-    if (args.ext_rows &&
-        (args.ext_group < 1 || args.q_heads % args.ext_group != 0 || args.ext_block_rows < 0))
-      throw Error("logit_merge_attention: shared external rows need q_heads (" +
-                      std::to_string(args.q_heads) + ") a multiple of ext_group (" +
-                      std::to_string(args.ext_group) + ") and ext_block_rows >= 0",
-                  {}, kExitUsage);
-    E.logits = args.ext_logits;
-    E.v = args.ext_v;
-    E.rows = args.ext_rows;
-    E.group = args.ext_group;
-    E.block_rows = args.ext_block_rows;
-    E.n = args.n_ext;
-    E.q_heads = args.q_heads;
-    E.head_dim = D;
-    E.v_dtype = kv_type(args.ext_dtype);
-    check_grid(E.q_heads, E.splits, 1, "logit_merge_attention external partials");
-  }
+  if (has_local) L = local_merge_launch(args, d.heads, s);
+  ExtLaunch E = external_merge_launch(args, ctx_->info.sm_count);
   const int local_slots = has_local ? L.splits : 0;
   const int slots = local_slots + E.splits;
   const int64_t rows = args.q_heads;

@@ -26,34 +26,9 @@ std::vector<AcceleratorOp> one_of_each() {
   return one_of_each(std::make_index_sequence<std::variant_size_v<AcceleratorOp>>());
 }
 
-// Supports the ops whose kind index is odd; records what reaches it.
-class Tap final : public Accelerator {
- public:
-  AcceleratorInfo info_;
-  std::vector<std::string> log;
-  const AcceleratorInfo& info() const override { return info_; }
-  std::shared_ptr<BufferAllocator> memory() override { return nullptr; }
-  int64_t bytes_in_use() const override { return 0; }
-  std::shared_ptr<BufferAllocator> staging_memory(int) override { return nullptr; }
-  void copy_to_device(void*, const void*, size_t) override {}
-  void copy_to_host(void*, const void*, size_t) override {}
-  void decode_attention(const DecodeAttentionArgs*, int batch) override {
-    log.push_back("decode_attention " + std::to_string(batch));
-  }
-  void score_logits(const float*, int, const PagedKvView&, int64_t, int64_t, float, float*,
-                    int64_t) override {}
-  void logit_merge_attention(const LogitMergeArgs&) override {}
-  void merge_partials(int, const float* const*, const float* const*, int, int, float*,
-                      float*) override {}
-  int64_t synchronize() override { return 0; }
-  bool supports(OpKind op) const override { return static_cast<int>(op) % 2 == 1; }
-  void enqueue(const AcceleratorOp& op) override {
-    log.push_back(kAcceleratorOps.name(op_kind(op)));
-  }
-};
-
-// Supports nothing: every op goes to the base class's fallback.
-class Bare final : public Accelerator {
+// Supports nothing: every op goes to the base class's fallback. Does nothing itself but record
+// the batches it attends.
+class Bare : public Accelerator {
  public:
   AcceleratorInfo info_{AcceleratorKind::cpu, "bare", true, 0, 0, -1, ""};
   std::vector<int> attended;
@@ -72,6 +47,16 @@ class Bare final : public Accelerator {
   void merge_partials(int, const float* const*, const float* const*, int, int, float*,
                       float*) override {}
   int64_t synchronize() override { return 0; }
+};
+
+// Supports the ops whose kind index is odd; records every op that reaches it.
+class Tap final : public Bare {
+ public:
+  std::vector<std::string> log;
+  bool supports(OpKind op) const override { return static_cast<int>(op) % 2 == 1; }
+  void enqueue(const AcceleratorOp& op) override {
+    log.push_back(kAcceleratorOps.name(op_kind(op)));
+  }
 };
 
 TEST(AcceleratorOps, TheRegistryListsEachOpOnceInVariantOrder) {

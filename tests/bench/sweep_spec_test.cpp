@@ -162,6 +162,24 @@ TEST(SweepSpecResolved, ValuesAreParsedOnceIntoTypes) {
   EXPECT_EQ(echo.at("kv_dtypes"), "bf16,fp32");
   EXPECT_EQ(echo.at("kv_budget"), "64,12.5%");
   EXPECT_EQ(echo.at("kv_pages"), "4k");
+  EXPECT_EQ(echo.count("kv_node"), 0u);  // no --kv-node: the CPU's local node, not echoed
+}
+
+// --kv-node: node numbers parsed once (a fleet run's list one per rank), text again only in the
+// echo; whether a node exists is the platform's check (tests/memtier/cli_test.cpp).
+TEST(SweepSpecResolved, KvNodesAreNumbers) {
+  EXPECT_EQ(parse_kv_nodes(""), std::vector<int>{});
+  EXPECT_EQ(parse_kv_nodes("1"), std::vector<int>{1});
+  EXPECT_EQ(parse_kv_nodes("0, 7"), (std::vector<int>{0, 7}));
+  EXPECT_EQ(parse_kv_nodes("65535"), std::vector<int>{65535});
+  for (const char* bad : {"1x", "-1", "65536", "1.5", "0,x", "nan"}) {
+    const std::string p = problem_of([&] { parse_kv_nodes(bad); });
+    EXPECT_NE(p.find("--kv-node"), std::string::npos) << bad << ": " << p;
+  }
+  EXPECT_NE(problem_of([] { parse_kv_nodes("0,x"); }).find("'x'"), std::string::npos);
+  SweepSpec s;
+  s.kv_nodes = parse_kv_nodes("3,1");
+  EXPECT_EQ(s.validate().echo().at("kv_node"), "3,1");
 }
 
 }  // namespace

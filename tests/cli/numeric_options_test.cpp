@@ -224,6 +224,15 @@ TEST_F(NumericOptionsCli, RunRefusesSilentlyWrongValues) {
   expect_refused("probe --quiet --duration nan", {"--duration", "'nan'"});
 }
 
+// validate-model calibrates emulated backends only (the registry's `emulated`, not a name):
+// a real device, or auto (the machine picks), is refused before anything is measured.
+TEST_F(NumericOptionsCli, ValidateModelRefusesABackendItCannotCalibrate) {
+  for (const char* acc : {"cuda", "auto"})
+    expect_refused(std::string("validate-model -q --accelerator ") + acc,
+                   {"calibrates the cpu accelerator only",
+                    std::string("(--accelerator ") + acc + ")", "use --accelerator cpu"});
+}
+
 TEST_F(NumericOptionsCli, CompareRefusesNonFiniteTolerances) {
   // Refused while parsing, before the (missing) reports are read.
   expect_refused("compare a.json b.json --accuracy-tolerance nan",

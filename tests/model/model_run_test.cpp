@@ -288,7 +288,7 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   EXPECT_FALSE(m.accelerator.memory_curve.empty());
   EXPECT_FALSE(m.links[0].copy_curve.empty());
   ASSERT_NO_THROW(m.validate());
-  const Validation v = validate_model(spec, bench::RunEnvironment{}, m);
+  const Validation v = validate_model(spec.validate(), bench::RunEnvironment{}, m);
   ASSERT_EQ(v.points.size(), 4u);
   for (const auto& p : v.points) {
     SCOPED_TRACE(p.axes.strategy + " " + std::to_string(p.axes.seq_len));
@@ -324,7 +324,7 @@ TEST(ValidateModel, TinySweepPricesTheMeasuredSteps) {
   EXPECT_FALSE(v.live);
   // With live ceilings, each step is priced with ceilings re-measured next to it; the
   // once-calibrated figures stay alongside.
-  const Validation lv = validate_model(spec, bench::RunEnvironment{}, m, {}, &co);
+  const Validation lv = validate_model(spec.validate(), bench::RunEnvironment{}, m, {}, &co);
   EXPECT_TRUE(lv.live);
   for (const auto& p : lv.points) {
     ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;

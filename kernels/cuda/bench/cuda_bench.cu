@@ -147,109 +147,106 @@ void print_rows(const std::vector<Row>& rows) {
   }
 }
 
-int run(int reps) {
-  std::unique_ptr<CudaAccelerator> acc = hb::cuda::make_cuda_device(0, 0);
-  const auto& dev = acc->device();
-  auto stream = static_cast<cudaStream_t>(acc->stream());
-  std::printf("hybridbench_cuda_bench on %s: %s\n", dev.name.c_str(), dev.summary().c_str());
-  std::printf("(medians of %d calls; GPU time by CUDA events on the accelerator queue)\n", reps);
-  std::vector<Row> rows;
+// HBM copy (cudaMemcpy D2D and a 16-byte copy kernel) and read; returns the copy bandwidth
+// (GB/s, the better of the two) every other figure is reported against.
+double measure_hbm(const hb::cuda::DeviceInfo& dev, cudaStream_t stream, int reps,
+                   std::vector<Row>& rows) {
   const int grid = dev.sm_count * 8;
+  const size_t bytes =
+      std::min<size_t>(size_t{2} << 30, static_cast<size_t>(dev.free_bytes) / 4) & ~size_t{4095};
+  void *a = nullptr, *b = nullptr;
+  unsigned* sink = nullptr;
+  HB_CUDA_CHECK(cudaMalloc(&a, bytes), "HBM copy source");
+  HB_CUDA_CHECK(cudaMalloc(&b, bytes), "HBM copy destination");
+  HB_CUDA_CHECK(cudaMalloc(&sink, sizeof(unsigned)), "sink");
+  HB_CUDA_CHECK(cudaMemsetAsync(a, 1, bytes, stream), "HBM copy source init");
+  const std::string cfg = std::to_string(bytes >> 20) + " MiB";
+  const size_t first = rows.size();
+  auto t = time_on_queue(stream, reps, [&] {
+    HB_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream), "D2D");
+  });
+  const double memcpy_gbs = 2.0 * bytes / (t.gpu_us * 1e3);
+  rows.push_back({"HBM copy, cudaMemcpy D2D (rd+wr)", cfg, t.gpu_us, memcpy_gbs, -1, -1});
+  t = time_on_queue(stream, reps, [&] {
+    copy_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint4*>(a), static_cast<uint4*>(b),
+                                          bytes / 16);
+  });
+  const double kernel_gbs = 2.0 * bytes / (t.gpu_us * 1e3);
+  rows.push_back({"HBM copy, 16B copy kernel (rd+wr)", cfg, t.gpu_us, kernel_gbs, -1, -1});
+  const double hbm_copy = std::max(memcpy_gbs, kernel_gbs);
+  t = time_on_queue(stream, reps, [&] {
+    read_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint4*>(a), bytes / 16, sink);
+  });
+  rows.push_back({"HBM read, 16B read kernel", cfg, t.gpu_us, bytes / (t.gpu_us * 1e3), -1, -1});
+  for (size_t i = first; i < rows.size(); ++i) rows[i].pct = 100.0 * rows[i].gbs / hbm_copy;
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(sink);
+  return hbm_copy;
+}
 
-  // --- HBM copy and read -------------------------------------------------------------------
-  double hbm_copy = 0;
-  {
-    const size_t bytes =
-        std::min<size_t>(size_t{2} << 30, static_cast<size_t>(dev.free_bytes) / 4) & ~size_t{4095};
-    void *a = nullptr, *b = nullptr;
-    unsigned* sink = nullptr;
-    HB_CUDA_CHECK(cudaMalloc(&a, bytes), "HBM copy source");
-    HB_CUDA_CHECK(cudaMalloc(&b, bytes), "HBM copy destination");
-    HB_CUDA_CHECK(cudaMalloc(&sink, sizeof(unsigned)), "sink");
-    HB_CUDA_CHECK(cudaMemsetAsync(a, 1, bytes, stream), "HBM copy source init");
-    const std::string cfg = std::to_string(bytes >> 20) + " MiB";
-    auto t = time_on_queue(stream, reps, [&] {
-      HB_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream), "D2D");
-    });
-    const double memcpy_gbs = 2.0 * bytes / (t.gpu_us * 1e3);
-    rows.push_back({"HBM copy, cudaMemcpy D2D (rd+wr)", cfg, t.gpu_us, memcpy_gbs, -1, -1});
-    t = time_on_queue(stream, reps, [&] {
-      copy_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint4*>(a), static_cast<uint4*>(b),
-                                            bytes / 16);
-    });
-    const double kernel_gbs = 2.0 * bytes / (t.gpu_us * 1e3);
-    rows.push_back({"HBM copy, 16B copy kernel (rd+wr)", cfg, t.gpu_us, kernel_gbs, -1, -1});
-    hbm_copy = std::max(memcpy_gbs, kernel_gbs);
-    t = time_on_queue(stream, reps, [&] {
-      read_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint4*>(a), bytes / 16, sink);
-    });
-    rows.push_back({"HBM read, 16B read kernel", cfg, t.gpu_us, bytes / (t.gpu_us * 1e3), -1, -1});
-    for (auto& r : rows) r.pct = 100.0 * r.gbs / hbm_copy;
-    cudaFree(a);
-    cudaFree(b);
-    cudaFree(sink);
-  }
-
-  // --- decode attention at the Llama-3.1-8B shape ------------------------------------------
-  const hb::ModelPreset& llama = hb::find_model_preset("llama-3.1-8b");
-  const hb::AttentionShape shape = llama.shape;  // 32 q heads, 8 KV heads, d 128, fp16
+// Decode attention at the Llama-3.1-8B shape (32 q heads, 8 KV heads, d 128, fp16) over
+// `tokens` random tokens per sequence: one row, its bandwidth against `hbm_copy`.
+Row decode_row(CudaAccelerator& acc, int64_t tokens, int batch, int reps, double hbm_copy) {
+  const auto& dev = acc.device();
+  auto stream = static_cast<cudaStream_t>(acc.stream());
+  const hb::AttentionShape shape = hb::find_model_preset("llama-3.1-8b").shape;
   const int P = hb::kDefaultPageTokens, H = shape.kv_heads, D = shape.head_dim;
   const size_t block = static_cast<size_t>(P) * D * 2;
-  bool attn_ok = true;
-  for (int64_t tokens : {int64_t{8192}, int64_t{32768}, int64_t{131072}}) {
-    for (int batch : {1, 16}) {
-      const int64_t pages = tokens / P;
-      hb::Buffer kv = acc->memory()->allocate(static_cast<size_t>(batch) * pages * H * 2 * block);
-      const size_t n16 = kv.size() / 2;
-      fill_kernel<<<grid, 256, 0, stream>>>(kv.as<uint16_t>(), n16, 1234 + tokens + batch);
-      HB_CUDA_CHECK_LAUNCH("KV fill", "");
-      hb::Buffer qbuf = acc->memory()->allocate(static_cast<size_t>(batch) * shape.q_heads * D * 4);
-      hb::Buffer obuf =
-          acc->memory()->allocate(static_cast<size_t>(batch) * shape.q_heads * (D + 1) * 4);
-      HB_CUDA_CHECK(cudaMemsetAsync(qbuf.data(), 0, qbuf.size(), stream), "q");
-      // Page i of every head next to each other, per sequence, as PagedKvCache appends them.
-      std::vector<std::vector<hb::PageRef>> tables(static_cast<size_t>(batch) * H);
-      std::vector<hb::KvHeadView> heads(static_cast<size_t>(batch) * H);
-      std::vector<hb::DecodeAttentionArgs> args(batch);
-      auto* base = kv.as<std::byte>();
-      for (int b = 0; b < batch; ++b) {
-        for (int h = 0; h < H; ++h) {
-          auto& t = tables[static_cast<size_t>(b) * H + h];
-          for (int64_t i = 0; i < pages; ++i) {
-            std::byte* k = base + ((static_cast<size_t>(b) * pages + i) * H + h) * 2 * block;
-            t.push_back(hb::PageRef{k, k + block});
-          }
-          heads[static_cast<size_t>(b) * H + h] = hb::KvHeadView{t.data(), tokens};
-        }
-        auto& a = args[b];
-        a.q = qbuf.as<float>() + static_cast<size_t>(b) * shape.q_heads * D;
-        a.kv = hb::PagedKvView{H, D, P, hb::DType::f16, heads.data() + static_cast<size_t>(b) * H};
-        a.q_heads = shape.q_heads;
-        a.o = obuf.as<float>() + static_cast<size_t>(b) * shape.q_heads * D;
-        a.lse = obuf.as<float>() + static_cast<size_t>(batch) * shape.q_heads * D +
-                static_cast<size_t>(b) * shape.q_heads;
+  const int64_t pages = tokens / P;
+  hb::Buffer kv = acc.memory()->allocate(static_cast<size_t>(batch) * pages * H * 2 * block);
+  fill_kernel<<<dev.sm_count * 8, 256, 0, stream>>>(kv.as<uint16_t>(), kv.size() / 2,
+                                                    1234 + tokens + batch);
+  HB_CUDA_CHECK_LAUNCH("KV fill", "");
+  hb::Buffer qbuf = acc.memory()->allocate(static_cast<size_t>(batch) * shape.q_heads * D * 4);
+  hb::Buffer obuf =
+      acc.memory()->allocate(static_cast<size_t>(batch) * shape.q_heads * (D + 1) * 4);
+  HB_CUDA_CHECK(cudaMemsetAsync(qbuf.data(), 0, qbuf.size(), stream), "q");
+  // Page i of every head next to each other, per sequence, as PagedKvCache appends them.
+  std::vector<std::vector<hb::PageRef>> tables(static_cast<size_t>(batch) * H);
+  std::vector<hb::KvHeadView> heads(static_cast<size_t>(batch) * H);
+  std::vector<hb::DecodeAttentionArgs> args(batch);
+  auto* base = kv.as<std::byte>();
+  for (int b = 0; b < batch; ++b) {
+    for (int h = 0; h < H; ++h) {
+      auto& t = tables[static_cast<size_t>(b) * H + h];
+      for (int64_t i = 0; i < pages; ++i) {
+        std::byte* k = base + ((static_cast<size_t>(b) * pages + i) * H + h) * 2 * block;
+        t.push_back(hb::PageRef{k, k + block});
       }
-      const auto t =
-          time_on_queue(stream, reps, [&] { acc->decode_attention(args.data(), batch); });
-      acc->synchronize();
-      const double bytes = static_cast<double>(batch) * tokens * H * D * 2 * 2;
-      Row r{"decode attention (K+V bytes read)",
-            tokens_str(tokens) + " tokens, batch " + std::to_string(batch),
-            t.gpu_us,
-            bytes / (t.gpu_us * 1e3),
-            0,
-            t.host_us};
-      r.pct = 100.0 * r.gbs / hbm_copy;
-      if (tokens >= 32768 && r.pct < 85.0) attn_ok = false;
-      rows.push_back(r);
+      heads[static_cast<size_t>(b) * H + h] = hb::KvHeadView{t.data(), tokens};
     }
+    auto& a = args[b];
+    a.q = qbuf.as<float>() + static_cast<size_t>(b) * shape.q_heads * D;
+    a.kv = hb::PagedKvView{H, D, P, hb::DType::f16, heads.data() + static_cast<size_t>(b) * H};
+    a.q_heads = shape.q_heads;
+    a.o = obuf.as<float>() + static_cast<size_t>(b) * shape.q_heads * D;
+    a.lse = obuf.as<float>() + static_cast<size_t>(batch) * shape.q_heads * D +
+            static_cast<size_t>(b) * shape.q_heads;
   }
+  const auto t = time_on_queue(stream, reps, [&] { acc.decode_attention(args.data(), batch); });
+  acc.synchronize();
+  const double bytes = static_cast<double>(batch) * tokens * H * D * 2 * 2;
+  Row r{"decode attention (K+V bytes read)",
+        tokens_str(tokens) + " tokens, batch " + std::to_string(batch),
+        t.gpu_us,
+        bytes / (t.gpu_us * 1e3),
+        0,
+        t.host_us};
+  r.pct = 100.0 * r.gbs / hbm_copy;
+  return r;
+}
 
-  // --- LSE merge of two partial states (GPU part + CPU part) -------------------------------
+// The LSE merge of two partial states (GPU part + CPU part) at batch 1, 16 and 64; returns
+// whether every one took under 5 us.
+bool measure_merge(CudaAccelerator& acc, int reps, std::vector<Row>& rows) {
+  auto stream = static_cast<cudaStream_t>(acc.stream());
+  const hb::AttentionShape shape = hb::find_model_preset("llama-3.1-8b").shape;
+  const int D = shape.head_dim;
   bool merge_ok = true;
   for (int batch : {1, 16, 64}) {
     const int heads = batch * shape.q_heads;
-    hb::Buffer buf = acc->memory()->allocate(static_cast<size_t>(3) * heads * (D + 1) * 4);
+    hb::Buffer buf = acc.memory()->allocate(static_cast<size_t>(3) * heads * (D + 1) * 4);
     HB_CUDA_CHECK(cudaMemsetAsync(buf.data(), 0, buf.size(), stream), "merge inputs");
     float* o0 = buf.as<float>();
     float* o1 = o0 + static_cast<size_t>(heads) * D;
@@ -260,35 +257,55 @@ int run(int reps) {
     const float* o_parts[2] = {o0, o1};
     const float* l_parts[2] = {l0, l1};
     const auto t = time_on_queue(
-        stream, reps, [&] { acc->merge_partials(2, o_parts, l_parts, heads, D, out, lout); });
-    acc->synchronize();
+        stream, reps, [&] { acc.merge_partials(2, o_parts, l_parts, heads, D, out, lout); });
+    acc.synchronize();
     if (t.gpu_us >= 5.0) merge_ok = false;
     rows.push_back(
         {"LSE merge, 2 partials",
          "batch " + std::to_string(batch) + " (" + std::to_string(heads) + " heads x128)", t.gpu_us,
          3.0 * heads * (D + 1) * 4 / (t.gpu_us * 1e3), -1, t.host_us});
   }
+  return merge_ok;
+}
 
-  // --- pinned host <-> device ----------------------------------------------------------------
-  {
-    const size_t bytes = size_t{256} << 20;
-    hb::Buffer host = acc->staging_memory(dev.numa_node)->allocate(bytes);
-    hb::Buffer devb = acc->memory()->allocate(bytes);
-    std::memset(host.data(), 1, bytes);
-    auto t = time_on_queue(stream, std::min(reps, 10), [&] {
-      HB_CUDA_CHECK(
-          cudaMemcpyAsync(devb.data(), host.data(), bytes, cudaMemcpyHostToDevice, stream), "H2D");
-    });
-    rows.push_back({"pinned H2D", "256 MiB, NUMA node " + std::to_string(dev.numa_node), t.gpu_us,
-                    bytes / (t.gpu_us * 1e3), -1, -1});
-    t = time_on_queue(stream, std::min(reps, 10), [&] {
-      HB_CUDA_CHECK(
-          cudaMemcpyAsync(host.data(), devb.data(), bytes, cudaMemcpyDeviceToHost, stream), "D2H");
-    });
-    rows.push_back({"pinned D2H", "256 MiB, NUMA node " + std::to_string(dev.numa_node), t.gpu_us,
-                    bytes / (t.gpu_us * 1e3), -1, -1});
-  }
+// Pinned host <-> device copies of 256 MiB from the GPU's own NUMA node.
+void measure_pinned(CudaAccelerator& acc, int reps, std::vector<Row>& rows) {
+  const auto& dev = acc.device();
+  auto stream = static_cast<cudaStream_t>(acc.stream());
+  const size_t bytes = size_t{256} << 20;
+  hb::Buffer host = acc.staging_memory(dev.numa_node)->allocate(bytes);
+  hb::Buffer devb = acc.memory()->allocate(bytes);
+  std::memset(host.data(), 1, bytes);
+  auto t = time_on_queue(stream, std::min(reps, 10), [&] {
+    HB_CUDA_CHECK(cudaMemcpyAsync(devb.data(), host.data(), bytes, cudaMemcpyHostToDevice, stream),
+                  "H2D");
+  });
+  rows.push_back({"pinned H2D", "256 MiB, NUMA node " + std::to_string(dev.numa_node), t.gpu_us,
+                  bytes / (t.gpu_us * 1e3), -1, -1});
+  t = time_on_queue(stream, std::min(reps, 10), [&] {
+    HB_CUDA_CHECK(cudaMemcpyAsync(host.data(), devb.data(), bytes, cudaMemcpyDeviceToHost, stream),
+                  "D2H");
+  });
+  rows.push_back({"pinned D2H", "256 MiB, NUMA node " + std::to_string(dev.numa_node), t.gpu_us,
+                  bytes / (t.gpu_us * 1e3), -1, -1});
+}
 
+int run(int reps) {
+  std::unique_ptr<CudaAccelerator> acc = hb::cuda::make_cuda_device(0, 0);
+  const auto& dev = acc->device();
+  auto stream = static_cast<cudaStream_t>(acc->stream());
+  std::printf("hybridbench_cuda_bench on %s: %s\n", dev.name.c_str(), dev.summary().c_str());
+  std::printf("(medians of %d calls; GPU time by CUDA events on the accelerator queue)\n", reps);
+  std::vector<Row> rows;
+  const double hbm_copy = measure_hbm(dev, stream, reps, rows);
+  bool attn_ok = true;
+  for (int64_t tokens : {int64_t{8192}, int64_t{32768}, int64_t{131072}})
+    for (int batch : {1, 16}) {
+      rows.push_back(decode_row(*acc, tokens, batch, reps, hbm_copy));
+      if (tokens >= 32768 && rows.back().pct < 85.0) attn_ok = false;
+    }
+  const bool merge_ok = measure_merge(*acc, reps, rows);
+  measure_pinned(*acc, reps, rows);
   print_rows(rows);
   std::printf(
       "\ntargets: decode attention >= 85%% of HBM copy at >= 32K tokens: %s; merge < 5 us for "
