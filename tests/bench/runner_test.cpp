@@ -148,13 +148,14 @@ TEST(Runner, NoiseWaitsUntilEveryTimedPositionWasScored) {
   ASSERT_EQ(r.points.size(), 1u);
   const auto& p = r.points[0];
   EXPECT_EQ(p.step.stop_reason, reports::StopReason::noise);
-  EXPECT_EQ(p.step.summary.count, 5);  // the 5 timed positions, all scored
+  // Not before the 5 timed positions were all scored. Usually exactly 5, but --max-noise cannot
+  // exceed 100%, and on a loaded 2-core machine steps have spread beyond it (a replay then adds
+  // samples, 9 seen), so only "not sooner" is asserted.
+  EXPECT_GE(p.step.summary.count, 5);
   EXPECT_EQ(p.accuracy.steps_scored, 5);
   spec.stop.rounds = 7;  // more rounds than a pass holds: a replay supplies them
   const auto more = run_sweep(spec, RunEnvironment{});
   EXPECT_EQ(more.points[0].step.stop_reason, reports::StopReason::noise);
-  // At least 7: --max-noise cannot exceed 100%, and a sanitizer build on a loaded 2-core machine
-  // has shown steps spread beyond it (9 rounds), so "no longer" is checked by the pass above.
   EXPECT_GE(more.points[0].step.pass_sizes.size(), 7u);
   EXPECT_EQ(more.points[0].step.summary.count,
             static_cast<int64_t>(more.points[0].step.pass_sizes.size()));
