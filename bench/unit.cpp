@@ -1,7 +1,6 @@
 #include "bench/unit.h"
 
 #include <memory>
-#include <variant>
 
 #include "core/model_presets.h"
 #include "reports/layer_stack.h"
@@ -142,21 +141,22 @@ bool timings_modeled(const SweepRun& run) {
   return true;
 }
 
-// Model mode's sampled batch: nothing is timed, and a batch's sequences are independent draws of
-// one workload generator, so one executed sequence stands for the batch. It runs on a 1/B share
-// of each lane's KV budget and host tiers (the batch's fit, sequence by sequence), each step's
-// traffic is priced for the whole batch in its micro-batches (Traffic::for_batch), and its
-// accuracy is the batch's estimate. This spares (B-1)/B of the unit's workload generation,
-// loads, steps and reference. B: the batch to stand for; 1 when the batch executes as it is
-// (measured timings, a trace (one sequence repeated), a layer stack).
-int sampled_batch(const SweepRun& run, const SweepGroup& g) {
-  const bool trace =
-      std::holds_alternative<std::shared_ptr<const TraceFile>>(run.resolved.workload);
-  if (g.batch <= 1 || !timings_modeled(run) || run.ctx.spec.layers > 1 || trace) return 1;
+}  // namespace
+
+// Model mode's sampled batch (unit.h): one executed sequence stands for the batch. It runs on
+// a 1/B share of each lane's KV budget and host tiers (the batch's fit, sequence by sequence),
+// each step's traffic is priced for the whole batch in its micro-batches (Traffic::for_batch),
+// and its accuracy is the batch's estimate (a trace's batch repeats one sequence: exact). This
+// spares (B-1)/B of the unit's workload generation, loads, steps and reference. Not for a layer
+// stack (its layers' budgets are split again).
+int stands_for_batch(const SweepRun& run, const SweepGroup& g) {
+  if (g.batch <= 1 || !timings_modeled(run) || run.ctx.spec.layers > 1) return 1;
   return g.batch;
 }
 
-// Each lane with a 1/batch share of its KV budget and host tiers (sampled_batch).
+namespace {
+
+// Each lane with a 1/batch share of its KV budget and host tiers (stands_for_batch).
 std::vector<SweepContext> sequence_share(const std::vector<SweepContext>& lanes, int batch) {
   std::vector<SweepContext> out;
   for (const SweepContext& lane : lanes) {
@@ -179,7 +179,7 @@ std::vector<SweepContext> sequence_share(const std::vector<SweepContext>& lanes,
   return out;
 }
 
-// A point of one sequence executed for a batch of B (sampled_batch): the batch's axes, the
+// A point of one sequence executed for a batch of B (stands_for_batch): the batch's axes, the
 // batch's placement, and what was done said on the point.
 void stand_for_batch(reports::Point& p, const SweepSpec& spec, int batch) {
   p.axes.batch = batch;
@@ -286,7 +286,7 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   AttentionShape shape = spec.model(g.model).shape;
   shape.kv_dtype = g.kv_dtype;
   run.tell(where + ": generating workload");
-  const int stands_for = sampled_batch(run, g);
+  const int stands_for = stands_for_batch(run, g);
   SweepGroup executed = g;
   executed.batch = g.batch / stands_for;
   const std::vector<SweepContext> shares =

@@ -104,7 +104,7 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
   if (std::any_of(spec.batches.begin(), spec.batches.end(), [](int b) { return b > 1; }))
     all.context.sweep["model.batch"] =
         "a batch of B executes one of its sequences on a 1/B share of the KV budget and tiers; "
-        "its traffic is priced for the batch (bench/unit.cpp, sampled_batch)";
+        "its traffic is priced for the batch (bench/unit.h, stands_for_batch)";
   all.context.sweep["model.platforms"] = names;
   all.context.sweep["accelerator"] = "cpu (executes the strategies; timings are modeled)";
   if (spec.accelerator.capacity_bytes <= 0)
