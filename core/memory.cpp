@@ -1,5 +1,6 @@
 #include "core/memory.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -121,7 +122,7 @@ class BlockPool {
   static constexpr size_t kMinBytes = size_t{1} << 20;
 
   void* take(size_t bytes) {
-    std::vector<void*> drop;
+    std::vector<Kept> drop;
     {
       std::lock_guard lock(mu_);
       for (size_t i = kept_.size(); i-- > 0;)
@@ -136,22 +137,30 @@ class BlockPool {
         drop_oldest(drop);
       }
     }
-    for (void* q : drop) std::free(q);
+    unmap(drop);
     return nullptr;
   }
   void give(void* p, size_t bytes) {
-    std::vector<void*> drop;
+    std::vector<Kept> drop;
     {
       std::lock_guard lock(mu_);
       if (bytes > limit_) {
-        drop.push_back(p);
+        drop.push_back({p, bytes});
       } else {
         kept_.push_back({p, bytes});
         held_ += bytes;
         while (held_ > limit_) drop_oldest(drop);
       }
     }
-    for (void* q : drop) std::free(q);
+    unmap(drop);
+  }
+  // A fresh block, zeroed and faulted in by the kernel in one call (MAP_POPULATE): the same
+  // resident, zero memory as touching every page from user space, without a second pass over
+  // it. Null when the kernel refuses.
+  static void* map(size_t bytes) {
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;
   }
   size_t held() {
     std::lock_guard lock(mu_);
@@ -164,15 +173,18 @@ class BlockPool {
     const size_t phys = pages > 0 && page > 0 ? size_t(pages) * size_t(page) : 0;
     limit_ = std::min(phys / 8, size_t{4} << 30);
   }
-  void drop_oldest(std::vector<void*>& drop) {  // mu_ held
-    drop.push_back(kept_.front().p);
-    held_ -= kept_.front().bytes;
-    kept_.erase(kept_.begin());
-  }
   struct Kept {
     void* p;
     size_t bytes;
   };
+  void drop_oldest(std::vector<Kept>& drop) {  // mu_ held
+    drop.push_back(kept_.front());
+    held_ -= kept_.front().bytes;
+    kept_.erase(kept_.begin());
+  }
+  static void unmap(const std::vector<Kept>& blocks) {
+    for (const Kept& k : blocks) munmap(k.p, k.bytes);
+  }
   std::mutex mu_;
   std::vector<Kept> kept_;
   size_t held_ = 0, limit_ = 0;
@@ -186,11 +198,19 @@ class PlainHostAllocator final : public BufferAllocator {
     const size_t rounded = (bytes + align - 1) / align * align;
     const bool pooled = rounded >= BlockPool::kMinBytes;
     void* p = pooled ? BlockPool::instance().take(rounded) : nullptr;
-    if (!p && rounded) p = std::aligned_alloc(align, rounded);
+    // Zeroed and resident before anything is timed: a kept block is re-zeroed, a fresh large one
+    // comes so from the kernel (BlockPool::map), a small one is touched here.
+    if (p) {
+      std::memset(p, 0, rounded);
+    } else if (pooled) {
+      p = BlockPool::map(rounded);
+    } else if (rounded) {
+      p = std::aligned_alloc(align, rounded);
+      if (p) std::memset(p, 0, rounded);
+    }
     if (rounded && !p)
       throw Error("out of host memory allocating " + std::to_string(bytes) + " bytes",
                   "use shorter sequences or a smaller batch", kExitFailure);
-    if (p) std::memset(p, 0, rounded);  // prefault here, not inside a timed region
     if (pooled)
       return Buffer(p, bytes, loc_,
                     [rounded](void* q, size_t) { BlockPool::instance().give(q, rounded); });
