@@ -11,13 +11,22 @@
 #include <random>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/shape.h"
 #include "kernels/reference/attention_ref.h"
 
 namespace hb {
 namespace {
 
+// Argument: the SIMD level of the group loops (0 scalar, 1 AVX2, 2 AVX-512; every level gives
+// the same bits, so this is a speed comparison only).
 void BM_ReferenceGroup(benchmark::State& state) {
+  const auto level = static_cast<SimdLevel>(state.range(0));
+  if (static_cast<int>(level) > static_cast<int>(best_simd_level())) {
+    state.SkipWithError("this CPU lacks the SIMD level");
+    return;
+  }
+  state.SetLabel(simd_level_name(level));
   const AttentionShape shape{64, 8, 128, DType::f32};
   const int64_t n = int64_t{128} << 10;
   const int d = shape.head_dim;
@@ -31,12 +40,12 @@ void BM_ReferenceGroup(benchmark::State& state) {
   std::vector<double> o(heads.size() * d), lse(heads.size()), probs(heads.size() * n);
   for (auto _ : state) {
     ref::attention_group(shape, heads, q.data(), k.data(), v.data(), n, o.data(), lse.data(),
-                         probs.data());
+                         probs.data(), 0, level);
     benchmark::DoNotOptimize(o.data());
   }
   state.SetItemsProcessed(state.iterations() * n);  // tokens
 }
-BENCHMARK(BM_ReferenceGroup)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReferenceGroup)->DenseRange(0, 2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace hb
