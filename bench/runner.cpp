@@ -253,7 +253,7 @@ void run_group(SweepRun& run, int pass, const SweepGroup& g) {
       run.report.points.push_back(std::move(point));
     }
     ++run.done;
-    run.done_cost += point_cost(point.axes.seq_len, stands_for_batch(run, g) > 1 ? 1 : g.batch);
+    run.done_cost += point_cost(point.axes.seq_len, g.batch / stands_for_batch(run, g));
   }
   run.tell(where + ": done");
 }
@@ -336,7 +336,7 @@ reports::Report run_sweep_on_lanes(const ResolvedSweep& resolved, const RunEnvir
   const auto per_group = static_cast<int64_t>(sweep.strategies.size() * ctxs.size());
   run.total = static_cast<int64_t>(sweep_groups(spec).size()) * per_group * spec.repetitions;
   for (const SweepGroup& g : sweep_groups(spec))
-    run.total_cost += point_cost(g.seq_len, stands_for_batch(run, g) > 1 ? 1 : g.batch) *
+    run.total_cost += point_cost(g.seq_len, g.batch / stands_for_batch(run, g)) *
                       static_cast<double>(per_group * spec.repetitions);
 
   try {  // with a control, a failure escaping a unit ends the sweep with what finished
