@@ -287,6 +287,8 @@ void SweepSpec::check_sampling() const {
   if (repetitions < 1 || repetitions > 100)
     throw Error("--repetitions " + std::to_string(repetitions) + " is out of range",
                 "use 1 to 100 (3-5 gate CI well)");
+  if (!(tie_margin >= 0 && tie_margin <= 1))
+    throw Error("--tie-margin must be >= 0% and <= 100%", "pass e.g. --tie-margin 3 (3%)");
   // Written !(x > 0) so NaN fails too.
   if (!(stop.max_noise > 0 && stop.max_noise <= 1))
     throw Error("--max-noise must be > 0% and <= 100%", "pass e.g. --max-noise 5 (5%)");
@@ -400,6 +402,7 @@ std::map<std::string, std::string> ResolvedSweep::echo() const {
       {"min_samples", std::to_string(s.stop.min_samples)},
       {"max_samples", std::to_string(s.stop.max_samples)},
       {"max_noise_fraction", real(s.stop.max_noise)},  // --max-noise 5 -> 0.05
+      {"tie_margin_fraction", real(s.tie_margin)},     // --tie-margin 3 -> 0.03
       {"min_time_s", real(s.stop.min_time_s)},
       {"timeout_s", real(s.stop.timeout_s)},
       {"accelerator", kAcceleratorKinds.name(s.accelerator.kind)},

@@ -73,7 +73,8 @@ bench::SweepIdentity sweep_identity(const bench::ResolvedSweep& sweep,
       {"kv_pages", "--kv-pages"}};
   const bench::SweepSpec& spec = sweep.spec;
   for (const auto& [k, v] : sweep.echo()) {
-    if (k == "accuracy_target") continue;  // how tables read the points, not what they measure
+    // How tables read the points, not what they measure: --resume may change them.
+    if (k == "accuracy_target" || k == "tie_margin_fraction") continue;
     auto f = flag.find(k);
     id.options[f != flag.end()           ? f->second
                : k.rfind("opt.", 0) == 0 ? "--opt " + k.substr(4)

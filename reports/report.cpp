@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <span>
@@ -112,9 +113,17 @@ StrategyRole role_from_name(const std::string& strategy) {
   return StrategyRole::baseline;
 }
 
-bool Speedup::decided() const {
-  if (paired()) return ci_low > 1 || ci_high < 1;
-  return ratio > 0 && std::fabs(std::log(ratio)) > 2 * rel_noise;
+bool Speedup::decided(double margin) const {
+  if (paired()) return ci_low > 1 + margin || ci_high < 1 / (1 + margin);
+  return ratio > 0 && std::fabs(std::log(ratio)) > 2 * rel_noise + std::log1p(margin);
+}
+
+double tie_margin(const ReportContext& c) {
+  const auto it = c.sweep.find("tie_margin_fraction");
+  if (it == c.sweep.end()) return 0;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  return end != it->second.c_str() && v > 0 && v <= 1 ? v : 0;
 }
 
 namespace {

@@ -344,9 +344,15 @@ struct Speedup {
   Provenance provenance = Provenance::measured;  // the weaker of the two points' (weaker())
   bool paired() const { return rounds > 0; }
   // Whether A and B differ beyond the noise: the interval excludes 1 (paired); unpaired, the
-  // ratio is more than twice the combined noise away from 1 (in log terms).
-  bool decided() const;
+  // ratio is more than twice the combined noise away from 1 (in log terms). With a margin
+  // (run --tie-margin, a fraction), the interval must clear 1 by more than it: [1/(1+m), 1+m]
+  // counts as a tie.
+  bool decided(double margin = 0) const;
 };
+
+// The --tie-margin the sweep echo records (fraction, e.g. 0.03); 0 when it records none
+// (reports from before the option: their headlines judged on the interval alone).
+double tie_margin(const ReportContext& c);
 
 // What a report from before roles meant by a strategy's name: hybridgen is the system, its
 // hybridgen-* variants are ablations, full-gpu the reference, everything else a baseline.

@@ -36,11 +36,15 @@ std::string column_name(int64_t len, const std::string& host) {
 
 // "1.52x ± 3.0% faster than full-gpu<note>", "1.25x ± 3.0% slower than quest<note>", or "as
 // fast as quest<note> (1.02x ± 3.0%, within noise)" when the noise cannot separate them
-// (Speedup::decided).
-std::string versus(const Speedup& r, const std::string& other, const std::string& note = "") {
+// (Speedup::decided), "(1.03x ± 1.0%, within the 3.0% tie margin)" when it can but not by more
+// than the run's --tie-margin (the headline then names a tie too).
+std::string versus(const ProcurementTable& t, const Speedup& r, const std::string& other,
+                   const std::string& note = "") {
   const std::string noise = " ± " + format_percent(r.rel_noise);
-  if (!r.decided())
-    return "as fast as " + other + note + " (" + format_ratio(r.ratio) + noise + ", within noise)";
+  const std::string as_fast = "as fast as " + other + note + " (" + format_ratio(r.ratio) + noise;
+  if (!r.decided()) return as_fast + ", within noise)";
+  if (!r.decided(t.tie_margin))
+    return as_fast + ", within the " + format_percent(t.tie_margin) + " tie margin)";
   if (r.ratio >= 1) return format_ratio(r.ratio) + noise + " faster than " + other + note;
   return format_ratio(1 / r.ratio) + noise + " slower than " + other + note;
 }
@@ -105,13 +109,13 @@ std::string winner_body(const ProcurementTable& t, const Finding& f) {
   } else if (const Point* ref = t.at(t.reference, f.len, f.host); ref && !ref->timed()) {
     vs_ref = t.reference + " is " + to_string(ref->status), ref_missing = true;
   } else if (const Speedup* r = t.speedup_entry(f.winner, t.reference, f.len, f.host)) {
-    vs_ref = versus(*r, t.reference);
+    vs_ref = versus(t, *r, t.reference);
   }
   const std::string base = best_baseline(t, f.len, f.host, f.winner);
   const std::string other = baseline_won ? "other " : "";
   if (!base.empty()) {
     if (const Speedup* r = t.speedup_entry(f.winner, base, f.len, f.host))
-      vs_base = versus(*r, base, ", the best " + other + "baseline within target");
+      vs_base = versus(t, *r, base, ", the best " + other + "baseline within target");
   } else if (baseline_won) {
     vs_base = "no other baseline meets the target";
   } else {
@@ -126,7 +130,7 @@ std::string winner_body(const ProcurementTable& t, const Finding& f) {
     if (const Point* p = t.at(s, f.len, f.host);
         p && p->role == StrategyRole::system && s != f.winner && s != base)
       if (const Speedup* r = t.speedup_entry(f.winner, s, f.len, f.host))
-        body += "; " + versus(*r, s);
+        body += "; " + versus(t, *r, s);
   return body;
 }
 
@@ -218,7 +222,7 @@ std::string ablation_sentence(const ProcurementTable& t, const std::string& pref
     std::vector<std::string> clauses;
     for (const auto& a : ablations)
       if (const Speedup* r = t.speedup_entry(system, a, len, host))
-        clauses.push_back(versus(*r, a));
+        clauses.push_back(versus(t, *r, a));
     if (clauses.empty()) continue;
     return prefix + "Ablations (not in the headline) at " + column_name(len, host) + ": " + system +
            " is " + join_and(clauses) + ".";

@@ -137,7 +137,7 @@ std::vector<std::string> ProcurementTable::leaders(int64_t seq_len, const std::s
         (within_target && !target.met_by(*p)))
       continue;
     const Speedup* sp = speedup_entry(best, s, seq_len, host);
-    if (!sp || !sp->decided()) out.push_back(s);
+    if (!sp || !sp->decided(tie_margin)) out.push_back(s);
   }
   return out;
 }
@@ -247,6 +247,7 @@ std::vector<ProcurementTable> procurement_tables(const Report& report,
       t.reference = reference;
       t.hosts = hosts;
       t.noise_target = noise_target(report.context);
+      t.tie_margin = tie_margin(report.context);
       t.target = report_accuracy_target(report);
     }
     t.cells[{p.axes.strategy, p.axes.seq_len, host_of(p.axes)}] = &p;

@@ -37,6 +37,7 @@ struct ProcurementTable {
   std::vector<std::string> provenances;  // distinct labels of the points shown, sorted
   std::vector<Speedup> speedups;         // the report's speedups among this table's points
   std::optional<double> noise_target;    // the run's --max-noise, when the report says
+  double tie_margin = 0;                 // the run's --tie-margin (fraction; 0: older reports)
   AccuracyTarget target;                 // the report's --accuracy-target (report_accuracy_target)
 
   const Point* at(const std::string& strategy, int64_t seq_len, const std::string& host = "") const;
@@ -64,8 +65,8 @@ struct ProcurementTable {
                                const std::string& host = "") const;
   // What the headline may claim at a length: the fastest headline strategy within target
   // (within_target false: of all that ran) first, then every other eligible one the noise
-  // cannot separate from it (Speedup::decided false). One name: a winner; several: a tie;
-  // none: nothing eligible ran.
+  // cannot separate from it by more than tie_margin (Speedup::decided false). One name: a
+  // winner; several: a tie; none: nothing eligible ran.
   std::vector<std::string> leaders(int64_t seq_len, const std::string& host = "",
                                    bool within_target = true) const;
   // On the speed-accuracy Pareto front of its column: timed, scored, and no other timed scored

@@ -214,10 +214,10 @@ TEST_F(RunCli, WarnsAboutPointsThatMissTheirNoiseTarget) {
   // --max-samples 5 keeps every point under the 6 rounds the noise-floor diagnosis needs: with
   // more, a point whose two halves happen to spread alike is named "this machine's own spread"
   // instead of the max-steps fix, which made this test fail by chance (CI, stop 40).
-  ASSERT_EQ(run(kFastBase +
-                " --strategy cpu-only --accelerator cpu --max-noise 0.0001 --max-samples 5 --out " +
-                out),
-            0)
+  ASSERT_EQ(
+      run(kFastBase +
+          " --strategy cpu-only --accelerator cpu --max-noise 0.0001 --max-samples 5 --out " + out),
+      0)
       << out_;
   EXPECT_NE(out_.find("warning: 3 of 3 point(s) stopped before reaching the noise target"),
             std::string::npos)

@@ -62,5 +62,29 @@ TEST(ReportModel, HostContextIsFilled) {
   EXPECT_FALSE(c.simd_level.empty());
 }
 
+// Issue 33: --tie-margin widens what counts as a tie to [1/(1+m), 1+m] around 1, paired or not;
+// a report without the echo (older ones) judges on the interval alone.
+TEST(ReportModel, ATieMarginWidensWhatCountsAsATie) {
+  Speedup paired;
+  paired.ratio = 1.025, paired.ci_low = 1.01, paired.ci_high = 1.04, paired.rounds = 6;
+  EXPECT_TRUE(paired.decided());
+  EXPECT_FALSE(paired.decided(0.03));
+  EXPECT_TRUE(paired.decided(0.005));
+  Speedup slower = paired;  // the same gap seen from the other side
+  slower.ratio = 1 / 1.025, slower.ci_low = 1 / 1.04, slower.ci_high = 1 / 1.01;
+  EXPECT_TRUE(slower.decided());
+  EXPECT_FALSE(slower.decided(0.03));
+  Speedup unpaired;
+  unpaired.ratio = 1.05, unpaired.rel_noise = 0.01;  // 2 x noise = 2%: decided at 0
+  EXPECT_TRUE(unpaired.decided());
+  EXPECT_FALSE(unpaired.decided(0.03));
+  ReportContext c;
+  EXPECT_EQ(tie_margin(c), 0);
+  c.sweep["tie_margin_fraction"] = "0.03";
+  EXPECT_DOUBLE_EQ(tie_margin(c), 0.03);
+  c.sweep["tie_margin_fraction"] = "garbage";
+  EXPECT_EQ(tie_margin(c), 0);
+}
+
 }  // namespace
 }  // namespace hb::reports
