@@ -105,8 +105,9 @@ struct SweepSpec {
   // run --accuracy-target, canonical (reports/accuracy_target.h): what "fastest within target"
   // in the report's tables requires. Read by the tables, not the runner; echoed in the report.
   std::string accuracy_target = "recall:0.9";
-  // run --tie-margin (fraction): the headline crowns a strategy only when its paired 95%
-  // interval clears 1 by more than this against every contender, else it names the tie. An
+  // run --tie-margin (fraction): the headline crowns a strategy only when, against every
+  // contender, its paired 95% interval excludes 1 and its ratio exceeds 1 + this; else it names
+  // the tie (Speedup::decided). An
   // interval covers the noise inside one run; a ratio's SD between identical runs on the 2-core
   // VM was 1.9% (median over pairs, up to 3.4%), about 1.6x what the intervals imply, a shift no
   // single run can see (PERFORMANCE-LOG 2026-12-05). 5% is twice that SD, and the effect

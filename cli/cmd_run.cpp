@@ -379,13 +379,14 @@ void add_workload_options(CLI::App& sub, bench::SweepSpec& s) {
                      "Workload seed (sequence b of a batch uses seed + 7919*b)")
       ->capture_default_str();
   add_accuracy_target_option(sub, s.accuracy_target)->capture_default_str();
-  add_percent_option(sub, "--tie-margin", s.tie_margin,
-                     "Percent by which a strategy's paired 95% interval must clear 1 against "
-                     "every contender for the headline to name it the winner (else it names the "
-                     "tie). Default: twice a ratio's spread between identical runs on a 2-core "
-                     "VM (SD 1.9%, which one run's intervals cannot see), and compare's "
-                     "--min-effect. 0 = the interval alone",
-                     parse::RealRange::between(0, 100));
+  add_percent_option(
+      sub, "--tie-margin", s.tie_margin,
+      "Percent a strategy must lead every contender by (its median paired ratio, "
+      "with the 95% interval excluding 1) for the headline to name it the winner, "
+      "else it names the tie. Default: twice a ratio's spread between identical runs on a 2-core "
+      "VM (SD 1.9%, which one run's intervals cannot see), and compare's "
+      "--min-effect. 0 = the interval alone",
+      parse::RealRange::between(0, 100));
   add_integer_option(sub, "--page-tokens", s.page_tokens, "Tokens per KV page (multiple of 16)", 16,
                      65536)
       ->capture_default_str();

@@ -130,9 +130,9 @@ std::vector<std::string> fastest_within_target_lines(const Report& r) {
                : lead.size() == 1 ? names
                                   : "tie " + names);
     }
-    const std::string margin =
-        pt.tie_margin > 0 ? " by more than the " + format_percent(pt.tie_margin) + " tie margin"
-                          : "";
+    const std::string margin = pt.tie_margin > 0 ? ", or that trails it by less than the " +
+                                                       format_percent(pt.tie_margin) + " tie margin"
+                                                 : "";
     if (!line.empty())
       out.push_back("fastest within " + pt.target.describe() +
                     " per length (ablations aside; a tie lists every strategy the 95% intervals "

@@ -114,8 +114,9 @@ StrategyRole role_from_name(const std::string& strategy) {
 }
 
 bool Speedup::decided(double margin) const {
-  if (paired()) return ci_low > 1 + margin || ci_high < 1 / (1 + margin);
-  return ratio > 0 && std::fabs(std::log(ratio)) > 2 * rel_noise + std::log1p(margin);
+  if (!(ratio > 0) || std::fabs(std::log(ratio)) <= std::log1p(margin)) return false;
+  if (paired()) return ci_low > 1 || ci_high < 1;
+  return std::fabs(std::log(ratio)) > 2 * rel_noise;
 }
 
 double tie_margin(const ReportContext& c) {

@@ -345,8 +345,9 @@ struct Speedup {
   bool paired() const { return rounds > 0; }
   // Whether A and B differ beyond the noise: the interval excludes 1 (paired); unpaired, the
   // ratio is more than twice the combined noise away from 1 (in log terms). With a margin
-  // (run --tie-margin, a fraction), the interval must clear 1 by more than it: [1/(1+m), 1+m]
-  // counts as a tie.
+  // (run --tie-margin, a fraction), the ratio itself must also lie outside [1/(1+m), 1+m]:
+  // significant and larger than the margin, the rule compare's --min-effect applies (the
+  // median ratio moves less between runs than an interval's bound does).
   bool decided(double margin = 0) const;
 };
 

@@ -147,7 +147,9 @@ Finding find(const ProcurementTable& t, int64_t len, const std::string& host) {
   if (leaders.size() > 1) {
     f.tie = leaders;
     std::sort(f.tie.begin(), f.tie.end());
-    f.body = "the fastest, " + leaders[0] + ", is within noise of each";
+    f.body = "the fastest, " + leaders[0] + ", is within noise" +
+             (t.tie_margin > 0 ? " or the " + format_percent(t.tie_margin) + " tie margin" : "") +
+             " of each";
     return f;
   }
   f.winner = leaders[0];

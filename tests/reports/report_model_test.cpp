@@ -62,8 +62,8 @@ TEST(ReportModel, HostContextIsFilled) {
   EXPECT_FALSE(c.simd_level.empty());
 }
 
-// Issue 33: --tie-margin widens what counts as a tie to [1/(1+m), 1+m] around 1, paired or not;
-// a report without the echo (older ones) judges on the interval alone.
+// Issue 33: under --tie-margin a ratio within [1/(1+m), 1+m] is a tie even when its interval
+// excludes 1, paired or not; a report without the echo (older ones) judges on the interval alone.
 TEST(ReportModel, ATieMarginWidensWhatCountsAsATie) {
   Speedup paired;
   paired.ratio = 1.025, paired.ci_low = 1.01, paired.ci_high = 1.04, paired.rounds = 6;
@@ -77,7 +77,11 @@ TEST(ReportModel, ATieMarginWidensWhatCountsAsATie) {
   Speedup unpaired;
   unpaired.ratio = 1.05, unpaired.rel_noise = 0.01;  // 2 x noise = 2%: decided at 0
   EXPECT_TRUE(unpaired.decided());
-  EXPECT_FALSE(unpaired.decided(0.03));
+  EXPECT_TRUE(unpaired.decided(0.03));
+  EXPECT_FALSE(unpaired.decided(0.06));
+  Speedup wide = paired;  // beyond the margin but not significant: still a tie
+  wide.ratio = 1.08, wide.ci_low = 0.99, wide.ci_high = 1.2;
+  EXPECT_FALSE(wide.decided(0.03));
   ReportContext c;
   EXPECT_EQ(tie_margin(c), 0);
   c.sweep["tie_margin_fraction"] = "0.03";
