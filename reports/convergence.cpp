@@ -1,7 +1,6 @@
 #include "reports/convergence.h"
 
 #include <cmath>
-#include <cstdlib>
 #include <vector>
 
 #include "core/paired_ratio.h"
@@ -18,13 +17,8 @@ bool missed_noise_target(const Point& p, std::optional<double> target) {
 }
 
 std::optional<double> noise_target(const ReportContext& c) {
-  for (const char* key : {"max_noise_fraction", "max_noise"}) {
-    const auto it = c.sweep.find(key);
-    if (it == c.sweep.end()) continue;
-    char* end = nullptr;
-    const double v = std::strtod(it->second.c_str(), &end);
-    if (end != it->second.c_str() && v > 0) return v;
-  }
+  for (const char* key : {"max_noise_fraction", "max_noise"})
+    if (const auto v = sweep_number(c, key); v && *v > 0) return v;
   return std::nullopt;
 }
 

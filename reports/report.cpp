@@ -119,12 +119,18 @@ bool Speedup::decided(double margin) const {
   return std::fabs(std::log(ratio)) > 2 * rel_noise;
 }
 
-double tie_margin(const ReportContext& c) {
-  const auto it = c.sweep.find("tie_margin_fraction");
-  if (it == c.sweep.end()) return 0;
+std::optional<double> sweep_number(const ReportContext& c, const std::string& key) {
+  const auto it = c.sweep.find(key);
+  if (it == c.sweep.end()) return std::nullopt;
   char* end = nullptr;
   const double v = std::strtod(it->second.c_str(), &end);
-  return end != it->second.c_str() && v > 0 && v <= 1 ? v : 0;
+  if (end == it->second.c_str()) return std::nullopt;
+  return v;
+}
+
+double tie_margin(const ReportContext& c) {
+  const auto v = sweep_number(c, "tie_margin_fraction");
+  return v && *v > 0 && *v <= 1 ? *v : 0;
 }
 
 namespace {

@@ -351,6 +351,10 @@ struct Speedup {
   bool decided(double margin = 0) const;
 };
 
+// The number the sweep echo records under `key` (its leading number, as strtod reads it);
+// nullopt when the key is absent or its text does not start with a number.
+std::optional<double> sweep_number(const ReportContext& c, const std::string& key);
+
 // The --tie-margin the sweep echo records (fraction, e.g. 0.03); 0 when it records none
 // (reports from before the option: their headlines judged on the interval alone).
 double tie_margin(const ReportContext& c);
