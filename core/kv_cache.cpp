@@ -15,25 +15,37 @@ PageArena::PageArena(std::shared_ptr<BufferAllocator> alloc, size_t block_bytes,
       blocks_per_slab_(std::max<size_t>(1, blocks_per_slab)) {}
 
 void PageArena::reserve(size_t blocks) {
-  if (free_.size() >= blocks) return;
-  const size_t need = blocks - free_.size();
+  const size_t free_blocks = released_.size() + fresh_.size();
+  if (free_blocks >= blocks) return;
+  const size_t need = blocks - free_blocks;
   Buffer slab = alloc_->allocate(need * block_bytes_);
   auto* base = slab.as<std::byte>();
   // Hand out lowest addresses first so consecutive pages are consecutive in memory.
-  for (size_t i = need; i-- > 0;) free_.push_back(base + i * block_bytes_);
+  for (size_t i = need; i-- > 0;) fresh_.push_back(base + i * block_bytes_);
   slabs_.push_back(std::move(slab));
 }
 
 std::byte* PageArena::acquire() {
-  if (free_.empty()) reserve(blocks_per_slab_);
-  std::byte* b = free_.back();
-  free_.pop_back();
+  std::vector<std::byte*>& from = released_.empty() ? fresh_ : released_;
+  if (from.empty()) reserve(blocks_per_slab_);  // refills fresh_, which `from` then is
+  std::byte* b = from.back();
+  from.pop_back();
   ++in_use_;
   return b;
 }
 
+std::byte* PageArena::acquire_zeroed() {
+  const bool known_zero = released_.empty() && alloc_->zeroes_memory();
+  std::byte* b = acquire();
+  if (!known_zero) {
+    const std::vector<std::byte> zeros(block_bytes_);
+    copy_in(b, zeros.data(), zeros.size());
+  }
+  return b;
+}
+
 void PageArena::release(std::byte* block) {
-  free_.push_back(block);
+  released_.push_back(block);
   --in_use_;
 }
 
@@ -65,16 +77,14 @@ MemoryLocation PagedKvCache::v_location(int h, int64_t i) const {
   return heads_[h].v_arena[i]->location();
 }
 
-void PagedKvCache::ensure_room(Head& h, PageArena& ka, PageArena& va) {
+void PagedKvCache::ensure_room(Head& h, PageArena& ka, PageArena& va, bool zero) {
   if (h.num_tokens < static_cast<int64_t>(h.pages.size()) * page_tokens_) return;
   if (ka.block_bytes() != block_bytes() || va.block_bytes() != block_bytes())
     throw Error("internal: page arena block size does not match the cache's page size", {},
                 kExitFailure);
-  PageRef p{ka.acquire(), va.acquire()};
   // Slots past the last token must read as zero (kernels may load whole blocks).
-  std::vector<std::byte> zeros(block_bytes());
-  ka.copy_in(p.k, zeros.data(), zeros.size());
-  va.copy_in(p.v, zeros.data(), zeros.size());
+  PageRef p = zero ? PageRef{ka.acquire_zeroed(), va.acquire_zeroed()}
+                   : PageRef{ka.acquire(), va.acquire()};
   h.pages.push_back(p);
   h.k_arena.push_back(&ka);
   h.v_arena.push_back(&va);
@@ -88,14 +98,73 @@ void PagedKvCache::append(const DenseKv& src, int64_t begin, int64_t end, PageAr
                 "make the workload and the cache use the same attention shape");
   if (begin < 0 || end > src.tokens || begin > end)
     throw Error("internal: KV append range out of bounds", {}, kExitFailure);
-  for (int64_t t = begin; t < end; ++t) {
+  const int64_t P = page_tokens_;
+  std::vector<std::byte> scratch;
+  const auto page_aligned = [&] {
+    return std::all_of(heads_.begin(), heads_.end(),
+                       [&](const Head& h) { return h.num_tokens % P == 0; });
+  };
+  for (int64_t t = begin; t < end;) {
+    // Whole pages where every head starts one (a prompt's load): one copy per block instead
+    // of two per token and head (each a device copy in GPU memory), and no strided stores.
+    // Pages are acquired in the same order as token by token: page i of every head in turn.
+    if (end - t >= P && page_aligned()) {
+      for (int h = 0; h < shape_.kv_heads; ++h) {
+        ensure_room(heads_[h], ka, va, /*zero=*/false);  // written whole just below
+        write_page(h, src, t, scratch);
+        heads_[h].num_tokens += P;
+      }
+      t += P;
+      continue;
+    }
     for (int h = 0; h < shape_.kv_heads; ++h) {
       Head& head = heads_[h];
       ensure_room(head, ka, va);
       head.num_tokens++;
       write_token(h, head.num_tokens - 1, src.k_row(t, h), src.v_row(t, h));
     }
+    ++t;
   }
+}
+
+namespace {
+
+// rows [n][d] -> columns [d][n], elements of type T (the K block's layout).
+template <class T>
+void transpose_block(const std::byte* rows, std::byte* cols, int64_t n, int d) {
+  const auto* r = reinterpret_cast<const T*>(rows);
+  auto* c = reinterpret_cast<T*>(cols);
+  for (int64_t i = 0; i < n; ++i)
+    for (int j = 0; j < d; ++j) c[j * n + i] = r[i * d + j];
+}
+
+}  // namespace
+
+void PagedKvCache::write_page(int kv_head, const DenseKv& src, int64_t t,
+                              std::vector<std::byte>& scratch) {
+  Head& head = heads_[kv_head];
+  const int d = shape_.head_dim;
+  const int64_t P = page_tokens_;
+  const size_t es = dtype_size(shape_.kv_dtype), block = block_bytes();
+  scratch.resize(3 * block);
+  std::byte *v_rows = scratch.data(), *k_rows = v_rows + block, *k_cols = k_rows + block;
+  for (int64_t i = 0; i < P; ++i) {
+    convert_from_fp32(shape_.kv_dtype, src.v_row(t + i, kv_head), v_rows + i * d * es, d);
+    convert_from_fp32(shape_.kv_dtype, src.k_row(t + i, kv_head), k_rows + i * d * es, d);
+  }
+  switch (es) {
+    case 2:
+      transpose_block<uint16_t>(k_rows, k_cols, P, d);
+      break;
+    case 4:
+      transpose_block<uint32_t>(k_rows, k_cols, P, d);
+      break;
+    default:
+      throw Error("internal: KV element of " + std::to_string(es) + " bytes", {}, kExitFailure);
+  }
+  const size_t page = static_cast<size_t>(head.num_tokens / P);
+  head.v_arena[page]->copy_in(head.pages[page].v, v_rows, block);
+  head.k_arena[page]->copy_in(head.pages[page].k, k_cols, block);
 }
 
 void PagedKvCache::append_token(const float* k, const float* v, PageArena& ka, PageArena& va) {

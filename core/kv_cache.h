@@ -52,6 +52,9 @@ class PageArena {
   PageArena(std::shared_ptr<BufferAllocator> alloc, size_t block_bytes,
             size_t blocks_per_slab = 256);
   std::byte* acquire();
+  // acquire(), with the block's bytes zero: a block never handed out before is so already when
+  // the allocator zeroes (BufferAllocator::zeroes_memory); a released one is zeroed here.
+  std::byte* acquire_zeroed();
   void release(std::byte* block);
   size_t block_bytes() const { return block_bytes_; }
   size_t blocks_in_use() const { return in_use_; }
@@ -80,7 +83,9 @@ class PageArena {
   MemoryLocation location_;
   size_t block_bytes_, blocks_per_slab_, in_use_ = 0;
   std::vector<Buffer> slabs_;
-  std::vector<std::byte*> free_;
+  // Free blocks: released ones are handed out first (still warm in cache); fresh ones keep
+  // whatever the allocator gave them.
+  std::vector<std::byte*> released_, fresh_;
 };
 
 // Dense fp32 KV as produced by workloads: [tokens][kv_heads][head_dim] for k and for v.
@@ -139,7 +144,11 @@ class PagedKvCache {
     std::vector<PageArena*> k_arena, v_arena;  // owner of each block
     int64_t num_tokens = 0;
   };
-  void ensure_room(Head& h, PageArena& k_arena, PageArena& v_arena);
+  // A new page when h's are full; zeroed unless the caller writes it whole (`zero` false).
+  void ensure_room(Head& h, PageArena& k_arena, PageArena& v_arena, bool zero = true);
+  // Writes tokens [t, t + page_tokens) of `src` as one whole page of `kv_head` (its next page):
+  // one copy per block. `scratch` holds a block's bytes (three blocks: V, K rows, K columns).
+  void write_page(int kv_head, const DenseKv& src, int64_t t, std::vector<std::byte>& scratch);
   AttentionShape shape_;
   int page_tokens_;
   std::vector<Head> heads_;

@@ -217,6 +217,7 @@ class PlainHostAllocator final : public BufferAllocator {
     return Buffer(p, bytes, loc_, [](void* q, size_t) { std::free(q); });
   }
   MemoryLocation location() const override { return loc_; }
+  bool zeroes_memory() const override { return true; }
 
  private:
   MemoryLocation loc_;

@@ -69,6 +69,9 @@ class BufferAllocator {
   virtual MemoryLocation location() const = 0;
   // Whether the host CPU can dereference the memory (false for GPU device memory).
   virtual bool host_accessible() const { return true; }
+  // Whether allocate() hands out zeroed memory (every host allocator here prefaults by zeroing;
+  // cudaMalloc does not), so a fresh page block needs no zeroing pass of its own.
+  virtual bool zeroes_memory() const { return false; }
   // Copies between host memory and memory of this allocator (cudaMemcpy for device memory).
   virtual void copy_in(void* dst, const void* host_src, size_t bytes);
   virtual void copy_out(void* host_dst, const void* src, size_t bytes);

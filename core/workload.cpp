@@ -120,17 +120,12 @@ void check_lengths(int64_t prompt_len, int decode_steps) {
                 "pass --seq-len >= 0 and --decode-steps >= 0");
 }
 
-void assemble(Workload& w, const DenseKv& all, const std::vector<float>& queries, int64_t n_pq,
+void assemble(Workload& w, DenseKv&& all, const std::vector<float>& queries, int64_t n_pq,
               int decode_steps) {
   const AttentionShape& shape = w.shape;
   const int d = shape.head_dim;
   const int64_t prompt_len = all.tokens - decode_steps;
   const size_t row = static_cast<size_t>(shape.kv_heads) * d;
-  w.prompt.tokens = prompt_len;
-  w.prompt.kv_heads = shape.kv_heads;
-  w.prompt.head_dim = d;
-  w.prompt.k.assign(all.k.begin(), all.k.begin() + prompt_len * row);
-  w.prompt.v.assign(all.v.begin(), all.v.begin() + prompt_len * row);
   const size_t qrow = static_cast<size_t>(shape.q_heads) * d;
   w.prompt_queries.assign(queries.begin(), queries.begin() + n_pq * qrow);
   w.steps.resize(decode_steps);
@@ -141,6 +136,14 @@ void assemble(Workload& w, const DenseKv& all, const std::vector<float>& queries
     w.steps[s].q.assign(queries.begin() + (n_pq + s) * qrow,
                         queries.begin() + (n_pq + s + 1) * qrow);
   }
+  // The prompt is the leading rows: kept where they are, not copied (1 GiB of fp32 at 128k).
+  w.prompt.tokens = prompt_len;
+  w.prompt.kv_heads = shape.kv_heads;
+  w.prompt.head_dim = d;
+  w.prompt.k = std::move(all.k);
+  w.prompt.v = std::move(all.v);
+  w.prompt.k.resize(prompt_len * row);
+  w.prompt.v.resize(prompt_len * row);
 }
 
 }  // namespace workload_detail
@@ -298,10 +301,10 @@ Workload make_diffuse(const AttentionShape& shape, int64_t prompt_len, int decod
   Workload w = workload_detail::blank_workload(shape, gen.spec, in.label());
   gen.make_heads();
   gen.plant_needle(w, prompt_len);
-  const DenseKv all = gen.keys_and_values(prompt_len + decode_steps, w.needle_token);
+  DenseKv all = gen.keys_and_values(prompt_len + decode_steps, w.needle_token);
   auto qb = workload_detail::query_buffer(shape, gen.spec, prompt_len, decode_steps);
   for (int qh = 0; qh < shape.q_heads; ++qh) gen.query(qh, qb.q, prompt_len, qb.n_prompt, qb.n);
-  workload_detail::assemble(w, all, qb.q, qb.n_prompt, decode_steps);
+  workload_detail::assemble(w, std::move(all), qb.q, qb.n_prompt, decode_steps);
   return w;
 }
 

@@ -68,8 +68,8 @@ void for_each_kv_chunk(int64_t tokens, int kv_heads,
 
 // Splits keys/values of every position [prompt_len + decode_steps][kv_heads][head_dim] and the
 // queries [n_prompt_queries + decode_steps][q_heads][head_dim] into the workload's prompt,
-// prompt queries and steps.
-void assemble(Workload& w, const DenseKv& all, const std::vector<float>& queries,
+// prompt queries and steps; the prompt takes over `all`'s memory.
+void assemble(Workload& w, DenseKv&& all, const std::vector<float>& queries,
               int64_t n_prompt_queries, int decode_steps);
 
 // The last step of building keys and values: the values' mean direction (spec.value_mean) and

@@ -295,7 +295,7 @@ Workload make_llama_like(const AttentionShape& shape, int64_t prompt_len, int de
   const int64_t total = prompt_len + decode_steps;
   gen.make_heads(total);
   gen.plant_needle(w);
-  const DenseKv all = gen.keys_and_values(total);
+  DenseKv all = gen.keys_and_values(total);
   // Queries, one task per query head; then the sink and needle coefficients are calibrated.
   QueryBuffer qb = query_buffer(shape, spec, prompt_len, decode_steps);
   ThreadPool::global().parallel_for(shape.q_heads, [&](int64_t task, int) {
@@ -304,7 +304,7 @@ Workload make_llama_like(const AttentionShape& shape, int64_t prompt_len, int de
     if (qb.n == 0 || prompt_len == 0) return;
     gen.calibrate(qh, qb.q, all, qb.n_prompt, qb.n, sink_target);
   });
-  assemble(w, all, qb.q, qb.n_prompt, decode_steps);
+  assemble(w, std::move(all), qb.q, qb.n_prompt, decode_steps);
   return w;
 }
 

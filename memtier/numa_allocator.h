@@ -36,6 +36,7 @@ class NumaAllocator final : public BufferAllocator {
   // kernel refuses the policy; the buffer is zeroed and its pages already placed.
   Buffer allocate(size_t bytes) override;
   MemoryLocation location() const override { return loc_; }
+  bool zeroes_memory() const override { return true; }  // prefaulted by zeroing
   const NumaPolicy& policy() const { return policy_; }
 
  private:

@@ -62,6 +62,7 @@ class BudgetAllocator final : public BufferAllocator {
   MemoryLocation location() const override {
     return MemoryLocation{MemoryKind::accelerator, 0, true};
   }
+  bool zeroes_memory() const override { return true; }  // host_allocator's blocks
 
  private:
   void check(size_t bytes) const {

@@ -1,5 +1,8 @@
 #include "core/kv_cache.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
@@ -9,6 +12,32 @@ namespace hb {
 namespace {
 
 AttentionShape small_shape(DType t = DType::f16) { return AttentionShape{4, 2, 64, t}; }
+
+// Host memory as cudaMalloc hands it out: not zeroed (filled with 0xAB here), and saying so.
+class DirtyAllocator final : public BufferAllocator {
+ public:
+  explicit DirtyAllocator(bool says_zeroed) : says_zeroed_(says_zeroed) {}
+  Buffer allocate(size_t bytes) override {
+    Buffer b = host_->allocate(bytes);
+    if (!says_zeroed_) std::memset(b.data(), 0xAB, bytes);
+    return b;
+  }
+  MemoryLocation location() const override { return host_->location(); }
+  bool zeroes_memory() const override { return says_zeroed_; }
+  void copy_in(void* dst, const void* src, size_t bytes) override {
+    ++copies;
+    BufferAllocator::copy_in(dst, src, bytes);
+  }
+  int copies = 0;
+
+ private:
+  bool says_zeroed_;
+  std::shared_ptr<BufferAllocator> host_ = host_allocator();
+};
+
+bool all_zero(const std::byte* p, size_t n) {
+  return std::all_of(p, p + n, [](std::byte b) { return b == std::byte{0}; });
+}
 
 TEST(PagedKvCache, AppendAndReadBackEveryToken) {
   for (DType t : {DType::f16, DType::bf16, DType::f32}) {
@@ -30,6 +59,40 @@ TEST(PagedKvCache, AppendAndReadBackEveryToken) {
           ASSERT_EQ(k[j], w.prompt.k_row(s, h)[j]);
           ASSERT_EQ(v[j], w.prompt.v_row(s, h)[j]);
         }
+      }
+  }
+}
+
+// A load that starts inside a page: token by token up to the page boundary, whole pages after
+// it, token by token again for the tail; every token reads back, and the tail page's empty
+// slots read zero although its arena's memory was dirty.
+TEST(PagedKvCache, AppendAcrossPageBoundariesMatchesTokenByToken) {
+  for (DType t : {DType::f16, DType::f32}) {
+    const auto shape = small_shape(t);
+    auto w = make_workload(shape, 70, 0, WorkloadSpec{});
+    const size_t block = PagedKvCache(shape, 16).block_bytes();
+    auto kal = std::make_shared<DirtyAllocator>(false),
+         val = std::make_shared<DirtyAllocator>(false);
+    PageArena ka(kal, block), va(val, block);
+    PagedKvCache cache(shape, 16);
+    cache.append(w.prompt, 0, 5, ka, va);
+    cache.append(w.prompt, 5, 70, ka, va);  // 11 tokens, 3 whole pages, 11 tokens
+    ASSERT_EQ(cache.num_tokens(1), 70);
+    ASSERT_EQ(cache.num_pages(0), 5);
+    std::vector<float> k(64), v(64);
+    for (int h = 0; h < 2; ++h)
+      for (int64_t s = 0; s < 70; ++s) {
+        cache.read_token(h, s, k.data(), v.data());
+        for (int j = 0; j < 64; ++j) {
+          ASSERT_EQ(k[j], w.prompt.k_row(s, h)[j]) << "token " << s << " dim " << j;
+          ASSERT_EQ(v[j], w.prompt.v_row(s, h)[j]) << "token " << s << " dim " << j;
+        }
+      }
+    for (int h = 0; h < 2; ++h)
+      for (int64_t s = 70; s < 80; ++s) {  // past the last token of the last page
+        cache.read_token(h, s, k.data(), v.data());
+        for (int j = 0; j < 64; ++j) ASSERT_EQ(k[j], 0.0f) << "slot " << s;
+        for (int j = 0; j < 64; ++j) ASSERT_EQ(v[j], 0.0f) << "slot " << s;
       }
   }
 }
@@ -85,8 +148,38 @@ class CountingAllocator final : public BufferAllocator {
   std::shared_ptr<BufferAllocator> host_ = host_allocator();
 };
 
+// A page's slots past its last token must read zero. The zeroing pass is skipped only for a block
+// nobody wrote since a zeroing allocator gave it; a released block and any block of an allocator
+// that does not zero (device memory) are zeroed on acquire.
+TEST(PageArena, AcquireZeroedZeroesWhatMayHoldData) {
+  const size_t block = 4096;
+  auto zeroing = std::make_shared<DirtyAllocator>(true);
+  PageArena za(zeroing, block, 4);
+  std::byte* fresh = za.acquire_zeroed();
+  EXPECT_EQ(zeroing->copies, 0);  // known zero: no pass
+  EXPECT_TRUE(all_zero(fresh, block));
+  std::memset(fresh, 0x5A, block);
+  za.release(fresh);
+  std::byte* reused = za.acquire_zeroed();
+  EXPECT_EQ(reused, fresh);  // released blocks come back first
+  EXPECT_EQ(zeroing->copies, 1);
+  EXPECT_TRUE(all_zero(reused, block));
+  std::byte* next = za.acquire_zeroed();  // the free list is fresh blocks again
+  EXPECT_EQ(zeroing->copies, 1);
+  EXPECT_TRUE(all_zero(next, block));
+
+  auto dirty = std::make_shared<DirtyAllocator>(false);
+  PageArena da(dirty, block, 3);
+  for (int i = 0; i < 5; ++i) {  // across a second slab
+    std::byte* b = da.acquire_zeroed();
+    EXPECT_TRUE(all_zero(b, block)) << "block " << i;
+  }
+  EXPECT_EQ(dirty->copies, 5);
+  EXPECT_EQ(da.blocks_in_use(), 5u);
+}
+
 // Issue 16: a token written into (or read from) device memory is one copy per K and per V row,
-// not one blocking copy per K element.
+// not one blocking copy per K element; a whole page of a prompt is one copy per block.
 TEST(PagedKvCache, DeviceMemoryTokenIsOneCopyPerRow) {
   const auto shape = AttentionShape{2, 2, 128, DType::f16};
   auto w = make_workload(shape, 17, 0, WorkloadSpec{});
@@ -94,9 +187,9 @@ TEST(PagedKvCache, DeviceMemoryTokenIsOneCopyPerRow) {
   auto kal = std::make_shared<CountingAllocator>(), val = std::make_shared<CountingAllocator>();
   PageArena ka(kal, block), va(val, block);
   PagedKvCache cache(shape, 16);
-  cache.append(w.prompt, 0, 16, ka, va);  // one page per head: a zero fill each, then 16 rows
-  EXPECT_EQ(kal->copies, 2 * (1 + 16));
-  EXPECT_EQ(val->copies, 2 * (1 + 16));
+  cache.append(w.prompt, 0, 16, ka, va);  // one whole page per head: one copy, no zero fill
+  EXPECT_EQ(kal->copies, 2);
+  EXPECT_EQ(val->copies, 2);
   kal->copies = val->copies = 0;
   cache.append(w.prompt, 16, 17, ka, va);  // a new page per head
   EXPECT_EQ(kal->copies, 2 * 2);
