@@ -53,7 +53,7 @@ void merge_parts(StepReference& ref, size_t row, int d, int64_t prompt, int s, c
 }  // namespace
 
 const StepReference& ReferenceOracle::at(int s, bool with_probs) {
-  if (cur_.step == s && (!with_probs || !cur_.probs.empty())) return cur_;
+  if (!keep_all_ && cur_.step == s && (!with_probs || !cur_.probs.empty())) return cur_;
   if (auto it = kept_.find(s); it != kept_.end() && (!with_probs || !it->second.probs.empty()))
     return it->second;
   const auto& shape = problem_.shape;
@@ -61,12 +61,14 @@ const StepReference& ReferenceOracle::at(int s, bool with_probs) {
   with_probs = with_probs || eager_probs_;
   const int64_t prompt = problem_.prompt_len(), ctx = problem_.context_at(s);
   for (const auto& w : problem_.workloads) w.step(s);  // checked here, outside the pool's tasks
-  cur_.step = s;
-  cur_.context = ctx;
-  cur_.o.assign(static_cast<size_t>(B) * H * d, 0.0);
-  cur_.lse.assign(static_cast<size_t>(B) * H, 0.0);
-  cur_.probs.clear();
-  if (with_probs) cur_.probs.assign(static_cast<size_t>(B) * H * ctx, 0.0);
+  // Computed where it is kept: a kept step is never copied (its probabilities reach 64 MiB).
+  StepReference& out = keep_all_ ? kept_[s] : cur_;
+  out.step = s;
+  out.context = ctx;
+  out.o.assign(static_cast<size_t>(B) * H * d, 0.0);
+  out.lse.assign(static_cast<size_t>(B) * H, 0.0);
+  out.probs.clear();
+  if (with_probs) out.probs.resize(static_cast<size_t>(B) * H * ctx);  // merge_parts writes all
   // One task per (sequence, KV head): its query heads read each key and value row once. The
   // prompt part and the generated part are attended separately and merged in fp64 (avoids
   // copying the prompt KV); probabilities come from the same pass.
@@ -80,19 +82,21 @@ const StepReference& ReferenceOracle::at(int s, bool with_probs) {
     const float* q = w.steps[s].q.data();
     const DenseKv& g = generated_[b];
     std::vector<double> o1(G * d), o2(G * d), l1(G), l2(G);
-    std::vector<double> p1(with_probs ? G * static_cast<size_t>(prompt) : 0);
+    // The prompt part's probabilities are the size of the context: kept per thread, so a long
+    // context's are not faulted in afresh for every step.
+    thread_local std::vector<double> p1;
+    if (with_probs) p1.resize(std::max(p1.size(), G * static_cast<size_t>(prompt)));
     std::vector<double> p2(with_probs ? G * static_cast<size_t>(s + 1) : 0);
     ref::attention_group(shape, heads, q, w.prompt.k.data(), w.prompt.v.data(), prompt, o1.data(),
                          l1.data(), with_probs ? p1.data() : nullptr);
     ref::attention_group(shape, heads, q, g.k.data(), g.v.data(), s + 1, o2.data(), l2.data(),
                          with_probs ? p2.data() : nullptr);
     for (size_t i = 0; i < G; ++i)
-      merge_parts(cur_, static_cast<size_t>(b) * H + heads[i], d, prompt, s, &o1[i * d], l1[i],
+      merge_parts(out, static_cast<size_t>(b) * H + heads[i], d, prompt, s, &o1[i * d], l1[i],
                   with_probs ? p1.data() + i * prompt : nullptr, &o2[i * d], l2[i],
                   with_probs ? p2.data() + i * (s + 1) : nullptr);
   });
-  if (keep_all_) return kept_[s] = cur_;
-  return cur_;
+  return out;
 }
 
 namespace {

@@ -37,8 +37,9 @@ class ReferenceOracle {
   std::vector<DenseKv> generated_;  // per sequence: the decode tokens' k, v
   StepReference cur_;
   bool keep_all_ = false;
-  // keep_all and one step's probabilities fit kEagerProbsBytes: every step is computed with them.
-  static constexpr double kEagerProbsBytes = 64.0 * (1 << 20);
+  // keep_all and one step's probabilities fit kEagerProbsBytes: every step is computed with them
+  // (64 query heads to 256k tokens: a sparse strategy's request would keep them all anyway).
+  static constexpr double kEagerProbsBytes = 128.0 * (1 << 20);
   bool eager_probs_ = false;
   std::map<int, StepReference> kept_;  // keep_all: by step
 };

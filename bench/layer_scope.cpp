@@ -79,13 +79,19 @@ void LayerScope::step(int s, StepResult& out) {
   layer_->enqueue_qkv(parts_[0].problem.batch);
   for (size_t i = 0; i < parts_.size(); ++i) {
     Part& p = parts_[i];
-    StepResult r;
+    // One part writes the scope's result itself: its output, phases and traffic are the
+    // scope's so far, and its attended lists (1 MiB a row at 128k) are neither copied nor
+    // re-faulted (the runner keeps `out`'s memory).
+    StepResult own;
+    StepResult& r = parts_.size() == 1 ? out : own;
     p.strategy->step(s, r);
     p.accelerator->flush();  // a strategy that never touched the accelerator
-    std::copy(r.o.begin(), r.o.end(), out.o.begin() + p.first * out_per_sequence_);
-    p.attended = std::move(r.attended);
-    for (const auto& [phase, ns] : r.phase_ns) out.phase_ns[phase] += ns;
-    out.traffic += r.traffic;
+    if (&r != &out) {
+      std::copy(r.o.begin(), r.o.end(), out.o.begin() + p.first * out_per_sequence_);
+      p.attended = std::move(r.attended);
+      for (const auto& [phase, ns] : r.phase_ns) out.phase_ns[phase] += ns;
+      out.traffic += r.traffic;
+    }
     const int rows = p.problem.batch;
     if (i + 1 < parts_.size()) {
       layer_->enqueue_qkv(parts_[i + 1].problem.batch);  // needs nothing of this micro-batch
@@ -107,10 +113,14 @@ void LayerScope::step(int s, StepResult& out) {
     out.traffic.syncs += 1;
   }
   add_layer_traffic(out);
-  assemble_attended(s, out);
+  if (parts_.size() > 1) assemble_attended(s, out);
 }
 
 void LayerScope::fill_attended(int s, StepResult& out) {
+  if (parts_.size() == 1) {  // out.attended holds what its step left (step())
+    parts_[0].strategy->fill_attended(s, out);
+    return;
+  }
   for (auto& p : parts_) {
     StepResult r;
     r.attended = std::move(p.attended);

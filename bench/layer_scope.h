@@ -58,7 +58,7 @@ class LayerScope final : public Strategy {
     std::unique_ptr<AcceleratorShare> accelerator;
     Problem problem;
     int first = 0;                               // index of its first sequence in the batch
-    std::vector<std::vector<int64_t>> attended;  // its last step's, empty = dense
+    std::vector<std::vector<int64_t>> attended;  // its last step's, empty = dense (2+ parts)
   };
   void add_layer_traffic(StepResult& out) const;
   // out.attended from the parts': empty when every part attended densely, else one list per

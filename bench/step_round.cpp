@@ -80,7 +80,7 @@ void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle,
   for (const auto& [ph, ns] : t.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
   c.traffic_sum += out.traffic;
   if (scores_next_step(c, spec)) {
-    const bool probs = !out.attended.empty();
+    const bool probs = out.lists_attended();
     c.accuracy.add(oracle.at(s, probs), out);
     ++c.scored;
   }
@@ -98,14 +98,14 @@ bool any_scores(Contender& c, const SweepSpec& spec) {
 }  // namespace
 
 bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
-                ReferenceOracle& oracle, int s) {
+                ReferenceOracle& oracle, int s, StepResult& out) {
   bool any = false;
   for (size_t i : order) {
     Contender& c = *cs[i];
     if (!c.executing()) continue;
     any = true;
     const SweepSpec& spec = c.ctx->spec;
-    StepResult out;
+    out.clear_keeping_memory();
     if (!run_step(c, s, out)) continue;
     if (const auto& f = c.ctx->stands_for; f.batch > 1)
       out.traffic = out.traffic.for_batch(f.batch, f.microbatches, f.step_syncs);

@@ -12,8 +12,9 @@ namespace hb::bench {
 // prices the step on the lane of each contender recording it (model mode: the executor and its
 // followers), records the timed steps, their accuracy and their stopping rules' view. Whether a
 // contender stops is the group's decision at the end of a round (round_close.h). Returns whether
-// any contender was executing.
+// any contender was executing. `out` is the step's result for each contender in turn, its
+// memory kept from step to step (StepResult::clear_keeping_memory).
 bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
-                ReferenceOracle& oracle, int s);
+                ReferenceOracle& oracle, int s, StepResult& out);
 
 }  // namespace hb::bench

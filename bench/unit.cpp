@@ -207,6 +207,7 @@ bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& 
   const int min_rounds = timings_modeled(run) ? plan.rounds_per_pass() : spec.stop.rounds;
   int rounds_done = 0;
   std::vector<size_t> order = round_order(cs.size(), seed, rounds_done);
+  StepResult out;  // every contender's step in turn, its memory kept (step_round)
   // One pass over the decode positions, then replays of them (strategies reloaded untimed)
   // while the group has not stopped.
   for (int pass = 0;; ++pass) {
@@ -231,7 +232,7 @@ bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& 
         run.stopped = true;
         return false;
       }
-      if (!step_round(cs, order, oracle, s)) return true;  // every contender failed
+      if (!step_round(cs, order, oracle, s, out)) return true;  // every contender failed
       run.tell(where + ": round " + std::to_string(rounds_done + 1) + ", step " +
                std::to_string(s + 1) + "/" + std::to_string(steps) + of_pass);
       if (!plan.ends_round(s)) continue;

@@ -100,6 +100,23 @@ struct StepResult {
   // Tokens attended per (sequence, query head), by original position; empty = all tokens
   // (dense). Used for attention-mass recall.
   std::vector<std::vector<int64_t>> attended;  // [batch * q_heads]
+
+  // Ready for another step as a fresh StepResult, keeping its buffers' memory: at 128k a step's
+  // attended lists are 1 MiB a row, and faulting them in afresh every step cost more than the
+  // fp64 reference (model mode). A cleared row reads as dense, as a missing one does.
+  void clear_keeping_memory() {
+    o.clear();
+    total_ns = 0;
+    phase_ns.clear();
+    traffic = {};
+    for (auto& row : attended) row.clear();
+  }
+  // Whether any row lists its attended tokens (none: every row attended densely).
+  bool lists_attended() const {
+    for (const auto& row : attended)
+      if (!row.empty()) return true;
+    return false;
+  }
 };
 
 // A region of memory whose page placement the runner verifies and reports.

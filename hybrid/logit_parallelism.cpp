@@ -373,7 +373,7 @@ void HybridGen::Impl::fill_attended(int64_t n_ext, StepResult& out) {
       for (int64_t t = 0; t < cnt; ++t) pos[w++] = base + t;
     }
   });
-  out.attended.assign(static_cast<size_t>(B) * Hq, {});
+  out.attended.resize(static_cast<size_t>(B) * Hq);  // rows keep their memory (StepResult)
   pool.parallel_for(static_cast<int64_t>(B) * Hq, [&](int64_t row, int) {
     const int b = static_cast<int>(row / Hq), h = shape.kv_head_of(static_cast<int>(row % Hq));
     const HeadState& hs = seqs[b].heads[h];

@@ -204,7 +204,11 @@ void attention_group(const AttentionShape& shape, const std::vector<int>& heads,
     std::fill(lse, lse + G, -std::numeric_limits<double>::infinity());
     return;
   }
-  std::vector<double> s(G * static_cast<size_t>(n)), m(G), l(G, 0.0);
+  // The scores are the size of the context: kept per thread, so a long context's are not
+  // faulted in afresh on every call (the runner's reference calls this every step).
+  thread_local std::vector<double> s;
+  s.resize(std::max(s.size(), G * static_cast<size_t>(n)));
+  std::vector<double> m(G), l(G, 0.0);
   passes.scores(shape, heads, q, k, n, scale, s.data(), m.data());
   passes.values(shape, shape.kv_head_of(heads[0]), G, v, n, s.data(), m.data(), l.data(), o, probs);
   for (size_t i = 0; i < G; ++i) {

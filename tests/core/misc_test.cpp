@@ -111,6 +111,31 @@ TEST(Traffic, ForBatchScalesWhatEachSequenceMovesAndKeepsTheWeightsOnce) {
   EXPECT_EQ(one.for_batch(8, 2, 1).syncs, 3);  // one of the two is the step's, not a part's
 }
 
+// The runner reuses one StepResult for every step: what a strategy reads of it must be what a
+// fresh one holds, while the attended rows keep their memory.
+TEST(StepResult, ClearKeepingMemoryReadsAsFresh) {
+  StepResult r;
+  r.o = {1.0f, 2.0f};
+  r.total_ns = 7;
+  r.phase_ns["cpu"] = 3;
+  r.traffic.h2d_bytes = 9;
+  r.attended = {{0, 1, 2}, {}};
+  EXPECT_TRUE(r.lists_attended());
+  const int64_t* row0 = r.attended[0].data();
+  r.clear_keeping_memory();
+  EXPECT_TRUE(r.o.empty());
+  EXPECT_EQ(r.total_ns, 0);
+  EXPECT_TRUE(r.phase_ns.empty());
+  EXPECT_EQ(r.traffic.h2d_bytes, 0);
+  EXPECT_FALSE(r.lists_attended());  // every row reads dense
+  ASSERT_EQ(r.attended.size(), 2u);
+  EXPECT_GE(r.attended[0].capacity(), 3u);
+  r.attended[0].assign({4, 5});
+  EXPECT_EQ(r.attended[0].data(), row0);  // refilled in place
+  EXPECT_TRUE(r.lists_attended());
+  EXPECT_FALSE(StepResult{}.lists_attended());
+}
+
 TEST(StrategyOptions, ReadsDefaultsAndRejectsTypos) {
   StrategyOptions o(
       std::map<std::string, std::string>{{"h2o.heavy_ratio", "0.2"}, {"h2o.recnt", "3"}});
