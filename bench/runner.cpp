@@ -28,8 +28,9 @@ std::vector<std::string> resolve_strategies(const std::vector<std::string>& name
     if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
   };
   for (const auto& n : names) {
-    if (n == "all") {
-      for (const auto& info : StrategyRegistry::instance().all()) add(info.name);
+    if (n == "all" || n == "headline") {
+      for (const auto& info : StrategyRegistry::instance().all())
+        if (n == "all" || info.role != StrategyRole::ablation) add(info.name);
     } else {
       StrategyRegistry::instance().find(n);  // throws with the list of names
       add(n);

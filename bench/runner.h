@@ -91,7 +91,8 @@ struct RunEnvironment {
   std::shared_ptr<const SweepControl> control;
 };
 
-// Strategy names the spec selects ("all" expands to every registered strategy).
+// Strategy names the spec selects: "all" expands to every registered strategy, "headline" to
+// all but the ablations (what the headline and the procurement view compare).
 std::vector<std::string> resolve_strategies(const std::vector<std::string>& names);
 
 // One workload group of a sweep: every strategy runs side by side on it. Groups are numbered in

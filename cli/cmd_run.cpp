@@ -212,6 +212,17 @@ bench::ResolvedSweep resolve_sweep(RunArgs& a, CLI::App& sub) {
   const bench::TraceFile* trace = opened ? opened->get() : nullptr;
   const bool length_from_trace = trace && !given("--seq-len");
   apply_sweep_axes(a.axes, spec, length_from_trace);
+  // Model mode answers which platform and strategy to buy: the ablations, which no ranking
+  // reads, would cost half its time at long context (20 of 28 executions at 128k are
+  // HybridGen's five variants).
+  if (a.mode == "model" && !given("--strategy")) {
+    spec.strategies = {"headline"};
+    if (!a.quiet)
+      std::fputs(
+          "hybridbench: --mode model runs the headline strategies (no HybridGen ablations); "
+          "--strategy all adds them\n",
+          stderr);
+  }
   spec.kv_nodes = bench::parse_kv_nodes(a.kv_node);
   if (length_from_trace) spec.seq_lens = {trace->info().prompt_tokens()};
   // A trace without --model (or with --model trace) runs on its own attention shape.

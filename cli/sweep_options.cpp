@@ -17,7 +17,8 @@ void add_axis_options(CLI::App& sub, SweepAxesText& axes) {
                  "Batch sizes (sequences decoded together), comma separated")
       ->capture_default_str();
   sub.add_option("--strategy", axes.strategies,
-                 "Strategies, comma separated, or 'all' (see --list-strategies)")
+                 "Strategies, comma separated, 'all', or 'headline' (all but the HybridGen "
+                 "ablations; --mode model's default) (see --list-strategies)")
       ->capture_default_str();
   sub.add_option("--kv-budget", axes.kv_budgets,
                  "Tokens each sparse strategy attends per step (the new token included): a count "

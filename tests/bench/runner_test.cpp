@@ -1,5 +1,6 @@
 #include "bench/runner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -195,6 +196,24 @@ TEST(Runner, SharesPartitionTheSweepByWorkloadGroup) {
   EXPECT_EQ(runs, (std::map<int64_t, int>{{100, 2}, {200, 2}, {300, 2}}));
   spec.share_index = 2;
   EXPECT_THROW(run_sweep(spec, RunEnvironment{}), Error);
+}
+
+// "headline" is what the headline and the procurement view compare: every strategy but the
+// ablations (model mode's default, cli/cmd_run.cpp), in registry order, each once.
+TEST(Runner, HeadlineStrategiesAreAllButTheAblations) {
+  tiny_spec();  // registers every strategy
+  const auto all = resolve_strategies({"all"});
+  const auto headline = resolve_strategies({"headline"});
+  std::vector<std::string> expected;
+  for (const auto& n : all)
+    if (StrategyRegistry::instance().find(n).role != StrategyRole::ablation) expected.push_back(n);
+  EXPECT_EQ(headline, expected);
+  EXPECT_LT(headline.size(), all.size());
+  for (const char* ablation : {"hybridgen-lse", "hybridgen-static", "hybridgen-naive"})
+    EXPECT_EQ(std::count(headline.begin(), headline.end(), ablation), 0) << ablation;
+  for (const char* kept : {"hybridgen", "full-gpu", "quest", "infinigen"})
+    EXPECT_EQ(std::count(headline.begin(), headline.end(), kept), 1) << kept;
+  EXPECT_EQ(resolve_strategies({"headline", "hybridgen-lse", "h2o"}).size(), headline.size() + 1);
 }
 
 TEST(Runner, RejectsBadSweepsUpFront) {
