@@ -39,6 +39,21 @@ bool all_zero(const std::byte* p, size_t n) {
   return std::all_of(p, p + n, [](std::byte b) { return b == std::byte{0}; });
 }
 
+// Every token [0, n) of every head reads back exactly as the source's (workload values are
+// already rounded through the dtype, so storage is exact).
+void expect_tokens_read_back(const PagedKvCache& cache, const DenseKv& src, int64_t n) {
+  const int d = src.head_dim;
+  std::vector<float> k(d), v(d);
+  for (int h = 0; h < src.kv_heads; ++h)
+    for (int64_t s = 0; s < n; ++s) {
+      cache.read_token(h, s, k.data(), v.data());
+      for (int j = 0; j < d; ++j) {
+        ASSERT_EQ(k[j], src.k_row(s, h)[j]) << "head " << h << " token " << s << " dim " << j;
+        ASSERT_EQ(v[j], src.v_row(s, h)[j]) << "head " << h << " token " << s << " dim " << j;
+      }
+    }
+}
+
 TEST(PagedKvCache, AppendAndReadBackEveryToken) {
   for (DType t : {DType::f16, DType::bf16, DType::f32}) {
     const auto shape = small_shape(t);
@@ -50,16 +65,7 @@ TEST(PagedKvCache, AppendAndReadBackEveryToken) {
     cache.append(w.prompt, 0, w.prompt.tokens, ka, va);
     ASSERT_EQ(cache.num_tokens(0), 37);
     ASSERT_EQ(cache.num_pages(1), 3);
-    std::vector<float> k(64), v(64);
-    for (int h = 0; h < 2; ++h)
-      for (int64_t s = 0; s < 37; ++s) {
-        cache.read_token(h, s, k.data(), v.data());
-        for (int j = 0; j < 64; ++j) {
-          // Workload values are already rounded through the dtype, so storage is exact.
-          ASSERT_EQ(k[j], w.prompt.k_row(s, h)[j]);
-          ASSERT_EQ(v[j], w.prompt.v_row(s, h)[j]);
-        }
-      }
+    expect_tokens_read_back(cache, w.prompt, 37);
   }
 }
 
@@ -79,15 +85,8 @@ TEST(PagedKvCache, AppendAcrossPageBoundariesMatchesTokenByToken) {
     cache.append(w.prompt, 5, 70, ka, va);  // 11 tokens, 3 whole pages, 11 tokens
     ASSERT_EQ(cache.num_tokens(1), 70);
     ASSERT_EQ(cache.num_pages(0), 5);
+    expect_tokens_read_back(cache, w.prompt, 70);
     std::vector<float> k(64), v(64);
-    for (int h = 0; h < 2; ++h)
-      for (int64_t s = 0; s < 70; ++s) {
-        cache.read_token(h, s, k.data(), v.data());
-        for (int j = 0; j < 64; ++j) {
-          ASSERT_EQ(k[j], w.prompt.k_row(s, h)[j]) << "token " << s << " dim " << j;
-          ASSERT_EQ(v[j], w.prompt.v_row(s, h)[j]) << "token " << s << " dim " << j;
-        }
-      }
     for (int h = 0; h < 2; ++h)
       for (int64_t s = 70; s < 80; ++s) {  // past the last token of the last page
         cache.read_token(h, s, k.data(), v.data());
