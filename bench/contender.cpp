@@ -147,6 +147,10 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
   failing_on_errors(*c, [&] {
     c->accelerator = make_accelerator(accelerator_options(ctx, p.axes, c->layers()));
     label_point(*c, ctx, problem);
+    if (auto it = ctx.refused.find(p.axes.model); it != ctx.refused.end()) {
+      p.kv_fit_fraction = 0;  // no room for KV at all, whatever the budget's floor says
+      throw CapacityError(it->second);
+    }
     Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
     c->strategy = make_point_strategy(ctx, p.axes.model, name, c->stack_layers);
     if (loading) loading();

@@ -38,7 +38,9 @@ struct SweepContext {
   struct StandsFor {
     int batch = 1, microbatches = 1;
     int64_t step_syncs = 0;
-  } stands_for;
+  } stands_for = {};
+  // By model: why no strategy of that model can run here (Lane::refused); its points fail "oom".
+  std::map<std::string, std::string> refused = {};
 };
 
 // A contender either executes its strategy or follows one that executes on another lane of the

@@ -207,9 +207,14 @@ std::vector<HostTier> host_tiers(const RunEnvironment& env) {
   return tiers;
 }
 
-// What a point costs relative to others, for the progress ETA: its tokens of context.
-double point_cost(int64_t seq_len, int batch) {
-  return static_cast<double>(std::max<int64_t>(seq_len, 1)) * std::max(batch, 1);
+// What a point of group g costs relative to others, for the progress ETA: its executed tokens
+// of context, times the share of lanes that run its model (a refused lane's points are free).
+double point_cost(const SweepRun& run, const SweepGroup& g) {
+  const int batch = g.batch / stands_for_batch(run, g);
+  size_t running = 0;
+  for (const SweepContext& lane : run.lanes) running += lane.refused.count(g.model) ? 0 : 1;
+  return static_cast<double>(std::max<int64_t>(g.seq_len, 1)) * std::max(batch, 1) *
+         static_cast<double>(running) / static_cast<double>(std::max<size_t>(run.lanes.size(), 1));
 }
 
 // The key of a unit over every lane (unit_key, with each further lane's platform).
@@ -254,7 +259,7 @@ void run_group(SweepRun& run, int pass, const SweepGroup& g) {
       run.report.points.push_back(std::move(point));
     }
     ++run.done;
-    run.done_cost += point_cost(point.axes.seq_len, g.batch / stands_for_batch(run, g));
+    run.done_cost += point_cost(run, g);
   }
   run.tell(where + ": done");
 }
@@ -331,14 +336,14 @@ reports::Report run_sweep_on_lanes(const ResolvedSweep& resolved, const RunEnvir
     const auto& model = envs[l].model;
     ctxs.push_back(SweepContext{spec, envs[l], host_tiers(envs[l]), host_pool,
                                 model && !model->replace ? model->platform : "", b});
+    if (!lanes.empty()) ctxs.back().refused = lanes[l].refused;
   }
   if (envs[0].model && envs[0].model->replace) report.context.sweep["mode"] = "model";
   SweepRun run(ctxs, resolved, sweep, progress, report);
   const auto per_group = static_cast<int64_t>(sweep.strategies.size() * ctxs.size());
   run.total = static_cast<int64_t>(sweep_groups(spec).size()) * per_group * spec.repetitions;
   for (const SweepGroup& g : sweep_groups(spec))
-    run.total_cost += point_cost(g.seq_len, g.batch / stands_for_batch(run, g)) *
-                      static_cast<double>(per_group * spec.repetitions);
+    run.total_cost += point_cost(run, g) * static_cast<double>(per_group * spec.repetitions);
 
   try {  // with a control, a failure escaping a unit ends the sweep with what finished
     run_passes(run);

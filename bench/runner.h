@@ -133,6 +133,9 @@ struct Lane {
   std::vector<HostTier> host_tiers;  // empty: plain host memory as local DRAM
   std::shared_ptr<const StepModel> model;
   std::map<std::string, int64_t> kv_budget_bytes;  // by model; one not listed: the sweep's own
+  // By model: why nothing of it can run on this lane (e.g. its weights exceed the platform's
+  // accelerator memory). Its points are "oom" with that reason, and nothing executes for them.
+  std::map<std::string, std::string> refused = {};
 };
 
 // Runs the sweep; fills report.points and report.speedups and the accelerator / sweep parts of

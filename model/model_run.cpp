@@ -52,6 +52,29 @@ reports::Report run_model_sweep(const bench::SweepSpec& spec,
   return run_model_sweep(spec.validate(), platforms, env, progress);
 }
 
+namespace {
+
+// Platform m as a lane of the sweep: its tiers, its step model, each model's KV budget (the
+// profile's, or --accelerator-memory), and the models whose weights it cannot hold.
+bench::Lane lane_for(const PlatformModel& m, const bench::SweepSpec& spec) {
+  const bool given = spec.accelerator.capacity_bytes > 0;
+  bench::Lane lane;
+  lane.host_tiers = host_tiers_for(m);
+  lane.model = make_step_model(m, true);
+  for (const auto& model : spec.models) {
+    lane.kv_budget_bytes[model] =
+        given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, spec.model(model));
+    // A model whose weights exceed the accelerator runs no strategy there (capacity.h says so
+    // too); --accelerator-memory gives every layer its budget whatever the weights.
+    if (std::string note = kv_memory(m, spec.model(model)).weights_note; !given && !note.empty())
+      lane.refused[model] = note + ": nothing of the model runs there (a platform with more " +
+                            "accelerator memory, or a smaller model)";
+  }
+  return lane;
+}
+
+}  // namespace
+
 reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
                                 const std::vector<PlatformModel>& platforms,
                                 const bench::RunEnvironment& env,
@@ -74,13 +97,7 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
   std::string names;
   for (const auto& m : platforms) {
     names += (names.empty() ? "" : ",") + m.name;
-    bench::Lane lane;
-    lane.host_tiers = host_tiers_for(m);
-    lane.model = make_step_model(m, true);
-    for (const auto& model : spec.models)
-      lane.kv_budget_bytes[model] =
-          given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, spec.model(model));
-    lanes.push_back(std::move(lane));
+    lanes.push_back(lane_for(m, spec));
   }
   bench::RunEnvironment e = env;
   e.observe_pages = nullptr;  // the tiers are labels on this machine's memory: nothing to verify
@@ -91,7 +108,10 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
     const PlatformModel& m = platforms[i];
     for (const auto& [model, bytes] : lanes[i].kv_budget_bytes)
       all.context.sweep["model.kv_budget_bytes." + m.name + "." + model] =
-          std::to_string(bytes) + (given ? " (--accelerator-memory)" : " (profile HBM - weights)");
+          lanes[i].refused.count(model)
+              ? "0 (the weights do not fit)"
+              : std::to_string(bytes) +
+                    (given ? " (--accelerator-memory)" : " (profile HBM - weights)");
     all.context.sweep["model.profile." + m.name] =
         m.origin + " (" + to_string(m.source) + "): " + m.description;
   }
