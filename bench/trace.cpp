@@ -272,7 +272,7 @@ Workload TraceFile::workload(const AttentionShape& shape, int64_t seq_len, int d
   w.prompt.kv_heads = shape.kv_heads;
   w.prompt.head_dim = shape.head_dim;
   // Rows [0, seq_len) are the prompt; [seq_len, seq_len + decode_steps) the steps' new tokens.
-  auto read_kv = [&](const SafetensorsTensor& t, int64_t r0, int64_t r1, std::vector<float>& out) {
+  auto read_kv = [&](const SafetensorsTensor& t, int64_t r0, int64_t r1, auto& out) {
     out.resize(static_cast<size_t>(r1 - r0) * row);
     file_.read_rows_fp32(t, r0, r1, out.data(), kKvDims);
     round_through(shape.kv_dtype, out.data(), out.size());

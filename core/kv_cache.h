@@ -17,10 +17,13 @@
 #include <memory>
 #include <vector>
 
+#include "core/huge_page_allocator.h"
 #include "core/memory.h"
 #include "core/shape.h"
 
 namespace hb {
+
+class ThreadPool;
 
 inline constexpr int kDefaultPageTokens = 16;
 
@@ -92,7 +95,8 @@ class PageArena {
 struct DenseKv {
   int64_t tokens = 0;
   int kv_heads = 0, head_dim = 0;
-  std::vector<float> k, v;
+  // A long prompt's K and V are a GiB of fp32, made once per unit: huge pages fault it in.
+  std::vector<float, HugePageAllocator<float>> k, v;
   const float* k_row(int64_t t, int h) const { return k.data() + (t * kv_heads + h) * head_dim; }
   const float* v_row(int64_t t, int h) const { return v.data() + (t * kv_heads + h) * head_dim; }
 };
@@ -114,10 +118,13 @@ class PagedKvCache {
   MemoryLocation k_location(int kv_head, int64_t i) const;
   MemoryLocation v_location(int kv_head, int64_t i) const;
 
-  // Appends tokens [begin, end) of `src` to every head, K into `k_arena`, V into `v_arena`
-  // (both host-accessible), converting to the cache dtype.
+  // Appends tokens [begin, end) of `src` to every head, K into `k_arena`, V into `v_arena`,
+  // converting to the cache dtype. With `pool` (not running anything else), many whole pages on
+  // host-accessible arenas are written by its workers; the layout is the same either way.
   void append(const DenseKv& src, int64_t begin, int64_t end, PageArena& k_arena,
-              PageArena& v_arena);
+              PageArena& v_arena, ThreadPool* pool = nullptr);
+  // Fewer whole pages than this (over all heads) are not worth waking a pool for.
+  static constexpr int64_t kMinParallelPages = 256;
   // Appends one token given as fp32 rows [kv_heads][head_dim].
   void append_token(const float* k, const float* v, PageArena& k_arena, PageArena& v_arena);
   // Overwrites token `slot` of one head in place (eviction reuses slots; order is irrelevant
@@ -146,9 +153,10 @@ class PagedKvCache {
   };
   // A new page when h's are full; zeroed unless the caller writes it whole (`zero` false).
   void ensure_room(Head& h, PageArena& k_arena, PageArena& v_arena, bool zero = true);
-  // Writes tokens [t, t + page_tokens) of `src` as one whole page of `kv_head` (its next page):
-  // one copy per block. `scratch` holds a block's bytes (three blocks: V, K rows, K columns).
-  void write_page(int kv_head, const DenseKv& src, int64_t t, std::vector<std::byte>& scratch);
+  // Writes tokens [t, t + page_tokens) of `src` as page `page` of `kv_head` (acquired): one
+  // copy per block. `scratch` holds a block's bytes (three blocks: V, K rows, K columns).
+  void write_page(int kv_head, size_t page, const DenseKv& src, int64_t t,
+                  std::vector<std::byte>& scratch);
   AttentionShape shape_;
   int page_tokens_;
   std::vector<Head> heads_;

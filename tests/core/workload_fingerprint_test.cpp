@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ struct Fingerprint {
     for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
   }
   void value(int64_t v) { bytes(&v, sizeof v); }
-  void floats(const std::vector<float>& v) {
+  void floats(std::span<const float> v) {
     value(static_cast<int64_t>(v.size()));
     bytes(v.data(), v.size() * sizeof(float));
   }
