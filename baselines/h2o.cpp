@@ -278,10 +278,11 @@ class H2o final : public baselines::KvStrategyBase {
     PageArena arena(host_allocator(),
                     static_cast<size_t>(problem_->page_tokens) * d * dtype_size(shape.kv_dtype));
     PagedKvCache cache(shape, problem_->page_tokens);
-    cache.append(w.prompt, 0, n, arena, arena);
+    cache.append(w.prompt, 0, n, arena, arena, &ThreadPool::global());  // untimed: every CPU
     // A few prompt queries at a time bounds the logits buffer at long contexts.
     constexpr int64_t kQueriesPerPass = 8;
-    std::vector<float> logits(static_cast<size_t>(kQueriesPerPass) * Hq * n),
+    std::vector<float, HugePageAllocator<float>> logits(static_cast<size_t>(kQueriesPerPass) * Hq *
+                                                        n),
         lse(kQueriesPerPass * Hq), o(static_cast<size_t>(kQueriesPerPass) * Hq * d);
     for (int64_t i0 = 0; i0 < nq; i0 += kQueriesPerPass) {
       const int64_t m = std::min(kQueriesPerPass, nq - i0);

@@ -119,7 +119,7 @@ class KvStrategyBase : public Strategy {
   // The whole prompt on one allocator, with room for every decode step's token.
   void load_whole_prompt(std::shared_ptr<BufferAllocator> alloc) {
     make_kv(alloc, alloc, full_context());
-    kv_->append_prompt(0, problem_->prompt_len());
+    kv_->append_prompt(0, problem_->prompt_len(), &ThreadPool::global());  // untimed: every CPU
   }
   void make_step_io() { io_ = std::make_unique<StepIO>(*problem_, *platform_.accelerator); }
   // Enqueues the D2H copy of the new token's k, v (produced on the accelerator) into io_'s host

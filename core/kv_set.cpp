@@ -36,9 +36,9 @@ void KvSet::reserve_tokens(int64_t tokens) {
   }
 }
 
-void KvSet::append_prompt(int64_t begin, int64_t end) {
+void KvSet::append_prompt(int64_t begin, int64_t end, ThreadPool* pool) {
   for (int b = 0; b < batch(); ++b)
-    caches_[b]->append(problem_.workloads[b].prompt, begin, end, *k_arena_, *v_arena_);
+    caches_[b]->append(problem_.workloads[b].prompt, begin, end, *k_arena_, *v_arena_, pool);
 }
 
 int64_t KvSet::append_step(int s) {

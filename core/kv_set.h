@@ -18,8 +18,8 @@ class KvSet {
 
   // Pre-reserves pages for `tokens` tokens per sequence, so no allocation happens in timed steps.
   void reserve_tokens(int64_t tokens);
-  // Appends prompt tokens [begin, end) of every sequence.
-  void append_prompt(int64_t begin, int64_t end);
+  // Appends prompt tokens [begin, end) of every sequence (with `pool`: PagedKvCache::append).
+  void append_prompt(int64_t begin, int64_t end, ThreadPool* pool = nullptr);
   // Appends decode step s's token of every sequence (returns bytes written, for traffic).
   int64_t append_step(int s);
 

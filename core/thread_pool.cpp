@@ -61,7 +61,18 @@ ThreadPool& ThreadPool::global() {
   return pool;
 }
 
+namespace {
+// The pool whose task this thread is running, if any: a parallel_for from inside one of its own
+// tasks runs inline instead of clobbering the call in progress.
+thread_local const ThreadPool* t_running_in = nullptr;
+}  // namespace
+
 void ThreadPool::run_tasks(int worker) {
+  struct Running {  // restored however the tasks end
+    const ThreadPool* outer = t_running_in;
+    explicit Running(const ThreadPool* p) { t_running_in = p; }
+    ~Running() { t_running_in = outer; }
+  } running(this);
   for (;;) {
     const int64_t t = next_task_.fetch_add(1, std::memory_order_relaxed);
     if (t >= tasks_) break;
@@ -92,7 +103,7 @@ void ThreadPool::worker_loop(int index) {
 
 void ThreadPool::parallel_for(int64_t tasks, const std::function<void(int64_t, int)>& fn) {
   if (tasks <= 0) return;
-  if (workers_.empty() || tasks == 1) {
+  if (workers_.empty() || tasks == 1 || t_running_in == this) {
     for (int64_t t = 0; t < tasks; ++t) fn(t, 0);
     return;
   }

@@ -27,7 +27,8 @@ class ThreadPool {
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
   // Runs fn(task, worker) for task in [0, tasks), spread dynamically over the workers;
-  // returns when all are done. Not reentrant: one parallel_for at a time per pool.
+  // returns when all are done. One parallel_for at a time per pool; one called from inside a
+  // task of the same pool runs its tasks inline on that thread.
   void parallel_for(int64_t tasks, const std::function<void(int64_t task, int worker)>& fn);
 
   // Pins worker i to cpus[i % cpus.size()] (OS CPU numbers, hwloc). Returns a description of

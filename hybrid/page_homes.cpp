@@ -254,18 +254,31 @@ void HybridGen::Impl::load_prompt() {
     s.cpu_view.resize(Hkv);
     s.acc_view.resize(Hkv);
     const DenseKv& src = pr.workloads[b].prompt;
+    // Consecutive pages with the same arenas are appended in one call (written in parallel),
+    // in the same page order as one by one.
+    PageArena *run_k = nullptr, *run_v = nullptr;
+    int64_t run_begin = 0;
+    auto flush = [&](int64_t t) {
+      if (run_k && t > run_begin)
+        s.cache->append(src, run_begin, t, *run_k, *run_v, &ThreadPool::global());  // untimed
+      run_begin = t;
+    };
     for (int64_t i = 0; i < n_pages; ++i) {
-      const int64_t t0 = i * P, t1 = std::min(prompt, t0 + P);
+      PageArena *k = acc_arena.get(), *v = acc_arena.get();
       if (i >= first_window) {
-        s.cache->append(src, t0, t1, *acc_arena, *acc_arena);
         for (int h = 0; h < Hkv; ++h) mapping.add_window_page(s.heads[h]);
-        continue;
+      } else {
+        // All heads share the page's tiers at load (their page tables are alike).
+        const auto tiers = mapping.prompt_tiers(s.heads[0], i, first_window);
+        k = &k_arena(tiers.first);
+        v = &v_arena(tiers.second);
+        for (int h = 0; h < Hkv; ++h) mapping.add_host_page(s.heads[h], tiers);
       }
-      // All heads share the page's tiers at load (their page tables are alike).
-      const auto tiers = mapping.prompt_tiers(s.heads[0], i, first_window);
-      s.cache->append(src, t0, t1, k_arena(tiers.first), v_arena(tiers.second));
-      for (int h = 0; h < Hkv; ++h) mapping.add_host_page(s.heads[h], tiers);
+      if (k != run_k || v != run_v) flush(i * P);
+      run_k = k;
+      run_v = v;
     }
+    flush(prompt);
   }
   rebuild_views();
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/thread_pool.h"
 #include "core/workload.h"
 
 namespace hb {
@@ -93,6 +94,34 @@ TEST(PagedKvCache, AppendAcrossPageBoundariesMatchesTokenByToken) {
         for (int j = 0; j < 64; ++j) ASSERT_EQ(k[j], 0.0f) << "slot " << s;
         for (int j = 0; j < 64; ++j) ASSERT_EQ(v[j], 0.0f) << "slot " << s;
       }
+  }
+}
+
+// With a pool, a long load's whole pages are written by its workers: every block holds the same
+// bytes as the serial load's, the tail token by token after them, slots past the end zero
+// though the memory was dirty. 2 heads x 140 pages is past kMinParallelPages.
+TEST(PagedKvCache, AppendWithAPoolWritesTheSameBlocks) {
+  ThreadPool pool(2);
+  for (DType t : {DType::f16, DType::f32}) {
+    const auto shape = small_shape(t);
+    const int64_t n = 16 * 140 + 7;
+    static_assert(2 * 140 >= PagedKvCache::kMinParallelPages);
+    auto w = make_workload(shape, n, 0, WorkloadSpec{});
+    const size_t block = PagedKvCache(shape, 16).block_bytes();
+    auto dirty = std::make_shared<DirtyAllocator>(false);
+    PageArena ka(dirty, block), va(dirty, block), serial_ka(host_allocator(), block),
+        serial_va(host_allocator(), block);
+    PagedKvCache cache(shape, 16), serial(shape, 16);
+    cache.append(w.prompt, 0, n, ka, va, &pool);
+    serial.append(w.prompt, 0, n, serial_ka, serial_va);
+    ASSERT_EQ(cache.num_tokens(1), n);
+    ASSERT_EQ(cache.num_pages(0), serial.num_pages(0));
+    for (int h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < cache.num_pages(h); ++i) {
+        ASSERT_EQ(std::memcmp(cache.page(h, i).k, serial.page(h, i).k, block), 0) << h << " " << i;
+        ASSERT_EQ(std::memcmp(cache.page(h, i).v, serial.page(h, i).v, block), 0) << h << " " << i;
+      }
+    expect_tokens_read_back(cache, w.prompt, n);
   }
 }
 
