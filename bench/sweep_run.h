@@ -3,6 +3,7 @@
 // unit.cpp: one unit's strategies side by side).
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "bench/sweep_checks.h"
 
 namespace hb::bench {
+
+struct UnitInputs;  // unit.h
 
 // One sweep in progress (nvbench's runner): what it shares, the report it fills, its count.
 struct SweepRun {
@@ -32,6 +35,7 @@ struct SweepRun {
   bool context_accel_set = false;
   bool stopped = false;
   std::map<std::string, size_t> first_pass;  // point key -> index in report.points
+  std::shared_ptr<UnitInputs> last_inputs;   // the latest unit's, for the next to share (unit.h)
 
   void tell(const std::string& label) const {
     if (progress)

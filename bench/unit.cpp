@@ -156,6 +156,35 @@ int stands_for_batch(const SweepRun& run, const SweepGroup& g) {
 
 namespace {
 
+// The inputs of a unit executing group `executed`: the previous unit's when they are the same
+// (UnitInputs), else made now (the previous ones freed first: a long context's are GiBs).
+const UnitInputs& unit_inputs(SweepRun& run, const SweepGroup& executed,
+                              const AttentionShape& shape, bool stacked, const std::string& where) {
+  const SweepSpec& spec = run.ctx.spec;
+  // A stack's layers are drawn for the group's own batch: not shared.
+  const std::string key =
+      stacked ? ""
+              : executed.model + "|" + std::string(dtype_name(executed.kv_dtype)) + "|" +
+                    std::to_string(executed.seq_len) + "|" + std::to_string(executed.batch) + "|" +
+                    (executed.kv_budget ? executed.kv_budget->to_string() : "");
+  if (run.last_inputs && !key.empty() && run.last_inputs->key == key) {
+    run.tell(where + ": the previous unit's workload and reference");
+    return *run.last_inputs;
+  }
+  run.last_inputs.reset();
+  run.tell(where + ": generating workload");
+  auto in = std::make_shared<UnitInputs>();
+  in->key = key;
+  in->workloads = make_workloads(spec, run.resolved.workload, shape, executed.seq_len,
+                                 executed.batch, spec.seed);
+  in->problem = make_problem(run, executed, shape, in->workloads);
+  // Every step's reference is kept when the strategies do not step side by side.
+  in->oracle = std::make_unique<ReferenceOracle>(in->problem, ThreadPool::global(),
+                                                 run.lanes.size() > 1 || timings_modeled(run));
+  run.last_inputs = std::move(in);
+  return *run.last_inputs;
+}
+
 // Each lane with a 1/batch share of its KV budget and host tiers (stands_for_batch).
 std::vector<SweepContext> sequence_share(const std::vector<SweepContext>& lanes, int batch) {
   std::vector<SweepContext> out;
@@ -286,21 +315,18 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
   const SweepSpec& spec = run.ctx.spec;
   AttentionShape shape = spec.model(g.model).shape;
   shape.kv_dtype = g.kv_dtype;
-  run.tell(where + ": generating workload");
   const int stands_for = stands_for_batch(run, g);
   SweepGroup executed = g;
   executed.batch = g.batch / stands_for;
   const std::vector<SweepContext> shares =
       stands_for > 1 ? sequence_share(run.lanes, stands_for) : std::vector<SweepContext>{};
   const std::vector<SweepContext>& lane_ctx = stands_for > 1 ? shares : run.lanes;
-  const auto workloads =
-      make_workloads(spec, run.resolved.workload, shape, g.seq_len, executed.batch, spec.seed);
   const auto stack = stack_workloads(run.resolved, shape, g);  // run --layers N: layers 1..N-1
-  const Problem problem = make_problem(run, executed, shape, workloads);
+  const UnitInputs& in = unit_inputs(run, executed, shape, !stack.empty(), where);
+  const Problem& problem = in.problem;
+  ReferenceOracle& oracle = *in.oracle;
   const size_t lanes = run.lanes.size();
   const bool one_at_a_time = timings_modeled(run);
-  // Every step's reference is kept when the strategies do not step side by side.
-  ReferenceOracle oracle(problem, ThreadPool::global(), lanes > 1 || one_at_a_time);
   const std::string workload = run.resolved.workload_label();
   // Planned only, loaded wave by wave, when there are several lanes or they load one at a time.
   const bool load_now = lanes == 1 && !one_at_a_time;

@@ -116,14 +116,23 @@ TEST(ModelRun, BudgetComesFromTheProfileAndModelWeights) {
                                  bench::RunEnvironment{});
   ASSERT_EQ(r.points.size(), 2u);
   for (const auto& p : r.points) {
-    if (p.axes.model == "qwen2.5-0.5b")
+    if (p.axes.model == "qwen2.5-0.5b") {
       EXPECT_EQ(p.status, reports::PointStatus::ok) << p.reason;
-    else
+    } else {  // nothing of a model whose weights do not fit runs: oom, saying why
       EXPECT_EQ(p.status, reports::PointStatus::oom);
+      EXPECT_NE(p.reason.find("qwen2.5-32b's weights"), std::string::npos) << p.reason;
+      EXPECT_NE(p.reason.find("exceed a100-40gb-pcie4-spr's usable accelerator memory"),
+                std::string::npos)
+          << p.reason;
+    }
   }
-  EXPECT_NE(
-      r.context.sweep.at("model.kv_budget_bytes.a100-40gb-pcie4-spr.qwen2.5-32b").find("1048576"),
-      std::string::npos);
+  EXPECT_EQ(r.context.sweep.at("model.kv_budget_bytes.a100-40gb-pcie4-spr.qwen2.5-32b"),
+            "0 (the weights do not fit)");
+  // --accelerator-memory is every layer's KV budget, whatever the weights: the 32B model runs.
+  spec.accelerator.capacity_bytes = int64_t{64} << 20;
+  const auto given = run_model_sweep(spec, load_platform_models({"preset:a100-40gb-pcie4-spr"}),
+                                     bench::RunEnvironment{});
+  for (const auto& p : given.points) EXPECT_EQ(p.status, reports::PointStatus::ok) << p.reason;
 }
 
 // A batch of B executes one sequence (the batch's first, the same as batch 1's) on a 1/B share of
@@ -210,15 +219,15 @@ std::string point_json(const reports::Point& p) {
 
 // Issue 18 part 5: several platforms in one sweep share the workload, the reference and the
 // executions their plans share, and give exactly the points of one sweep per platform. The
-// platforms differ where it matters: the KV fits on some and not on the small one (its plans
-// differ), h100 adds a CXL tier (HybridGen's placement differs), gh200 and h200 plan alike.
+// platforms differ where it matters: the small one cannot hold the weights (it runs nothing),
+// h100 adds a CXL tier (HybridGen's placement differs), gh200 and h200 plan alike.
 TEST(ModelRun, SharedPlatformsGiveTheSamePointsAsOneSweepEach) {
   auto spec = tiny_spec();
   spec.seq_lens = {512, 4096};
   spec.strategies = {"full-gpu", "cpu-only", "streamingllm",    "h2o",
                      "quest",    "offload",  "hybridgen-static"};
   PlatformModel small = load_platform_model("preset:a100-40gb-pcie4-spr");
-  small.name = "small-hbm";  // weights fill it: the 1 MiB floor holds 512 tokens' KV, not 4k
+  small.name = "small-hbm";  // the weights do not fit: every point oom, nothing executed
   small.accelerator.memory_bytes = int64_t{256} << 20;
   const std::vector<PlatformModel> platforms = {load_platform_model("preset:gh200-c2c"), small,
                                                 load_platform_model("preset:h100-pcie5-cxl"),
@@ -228,7 +237,15 @@ TEST(ModelRun, SharedPlatformsGiveTheSamePointsAsOneSweepEach) {
       run_model_sweep(spec, platforms, bench::RunEnvironment{},
                       [&](const bench::Progress& p) { seen.push_back(p.label); });
   ASSERT_EQ(together.points.size(), platforms.size() * 2 * spec.strategies.size());
-  EXPECT_EQ(find(together, "full-gpu", 4096, "small-hbm").status, reports::PointStatus::oom);
+  for (const auto& p : together.points)
+    if (p.axes.extra.at("platform") == "small-hbm") {
+      EXPECT_EQ(p.status, reports::PointStatus::oom) << p.axes.key();
+      EXPECT_NE(p.reason.find("weights"), std::string::npos) << p.reason;
+      EXPECT_EQ(p.kv_fit_fraction, 0.0) << p.axes.key();
+    }
+  EXPECT_FALSE(std::any_of(seen.begin(), seen.end(), [](const std::string& l) {
+    return l.find("[small-hbm]") != std::string::npos && l.find(" loading") != std::string::npos;
+  }));
   // Executions were shared: fewer strategies loaded than points (gh200 and h200 plan alike).
   const auto loads = std::count_if(seen.begin(), seen.end(), [](const std::string& l) {
     return l.size() > 8 && l.compare(l.size() - 8, 8, " loading") == 0;
@@ -244,10 +261,39 @@ TEST(ModelRun, SharedPlatformsGiveTheSamePointsAsOneSweepEach) {
     }
     EXPECT_EQ(together.context.sweep.at("model.kv_budget_bytes." + m.name + ".qwen2.5-0.5b"),
               alone.context.sweep.at("model.kv_budget_bytes." + m.name + ".qwen2.5-0.5b"));
+    if (m.name == "small-hbm") continue;  // runs nothing, so says nothing
     EXPECT_TRUE(std::any_of(seen.begin(), seen.end(), [&](const std::string& l) {
       return l.find("[" + m.name + "]") != std::string::npos;
     }));
   }
+}
+
+// The batches at one length execute the same one sequence: the unit after the first takes over
+// its workload and reference (bench/unit.h, UnitInputs) and gives the points it gives alone.
+TEST(ModelRun, BatchesAtOneLengthShareTheWorkloadAndReference) {
+  auto spec = tiny_spec();
+  spec.batches = {1, 4};
+  spec.strategies = {"cpu-only", "streamingllm", "h2o"};
+  const auto platforms = load_platform_models({"preset:h200-pcie5-emr"});
+  std::vector<std::string> seen;
+  const reports::Report both =
+      run_model_sweep(spec, platforms, bench::RunEnvironment{},
+                      [&](const bench::Progress& p) { seen.push_back(p.label); });
+  auto count = [&](const std::string& what) {
+    return std::count_if(seen.begin(), seen.end(),
+                         [&](const std::string& l) { return l.find(what) != std::string::npos; });
+  };
+  EXPECT_EQ(count("generating workload"), 2);  // one per length: 256 and 512
+  EXPECT_EQ(count("the previous unit's workload and reference"), 2);
+  spec.batches = {4};
+  const reports::Report alone = run_model_sweep(spec, platforms, bench::RunEnvironment{});
+  ASSERT_EQ(alone.points.size(), 2 * spec.strategies.size());
+  for (const auto& p : alone.points)
+    for (const auto& q : both.points) {
+      if (q.axes.key() == p.axes.key()) {
+        EXPECT_EQ(point_json(q), point_json(p)) << p.axes.key();
+      }
+    }
 }
 
 // A quick calibration of this machine on working sets of 1 to 8 MiB.
