@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -106,7 +107,8 @@ void BufferAllocator::copy_out_2d(void* dst, size_t dst_pitch, const void* src, 
 
 namespace {
 
-// Released large blocks, kept (already faulted in) for the next allocation of the same size.
+// Released large blocks, kept (already faulted in) for the next allocation of the same size, or
+// of a smaller one (split off the front of the smallest larger block; neighbours rejoin).
 // A sweep loads every strategy's KV into fresh memory of the same sizes, one strategy after
 // another; on a VM, faulting fresh pages in runs at 1-2 GB/s (the guest zeroes each page and
 // the hypervisor backs it) against ~9 GB/s for re-zeroing a kept block. Bounded twice: at most
@@ -132,6 +134,20 @@ class BlockPool {
           kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
           return p;
         }
+      // Else the front of the smallest larger block, the rest kept: strategies' arenas come in
+      // many sizes, and a size that matched no block used to cost a fresh, slow mapping.
+      size_t best = kept_.size();
+      for (size_t i = 0; i < kept_.size(); ++i)
+        if (kept_[i].bytes > bytes && (best == kept_.size() || kept_[i].bytes < kept_[best].bytes))
+          best = i;
+      if (best < kept_.size()) {
+        Kept& k = kept_[best];
+        void* p = k.p;
+        k.p = static_cast<std::byte*>(k.p) + bytes;
+        k.bytes -= bytes;
+        held_ -= bytes;
+        return p;
+      }
       for (size_t freed = 0; freed < bytes && !kept_.empty();) {
         freed += kept_.front().bytes;
         drop_oldest(drop);
@@ -144,6 +160,19 @@ class BlockPool {
     std::vector<Kept> drop;
     {
       std::lock_guard lock(mu_);
+      // Kept neighbours (the rest of a block take() split) join it again.
+      for (size_t i = 0; i < kept_.size();) {
+        auto* at = static_cast<std::byte*>(kept_[i].p);
+        const bool before = at + kept_[i].bytes == static_cast<std::byte*>(p);
+        if (!before && static_cast<std::byte*>(p) + bytes != at) {
+          ++i;
+          continue;
+        }
+        if (before) p = at;
+        bytes += kept_[i].bytes;
+        held_ -= kept_[i].bytes;
+        kept_.erase(kept_.begin() + static_cast<std::ptrdiff_t>(i));
+      }
       if (bytes > limit_) {
         drop.push_back({p, bytes});
       } else {

@@ -50,6 +50,29 @@ TEST(HostAllocator, ARequestOfAnotherSizeFreesHeldBlocksFirst) {
   EXPECT_TRUE(all_zero(other));
 }
 
+// A request with no block of its size takes the front of the smallest larger one (zeroed
+// again), the rest serves the next; released, the pieces rejoin into the whole block.
+TEST(HostAllocator, ALargerHeldBlockIsSplitAndRejoins) {
+  auto alloc = host_allocator();
+  const size_t mib = size_t{1} << 20;
+  std::byte* whole = nullptr;
+  {
+    Buffer a = alloc->allocate(8 * mib);
+    std::memset(a.data(), 0x5A, a.size());
+    whole = static_cast<std::byte*>(a.data());
+  }
+  {
+    Buffer front = alloc->allocate(3 * mib), rest = alloc->allocate(5 * mib);
+    EXPECT_EQ(front.data(), whole);
+    EXPECT_EQ(rest.data(), whole + 3 * mib);
+    EXPECT_TRUE(all_zero(front));
+    EXPECT_TRUE(all_zero(rest));
+  }
+  Buffer again = alloc->allocate(8 * mib);
+  EXPECT_EQ(again.data(), whole);
+  EXPECT_TRUE(all_zero(again));
+}
+
 TEST(HostAllocator, SmallAndEmptyBuffers) {
   auto alloc = host_allocator();
   Buffer none = alloc->allocate(0);
