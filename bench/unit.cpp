@@ -162,11 +162,7 @@ const UnitInputs& unit_inputs(SweepRun& run, const SweepGroup& executed,
                               const AttentionShape& shape, bool stacked, const std::string& where) {
   const SweepSpec& spec = run.ctx.spec;
   // A stack's layers are drawn for the group's own batch: not shared.
-  const std::string key =
-      stacked ? ""
-              : executed.model + "|" + std::string(dtype_name(executed.kv_dtype)) + "|" +
-                    std::to_string(executed.seq_len) + "|" + std::to_string(executed.batch) + "|" +
-                    (executed.kv_budget ? executed.kv_budget->to_string() : "");
+  const std::string key = stacked ? "" : unit_key(0, executed, RunEnvironment{});
   if (run.last_inputs && !key.empty() && run.last_inputs->key == key) {
     run.tell(where + ": the previous unit's workload and reference");
     return *run.last_inputs;
