@@ -125,8 +125,13 @@ void pool_step(reports::StepTiming& into, const reports::StepTiming& more) {
   };
   std::vector<int64_t> sizes = blocks(into);
   for (int64_t n : blocks(more)) sizes.push_back(n);
+  // Which rounds came from which pass: a pass's rounds share its process and minute.
+  std::vector<int64_t> passes = into.repetition_rounds;
+  if (passes.empty()) passes.push_back(static_cast<int64_t>(blocks(into).size()));
+  passes.push_back(static_cast<int64_t>(blocks(more).size()));
   pool_timing(into, more);
   into.pass_sizes = std::move(sizes);
+  into.repetition_rounds = std::move(passes);
   // Each pass's rounds had their own orders; a pass without them leaves the record incomplete.
   if (!into.round_slots.empty() && !more.round_slots.empty())
     into.round_slots.insert(into.round_slots.end(), more.round_slots.begin(),

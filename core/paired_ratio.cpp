@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/stats.h"
+#include "core/student_t.h"
 
 namespace hb {
 
@@ -28,6 +29,35 @@ RatioInterval paired_ratio(std::span<const double> a, std::span<const double> b,
     if (a[i] > 0 && b[i] > 0 && std::isfinite(a[i]) && std::isfinite(b[i]))
       r.push_back(b[i] / a[i]);
   return median_interval(r, coverage);
+}
+
+RatioInterval repeated_ratio(std::span<const double> a, std::span<const double> b,
+                             std::span<const int64_t> rounds_per_pass, double coverage) {
+  RatioInterval out = paired_ratio(a, b, coverage);
+  const size_t n_rounds = std::min(a.size(), b.size());
+  size_t total = 0;
+  for (int64_t n : rounds_per_pass) total += n > 0 ? static_cast<size_t>(n) : 0;
+  if (rounds_per_pass.size() < 2 || total != n_rounds) return out;
+  std::vector<double> logs;  // each pass's own median ratio, in log terms
+  size_t at = 0;
+  for (int64_t n : rounds_per_pass) {
+    const auto count = static_cast<size_t>(std::max<int64_t>(n, 0));
+    const RatioInterval pass = paired_ratio(a.subspan(at, count), b.subspan(at, count), coverage);
+    at += count;
+    if (pass.pairs > 0) logs.push_back(std::log(pass.ratio));
+  }
+  if (logs.size() < 2) return out;
+  const double k = static_cast<double>(logs.size());
+  double mean = 0, var = 0;
+  for (double v : logs) mean += v / k;
+  for (double v : logs) var += (v - mean) * (v - mean) / (k - 1);
+  const double half = student_t_quantile(0.5 + coverage / 2, static_cast<int>(logs.size()) - 1) *
+                      std::sqrt(var / k);
+  out.low = std::min(out.low, std::exp(mean - half));
+  out.high = std::max(out.high, std::exp(mean + half));
+  out.coverage = std::max(out.coverage, coverage);  // the t interval's is nominal (normal logs)
+  out.passes = static_cast<int>(logs.size());
+  return out;
 }
 
 RatioInterval median_interval(std::span<const double> values, double coverage) {

@@ -3,6 +3,7 @@
 // per-round ratios, with a distribution-free confidence interval. Pairing by round cancels what
 // drifts between rounds (a burst of load, a frequency change) because both contenders of a pair
 // ran in the same round; the interval then carries only the noise the pairing leaves.
+#include <cstdint>
 #include <span>
 
 namespace hb {
@@ -13,6 +14,8 @@ struct RatioInterval {
   double high = 0;
   int pairs = 0;        // rounds in which both had a positive figure
   double coverage = 0;  // the interval's exact coverage (binomial), >= the asked one when n allows
+  // repeated_ratio: the passes whose own ratios widened the interval (0: the rounds alone).
+  int passes = 0;
   bool excludes_one() const { return pairs > 0 && (low > 1 || high < 1); }
   // The whole interval within a factor (1 + tol) of 1: the two are the same within tol.
   bool within(double tol) const { return pairs > 0 && low >= 1 / (1 + tol) && high <= 1 + tol; }
@@ -27,6 +30,18 @@ struct RatioInterval {
 // interval is then [min, max] and `coverage` says what it really covers (5 rounds: 93.75%).
 RatioInterval paired_ratio(std::span<const double> a, std::span<const double> b,
                            double coverage = 0.95);
+
+// Rounds that came in passes (`run --repetitions`, each pass its own process): the ratio is
+// still the median over every round, but rounds of one pass share what was set when the pass
+// began (where its memory landed, the minute it ran in), so a round-level interval cannot see
+// how far a pass shifts as a whole. With two or more passes the interval is the hull of the
+// rounds' order-statistic interval and Student's t interval, at `coverage`, of the mean of the
+// passes' own log ratios (each the median of its rounds): as wide as the passes disagree, and
+// wide when they are few (3 passes: +-4.30 standard errors). `rounds_per_pass` counts each
+// pass's rounds in order; when it does not account for exactly the rounds of a and b, or holds
+// fewer than two passes with pairs, the result is paired_ratio's.
+RatioInterval repeated_ratio(std::span<const double> a, std::span<const double> b,
+                             std::span<const int64_t> rounds_per_pass, double coverage = 0.95);
 
 // The same order-statistic interval around the median of `values` themselves (ratio = their
 // median; non-positive or non-finite values are left out): how well a median of independent

@@ -139,7 +139,9 @@ namespace {
 void fill_ratio(Speedup& s, const Point& a, const Point& b) {
   const std::vector<double> ra = a.step.pass_medians(), rb = b.step.pass_medians();
   if (ra.size() >= 2 && ra.size() == rb.size()) {
-    const RatioInterval r = paired_ratio(ra, rb);
+    const std::vector<int64_t>& passes = a.step.repetition_rounds;
+    const RatioInterval r =
+        passes == b.step.repetition_rounds ? repeated_ratio(ra, rb, passes) : paired_ratio(ra, rb);
     if (r.pairs >= 2) {
       s.ratio = r.ratio;
       s.rel_noise = r.rel_half_width();
@@ -147,6 +149,7 @@ void fill_ratio(Speedup& s, const Point& a, const Point& b) {
       s.ci_high = r.high;
       s.ci_coverage = r.coverage;
       s.rounds = r.pairs;
+      s.passes = r.passes;
       return;
     }
   }

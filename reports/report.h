@@ -171,6 +171,10 @@ struct StepTiming : Timing {
   // round of pass_sizes (reproducible from the sweep's seed, bench/rounds.h); empty when not
   // recorded (reports from before rounds, pooled --repetitions passes).
   std::vector<int> round_slots;
+  // run --repetitions: how many of the rounds (pass_sizes entries) each pass holds, in order;
+  // empty for a single pass. Rounds of one pass share the pass's process and minute, so
+  // speedups judge the passes' spread too (core/paired_ratio.h's repeated_ratio).
+  std::vector<int64_t> repetition_rounds;
 };
 
 // A KV region the strategy placed, with where its pages were actually found.
@@ -338,9 +342,13 @@ struct Speedup {
   // two robust_rel_noise() figures added in quadrature (independent errors of a quotient).
   double rel_noise = 0;
   // Paired points: the order-statistic interval of the median ratio (core/paired_ratio.h), its
-  // exact coverage and the rounds behind it; rounds 0 = not paired (no interval).
+  // exact coverage and the rounds behind it; rounds 0 = not paired (no interval). Points of
+  // several --repetitions passes: that interval widened to Student's t interval of the passes'
+  // own ratios (repeated_ratio), coverage then nominal.
   double ci_low = 0, ci_high = 0, ci_coverage = 0;
   int rounds = 0;
+  // --repetitions passes whose spread widened the interval (repeated_ratio); 0 = the rounds'.
+  int passes = 0;
   Provenance provenance = Provenance::measured;  // the weaker of the two points' (weaker())
   bool paired() const { return rounds > 0; }
   // Whether A and B differ beyond the noise: the interval excludes 1 (paired); unpaired, the

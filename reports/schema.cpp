@@ -259,6 +259,7 @@ json step_json(const StepTiming& t) {
             {"warmup_steps", t.warmup_steps}};
   if (!t.pass_sizes.empty()) j["pass_sizes"] = t.pass_sizes;
   if (!t.round_slots.empty()) j["round_slots"] = t.round_slots;
+  if (!t.repetition_rounds.empty()) j["repetition_rounds"] = t.repetition_rounds;
   return j;
 }
 
@@ -584,6 +585,19 @@ void read_step(const JsonReader& step, StepTiming& t) {
       slots.fail("one slot per round is needed: " + std::to_string(t.round_slots.size()) +
                  " slots for " + std::to_string(t.pass_sizes.size()) + " rounds");
   }
+  if (step.has("repetition_rounds")) {  // optional: runs of several --repetitions passes
+    const auto reps = step.member("repetition_rounds");
+    int64_t sum = 0;
+    reps.each_element([&](const JsonReader& n) {
+      const int64_t v = n.as_int();
+      if (v < 1) n.fail("a pass holds at least one round");
+      t.repetition_rounds.push_back(v);
+      sum += v;
+    });
+    if (sum != static_cast<int64_t>(t.pass_sizes.size()))
+      reps.fail("the passes hold " + std::to_string(sum) + " rounds but pass_sizes has " +
+                std::to_string(t.pass_sizes.size()));
+  }
 }
 
 LayerStackFigures read_layer_stack(const JsonReader& r) {
@@ -774,10 +788,13 @@ json report_to_json(const Report& report) {
               {"strategy_b", s.strategy_b}, {"ratio", s.ratio},
               {"rel_noise", s.rel_noise},   {"provenance", to_string(s.provenance)}};
     if (s.paired())  // optional: points stepped in the same rounds
+    {
       e["paired"] = {{"rounds", s.rounds},
                      {"ci_low", s.ci_low},
                      {"ci_high", s.ci_high},
                      {"ci_coverage", s.ci_coverage}};
+      if (s.passes > 0) e["paired"]["passes"] = s.passes;  // optional: --repetitions runs
+    }
     speedups.push_back(std::move(e));
   }
   // Insertion-ordered: "schema" first so `head` on a file shows what it is.
@@ -842,6 +859,10 @@ Report report_from_json(const json& j, const std::string& source) {
       sp.ci_low = p.num("ci_low");
       sp.ci_high = p.num("ci_high");
       sp.ci_coverage = p.num("ci_coverage");
+      if (p.has("passes")) {
+        sp.passes = p.i32("passes");
+        if (sp.passes < 2) p.member("passes").fail("an interval over passes needs at least 2");
+      }
       if (!(sp.rounds >= 2 && sp.ci_low <= sp.ratio && sp.ratio <= sp.ci_high &&
             sp.ci_coverage >= 0 && sp.ci_coverage <= 1))
         p.fail("a paired ratio needs rounds >= 2, ci_low <= ratio <= ci_high, coverage in [0, 1]");

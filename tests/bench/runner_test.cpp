@@ -91,12 +91,18 @@ TEST(Runner, RepetitionsPoolEachPointsPasses) {
     EXPECT_EQ(std::accumulate(p.step.pass_sizes.begin(), p.step.pass_sizes.end(), int64_t{0}),
               p.step.summary.count);
     EXPECT_EQ(p.step.round_slots.size(), p.step.pass_sizes.size());
+    // Which rounds each pass ran: the passes' spread widens the speedups' intervals.
+    const auto per_pass = static_cast<int64_t>(once.points[i].step.pass_sizes.size());
+    EXPECT_EQ(p.step.repetition_rounds, (std::vector<int64_t>{per_pass, per_pass, per_pass}));
     for (const auto& [name, t] : p.phases) EXPECT_EQ(t.summary.count, p.step.summary.count) << name;
     EXPECT_EQ(p.accuracy.steps_scored, once.points[i].accuracy.steps_scored);  // the first pass's
     EXPECT_DOUBLE_EQ(p.accuracy.rel_l2, once.points[i].accuracy.rel_l2);  // same seeded workload
     EXPECT_EQ(p.traffic_per_step, once.points[i].traffic_per_step);
   }
   EXPECT_EQ(pooled.speedups.size(), once.speedups.size());
+  for (const auto& s : pooled.speedups)
+    EXPECT_EQ(s.passes, 3) << s.strategy_a << "/" << s.strategy_b;
+  for (const auto& s : once.speedups) EXPECT_EQ(s.passes, 0);
   spec.repetitions = 0;
   EXPECT_THROW(spec.validate(), Error);
 }

@@ -99,6 +99,33 @@ TEST(ReportJson, PassSizesRoundTripAndMustCoverTheSamples) {
   expect_read_error(to_json_text(r), {"pass_sizes", "passes hold"});
 }
 
+TEST(ReportJson, RepetitionRoundsRoundTripAndMustCoverTheRounds) {
+  Report r = make_report();
+  const int64_t n = static_cast<int64_t>(r.points[0].step.samples_ns.size());
+  r.points[0].step.pass_sizes = {n - 12, 4, 4, 4};
+  r.points[0].step.repetition_rounds = {2, 2};
+  Speedup s;
+  s.group_key = "g";
+  s.strategy_a = "a";
+  s.strategy_b = "b";
+  s.ratio = 1.2;
+  s.ci_low = 1.1;
+  s.ci_high = 1.3;
+  s.ci_coverage = 0.95;
+  s.rounds = 4;
+  s.passes = 2;
+  r.speedups = {s};
+  const Report back = from_json_text(to_json_text(r), "mem");
+  EXPECT_EQ(back.points[0].step.repetition_rounds, r.points[0].step.repetition_rounds);
+  EXPECT_TRUE(back.points[1].step.repetition_rounds.empty());  // one pass: the member is absent
+  ASSERT_EQ(back.speedups.size(), 1u);
+  EXPECT_EQ(back.speedups[0].passes, 2);
+  r.points[0].step.repetition_rounds = {2, 1};  // a round no pass holds
+  expect_read_error(to_json_text(r), {"repetition_rounds", "passes hold 3 rounds"});
+  r.points[0].step.repetition_rounds = {4, 0};
+  expect_read_error(to_json_text(r), {"repetition_rounds", "at least one round"});
+}
+
 TEST(ReportJson, KvFitFractionRoundTripsAndIsOptional) {
   Report r = make_report();
   r.points[0].kv_fit_fraction = 0.253;
