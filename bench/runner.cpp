@@ -181,6 +181,25 @@ void pool_pass(reports::Point& into, reports::Point&& more) {
   pool_stack(into, more);
 }
 
+}  // namespace
+
+void pool_pass_report(reports::Report& into, reports::Report&& pass) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < into.points.size(); ++i) index[into.points[i].axes.key()] = i;
+  for (auto& point : pass.points) {
+    const std::string key = point.axes.key();
+    if (auto it = index.find(key); it != index.end()) {
+      pool_pass(into.points[it->second], std::move(point));
+    } else {
+      index[key] = into.points.size();
+      into.points.push_back(std::move(point));
+    }
+  }
+  into.speedups = reports::compute_speedups(into.points);
+}
+
+namespace {
+
 // The points a previous run finished for `unit`, when they are this sweep's strategies in its
 // order; empty otherwise (the unit then runs).
 std::vector<reports::Point> resumed_unit(const SweepControl* control, const std::string& unit,
@@ -271,7 +290,10 @@ void run_group(SweepRun& run, int pass, const SweepGroup& g) {
 
 // Every pass over every workload group, until the end or a stop request.
 void run_passes(SweepRun& run) {
-  for (int pass = 0; pass < run.ctx.spec.repetitions && !run.stopped; ++pass)
+  const SweepSpec& spec = run.ctx.spec;
+  const int first = spec.only_pass >= 0 ? spec.only_pass : 0;
+  const int end = spec.only_pass >= 0 ? spec.only_pass + 1 : spec.repetitions;
+  for (int pass = first; pass < end && !run.stopped; ++pass)
     for (const SweepGroup& g : sweep_groups(run.ctx.spec)) {
       if (run.stop_requested()) {
         run.stopped = true;
@@ -346,9 +368,10 @@ reports::Report run_sweep_on_lanes(const ResolvedSweep& resolved, const RunEnvir
   if (envs[0].model && envs[0].model->replace) report.context.sweep["mode"] = "model";
   SweepRun run(ctxs, resolved, sweep, progress, report);
   const auto per_group = static_cast<int64_t>(sweep.strategies.size() * ctxs.size());
-  run.total = static_cast<int64_t>(sweep_groups(spec).size()) * per_group * spec.repetitions;
+  const int passes = spec.only_pass >= 0 ? 1 : spec.repetitions;
+  run.total = static_cast<int64_t>(sweep_groups(spec).size()) * per_group * passes;
   for (const SweepGroup& g : sweep_groups(spec))
-    run.total_cost += point_cost(run, g) * static_cast<double>(per_group * spec.repetitions);
+    run.total_cost += point_cost(run, g) * static_cast<double>(per_group * passes);
 
   try {  // with a control, a failure escaping a unit ends the sweep with what finished
     run_passes(run);

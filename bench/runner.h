@@ -151,6 +151,11 @@ reports::Report run_sweep(const ResolvedSweep& sweep, const RunEnvironment& env,
 // run_sweep(spec.validate(), ...).
 reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
                           const ProgressFn& progress = {});
+// A later --repetitions pass's report (SweepSpec::only_pass) pooled into the earlier passes':
+// each point's timed steps, rounds and phases appended as run_sweep pools its own passes (a
+// failed pass fails the point), points new to `into` added, speedups recomputed.
+void pool_pass_report(reports::Report& into, reports::Report&& pass);
+
 // The same over `lanes` (see Lane); env's host_tiers and model are not used. The progress counts
 // every lane's points. Empty lanes: run_sweep.
 reports::Report run_sweep_on_lanes(const ResolvedSweep& sweep, const RunEnvironment& env,

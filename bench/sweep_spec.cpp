@@ -410,6 +410,7 @@ std::map<std::string, std::string> ResolvedSweep::echo() const {
   if (!s.kv_budgets.empty())
     e["kv_budget"] = join(s.kv_budgets);                     // only when set: old echoes match
   if (s.layers > 1) e["layers"] = std::to_string(s.layers);  // the same
+  if (s.repetitions > 1) e["pass_process"] = s.pass_per_process ? "fresh" : "same";
   if (!s.kv_nodes.empty()) e["kv_node"] = join(s.kv_nodes);
   if (!s.emulate_cxl.empty()) e["emulate_cxl"] = s.emulate_cxl;
   e["kv_pages"] = kKvPages.name(s.kv_pages);

@@ -138,6 +138,13 @@ struct SweepSpec {
   // of a group run in one process, so speedups never mix machines. Not in echo(): every rank
   // runs the same sweep and must echo it alike.
   int share_index = 0, share_count = 1;
+  // `run --repetitions` with a fresh process per pass (cli/pass_processes.h): the one pass
+  // (0-based) this process runs; -1 = every pass, one after another. Not in echo(): the pooled
+  // report is the whole sweep's.
+  int only_pass = -1;
+  // run --pass-process: fresh (each --repetitions pass in its own process, the default) or
+  // same (every pass in this one). Echoed when there are several passes.
+  bool pass_per_process = true;
 
   // The model named `name`: one of own_models, else the preset (find_model_preset: an hb::Error
   // listing the known names when there is none). Every model lookup of a sweep goes through it.

@@ -1,5 +1,6 @@
 // `hybridbench run`: parse the sweep, resolve the platform, run it, write the report.
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <fstream>
 #include <functional>
@@ -15,6 +16,7 @@
 #include "cli/fleet_run.h"
 #include "cli/numeric_options.h"
 #include "cli/output_options.h"
+#include "cli/pass_processes.h"
 #include "cli/platform_setup.h"
 #include "cli/progress.h"
 #include "cli/run_session.h"
@@ -61,6 +63,7 @@ struct RunArgs {
   std::vector<std::string> platforms;  // --platform: profiles for --mode model
   EconomicsArgs economics;             // --price, --power, --gpus-per-node
   std::string distribute;              // fleet mode under mpirun/srun: points | replicate
+  std::string pass_process = "fresh";  // --pass-process: fresh | same (cli/pass_processes.h)
   std::string kv_node;                 // --kv-node as given: spec.kv_nodes once parsed
   double gather_timeout_s = 0;
   bool list_strategies = false, list_models = false, quiet = false;
@@ -224,6 +227,13 @@ bench::ResolvedSweep resolve_sweep(RunArgs& a, CLI::App& sub) {
           stderr);
   }
   spec.kv_nodes = bench::parse_kv_nodes(a.kv_node);
+  // Fresh processes per pass measure one machine's process-to-process shift; model mode's
+  // timings are modeled, and fleet ranks are processes of MPI's.
+  spec.pass_per_process = a.pass_process == "fresh" && a.mode == "measure" && a.distribute.empty();
+  if (given("--pass-process") && a.pass_process == "fresh" && !spec.pass_per_process)
+    throw Error("--pass-process fresh applies to measured runs on one machine",
+                "drop it (--mode model prices steps with a model; --distribute ranks are MPI's "
+                "processes)");
   if (length_from_trace) spec.seq_lens = {trace->info().prompt_tokens()};
   // A trace without --model (or with --model trace) runs on its own attention shape.
   const std::string trace_note =
@@ -298,24 +308,58 @@ std::string report_path(RunArgs& a, const bench::ResolvedSweep& sweep) {
 }
 
 // One process's sweep on its own platform: the whole run, or one rank's share of a fleet run.
+// With --repetitions passes in fresh processes, each pass is such a sweep in its own child, and
+// the figures that depend on the pooled points (the whole model's) are made after pooling.
 struct MachineSweep {
   const RunPlatforms& platforms;
   bool quiet = false;
   std::shared_ptr<const bench::SweepControl> control;  // single-process runs: journal, signals
   std::function<void(int64_t)> on_points_done;         // the session's test hook
+  PassProcessHooks passes;  // run_pass is filled here; stop_signal and on_pass by the session
 
   reports::Report operator()(const bench::ResolvedSweep& s, bool show_progress) const {
+    const memtier::LoadSnapshot load_start = memtier::take_load_snapshot();
+    const auto began = std::chrono::steady_clock::now();
+    reports::Report report;
+    if (s.spec.repetitions > 1 && s.spec.pass_per_process) {
+      PassProcessHooks h = passes;
+      h.run_pass = [&](const bench::ResolvedSweep& one) {
+        return sweep_here(one, show_progress, began);
+      };
+      report = run_passes_in_processes(s, h);
+    } else {
+      report = sweep_here(s, show_progress);
+    }
+    if (report.points.empty() && report.interruption.interrupted) return report;
+    attach_whole_model(report, s);
+    for (auto& [k, v] : memtier::load_facts(load_start, memtier::take_load_snapshot()))
+      report.context.system_settings[k] = v;
+    return report;
+  }
+
+  // The sweep (or one pass of it) in this process, with its context. A pass (only_pass) counts
+  // its progress within the whole run's, which began at `began`.
+  reports::Report sweep_here(const bench::ResolvedSweep& s, bool show_progress,
+                             std::chrono::steady_clock::time_point began = {}) const {
     const RunMode mode = platforms.mode;
     const auto& profiles = platforms.profiles;
     PlatformSetup platform = setup_platform(s.spec);
     if (mode == RunMode::measure && !profiles.empty())
       platform.env.model = model::make_step_model(profiles[0], false);
     platform.env.control = control;
-    const memtier::LoadSnapshot load_start = memtier::take_load_snapshot();
     ProgressBar bar(quiet || !show_progress);
     const bench::ProgressFn on_progress = [&](const bench::Progress& p) {
-      bar.update(p);
       if (on_points_done) on_points_done(p.done);
+      if (s.spec.only_pass < 0) return bar.update(p);
+      bench::Progress whole = p;
+      const int pass = s.spec.only_pass, passes = s.spec.repetitions;
+      whole.done += pass * p.total;
+      whole.total *= passes;
+      whole.done_cost += pass * p.total_cost;
+      whole.total_cost *= passes;
+      whole.elapsed_s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+      bar.update(whole);
     };
     reports::Report report = mode == RunMode::model
                                  ? model::run_model_sweep(s, profiles, platform.env, on_progress)
@@ -325,18 +369,20 @@ struct MachineSweep {
     if (mode == RunMode::measure)
       report.capacity =
           model::machine_capacity(s.spec, report.context.accelerator, platform.env.host_tiers);
-    // The whole model's ITL, tokens/s and economics per point (model/whole_model.h).
-    if (mode == RunMode::model)
+    fill_context(report.context, platform);
+    report.context.command_line = platform.command_line;
+    return report;
+  }
+
+  // The whole model's ITL, tokens/s and economics per point (model/whole_model.h).
+  void attach_whole_model(reports::Report& report, const bench::ResolvedSweep& s) const {
+    const auto& profiles = platforms.profiles;
+    if (platforms.mode == RunMode::model)
       model::attach_modeled_whole_model(report, profiles);
     else
       model::attach_measured_whole_model(
           report, s.spec, platforms.measured_economics, profiles.empty() ? "" : profiles[0].name,
           !profiles.empty() && profiles[0].tier(MemoryKind::cxl) != nullptr);
-    fill_context(report.context, platform);
-    for (auto& [k, v] : memtier::load_facts(load_start, memtier::take_load_snapshot()))
-      report.context.system_settings[k] = v;
-    report.context.command_line = platform.command_line;
-    return report;
   }
 };
 
@@ -355,7 +401,7 @@ int run_command(RunArgs& a, CLI::App& sub) {
   const std::string out = report_path(a, sweep);
   std::FILE* const summary_to = reports::is_stdout_path(out) ? stderr : stdout;
   const auto after = [&](const reports::Report& r) { print_after_sweep(r, a.quiet, summary_to); };
-  MachineSweep machine{platforms, a.quiet, nullptr, nullptr};
+  MachineSweep machine{platforms, a.quiet, nullptr, nullptr, {}};
   if (!a.distribute.empty()) {
     bench::resolve_strategies(sweep.spec.strategies);  // a typo fails here, before MPI starts
     // --distribute's check admits only the vocabulary's names.
@@ -370,6 +416,10 @@ int run_command(RunArgs& a, CLI::App& sub) {
                        !a.resume.empty());
   machine.control = session.control();
   machine.on_points_done = [&](int64_t done) { session.check_injected_failure(done); };
+  machine.passes.stop_signal = [&] { return session.stop_signal(); };
+  machine.passes.on_pass = [&](const reports::Report& pass) {
+    session.note_units_journaled_elsewhere(static_cast<int64_t>(pass.points.size()));
+  };
   reports::Report report = machine(sweep, true);
   return session.finish(report, after);
 }
@@ -416,8 +466,10 @@ void add_workload_options(CLI::App& sub, bench::SweepSpec& s) {
       ->capture_default_str();
   add_integer_option(
       sub, "--repetitions", s.repetitions,
-      "Passes over the whole sweep, their rounds pooled per point: --rounds interleaves a "
-      "group's strategies within seconds; passes add the machine's drift over minutes",
+      "Passes over the whole sweep, each in a fresh process (--pass-process), their rounds "
+      "pooled per point: --rounds interleaves a group's strategies within seconds; passes add "
+      "what a process and the minute it runs in fix, and each speedup's interval spans the "
+      "passes' spread (Student's t over the passes' ratios)",
       1, 100)
       ->capture_default_str();
 }
@@ -467,6 +519,13 @@ void add_mode_options(CLI::App& sub, RunArgs& a) {
                  "FILE.json, preset:NAME, or 'presets' for every shipped one (" +
                      presets + ")");
   add_economics_options(sub, a.economics);
+  sub.add_option("--pass-process", a.pass_process,
+                 "fresh: each --repetitions pass runs in its own process (forked one after "
+                 "another), so where its memory lands and how its threads settle vary between "
+                 "passes as between runs; same: every pass in this process (shifts set per "
+                 "process are then invisible to the intervals)")
+      ->check(CLI::IsMember({"fresh", "same"}))
+      ->capture_default_str();
   sub.add_option("--distribute", a.distribute,
                  "Fleet run under mpirun/srun (needs an MPI build): points = split the sweep over "
                  "the ranks (e.g. one per GPU of a node); replicate = every rank runs all of it on "

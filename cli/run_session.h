@@ -39,6 +39,11 @@ class SweepSession {
   // Called from the progress callback: the documented test hook HB_TEST_FAIL_AFTER_POINTS=N
   // throws the error a failed thread creation gives once N points have finished.
   void check_injected_failure(int64_t points_done) const;
+  // The signal that asked the run to stop (0: none), for passes in child processes to forward.
+  int stop_signal() const { return guard_.signal(); }
+  // A pass run in a child process journaled units through the shared journal: the journal then
+  // holds points and must outlive an interruption.
+  void note_units_journaled_elsewhere(int64_t units) { journaled_units_ += units; }
 
   // Writes `report` and returns the exit status: complete -> the journal is removed; 0, or 1
   // when a point failed with status error. Interrupted -> the report of what finished with
