@@ -62,7 +62,8 @@ void add_sampling_options(CLI::App& sub, bench::SweepSpec& s) {
                      1, 1000)
       ->capture_default_str();
   add_seconds_option(sub, "--timeout", s.stop.timeout_s,
-                     "Stop sampling a point group (all its strategies) after this many seconds",
+                     "Stop sampling a point group (all its strategies) after this many seconds "
+                     "(per --repetitions pass)",
                      parse::RealRange{0, bench::kMaxSeconds, true, false})
       ->capture_default_str();
   add_integer_option(sub, "--accuracy-steps", s.accuracy_steps,

@@ -32,7 +32,8 @@ RatioInterval paired_ratio(std::span<const double> a, std::span<const double> b,
 }
 
 RatioInterval repeated_ratio(std::span<const double> a, std::span<const double> b,
-                             std::span<const int64_t> rounds_per_pass, double coverage) {
+                             std::span<const int64_t> rounds_per_pass, double coverage,
+                             const PassSpread* spread) {
   RatioInterval out = paired_ratio(a, b, coverage);
   const size_t n_rounds = std::min(a.size(), b.size());
   size_t total = 0;
@@ -51,12 +52,71 @@ RatioInterval repeated_ratio(std::span<const double> a, std::span<const double> 
   double mean = 0, var = 0;
   for (double v : logs) mean += v / k;
   for (double v : logs) var += (v - mean) * (v - mean) / (k - 1);
-  const double half = student_t_quantile(0.5 + coverage / 2, static_cast<int>(logs.size()) - 1) *
-                      std::sqrt(var / k);
+  int df = static_cast<int>(logs.size()) - 1;
+  if (spread && spread->df > 0 && spread->passes == static_cast<int>(logs.size())) {
+    var = 2 * spread->variance;  // a difference of two contenders' pass levels
+    df = spread->df;
+  }
+  const double half = student_t_quantile(0.5 + coverage / 2, df) * std::sqrt(var / k);
   out.low = std::min(out.low, std::exp(mean - half));
   out.high = std::max(out.high, std::exp(mean + half));
   out.coverage = std::max(out.coverage, coverage);  // the t interval's is nominal (normal logs)
   out.passes = static_cast<int>(logs.size());
+  return out;
+}
+
+PassSpread pass_spread(const std::vector<std::vector<double>>& rounds,
+                       std::span<const int64_t> rounds_per_pass) {
+  PassSpread out;
+  const size_t contenders = rounds.size(), passes = rounds_per_pass.size();
+  if (contenders < 2 || passes < 2) return out;
+  size_t n_rounds = 0;
+  for (int64_t n : rounds_per_pass) n_rounds += n > 0 ? static_cast<size_t>(n) : 0;
+  for (const auto& r : rounds)
+    if (r.size() != n_rounds) return out;
+  // level[c][p]: contender c's median log figure in pass p, each round's mean taken out.
+  std::vector<std::vector<double>> level(contenders, std::vector<double>(passes, 0));
+  size_t at = 0;
+  for (size_t p = 0; p < passes; ++p) {
+    const auto count = static_cast<size_t>(std::max<int64_t>(rounds_per_pass[p], 0));
+    std::vector<std::vector<double>> rel(contenders);
+    for (size_t i = at; i < at + count; ++i) {
+      double sum = 0;
+      bool all = true;
+      for (const auto& r : rounds) {
+        all = all && r[i] > 0 && std::isfinite(r[i]);
+        if (all) sum += std::log(r[i]);
+      }
+      if (!all) continue;  // a round some contender lacks compares nothing
+      const double mean = sum / static_cast<double>(contenders);
+      for (size_t c = 0; c < contenders; ++c) rel[c].push_back(std::log(rounds[c][i]) - mean);
+    }
+    at += count;
+    if (rel[0].empty()) return out;  // a pass with no complete round: no level to compare
+    for (size_t c = 0; c < contenders; ++c) {
+      std::sort(rel[c].begin(), rel[c].end());
+      level[c][p] = quantile(rel[c], 0.5);
+    }
+  }
+  // The two-way table's residual: level less its contender's and its pass's means.
+  std::vector<double> by_contender(contenders, 0), by_pass(passes, 0);
+  double grand = 0;
+  const double nc = static_cast<double>(contenders), np = static_cast<double>(passes);
+  for (size_t c = 0; c < contenders; ++c)
+    for (size_t p = 0; p < passes; ++p) {
+      by_contender[c] += level[c][p] / np;
+      by_pass[p] += level[c][p] / nc;
+      grand += level[c][p] / (nc * np);
+    }
+  double ss = 0;
+  for (size_t c = 0; c < contenders; ++c)
+    for (size_t p = 0; p < passes; ++p) {
+      const double e = level[c][p] - by_contender[c] - by_pass[p] + grand;
+      ss += e * e;
+    }
+  out.df = static_cast<int>((contenders - 1) * (passes - 1));
+  out.variance = ss / out.df;
+  out.passes = static_cast<int>(passes);
   return out;
 }
 

@@ -5,6 +5,7 @@
 // ran in the same round; the interval then carries only the noise the pairing leaves.
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace hb {
 
@@ -40,8 +41,34 @@ RatioInterval paired_ratio(std::span<const double> a, std::span<const double> b,
 // wide when they are few (3 passes: +-4.30 standard errors). `rounds_per_pass` counts each
 // pass's rounds in order; when it does not account for exactly the rounds of a and b, or holds
 // fewer than two passes with pairs, the result is paired_ratio's.
+//
+// `spread`, when given, is the pass-to-pass spread of a whole group of contenders that ran the
+// same passes (pass_spread): the t interval then uses its variance and degrees of freedom
+// instead of the pair's own, which with 3 passes rest on 2 degrees of freedom and swing widely
+// between runs.
+struct PassSpread;
 RatioInterval repeated_ratio(std::span<const double> a, std::span<const double> b,
-                             std::span<const int64_t> rounds_per_pass, double coverage = 0.95);
+                             std::span<const int64_t> rounds_per_pass, double coverage = 0.95,
+                             const PassSpread* spread = nullptr);
+
+// How much a pass shifts one contender against the others, pooled over a group: the passes are
+// the blocks of a randomized complete block design whose treatments are the contenders, and the
+// residual of the two-way table of each contender's level per pass (the median over the pass's
+// rounds of its log figure less the round's mean log figure) estimates the variance of a
+// contender's pass level, with (contenders - 1) x (passes - 1) degrees of freedom: textbook
+// pooled error for pairwise comparisons of treatments (e.g. Montgomery, Design and Analysis of
+// Experiments, ch. 4). A ratio of two contenders' pass means then has variance 2 x variance /
+// passes.
+struct PassSpread {
+  double variance = 0;  // of one contender's log level within a pass, about its mean
+  int df = 0;           // 0: not estimable (fewer than 2 contenders or passes)
+  int passes = 0;
+};
+// rounds[c][i]: contender c's figure in round i (every contender the same rounds);
+// rounds_per_pass: the passes' round counts, summing to the rounds. Rounds where a contender has
+// no positive figure are left out of its pass level.
+PassSpread pass_spread(const std::vector<std::vector<double>>& rounds,
+                       std::span<const int64_t> rounds_per_pass);
 
 // The same order-statistic interval around the median of `values` themselves (ratio = their
 // median; non-positive or non-finite values are left out): how well a median of independent

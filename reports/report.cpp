@@ -135,13 +135,35 @@ double tie_margin(const ReportContext& c) {
 
 namespace {
 
-// B over A: paired per round when both ran the same rounds, else the medians' ratio.
-void fill_ratio(Speedup& s, const Point& a, const Point& b) {
+// The pass-to-pass spread of a group's points that ran the same --repetitions passes (the
+// most common set of passes among them; pass_spread), or none.
+std::optional<PassSpread> group_pass_spread(const std::vector<const Point*>& members) {
+  std::map<std::vector<int64_t>, int> seen;
+  for (const Point* p : members)
+    if (p->step.repetition_rounds.size() >= 2) ++seen[p->step.repetition_rounds];
+  if (seen.empty()) return std::nullopt;
+  const auto& passes = std::max_element(seen.begin(), seen.end(), [](const auto& x, const auto& y) {
+                         return x.second < y.second;
+                       })->first;
+  std::vector<std::vector<double>> rounds;
+  for (const Point* p : members)
+    if (p->step.repetition_rounds == passes) rounds.push_back(p->step.pass_medians());
+  const PassSpread s = pass_spread(rounds, passes);
+  return s.df > 0 ? std::optional<PassSpread>(s) : std::nullopt;
+}
+
+// B over A: paired per round when both ran the same rounds, else the medians' ratio; over
+// --repetitions passes, widened by the group's pass-to-pass spread.
+void fill_ratio(Speedup& s, const Point& a, const Point& b,
+                const std::optional<PassSpread>& spread) {
   const std::vector<double> ra = a.step.pass_medians(), rb = b.step.pass_medians();
   if (ra.size() >= 2 && ra.size() == rb.size()) {
     const std::vector<int64_t>& passes = a.step.repetition_rounds;
-    const RatioInterval r =
-        passes == b.step.repetition_rounds ? repeated_ratio(ra, rb, passes) : paired_ratio(ra, rb);
+    const PassSpread* group =
+        spread && spread->passes == static_cast<int>(passes.size()) ? &*spread : nullptr;
+    const RatioInterval r = passes == b.step.repetition_rounds
+                                ? repeated_ratio(ra, rb, passes, 0.95, group)
+                                : paired_ratio(ra, rb);
     if (r.pairs >= 2) {
       s.ratio = r.ratio;
       s.rel_noise = r.rel_half_width();
@@ -168,6 +190,7 @@ std::vector<Speedup> compute_speedups(const std::vector<Point>& points) {
   for (auto& [key, members] : groups) {
     std::sort(members.begin(), members.end(),
               [](const Point* x, const Point* y) { return x->axes.strategy < y->axes.strategy; });
+    const std::optional<PassSpread> spread = group_pass_spread(members);
     for (const Point* a : members)
       for (const Point* b : members) {
         if (a->axes.strategy == b->axes.strategy) continue;
@@ -175,7 +198,7 @@ std::vector<Speedup> compute_speedups(const std::vector<Point>& points) {
         s.group_key = key;
         s.strategy_a = a->axes.strategy;
         s.strategy_b = b->axes.strategy;
-        fill_ratio(s, *a, *b);
+        fill_ratio(s, *a, *b, spread);
         s.provenance = weaker(a->provenance, b->provenance);
         out.push_back(std::move(s));
       }

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -29,19 +30,21 @@ namespace {
 namespace fs = std::filesystem;
 
 // Units of about a second each on a busy 2-core machine (the --timeout ends each point's
-// sampling), so a signal lands between the first finished unit and the last.
-const std::string kSlowSweep =
+// sampling), so a signal lands between the first finished unit and the last. One pass unless
+// said (kSlowPasses): a resumed point's samples are then all the first run measured.
+const std::string kSlowPasses =
     "run --model qwen2.5-0.5b --seq-len 16k,20k,24k,28k,32k --strategy cpu-only,full-gpu "
     "--decode-steps 400 "
     "--warmup 1 --min-samples 400 --accuracy-steps 1 --timeout 0.3 --accelerator cpu "
     "--accelerator-memory 2G "  // every point fits, so every unit takes its time
     "--accelerator-threads 1 "
     "--host-threads 1 -q";
+const std::string kSlowSweep = kSlowPasses + " --repetitions 1";
 // Fast: three units of two points (kFastBase leaves --strategy and --accelerator to the test).
 const std::string kFastBase =
     "run --model qwen2.5-0.5b --seq-len 256,512,768 --decode-steps 4 --warmup 1 --min-samples 2 "
     "--accuracy-steps 1 "
-    "--accelerator-threads 1 --host-threads 1 -q";
+    "--accelerator-threads 1 --host-threads 1 -q --repetitions 1";
 const std::string kFastSweep = kFastBase + " --strategy cpu-only,full-gpu --accelerator cpu";
 
 std::vector<std::string> split_args(const std::string& s) {
@@ -151,6 +154,44 @@ TEST_F(RunCli, CtrlCKeepsFinishedPointsAndResumeCompletesThem) {
   EXPECT_FALSE(fs::exists(journal));                           // a complete report needs no journal
   EXPECT_EQ(run(kSlowSweep + " --resume " + out), 2) << out_;  // nothing left to resume
   EXPECT_NE(out_.find("no sweep journal"), std::string::npos) << out_;
+}
+
+// --repetitions in fresh processes (cli/pass_processes.h): a stop in the second pass keeps the
+// first pass's points and the journal; --resume runs the rest, and each point pools both passes,
+// the first pass's samples first and unchanged.
+TEST_F(RunCli, PassesInFreshProcessesStopResumeAndPool) {
+  const std::string args = kSlowPasses + " --repetitions 2";
+  const std::string out = file("p.json"), journal = out + ".partial.jsonl";
+  const pid_t pid = start(args + " --out " + out);
+  // Five units of two points a pass: the header, pass 1's ten lines, then pass 2's first unit.
+  bool in_second_pass = false;
+  for (int i = 0; i < 6000 && !in_second_pass; ++i) {
+    in_second_pass = lines(journal) >= 13;
+    if (!in_second_pass) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(in_second_pass) << "the second pass never journaled a unit";
+  ::kill(pid, SIGTERM);  // to the parent alone: it forwards the stop to the running pass
+  ASSERT_EQ(wait(pid), 143) << out_;
+  EXPECT_NE(out_.find("pass 2/2"), std::string::npos) << out_;
+  const reports::Report part = reports::read_report(out);
+  ASSERT_EQ(part.points.size(), 10u);  // every length's points, pooled as far as they ran
+  ASSERT_EQ(run(args + " --resume " + out), 0) << out_;
+  const reports::Report full = reports::read_report(out);
+  EXPECT_FALSE(full.interruption.interrupted);
+  EXPECT_EQ(full.context.sweep.at("pass_process"), "fresh");
+  ASSERT_EQ(full.points.size(), 10u);
+  const auto before = by_key(part);
+  size_t grown = 0;  // points whose second pass ran after the resume
+  for (const auto& p : full.points) {
+    SCOPED_TRACE(p.axes.key());
+    ASSERT_EQ(p.step.repetition_rounds.size(), 2u);
+    const auto& first = before.at(p.axes.key())->step.samples_ns;
+    ASSERT_GE(p.step.samples_ns.size(), first.size());
+    EXPECT_TRUE(std::equal(first.begin(), first.end(), p.step.samples_ns.begin()));
+    grown += p.step.samples_ns.size() > first.size();
+  }
+  EXPECT_GE(grown, 2u);
+  for (const auto& s : full.speedups) EXPECT_EQ(s.passes, 2) << s.strategy_a << "/" << s.strategy_b;
 }
 
 TEST_F(RunCli, SigtermExits143WithTheFinishedPoints) {

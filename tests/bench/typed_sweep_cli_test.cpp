@@ -17,7 +17,8 @@ namespace {
 
 const std::string kSampling =
     " --decode-steps 6 --warmup 1 --min-samples 3 --rounds 5 --max-samples 5 --accuracy-steps 2 "
-    "--seed 42 --accelerator cpu --accelerator-threads 1 --host-threads 1";
+    "--seed 42 --accelerator cpu --accelerator-threads 1 --host-threads 1 --repetitions 1 "
+    "--timeout 30";
 
 // Two budgets (a count and a share) x two KV dtypes x two batches, attention scope.
 const std::string kBudgetArgs =

@@ -176,5 +176,83 @@ TEST(RepeatedRatio, RoundsThatDoNotAddUpAreTheRoundsInterval) {
   }
 }
 
+TEST(PassSpread, IsTheResidualOfTheContendersByPassesTable) {
+  // Three contenders, two passes of two rounds, noise-free: contender 2 is 10% slower in pass 1
+  // only. The residual's sum of squares is worked out below from the levels by hand.
+  const double d = std::log(1.1);
+  const std::vector<std::vector<double>> rounds = {
+      {10, 10, 10, 10}, {20, 20, 20, 20}, {30, 30, 33, 33}};
+  const std::vector<int64_t> passes = {2, 2};
+  const PassSpread s = pass_spread(rounds, passes);
+  // level[c][p] = log x[c] - mean_c log x: the interaction lives in contender 2, pass 1, where
+  // its level rises by 2d/3 and the others' fall by d/3.
+  std::vector<std::vector<double>> level(3, std::vector<double>(2));
+  const double base[3] = {std::log(10.0), std::log(20.0), std::log(30.0)};
+  for (int p = 0; p < 2; ++p) {
+    const double extra = p == 1 ? d : 0;
+    const double mean = (base[0] + base[1] + base[2] + extra) / 3;
+    for (int c = 0; c < 3; ++c) level[c][p] = base[c] + (c == 2 ? extra : 0) - mean;
+  }
+  double ss = 0;
+  for (int c = 0; c < 3; ++c)
+    for (int p = 0; p < 2; ++p) {
+      const double row = (level[c][0] + level[c][1]) / 2;
+      const double col = (level[0][p] + level[1][p] + level[2][p]) / 3;
+      ss += std::pow(level[c][p] - row - col, 2);  // the grand mean is 0
+    }
+  EXPECT_EQ(s.df, 2);
+  EXPECT_EQ(s.passes, 2);
+  EXPECT_NEAR(s.variance, ss / 2, 1e-12);
+  EXPECT_GT(s.variance, 0);
+}
+
+TEST(PassSpread, NotEstimableWithoutTwoContendersAndTwoPasses) {
+  const std::vector<int64_t> two = {2, 2}, one = {4};
+  EXPECT_EQ(pass_spread({{1, 2, 3, 4}}, two).df, 0);
+  EXPECT_EQ(pass_spread({{1, 2, 3, 4}, {1, 2, 3, 4}}, one).df, 0);
+  EXPECT_EQ(pass_spread({{1, 2, 3}, {1, 2, 3, 4}}, two).df, 0);  // rounds that do not add up
+}
+
+TEST(PassSpread, PooledOverAGroupItCoversAndSwingsLessThanEachPairsOwn) {
+  // Eight contenders, three passes; each contender's level shifts per pass by 2% (log-SD).
+  // The pair's own t interval (2 degrees of freedom) and the group's (14) both cover; the
+  // group's width varies far less from run to run.
+  const int contenders = 8, passes = 3, rounds = 8, trials = 300;
+  int own_covered = 0, pooled_covered = 0;
+  std::vector<double> own_width, pooled_width;
+  for (int t = 0; t < trials; ++t) {
+    std::mt19937_64 rng(5000 + t);
+    std::normal_distribution<double> shift(0.0, 0.02), jitter(0.0, 0.005);
+    std::vector<std::vector<double>> r(contenders);
+    for (int p = 0; p < passes; ++p) {
+      std::vector<double> level(contenders);
+      for (auto& l : level) l = std::exp(shift(rng));
+      for (int i = 0; i < rounds; ++i) {
+        const double load = 1 + 50 * std::abs(jitter(rng));  // a round's common drift
+        for (int c = 0; c < contenders; ++c)
+          r[c].push_back(10.0 * (c == 1 ? 1.2 : 1.0) * level[c] * load * (1 + jitter(rng)));
+      }
+    }
+    const std::vector<int64_t> per_pass(passes, rounds);
+    const PassSpread spread = pass_spread(r, per_pass);
+    ASSERT_EQ(spread.df, (contenders - 1) * (passes - 1));
+    const RatioInterval own = repeated_ratio(r[0], r[1], per_pass);
+    const RatioInterval pooled = repeated_ratio(r[0], r[1], per_pass, 0.95, &spread);
+    own_covered += own.low <= 1.2 && 1.2 <= own.high;
+    pooled_covered += pooled.low <= 1.2 && 1.2 <= pooled.high;
+    own_width.push_back(std::log(own.high / own.low));
+    pooled_width.push_back(std::log(pooled.high / pooled.low));
+  }
+  auto cv = [](const std::vector<double>& v) {
+    double m = 0, s = 0;
+    for (double x : v) m += x / static_cast<double>(v.size());
+    for (double x : v) s += (x - m) * (x - m) / static_cast<double>(v.size() - 1);
+    return std::sqrt(s) / m;
+  };
+  EXPECT_GE(own_covered, static_cast<int>(0.93 * trials));
+  EXPECT_GE(pooled_covered, static_cast<int>(0.93 * trials));
+  EXPECT_LT(cv(pooled_width), 0.5 * cv(own_width));
+}
+
 }  // namespace
 }  // namespace hb
