@@ -194,6 +194,19 @@ TEST_F(RunCli, PassesInFreshProcessesStopResumeAndPool) {
   for (const auto& s : full.speedups) EXPECT_EQ(s.passes, 2) << s.strategy_a << "/" << s.strategy_b;
 }
 
+// Fresh pass processes measure one machine: model mode (modeled timings) refuses them by name,
+// and its own default stays one pass.
+TEST_F(RunCli, ModelModeRefusesFreshPassProcesses) {
+  const std::string out = file("m.json");
+  EXPECT_EQ(run(kFastBase + " --strategy cpu-only --mode model --platform presets --pass-process "
+                            "fresh --out " +
+                out),
+            2)
+      << out_;
+  EXPECT_NE(out_.find("--pass-process fresh applies to measured runs"), std::string::npos) << out_;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST_F(RunCli, SigtermExits143WithTheFinishedPoints) {
   const std::string out = file("t.json");
   const pid_t pid = start(kSlowSweep + " --out " + out);
