@@ -1,6 +1,7 @@
 #include "bench/runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -231,14 +232,25 @@ std::vector<HostTier> host_tiers(const RunEnvironment& env) {
   return tiers;
 }
 
+// Seconds a measured group spends per token of context outside its sampling (workload, reference,
+// loads): about 0.1 ms on the 2-core VM's default sweep (a 32k group ~3 s beyond its --timeout).
+constexpr double kSetupSecondsPerToken = 1e-4;
+
 // What a point of group g costs relative to others, for the progress ETA: its executed tokens
 // of context, times the share of lanes that run its model (a refused lane's points are free).
+// A measured group samples until --timeout, whatever its length: its cost is that time plus its
+// setup, or the 32k group of the default sweep would weigh 8x the 4k one and the ETA run ahead.
 double point_cost(const SweepRun& run, const SweepGroup& g) {
   const int batch = g.batch / stands_for_batch(run, g);
   size_t running = 0;
   for (const SweepContext& lane : run.lanes) running += lane.refused.count(g.model) ? 0 : 1;
-  return static_cast<double>(std::max<int64_t>(g.seq_len, 1)) * std::max(batch, 1) *
-         static_cast<double>(running) / static_cast<double>(std::max<size_t>(run.lanes.size(), 1));
+  const double tokens = static_cast<double>(std::max<int64_t>(g.seq_len, 1)) * std::max(batch, 1);
+  const double timeout = run.ctx.spec.stop.timeout_s;
+  const double cost = !timings_modeled(run) && std::isfinite(timeout)
+                          ? timeout + kSetupSecondsPerToken * tokens
+                          : tokens;
+  return cost * static_cast<double>(running) /
+         static_cast<double>(std::max<size_t>(run.lanes.size(), 1));
 }
 
 // The key of a unit over every lane (unit_key, with each further lane's platform).

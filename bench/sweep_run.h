@@ -54,4 +54,7 @@ struct SweepRun {
   }
 };
 
+// Whether every lane's timings are modeled (model mode): nothing is timed.
+bool timings_modeled(const SweepRun& run);
+
 }  // namespace hb::bench

@@ -131,17 +131,17 @@ std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
   return leader;
 }
 
-// Whether every lane's timings are modeled (model mode): nothing is timed, so stepping the
-// strategies side by side buys no fairness. One at a time, a single strategy's KV is in memory
-// and the next one's load reuses its pages (host_allocator keeps released blocks), which spares
-// faulting fresh memory in: most of a long-context model run on a VM.
+}  // namespace
+
+// Modeled timings: stepping the strategies side by side buys no fairness. One at a time, a single
+// strategy's KV is in memory and the next one's load reuses its pages (host_allocator keeps
+// released blocks), which spares faulting fresh memory in: most of a long-context model run on a
+// VM.
 bool timings_modeled(const SweepRun& run) {
   for (const auto& lane : run.lanes)
     if (!lane.env.model || !lane.env.model->replace) return false;
   return true;
 }
-
-}  // namespace
 
 // Model mode's sampled batch (unit.h): one executed sequence stands for the batch. It runs on
 // a 1/B share of each lane's KV budget and host tiers (the batch's fit, sequence by sequence),

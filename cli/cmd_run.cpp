@@ -579,7 +579,7 @@ CommandFn add_run_command(CLI::App& app) {
       "until its noise converges, score it against an exact fp64 reference, and write a JSON "
       "report.\n\n"
       "Examples:\n"
-      "  hybridbench run                                        # default sweep, < 2 min on 2 "
+      "  hybridbench run                                        # default sweep, ~2.5 min on 2 "
       "cores\n"
       "  hybridbench run --strategy cpu-only,hybridgen --seq-len 4k:128k:x2 --out r.json\n"
       "  hybridbench run --model qwen2.5-7b --batch 1,8 --workload needle\n"

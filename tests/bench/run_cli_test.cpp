@@ -198,8 +198,9 @@ TEST_F(RunCli, PassesInFreshProcessesStopResumeAndPool) {
 // and its own default stays one pass.
 TEST_F(RunCli, ModelModeRefusesFreshPassProcesses) {
   const std::string out = file("m.json");
-  EXPECT_EQ(run(kFastBase + " --strategy cpu-only --mode model --platform presets --pass-process "
-                            "fresh --out " +
+  EXPECT_EQ(run(kFastBase +
+                " --strategy cpu-only --mode model --platform presets --pass-process "
+                "fresh --out " +
                 out),
             2)
       << out_;

@@ -20,6 +20,22 @@ namespace {
 
 SweepSpec tiny_spec() { return testing::tiny_spec({100, 300}); }
 
+// The ETA's weights: a measured group samples until --timeout whatever its length, so a group of
+// 3x the context costs about as much, not 3x (the default sweep's ETA ran 8x ahead on its 4k
+// group); the context adds its setup (0.1 ms a token).
+TEST(Runner, MeasuredGroupsCostTheirTimeoutPlusSetupInTheEta) {
+  auto spec = tiny_spec();
+  spec.stop.timeout_s = 2;
+  std::vector<double> first_group_share;
+  run_sweep(spec, RunEnvironment{}, [&](const Progress& p) {
+    if (p.done == 2 && first_group_share.empty())
+      first_group_share.push_back(p.done_cost / p.total_cost);
+  });
+  ASSERT_EQ(first_group_share.size(), 1u);
+  const double expected = (2 + 1e-4 * 100) / ((2 + 1e-4 * 100) + (2 + 1e-4 * 300));
+  EXPECT_NEAR(first_group_share[0], expected, 1e-9);
+}
+
 TEST(Runner, ExactStrategiesMatchTheReference) {
   auto report = run_sweep(tiny_spec(), RunEnvironment{});
   ASSERT_EQ(report.points.size(), 4u);
