@@ -159,9 +159,11 @@ PassResult run_one_pass(const bench::ResolvedSweep& sweep, int pass, const PassP
 reports::Report run_passes_in_processes(const bench::ResolvedSweep& sweep,
                                         const PassProcessHooks& hooks) {
   if (const size_t threads = thread_count(); threads > 1)
-    throw Error("internal error: " + std::to_string(threads) +
-                    " threads run before the --repetitions passes fork",
-                "add --pass-process same (and report this)", kExitFailure);
+    throw Error(std::to_string(threads) +
+                    " threads run before the --repetitions passes fork (a profiler or debugger "
+                    "adds its own), and a fork would copy a lock one of them holds",
+                "add --repetitions 1, or --pass-process same (every pass in this process)",
+                kExitFailure);
   const int passes = sweep.spec.repetitions;
   std::optional<reports::Report> pooled;
   for (int pass = 0; pass < passes; ++pass) {

@@ -28,7 +28,8 @@
 #   bench       hybridbench_cuda_bench: HBM copy, decode attention at 8K/32K/128K as % of it,
 #               LSE merge, pinned H2D/D2H
 #   strategies  hybridbench run --accelerator cuda --strategy all at --fit-len (KV fits the
-#               --accelerator-memory cap) and --nofit-len (it does not)
+#               --accelerator-memory cap) and --nofit-len (it does not), in two passes, each a
+#               forked process with its own CUDA context
 #   memcheck    compute-sanitizer --tool memcheck on a small filtered set of GPU tests
 #   racecheck   compute-sanitizer --tool racecheck on a smaller one
 #   microbatch  issue 15's micro-batching, measured not gated: hybridbench run --accelerator cuda
@@ -364,7 +365,8 @@ check_cpu_sweep() {
   # qwen2.5-0.5b: 512 bytes of KV per token, so 1K tokens fit 6 MiB and 16K (8 MiB) do not,
   # while InfiniGen's partial keys and fetch buffer (5.2 MiB at 16K) still fit.
   sweep cpu qwen2.5-0.5b 1k 16k 6M "$OUTDIR/cpu-sweep.json" --batch 1 --decode-steps 3 \
-    --warmup 1 --min-samples 2 --accuracy-steps 1 --accelerator-threads 1 --host-threads 1 -q
+    --warmup 1 --min-samples 2 --accuracy-steps 1 --accelerator-threads 1 --host-threads 1 -q \
+    --repetitions 1
 }
 
 check_probe() {
@@ -423,8 +425,9 @@ check_bench() {
   DETAIL="$(grep -c '^| ' "$LOG") table rows (device-check.md)"
 }
 check_strategies() {
+  # Two passes, each a forked process that makes its own CUDA context (cli/pass_processes.h).
   if sweep cuda "$MODEL" "$FIT_LEN" "$NOFIT_LEN" "$CAP" "$OUTDIR/strategies.json" --batch 1 \
-       --decode-steps 8 --warmup 2 --min-samples 3 --accuracy-steps 2; then
+       --decode-steps 8 --warmup 2 --min-samples 3 --accuracy-steps 2 --repetitions 2 --timeout 5; then
     return 0
   fi
   return 1
@@ -446,7 +449,7 @@ check_microbatch() {
     if ! timed 70 "${RUN_B[@]}" hybridbench run --accelerator cuda --model "$MODEL" --seq-len 16k \
          --batch 2 --microbatches $m --strategy cpu-only,offload,hybridgen,hybridgen-lse \
          --accelerator-memory "$CAP" --decode-steps 8 --warmup 2 --min-samples 3 --accuracy-steps 1 \
-         -q --out "$OUTDIR/microbatch-$m.json"; then
+         --repetitions 1 -q --out "$OUTDIR/microbatch-$m.json"; then
       DETAIL="hybridbench run --microbatches $m failed: $(tail -2 "$LOG" | tr '\n' ' ')"
       return 1
     fi
