@@ -53,9 +53,9 @@ namespace {
 // A measured run's defaults: passes, and each group's sampling time per pass.
 constexpr int kMeasuredPasses = 3;
 constexpr double kMeasuredPassTimeoutS = 10;
-// Model mode's: modeled timings do not vary between passes.
-constexpr int kModeledPasses = 1;
-constexpr double kModeledTimeoutS = 30;
+// Model mode's and a fleet rank's: one pass, 30 s a group.
+constexpr int kOnePass = 1;
+constexpr double kOnePassTimeoutS = 30;
 
 // --mode: time this machine, or project onto platform profiles with the model (model).
 enum class RunMode { measure, model };
@@ -222,11 +222,14 @@ bench::ResolvedSweep resolve_sweep(RunArgs& a, CLI::App& sub) {
   const bench::TraceFile* trace = opened ? opened->get() : nullptr;
   const bool length_from_trace = trace && !given("--seq-len");
   apply_sweep_axes(a.axes, spec, length_from_trace);
+  // Passes in fresh processes are a measured run's on one machine: model mode's timings are
+  // modeled, and fleet ranks are MPI's processes (which must not fork). Those keep one pass.
+  const bool one_pass_default = a.mode == "model" || !a.distribute.empty();
+  if (one_pass_default && !given("--repetitions")) spec.repetitions = kOnePass;
+  if (one_pass_default && !given("--timeout")) spec.stop.timeout_s = kOnePassTimeoutS;
   // Model mode answers which platform and strategy to buy: the ablations, which no ranking
   // reads, would cost half its time at long context (20 of 28 executions at 128k are
   // HybridGen's five variants).
-  if (a.mode == "model" && !given("--repetitions")) spec.repetitions = kModeledPasses;
-  if (a.mode == "model" && !given("--timeout")) spec.stop.timeout_s = kModeledTimeoutS;
   if (a.mode == "model" && !given("--strategy")) {
     spec.strategies = {"headline"};
     if (!a.quiet)
@@ -236,8 +239,6 @@ bench::ResolvedSweep resolve_sweep(RunArgs& a, CLI::App& sub) {
           stderr);
   }
   spec.kv_nodes = bench::parse_kv_nodes(a.kv_node);
-  // Fresh processes per pass measure one machine's process-to-process shift; model mode's
-  // timings are modeled, and fleet ranks are processes of MPI's.
   spec.pass_per_process = a.pass_process == "fresh" && a.mode == "measure" && a.distribute.empty();
   if (given("--pass-process") && a.pass_process == "fresh" && !spec.pass_per_process)
     throw Error("--pass-process fresh applies to measured runs on one machine",
