@@ -521,6 +521,7 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
                 "accelerator, --decode-steps and --page-tokens)");
   }
   for (const auto& p : r.points) r.regressions += p.regression();
+  r.agreement = run_agreement(old_report, new_report, r.target);
   r.geomean = geometric_mean(r.points, options);
   add_warnings(old_report, new_report, options, r);
   return r;

@@ -12,6 +12,7 @@
 
 #include "reports/accuracy_target.h"
 #include "reports/report.h"
+#include "reports/run_agreement.h"
 
 namespace hb::reports {
 
@@ -161,6 +162,9 @@ struct CompareResult {
   std::vector<PointComparison> points;   // in axes_less order; missing and added included
   std::vector<GroupShift> group_shifts;  // groups of >= kMinGroupForShift points with rounds
   std::vector<std::string> warnings;     // context differences that make the comparison weaker
+  // Whether the two runs give the same answer: headline per length, speedups against the
+  // other's interval. Informational: the exit status is judged point by point.
+  RunAgreement agreement;
   int regressions = 0;
   // The command that would decide the INCONCLUSIVE points: NEW's command line with
   // --repetitions 5 (empty when no point is inconclusive).

@@ -20,12 +20,6 @@ std::string median_cell(std::optional<PointStatus> status, const SampleSummary& 
   return format_duration_ns(s.median);
 }
 
-std::string joined(const std::vector<std::string>& parts, const char* sep) {
-  std::string s;
-  for (const auto& p : parts) s += (s.empty() ? "" : sep) + p;
-  return s;
-}
-
 std::vector<std::string> reasons(const PointComparison& p, const CompareOptions& o) {
   std::vector<std::string> r;
   if (p.slowdown_regression) r.push_back("slower than --threshold " + format_percent(o.threshold));
@@ -120,6 +114,17 @@ std::vector<PointAxes> all_axes(const CompareResult& r) {
   return v;
 }
 
+// Whether the runs give the same answer, one line each (none when nothing is in both).
+std::vector<std::string> agreement_lines(const CompareResult& r) {
+  std::vector<std::string> lines;
+  const std::string headline = headline_agreement_text(r.agreement);
+  if (!headline.empty())
+    lines.push_back("headline (fastest within " + r.target.describe() + "): " + headline);
+  const std::string speedups = speedup_agreement_text(r.agreement.speedups);
+  if (!speedups.empty()) lines.push_back("speedups: " + speedups);
+  return lines;
+}
+
 }  // namespace
 
 std::string compare_table_text(const CompareResult& r) {
@@ -134,7 +139,7 @@ std::string compare_table_text(const CompareResult& r) {
                labels.label(p.axes), median_cell(p.old_status, p.old_step),
                median_cell(p.new_status, p.new_step), timed ? format_percent(p.change, true) : "",
                timed ? format_percent(p.change_rel_noise) : "",
-               timed ? format_p_value(p.p_value) : "", joined(notes, "; ")});
+               timed ? format_p_value(p.p_value) : "", format_list(notes, "; ")});
   }
   std::string out;
   const std::string constants = labels.constants();
@@ -145,6 +150,7 @@ std::string compare_table_text(const CompareResult& r) {
   out += " (U test alpha " + format_fixed(r.options.alpha, 3) + ", min effect " +
          format_percent(r.options.min_effect) + ", threshold " +
          format_percent(r.options.threshold) + ")\n";
+  for (const auto& line : agreement_lines(r)) out += line + "\n";
   return out + compare_verdict_line(r) + "\n";
 }
 
@@ -178,7 +184,7 @@ std::string accuracy_delta_text(const PointComparison& p) {
   if (a.has_needle() && b.has_needle())
     parts.push_back("needle " + format_percent(a.needle_success_rate) + " -> " +
                     format_percent(b.needle_success_rate));
-  return joined(parts, ", ");
+  return format_list(parts, ", ");
 }
 
 std::string compare_markdown_text(const CompareResult& r) {
@@ -249,8 +255,38 @@ std::string compare_markdown_text(const CompareResult& r) {
     for (const auto& w : r.warnings) md += "> warning: " + w + "\n";
   }
   md += "\n" + std::to_string(r.points.size()) + " points:" + counts_text(r) + "\n";
+  for (const auto& line : agreement_lines(r)) md += "\n" + line + "\n";
   return md;
 }
+
+namespace {
+
+nlohmann::ordered_json agreement_json(const RunAgreement& a) {
+  using json = nlohmann::ordered_json;
+  json columns = json::array();
+  for (const auto& c : a.headline)
+    columns.push_back({{"setting", c.setting},
+                       {"seq_len", c.seq_len},
+                       {"host", c.host},
+                       {"old", c.old_leaders},
+                       {"new", c.new_leaders},
+                       {"old_at_margin", c.old_at_margin},
+                       {"new_at_margin", c.new_at_margin},
+                       {"same", c.same()},
+                       {"same_but_margin", c.same_but_margin()}});
+  const SpeedupAgreement& s = a.speedups;
+  return {{"headline", columns},
+          {"headline_changes", a.headline_changes()},
+          {"margin_moves", a.margin_moves()},
+          {"speedups",
+           {{"pairs", s.pairs},
+            {"inside_both", s.inside_both},
+            {"consistent", s.consistent},
+            {"opposite", s.opposite},
+            {"opposite_pairs", s.opposite_names}}}};
+}
+
+}  // namespace
 
 std::string compare_json_text(const CompareResult& r, const std::string& old_source,
                               const std::string& new_source) {
@@ -327,6 +363,7 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
         {"verdict", r.geomean.n ? json(verdict_name(r.geomean.verdict)) : json(nullptr)}}},
       {"deciding_command", r.deciding_command.empty() ? json(nullptr) : json(r.deciding_command)},
       {"warnings", r.warnings},
+      {"agreement", agreement_json(r.agreement)},
       {"points", points}};
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

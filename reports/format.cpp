@@ -79,4 +79,10 @@ std::string format_shortest(double v) {
   return std::string(buf, r.ptr);
 }
 
+std::string format_list(const std::vector<std::string>& items, const char* sep) {
+  std::string s;
+  for (const auto& item : items) s += (s.empty() ? "" : sep) + item;
+  return s;
+}
+
 }  // namespace hb::reports

@@ -3,6 +3,7 @@
 // figure reads the same everywhere.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace hb::reports {
 
@@ -14,6 +15,8 @@ std::string format_sci(double v);                  // 0.00123 -> "1.2e-03"; NaN 
 std::string format_tokens(int64_t n);              // 4096 -> "4k", 131072 -> "128k", 1000 -> "1000"
 std::string format_fixed(double v, int decimals);  // locale-independent "%.*f"
 std::string format_p_value(double p);              // "0.031", "<1e-6"
+// The items with `sep` between them: {"h2o", "quest"} -> "h2o, quest"; {} -> "".
+std::string format_list(const std::vector<std::string>& items, const char* sep = ", ");
 // The shortest text that reads back as exactly `v` (0.05 -> "0.05", 1e-05 -> "1e-05"): the text
 // form of a report's typed sweep values, so text -> JSON number -> text is the identity.
 std::string format_shortest(double v);

@@ -120,19 +120,16 @@ std::vector<std::string> fastest_within_target_lines(const Report& r) {
   for (const auto& pt : procurement_tables(r)) {
     std::string line;
     for (const auto& [len, host] : pt.columns()) {
-      const std::vector<std::string> lead = pt.leaders(len, host);
       if (pt.fastest(len, host).empty()) continue;
-      std::string names;
-      for (const auto& n : lead) names += (names.empty() ? "" : ", ") + n;
       line += (line.empty() ? "" : "; ") + format_tokens(len) + (host.empty() ? "" : " @ " + host) +
-              " " +
-              (lead.empty()       ? "none"
-               : lead.size() == 1 ? names
-                                  : "tie " + names);
+              " " + leaders_text(pt.leaders(len, host), pt.at_margin(len, host));
     }
-    const std::string margin = pt.tie_margin > 0 ? ", or that trails it by less than the " +
-                                                       format_percent(pt.tie_margin) + " tie margin"
-                                                 : "";
+    const std::string margin =
+        pt.tie_margin > 0
+            ? ", or that trails it by less than the " + format_percent(pt.tie_margin) +
+                  " tie margin; \"at the margin\": trails by more, but its interval reaches into "
+                  "the margin"
+            : "";
     if (!line.empty())
       out.push_back("fastest within " + pt.target.describe() +
                     " per length (ablations aside; a tie lists every strategy the 95% intervals "

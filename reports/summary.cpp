@@ -134,6 +134,19 @@ std::string winner_body(const ProcurementTable& t, const Finding& f) {
   return body;
 }
 
+// "; quest trails by 1.05x [1.01x, 1.11x], at the 5.0% tie margin: another run may name it in
+// the tie" for each strategy ProcurementTable::at_margin names; "" when none.
+std::string at_margin_clauses(const ProcurementTable& t, int64_t len, const std::string& host,
+                              const std::string& fastest) {
+  std::string out;
+  for (const auto& s : t.at_margin(len, host))
+    if (const Speedup* r = t.speedup_entry(fastest, s, len, host))
+      out += "; " + s + " trails by " + format_ratio(r->ratio) + " [" + format_ratio(r->ci_low) +
+             ", " + format_ratio(r->ci_high) + "], at the " + format_percent(t.tie_margin) +
+             " tie margin: another run may name it in the tie";
+  return out;
+}
+
 Finding find(const ProcurementTable& t, int64_t len, const std::string& host) {
   Finding f{len, host, "", {}, ""};
   const std::vector<std::string> leaders = t.leaders(len, host);
@@ -149,11 +162,11 @@ Finding find(const ProcurementTable& t, int64_t len, const std::string& host) {
     std::sort(f.tie.begin(), f.tie.end());
     f.body = "the fastest, " + leaders[0] + ", is within noise" +
              (t.tie_margin > 0 ? " or the " + format_percent(t.tie_margin) + " tie margin" : "") +
-             " of each";
+             " of each" + at_margin_clauses(t, len, host, leaders[0]);
     return f;
   }
   f.winner = leaders[0];
-  f.body = winner_body(t, f);
+  f.body = winner_body(t, f) + at_margin_clauses(t, len, host, leaders[0]);
   return f;
 }
 

@@ -125,6 +125,17 @@ const Speedup* ProcurementTable::speedup_entry(const std::string& a, const std::
   return nullptr;
 }
 
+namespace {
+
+// Whether a point competes for the headline: timed, no ablation, and (within_target) accurate
+// enough.
+bool contends(const ProcurementTable& t, const Point* p, bool within_target) {
+  return p && p->timed() && p->role != StrategyRole::ablation &&
+         (!within_target || t.target.met_by(*p));
+}
+
+}  // namespace
+
 std::vector<std::string> ProcurementTable::leaders(int64_t seq_len, const std::string& host,
                                                    bool within_target) const {
   const std::string best =
@@ -133,13 +144,35 @@ std::vector<std::string> ProcurementTable::leaders(int64_t seq_len, const std::s
   std::vector<std::string> out = {best};
   for (const auto& s : strategies) {
     const Point* p = at(s, seq_len, host);
-    if (s == best || !p || !p->timed() || p->role == StrategyRole::ablation ||
-        (within_target && !target.met_by(*p)))
-      continue;
+    if (s == best || !contends(*this, p, within_target)) continue;
     const Speedup* sp = speedup_entry(best, s, seq_len, host);
     if (!sp || !sp->decided(tie_margin)) out.push_back(s);
   }
   return out;
+}
+
+std::vector<std::string> ProcurementTable::at_margin(int64_t seq_len, const std::string& host,
+                                                     bool within_target) const {
+  const std::vector<std::string> lead = leaders(seq_len, host, within_target);
+  if (lead.empty() || !(tie_margin > 0)) return {};
+  std::vector<std::string> out;
+  for (const auto& s : strategies) {
+    const Point* p = at(s, seq_len, host);
+    if (std::find(lead.begin(), lead.end(), s) != lead.end() || !contends(*this, p, within_target))
+      continue;
+    const Speedup* sp = speedup_entry(lead[0], s, seq_len, host);
+    if (sp && sp->paired() && sp->ci_low <= 1 + tie_margin) out.push_back(s);
+  }
+  return out;
+}
+
+std::string leaders_text(const std::vector<std::string>& leaders,
+                         const std::vector<std::string>& at_margin) {
+  std::string s = leaders.empty()       ? "none"
+                  : leaders.size() == 1 ? leaders[0]
+                                        : "tie " + format_list(leaders);
+  if (!at_margin.empty()) s += " (" + format_list(at_margin) + " at the margin)";
+  return s;
 }
 
 namespace {
@@ -440,9 +473,7 @@ TextTable time_grid(const ProcurementTable& t) {
   auto leaders_cell = [&](int64_t len, const std::string& host, bool within_target) {
     const std::vector<std::string> l = t.leaders(len, host, within_target);
     if (l.empty()) return std::string(within_target ? "none" : "-");
-    std::string cell = l.size() > 1 ? "tie: " : "";
-    for (size_t i = 0; i < l.size(); ++i) cell += (i ? ", " : "") + l[i];
-    return cell;
+    return leaders_text(l, t.at_margin(len, host, within_target));
   };
   std::vector<std::string> fastest = {"fastest"};
   for (const auto& [len, host] : t.columns()) fastest.push_back(leaders_cell(len, host, false));

@@ -69,6 +69,12 @@ struct ProcurementTable {
   // winner; several: a tie; none: nothing eligible ran.
   std::vector<std::string> leaders(int64_t seq_len, const std::string& host = "",
                                    bool within_target = true) const;
+  // The eligible strategies leaders() leaves out although their interval against the fastest
+  // still reaches into the tie margin (paired, ci_low <= 1 + tie_margin): out on the median
+  // ratio, not beyond the margin by the interval. Such a membership is a coin toss between runs
+  // (quest at 4k: 1.038-1.066 over eight runs against a 5% margin), so the headline says so.
+  std::vector<std::string> at_margin(int64_t seq_len, const std::string& host = "",
+                                     bool within_target = true) const;
   // On the speed-accuracy Pareto front of its column: timed, scored, and no other timed scored
   // point of the column is at least as fast and at least as accurate (target's metric) with one
   // of the two strictly better.
@@ -88,6 +94,11 @@ struct ProcurementTable {
   ProcurementTable headline_part() const;
   ProcurementTable ablation_part() const;
 };
+
+// What the headline names at a column: "none", "h2o", "tie h2o, quest", each followed by
+// " (hybridgen at the margin)" when at_margin names any.
+std::string leaders_text(const std::vector<std::string>& leaders,
+                         const std::vector<std::string>& at_margin = {});
 
 // Tables in a stable order (by title). Throws hb::Error when options.reference names a strategy
 // that is not in the report.

@@ -35,6 +35,13 @@ TEST(Format, OtherUnits) {
   EXPECT_EQ(format_p_value(1e-9), "<1e-6");
 }
 
+TEST(Format, Lists) {
+  EXPECT_EQ(format_list({}), "");
+  EXPECT_EQ(format_list({"h2o"}), "h2o");
+  EXPECT_EQ(format_list({"h2o", "quest", "offload"}), "h2o, quest, offload");
+  EXPECT_EQ(format_list({"a", "b"}, "; "), "a; b");
+}
+
 TEST(TextTable, PlainAndMarkdownAlign) {
   TextTable t;
   t.add_column("name");
