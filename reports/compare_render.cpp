@@ -125,6 +125,31 @@ std::vector<std::string> agreement_lines(const CompareResult& r) {
   return lines;
 }
 
+nlohmann::ordered_json agreement_json(const RunAgreement& a) {
+  using json = nlohmann::ordered_json;
+  json columns = json::array();
+  for (const auto& c : a.headline)
+    columns.push_back({{"setting", c.setting},
+                       {"seq_len", c.seq_len},
+                       {"host", c.host},
+                       {"old", c.old_leaders},
+                       {"new", c.new_leaders},
+                       {"old_at_margin", c.old_at_margin},
+                       {"new_at_margin", c.new_at_margin},
+                       {"same", c.same()},
+                       {"same_but_margin", c.same_but_margin()}});
+  const SpeedupAgreement& s = a.speedups;
+  return {{"headline", columns},
+          {"headline_changes", a.headline_changes()},
+          {"margin_moves", a.margin_moves()},
+          {"speedups",
+           {{"pairs", s.pairs},
+            {"inside_both", s.inside_both},
+            {"consistent", s.consistent},
+            {"opposite", s.opposite},
+            {"opposite_pairs", s.opposite_names}}}};
+}
+
 }  // namespace
 
 std::string compare_table_text(const CompareResult& r) {
@@ -258,35 +283,6 @@ std::string compare_markdown_text(const CompareResult& r) {
   for (const auto& line : agreement_lines(r)) md += "\n" + line + "\n";
   return md;
 }
-
-namespace {
-
-nlohmann::ordered_json agreement_json(const RunAgreement& a) {
-  using json = nlohmann::ordered_json;
-  json columns = json::array();
-  for (const auto& c : a.headline)
-    columns.push_back({{"setting", c.setting},
-                       {"seq_len", c.seq_len},
-                       {"host", c.host},
-                       {"old", c.old_leaders},
-                       {"new", c.new_leaders},
-                       {"old_at_margin", c.old_at_margin},
-                       {"new_at_margin", c.new_at_margin},
-                       {"same", c.same()},
-                       {"same_but_margin", c.same_but_margin()}});
-  const SpeedupAgreement& s = a.speedups;
-  return {{"headline", columns},
-          {"headline_changes", a.headline_changes()},
-          {"margin_moves", a.margin_moves()},
-          {"speedups",
-           {{"pairs", s.pairs},
-            {"inside_both", s.inside_both},
-            {"consistent", s.consistent},
-            {"opposite", s.opposite},
-            {"opposite_pairs", s.opposite_names}}}};
-}
-
-}  // namespace
 
 std::string compare_json_text(const CompareResult& r, const std::string& old_source,
                               const std::string& new_source) {
