@@ -174,5 +174,19 @@ TEST(SummaryTies, HeadlineClaimsOnlyWhatTheNoiseAllows) {
   }
 }
 
+// The report's time grid names the same leaders, and a strategy at the margin, as run's line.
+TEST(SummaryTies, TheTimeGridNamesAStrategyAtTheMargin) {
+  const Report r = crafted({{"full-gpu", 2e6}, {"h2o", 1e6}, {"hybridgen", 1.04e6}}, 0.03);
+  const auto tables = procurement_tables(r);
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_EQ(tables[0].at_margin(4096), std::vector<std::string>{"hybridgen"});
+  const std::string grid = time_grid(tables[0]).markdown();
+  EXPECT_NE(grid.find("| h2o (hybridgen at the margin) |"), std::string::npos) << grid;
+  // Without a margin there is nothing to be at: the 4% lead is decided.
+  EXPECT_TRUE(procurement_tables(crafted({{"h2o", 1e6}, {"hybridgen", 1.04e6}}))[0]
+                  .at_margin(4096)
+                  .empty());
+}
+
 }  // namespace
 }  // namespace hb::reports
