@@ -46,13 +46,10 @@ std::string journal_path(const std::string& report_path) { return report_path + 
 Journal Journal::create(const std::string& path, const SweepIdentity& identity) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
   if (fd < 0 && errno == EEXIST) {
-    // A journal without a finished point (a run killed during its first unit) loses nothing.
-    int64_t points = -1;
-    try {
-      points = read_journal(path).points;
-    } catch (const Error&) {
-      // damaged: refused below, the user decides
-    }
+    // A journal without a finished point (a run killed during its first unit, or one that ended
+    // before its header was on disk) loses nothing. The caller holds --out's lock, so no other
+    // run is writing it.
+    const int64_t points = journal_points(path);
     if (points == 0 && ::unlink(path.c_str()) == 0)
       fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0666);
     else
@@ -74,7 +71,14 @@ Journal Journal::create(const std::string& path, const SweepIdentity& identity) 
                        {"build", identity.build},
                        {"command_line", identity.command_line},
                        {"options", options}};
-  j.write_line(header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  try {
+    j.write_line(header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  } catch (const Error& e) {
+    j.remove();  // a journal without its header (a full disk) holds nothing and would only block
+    throw Error(e.problem() + " (its first line; nothing ran, and no journal is left)",
+                "free space where --out goes, or raise the file-size limit (ulimit -f)",
+                kExitFailure);
+  }
   sync_dir_of(path);
   return j;
 }
@@ -153,6 +157,11 @@ JournalContents read_journal(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string text = ss.str();
+  if (text.find('\n') == std::string::npos)
+    throw Error("no sweep journal to resume from: " + path +
+                    " has no complete first line (its run ended, or the disk filled, before "
+                    "writing it), so no point finished",
+                "run the sweep without --resume (it replaces " + path + ")");
   JournalContents c;
   // Units in progress: key -> points of the current attempt (a unit rerun after a kill starts
   // again at index 0).
@@ -214,10 +223,20 @@ JournalContents read_journal(const std::string& path) {
       open.erase(unit);
     }
   }
-  if (c.identity.options.empty() && c.identity.build.empty())
-    throw Error(path + ": empty sweep journal (no header line)",
-                "the journal is damaged; " + start_over(path));
   return c;
+}
+
+int64_t journal_points(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return -1;
+  std::string first;
+  // No complete first line: nothing was journaled after it (read_journal refuses it as absent).
+  if (!std::getline(in, first) || in.eof()) return 0;
+  try {
+    return read_journal(path).points;
+  } catch (const Error&) {
+    return -1;
+  }
 }
 
 void check_same_sweep(const SweepIdentity& journal, const SweepIdentity& now,
@@ -235,13 +254,18 @@ void check_same_sweep(const SweepIdentity& journal, const SweepIdentity& now,
   };
   std::map<std::string, std::string> keys = journal.options;
   keys.insert(now.options.begin(), now.options.end());
-  for (const auto& [k, unused] : keys) {
-    const std::string was = value(journal.options, k), is = value(now.options, k);
-    if (was != is)
-      throw Error("--resume: option " + k + " differs: the interrupted sweep had " + was +
-                      ", this run has " + is,
-                  fix_options);
-  }
+  // Options both sweeps have first: one that only some values of another give (--pass-process,
+  // echoed only with --repetitions above 1) must not be named for a change the user made to that
+  // other option.
+  for (const bool in_both : {true, false})
+    for (const auto& [k, unused] : keys) {
+      if ((journal.options.count(k) && now.options.count(k)) != in_both) continue;
+      const std::string was = value(journal.options, k), is = value(now.options, k);
+      if (was != is)
+        throw Error("--resume: option " + k + " differs: the interrupted sweep had " + was +
+                        ", this run has " + is,
+                    fix_options);
+    }
 }
 
 }  // namespace hb::bench

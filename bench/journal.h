@@ -35,8 +35,10 @@ std::string journal_path(const std::string& report_path);
 // journaled survives any later end of the process.
 class Journal {
  public:
-  // Starts a new journal with `identity` as its header; refuses (hb::Error, exit 2) when one is
-  // already there: it holds an interrupted sweep's points, which a new run must not overwrite.
+  // Starts a new journal with `identity` as its header; refuses (hb::Error, exit 2) when one with
+  // finished points (or a damaged one) is already there: it holds an interrupted sweep's
+  // points, which a new run must not overwrite. One without a point is replaced. The caller
+  // holds the --out lock. A header that cannot be written (disk full) leaves no file.
   static Journal create(const std::string& path, const SweepIdentity& identity);
   // Opens an existing journal to append to (run --resume, after read_journal()).
   static Journal reopen(const std::string& path);
@@ -63,8 +65,13 @@ struct JournalContents {
   std::map<std::string, std::vector<reports::Point>> units;  // complete units only, by key
   int64_t points = 0;                                        // in complete units
 };
-// Reads and validates a journal; throws hb::Error (exit 2) naming the file and line.
+// Reads and validates a journal; throws hb::Error (exit 2) naming the file and line. A journal
+// without a complete first line (its run ended, or the disk filled, before the header was
+// written) is refused as no journal: it holds no point.
 JournalContents read_journal(const std::string& path);
+// The finished points the journal at `path` holds: 0 when it has no complete first line,
+// -1 when it cannot be read or is damaged. What decides whether a journal may be removed.
+int64_t journal_points(const std::string& path);
 
 // Throws hb::Error (exit 2) naming the first option (or the build) that differs between the
 // journal's sweep and this one, with both values and the fix.

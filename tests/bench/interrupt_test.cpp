@@ -1,10 +1,12 @@
 // Stopping, failing and resuming a sweep through the runner API (SweepControl) and the journal
 // (bench/journal.h); failed points without accuracy figures; accelerators refused up front.
 // The binary's side (signals, --resume, exit codes) is in run_cli_test.cpp.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -287,6 +289,41 @@ TEST_F(JournalFile, AJournalWithoutPointsDoesNotBlockANewRun) {
   EXPECT_EQ(read_journal(path_).points, 0);
 }
 
+// A journal whose header never reached the disk (its run died, or the disk filled, before the
+// first line was written) holds nothing: a new run replaces it, --resume calls it absent, and a
+// header that cannot be written leaves no file behind.
+TEST_F(JournalFile, AJournalWithoutItsHeaderIsNoJournal) {
+  const SweepSpec spec = tiny_spec();
+  for (const std::string text : {"", "{\"journal\": \"hybridbench.jou"}) {
+    SCOPED_TRACE("journal text: '" + text + "'");
+    std::ofstream(path_, std::ios::binary) << text;
+    EXPECT_EQ(journal_points(path_), 0);
+    try {
+      read_journal(path_);
+      ADD_FAILURE() << "a journal without a header was read";
+    } catch (const Error& e) {
+      EXPECT_NE(e.problem().find("no sweep journal to resume from"), std::string::npos)
+          << e.problem();
+      EXPECT_EQ(e.problem().find("damaged"), std::string::npos) << e.problem();
+    }
+    EXPECT_NO_THROW(Journal::create(path_, identity(spec)));
+    EXPECT_EQ(read_journal(path_).points, 0);
+    fs::remove(path_);
+  }
+  EXPECT_EQ(journal_points(path_), -1);  // no file
+  // A full disk at the header: EFBIG under a file-size limit fails the same write as ENOSPC.
+  struct rlimit was {};
+  ::getrlimit(RLIMIT_FSIZE, &was);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit none = was;
+  none.rlim_cur = 0;
+  ::setrlimit(RLIMIT_FSIZE, &none);
+  EXPECT_THROW(Journal::create(path_, identity(spec)), Error);
+  ::setrlimit(RLIMIT_FSIZE, &was);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_FALSE(fs::exists(path_)) << "a journal without its header was left behind";
+}
+
 TEST_F(JournalFile, DifferentOptionsAreNamed) {
   SweepSpec spec = tiny_spec();
   const SweepIdentity was = identity(spec);
@@ -304,6 +341,21 @@ TEST_F(JournalFile, DifferentOptionsAreNamed) {
   other_build.build = "0.2.0 other Release";
   EXPECT_THROW(check_same_sweep(was, other_build, path_), Error);
   EXPECT_THROW(read_journal(path_ + ".none"), Error);
+}
+
+// An option echoed only for some values of another (pass_process, with repetitions above 1) is
+// not named for a change to that other option: the user changed --repetitions.
+TEST_F(JournalFile, AnOptionBothSweepsHaveIsNamedBeforeOneOnlyOneHas) {
+  SweepIdentity was{"b", "hybridbench run", {{"--pass-process", "fresh"}, {"--repetitions", "3"}}};
+  SweepIdentity now{"b", "hybridbench run --repetitions 1", {{"--repetitions", "1"}}};
+  try {
+    check_same_sweep(was, now, path_);
+    ADD_FAILURE() << "different options accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(e.problem().find("option --repetitions differs"), std::string::npos) << e.problem();
+  }
+  now.options["--repetitions"] = "3";
+  EXPECT_THROW(check_same_sweep(was, now, path_), Error);  // one-sided differences still count
 }
 
 }  // namespace
