@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string errno_text(int e = errno) { return std::strerror(e); }
+
+// The temporary file a regular file is written through: ".NAME.XXXXXX.tmp" next to it.
+const std::string kTempPrefix = ".", kTempSuffix = ".XXXXXX.tmp";
 
 // Digits only, small enough for a descriptor.
 std::optional<int> parse_fd(const std::string& s) {
@@ -111,8 +115,9 @@ void write_all(int fd, const std::string& text, const std::string& path) {
       const int e = n < 0 ? errno : EIO;
       throw Error("cannot write " + path + ": " + errno_text(e) + " (" + std::to_string(done) +
                       " of " + std::to_string(text.size()) + " bytes written)",
-                  e == ENOSPC ? "free space on the device, or write somewhere else"
-                              : "check the output path",
+                  e == ENOSPC  ? "free space on the device, or write somewhere else"
+                  : e == EFBIG ? "raise the file-size limit (ulimit -f), or write less"
+                               : "check the output path",
                   kExitFailure);
     }
     done += static_cast<size_t>(n);
@@ -150,7 +155,7 @@ void replace_atomically(const std::string& path, const std::string& text, const 
   const std::string dir = parent_dir(path);
   // Hidden, so a leftover from a killed process does not look like a report.
   std::string tmpl =
-      (fs::path(dir) / ("." + fs::path(path).filename().string() + ".XXXXXX.tmp")).string();
+      (fs::path(dir) / (kTempPrefix + fs::path(path).filename().string() + kTempSuffix)).string();
   const int fd = ::mkstemps(tmpl.data(), 4);
   if (fd < 0)
     throw Error("cannot create a temporary file next to " + path + ": " + errno_text(),
@@ -246,6 +251,9 @@ void check_output_path(const std::string& option, const std::string& path,
       refuse("the folder " + dir + " is not writable: " + errno_text(),
              "make it writable or choose another path; nothing was run");
   }
+  if (!t.fd && (!t.exists || S_ISREG(t.st.st_mode)))
+    check_name_room(option, t.path, kTempPrefix.size() + kTempSuffix.size(),
+                    "the temporary file it is written through");
   // An output that is an input would destroy it (reports are read whole first, but a crash or
   // a failed sweep would then leave neither). Only files that exist can be the same file.
   if (const auto out = stat_of(path)) {
@@ -257,6 +265,19 @@ void check_output_path(const std::string& option, const std::string& path,
                "write " + option + " to another file");
     }
   }
+}
+
+void check_name_room(const std::string& option, const std::string& path, size_t extra,
+                     const std::string& what) {
+  const std::string name = fs::path(path).filename().string();
+  const long limit = ::pathconf(parent_dir(path).c_str(), _PC_NAME_MAX);
+  const size_t max_name = limit > 0 ? static_cast<size_t>(limit) : 255;
+  if (name.size() + extra <= max_name) return;
+  throw Error(option + " " + path + ": its file name is " + std::to_string(name.size()) +
+                  " characters, and " + what + " would be " + std::to_string(name.size() + extra) +
+                  ", over this file system's limit of " + std::to_string(max_name),
+              "use a file name of at most " + std::to_string(max_name - extra) + " characters",
+              kExitUsage);
 }
 
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
@@ -295,6 +316,9 @@ void write_output(const std::string& path, const std::string& text) {
   if (t.exists && S_ISDIR(t.st.st_mode))
     throw Error("cannot write " + path + ": it is a folder", "give a file name", kExitFailure);
   if (t.exists && !S_ISREG(t.st.st_mode)) return write_in_place(t.path, text);
+  // A file-size limit (ulimit -f) must fail the write with EFBIG, which removes the temporary
+  // file, not kill the process with SIGXFSZ and leave it behind.
+  ::signal(SIGXFSZ, SIG_IGN);
   replace_atomically(t.path, text, t.exists ? &t.st : nullptr);
 }
 

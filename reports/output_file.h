@@ -23,10 +23,18 @@ bool is_stdout_path(const std::string& path);
 
 // Refuses (hb::Error, exit 2, naming `option` and the fix) an output path that cannot be
 // written: its folder is missing or not writable, it is a folder, an existing file is not
-// writable, or it is the same file as one of `inputs` (device and inode, through symlinks),
-// which writing would destroy. Empty paths and "-" pass; empty inputs are skipped.
+// writable, its name leaves no room for the temporary file's (check_name_room), or it is the same
+// file as one of `inputs` (device and inode, through symlinks), which writing would destroy. Empty
+// paths and "-" pass; empty inputs are skipped.
 void check_output_path(const std::string& option, const std::string& path,
                        const std::vector<std::string>& inputs = {});
+
+// Refuses (hb::Error, exit 2, naming `option` and the longest name that fits) a path whose file
+// name, `extra` characters longer, would pass its folder's file-name limit (NAME_MAX, 255 on
+// most file systems): a file named after it (`what`: the temporary file of the atomic replace,
+// a run's journal) could then not be created, and the command would fail only after its work.
+void check_name_room(const std::string& option, const std::string& path, size_t extra,
+                     const std::string& what);
 
 // Refuses two outputs of one command that are the same file, or both standard output (their
 // texts would overwrite or interleave each other). `outputs` pairs an option with its path;
