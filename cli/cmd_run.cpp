@@ -312,7 +312,9 @@ std::string report_path(RunArgs& a, const bench::ResolvedSweep& sweep) {
     if (const bench::TraceFile* t = sweep.trace()) inputs.push_back(t->path());
     for (const auto& p : a.platforms)
       for (const auto& f : bench::split_list(p)) inputs.push_back(f);
-    reports::check_output_path(a.json.empty() ? "--out" : "--json", out, inputs);
+    const std::string option = !a.resume.empty() ? "--resume" : a.json.empty() ? "--out" : "--json";
+    check_journal_name_room(option, out);
+    reports::check_output_path(option, out, inputs);
   }
   return out;
 }
@@ -325,7 +327,7 @@ struct MachineSweep {
   bool quiet = false;
   std::shared_ptr<const bench::SweepControl> control;  // single-process runs: journal, signals
   std::function<void(int64_t)> on_points_done;         // the session's test hook
-  PassProcessHooks passes;  // run_pass is filled here; stop_signal and on_pass by the session
+  PassProcessHooks passes;  // run_pass is filled here, stop_signal by the session
 
   reports::Report operator()(const bench::ResolvedSweep& s, bool show_progress) const {
     const memtier::LoadSnapshot load_start = memtier::take_load_snapshot();
@@ -427,10 +429,12 @@ int run_command(RunArgs& a, CLI::App& sub) {
   machine.control = session.control();
   machine.on_points_done = [&](int64_t done) { session.check_injected_failure(done); };
   machine.passes.stop_signal = [&] { return session.stop_signal(); };
-  machine.passes.on_pass = [&](const reports::Report& pass) {
-    session.note_units_journaled_elsewhere(static_cast<int64_t>(pass.points.size()));
-  };
-  reports::Report report = machine(sweep, true);
+  reports::Report report;
+  try {
+    report = machine(sweep, true);
+  } catch (const Error& e) {
+    throw session.with_resume_hint(e);  // e.g. the first pass's process died: its points are kept
+  }
   return session.finish(report, after);
 }
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <string>
 
+#include "cli/interrupt.h"
 #include "core/error.h"
 #include "reports/json_io.h"
 
@@ -41,8 +42,14 @@ void write_all(int fd, const std::string& text) {
 
 // The child: run the pass, send its frame, and leave without unwinding the parent's state
 // (destructors and atexit handlers are the parent's to run).
-[[noreturn]] void run_child(int fd, const bench::ResolvedSweep& pass, const PassProcessHooks& h) {
-  ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // a parent killed outright takes its pass with it
+[[noreturn]] void run_child(int fd, const bench::ResolvedSweep& pass, const PassProcessHooks& h,
+                            pid_t parent) {
+  // A parent that ends (killed outright, or at once on a second Ctrl-C) takes its pass with it:
+  // the pass's finished units are in the journal, and no orphan keeps appending to it or
+  // holding the --out lock.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(kExitFailure);  // it ended before prctl took effect
+  InterruptGuard::repeated_signals_only_stop();
   std::string frame;
   int code = kExitOk;
   try {
@@ -115,6 +122,7 @@ PassResult run_one_pass(const bench::ResolvedSweep& sweep, int pass, const PassP
     throw Error(std::string("cannot make a pipe for a --repetitions pass: ") + std::strerror(errno),
                 "free file descriptors, or add --pass-process same", kExitFailure);
   std::fflush(nullptr);  // buffered output would otherwise be written twice
+  const pid_t parent = ::getpid();
   const pid_t child = ::fork();
   if (child < 0) {
     ::close(fds[0]);
@@ -126,7 +134,7 @@ PassResult run_one_pass(const bench::ResolvedSweep& sweep, int pass, const PassP
     ::close(fds[0]);
     bench::ResolvedSweep one = sweep;
     one.spec.only_pass = pass;
-    run_child(fds[1], one, h);
+    run_child(fds[1], one, h, parent);
   }
   ::close(fds[1]);
   const std::string frame = read_frame(fds[0], child, h);
@@ -178,7 +186,6 @@ reports::Report run_passes_in_processes(const bench::ResolvedSweep& sweep,
                               r.error->exit_code()};
       break;
     }
-    if (hooks.on_pass) hooks.on_pass(*r.report);
     const reports::Interruption stopped = r.report->interruption;
     if (!pooled) {
       pooled = std::move(*r.report);

@@ -8,7 +8,9 @@
 // The passes are forked one after another from this process while it is still single-threaded
 // and has not touched the accelerator, so each child starts as a fresh `run` would, with the
 // parent's journal and signal handlers. A child returns its pass's report through a pipe; the
-// parent pools them (bench::pool_pass_report).
+// parent pools them (bench::pool_pass_report). A stop signal may reach a pass twice (the
+// terminal's Ctrl-C goes to the whole process group, and the parent forwards its own): the pass
+// counts it once (InterruptGuard::repeated_signals_only_stop). A pass dies with its parent.
 #include <functional>
 #include <memory>
 
@@ -23,15 +25,14 @@ struct PassProcessHooks {
   std::function<reports::Report(const bench::ResolvedSweep&)> run_pass;
   // Whether a stop was asked for (the parent then forwards its signal to the running pass).
   std::function<int()> stop_signal;
-  // Called in the parent with each pass's report as it arrives (before pooling).
-  std::function<void(const reports::Report&)> on_pass;
 };
 
 // Runs sweep.spec.repetitions passes, each in a forked child, and returns their pooled report
-// (the first pass's context). A child's setup error (hb::Error) is rethrown when no pass has
-// finished a point, else it ends the run like any later failure: the report holds what the
-// finished passes pooled, marked interrupted. Throws hb::Error (exit 1) when this process already
-// runs threads: fork would copy a half-held lock.
+// (the first pass's context). A child's error (hb::Error), or its death without a report (a
+// crash, an OOM kill), is thrown when no pass has finished, else it ends the run like any later
+// failure: the report holds what the finished passes pooled, marked interrupted. Either way the
+// points the child journaled stay in the journal for --resume. Throws hb::Error (exit 1) when this
+// process already runs threads: fork would copy a half-held lock.
 reports::Report run_passes_in_processes(const bench::ResolvedSweep& sweep,
                                         const PassProcessHooks& hooks);
 

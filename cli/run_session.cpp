@@ -1,10 +1,14 @@
 #include "cli/run_session.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <set>
 #include <system_error>
 
 #include "core/build_info.h"
@@ -90,18 +94,34 @@ bench::SweepIdentity sweep_identity(const bench::ResolvedSweep& sweep,
   return id;
 }
 
+void check_journal_name_room(const std::string& option, const std::string& out) {
+  if (!journal_possible(out)) return;
+  // Longer than the lock's (OUT.lock) and the report's temporary file's (.OUT.XXXXXX.tmp).
+  const std::string journal = bench::journal_path(out);
+  reports::check_name_room(
+      option, out, journal.size() - out.size(),
+      "the run's journal beside it (" + std::filesystem::path(journal).filename().string() + ")");
+}
+
 SweepSession::SweepSession(const std::string& out, const bench::SweepIdentity& identity,
                            bool resume)
     : out_(out),
       guard_(journal_possible(out) ? bench::journal_path(out) : std::string()),
       control_(std::make_shared<bench::SweepControl>()) {
   fail_after_ = env_count("HB_TEST_FAIL_AFTER_POINTS");
+  crash_after_ = env_count("HB_TEST_CRASH_AFTER_POINTS");
   if (journal_possible(out)) {
     const std::string path = bench::journal_path(out);
+    check_journal_name_room("--out", out);
+    lock_.emplace(out);  // before the journal is judged: no other run may be writing it
     if (resume) {
       bench::JournalContents c = bench::read_journal(path);
       bench::check_same_sweep(c.identity, identity, path);
       resumed_points_ = c.points;
+      std::set<std::string> keys;
+      for (const auto& [unit, points] : c.units)
+        for (const auto& p : points) keys.insert(p.axes.key());
+      resumed_distinct_ = static_cast<int64_t>(keys.size());
       control_->finished = std::move(c.units);
       journal_.emplace(bench::Journal::reopen(path));
     } else {
@@ -114,18 +134,48 @@ SweepSession::SweepSession(const std::string& out, const bench::SweepIdentity& i
   control_->should_stop = [this] { return guard_.requested(); };
   control_->on_unit_done = [this](const bench::FinishedUnit& unit) {
     if (journal_) journal_->append(unit);
-    ++journaled_units_;
   };
 }
 
 SweepSession::~SweepSession() {
-  if (journal_ && journaled_units_ == 0 && resumed_points_ == 0) journal_->remove();
+  // A pass process journals through its own copy of the descriptor, so the file, not this
+  // process's count, says whether points would be lost.
+  if (journal_ && bench::journal_points(journal_->path()) == 0) journal_->remove();
 }
 
 void SweepSession::check_injected_failure(int64_t points_done) const {
+  if (crash_after_ > 0 && points_done >= crash_after_) {
+    // As a strategy's bug would crash it: SIGSEGV's default action, without a core file.
+    const struct rlimit no_core { 0, 0 };
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    std::signal(SIGSEGV, SIG_DFL);
+    std::raise(SIGSEGV);
+  }
   if (fail_after_ > 0 && points_done >= fail_after_)
     throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
                             "HB_TEST_FAIL_AFTER_POINTS=" + std::to_string(fail_after_));
+}
+
+std::string SweepSession::resume_note() const {
+  if (!journal_) return "";
+  const int64_t points = bench::journal_points(journal_->path());
+  if (points <= 0) return "";
+  return "; the " + std::to_string(points) + " finished points are in " + journal_->path() +
+         ": continue the sweep with the same options and --resume " + out_;
+}
+
+Error SweepSession::with_resume_hint(const Error& e) const {
+  const std::string note = resume_note();
+  if (note.empty()) return e;
+  return Error(e.problem() + note, e.fix(), e.exit_code());
+}
+
+std::string SweepSession::resumed_text() const {
+  if (resumed_points_ == 0) return "";
+  return ", " + std::to_string(resumed_distinct_) + " of them resumed from the journal" +
+         (resumed_points_ != resumed_distinct_
+              ? ": " + std::to_string(resumed_points_) + " point passes"
+              : "");
 }
 
 int SweepSession::finish(reports::Report& report,
@@ -137,12 +187,19 @@ int SweepSession::finish(reports::Report& report,
   }
   const std::string journal = journal_ ? journal_->path() : "";
   if (in.interrupted && report.points.empty()) {
-    // Nothing finished: no report (the destructor removes the empty journal).
+    // Nothing finished here: no report (the destructor removes a journal without points).
     std::cerr << "hybridbench: " << (guard_.requested() ? "interrupted" : "error") << ": "
-              << in.reason << "; no point finished, nothing written\n";
+              << in.reason << "; no point finished, nothing written" << resume_note() << "\n";
     return in.exit_code;
   }
-  reports::write_report(out_, report);
+  try {
+    reports::write_report(out_, report);
+  } catch (const Error& e) {
+    throw with_resume_hint(e);  // a full disk: the journal keeps every point
+  }
+  // The complete report holds every point now. Removed before anything is printed: a closed
+  // pipe or terminal must not leave a stale journal that refuses the next run.
+  if (!in.interrupted && journal_) journal_->remove();
   if (summary) summary(report);
   const std::string written =
       reports::is_stdout_path(out_) ? "the report to standard output" : out_;
@@ -157,12 +214,8 @@ int SweepSession::finish(reports::Report& report,
     std::cerr << "\n";
     return in.exit_code != 0 ? in.exit_code : kExitFailure;
   }
-  if (journal_) journal_->remove();  // the complete report holds every point now
   std::cerr << "hybridbench: wrote " << written << " (" << report.points.size() << " points"
-            << (resumed_points_ > 0
-                    ? ", " + std::to_string(resumed_points_) + " of them resumed from the journal"
-                    : "")
-            << ")\n";
+            << resumed_text() << ")\n";
   // A point that failed (status error) makes the run fail: CI must not pass a sweep whose
   // strategies broke. oom and unsupported are findings of the sweep, not failures.
   int failed = 0;

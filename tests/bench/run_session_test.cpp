@@ -85,6 +85,80 @@ TEST_F(Session, InterruptedSweepKeepsItsJournalAndExitsWithItsCode) {
   EXPECT_FALSE(fs::exists(bench::journal_path(out_)));
 }
 
+bench::SweepIdentity test_identity() {
+  return sweep_identity(bench::SweepSpec{}.validate(), {}, "hybridbench run --test");
+}
+
+// A --repetitions pass process journals through its own descriptor: whether the journal may go
+// is read from the file, so a run that ends without a report (its first pass's process killed)
+// keeps the points for --resume.
+TEST_F(Session, PointsAnotherProcessJournaledAreKept) {
+  {
+    SweepSession s(out_, test_identity(), false);
+    bench::Journal::reopen(bench::journal_path(out_))
+        .append({"pass=0;unit", {point("cpu-only", reports::PointStatus::ok)}});
+    const Error e = s.with_resume_hint(Error("pass 1/3's process ended by signal 9", "x", 1));
+    EXPECT_NE(e.problem().find("the 1 finished points are in"), std::string::npos) << e.problem();
+    EXPECT_NE(e.problem().find("--resume " + out_), std::string::npos) << e.problem();
+  }
+  EXPECT_EQ(bench::journal_points(bench::journal_path(out_)), 1);
+}
+
+// The complete report is on disk before the journal goes, and the journal goes before anything
+// is printed: a closed pipe killing the summary must not leave it beside a complete report.
+TEST_F(Session, TheJournalIsGoneBeforeTheSummaryPrints) {
+  SweepSession s(out_, test_identity(), false);
+  reports::Report r;
+  r.points = {point("cpu-only", reports::PointStatus::ok)};
+  s.control()->on_unit_done({"pass=0;unit", r.points});
+  bool printed = false;
+  EXPECT_EQ(s.finish(r,
+                     [&](const reports::Report&) {
+                       printed = true;
+                       EXPECT_TRUE(fs::exists(out_));
+                       EXPECT_FALSE(fs::exists(bench::journal_path(out_)));
+                     }),
+            kExitOk);
+  EXPECT_TRUE(printed);
+}
+
+// One run per --out: a second session on it is refused naming the holder; the lock file goes
+// with the first.
+TEST_F(Session, ASecondRunOnTheSameOutIsRefused) {
+  {
+    SweepSession first(out_, test_identity(), false);
+    ASSERT_TRUE(fs::exists(OutLock::path_for(out_)));
+    try {
+      SweepSession second(out_, test_identity(), false);
+      ADD_FAILURE() << "two runs on one --out";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitUsage);
+      EXPECT_NE(e.problem().find("pid " + std::to_string(::getpid())), std::string::npos)
+          << e.problem();
+    }
+    EXPECT_THROW(SweepSession(out_, test_identity(), true), Error);  // nor a --resume of it
+  }
+  EXPECT_FALSE(fs::exists(OutLock::path_for(out_)));
+  EXPECT_FALSE(fs::exists(bench::journal_path(out_)));
+  EXPECT_NO_THROW(SweepSession(out_, test_identity(), false));
+}
+
+// A legal name whose journal name would pass the file-name limit: refused up front, exit 2.
+TEST_F(Session, AnOutNameWithoutRoomForItsJournalIsRefused) {
+  const std::string longest = (fs::path(dir_) / (std::string(241 - 5, 'r') + ".json")).string();
+  EXPECT_NO_THROW(SweepSession(longest, test_identity(), false));
+  const std::string too_long = (fs::path(dir_) / (std::string(242 - 5, 'r') + ".json")).string();
+  try {
+    SweepSession s(too_long, test_identity(), false);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_NE(e.problem().find("limit of 255"), std::string::npos) << e.problem();
+    EXPECT_NE(e.fix().find("at most 241 characters"), std::string::npos) << e.fix();
+  }
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
 TEST_F(Session, NoJournalForStandardOutputAndNoResumeFromIt) {
   EXPECT_NO_THROW(SweepSession("-", sweep_identity(bench::SweepSpec{}.validate(), {}, ""), false));
   EXPECT_FALSE(fs::exists("-.partial.jsonl"));

@@ -97,9 +97,8 @@ class ProgressPty : public hb::cli_test::CliTest {
             "--strategy",
             "cpu-only",
             "--out",
-            dir_ + "/r.json"};
+            dir_ + "/r.json"};  // the fixture's folder: parallel tests must not share an --out
   }
-  std::string dir_;
 };
 
 TEST_F(ProgressPty, BarIsClearedOnCtrlC) {
