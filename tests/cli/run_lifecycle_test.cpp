@@ -1,14 +1,17 @@
 // Every way a `hybridbench run` can end keeps its finished points, and leaves nothing that blocks
 // the next run (cli/run_session.h, cli/pass_processes.h, cli/out_lock.h), through the binary:
-//   * signals: Ctrl-C as a terminal sends it (SIGINT to the whole process group), SIGTERM to the
-//     group, SIGHUP (terminal closed), SIGKILL of a pass process (an OOM kill), a pass process
-//     that crashes (the documented hook HB_TEST_CRASH_AFTER_POINTS): the finished points are in
-//     the report or the journal, and --resume completes the run;
+//   * signals: Ctrl-C typed on a pseudo-terminal, and the two copies of it a pass process gets
+//     (from the terminal and from its parent) in the order that used to lose every point, SIGTERM
+//     to the group, SIGHUP (terminal closed), SIGKILL of a pass process (an OOM kill), a pass
+//     process that crashes (the documented hook HB_TEST_CRASH_AFTER_POINTS): the finished points
+//     are in the report or the journal, and --resume completes the run;
 //   * faults: a file-size limit, a full disk at the start (the journal's header cannot be
 //     written), a closed pipe after the report, a journal left without its header, two runs on
 //     one --out, an --out name without room for its journal: no leftover blocks a later run.
 // The default three passes in fresh processes unless said, on units of a second or two.
 #include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -176,6 +179,48 @@ TEST_F(RunLifecycle, CtrlCToTheGroupInTheFirstPassKeepsItsPoints) {
   EXPECT_NE(out_.find("SIGINT"), std::string::npos) << out_;
   EXPECT_EQ(out_.find("second interrupt"), std::string::npos) << "one Ctrl-C is one stop\n" << out_;
   ASSERT_TRUE(fs::exists(out)) << out_;
+  expect_kept_then_resumed(kSweep, out, 2);
+}
+
+// The real thing: Ctrl-C typed on the run's terminal (a pseudo-terminal), which the line
+// discipline sends to the whole foreground process group.
+TEST_F(RunLifecycle, CtrlCTypedOnATerminalKeepsThePoints) {
+  const std::string out = file("pty.json");
+  std::vector<std::string> argv_s = split_args(kSweep + " --out " + out);
+  argv_s.insert(argv_s.begin(), HB_BINARY);
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int master = -1;
+  const pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid == 0) {
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  std::string output;
+  auto drain = [&](int wait_ms) {
+    pollfd p{master, POLLIN, 0};
+    char buf[4096];
+    while (::poll(&p, 1, wait_ms) > 0) {
+      const ssize_t n = ::read(master, buf, sizeof buf);
+      if (n <= 0) return false;  // EIO: the run closed the terminal
+      output.append(buf, static_cast<size_t>(n));
+    }
+    return true;
+  };
+  for (int i = 0; i < 3000 && lines(out + ".partial.jsonl") < 3; ++i) drain(10);
+  ASSERT_GE(lines(out + ".partial.jsonl"), 3) << output;
+  ASSERT_EQ(::write(master, "\x03", 1), 1);
+  while (drain(200)) {
+  }
+  ::close(master);
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  out_ = output;
+  ASSERT_TRUE(WIFEXITED(st)) << output;
+  ASSERT_EQ(WEXITSTATUS(st), 130) << output;
+  ASSERT_TRUE(fs::exists(out)) << output;
   expect_kept_then_resumed(kSweep, out, 2);
 }
 
