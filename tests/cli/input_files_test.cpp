@@ -202,5 +202,24 @@ TEST_F(InputFiles, SysfsTreeWithAFifoOrNoOnlineNodeIsRefused) {
   expect_refused("topo --sysfs-root " + root, {"online", "lists no online NUMA node"});
 }
 
+// Without /proc libnuma knows no node this process may use: the message says /proc is missing,
+// not that node 0 does not exist. Needs a private mount namespace (root); skipped otherwise.
+TEST_F(InputFiles, WithoutProcTheNumaCheckSaysWhatIsMissing) {
+  if (std::system("unshare -m --propagation private true > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no private mount namespace here (unshare -m needs root)";
+  const std::string cmd =
+      "unshare -m --propagation private bash -c 'umount -l /proc && exec "
+      "timeout 30 " +
+      std::string(HB_BINARY) +
+      " run -q --model qwen2.5-0.5b --seq-len 256 --decode-steps 4 "
+      "--strategy cpu-only --accelerator cpu --kv-node 0 --out " +
+      file("r.json") + "' > " + file("out.txt") + " 2>&1";
+  const int st = std::system(cmd.c_str());
+  out_ = slurp(file("out.txt"));
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) != 0) << out_;
+  EXPECT_NE(out_.find("/proc/self/status is not readable"), std::string::npos) << out_;
+  EXPECT_EQ(out_.find("does not exist"), std::string::npos) << out_;
+}
+
 }  // namespace
 }  // namespace hb::cli
