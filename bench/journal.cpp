@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/input_file.h"
 #include "core/error.h"
 #include "reports/schema.h"
 
@@ -148,15 +149,13 @@ void Journal::remove() {
 }
 
 JournalContents read_journal(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw Error("no sweep journal " + path + " to resume from: " + errno_text(),
-                "--resume takes the --out path of an interrupted run (its journal is that path + "
-                ".partial.jsonl); "
-                "a sweep that finished has no journal left");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string fix =
+      "--resume takes the --out path of an interrupted run (its journal is that path + "
+      ".partial.jsonl); a sweep that finished has no journal left";
+  // Bounded and regular files only: a FIFO or /dev/zero in its place must not hang --resume.
+  const auto read = read_input_file_if_present(path, {"sweep journal", kMaxReportBytes, fix});
+  if (!read) throw Error("no sweep journal " + path + " to resume from: " + errno_text(), fix);
+  const std::string& text = *read;
   if (text.find('\n') == std::string::npos)
     throw Error("no sweep journal to resume from: " + path +
                     " has no complete first line (its run ended, or the disk filled, before "

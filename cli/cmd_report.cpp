@@ -26,6 +26,21 @@ struct ReportArgs {
   reports::TableOptions tables;
 };
 
+// The same report twice (one file under two names, or a copy) would rank its platform against
+// itself, #1 and #2: refused, naming both.
+void refuse_duplicate_reports(const std::vector<std::string>& paths,
+                              const std::vector<reports::Report>& reports) {
+  std::vector<std::string> texts;
+  for (const auto& r : reports) texts.push_back(reports::to_json_text(r));
+  for (size_t i = 0; i < texts.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (texts[i] == texts[j])
+        throw Error("--procurement: " + paths[i] + " is the same report as " + paths[j] +
+                        (paths[i] == paths[j] ? " (given twice)" : " (a copy)"),
+                    "pass each report once; to compare two runs of one platform use "
+                    "`hybridbench compare OLD NEW`");
+}
+
 // --procurement: the ranked view alone, of one report or several read side by side (a measured
 // node next to model-mode projections), as markdown and optionally its HTML page.
 int procurement_command(const ReportArgs& a) {
@@ -34,6 +49,7 @@ int procurement_command(const ReportArgs& a) {
                 "drop --format, or drop --procurement for the other formats");
   std::vector<reports::Report> reports;
   for (const auto& p : a.paths) reports.push_back(reports::read_report(p));
+  refuse_duplicate_reports(a.paths, reports);
   std::vector<const reports::Report*> all;
   for (const auto& r : reports) all.push_back(&r);
   const reports::ProcurementOptions o{a.tables.itl_slo_ns};

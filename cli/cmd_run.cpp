@@ -23,6 +23,7 @@
 #include "memtier/machine_load.h"
 #include "reports/busy_machine.h"
 #include "cli/sweep_options.h"
+#include "core/input_file.h"
 #include "core/error.h"
 #include "core/model_presets.h"
 #include "core/workload.h"
@@ -79,11 +80,11 @@ struct RunArgs {
 // Applies a --config JSON file: same names as the long options (with - or _), command-line
 // flags win over the file.
 void apply_config(RunArgs& a, CLI::App& sub) {
-  std::ifstream f(a.config);
-  if (!f) throw Error("cannot open config file '" + a.config + "'", "check the --config path");
+  const std::string text =
+      read_input_file(a.config, {"config file", kMaxProfileBytes, "check the --config path"});
   nlohmann::json j;
   try {
-    f >> j;
+    j = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     throw Error("config file '" + a.config + "' is not valid JSON: " + e.what(),
                 "fix the file (see `run --help`)");

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "memtier/cpulist.h"
 #include "memtier/discover.h"
+#include "memtier/fs_util.h"
 #include "memtier/profile.h"
 #include "memtier/settings.h"
 #include "reports/output_file.h"
@@ -201,6 +202,18 @@ void print_text(std::ostream& o, const Topology& t, const SystemSettings& s,
   print_settings(o, t, s);
 }
 
+// Every file topo reads, so --json can never overwrite one: the profile, the hwloc export and
+// the folders of a --sysfs-root tree it reads below (sys/ and proc/, not the whole root, which
+// may be "/").
+std::vector<std::string> topo_inputs(const TopoArgs& a) {
+  std::vector<std::string> inputs = {a.platform, a.discover.topology_xml};
+  if (!a.discover.sysfs_root.empty()) {
+    inputs.push_back(under_root(a.discover.sysfs_root, "sys"));
+    inputs.push_back(under_root(a.discover.sysfs_root, "proc"));
+  }
+  return inputs;
+}
+
 }  // namespace
 
 CommandFn add_topo_command(CLI::App& app) {
@@ -230,7 +243,7 @@ CommandFn add_topo_command(CLI::App& app) {
                   "the topology (schema hybridbench.topology/1, memtier/README.md)");
   sub->add_flag("-q,--quiet", args->quiet, "With --json -: no table on stderr");
   return [args] {
-    reports::check_output_path("--json", args->json, {args->platform});
+    reports::check_output_path("--json", args->json, topo_inputs(*args));
     Topology topo;
     SystemSettings settings;
     std::optional<PlatformProfile> prof;

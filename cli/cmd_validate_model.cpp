@@ -15,6 +15,7 @@
 #include "cli/output_options.h"
 #include "cli/progress.h"
 #include "cli/sweep_options.h"
+#include "core/input_file.h"
 #include "core/error.h"
 #include "core/model_presets.h"
 #include "core/thread_pool.h"
@@ -40,11 +41,7 @@ struct ValidateArgs {
 };
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot read '" + path + "'", "check the path");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  return read_input_file(path, {"platform profile", kMaxProfileBytes, "check the path"});
 }
 
 // The model is calibrated here only for emulated backends (CPU threads playing a GPU, every

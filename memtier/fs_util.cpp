@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "core/input_file.h"
 
 namespace hb::memtier {
 
@@ -18,12 +18,12 @@ std::string under_root(const std::string& root, const std::string& rel) {
 }
 
 std::optional<std::string> read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  std::string s = ss.str();
+  // A --sysfs-root tree is a user's input: a FIFO planted in it must not hang discovery.
+  static const InputKind kind{"sysfs file", kMaxPseudoFileBytes,
+                              "a --sysfs-root tree holds the regular files of a copy of /sys"};
+  auto text = read_input_file_if_present(path, kind);
+  if (!text) return std::nullopt;
+  std::string s = std::move(*text);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
   return s;
 }

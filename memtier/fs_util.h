@@ -10,7 +10,9 @@ namespace hb::memtier {
 
 // root + "/" + rel without doubled slashes; root "" or "/" means the live file system.
 std::string under_root(const std::string& root, const std::string& rel);
-// First line / whole text of a file with trailing whitespace removed; nullopt if unreadable.
+// Whole text of a file with trailing whitespace removed; nullopt if missing or unreadable.
+// Throws hb::Error (exit 2) for a FIFO, device or folder, or a file over kMaxPseudoFileBytes
+// (memtier/input_file.h).
 std::optional<std::string> read_text(const std::string& path);
 // Entry names of a directory (files, dirs and links), sorted; empty if it does not exist.
 std::vector<std::string> list_dir(const std::string& path);

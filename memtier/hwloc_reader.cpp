@@ -12,13 +12,13 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 
 #include "core/error.h"
 #include "memtier/cpulist.h"
 #include "memtier/fs_util.h"
+#include "core/input_file.h"
 
 namespace hb::memtier {
 
@@ -120,7 +120,7 @@ TopoPtr load(const std::string& xml_path) {
       "give an hwloc 2.x XML export (`lstopo-no-graphics --of xml FILE.xml`); hwloc 3.0 exports "
       "are refused by the installed hwloc " HWLOC_VERSION;
   if (!xml_path.empty()) {
-    if (!std::ifstream(xml_path)) throw Error("cannot read hwloc topology file " + xml_path, fix);
+    check_input_file(xml_path, {"hwloc topology file", kMaxTopologyBytes, fix});
     if (!hwloc_import_survives(xml_path))
       throw Error("hwloc crashed reading " + xml_path +
                       " (malformed XML; hwloc " HWLOC_VERSION " does not check it)",

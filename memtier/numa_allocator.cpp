@@ -42,17 +42,35 @@ void require_numa() {
                 "run on Linux with NUMA support, or use the plain host allocator", kExitFailure);
 }
 
+// The nodes this process may place memory on (libnuma reads them from /proc/self/status).
+std::vector<int> allowed_nodes() {
+  std::vector<int> ids;
+  for (int n = 0; n <= numa_max_node(); ++n)
+    if (numa_bitmask_isbitset(numa_all_nodes_ptr, static_cast<unsigned>(n))) ids.push_back(n);
+  return ids;
+}
+
 void check_node(int node) {
-  const int max = numa_max_node();
-  if (node < 0 || node > max ||
-      !numa_bitmask_isbitset(numa_all_nodes_ptr, static_cast<unsigned>(node)))
-    throw Error("NUMA node " + std::to_string(node) +
-                    " does not exist on this machine (or is not allowed to this "
-                    "process); nodes here: 0-" +
-                    std::to_string(max),
-                kPickNode);
-  if (numa_node_size64(node, nullptr) <= 0)
-    throw Error("NUMA node " + std::to_string(node) + " has no memory", kPickNode);
+  const std::vector<int> allowed = allowed_nodes();
+  if (std::count(allowed.begin(), allowed.end(), node)) {
+    if (numa_node_size64(node, nullptr) <= 0)
+      throw Error("NUMA node " + std::to_string(node) + " has no memory", kPickNode);
+    return;
+  }
+  // Without /proc libnuma knows no allowed node at all: say what is missing, not that node 0
+  // does not exist.
+  if (allowed.empty() && ::access("/proc/self/status", R_OK) != 0)
+    throw Error(
+        "cannot tell which NUMA nodes this process may use: /proc/self/status is not "
+        "readable (" +
+            std::string(std::strerror(errno)) + "; is /proc mounted?)",
+        "mount /proc (e.g. `mount -t proc proc /proc`, or give the container its /proc)",
+        kExitFailure);
+  throw Error("NUMA node " + std::to_string(node) +
+                  " does not exist on this machine or is not allowed to this process; nodes "
+                  "this process may use: " +
+                  (allowed.empty() ? std::string("none") : format_cpulist(allowed)),
+              kPickNode);
 }
 
 int64_t available_on(int node) {

@@ -4,12 +4,11 @@
 
 #include <cstdio>
 #include <ctime>
-#include <fstream>
-#include <sstream>
 
 #include "core/build_info.h"
 #include "core/error.h"
 #include "memtier/cpulist.h"
+#include "core/input_file.h"
 #include "memtier/json_reader.h"
 
 namespace hb::memtier {
@@ -556,13 +555,10 @@ PlatformProfile parse_platform_profile(const std::string& text, const std::strin
 }
 
 PlatformProfile load_platform_profile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw Error("cannot read platform profile " + path,
-                "write one with `hybridbench probe --out " + path + "`");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_platform_profile(ss.str(), path);
+  const std::string text =
+      read_input_file(path, {"platform profile", kMaxProfileBytes,
+                             "write one with `hybridbench probe --out " + path + "`"});
+  return parse_platform_profile(text, path);
 }
 
 }  // namespace hb::memtier

@@ -113,6 +113,11 @@ std::vector<AccessPerf> read_access_class(const std::string& node_dir, int acces
 void read_nodes(SysfsSnapshot& s) {
   const std::string base = under_root(s.root, kNodeDir);
   s.online = read_list(base + "/online");
+  // Linux always has node 0 or another online: an empty list is a broken tree, not a machine
+  // without memory, and would leave no reference CPU node.
+  if (s.online.empty())
+    throw Error("sysfs file " + base + "/online lists no online NUMA node (it is empty)",
+                std::string("a machine has at least one node online (e.g. \"0\"); ") + kFixHint);
   auto optional_list = [&](const char* f, std::vector<int>& out) {
     const std::string p = base + "/" + f;
     if (auto t = read_text(p))

@@ -2,18 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <filesystem>
 #include <functional>
 #include <initializer_list>
 #include <limits>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/model_presets.h"
 #include "kernels/backend.h"
+#include "core/input_file.h"
 #include "memtier/profile.h"
 #include "model/economics_json.h"
 #include "model/profile_reader.h"
@@ -312,18 +312,10 @@ PlatformModel from_platform_profile(const memtier::PlatformProfile& p) {
 namespace {
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    throw Error(
-        "cannot read platform profile '" + path + "'",
-        "give a file, preset:NAME or one of the presets: " + [] {
-          std::string s;
-          for (const auto& n : preset_names()) s += (s.empty() ? "" : ", ") + n;
-          return s;
-        }());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string presets;
+  for (const auto& n : preset_names()) presets += (presets.empty() ? "" : ", ") + n;
+  return read_input_file(path, {"platform profile", kMaxProfileBytes,
+                                "give a file, preset:NAME or one of the presets: " + presets});
 }
 
 Json figure_json(double v, const std::map<std::string, std::string>& S, const std::string& key) {
@@ -443,6 +435,22 @@ const LinkModel& PlatformModel::link() const {
   return links[0];
 }
 
+namespace {
+
+// A built-in preset ("preset:NAME") is ours to fix; a file is the user's, even one copied from a
+// preset (its "source" still says preset).
+std::string validation_fix(PlatformSource source, const std::string& origin) {
+  if (source != PlatformSource::preset)
+    return "complete its \"model\" member, e.g. `hybridbench validate-model --platform " + origin +
+           " --write-model " + origin + "` measures the missing figures";
+  if (origin.rfind("preset:", 0) == 0)
+    return "a built-in preset is broken: report it (schema: model/README.md)";
+  return "correct the values named above in your file " + origin +
+         " (schema: model/README.md), or start again from a preset: `--platform preset:NAME`";
+}
+
+}  // namespace
+
 void PlatformModel::validate() const {
   std::vector<std::string> bad;
   auto pos = [&](double v, const char* what) {
@@ -492,10 +500,7 @@ void PlatformModel::validate() const {
   for (const auto& b : bad) all += "\n    " + b;
   throw Error(
       "platform profile '" + name + "' (" + origin + ") is incomplete or out of range:" + all,
-      source == PlatformSource::preset
-          ? "fix the preset (schema: model/README.md)"
-          : "complete its \"model\" member, e.g. `hybridbench validate-model --platform " + origin +
-                " --write-model " + origin + "` measures the missing figures");
+      validation_fix(source, origin));
 }
 
 PlatformModel parse_platform_model(const std::string& text, const std::string& origin,
@@ -556,10 +561,12 @@ std::string preset_text(const std::string& name) {
 PlatformModel load_platform_model(const std::string& spec) {
   if (spec.rfind("preset:", 0) == 0) return parse_platform_model(preset_text(spec.substr(7)), spec);
   const auto names = preset_names();
-  if (std::find(names.begin(), names.end(), spec) != names.end()) {
-    std::ifstream probe(spec);
-    if (!probe) return parse_platform_model(preset_text(spec), "preset:" + spec);
-  }
+  // A preset's bare name is the preset unless a file of that name is here (existence only: opening
+  // a FIFO of that name would block).
+  std::error_code ec;
+  if (std::find(names.begin(), names.end(), spec) != names.end() &&
+      !std::filesystem::exists(std::filesystem::symlink_status(spec, ec)))
+    return parse_platform_model(preset_text(spec), "preset:" + spec);
   return parse_platform_model(read_text(spec), spec);
 }
 

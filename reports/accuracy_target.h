@@ -31,7 +31,7 @@ AccuracyTarget parse_accuracy_target(const std::string& text);
 inline constexpr const char* kAccuracyTargetKey = "accuracy_target";
 
 // The target a report was run with (its sweep echo), or the default when the report predates
-// the option or carries an unreadable value.
+// the option. An unreadable value throws hb::Error (read_report refuses such a file).
 AccuracyTarget report_accuracy_target(const Report& r);
 
 }  // namespace hb::reports

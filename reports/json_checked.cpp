@@ -1,6 +1,7 @@
 #include "reports/json_checked.h"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "core/error.h"
@@ -82,6 +83,37 @@ double JsonReader::as_number() const {
 double JsonReader::as_number_or_nan() const {
   if (j_->is_null()) return std::numeric_limits<double>::quiet_NaN();
   return as_number();
+}
+
+namespace {
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+}  // namespace
+
+double JsonReader::number_in(double lo, double hi, const std::string& meaning) const {
+  const double v = as_number();
+  if (!(v >= lo && v <= hi))
+    fail(number_text(v) + " is outside [" + number_text(lo) + ", " + number_text(hi) +
+         "]: " + meaning);
+  return v;
+}
+
+double JsonReader::number_or_nan_in(double lo, double hi, const std::string& meaning) const {
+  if (j_->is_null()) return std::numeric_limits<double>::quiet_NaN();
+  return number_in(lo, hi, meaning);
+}
+
+int64_t JsonReader::int_in(int64_t lo, int64_t hi, const std::string& meaning) const {
+  const int64_t v = as_int();
+  if (v < lo || v > hi)
+    fail(std::to_string(v) + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) +
+         "]: " + meaning);
+  return v;
 }
 
 bool JsonReader::as_bool() const {

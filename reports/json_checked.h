@@ -28,6 +28,11 @@ class JsonReader {
   double as_number() const;         // integer or floating point
   double as_number_or_nan() const;  // also accepts null (how non-finite values are written)
   bool as_bool() const;
+  // Range-checked values: outside [lo, hi] fails with the value, the range and `meaning` (why
+  // the range: "a share of the attention mass"). The _or_nan form also accepts null (NaN).
+  double number_in(double lo, double hi, const std::string& meaning) const;
+  double number_or_nan_in(double lo, double hi, const std::string& meaning) const;
+  int64_t int_in(int64_t lo, int64_t hi, const std::string& meaning) const;
 
   // Shorthands for a member's value.
   std::string str(const std::string& key) const { return member(key).as_string(); }
@@ -35,6 +40,12 @@ class JsonReader {
   int i32(const std::string& key) const;
   double num(const std::string& key) const { return member(key).as_number(); }
   bool boolean(const std::string& key) const { return member(key).as_bool(); }
+  double num_in(const std::string& key, double lo, double hi, const std::string& meaning) const {
+    return member(key).number_in(lo, hi, meaning);
+  }
+  int64_t i64_in(const std::string& key, int64_t lo, int64_t hi, const std::string& meaning) const {
+    return member(key).int_in(lo, hi, meaning);
+  }
 
   // Visits an array's elements or an object's members (fails on other types).
   void each_element(const std::function<void(const JsonReader&)>& fn) const;

@@ -106,6 +106,15 @@ bool same_inode(const struct stat& a, const struct stat& b) {
   return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+// Whether `path` (existing or not, links followed) lies in the folder `dir` or below it.
+bool inside(const std::string& path, const std::string& dir) {
+  std::error_code ec;
+  const fs::path d = fs::canonical(dir, ec);
+  if (ec) return false;
+  const fs::path rel = fs::weakly_canonical(fs::absolute(path, ec), ec).lexically_relative(d);
+  return !ec && !rel.empty() && *rel.begin() != "..";
+}
+
 void write_all(int fd, const std::string& text, const std::string& path) {
   size_t done = 0;
   while (done < text.size()) {
@@ -254,6 +263,12 @@ void check_output_path(const std::string& option, const std::string& path,
   if (!t.fd && (!t.exists || S_ISREG(t.st.st_mode)))
     check_name_room(option, t.path, kTempPrefix.size() + kTempSuffix.size(),
                     "the temporary file it is written through");
+  // An input folder (a --sysfs-root tree) is inputs too: nothing is written inside it.
+  if (!t.fd)
+    for (const auto& in : inputs)
+      if (const auto folder = stat_of(in); folder && S_ISDIR(folder->st_mode) && inside(path, in))
+        refuse("is inside the input folder " + in + " (writing it would change the input)",
+               "write " + option + " outside " + in);
   // An output that is an input would destroy it (reports are read whole first, but a crash or
   // a failed sweep would then leave neither). Only files that exist can be the same file.
   if (const auto out = stat_of(path)) {

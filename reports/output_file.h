@@ -23,9 +23,10 @@ bool is_stdout_path(const std::string& path);
 
 // Refuses (hb::Error, exit 2, naming `option` and the fix) an output path that cannot be
 // written: its folder is missing or not writable, it is a folder, an existing file is not
-// writable, its name leaves no room for the temporary file's (check_name_room), or it is the same
-// file as one of `inputs` (device and inode, through symlinks), which writing would destroy. Empty
-// paths and "-" pass; empty inputs are skipped.
+// writable, its name leaves no room for the temporary file's (check_name_room), it is the same
+// file as one of `inputs` (device and inode, through symlinks), which writing would destroy, or
+// it lies inside an input that is a folder (a --sysfs-root tree). Empty paths and "-" pass;
+// empty inputs are skipped.
 void check_output_path(const std::string& option, const std::string& path,
                        const std::vector<std::string>& inputs = {});
 

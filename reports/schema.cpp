@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/memory.h"
+#include "reports/accuracy_target.h"
 #include "reports/capacity_json.h"
 #include "reports/format.h"
 #include "reports/json_checked.h"
@@ -386,11 +387,30 @@ json point_json(const Point& p) {
 }
 
 // ---- reading ---------------------------------------------------------------------------------
+//
+// Every number is read with its range: a value no run can produce (a negative or 1e308 ns step,
+// recall 1.7, a negative byte count) is an edited or damaged file, refused with its JSON path
+// rather than ranked, compared or resumed. The limits are far beyond any real figure.
+
+constexpr double kMaxStepNs = 1e15;              // 11.6 days: no decode step is longer
+constexpr int64_t kMaxBytes = int64_t{1} << 60;  // 1 EiB
+constexpr int64_t kMaxCount = int64_t{1} << 50;  // launches, syncs, steps
+constexpr double kMaxFigure = 1e30;              // flops, selected elements, errors
+constexpr int64_t kMaxSeqLen = int64_t{1} << 40;
+constexpr double kRoundingSlack = 1e-6;  // a share or cosine computed in floating point
 
 std::map<std::string, std::string> read_string_map(const JsonReader& r) {
   std::map<std::string, std::string> m;
   r.each_member([&](const std::string& k, const JsonReader& v) { m[k] = v.as_string(); });
   return m;
+}
+
+// The other fields' text in messages: "median_ns is 5 but the median of samples_ns is 7".
+void check_summary_field(const JsonReader& summary, const char* key, double got, double want,
+                         double tolerance) {
+  if (std::abs(got - want) <= tolerance) return;
+  summary.member(key).fail(std::string(key) + " is " + format_shortest(got) +
+                           " but samples_ns give " + format_shortest(want));
 }
 
 SampleSummary read_summary(const JsonReader& r) {
@@ -410,14 +430,21 @@ SampleSummary read_summary(const JsonReader& r) {
   return s;
 }
 
-std::vector<double> read_samples(const JsonReader& r) {
+// A step takes time (> 0); a phase may take none (a step that copied nothing).
+enum class SampleFloor { positive, zero };
+
+std::vector<double> read_samples(const JsonReader& r, SampleFloor floor) {
   std::vector<double> v;
-  r.each_element([&](const JsonReader& e) { v.push_back(e.as_number()); });
+  r.each_element([&](const JsonReader& e) {
+    const double ns = e.number_in(0, kMaxStepNs, "a time in ns, at most 1e15 (11.6 days)");
+    if (floor == SampleFloor::positive && ns <= 0) e.fail("a step takes time: 0 ns is no sample");
+    v.push_back(ns);
+  });
   return v;
 }
 
-void read_timing(const JsonReader& r, Timing& t) {
-  t.samples_ns = read_samples(r.member("samples_ns"));
+void read_timing(const JsonReader& r, Timing& t, SampleFloor floor = SampleFloor::zero) {
+  t.samples_ns = read_samples(r.member("samples_ns"), floor);
   auto summary = r.member("summary");
   t.summary = read_summary(summary);
   // The summary is what tables print and the samples are what compare tests; a file where they
@@ -426,6 +453,17 @@ void read_timing(const JsonReader& r, Timing& t) {
     summary.member("count").fail("summary.count is " + std::to_string(t.summary.count) +
                                  " but samples_ns has " + std::to_string(t.samples_ns.size()) +
                                  " samples");
+  const SampleSummary want = summarize(t.samples_ns);
+  const double tol = 1e-6 * std::max(1.0, want.max);
+  check_summary_field(summary, "median_ns", t.summary.median, want.median, tol);
+  check_summary_field(summary, "mean_ns", t.summary.mean, want.mean, tol);
+  check_summary_field(summary, "stdev_ns", t.summary.stdev, want.stdev, tol);
+  check_summary_field(summary, "min_ns", t.summary.min, want.min, tol);
+  check_summary_field(summary, "max_ns", t.summary.max, want.max, tol);
+  check_summary_field(summary, "p10_ns", t.summary.p10, want.p10, tol);
+  check_summary_field(summary, "p90_ns", t.summary.p90, want.p90, tol);
+  check_summary_field(summary, "q1_ns", t.summary.q1, want.q1, tol);
+  check_summary_field(summary, "q3_ns", t.summary.q3, want.q3, tol);
 }
 
 template <class E, size_t N>
@@ -455,7 +493,7 @@ std::array<int64_t, kMemoryKinds> read_per_kind(const JsonReader& r) {
   r.each_member([&](const std::string& k, const JsonReader& v) {
     for (auto kind : kAllKinds)
       if (k == memory_kind_name(kind)) {
-        a[int(kind)] = v.as_int();
+        a[int(kind)] = v.int_in(0, kMaxBytes, "bytes per step");
         return;
       }
     v.fail("unknown memory kind \"" + k + "\"");
@@ -470,18 +508,20 @@ Traffic read_traffic(const JsonReader& r) {
     t.bytes_read[int(p)] = read_per_kind(read.member(processor_name(p)));
     t.bytes_written[int(p)] = read_per_kind(written.member(processor_name(p)));
   }
-  t.h2d_bytes = r.i64("h2d_bytes");
-  t.d2h_bytes = r.i64("d2h_bytes");
-  t.cpu_flops = r.num("cpu_flops");
-  t.accelerator_flops = r.num("accelerator_flops");
-  t.kernel_launches = r.i64("kernel_launches");
-  t.syncs = r.i64("syncs");
+  t.h2d_bytes = r.i64_in("h2d_bytes", 0, kMaxBytes, "bytes per step");
+  t.d2h_bytes = r.i64_in("d2h_bytes", 0, kMaxBytes, "bytes per step");
+  t.cpu_flops = r.num_in("cpu_flops", 0, kMaxFigure, "operations per step");
+  t.accelerator_flops = r.num_in("accelerator_flops", 0, kMaxFigure, "operations per step");
+  t.kernel_launches = r.i64_in("kernel_launches", 0, kMaxCount, "launches per step");
+  t.syncs = r.i64_in("syncs", 0, kMaxCount, "synchronisations per step");
   if (r.has("select_elements")) {  // optional: reports written before selection was counted
     auto s = r.member("select_elements");
     for (auto p : {Processor::cpu, Processor::accelerator})
-      t.select_elements[int(p)] = s.num(processor_name(p));
+      t.select_elements[int(p)] =
+          s.num_in(processor_name(p), 0, kMaxFigure, "elements selected per step");
   }
-  if (r.has("weight_bytes")) t.weight_bytes = r.i64("weight_bytes");  // optional: before issue 18
+  if (r.has("weight_bytes"))  // optional: before issue 18
+    t.weight_bytes = r.i64_in("weight_bytes", 0, kMaxBytes, "bytes per step");
   return t;
 }
 
@@ -552,15 +592,23 @@ ReportContext read_context(const JsonReader& r, int version) {
   c.accelerator = read_accelerator(r.member("accelerator"));
   c.command_line = r.str("command_line");
   c.sweep = read_sweep(r.member("sweep"), version >= 2);
+  // Checked here, so a damaged target is named rather than replaced by the default later.
+  if (c.sweep.contains(kAccuracyTargetKey)) {
+    try {
+      parse_accuracy_target(c.sweep.at(kAccuracyTargetKey));
+    } catch (const Error& e) {
+      r.member("sweep").member(kAccuracyTargetKey).fail(e.problem() + " (" + e.fix() + ")");
+    }
+  }
   if (r.has("hosts"))
     r.member("hosts").each_element([&](const JsonReader& h) { c.hosts.push_back(read_host(h)); });
   return c;
 }
 
 void read_step(const JsonReader& step, StepTiming& t) {
-  read_timing(step, t);
+  read_timing(step, t, SampleFloor::positive);
   t.stop_reason = read_stop_reason(step);
-  t.warmup_steps = step.i32("warmup_steps");
+  t.warmup_steps = static_cast<int>(step.i64_in("warmup_steps", 0, 1 << 30, "a count of steps"));
   if (step.has("pass_sizes")) {  // optional: only runs with rounds (or passes) write it
     int64_t sum = 0;
     step.member("pass_sizes").each_element([&](const JsonReader& n) {
@@ -630,14 +678,14 @@ PointAxes read_axes(const JsonReader& x) {
   PointAxes a;
   a.model = x.str("model");
   a.family = x.str("family");
-  a.seq_len = x.i64("seq_len");
-  a.batch = x.i32("batch");
+  a.seq_len = x.i64_in("seq_len", 1, kMaxSeqLen, "a context length in tokens");
+  a.batch = static_cast<int>(x.i64_in("batch", 1, 1 << 24, "sequences per step"));
   a.strategy = x.str("strategy");
   a.kv_dtype = x.str("kv_dtype");
   a.workload = x.str("workload");
   a.accelerator = x.str("accelerator");
-  a.decode_steps = x.i32("decode_steps");
-  a.page_tokens = x.i32("page_tokens");
+  a.decode_steps = static_cast<int>(x.i64_in("decode_steps", 0, 1 << 30, "a count of steps"));
+  a.page_tokens = static_cast<int>(x.i64_in("page_tokens", 0, 1 << 30, "tokens per page"));
   a.extra = read_string_map(x.member("extra"));
   return a;
 }
@@ -666,7 +714,7 @@ PlacedRegion read_region(const JsonReader& e) {
   PlacedRegion region;
   region.role = e.str("role");
   region.intended = e.str("intended");
-  region.bytes = e.i64("bytes");
+  region.bytes = e.i64_in("bytes", 0, kMaxBytes, "a region's size");
   e.member("observed_pages_per_node")
       .each_member([&](const std::string& node, const JsonReader& n) {
         size_t used = 0;
@@ -678,7 +726,7 @@ PlacedRegion read_region(const JsonReader& e) {
         }
         if (used != node.size() || node.empty())
           n.fail("key \"" + node + "\" is not a NUMA node number");
-        region.observed_pages_per_node[id] = n.as_int();
+        region.observed_pages_per_node[id] = n.int_in(0, kMaxBytes, "a count of pages");
       });
   if (e.has("observed_huge_page_bytes")) {
     region.observed_huge_page_bytes = e.i64("observed_huge_page_bytes");
@@ -690,18 +738,23 @@ PlacedRegion read_region(const JsonReader& e) {
 
 Accuracy read_accuracy(const JsonReader& a) {
   Accuracy acc;
-  acc.steps_scored = a.i64("steps_scored");
-  acc.rel_l2 = a.member("rel_l2").as_number_or_nan();
-  acc.cosine = a.member("cosine").as_number_or_nan();
-  acc.max_abs_err = a.member("max_abs_err").as_number_or_nan();
-  acc.mass_recall = a.member("mass_recall").as_number_or_nan();
+  const double one = 1 + kRoundingSlack;
+  const char* share = "a share of the exact attention mass, 0 to 1";
+  acc.steps_scored = a.i64_in("steps_scored", 0, kMaxCount, "a count of steps");
+  acc.rel_l2 = a.member("rel_l2").number_or_nan_in(0, kMaxFigure, "a relative error, >= 0");
+  acc.cosine = a.member("cosine").number_or_nan_in(-one, one, "a cosine similarity, -1 to 1");
+  acc.max_abs_err = a.member("max_abs_err").number_or_nan_in(0, kMaxFigure, "an error, >= 0");
+  acc.mass_recall = a.member("mass_recall").number_or_nan_in(0, one, share);
   auto needle = a.member("needle_success_rate");
-  acc.needle_success_rate = needle.json().is_null() ? -1.0 : needle.as_number();
+  acc.needle_success_rate =
+      needle.json().is_null() ? -1.0 : needle.number_in(0, 1, "a success rate, 0 to 1");
   if (a.has("captured_rel_l2"))  // optional: only points of a trace that carries `o`
-    acc.captured_rel_l2 = a.member("captured_rel_l2").as_number_or_nan();
+    acc.captured_rel_l2 =
+        a.member("captured_rel_l2").number_or_nan_in(0, kMaxFigure, "a relative error, >= 0");
   if (a.has("recall_per_step"))  // optional: reports from before issue 33 lack it
     a.member("recall_per_step").each_element([&](const JsonReader& e) {
-      acc.recall_per_step.push_back({e.i64("step"), e.member("recall").as_number_or_nan()});
+      acc.recall_per_step.push_back({e.i64_in("step", 0, kMaxCount, "a step index"),
+                                     e.member("recall").number_or_nan_in(0, one, share)});
     });
   return acc;
 }
@@ -724,7 +777,7 @@ void read_modeled(const JsonReader& m, ModeledAlongside& out) {
   out.overlap = m.str("overlap");
   read_timing(m.member("step"), out.step);
   m.member("phase_median_ns").each_member([&](const std::string& k, const JsonReader& v) {
-    out.phase_median_ns[k] = v.as_number();
+    out.phase_median_ns[k] = v.number_in(0, kMaxStepNs, "a time in ns, at most 1e15");
   });
   out.error_vs_measured = m.member("error_vs_measured").as_number_or_nan();
 }
@@ -740,6 +793,8 @@ Point read_point(const JsonReader& r) {
   p.kv_fit_fraction = read_kv_fit_fraction(r);
   p.attended_tokens = read_attended_tokens(r);
   read_step(r.member("step"), p.step);
+  if (p.status == PointStatus::ok && p.step.samples_ns.empty())
+    r.member("step").member("samples_ns").fail("a point with status ok has at least one sample");
   r.member("phases").each_member(
       [&](const std::string& name, const JsonReader& t) { read_timing(t, p.phases[name]); });
   p.traffic_per_step = read_traffic(r.member("traffic_per_step"));
@@ -843,15 +898,21 @@ Report report_from_json(const json& j, const std::string& source) {
       report.interruption.reason = root.str("interrupted_reason");
   }
   report.context = read_context(root.member("context"), version);
-  root.member("points").each_element(
-      [&](const JsonReader& p) { report.points.push_back(read_point(p)); });
+  // Points are told apart by their axes (compare and the tables look them up so): a second point
+  // with the same axes would be counted, ranked or compared twice.
+  std::map<std::string, std::string> seen;  // axes key -> JSON path of its point
+  root.member("points").each_element([&](const JsonReader& p) {
+    report.points.push_back(read_point(p));
+    const auto [it, fresh] = seen.emplace(report.points.back().axes.key(), p.path());
+    if (!fresh) p.fail("the same point as " + it->second + " (axes " + it->first + ")");
+  });
   root.member("speedups").each_element([&](const JsonReader& s) {
     Speedup sp;
     sp.group_key = s.str("group_key");
     sp.strategy_a = s.str("strategy_a");
     sp.strategy_b = s.str("strategy_b");
-    sp.ratio = s.num("ratio");
-    sp.rel_noise = s.num("rel_noise");
+    sp.ratio = s.num_in("ratio", 1e-15, 1e15, "a ratio of two step times, > 0");
+    sp.rel_noise = s.num_in("rel_noise", 0, kMaxFigure, "a relative noise, >= 0");
     sp.provenance = read_enum(s, "provenance", kProvenances);
     if (s.has("paired")) {  // optional: points stepped in the same rounds
       const auto p = s.member("paired");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The libFuzzer targets (tests/fuzz: safetensors traces, report JSON, platform profiles,
-# --seq-len and CPU lists, hwloc XML), built with clang-14 into ./build-fuzz
+# The libFuzzer targets (tests/fuzz: safetensors traces, report JSON, sweep journals, platform
+# profiles, --seq-len and CPU lists, hwloc XML), built with clang-14 into ./build-fuzz
 # (HYBRIDBENCH_FUZZ=ON: coverage + ASan + UBSan) and each run for a bounded time (25 s;
 # -DHB_FUZZ_SECONDS=N changes it) from its seed corpus. A crash, sanitizer report, leak, an input
 # over 10 s or a process over 512 MB fails its CTest case, and so this script.

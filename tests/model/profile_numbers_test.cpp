@@ -37,3 +37,26 @@ TEST(ProfileNumbers, WholeNumbersOutsideTheirTypeAreRefused) {
     }
   }
 }
+
+// A profile file that fails validation is the user's (often a copy of a preset, whose "source"
+// still says preset): the fix names the file, never "fix the preset"; only a built-in preset
+// (origin preset:NAME) is ours.
+TEST(ProfileNumbers, AUsersOwnFileIsNotCalledThePreset) {
+  const std::string text = preset_with("\"memory_usable_share\": {\"value\": 0.9",
+                                       "\"memory_usable_share\": {\"value\": 7");
+  ASSERT_FALSE(text.empty()) << "preset changed";
+  try {
+    parse_platform_model(text, "my-platform.json", true);
+    ADD_FAILURE() << "accepted";
+  } catch (const hb::Error& e) {
+    EXPECT_NE(e.problem().find("memory_usable_share"), std::string::npos) << e.problem();
+    EXPECT_EQ(e.fix().find("fix the preset"), std::string::npos) << e.fix();
+    EXPECT_NE(e.fix().find("your file my-platform.json"), std::string::npos) << e.fix();
+  }
+  try {
+    parse_platform_model(text, "preset:gh200-c2c", true);
+    ADD_FAILURE() << "accepted";
+  } catch (const hb::Error& e) {
+    EXPECT_NE(e.fix().find("built-in preset"), std::string::npos) << e.fix();
+  }
+}

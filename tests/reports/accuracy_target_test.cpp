@@ -9,6 +9,7 @@
 #include "fixtures.h"
 #include "reports/accuracy_target.h"
 #include "reports/html.h"
+#include "reports/json_io.h"
 #include "reports/tables.h"
 
 namespace hb::reports {
@@ -79,7 +80,17 @@ TEST(AccuracyTarget, ParsesMetricAndThresholdOrABareRecall) {
 TEST(AccuracyTarget, ReportCarriesItOrGetsTheDefault) {
   EXPECT_EQ(report_accuracy_target(mixed_report()).describe(), "recall >= 0.9");
   EXPECT_EQ(report_accuracy_target(mixed_report("cosine:0.99")).describe(), "cosine >= 0.99");
-  EXPECT_EQ(report_accuracy_target(mixed_report("garbage")).describe(), "recall >= 0.9");
+  // An unreadable target is an error, never the default in disguise (read_report refuses such
+  // a file, naming $.context.sweep.accuracy_target).
+  EXPECT_THROW(report_accuracy_target(mixed_report("garbage")), Error);
+  Report garbage = mixed_report("recall:7");
+  try {
+    from_json_text(to_json_text(garbage), "g.json");
+    ADD_FAILURE() << "recall:7 was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("$.context.sweep.accuracy_target"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(AccuracyTarget, FastestWithinTargetSkipsAFasterInaccuratePoint) {

@@ -246,7 +246,20 @@ TEST(ReportJsonErrors, MissingFile) {
 TEST(ReportJsonErrors, TruncatedFile) {
   const std::string text = to_json_text(make_report());
   expect_read_error(text.substr(0, text.size() / 2), {"not valid JSON", "truncated"});
-  expect_read_error("", {"not valid JSON"});
+  expect_read_error("", {"not valid JSON", "the file is empty"});
+}
+
+// A NaN or infinity (which other tools write, and JSON cannot hold) is named with the field.
+TEST(ReportJsonErrors, NonFiniteNumberIsNamedByItsPath) {
+  const std::string text = to_json_text(make_report());
+  for (const std::string token : {"NaN", "Infinity", "-Infinity", "nan", "-inf"}) {
+    std::string bad = text;
+    const std::string key = "\"median_ns\": ";
+    const size_t at = bad.find(key) + key.size();
+    bad.replace(at, bad.find_first_of(",\n", at) - at, token);
+    expect_read_error(bad,
+                      {"$.points[0].step.summary.median_ns: " + token, "is not a finite number"});
+  }
 }
 
 TEST(ReportJsonErrors, TruncatedFileOnDiskNamesThePath) {
@@ -274,8 +287,8 @@ TEST(ReportJsonErrors, ForeignJson) {
 TEST(ReportJsonErrors, NumberBeyondDoubleRange) {
   std::string text = to_json_text(make_report());
   text.replace(text.find("hybridbench.report/2\""), 21, "hybridbench.report/2\", \"x\": 2.19e324");
-  expect_read_error(text, {"not a readable report", "number overflow"});
-  expect_read_error("[2.197224951372e324]", {"not a readable report"});
+  expect_read_error(text, {"$.x: the number 2.19e324 is beyond the range of a double"});
+  expect_read_error("[2.197224951372e324]", {"$[0]: the number", "beyond the range"});
 }
 
 TEST(ReportJsonErrors, WrongVersion) {

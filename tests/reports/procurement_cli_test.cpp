@@ -19,10 +19,15 @@ TEST_F(ProcurementCli, RanksOneReportOrSeveralSideBySide) {
   EXPECT_NE(stdout_.find("- Most tokens/s: b200 with full-gpu, 195 tokens/s"), std::string::npos)
       << stdout_;
   EXPECT_NE(stdout_.find("max batch, ITL <= 50.0 ms"), std::string::npos) << stdout_;
-  // A measured local node (no platform axis: its host name is its platform) beside them.
+  // A measured local node (no platform axis: its host name is its platform) beside them: one
+  // platform's points, as a node measures only itself (two points with the same axes are refused).
   Report local = testing::procurement_report();
   local.context.host = "my-node";
+  const std::string first = local.points.front().axes.extra.at("platform");
+  std::erase_if(local.points, [&](const Point& p) { return p.axes.extra.at("platform") != first; });
   for (auto& p : local.points) p.axes.extra.erase("platform");
+  local.speedups = compute_speedups(local.points);
+  std::erase_if(local.capacity, [&](const CapacityRow& c) { return c.platform != first; });
   for (auto& c : local.capacity) c.platform = "";
   write_report(file("local.json"), local);
   ASSERT_EQ(run("report " + file("local.json") + " " + file("p.json") + " --procurement --html " +
