@@ -42,6 +42,21 @@ TEST_F(ModelConfigCli, AFolderRunsInModelModeOnAPublishedMachine) {
   ASSERT_EQ(r.points.size(), 1u);
   EXPECT_EQ(r.points[0].axes.model, "Llama-3.1-8B");
   EXPECT_EQ(r.points[0].provenance, reports::Provenance::modeled);
+  // The whole model's ITL from the config's own depth and vocabulary, as for a preset.
+  ASSERT_TRUE(r.points[0].whole_model.has_value());
+  EXPECT_EQ(r.points[0].whole_model->layers, 32);
+  EXPECT_GT(r.points[0].whole_model->outside_layers_ns, 0);
+}
+
+TEST_F(ModelConfigCli, AMeasuredRunTimesTheConfigsWholeModel) {
+  ASSERT_EQ(
+      run("run --model " + kFixtures + "mistral-7b-v0.1.json" + kTiny + " --out " + file("r.json")),
+      0)
+      << out_;
+  const reports::Report r = reports::read_report(file("r.json"));
+  ASSERT_EQ(r.points.size(), 1u);
+  ASSERT_TRUE(r.points[0].whole_model.has_value()) << "no whole-model block";
+  EXPECT_EQ(r.points[0].whole_model->layers, 32);
 }
 
 TEST_F(ModelConfigCli, UnrepresentableConfigsExitTwoNamingTheKeys) {
