@@ -104,7 +104,7 @@ DType weight_dtype(const Json& j, const std::string& origin, std::string& note) 
 
 void refuse_experts(const Json& j, const std::string& origin) {
   for (const char* k : kExpertKeys)
-    if (given(j, k) && !(j.at(k).is_number_integer() && j.at(k).get<int64_t>() <= 1))
+    if (given(j, k) && j.at(k) != Json(0) && j.at(k) != Json(1))  // 0 or 1 expert: dense
       refuse(origin,
              quoted(k) + " says mixture-of-experts, which the dense layer model cannot price");
 }
@@ -120,10 +120,15 @@ void refuse_projected_embeddings(const Json& j, const ModelPreset& m, const std:
 std::string model_name(const Json& j, const std::string& fallback) {
   if (!given(j, "_name_or_path") || !j.at("_name_or_path").is_string()) return fallback;
   const std::string n = j.at("_name_or_path").get<std::string>();
-  if (n.empty()) return fallback;
+  // A name must read back from the report's comma-separated model list.
+  if (n.empty() ||
+      std::any_of(n.begin(), n.end(), [](unsigned char c) { return c < 0x20 || c == ','; }))
+    return fallback;
   // A local checkpoint path says where it was saved, not what it is: its last component.
   if (n.front() == '/' || n.front() == '.') {
-    const std::string leaf = std::filesystem::path(n).lexically_normal().filename().string();
+    std::filesystem::path path = std::filesystem::path(n).lexically_normal();
+    if (!path.has_filename()) path = path.parent_path();  // "./ckpt/my-opt/"
+    const std::string leaf = path.filename().string();
     return leaf.empty() ? fallback : leaf;
   }
   return n;

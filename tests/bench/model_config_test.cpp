@@ -124,6 +124,11 @@ TEST(ModelConfig, WhatTheLayerModelCannotRepresentIsRefusedNamingTheKeys) {
             std::string::npos);
   EXPECT_NE(with("\"torch_dtype\": \"bfloat16\"", "\"torch_dtype\": \"float8\"").find("float8"),
             std::string::npos);
+  // 2^64 - 1 experts once read as -1 (dense) through a signed conversion.
+  EXPECT_NE(with("\"num_key_value_heads\": 8,", "\"num_experts\": 18446744073709551615,")
+                .find("mixture-of-experts"),
+            std::string::npos);
+  EXPECT_EQ(with("\"num_key_value_heads\": 8,", "\"num_experts\": 1,"), "(accepted)");
   const std::string moe = with("\"num_key_value_heads\": 8,", "\"num_local_experts\": 8,");
   EXPECT_NE(moe.find("\"num_local_experts\" says mixture-of-experts"), std::string::npos) << moe;
   const std::string mixtral =
@@ -137,6 +142,15 @@ TEST(ModelConfig, WhatTheLayerModelCannotRepresentIsRefusedNamingTheKeys) {
   EXPECT_NE(bad.find("x.json: not JSON"), std::string::npos) << bad;
   EXPECT_NE(problem_of([] { parse_model_config("[1]", "x.json", "x"); }).find("JSON object"),
             std::string::npos);
+}
+
+TEST(ModelConfig, ANameTheModelListCannotHoldFallsBackToTheFilesName) {
+  std::string text = text_of("opt-6.7b.json");
+  const std::string from = "facebook/opt-6.7b";
+  text.replace(text.find(from), from.size(), "a,b");
+  EXPECT_EQ(parse_model_config(text, "o.json", "o").name, "o");
+  text.replace(text.find("a,b"), 3, "./ckpt/my-opt/");
+  EXPECT_EQ(parse_model_config(text, "o.json", "o").name, "my-opt");
 }
 
 TEST(ModelConfig, OnlyABoundedRegularFileIsRead) {
