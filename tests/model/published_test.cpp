@@ -38,7 +38,7 @@ TEST(Published, EveryShippedRowLoadsAndNamesKnownPresets) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
   const auto rows = parse_published_measurements(shipped_text(), "measurements.json");
-  int quest = 0, shadowkv = 0;
+  int quest = 0, shadowkv = 0, flexgen = 0;
   for (const auto& r : rows) {
     SCOPED_TRACE(r.publication + " " + r.where + " " + std::to_string(r.seq_len));
     EXPECT_NO_THROW(StrategyRegistry::instance().find(r.strategy)) << r.strategy;
@@ -49,12 +49,15 @@ TEST(Published, EveryShippedRowLoadsAndNamesKnownPresets) {
     if (r.platform == "a100-80gb-sxm" && r.model == "llama-3.1-8b" &&
         r.metric == PublishedMetric::tokens_per_s)
       ++shadowkv;
+    if (r.platform == "t4-pcie3" && r.read == PublishedReading::printed) ++flexgen;
   }
   EXPECT_EQ(quest, 6);  // full KV and a 2048-token budget at 8K, 16K, 32K
   EXPECT_EQ(shadowkv, 3);
+  EXPECT_EQ(flexgen, 3);
   EXPECT_DOUBLE_EQ(rows.front().value, 21.6);
-  EXPECT_EQ(rows.back().batch, 2);
-  EXPECT_DOUBLE_EQ(rows.back().value, 40.37);
+  EXPECT_EQ(rows.back().model, "opt-30b");
+  EXPECT_EQ(rows.back().batch, 144);
+  EXPECT_DOUBLE_EQ(rows.back().value, 7.32);
 }
 
 TEST(Published, RowsNamingUnknownThingsAreRefusedWithTheirPath) {
