@@ -415,6 +415,9 @@ std::map<std::string, std::string> ResolvedSweep::echo() const {
   if (!s.emulate_cxl.empty()) e["emulate_cxl"] = s.emulate_cxl;
   e["kv_pages"] = kKvPages.name(s.kv_pages);
   for (const auto& [k, v] : s.strategy_options) e["opt." + k] = v;
+  // A model given by its config.json: the file it was read from (a trace's is the workload).
+  for (const auto& m : s.own_models)
+    if (m.family != ModelFamily::trace) e["model_source." + m.name] = m.source;
   return e;
 }
 

@@ -391,7 +391,7 @@ struct MachineSweep {
   void attach_whole_model(reports::Report& report, const bench::ResolvedSweep& s) const {
     const auto& profiles = platforms.profiles;
     if (platforms.mode == RunMode::model)
-      model::attach_modeled_whole_model(report, profiles);
+      model::attach_modeled_whole_model(report, profiles, s.spec.own_models);
     else
       model::attach_measured_whole_model(
           report, s.spec, platforms.measured_economics, profiles.empty() ? "" : profiles[0].name,

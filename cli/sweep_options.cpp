@@ -1,6 +1,7 @@
 #include "cli/sweep_options.h"
 
 #include "cli/numeric_options.h"
+#include "bench/model_config.h"
 #include "bench/sweep_spec.h"
 
 namespace hb::cli {
@@ -8,7 +9,9 @@ namespace hb::cli {
 namespace {
 
 void add_axis_options(CLI::App& sub, SweepAxesText& axes) {
-  sub.add_option("--model", axes.models, "Model presets, comma separated (see --list-models)")
+  sub.add_option("--model", axes.models,
+                 "Models, comma separated: presets (see --list-models), or a Hugging Face "
+                 "config.json or a folder holding one (llama, mistral, qwen2, gemma, opt)")
       ->capture_default_str();
   sub.add_option("--seq-len", axes.seq_lens,
                  "Prompt lengths: list (4k,32k) or range (4k:128k:x2, 1k:8k:+1k)")
@@ -118,6 +121,7 @@ CLI::Option* add_accelerator_option(CLI::App& sub, AcceleratorKind& kind, const 
 
 void apply_sweep_axes(const SweepAxesText& axes, bench::SweepSpec& spec, bool keep_seq_lens) {
   spec.models = bench::split_list(axes.models);
+  bench::resolve_model_configs(spec);
   spec.kv_dtypes = bench::parse_kv_dtypes(axes.kv_dtypes);
   spec.strategies = bench::split_list(axes.strategies);
   spec.batches = bench::parse_batches(axes.batches);

@@ -9,12 +9,14 @@
 
 namespace hb::model {
 
-const ModelPreset* whole_model_preset(const reports::Point& p) {
+const ModelPreset* whole_model_preset(const reports::Point& p,
+                                      std::span<const ModelPreset> own_models) {
   if (!p.timed() || p.step.summary.median <= 0) return nullptr;
   const auto scope = p.axes.extra.find("scope");
   if (scope == p.axes.extra.end() || scope->second != to_string(Scope::layer)) return nullptr;
-  for (const auto& m : model_presets())
-    if (m.name == p.axes.model && m.layers > 0 && m.vocab > 0) return &m;
+  for (std::span<const ModelPreset> models : {own_models, model_presets()})
+    for (const auto& m : models)
+      if (m.name == p.axes.model) return m.layers > 0 && m.vocab > 0 ? &m : nullptr;
   return nullptr;
 }
 
@@ -89,9 +91,10 @@ reports::WholeModel block(const reports::Point& p, const ModelPreset& model, dou
 
 }  // namespace
 
-void attach_modeled_whole_model(reports::Report& r, const std::vector<PlatformModel>& platforms) {
+void attach_modeled_whole_model(reports::Report& r, const std::vector<PlatformModel>& platforms,
+                                std::span<const ModelPreset> own_models) {
   for (auto& p : r.points) {
-    const ModelPreset* model = whole_model_preset(p);
+    const ModelPreset* model = whole_model_preset(p, own_models);
     if (!model) continue;
     const auto name = p.axes.extra.find("platform");
     const PlatformModel* m = nullptr;
@@ -112,7 +115,8 @@ void attach_measured_whole_model(reports::Report& r, const bench::SweepSpec& spe
   if (r.interruption.interrupted) return;
   std::map<const ModelPreset*, std::set<int>> wanted;
   for (const auto& p : r.points)
-    if (const ModelPreset* m = whole_model_preset(p)) wanted[m].insert(p.axes.batch);
+    if (const ModelPreset* m = whole_model_preset(p, spec.own_models))
+      wanted[m].insert(p.axes.batch);
   std::map<std::pair<const ModelPreset*, int>, bench::OutsideLayersTiming> timed;
   for (const auto& [model, batches] : wanted) {
     const auto t = bench::time_outside_layers(spec.accelerator, *model,
@@ -120,7 +124,7 @@ void attach_measured_whole_model(reports::Report& r, const bench::SweepSpec& spe
     for (const auto& [batch, timing] : t) timed[{model, batch}] = timing;
   }
   for (auto& p : r.points)
-    if (const ModelPreset* m = whole_model_preset(p)) {
+    if (const ModelPreset* m = whole_model_preset(p, spec.own_models)) {
       const auto& t = timed.at({m, p.axes.batch});
       p.whole_model = block(p, *m, t.ns, t.provenance, economics, platform, has_cxl_tier);
     }

@@ -7,6 +7,7 @@
 // (bench/outside_layers.h). Points that get no block: not timed, scope attention (a step is
 // then no layer), a model without layers or vocabulary (a trace's own shape).
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,7 +35,9 @@ std::string weights_caveat(const PlatformModel& m, const ModelPreset& model);
 
 // Model mode: each point's platform is axes.extra["platform"], one of `platforms`; the work
 // outside the layers is modeled on it and its economics price the point.
-void attach_modeled_whole_model(reports::Report& r, const std::vector<PlatformModel>& platforms);
+// `own_models`: the sweep's models that are not presets (a --model config.json), found first.
+void attach_modeled_whole_model(reports::Report& r, const std::vector<PlatformModel>& platforms,
+                                std::span<const ModelPreset> own_models = {});
 
 // Measure mode: the economics of the run (its --platform profile's, with the command line's
 // overrides; `platform` names the profile, "" without one; `has_cxl_tier`: the node has CXL
@@ -45,7 +48,9 @@ void attach_measured_whole_model(reports::Report& r, const bench::SweepSpec& spe
                                  const PlatformEconomics& economics, const std::string& platform,
                                  bool has_cxl_tier);
 
-// Whether a point gets a whole-model block, and its model preset then (nullptr otherwise).
-const ModelPreset* whole_model_preset(const reports::Point& p);
+// Whether a point gets a whole-model block, and its model then (nullptr otherwise): one of
+// `own_models` by name, else a preset; a model without layer widths or vocabulary gets none.
+const ModelPreset* whole_model_preset(const reports::Point& p,
+                                      std::span<const ModelPreset> own_models = {});
 
 }  // namespace hb::model

@@ -178,7 +178,7 @@ TEST(Economics, EveryPresetHasCompleteEconomics) {
     ASSERT_TRUE(watts.value) << watts.basis;
     EXPECT_GT(*price.value, 0.5);
     EXPECT_LT(*price.value, 20);
-    EXPECT_GT(*watts.value, 300);
+    EXPECT_GT(*watts.value, 150);  // t4-pcie3: a 70 W T4 with its VM's share of the host
     EXPECT_LT(*watts.value, 1500);
   }
   const auto cxl = [](const char* n) { return load_platform_model(n); };

@@ -1,0 +1,38 @@
+#pragma once
+// The published measurements (model/published/measurements.json): decode timings papers report
+// on GPUs, each row with its publication and figure, the hardware as a platform preset, the model
+// as a model preset of the same shape, lengths, batch, element type, metric and how the value was
+// read. What model mode's projections are checked against.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace hb::model {
+
+enum class PublishedMetric { ms_per_token, tokens_per_s };
+enum class PublishedReading { printed, plot };  // a printed number, or one read off a plot
+
+struct PublishedRow {
+  std::string publication, where;              // the paper, and its table or figure
+  std::string platform;                        // a platform preset (model/profiles/)
+  std::string model;                           // a model preset (core/model_presets.h)
+  std::string system;                          // what the paper ran, in its words
+  std::string strategy;                        // the strategy that stands for it here
+  std::map<std::string, std::string> options;  // its --opt pairs (quest.budget=2048)
+  int64_t seq_len = 0;
+  int batch = 0;
+  DType dtype = DType::f16;
+  PublishedMetric metric = PublishedMetric::ms_per_token;
+  double value = 0;
+  PublishedReading read = PublishedReading::printed;
+  std::string notes;  // model_note, read_note, length_note joined: what the row assumes
+};
+
+// Parses the table's text; `origin` names it in every error (hb::Error, exit 2, with the JSON
+// path). Every row's platform must be a shipped preset and its model a model preset.
+std::vector<PublishedRow> parse_published_measurements(const std::string& text,
+                                                       const std::string& origin);
+
+}  // namespace hb::model
