@@ -14,7 +14,8 @@
 #include "core/thread_pool.h"
 #include "reports/report.h"
 #include "bench/accuracy.h"
-#include "bench/runner.h"
+#include "bench/run_environment.h"
+#include "bench/sweep_spec.h"
 #include "bench/stopping_rules.h"
 
 namespace hb::bench {
