@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "core/strategy.h"
+#include "kernels/backend.h"
 #include "reports/report.h"
 
 namespace hb::bench {
+
+struct SweepSpec;  // bench/sweep_spec.h
 
 struct Progress {
   int64_t done = 0, total = 0;  // strategy-points finished / planned
@@ -68,6 +71,26 @@ struct SweepControl {
   std::map<std::string, std::vector<reports::Point>> finished;
 };
 
+// Model mode's sampled batch (model/sampled_batch.h): a unit of a batch of B executes one of its
+// sequences on a 1/B share of each lane's KV budget and host tiers, and its traffic and points
+// are made the batch's. The engine asks at a unit's start, on each executed step and on each
+// point; without one (RunEnvironment::sampler null) every unit executes its batch as it is.
+class BatchSampler {
+ public:
+  virtual ~BatchSampler() = default;
+  // How many of a batch of `batch` sequences one executed sequence stands for (1: the unit
+  // executes its batch as it is).
+  virtual int stands_for(const SweepSpec& spec, int batch) const = 0;
+  // A lane's KV budgets (by model) and host tiers, made one of `batch` sequences' share.
+  virtual void share(const SweepSpec& spec, int batch,
+                     std::map<std::string, int64_t>& kv_budget_bytes,
+                     std::vector<HostTier>& tiers) const = 0;
+  // The executed sequence's step traffic, as the batch's.
+  virtual Traffic batch_traffic(const SweepSpec& spec, int batch, const Traffic& one) const = 0;
+  // The executed sequence's point, as the batch's.
+  virtual void stand_for(reports::Point& p, const SweepSpec& spec, int batch) const = 0;
+};
+
 // What the caller resolved about the machine (memtier): where host KV may go and how to check
 // where pages really are.
 struct RunEnvironment {
@@ -84,6 +107,11 @@ struct RunEnvironment {
   int64_t host_memory_budget_bytes = 0;
   // Model mode: null = measure.
   std::shared_ptr<const StepModel> model;
+  // Makes each point's accelerator; null = the backend registry's (make_accelerator). Model
+  // mode makes a cpu accelerator that counts the layer's GEMMs without running them.
+  std::function<std::unique_ptr<Accelerator>(const AcceleratorOptions&)> make_accelerator;
+  // Model mode's sampled batch; null = every batch executes as it is.
+  std::shared_ptr<const BatchSampler> sampler;
   // Stop/resume (run's journal); null = run to the end, failures propagate.
   std::shared_ptr<const SweepControl> control;
 };
