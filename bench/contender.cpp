@@ -145,7 +145,8 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
   c->role = StrategyRegistry::instance().find(name).role;  // known: resolve_strategies checked
   p.role = c->role;
   failing_on_errors(*c, [&] {
-    c->accelerator = make_accelerator(accelerator_options(ctx, p.axes, c->layers()));
+    const AcceleratorOptions o = accelerator_options(ctx, p.axes, c->layers());
+    c->accelerator = ctx.env.make_accelerator ? ctx.env.make_accelerator(o) : make_accelerator(o);
     label_point(*c, ctx, problem);
     if (auto it = ctx.refused.find(p.axes.model); it != ctx.refused.end()) {
       p.kv_fit_fraction = 0;  // no room for KV at all, whatever the budget's floor says

@@ -14,7 +14,8 @@
 #include "core/thread_pool.h"
 #include "reports/report.h"
 #include "bench/accuracy.h"
-#include "bench/runner.h"
+#include "bench/run_environment.h"
+#include "bench/sweep_spec.h"
 #include "bench/stopping_rules.h"
 
 namespace hb::bench {
@@ -31,14 +32,9 @@ struct SweepContext {
   // Each model's KV budget (kv_budgets(), by the model as the spec names it): the accelerator's
   // capacity for that model's points. A model not listed gets spec.accelerator as it is.
   std::map<std::string, int64_t> kv_budget_bytes = {};
-  // Model mode's sampled batch (bench/unit.cpp): the unit executes one sequence of a batch of
-  // `batch`, on this share of the budget and tiers, and each step's traffic is priced for the
-  // whole batch in its `microbatches`, `step_syncs` of its syncs the step's own
-  // (Traffic::for_batch). batch 1: it executes as it is.
-  struct StandsFor {
-    int batch = 1, microbatches = 1;
-    int64_t step_syncs = 0;
-  } stands_for = {};
+  // Model mode's sampled batch (env.sampler): the batch the unit's one executed sequence stands
+  // for, on this lane's share of the budget and tiers; 1: the unit executes its batch as it is.
+  int stands_for = 1;
   // By model: why no strategy of that model can run here (Lane::refused); its points fail "oom".
   std::map<std::string, std::string> refused = {};
 };

@@ -37,8 +37,6 @@ std::map<int, OutsideLayersTiming> time_outside_layers(const AcceleratorOptions&
   AcceleratorOptions o = options;
   // The GEMM library's workspace too, whichever kind `auto` picks (the cpu kind allocates none).
   o.capacity_bytes = layer_work_bytes(head, max_batch) + kLayerWorkspaceBytes;
-  o.run_layer_gemms = true;
-  o.share_layer_weights = false;
   const std::unique_ptr<Accelerator> acc = make_accelerator(o);
   const std::unique_ptr<LayerWork> work = acc->make_layer_work(head, max_batch, 0);
   const auto provenance =

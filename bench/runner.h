@@ -3,140 +3,17 @@
 // strategy plan and load, then step all strategies side by side (interleaved, so machine noise
 // hits them alike), time each step, score it against the fp64 reference and stop each
 // strategy when its step-time noise converges (nvbench-style) or a limit is reached.
-#include <cstdint>
-#include <functional>
-#include <map>
-#include <memory>
-#include <optional>
+// The API: run_sweep and its relatives. The types a caller fills are in run_environment.h and
+// sweep_groups.h, which this header brings along.
 #include <string>
 #include <vector>
 
-#include "core/model_presets.h"
-#include "core/strategy.h"
 #include "reports/report.h"
+#include "bench/run_environment.h"
+#include "bench/sweep_groups.h"
 #include "bench/sweep_spec.h"
 
 namespace hb::bench {
-
-struct Progress {
-  int64_t done = 0, total = 0;  // strategy-points finished / planned
-  std::string label;            // "llama-3.1-8b 32768 tok b1: hybridgen"
-  double elapsed_s = 0;
-  // The same counts weighted by what a point costs (context tokens x batch: a 32k point takes
-  // about 8x a 4k one), for an ETA that does not run ahead on the cheap points.
-  double done_cost = 0, total_cost = 0;
-};
-using ProgressFn = std::function<void(const Progress&)>;
-
-// Model mode (model): every step still runs, so selection, accuracy and traffic are
-// real; `price` turns each executed step into a modeled time and phases. replace = true: the
-// points carry the modeled timing and provenance "modeled"; false: the measured timing stays
-// and the hook only observes (validate-model prices the very steps it measured).
-struct StepPrice {
-  double total_ns = 0;  // <= 0: this step was not priced
-  std::map<std::string, double> phase_ns;
-  std::string overlap;  // the overlap structure used, text form
-};
-struct StepModel {
-  bool replace = true;
-  std::string accelerator_kind;  // axes.accelerator of modeled points ("" = keep)
-  // replace = false: the profile's name; the timed steps' prices then go to Point::modeled.
-  std::string platform;
-  std::map<std::string, std::string> axes_extra;  // added to axes.extra, e.g. "platform" -> name
-  // Step s of the point with these axes (warm-up steps included); throws hb::Error on failure.
-  std::function<StepPrice(const reports::PointAxes&, const Strategy&, int s, const StepResult&)>
-      price;
-  // Added to a planned point's strategy_params (e.g. "model.overlap"); optional.
-  std::function<std::map<std::string, std::string>(const Strategy&)> annotate;
-};
-
-// A unit of a sweep that finishes as a whole: every strategy's point of one workload group in
-// one pass (the strategies step side by side, so they end together).
-struct FinishedUnit {
-  std::string key;                     // unit_key(): stable across runs of the same sweep
-  std::vector<reports::Point> points;  // one per strategy, in sweep order, before pass pooling
-};
-
-// How a caller steers a sweep it may have to stop and later resume (`run`: Ctrl-C, the journal,
-// --resume). Without one (env.control null) a failure escaping a point propagates as before.
-struct SweepControl {
-  // Polled between decode steps and between units; true stops the sweep: the unit in progress
-  // is dropped and run_sweep returns what finished, marked interrupted. Must be cheap and must
-  // not throw (cli: reads a flag a signal handler set).
-  std::function<bool()> should_stop;
-  // Called once a unit has finished, before the next starts (the journal appends it durably).
-  std::function<void(const FinishedUnit&)> on_unit_done;
-  // Units an interrupted run already finished, by key: reported as they are instead of run
-  // again (a unit whose strategies do not match this sweep's runs again).
-  std::map<std::string, std::vector<reports::Point>> finished;
-};
-
-// What the caller resolved about the machine (memtier): where host KV may go and how to check
-// where pages really are.
-struct RunEnvironment {
-  std::vector<HostTier> host_tiers;  // empty: plain host memory as local DRAM
-  int cpu_node = -1;
-  // Where the pages of [ptr, ptr+bytes) are: pages per NUMA node, and bytes on transparent
-  // huge pages (-1 unknown); null = placement not verifiable.
-  struct ObservedPages {
-    std::map<int, int64_t> per_node;
-    int64_t huge_page_bytes = -1;
-  };
-  std::function<ObservedPages(const void* ptr, size_t bytes)> observe_pages;
-  // Bytes of host memory the workloads may use (0 = no check).
-  int64_t host_memory_budget_bytes = 0;
-  // Model mode: null = measure.
-  std::shared_ptr<const StepModel> model;
-  // Stop/resume (run's journal); null = run to the end, failures propagate.
-  std::shared_ptr<const SweepControl> control;
-};
-
-// Strategy names the spec selects: "all" expands to every registered strategy, "headline" to
-// all but the ablations (what the headline and the procurement view compare).
-std::vector<std::string> resolve_strategies(const std::vector<std::string>& names);
-
-// One workload group of a sweep: every strategy runs side by side on it. Groups are numbered in
-// sweep order (model, dtype, length, batch, budget); spec.share_index/share_count select this
-// process's. With --kv-budget, each budget is a group of its own (innermost), so a budget's
-// strategies are still compared side by side.
-struct SweepGroup {
-  std::string model;
-  DType kv_dtype = DType::f16;
-  int64_t seq_len = 0;
-  int batch = 1;
-  std::optional<KvBudget> kv_budget;  // none: each strategy's own budget
-};
-std::vector<SweepGroup> sweep_groups(const SweepSpec& spec);
-// The axes of a point of group g, as the runner fills them (accelerator kind known once the
-// accelerator exists).
-reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, const SweepGroup& g,
-                              const std::string& strategy, const std::string& workload,
-                              const std::string& accelerator_kind);
-// The axes of every point the sweep (its share) would produce, in run order: what a fleet run
-// reports as failed when the rank that owned them failed.
-std::vector<reports::PointAxes> planned_axes(const ResolvedSweep& sweep,
-                                             const std::string& accelerator_kind);
-
-// The key of the unit (pass, group) of a sweep in `env` (model mode: the platform too).
-std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env);
-
-// Model mode over several platforms at once (model): one lane per platform, with its
-// own host tiers, step model and per-model KV budget; the rest of the environment (control,
-// CPU node, host memory budget) is the sweep's. What does not depend on the platform is done
-// once per unit: the workload and the fp64 reference are made once for every lane, and a
-// strategy whose plan is the same on several lanes (plan_signature: e.g. every platform where
-// the KV fits) executes once, each lane pricing and recording the same steps. The lanes run
-// one after another within a unit (a wave per lane, holding at most one lane's strategies in
-// memory); the unit's points come lane by lane, each lane's in strategy order, and are what
-// one run_sweep per lane would give.
-struct Lane {
-  std::vector<HostTier> host_tiers;  // empty: plain host memory as local DRAM
-  std::shared_ptr<const StepModel> model;
-  std::map<std::string, int64_t> kv_budget_bytes;  // by model; one not listed: the sweep's own
-  // By model: why nothing of it can run on this lane (e.g. its weights exceed the platform's
-  // accelerator memory). Its points are "oom" with that reason, and nothing executes for them.
-  std::map<std::string, std::string> refused = {};
-};
 
 // Runs the sweep; fills report.points and report.speedups and the accelerator / sweep parts of
 // the context (the caller fills host, topology and settings). Throws hb::Error up front for

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/accelerator.h"
-#include "bench/runner.h"
+#include "bench/sweep_spec.h"
 
 namespace hb::bench {
 

@@ -107,8 +107,8 @@ bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& or
     const SweepSpec& spec = c.ctx->spec;
     out.clear_keeping_memory();
     if (!run_step(c, s, out)) continue;
-    if (const auto& f = c.ctx->stands_for; f.batch > 1)
-      out.traffic = out.traffic.for_batch(f.batch, f.microbatches, f.step_syncs);
+    if (const int batch = c.ctx->stands_for; batch > 1)
+      out.traffic = c.ctx->env.sampler->batch_traffic(spec, batch, out.traffic);
     const bool timed = s >= spec.stop.warmup_steps;  // else executed, not timed
     if (timed && any_scores(c, spec)) {              // untimed: after total_ns was taken
       try {

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/model_presets.h"
 #include "core/strategy.h"
+#include "bench/sweep_groups.h"
 
 namespace hb::bench {
 

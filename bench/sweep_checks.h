@@ -4,7 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/runner.h"
+#include "bench/run_environment.h"
+#include "bench/sweep_spec.h"
 
 namespace hb::bench {
 

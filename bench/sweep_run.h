@@ -10,7 +10,8 @@
 #include "core/timer.h"
 #include "reports/report.h"
 #include "bench/contender.h"
-#include "bench/runner.h"
+#include "bench/run_environment.h"
+#include "bench/sweep_groups.h"
 #include "bench/sweep_checks.h"
 
 namespace hb::bench {

@@ -143,15 +143,9 @@ bool timings_modeled(const SweepRun& run) {
   return true;
 }
 
-// Model mode's sampled batch (unit.h): one executed sequence stands for the batch. It runs on
-// a 1/B share of each lane's KV budget and host tiers (the batch's fit, sequence by sequence),
-// each step's traffic is priced for the whole batch in its micro-batches (Traffic::for_batch),
-// and its accuracy is the batch's estimate (a trace's batch repeats one sequence: exact). This
-// spares (B-1)/B of the unit's workload generation, loads, steps and reference. Not for a layer
-// stack (its layers' budgets are split again).
 int stands_for_batch(const SweepRun& run, const SweepGroup& g) {
-  if (g.batch <= 1 || !timings_modeled(run) || run.ctx.spec.layers > 1) return 1;
-  return g.batch;
+  const BatchSampler* sampler = run.ctx.env.sampler.get();
+  return sampler ? sampler->stands_for(run.ctx.spec, g.batch) : 1;
 }
 
 namespace {
@@ -181,42 +175,17 @@ const UnitInputs& unit_inputs(SweepRun& run, const SweepGroup& executed,
   return *run.last_inputs;
 }
 
-// Each lane with a 1/batch share of its KV budget and host tiers (stands_for_batch).
+// Each lane with one of `batch` sequences' share of its KV budget and host tiers
+// (stands_for_batch).
 std::vector<SweepContext> sequence_share(const std::vector<SweepContext>& lanes, int batch) {
   std::vector<SweepContext> out;
   for (const SweepContext& lane : lanes) {
     SweepContext c = lane;
-    c.stands_for.batch = batch;
-    // Layer scope splits the batch in micro-batches (LayerScope); the executed sequence is one,
-    // and the layer waits for its tail once a step (a stack's last layer; one layer is).
-    if (c.spec.scope == Scope::layer) {
-      c.stands_for.microbatches = resolve_microbatches(c.spec.microbatches, batch);
-      c.stands_for.step_syncs = 1;
-    }
-    for (const std::string& m : c.spec.models)
-      if (!c.kv_budget_bytes.count(m) && c.spec.accelerator.capacity_bytes > 0)
-        c.kv_budget_bytes[m] = c.spec.accelerator.capacity_bytes;
-    for (auto& [model, bytes] : c.kv_budget_bytes) bytes /= batch;
-    for (HostTier& t : c.tiers)
-      if (t.free_bytes > 0) t.free_bytes /= batch;
+    c.stands_for = batch;
+    c.env.sampler->share(c.spec, batch, c.kv_budget_bytes, c.tiers);
     out.push_back(std::move(c));
   }
   return out;
-}
-
-// A point of one sequence executed for a batch of B (stands_for_batch): the batch's axes, the
-// batch's placement, and what was done said on the point.
-void stand_for_batch(reports::Point& p, const SweepSpec& spec, int batch) {
-  p.axes.batch = batch;
-  const std::string n = std::to_string(resolve_microbatches(spec.microbatches, batch));
-  if (p.axes.extra.count("microbatches")) p.axes.extra["microbatches"] = n;
-  if (p.strategy_params.count("microbatches")) p.strategy_params["microbatches"] = n;
-  for (auto& r : p.placement) r.bytes *= batch;
-  const std::string how = "model mode executed 1 of the batch's " + std::to_string(batch) +
-                          " sequences on a 1/" + std::to_string(batch) +
-                          " share of the budget and priced its traffic for the batch";
-  p.strategy_params["model.batch"] = how;
-  if (p.status != reports::PointStatus::ok) p.reason += " (per sequence: " + how + ")";
 }
 
 // Steps the executing contenders side by side, round after round (rounds.h), until the group
@@ -342,7 +311,7 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
     }
     fold_stacks(lane, run.sweep.strategies.size());
     for (auto& c : lane) {
-      if (stands_for > 1) stand_for_batch(c->point, spec, stands_for);
+      if (stands_for > 1) run.ctx.env.sampler->stand_for(c->point, spec, stands_for);
       points.push_back(std::move(c->point));
     }
   }

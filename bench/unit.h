@@ -29,9 +29,8 @@ struct UnitInputs {
 std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGroup& g,
                                                     const std::string& where);
 
-// The batch a unit's one executed sequence stands for in model mode (nothing timed: the batch's
-// sequences are independent draws of one generator, so one executes on a 1/B share and is priced
-// for B); 1 when the unit executes its batch as it is.
+// The batch a unit's one executed sequence stands for (model mode's sampled batch,
+// RunEnvironment::sampler); 1 when the unit executes its batch as it is.
 int stands_for_batch(const SweepRun& run, const SweepGroup& g);
 
 }  // namespace hb::bench

@@ -48,7 +48,7 @@ struct Traffic {
   // the kernel launches and the syncs once per micro-batch (a batched kernel is one launch, and
   // each micro-batch's GEMMs read the weights again), except `step_syncs` of the syncs, which
   // the step has once whatever its micro-batches (a layer's wait for its tail). Model mode
-  // executes one sequence of a batch and prices the batch with this (bench/unit.cpp).
+  // executes one sequence of a batch and prices the batch with this (model/sampled_batch.cpp).
   Traffic for_batch(int batch, int microbatches = 1, int64_t step_syncs = 0) const;
   bool operator==(const Traffic&) const = default;
 };

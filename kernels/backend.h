@@ -19,17 +19,6 @@ struct AcceleratorOptions {
   int device = 0;
   int64_t capacity_bytes = 0;  // KV budget; 0 = default (cpu: 2 GiB; cuda: free HBM minus 10%)
   int cpu_threads = 0;         // cpu accelerator worker threads (0 = half the CPUs, at least 1)
-  // cpu: layer works alive at once share one filled copy of the layer weights, each charging
-  // its own budget for them (make_cpu_layer_work). For runs whose timings never read the
-  // layer's GEMMs (model mode prices them from their traffic): filling 0.4 GB of weights per
-  // strategy and platform dominated planning there. Off by default: measured runs keep one copy
-  // per strategy, so a small model's weights are not found hot in the cache; weights too large
-  // for any cache (>= 256 MiB a layer, cpu_accelerator.cpp) are shared in every run.
-  bool share_layer_weights = false;
-  // cpu: false queues the layer's GEMMs as nothing (their traffic is still counted, from the
-  // shapes). For model mode, whose timings are priced from that traffic: executing ~0.4 GB of
-  // GEMVs a step was a sixth of `run --mode model` (issue 18 part 5). True for measured runs.
-  bool run_layer_gemms = true;
 };
 
 // Throws hb::Error when the backend asked for is not usable (saying why); auto takes the first

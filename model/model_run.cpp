@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "kernels/cpu/cpu_accelerator.h"
 #include "model/capacity.h"
+#include "model/sampled_batch.h"
 
 namespace hb::model {
 
@@ -88,10 +90,6 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
   // The strategies execute on the cpu accelerator: what they select and move does not depend
   // on which accelerator runs it; the platform's budget decides what fits.
   s.accelerator.kind = hb::AcceleratorKind::cpu;
-  // Modeled timings never read the layer's GEMMs (their traffic is counted from the shapes):
-  // one filled copy of the weights serves every strategy and platform.
-  s.accelerator.share_layer_weights = true;
-  s.accelerator.run_layer_gemms = false;
   const bool given = spec.accelerator.capacity_bytes > 0;
   std::vector<bench::Lane> lanes;
   std::string names;
@@ -101,6 +99,12 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
   }
   bench::RunEnvironment e = env;
   e.observe_pages = nullptr;  // the tiers are labels on this machine's memory: nothing to verify
+  e.sampler = make_batch_sampler();
+  // Modeled timings never read the layer's GEMMs (their traffic is counted from the shapes):
+  // they are queued as nothing and their weights only charged to the budget, never filled.
+  e.make_accelerator = [](const AcceleratorOptions& o) {
+    return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads, /*run_layer_gemms=*/false);
+  };
   // One sweep over every platform: each unit's workload, reference and every execution that
   // the platforms' plans share are done once (run_sweep_on_lanes).
   reports::Report all = bench::run_sweep_on_lanes(executed, e, lanes, progress);
@@ -124,7 +128,7 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
   if (std::any_of(spec.batches.begin(), spec.batches.end(), [](int b) { return b > 1; }))
     all.context.sweep["model.batch"] =
         "a batch of B executes one of its sequences on a 1/B share of the KV budget and tiers; "
-        "its traffic is priced for the batch (bench/unit.h, stands_for_batch)";
+        "its traffic is priced for the batch (model/sampled_batch.h)";
   all.context.sweep["model.platforms"] = names;
   all.context.sweep["accelerator"] = "cpu (executes the strategies; timings are modeled)";
   if (spec.accelerator.capacity_bytes <= 0)

@@ -90,10 +90,8 @@ constexpr int64_t kSharedWeightsFromBytes = int64_t{256} << 20;
 
 class CpuAccelerator final : public Accelerator {
  public:
-  CpuAccelerator(int64_t capacity, int threads, bool share_layer_weights, bool run_layer_gemms)
-      : share_layer_weights_(share_layer_weights),
-        run_layer_gemms_(run_layer_gemms),
-        pool_(threads, "--accelerator-threads") {
+  CpuAccelerator(int64_t capacity, int threads, bool run_layer_gemms)
+      : run_layer_gemms_(run_layer_gemms), pool_(threads, "--accelerator-threads") {
     info_.kind = AcceleratorKind::cpu;
     info_.name =
         "cpu-accelerator (" + std::to_string(threads) + " thread" + (threads == 1 ? "" : "s") + ")";
@@ -204,8 +202,7 @@ class CpuAccelerator final : public Accelerator {
   std::unique_ptr<LayerWork> make_layer_work(const ModelPreset& model, int max_batch,
                                              int layer) override {
     LayerCharge charge;
-    if (share_layer_weights_ || !run_layer_gemms_ ||
-        layer_weight_bytes(model) >= kSharedWeightsFromBytes)
+    if (!run_layer_gemms_ || layer_weight_bytes(model) >= kSharedWeightsFromBytes)
       charge = [budget = std::static_pointer_cast<BudgetAllocator>(memory_)](size_t bytes) {
         return budget->reserve(bytes);
       };
@@ -355,7 +352,6 @@ class CpuAccelerator final : public Accelerator {
   AcceleratorInfo info_;
   std::atomic<int64_t> used_{0};
   std::shared_ptr<BufferAllocator> memory_;
-  bool share_layer_weights_ = false;
   bool run_layer_gemms_ = true;
   ThreadPool pool_;
   std::mutex mu_;
@@ -424,11 +420,10 @@ void CpuAccelerator::run_stream(const std::vector<DecodeAttentionArgs>& a, int64
 }  // namespace
 
 std::unique_ptr<Accelerator> make_cpu_accelerator(int64_t capacity_bytes, int threads,
-                                                  bool share_layer_weights, bool run_layer_gemms) {
+                                                  bool run_layer_gemms) {
   if (threads <= 0) threads = std::max<int>(1, static_cast<int>(allowed_cpus().size()) / 2);
   if (capacity_bytes <= 0) capacity_bytes = 2LL << 30;
-  return std::make_unique<CpuAccelerator>(capacity_bytes, threads, share_layer_weights,
-                                          run_layer_gemms);
+  return std::make_unique<CpuAccelerator>(capacity_bytes, threads, run_layer_gemms);
 }
 
 }  // namespace hb::cpu

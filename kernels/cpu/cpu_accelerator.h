@@ -10,9 +10,11 @@
 namespace hb::cpu {
 
 // capacity_bytes 0 = 2 GiB; threads 0 = half the allowed CPUs (at least 1).
-// share_layer_weights, run_layer_gemms: AcceleratorOptions' fields of those names.
+// run_layer_gemms false: the layer works' GEMMs are queued as nothing and their weights only
+// charged to the budget, never allocated or filled (make_cpu_layer_work's `compute`), for a
+// caller that times them from their traffic instead (model mode, which makes this accelerator
+// itself; the backend registry's always runs them).
 std::unique_ptr<Accelerator> make_cpu_accelerator(int64_t capacity_bytes, int threads,
-                                                  bool share_layer_weights = false,
                                                   bool run_layer_gemms = true);
 
 }  // namespace hb::cpu

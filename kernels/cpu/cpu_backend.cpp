@@ -12,8 +12,7 @@ Backend backend() {
   b.layer_workspace_bytes = 0;
   b.usable = [](int, std::string*) { return true; };
   b.make = [](const AcceleratorOptions& o) {
-    return make_cpu_accelerator(o.capacity_bytes, o.cpu_threads, o.share_layer_weights,
-                                o.run_layer_gemms);
+    return make_cpu_accelerator(o.capacity_bytes, o.cpu_threads);
   };
   b.numa_nodes = [] { return std::vector<int>{}; };
   b.link_probe = nullptr;  // host memory is its device memory: no link between them

@@ -18,8 +18,8 @@ using LayerCharge = std::function<Buffer(size_t bytes)>;
 // memory (weights and activations are allocated there now). With `charge`, the weights are one
 // filled copy shared by every layer work alive with the same shapes and seed (their values are
 // a fixed function of both), each layer work charging its budget for them with `charge`
-// instead of allocating and filling its own (AcceleratorOptions::share_layer_weights). With
-// `compute` false the GEMMs are queued as nothing (AcceleratorOptions::run_layer_gemms) and the
+// instead of allocating and filling its own. With
+// `compute` false the GEMMs are queued as nothing (make_cpu_accelerator's run_layer_gemms) and the
 // weights are only charged (`charge` required), never allocated or filled.
 std::unique_ptr<LayerWork> make_cpu_layer_work(std::function<void(std::function<void()>)> enqueue,
                                                ThreadPool& pool, BufferAllocator& memory,

@@ -5,19 +5,14 @@
 
 #include "core/model_presets.h"
 #include "core/thread_pool.h"
-#include "kernels/backend.h"
+#include "kernels/cpu/cpu_accelerator.h"
 #include "kernels/cpu/cpu_layer_work.h"
 
 namespace hb {
 namespace {
 
 int64_t layer_busy_ns(bool run_gemms, int64_t* weight_bytes, int64_t* in_use) {
-  AcceleratorOptions o;
-  o.kind = AcceleratorKind::cpu;
-  o.cpu_threads = 1;
-  o.capacity_bytes = int64_t{1} << 30;
-  o.run_layer_gemms = run_gemms;
-  auto acc = make_accelerator(o);
+  auto acc = cpu::make_cpu_accelerator(int64_t{1} << 30, 1, run_gemms);
   auto layer = acc->make_layer_work(find_model_preset("qwen2.5-0.5b"), 2, 0);
   *weight_bytes = layer->weight_bytes();
   *in_use = acc->bytes_in_use();

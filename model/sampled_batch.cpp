@@ -1,0 +1,56 @@
+#include "model/sampled_batch.h"
+
+#include "bench/layer_scope.h"
+#include "bench/sweep_spec.h"
+
+namespace hb::model {
+
+namespace {
+
+class SampledBatch final : public bench::BatchSampler {
+ public:
+  int stands_for(const bench::SweepSpec& spec, int batch) const override {
+    return batch <= 1 || spec.layers > 1 ? 1 : batch;
+  }
+
+  void share(const bench::SweepSpec& spec, int batch,
+             std::map<std::string, int64_t>& kv_budget_bytes,
+             std::vector<HostTier>& tiers) const override {
+    for (const std::string& m : spec.models)
+      if (!kv_budget_bytes.count(m) && spec.accelerator.capacity_bytes > 0)
+        kv_budget_bytes[m] = spec.accelerator.capacity_bytes;
+    for (auto& [model, bytes] : kv_budget_bytes) bytes /= batch;
+    for (HostTier& t : tiers)
+      if (t.free_bytes > 0) t.free_bytes /= batch;
+  }
+
+  // Layer scope splits the batch in micro-batches (LayerScope); the executed sequence is one,
+  // and the layer waits for its tail once a step (a stack's last layer; one layer is).
+  Traffic batch_traffic(const bench::SweepSpec& spec, int batch,
+                        const Traffic& one) const override {
+    if (spec.scope != Scope::layer) return one.for_batch(batch);
+    return one.for_batch(batch, bench::resolve_microbatches(spec.microbatches, batch), 1);
+  }
+
+  // The batch's axes, the batch's placement, and what was done said on the point.
+  void stand_for(reports::Point& p, const bench::SweepSpec& spec, int batch) const override {
+    p.axes.batch = batch;
+    const std::string n = std::to_string(bench::resolve_microbatches(spec.microbatches, batch));
+    if (p.axes.extra.count("microbatches")) p.axes.extra["microbatches"] = n;
+    if (p.strategy_params.count("microbatches")) p.strategy_params["microbatches"] = n;
+    for (auto& r : p.placement) r.bytes *= batch;
+    const std::string how = "model mode executed 1 of the batch's " + std::to_string(batch) +
+                            " sequences on a 1/" + std::to_string(batch) +
+                            " share of the budget and priced its traffic for the batch";
+    p.strategy_params["model.batch"] = how;
+    if (p.status != reports::PointStatus::ok) p.reason += " (per sequence: " + how + ")";
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const bench::BatchSampler> make_batch_sampler() {
+  return std::make_shared<SampledBatch>();
+}
+
+}  // namespace hb::model

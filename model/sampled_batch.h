@@ -1,0 +1,18 @@
+#pragma once
+// Model mode's sampled batch: one executed sequence stands for a batch of B. Nothing is timed and
+// the batch's sequences are independent draws of one generator, so the unit executes one of them
+// on a 1/B share of each lane's KV budget and host tiers (the batch's fit, sequence by sequence),
+// prices each step's traffic for the whole batch in its micro-batches (Traffic::for_batch), and
+// reports the point as the batch's; its accuracy is the batch's estimate (a trace's batch repeats
+// one sequence: exact). This spares (B-1)/B of the unit's workload generation, loads, steps and
+// reference. Not for a layer stack (its layers' budgets are split again).
+#include <memory>
+
+#include "bench/run_environment.h"
+
+namespace hb::model {
+
+// The runner's hook (bench::RunEnvironment::sampler) for model mode's sweeps.
+std::shared_ptr<const bench::BatchSampler> make_batch_sampler();
+
+}  // namespace hb::model
