@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "reports/report.h"
-#include "bench/runner.h"
+#include "bench/run_environment.h"
 
 namespace hb::bench {
 
