@@ -3,7 +3,6 @@
 // (hybridbench: error: ... / fix: ..., exit 2), or runs truthfully.
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -13,9 +12,10 @@
 namespace hb::cli_test {
 namespace {
 
-// A small real sweep: one short length, four decode steps, one pass.
-const std::string kSmall =
-    "run --model qwen2.5-0.5b --seq-len 1k --decode-steps 4 --repetitions 1 --timeout 2 -q ";
+// A small real sweep: one short length (kSmall), four decode steps, one pass.
+const std::string kBase =
+    "run --model qwen2.5-0.5b --decode-steps 4 --repetitions 1 --timeout 2 -q ";
+const std::string kSmall = kBase + "--seq-len 1k ";
 
 class Refusals : public CliTest {
  protected:
@@ -39,13 +39,14 @@ class Refusals : public CliTest {
   std::string platform_with(const std::string& field, const std::string& value) {
     std::ifstream in(std::string(HB_SOURCE_DIR) + "/model/profiles/a100-40gb-pcie4-spr.json");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::regex figure("(\"" + field + "\": \\{\"value\": )[-0-9.e]+");
-    const std::regex bare("(\"" + field + "\": )[-0-9.e]+");
-    std::string edited = std::regex_replace(text, figure, "$1" + value);
-    if (edited == text) edited = std::regex_replace(text, bare, "$1" + value);
-    EXPECT_NE(edited, text) << field;
+    size_t at = text.find("\"" + field + "\": ");
+    EXPECT_NE(at, std::string::npos) << field;
+    at += field.size() + 4;
+    if (text[at] == '{') at = text.find("\"value\": ", at) + 9;  // {"value": N, "source": ...}
+    const size_t end = text.find_first_of(",}", at);
+    text.replace(at, end - at, value);
     const std::string path = file("platform.json");
-    std::ofstream(path) << edited;
+    std::ofstream(path) << text;
     return path;
   }
 };
@@ -107,8 +108,8 @@ TEST_F(Refusals, OneSampleIsNeverSettled) {
 
 // Slips that used to fall back silently, and economics caught only after the sweep.
 TEST_F(Refusals, SilentFallbacksAreRefused) {
-  expect_refused(kSmall + "--strategy cpu-only --seq-len 1k,1k", {"--seq-len", "twice"});
-  expect_refused(kSmall + "--strategy cpu-only --seq-len 1k,1024", {"--seq-len", "twice"});
+  expect_refused(kBase + "--strategy cpu-only --seq-len 1k,1k", {"--seq-len", "twice"});
+  expect_refused(kBase + "--strategy cpu-only --seq-len 1k,1024", {"--seq-len", "twice"});
   expect_refused(kSmall + "--strategy cpu-only --batch 1,,2", {"--batch", "empty item"});
   expect_refused(kSmall + "--strategy cpu-only,,quest", {"--strategy", "empty item"});
   expect_refused(kSmall + "--strategy cpu-only --out ''", {"--out"});
