@@ -38,8 +38,8 @@ class H2o final : public baselines::KvStrategyBase {
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     const int64_t n = problem.prompt_len();
-    heavy_ = heavy_opt_ >= 0 ? static_cast<int64_t>(heavy_opt_) : ratio_tokens(heavy_ratio_, n);
-    recent_ = recent_opt_ >= 0 ? static_cast<int64_t>(recent_opt_) : ratio_tokens(recent_ratio_, n);
+    heavy_ = heavy_opt_ >= 0 ? heavy_opt_ : ratio_tokens(heavy_ratio_, n);
+    recent_ = recent_opt_ >= 0 ? recent_opt_ : ratio_tokens(recent_ratio_, n);
     if (!budget_alone(problem, heavy_opt_ >= 0 || recent_opt_ >= 0, "h2o.heavy/recent", r)) return;
     if (const int64_t budget = problem.kv_budget_tokens; budget > 0) {
       // run --kv-budget: heavy + recent + the incoming token = the budget, split heavy:recent as
@@ -310,8 +310,8 @@ class H2o final : public baselines::KvStrategyBase {
 
   const double heavy_ratio_ = option("heavy_ratio", 0.1);
   const double recent_ratio_ = option("recent_ratio", 0.1);
-  const double heavy_opt_ = option("heavy", -1);
-  const double recent_opt_ = option("recent", -1);
+  const int64_t heavy_opt_ = count_option("heavy", -1, 0);  // -1: not given (the ratios rule)
+  const int64_t recent_opt_ = count_option("recent", -1, 0);
   int64_t heavy_ = 0, recent_ = 0, cap_ = 0;
   Buffer scores_, tags_, logits_, evict_;  // accelerator memory
   std::vector<int32_t> evict_host_;        // [batch][kv_head] next slot to overwrite

@@ -48,8 +48,13 @@ class KvStrategyBase : public Strategy {
   // starts "ok"); throws hb::Error for options that make no sense.
   virtual void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) = 0;
   // The strategy's option `key` (--opt NAME.key=value) or `def`; for member initializers.
-  double option(const std::string& key, double def) const {
-    return options_->number(name_, key, def);
+  double option(const std::string& key, double def, const parse::RealRange& range = {}) const {
+    return options_->number(name_, key, def, range);
+  }
+  // A whole-count option (tokens, pages) in [min, max], checked before any cast (core/parse.h).
+  int64_t count_option(const std::string& key, int64_t def, int64_t min,
+                       int64_t max = kMaxOptionTokens) const {
+    return options_->count(name_, key, def, min, max);
   }
   // The strategy's option `key` read as an OffloadChoice (auto, 1, 0; default auto), for member
   // initializers; anything else is refused with the values allowed.

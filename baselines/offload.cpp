@@ -22,15 +22,13 @@ using namespace baselines;
 
 class Offload final : public baselines::KvStrategyBase {
  public:
-  explicit Offload(const StrategyOptions& o) : KvStrategyBase("offload", o) {
-    require_options(chunk_opt_ >= 1, "offload.chunk_tokens must be at least 1",
-                    "e.g. --opt offload.chunk_tokens=1024");
-  }
+  // offload.chunk_tokens is checked as it is read (count_option: a whole count >= 1).
+  explicit Offload(const StrategyOptions& o) : KvStrategyBase("offload", o) {}
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     const int P = problem.page_tokens;
     // Chunks are whole pages so no page crosses the link twice.
-    chunk_ = pages_for(static_cast<int64_t>(chunk_opt_), P) * P;
+    chunk_ = pages_for(chunk_opt_, P) * P;
     const HostTier& tier = platform.host_tiers.at(0);
     r.parameters["kv_tier"] = tier.location.to_string();
     r.parameters["chunk_tokens"] = std::to_string(chunk_);
@@ -103,7 +101,7 @@ class Offload final : public baselines::KvStrategyBase {
   }
 
  private:
-  const double chunk_opt_ = option("chunk_tokens", 1024);
+  const int64_t chunk_opt_ = count_option("chunk_tokens", 1024, 1);
   int64_t chunk_ = 0;
 };
 

@@ -33,11 +33,8 @@ using namespace baselines;
 
 class Quest final : public baselines::KvStrategyBase {
  public:
-  explicit Quest(const StrategyOptions& o) : KvStrategyBase("quest", o) {
-    require_options(budget_opt_ >= 1 && min_pages_opt_ >= 1,
-                    "quest.budget and quest.min_pages must be >= 1",
-                    "e.g. --opt quest.budget=2048 --opt quest.offload=1");
-  }
+  // quest.budget and quest.min_pages are checked as they are read (count_option: >= 1).
+  explicit Quest(const StrategyOptions& o) : KvStrategyBase("quest", o) {}
 
   // Quest's token budget, then the deployment: all-resident (the original) when it fits or
   // quest.offload=0, else the offloaded setting with landing pages sized to what is left.
@@ -66,9 +63,8 @@ class Quest final : public baselines::KvStrategyBase {
   // Quest's controller: max(min_pages, budget / page) pages, the current page included.
   void plan_budget(const Problem& problem, PlanResult& r) {
     const int P = problem.page_tokens;
-    const int64_t budget =
-        problem.kv_budget_tokens > 0 ? problem.kv_budget_tokens : static_cast<int64_t>(budget_opt_);
-    budget_pages_ = std::max<int64_t>(static_cast<int64_t>(min_pages_opt_), budget / P);
+    const int64_t budget = problem.kv_budget_tokens > 0 ? problem.kv_budget_tokens : budget_opt_;
+    budget_pages_ = std::max<int64_t>(min_pages_opt_, budget / P);
     if (problem.kv_budget_tokens > 0)
       r.parameters["kv_budget_mapping"] =
           std::to_string(budget) +
@@ -101,7 +97,7 @@ class Quest final : public baselines::KvStrategyBase {
                          ? worst
                          : fillable_bytes(platform, base) / page;
     // A round needs one query head's pages (never more than the context's).
-    const int64_t min_pages = std::min(static_cast<int64_t>(min_pages_opt_), max_pages_);
+    const int64_t min_pages = std::min(min_pages_opt_, max_pages_);
     if (landing_pages_ < min_pages)  // with the kernels' scratch (fillable_bytes): oom
       return check_accelerator_fit(platform,
                                    base + min_pages * page + accelerator_free(platform) / 16,
@@ -539,10 +535,10 @@ class Quest final : public baselines::KvStrategyBase {
     return sp;
   }
 
-  const double budget_opt_ = option("budget", 2048);
+  const int64_t budget_opt_ = count_option("budget", 2048, 1);
   const bool budget_given_ = option_given("budget");
   const OffloadChoice offload_opt_ = offload_option("offload");
-  const double min_pages_opt_ = option("min_pages", 3);
+  const int64_t min_pages_opt_ = count_option("min_pages", 3, 1);
   bool offload_ = false;
   int64_t budget_pages_ = 0, max_pages_ = 0;
   size_t block_ = 0;

@@ -23,19 +23,16 @@ using namespace baselines;
 class StreamingLlm final : public baselines::KvStrategyBase {
  public:
   explicit StreamingLlm(const StrategyOptions& o) : KvStrategyBase("streamingllm", o) {
-    require_options(sinks_opt_ >= 0 && ratio_ >= 0 && ratio_ <= 1,
-                    "streamingllm.sinks must be >= 0 and streamingllm.budget_ratio in [0, 1]",
+    require_options(ratio_ >= 0 && ratio_ <= 1, "streamingllm.budget_ratio must be in [0, 1]",
                     "e.g. --opt streamingllm.sinks=4 --opt streamingllm.budget_ratio=0.2");
-    require_options(window_opt_ < 0 || window_opt_ >= 1, "streamingllm.window must be at least 1",
-                    "e.g. --opt streamingllm.window=2044");
   }
 
   void plan_into(const Problem& problem, const Platform& platform, PlanResult& r) override {
     const int64_t n = problem.prompt_len();
-    sinks_ = static_cast<int64_t>(sinks_opt_);
+    sinks_ = sinks_opt_;
     // Default window: the total budget matches the other pruning strategies (20% of the context).
-    window_ = window_opt_ >= 0 ? static_cast<int64_t>(window_opt_)
-                               : std::max<int64_t>(1, ratio_tokens(ratio_, n) - sinks_);
+    window_ =
+        window_opt_ >= 0 ? window_opt_ : std::max<int64_t>(1, ratio_tokens(ratio_, n) - sinks_);
     if (!budget_alone(problem, window_opt_ >= 0, "streamingllm.window", r)) return;
     if (const int64_t budget = problem.kv_budget_tokens; budget > 0) {
       // run --kv-budget: sinks + window = the budget (the window holds the new token).
@@ -122,8 +119,8 @@ class StreamingLlm final : public baselines::KvStrategyBase {
   }
 
  private:
-  const double sinks_opt_ = option("sinks", 4);
-  const double window_opt_ = option("window", -1);
+  const int64_t sinks_opt_ = count_option("sinks", 4, 0);
+  const int64_t window_opt_ = count_option("window", -1, 1);  // -1: not given (budget_ratio)
   const double ratio_ = option("budget_ratio", 0.2);
   int64_t sinks_ = 4, window_ = 0, cap_ = 0;
   std::vector<std::vector<int64_t>> pos_;  // [batch][slot] original position of each cached token

@@ -30,16 +30,18 @@ StoppingRules::StoppingRules(const SweepSpec& spec, bool scored)
     : timeout_(std::make_unique<TimeoutCriterion>(spec.stop.timeout_s)),
       noise_(std::make_unique<AfterAccuracySteps>(scored ? accuracy_steps_awaited(spec) : 0,
                                                   std::make_unique<NoiseCriterion>(spec.stop))),
-      max_steps_(std::make_unique<MaxStepsCriterion>(max_timed_steps(spec))) {}
+      max_steps_(std::make_unique<MaxStepsCriterion>(max_timed_steps(spec))),
+      min_samples_(spec.stop.min_samples) {}
 
 void StoppingRules::add(const TimedStep& sample) {
+  ++samples_;
   for (auto* rule : {timeout_.get(), noise_.get(), max_steps_.get()}) rule->add(sample);
 }
 
 bool StoppingRules::converged() const { return noise_->is_finished(); }
 
 const StoppingCriterion* StoppingRules::limit() const {
-  if (timeout_->is_finished()) return timeout_.get();
+  if (timeout_->is_finished() && samples_ >= min_samples_) return timeout_.get();
   if (max_steps_->is_finished()) return max_steps_.get();
   return nullptr;
 }

@@ -17,11 +17,16 @@ class StoppingRules {
   void add(const TimedStep& sample);  // to every rule
   // Noise under the target, once accuracy has its scored steps (stop reason "noise").
   bool converged() const;
-  // The limit this strategy has reached (time-out, then the step cap), or null.
+  // The limit this strategy has reached (time-out, then the step cap), or null. The time-out
+  // waits for --min-samples timed steps (nvbench's rule): fewer cannot say how noisy a point
+  // is, so a 1 ms --timeout must not leave one sample reading as settled. The step cap binds
+  // regardless (it is a count the user set).
   const StoppingCriterion* limit() const;
 
  private:
   std::unique_ptr<StoppingCriterion> timeout_, noise_, max_steps_;
+  int min_samples_ = 1;
+  int samples_ = 0;
 };
 
 }  // namespace hb::bench

@@ -16,18 +16,29 @@
 
 namespace hb::bench {
 
-std::vector<std::string> split_list(const std::string& s) {
+std::vector<std::string> split_list(const std::string& s, const std::string& what) {
   std::vector<std::string> out;
   size_t i = 0;
+  bool empty_item = false;
   while (i <= s.size()) {
     size_t j = s.find(',', i);
     if (j == std::string::npos) j = s.size();
     std::string item = s.substr(i, j - i);
     item.erase(0, item.find_first_not_of(" \t"));
     item.erase(item.find_last_not_of(" \t") + 1);
-    if (!item.empty()) out.push_back(item);
+    if (item.empty())
+      empty_item = true;
+    else if (std::find(out.begin(), out.end(), item) != out.end())
+      throw Error(what + " '" + s + "' lists '" + item + "' twice",
+                  "give each item once (a repeated item would run or count twice)");
+    else
+      out.push_back(item);
     i = j + 1;
   }
+  // An empty item is a slip (a stray or doubled comma), never a value: "1,,2", "4k,".
+  if (empty_item && !out.empty())
+    throw Error(what + " '" + s + "' has an empty item",
+                "remove the stray comma: items are separated by single commas, e.g. 1,2,4");
   return out;
 }
 
@@ -59,10 +70,17 @@ std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& wha
   const std::string too_many_fix =
       "a sweep takes at most " + std::to_string(kMaxSeqLenPoints) +
       " sequence lengths: use a larger step (e.g. +1k or x2) or a shorter range";
-  for (const auto& item : split_list(s)) {
+  // A length given twice (4k,4096, or 4k beside a range that holds it) is refused, not merged.
+  auto add = [&](int64_t v, const std::string& item) {
+    if (!out.insert(v).second)
+      throw Error(what + " '" + s + "' gives the length " + std::to_string(v) + " twice ('" + item +
+                      "' repeats it)",
+                  "give each length once");
+  };
+  for (const auto& item : split_list(s, what)) {
     const size_t c1 = item.find(':');
     if (c1 == std::string::npos) {
-      out.insert(parse_token_count(item, what));
+      add(parse_token_count(item, what), item);
     } else {
       const size_t c2 = item.find(':', c1 + 1);
       const std::string fix = "ranges are FROM:TO:xFACTOR or FROM:TO:+STEP, e.g. 4k:128k:x2";
@@ -81,13 +99,13 @@ std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& wha
         if (points <= kMaxSeqLenPoints)
           for (double v = static_cast<double>(from); v <= static_cast<double>(to) * (1 + 1e-9);
                v *= f)
-            out.insert(
-                std::min(to, static_cast<int64_t>(v + 0.5)));  // the 1e-9 slack never passes TO
+            add(std::min(to, static_cast<int64_t>(v + 0.5)),  // the 1e-9 slack never passes TO
+                item);
       } else {
         const int64_t inc = parse_token_count(step.substr(1), what + " range step");
         points = arithmetic_points(from, to, inc);
         if (points <= kMaxSeqLenPoints)
-          for (int64_t v = from; v <= to; v += inc) out.insert(v);  // to + inc <= 2^41: no overflow
+          for (int64_t v = from; v <= to; v += inc) add(v, item);  // to + inc <= 2^41: no overflow
       }
       if (points > kMaxSeqLenPoints)
         throw Error(what + " range '" + item + "' has " +
@@ -110,8 +128,13 @@ std::vector<int64_t> parse_seq_lens(const std::string& s, const std::string& wha
 
 std::vector<int> parse_batches(const std::string& s, const std::string& what) {
   std::vector<int> out;
-  for (const auto& b : split_list(s))
-    out.push_back(static_cast<int>(parse::integer(b, what, 1, kMaxBatch)));
+  for (const auto& b : split_list(s, what)) {
+    const int v = static_cast<int>(parse::integer(b, what, 1, kMaxBatch));
+    if (std::find(out.begin(), out.end(), v) != out.end())
+      throw Error(what + " '" + s + "' gives the batch " + std::to_string(v) + " twice",
+                  "give each batch size once");
+    out.push_back(v);
+  }
   if (out.empty())
     throw Error(what + " '" + s + "' gives no batch size", "pass e.g. " + what + " 1,4,16");
   return out;
@@ -151,9 +174,12 @@ KvBudget parse_kv_budget(const std::string& item, const std::string& what) {
 
 std::vector<KvBudget> parse_kv_budgets(const std::string& s, const std::string& what) {
   std::vector<KvBudget> out;
-  for (const auto& item : split_list(s)) {
+  for (const auto& item : split_list(s, what)) {
     const KvBudget b = parse_kv_budget(item, what);
-    if (std::find(out.begin(), out.end(), b) == out.end()) out.push_back(b);
+    if (std::find(out.begin(), out.end(), b) != out.end())
+      throw Error(what + " '" + s + "' gives the budget " + b.to_string() + " twice",
+                  "give each budget once");
+    out.push_back(b);
   }
   if (out.empty())
     throw Error(what + " '" + s + "' gives no budget",
@@ -172,14 +198,14 @@ std::string KvBudget::to_string() const {
 
 std::vector<int> parse_kv_nodes(const std::string& s, const std::string& what) {
   std::vector<int> out;
-  for (const auto& item : split_list(s))
+  for (const auto& item : split_list(s, what))
     out.push_back(static_cast<int>(parse::integer(item, what, 0, memtier::kMaxListId)));
   return out;
 }
 
 std::vector<DType> parse_kv_dtypes(const std::string& s, const std::string& what) {
   std::vector<DType> out;
-  for (const auto& item : split_list(s)) out.push_back(parse_dtype(item));
+  for (const auto& item : split_list(s, what)) out.push_back(parse_dtype(item));
   if (out.empty())
     throw Error(what + " '" + s + "' gives no KV element type", "pass e.g. " + what + " fp16");
   return out;

@@ -199,7 +199,9 @@ std::vector<int> parse_batches(const std::string& s, const std::string& what = "
 // finite one ("nan", "inf" refused here, before any strategy sees it).
 std::pair<std::string, std::string> parse_strategy_option(const std::string& s,
                                                           const std::string& what = "--opt");
-std::vector<std::string> split_list(const std::string& s);  // comma separated, trimmed
+// Comma separated, each item trimmed; "" gives none. An empty item in a list ("1,,2", "4k,") or
+// an item given twice is refused naming `what` (the option): never silently dropped or doubled.
+std::vector<std::string> split_list(const std::string& s, const std::string& what = "the list");
 
 // --kv-budget: "512", "2k" (tokens, >= 1) or "6%" (of the context, in (0, 100]), comma separated;
 // duplicates dropped. Throws hb::Error (exit 2) for 0, negative, > 100%, nan or garbage.

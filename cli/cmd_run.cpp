@@ -269,7 +269,7 @@ RunPlatforms load_platforms(const RunArgs& a) {
   if (!a.platforms.empty()) {
     std::string list;
     for (const auto& x : a.platforms) list += (list.empty() ? "" : ",") + x;
-    p.profiles = model::load_platform_models(bench::split_list(list));
+    p.profiles = model::load_platform_models(bench::split_list(list, "--platform"));
   }
   if (p.mode == RunMode::model && p.profiles.empty())
     throw Error("--mode model was given no platform profile",
@@ -312,7 +312,7 @@ std::string report_path(RunArgs& a, const bench::ResolvedSweep& sweep) {
     std::vector<std::string> inputs = {a.config};
     if (const bench::TraceFile* t = sweep.trace()) inputs.push_back(t->path());
     for (const auto& p : a.platforms)
-      for (const auto& f : bench::split_list(p)) inputs.push_back(f);
+      for (const auto& f : bench::split_list(p, "--platform")) inputs.push_back(f);
     const std::string option = !a.resume.empty() ? "--resume" : a.json.empty() ? "--out" : "--json";
     check_journal_name_room(option, out);
     reports::check_output_path(option, out, inputs);

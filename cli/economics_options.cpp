@@ -52,37 +52,37 @@ void add_economics_options(CLI::App& app, EconomicsArgs& a) {
 
 model::EconomicsOverride parse_economics_args(const EconomicsArgs& a) {
   model::EconomicsOverride o;
-  const auto positive = parse::RealRange::above(0);
+  namespace R = model::economics_range;
   if (!a.price.empty()) {
     if (a.price.find('=') == std::string::npos) {
-      o.price_per_hour_usd = parse::real(a.price, "--price (USD per hour)", positive);
+      o.price_per_hour_usd = parse::real(a.price, "--price (USD per hour)", R::kPricePerHourUsd);
     } else {
       const auto kv =
           key_values(a.price, "--price", {"purchase", "years"}, "purchase=300000,years=4");
       if (kv.size() != 2)
         throw Error("--price " + a.price + ": a purchase price needs both purchase= and years=",
                     "write it as purchase=300000,years=4, or give a price per hour");
-      o.purchase_price_usd = parse::real(kv.at("purchase"), "--price purchase (USD)", positive);
-      o.amortisation_years = parse::real(kv.at("years"), "--price years", positive);
+      o.purchase_price_usd =
+          parse::real(kv.at("purchase"), "--price purchase (USD)", R::kPurchasePriceUsd);
+      o.amortisation_years = parse::real(kv.at("years"), "--price years", R::kAmortisationYears);
     }
   }
   if (!a.power.empty()) {
     const auto kv = key_values(a.power, "--power", {"gpu", "cpu", "memory", "cxl"},
                                "gpu=700,cpu=700,memory=200,cxl=0");
-    const auto at_least_0 = parse::RealRange::at_least(0);
     auto watts = [&](const char* key, const parse::RealRange& r) -> std::optional<double> {
       const auto it = kv.find(key);
       if (it == kv.end()) return std::nullopt;
       return parse::real(it->second, std::string("--power ") + key + " (W)", r);
     };
-    o.gpu_power_w = watts("gpu", positive);
-    o.cpu_power_w = watts("cpu", at_least_0);
-    o.memory_power_w = watts("memory", at_least_0);
-    o.cxl_power_w = watts("cxl", at_least_0);
+    o.gpu_power_w = watts("gpu", R::kGpuPowerW);
+    o.cpu_power_w = watts("cpu", R::kNodePartPowerW);
+    o.memory_power_w = watts("memory", R::kNodePartPowerW);
+    o.cxl_power_w = watts("cxl", R::kNodePartPowerW);
   }
   if (!a.gpus_per_node.empty())
-    o.gpus_per_node =
-        static_cast<double>(parse::integer(a.gpus_per_node, "--gpus-per-node", 1, 1024));
+    o.gpus_per_node = static_cast<double>(
+        parse::integer(a.gpus_per_node, "--gpus-per-node", 1, R::kMaxGpusPerNode));
   return o;
 }
 

@@ -2,11 +2,13 @@
 // outgrows GPU memory. main() only wires subcommands; each lives in cli/cmd_*.cpp.
 #include <cstdio>
 #include <iostream>
+#include <new>
 #include <utility>
 #include <vector>
 
 #include "cli/command.h"
 #include "cli/fleet_comm.h"
+#include "cli/usage_error.h"
 #include "core/build_info.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
@@ -30,6 +32,13 @@ std::string version_text() {
        "\n";
   s += "  SIMD (run time): " + std::string(hb::simd_level_name(hb::best_simd_level())) + "\n";
   return s;
+}
+
+// The one error style (cli/README.md): the problem, a fix, the error's exit status.
+int print_error(const hb::Error& e) {
+  std::cerr << "hybridbench: error: " << e.problem() << "\n";
+  if (!e.fix().empty()) std::cerr << "  fix: " << e.fix() << "\n";
+  return e.exit_code();
 }
 
 }  // namespace
@@ -64,21 +73,26 @@ int main(int argc, char** argv) {
   add(hb::cli::add_compare_command);
   add(hb::cli::add_report_command);
   add(hb::cli::add_validate_model_command);
+  hb::cli::refuse_empty_values(app);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; bad usage prints CLI11's message and exits with the usage
-    // code every other input error uses (CLI11's own codes, 100+, would mean nothing to scripts).
-    return app.exit(e) == 0 ? hb::kExitOk : hb::kExitUsage;
+    // --help and --version exit 0; bad usage is said like every other input error, with the
+    // usage code (CLI11's own codes, 100+, would mean nothing to scripts).
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    return print_error(hb::cli::usage_error(e, app));
   }
   try {
     for (auto& [sub, fn] : commands)
       if (sub->parsed()) return fn();
   } catch (const hb::Error& e) {
-    std::cerr << "hybridbench: error: " << e.problem() << "\n";
-    if (!e.fix().empty()) std::cerr << "  fix: " << e.fix() << "\n";
-    return e.exit_code();
+    return print_error(e);
+  } catch (const std::bad_alloc&) {  // a memory limit (ulimit -v, a cgroup), not a bug
+    return print_error(hb::Error("out of memory: an allocation was refused",
+                                 "raise the memory limit (ulimit -v, the cgroup's memory.max) or "
+                                 "run a smaller sweep (--seq-len, --batch, fewer threads)",
+                                 hb::kExitFailure));
   } catch (const std::exception& e) {
     std::cerr << "hybridbench: internal error: " << e.what() << "\n";
     return hb::kExitFailure;

@@ -120,10 +120,10 @@ CLI::Option* add_accelerator_option(CLI::App& sub, AcceleratorKind& kind, const 
 }
 
 void apply_sweep_axes(const SweepAxesText& axes, bench::SweepSpec& spec, bool keep_seq_lens) {
-  spec.models = bench::split_list(axes.models);
+  spec.models = bench::split_list(axes.models, "--model");
   bench::resolve_model_configs(spec);
   spec.kv_dtypes = bench::parse_kv_dtypes(axes.kv_dtypes);
-  spec.strategies = bench::split_list(axes.strategies);
+  spec.strategies = bench::split_list(axes.strategies, "--strategy");
   spec.batches = bench::parse_batches(axes.batches);
   if (!keep_seq_lens) spec.seq_lens = bench::parse_seq_lens(axes.seq_lens);
   if (axes.kv_budgets) spec.kv_budgets = bench::parse_kv_budgets(*axes.kv_budgets);

@@ -11,15 +11,25 @@ const HostTier* Platform::tier_of_kind(MemoryKind k) const {
   return nullptr;
 }
 
-double StrategyOptions::number(const std::string& strategy, const std::string& key,
-                               double def) const {
+double StrategyOptions::number(const std::string& strategy, const std::string& key, double def,
+                               const parse::RealRange& range) const {
   const std::string full = strategy + "." + key;
   asked_.insert(full);
   auto it = kv_.find(full);
   if (it == kv_.end()) return def;
   used_[full] = true;
   // Strict: the whole value, finite ("nan", "inf", "0.2x" refused with the option named).
-  return parse::real(it->second, "--opt " + full, parse::RealRange{});
+  return parse::real(it->second, "--opt " + full, range);
+}
+
+int64_t StrategyOptions::count(const std::string& strategy, const std::string& key, int64_t def,
+                               int64_t min, int64_t max) const {
+  const std::string full = strategy + "." + key;
+  asked_.insert(full);
+  auto it = kv_.find(full);
+  if (it == kv_.end()) return def;
+  used_[full] = true;
+  return parse::count(it->second, "--opt " + full, min, max);
 }
 
 std::string StrategyOptions::text(const std::string& strategy, const std::string& key,

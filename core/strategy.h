@@ -17,6 +17,7 @@
 #include "core/accelerator.h"
 #include "core/kv_cache.h"
 #include "core/overlap.h"
+#include "core/parse.h"
 #include "core/thread_pool.h"
 #include "core/traffic.h"
 #include "core/vocabulary.h"
@@ -56,13 +57,25 @@ struct Problem {
   int64_t context_at(int s) const { return prompt_len() + s + 1; }
 };
 
+// The largest token count a strategy option may name (a sequence length's limit, 2^40).
+inline constexpr int64_t kMaxOptionTokens = int64_t{1} << 40;
+
 // Strategy parameters as given on the command line ("h2o.heavy_ratio=0.2"); each strategy
 // reads what it knows with its default, and unknown keys are an error (no silent typos).
 class StrategyOptions {
  public:
   StrategyOptions() = default;
   explicit StrategyOptions(std::map<std::string, std::string> kv) : kv_(std::move(kv)) {}
-  double number(const std::string& strategy, const std::string& key, double def) const;
+  // Every numeric option goes through core/parse.h's checked conversions, so a value outside its
+  // range, a fraction where a count is meant or a number no integer holds (1e19) is refused
+  // (exit 2) naming "--opt STRATEGY.KEY", the value and the range; `def` when not given.
+  // A real number in `range` (finite, "0.2", "1e-3").
+  double number(const std::string& strategy, const std::string& key, double def,
+                const parse::RealRange& range = {}) const;
+  // A whole count in [min, max] with an optional k/m suffix ("4096", "4k"; "2048.7", "1e3"
+  // refused): token counts, pages, intervals.
+  int64_t count(const std::string& strategy, const std::string& key, int64_t def, int64_t min,
+                int64_t max) const;
   std::string text(const std::string& strategy, const std::string& key,
                    const std::string& def) const;
   // Throws hb::Error for keys addressed to `strategy` that were never read, naming the keys

@@ -26,20 +26,30 @@ ThreadPool::ThreadPool(int threads, std::string option) {
   workers_.reserve(static_cast<size_t>(threads - 1));
   for (int i = 1; i < threads; ++i) {
     try {
-      workers_.emplace_back([this, i] { worker_loop(i); });
-    } catch (const std::system_error& e) {
-      // The destructor does not run for a half-built pool: join what started, then say why.
+      workers_.push_back(start_thread(
+          [this, i] { worker_loop(i); },
+          "thread " + std::to_string(i + 1) + " of " + std::to_string(threads), option));
+    } catch (...) {
+      // The destructor does not run for a half-built pool: join what started.
       stop_workers();
-      const std::string what = option.empty() ? "a thread pool" : option;
-      throw Error("cannot start thread " + std::to_string(i + 1) + " of " +
-                      std::to_string(threads) + " for " + what + ": " + e.what() +
-                      " (the system's limit on threads or processes, or memory for their stacks, "
-                      "is reached)",
-                  (option.empty() ? std::string("use fewer threads") : "lower " + option) +
-                      ", or raise the limit (ulimit -u, /proc/sys/kernel/threads-max, pid_max, the "
-                      "cgroup's pids.max)",
-                  kExitFailure);
+      throw;
     }
+  }
+}
+
+std::thread start_thread(std::function<void()> fn, const std::string& what,
+                         const std::string& option) {
+  try {
+    return std::thread(std::move(fn));
+  } catch (const std::exception& e) {  // std::system_error (EAGAIN), or bad_alloc for its state
+    throw Error("cannot start " + what + (option.empty() ? "" : " for " + option) + ": " +
+                    e.what() +
+                    " (the system's limit on threads or processes, or on memory for their "
+                    "stacks, is reached)",
+                (option.empty() ? std::string("use fewer threads") : "lower " + option) +
+                    ", or raise the limit (ulimit -u, ulimit -v, /proc/sys/kernel/threads-max, "
+                    "pid_max, the cgroup's pids.max)",
+                kExitUsage);
   }
 }
 

@@ -17,8 +17,8 @@ class ThreadPool {
  public:
   // threads = total workers including the caller; 0 = all CPUs this process may run on.
   // `option` names what set the count (e.g. "--host-threads"): when the system refuses a thread
-  // (std::system_error: pid/thread limits, memory for stacks) the workers already started are
-  // stopped and an hb::Error says which limit was hit and which option to lower.
+  // the workers already started are stopped and start_thread's hb::Error says which limit was
+  // hit and which option to lower.
   explicit ThreadPool(int threads = 0, std::string option = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -53,6 +53,13 @@ class ThreadPool {
   const std::function<void(int64_t, int)>* fn_ = nullptr;
   bool stop_ = false;
 };
+
+// Starts a thread running `fn`. When the system refuses it (std::system_error: pid or thread
+// limits, memory for its stack under ulimit -v) throws an hb::Error (exit 2: fixable before the
+// run) saying which thread (`what`, e.g. "thread 3 of 8") and which option set the count
+// (`option`, e.g. "--host-threads"; empty: none), with the limits to raise.
+std::thread start_thread(std::function<void()> fn, const std::string& what,
+                         const std::string& option);
 
 // CPUs this process may run on (sched_getaffinity).
 std::vector<int> allowed_cpus();

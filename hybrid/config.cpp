@@ -6,6 +6,11 @@ namespace hb::hybrid {
 
 namespace {
 
+// Whole-number options are read through StrategyOptions::count, checked before any cast: decode
+// steps (intervals) up to a million, tier indexes up to 255 (checked against the tiers at plan).
+constexpr int64_t kMaxSteps = 1'000'000;
+constexpr int64_t kMaxTiers = 255;
+
 bool parse_bool(const std::string& full, const std::string& v) {
   if (v == "1" || v == "on" || v == "true" || v == "yes") return true;
   if (v == "0" || v == "off" || v == "false" || v == "no") return false;
@@ -54,7 +59,7 @@ void read_scheduler(const StrategyOptions& o, const std::string& n, const Schedu
       choice(o, n, "boundary", d.adapt_boundary ? BoundaryMode::adaptive : BoundaryMode::fixed,
              kBoundaryModes) == BoundaryMode::adaptive;
   c.adapt_ratio = flag(o, n, "adapt_ratio", d.adapt_ratio);
-  c.interval = static_cast<int>(o.number(n, "interval", d.interval));
+  c.interval = static_cast<int>(o.count(n, "interval", d.interval, 1, kMaxSteps));
   c.ratio_min = o.number(n, "ratio_min", d.ratio_min);
   c.ratio_max = o.number(n, "ratio_max", d.ratio_max);
   c.ratio_up = o.number(n, "ratio_up", d.ratio_up);
@@ -63,19 +68,14 @@ void read_scheduler(const StrategyOptions& o, const std::string& n, const Schedu
   c.dead_band = o.number(n, "dead_band", d.dead_band);
   c.hold_share = o.number(n, "hold_share", d.hold_share);
   c.cost_weight = o.number(n, "cost_weight", d.cost_weight);
-  c.cpu_k_cap = static_cast<int64_t>(o.number(n, "cpu_k_cap", static_cast<double>(d.cpu_k_cap)));
+  c.cpu_k_cap = o.count(n, "cpu_k_cap", d.cpu_k_cap, 0, kMaxOptionTokens);
   c.adapt_cpu_k_cap = flag(o, n, "adapt_cpu_k_cap", d.adapt_cpu_k_cap);
-  if (c.interval < 1)
-    throw Error("option " + n + ".interval must be >= 1", "pass e.g. " + n + ".interval=4");
   if (!(c.ratio_min > 0 && c.ratio_min <= c.ratio_max && c.ratio_max <= 1))
     throw Error("options " + n + ".ratio_min/ratio_max must satisfy 0 < min <= max <= 1",
                 "e.g. 0.01 and 0.5");
   if (!(c.hold_share >= 0 && c.hold_share <= 1))
     throw Error("option " + n + ".hold_share must be in [0, 1] (0 = the port's rule alone)",
                 "pass e.g. " + n + ".hold_share=0.1");
-  if (c.cpu_k_cap < 0)
-    throw Error("option " + n + ".cpu_k_cap must be >= 0 (0 = off)",
-                "pass e.g. " + n + ".cpu_k_cap=4096");
 }
 
 void check_shares(const std::string& n, const HybridGenConfig& c) {
@@ -125,13 +125,12 @@ HybridGenConfig HybridGenConfig::from_options(const StrategyOptions& o, const st
     throw Error("option " + n + ".ratio must be in (0, 1]",
                 "pass e.g. --opt " + n + ".ratio=0.05 (1 = exact)");
   read_scheduler(o, n, d.scheduler, c.scheduler);
-  c.gpu_tokens = static_cast<int64_t>(o.number(n, "gpu_tokens", static_cast<double>(d.gpu_tokens)));
-  c.min_gpu_tokens =
-      static_cast<int64_t>(o.number(n, "min_gpu_tokens", static_cast<double>(d.min_gpu_tokens)));
+  c.gpu_tokens = o.count(n, "gpu_tokens", d.gpu_tokens, -1, kMaxOptionTokens);  // -1: all fit
+  c.min_gpu_tokens = o.count(n, "min_gpu_tokens", d.min_gpu_tokens, 0, kMaxOptionTokens);
   c.min_host_share = o.number(n, "min_host_share", d.min_host_share);
   c.kv_mapping = read_kv_mapping(o, n, d.kv_mapping);
-  c.naive_tier = static_cast<int>(o.number(n, "naive_tier", d.naive_tier));
-  c.migrate_every = static_cast<int>(o.number(n, "migrate_every", d.migrate_every));
+  c.naive_tier = static_cast<int>(o.count(n, "naive_tier", d.naive_tier, 0, kMaxTiers));
+  c.migrate_every = static_cast<int>(o.count(n, "migrate_every", d.migrate_every, 0, kMaxSteps));
   c.hot_share = o.number(n, "hot_share", d.hot_share);
   c.fast_v_share = o.number(n, "fast_v_share", d.fast_v_share);
   c.score_alpha = o.number(n, "score_alpha", d.score_alpha);

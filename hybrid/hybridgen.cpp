@@ -134,8 +134,8 @@ void HybridGen::load() {
       m.topi.resize(qn * m.k_cap);
       m.topv.resize(qn * m.k_cap);
       if (m.shared_rows()) m.urows.resize(qn * m.k_cap);
-      m.ucount.assign(qn, 0);
     }
+    m.ucount.assign(qn, 0);  // shipped rows per block: none when k_cap is 0 (a tiny --kv-budget)
     if (m.logit && cfg_.cpu_select == CpuSelect::separate) m.logits.resize(qn * m.ccap);
     m.o_cpu_host = staging->allocate(qn * m.d * 4);
     m.lse_cpu_host = staging->allocate(qn * 4);

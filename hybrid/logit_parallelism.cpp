@@ -136,6 +136,10 @@ void HybridGen::Impl::cpu_logits_topk_gather(StepState& st, float scale) {
   HB_NVTX_RANGE("hb.hybrid.cpu_logits_topk_gather");
   ThreadPool& pool = *platform.host_pool;
   const int64_t n_ext = st.n_ext;
+  if (n_ext == 0) {  // no row to ship (a --kv-budget the resident tokens already fill)
+    st.t_score = st.t_topk = st.t_gather = now_ns();
+    return;
+  }
   if (cfg().cpu_select == CpuSelect::fused) {
     for (int b = 0; b < B; ++b) {
       const size_t row0 = static_cast<size_t>(b) * Hq;
@@ -260,7 +264,7 @@ void HybridGen::Impl::upload_cpu_part(StepState& st) {
   Accelerator& acc = *platform.accelerator;
   const size_t qn = static_cast<size_t>(B) * Hq;
   if (logit && !cfg().overlap) {
-    upload_blocks(st, 0, static_cast<int64_t>(qn) / ship_group);
+    if (st.n_ext > 0) upload_blocks(st, 0, static_cast<int64_t>(qn) / ship_group);
   } else if (!logit) {
     acc.copy_to_device_async(o_x.data(), o_cpu_host.data(), qn * d * 4);
     acc.copy_to_device_async(lse_x.data(), lse_cpu_host.data(), qn * 4);
@@ -276,6 +280,13 @@ void HybridGen::Impl::merge(StepState& st, float scale) {
   HB_NVTX_RANGE("hb.hybrid.merge");
   Accelerator& acc = *platform.accelerator;
   const size_t qn = static_cast<size_t>(B) * Hq;
+  if (logit && st.n_ext == 0) {  // nothing shipped: the accelerator's partial is the whole step
+    const float* o_part = o_loc.as<float>();
+    const float* l_part = lse_loc.as<float>();
+    acc.merge_partials(1, &o_part, &l_part, static_cast<int>(qn), d, io->o_dev(), io->lse_dev());
+    ++st.launches;
+    return;
+  }
   if (logit) {
     LogitMergeArgs la;
     la.q = io->q_dev();

@@ -147,17 +147,22 @@ void prefault(void* p, size_t len, const std::vector<int>& cpus) {
   const size_t threads =
       std::clamp<size_t>(len / (size_t{64} << 20), 1, std::min<size_t>(cpus.size(), 8));
   std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t) {
-    pool.emplace_back([=] {
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      for (int c : cpus) CPU_SET(c, &set);
-      sched_setaffinity(0, sizeof set, &set);  // this thread only
-      const size_t page = 4096;
-      const size_t lo = len / threads * t / page * page;
-      const size_t hi = t + 1 == threads ? len : len / threads * (t + 1) / page * page;
-      std::memset(static_cast<char*>(p) + lo, 0, hi - lo);
-    });
+  auto zero_share = [=](size_t t) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : cpus) CPU_SET(c, &set);
+    sched_setaffinity(0, sizeof set, &set);  // this thread only
+    const size_t page = 4096;
+    const size_t lo = len / threads * t / page * page;
+    const size_t hi = t + 1 == threads ? len : len / threads * (t + 1) / page * page;
+    std::memset(static_cast<char*>(p) + lo, 0, hi - lo);
+  };
+  try {
+    for (size_t t = 0; t < threads; ++t)
+      pool.push_back(start_thread([=] { zero_share(t); }, "a page-zeroing thread", ""));
+  } catch (...) {  // a refused thread (start_thread's hb::Error): never leave one joinable
+    for (auto& th : pool) th.join();
+    throw;
   }
   for (auto& th : pool) th.join();
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "core/parse.h"
 #include "reports/whole_model.h"
 
 namespace hb::model {
@@ -37,6 +38,21 @@ struct PlatformEconomics {
   std::optional<SourcedFigure> cxl_power_w;     // the node's CXL memory expanders
   bool empty() const;
 };
+
+// What an economics figure may be, wherever it is given (a profile's "economics", run --price
+// and --power): far beyond any real node (a $10M-an-hour node, a 100 kW GPU) a figure is a
+// slip of units or digits, and the $/Mtok it gives would be meaningless (a 1e300 price prints
+// 307 digits) or not a number at all. Kept within these ranges every derived figure is finite
+// and > 0, so a bad figure is refused before the sweep, never after it.
+namespace economics_range {
+inline const parse::RealRange kPricePerHourUsd = parse::RealRange::between(1e-4, 1e7);
+inline const parse::RealRange kPurchasePriceUsd = parse::RealRange::between(1, 1e10);
+inline const parse::RealRange kAmortisationYears = parse::RealRange::between(0.1, 100);
+inline const parse::RealRange kGpuPowerW = parse::RealRange::between(1, 1e5);
+inline const parse::RealRange kNodePartPowerW =
+    parse::RealRange::between(0, 1e6);  // cpu, DRAM, CXL
+inline constexpr int kMaxGpusPerNode = 1024;
+}  // namespace economics_range
 
 // run --price/--power/--gpus-per-node, already range-checked (cli): each given value replaces
 // the profile's (a price per hour drops a purchase price and the reverse), sourced "given on the

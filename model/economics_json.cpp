@@ -17,9 +17,8 @@ bool is_date(const std::string& d) {
   return true;
 }
 
-enum class Range { positive, non_negative, whole_count };
-
-SourcedFigure read_figure(const ProfileReader& j, Range range) {
+// `range`: model/economics.h's range of the figure; nullptr: the GPU count (whole, 1-1024).
+SourcedFigure read_figure(const ProfileReader& j, const parse::RealRange* range) {
   if (!j.json().is_object())
     j.fail(
         "expected {\"value\": N, \"source\": \"...\", \"date\": \"YYYY-MM\"} (or \"estimate\": "
@@ -37,22 +36,15 @@ SourcedFigure read_figure(const ProfileReader& j, Range range) {
         "\"estimate\": true with its reasoning");
   if (!f.date.empty() && !is_date(f.date)) j.at("date").fail("expected YYYY-MM or YYYY-MM-DD");
   const ProfileReader v = j.at("value");
-  switch (range) {
-    case Range::positive:
-      if (!(f.value > 0)) v.fail("must be > 0");
-      break;
-    case Range::non_negative:
-      if (!(f.value >= 0)) v.fail("must be >= 0");
-      break;
-    case Range::whole_count:
-      if (!(f.value >= 1 && f.value <= 1024 && f.value == std::floor(f.value)))
-        v.fail("must be a whole number from 1 to 1024");
-      break;
-  }
+  if (range && !range->contains(f.value)) v.fail("must be " + range->text());
+  if (!range && !(f.value >= 1 && f.value <= economics_range::kMaxGpusPerNode &&
+                  f.value == std::floor(f.value)))
+    v.fail("must be a whole number from 1 to " + std::to_string(economics_range::kMaxGpusPerNode));
   return f;
 }
 
-std::optional<SourcedFigure> optional_figure(const ProfileReader& j, const char* key, Range r) {
+std::optional<SourcedFigure> optional_figure(const ProfileReader& j, const char* key,
+                                             const parse::RealRange* r) {
   if (!j.has(key)) return std::nullopt;
   return read_figure(j.at(key), r);
 }
@@ -63,14 +55,15 @@ PlatformEconomics read_economics(const ProfileReader& j) {
   j.only({"price_per_hour_usd", "purchase_price_usd", "amortisation_years", "gpus_per_node",
           "gpu_power_w", "cpu_power_w", "memory_power_w", "cxl_power_w", "comment"});
   PlatformEconomics e;
-  e.price_per_hour_usd = optional_figure(j, "price_per_hour_usd", Range::positive);
-  e.purchase_price_usd = optional_figure(j, "purchase_price_usd", Range::positive);
-  e.amortisation_years = optional_figure(j, "amortisation_years", Range::positive);
-  e.gpus_per_node = optional_figure(j, "gpus_per_node", Range::whole_count);
-  e.gpu_power_w = optional_figure(j, "gpu_power_w", Range::positive);
-  e.cpu_power_w = optional_figure(j, "cpu_power_w", Range::non_negative);
-  e.memory_power_w = optional_figure(j, "memory_power_w", Range::non_negative);
-  e.cxl_power_w = optional_figure(j, "cxl_power_w", Range::non_negative);
+  namespace R = economics_range;
+  e.price_per_hour_usd = optional_figure(j, "price_per_hour_usd", &R::kPricePerHourUsd);
+  e.purchase_price_usd = optional_figure(j, "purchase_price_usd", &R::kPurchasePriceUsd);
+  e.amortisation_years = optional_figure(j, "amortisation_years", &R::kAmortisationYears);
+  e.gpus_per_node = optional_figure(j, "gpus_per_node", nullptr);
+  e.gpu_power_w = optional_figure(j, "gpu_power_w", &R::kGpuPowerW);
+  e.cpu_power_w = optional_figure(j, "cpu_power_w", &R::kNodePartPowerW);
+  e.memory_power_w = optional_figure(j, "memory_power_w", &R::kNodePartPowerW);
+  e.cxl_power_w = optional_figure(j, "cxl_power_w", &R::kNodePartPowerW);
   if (e.price_per_hour_usd && e.purchase_price_usd)
     j.fail(
         "both price_per_hour_usd and purchase_price_usd: give one (an hourly price, or a "

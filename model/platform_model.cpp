@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <limits>
@@ -449,55 +451,111 @@ std::string validation_fix(PlatformSource source, const std::string& origin) {
          " (schema: model/README.md), or start again from a preset: `--platform preset:NAME`";
 }
 
+// The figures' physically plausible ranges. Beyond them a figure is a slip of units or digits
+// (launch_us 1e308, memory_gbps 1e-308), and priced steps would overflow: within them a modeled
+// step stays below a day of nanoseconds for any traffic a sweep produces.
+struct Bound {
+  double lo, hi;
+  bool lo_open;  // lo itself refused ("> 0")
+  const char* unit;
+};
+constexpr Bound kBandwidth{0.01, 1e5, false, "GB/s"};  // 10 MB/s to 100 TB/s
+constexpr Bound kRate{0, 1e5, false, "G/s"};           // a scan or GEMM rate, 0 = unpriced
+constexpr Bound kLatencyUs{0, 1e5, false, "us"};       // up to 0.1 s per launch, sync or copy
+constexpr Bound kShare{0, 1, true, ""};
+constexpr Bound kBytes{0, 1LL << 60, true, "bytes"};  // up to 1 EiB
+
+// Collects "<what> must be ..." for every figure out of its range.
+class RangeCheck {
+ public:
+  void operator()(double v, const Bound& b, const std::string& what) {
+    if (v >= b.lo && v <= b.hi && !(b.lo_open && v == b.lo)) return;
+    bad.push_back(what + " is " + number_text(v) + ": it must be " + (b.lo_open ? "> " : ">= ") +
+                  number_text(b.lo) + " and <= " + number_text(b.hi) +
+                  (*b.unit ? std::string(" ") + b.unit : ""));
+  }
+  std::vector<std::string> bad;
+
+ private:
+  static std::string number_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+  }
+};
+
+void check_accelerator(const AcceleratorModel& A, const std::vector<LinkModel>& links,
+                       RangeCheck& in) {
+  in(static_cast<double>(A.memory_bytes), kBytes, "accelerator.memory_bytes");
+  in(A.memory_usable_share, kShare, "accelerator.memory_usable_share");
+  in(A.memory_gbps, kBandwidth, "accelerator.memory_gbps");
+  in(A.attention_efficiency, kShare, "accelerator.attention_efficiency");
+  in(A.tflops, {1e-3, 1e5, false, "TFLOP/s"}, "accelerator.tflops");
+  in(A.launch_us, kLatencyUs, "accelerator.launch_us");
+  in(A.sync_us, kLatencyUs, "accelerator.sync_us");
+  in(A.select_gelems, kRate, "accelerator.select_gelems");
+  in(A.gemm_gbps, {0, 1e5, false, "GB/s (0 = priced as memory traffic)"}, "accelerator.gemm_gbps");
+  for (const auto& [bytes, gbps] : A.memory_curve.points)
+    in(gbps, kBandwidth, "accelerator.memory_curve gbps");
+  if (links.empty()) {
+    in.bad.push_back("links is empty (one host link per NUMA node the accelerator is attached to)");
+    return;
+  }
+  // The accelerator's link is the one of its node: a node no link serves is a typo, never
+  // silently the first link.
+  std::string served;
+  bool found = false;
+  for (const auto& l : links) {
+    served += (served.empty() ? "" : ", ") + std::to_string(l.host_node);
+    found = found || l.host_node == A.numa_node;
+  }
+  if (!found)
+    in.bad.push_back("accelerator.numa_node " + std::to_string(A.numa_node) +
+                     " has no link: links[].host_node serves node(s) " + served +
+                     "; give one of those, or a link for node " + std::to_string(A.numa_node));
+}
+
+void check_links_cpu(const std::vector<LinkModel>& links, const CpuModel& cpu, RangeCheck& in) {
+  for (const auto& l : links) {
+    in(l.h2d_gbps, kBandwidth, "links[].h2d_gbps");
+    in(l.d2h_gbps, kBandwidth, "links[].d2h_gbps");
+    in(l.latency_us, kLatencyUs, "links[].latency_us");
+    for (const auto& [bytes, gbps] : l.copy_curve.points)
+      in(gbps, kBandwidth, "links[].copy_curve gbps");
+  }
+  in(cpu.cores, {1, 1e5, false, "cores"}, "cpu.cores");
+  in(cpu.core_read_gbps, kBandwidth, "cpu.core_read_gbps");
+  in(cpu.attention_gflops_per_core, {1e-3, 1e5, false, "GFLOP/s"}, "cpu.attention_gflops_per_core");
+  in(cpu.dispatch_us, kLatencyUs, "cpu.dispatch_us");
+  in(cpu.select_gelems_per_core, kRate, "cpu.select_gelems_per_core");
+  for (const auto& [bytes, gbps] : cpu.read_curve.points)
+    in(gbps, kBandwidth, "cpu.read_curve gbps");
+}
+
+void check_tiers(const std::vector<TierModel>& tiers, RangeCheck& in) {
+  if (tiers.empty()) in.bad.push_back("tiers is empty (at least the local DRAM)");
+  std::set<std::pair<int, int>> seen;
+  for (const auto& t : tiers) {
+    in(static_cast<double>(t.capacity_bytes), kBytes, "tiers[].capacity_bytes");
+    in(t.read_gbps, kBandwidth, "tiers[].read_gbps");
+    in(t.latency_ns, {0, 1e8, false, "ns"}, "tiers[].latency_ns");
+    if (!seen.insert({static_cast<int>(t.kind), t.node}).second)
+      in.bad.push_back("tier " + MemoryLocation{t.kind, t.node, t.emulated}.to_string() +
+                       " is listed twice");
+  }
+}
+
 }  // namespace
 
 void PlatformModel::validate() const {
-  std::vector<std::string> bad;
-  auto pos = [&](double v, const char* what) {
-    if (!(v > 0)) bad.push_back(std::string(what) + " must be > 0");
-  };
-  auto nonneg = [&](double v, const char* what) {
-    if (!(v >= 0)) bad.push_back(std::string(what) + " must be >= 0");
-  };
-  auto share = [&](double v, const char* what) {
-    if (!(v > 0 && v <= 1)) bad.push_back(std::string(what) + " must be in (0, 1]");
-  };
-  if (name.empty()) bad.push_back("name is empty");
-  const auto& A = accelerator;
-  pos(static_cast<double>(A.memory_bytes), "accelerator.memory_bytes");
-  share(A.memory_usable_share, "accelerator.memory_usable_share");
-  pos(A.memory_gbps, "accelerator.memory_gbps");
-  share(A.attention_efficiency, "accelerator.attention_efficiency");
-  pos(A.tflops, "accelerator.tflops");
-  nonneg(A.launch_us, "accelerator.launch_us");
-  nonneg(A.sync_us, "accelerator.sync_us");
-  nonneg(A.select_gelems, "accelerator.select_gelems");
-  nonneg(A.gemm_gbps, "accelerator.gemm_gbps");
-  if (links.empty())
-    bad.push_back("links is empty (one host link per NUMA node the accelerator is attached to)");
-  for (const auto& l : links) {
-    pos(l.h2d_gbps, "links[].h2d_gbps");
-    pos(l.d2h_gbps, "links[].d2h_gbps");
-    nonneg(l.latency_us, "links[].latency_us");
-  }
-  pos(cpu.cores, "cpu.cores");
-  pos(cpu.core_read_gbps, "cpu.core_read_gbps");
-  pos(cpu.attention_gflops_per_core, "cpu.attention_gflops_per_core");
-  nonneg(cpu.dispatch_us, "cpu.dispatch_us");
-  nonneg(cpu.select_gelems_per_core, "cpu.select_gelems_per_core");
-  if (tiers.empty()) bad.push_back("tiers is empty (at least the local DRAM)");
-  std::set<std::pair<int, int>> seen;
-  for (const auto& t : tiers) {
-    pos(static_cast<double>(t.capacity_bytes), "tiers[].capacity_bytes");
-    pos(t.read_gbps, "tiers[].read_gbps");
-    nonneg(t.latency_ns, "tiers[].latency_ns");
-    if (!seen.insert({static_cast<int>(t.kind), t.node}).second)
-      bad.push_back("tier " + MemoryLocation{t.kind, t.node, t.emulated}.to_string() +
-                    " is listed twice");
-  }
-  if (bad.empty()) return;
+  RangeCheck in;
+  if (name.empty()) in.bad.push_back("name is empty");
+  check_accelerator(accelerator, links, in);
+  check_links_cpu(links, cpu, in);
+  check_tiers(tiers, in);
+  if (in.bad.empty()) return;
   std::string all;
-  for (const auto& b : bad) all += "\n    " + b;
+  for (const auto& b : in.bad) all += "\n    " + b;
   throw Error(
       "platform profile '" + name + "' (" + origin + ") is incomplete or out of range:" + all,
       validation_fix(source, origin));

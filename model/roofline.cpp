@@ -170,7 +170,16 @@ ModeledStep combine(const ResourceTimes& r, const OverlapStructure& o) {
 }
 
 ModeledStep model_step(const Traffic& t, const OverlapStructure& o, const PlatformModel& m) {
-  return combine(price_resources(t, m), o);
+  ModeledStep s = combine(price_resources(t, m), o);
+  // Step times become whole nanoseconds (int64) downstream: a price beyond a day (validate()'s
+  // ranges keep every real sweep far below it) is refused rather than cast into a negative time.
+  constexpr double kMaxStepNs = 86400e9;
+  if (!(s.total_ns >= 0 && s.total_ns <= kMaxStepNs))
+    throw Error("platform '" + m.name + "' (" + m.origin + ") prices a decode step at " +
+                    std::to_string(s.total_ns / 1e9) + " s, more than a day",
+                "check its figures (bandwidths in GB/s, latencies in us; ranges in "
+                "model/README.md)");
+  return s;
 }
 
 OverlapStructure overlap_for(const OverlapStructure& declared, std::string* from) {

@@ -1,5 +1,6 @@
 #include "reports/convergence.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -8,7 +9,24 @@
 
 namespace hb::reports {
 
-bool missed_noise_target(const Point& p, std::optional<double> target) {
+int noise_min_samples(const ReportContext& c) {
+  const auto v = sweep_number(c, "min_samples");
+  return v && *v > 2 && *v <= 1e9 ? static_cast<int>(*v) : 2;
+}
+
+bool noise_unknown(const Point& p, int min_samples) {
+  return p.timed() && p.provenance != Provenance::modeled &&
+         static_cast<int64_t>(p.step.samples_ns.size()) < std::max(2, min_samples);
+}
+
+std::string noise_text(const Point& p, int min_samples) {
+  if (!noise_unknown(p, min_samples)) return format_percent(robust_rel_noise(p.step.summary));
+  const size_t n = p.step.samples_ns.size();
+  return "unknown (" + std::to_string(n) + " sample" + (n == 1 ? "" : "s") + ")";
+}
+
+bool missed_noise_target(const Point& p, std::optional<double> target, int min_samples) {
+  if (noise_unknown(p, min_samples)) return true;
   if (!p.timed() || p.provenance == Provenance::modeled || p.step.stop_reason == StopReason::noise)
     return false;
   // Stopped by another rule (max-steps while the accuracy steps were still owed, say) with its
@@ -56,12 +74,15 @@ std::optional<NoiseFloor> noise_floor(const Point& p, std::optional<double> targ
   return f;
 }
 
-std::string unconverged_line(const Point& p, std::optional<double> target) {
+std::string unconverged_line(const Point& p, std::optional<double> target, int min_samples) {
   const double noise = robust_rel_noise(p.step.summary);
   std::string line = p.axes.strategy + ", seq_len " + format_tokens(p.axes.seq_len) + ", batch " +
-                     std::to_string(p.axes.batch) + ": noise " + format_percent(noise) +
+                     std::to_string(p.axes.batch) + ": noise " + noise_text(p, min_samples) +
                      (target ? " (target " + format_percent(*target) + ")" : "") + ", stopped on " +
                      to_string(p.step.stop_reason) + "; ";
+  if (noise_unknown(p, min_samples))
+    return line + "fewer timed steps than the " + std::to_string(std::max(2, min_samples)) +
+           " its noise needs (--min-samples): raise --timeout or --max-samples";
   const auto floor = noise_floor(p, target);
   if (!floor || !floor->at_floor) return line + convergence_fix(p.step.stop_reason);
   // The next whole 5% above the noise: what --max-noise would have to accept.
@@ -79,9 +100,11 @@ namespace {
 
 // One line per point that stopped short of the target, in report order.
 std::vector<std::string> unconverged_lines(const Report& r, std::optional<double> target) {
+  const int min_samples = noise_min_samples(r.context);
   std::vector<std::string> lines;
   for (const auto& p : r.points)
-    if (missed_noise_target(p, target)) lines.push_back(unconverged_line(p, target));
+    if (missed_noise_target(p, target, min_samples))
+      lines.push_back(unconverged_line(p, target, min_samples));
   return lines;
 }
 

@@ -14,9 +14,19 @@ namespace hb::reports {
 // Marker after the step time of a point that missed its noise target.
 inline constexpr const char* kUnconvergedMark = " †";
 
-// A measured or emulated point with timed steps whose stop reason is not "noise". Modeled points
-// (their steps are computed, not sampled) and points that did not run are never flagged.
-bool missed_noise_target(const Point& p, std::optional<double> target = std::nullopt);
+// Timed steps a point needs before its noise means anything: the sweep's --min-samples (echo
+// "min_samples"), and at least 2 (one step has no spread; its "0%" would read as settled).
+int noise_min_samples(const ReportContext& c);
+// A measured or emulated point that timed fewer steps than that: its noise is unknown, not 0%.
+bool noise_unknown(const Point& p, int min_samples = 2);
+// The point's robust noise ("7.2%"), or "unknown (1 sample)" under noise_unknown.
+std::string noise_text(const Point& p, int min_samples = 2);
+
+// A measured or emulated point with timed steps whose stop reason is not "noise", or whose noise
+// is unknown (noise_unknown). Modeled points (their steps are computed, not sampled) and points
+// that did not run are never flagged.
+bool missed_noise_target(const Point& p, std::optional<double> target = std::nullopt,
+                         int min_samples = 2);
 
 // The noise target the sweep echo records (fraction, e.g. 0.05), when it does.
 std::optional<double> noise_target(const ReportContext& c);
@@ -40,7 +50,7 @@ std::optional<NoiseFloor> noise_floor(const Point& p, std::optional<double> targ
 
 // "cpu-only, seq_len 4k, batch 1: noise 7.2% (target 5.0%), stopped on max-steps; raise
 // --decode-steps"
-std::string unconverged_line(const Point& p, std::optional<double> target);
+std::string unconverged_line(const Point& p, std::optional<double> target, int min_samples = 2);
 
 // The reports' note under the step-time tables: "† 2 of 6 points stopped before reaching the
 // 5.0% noise target: <unconverged_line>; <...>." Empty when every point converged.

@@ -57,8 +57,10 @@ void add_columns(TextTable& t, const Columns& c) {
 void add_timed_cells(std::vector<std::string>& row, const Point& p, const Columns& c,
                      const Report& r) {
   row.push_back(format_duration_ns(p.step.summary.median));
-  row.push_back(format_percent(robust_rel_noise(p.step.summary)) +
-                (missed_noise_target(p, noise_target(r.context)) ? kUnconvergedMark : ""));
+  const int min_samples = noise_min_samples(r.context);
+  row.push_back(
+      noise_text(p, min_samples) +
+      (missed_noise_target(p, noise_target(r.context), min_samples) ? kUnconvergedMark : ""));
   if (c.modeled)
     row.push_back(p.modeled.present() ? format_duration_ns(p.modeled.step.summary.median) + " (" +
                                             format_percent(p.modeled.error_vs_measured, true) + ")"

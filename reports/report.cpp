@@ -116,6 +116,7 @@ StrategyRole role_from_name(const std::string& strategy) {
 bool Speedup::decided(double margin) const {
   if (!(ratio > 0) || std::fabs(std::log(ratio)) <= std::log1p(margin)) return false;
   if (paired()) return ci_low > 1 || ci_high < 1;
+  if (!noise_known()) return false;
   return std::fabs(std::log(ratio)) > 2 * rel_noise;
 }
 
@@ -176,6 +177,8 @@ void fill_ratio(Speedup& s, const Point& a, const Point& b,
     }
   }
   s.ratio = b.step.summary.median / a.step.summary.median;
+  s.fewest_samples =
+      static_cast<int64_t>(std::min(a.step.samples_ns.size(), b.step.samples_ns.size()));
   s.rel_noise = std::hypot(robust_rel_noise(a.step.summary), robust_rel_noise(b.step.summary));
 }
 

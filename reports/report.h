@@ -350,7 +350,11 @@ struct Speedup {
   // --repetitions passes whose spread widened the interval (repeated_ratio); 0 = the rounds'.
   int passes = 0;
   Provenance provenance = Provenance::measured;  // the weaker of the two points' (weaker())
+  // Unpaired: the fewer timed steps of the two points (-1: not known, a speedup read from a
+  // file). Below 2 a point has no spread, so the ratio has no noise figure and is never decided.
+  int64_t fewest_samples = -1;
   bool paired() const { return rounds > 0; }
+  bool noise_known() const { return paired() || fewest_samples < 0 || fewest_samples >= 2; }
   // Whether A and B differ beyond the noise: the interval excludes 1 (paired); unpaired, the
   // ratio is more than twice the combined noise away from 1 (in log terms). With a margin
   // (run --tie-margin, a fraction), the ratio itself must also lie outside [1/(1+m), 1+m]:

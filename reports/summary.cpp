@@ -40,6 +40,9 @@ std::string column_name(int64_t len, const std::string& host) {
 // than the run's --tie-margin (the headline then names a tie too).
 std::string versus(const ProcurementTable& t, const Speedup& r, const std::string& other,
                    const std::string& note = "") {
+  if (!r.noise_known())
+    return "against " + other + note + ": " + format_ratio(r.ratio) +
+           " on too few samples to know its noise (no verdict)";
   const std::string noise = " ± " + format_percent(r.rel_noise);
   const std::string as_fast = "as fast as " + other + note + " (" + format_ratio(r.ratio) + noise;
   if (!r.decided()) return as_fast + ", within noise)";
@@ -259,14 +262,15 @@ std::string memory_sentence(const ProcurementTable& t, const std::string& prefix
 // provenance sentence).
 std::string noise_clause(const Report& r) {
   const auto target = noise_target(r.context);
+  const int min_samples = noise_min_samples(r.context);
   std::vector<std::string> noisy;
   size_t timed = 0, floors = 0;
   double spread_lo = 1e300, spread_hi = 0, known_lo = 1e300, known_hi = 0;
   for (const auto& p : r.points) {
     if (p.timed()) ++timed;
-    if (!missed_noise_target(p, target)) continue;
+    if (!missed_noise_target(p, target, min_samples)) continue;
     const double noise = robust_rel_noise(p.step.summary);
-    if (const auto f = noise_floor(p, target); f && f->at_floor) {
+    if (const auto f = noise_floor(p, target); f && f->at_floor && !noise_unknown(p, min_samples)) {
       ++floors;
       spread_lo = std::min(spread_lo, noise), spread_hi = std::max(spread_hi, noise);
       known_lo = std::min(known_lo, f->median_rel_half_width);
@@ -274,7 +278,9 @@ std::string noise_clause(const Report& r) {
       continue;
     }
     noisy.push_back(p.axes.strategy + " at " + format_tokens(p.axes.seq_len) + " (" +
-                    format_percent(noise) + ")");
+                    (noise_unknown(p, min_samples) ? "noise " + noise_text(p, min_samples)
+                                                   : format_percent(noise)) +
+                    ")");
   }
   if (timed == 0) return "";
   const std::string goal =

@@ -362,8 +362,7 @@ std::string status_cell(const Point& p) {
 std::string time_cell(const Point* p, std::optional<double> noise_target) {
   if (!p) return "-";
   if (!p->timed()) return to_string(p->status);
-  return format_duration_ns(p->step.summary.median) + " ± " +
-         format_percent(robust_rel_noise(p->step.summary)) +
+  return format_duration_ns(p->step.summary.median) + " ± " + noise_text(*p) +
          (missed_noise_target(*p, noise_target) ? kUnconvergedMark : "");
 }
 

@@ -47,7 +47,10 @@ std::string layers_text(const std::set<int>& layers) {
 
 }  // namespace
 
+// Dollars to the cent, whole dollars from $100; from $1M in powers of ten ("$2.4e+06"), so an
+// extreme figure still fits its cell.
 std::string money_cell(double usd) {
+  if (usd >= 1e6) return "$" + format_sci(usd);
   return "$" + format_fixed(usd, usd >= 100 ? 0 : usd >= 1 ? 2 : 4);
 }
 

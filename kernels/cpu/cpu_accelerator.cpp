@@ -99,22 +99,36 @@ class CpuAccelerator final : public Accelerator {
     info_.capacity_bytes = capacity;
     info_.details = "CPU threads standing in for a GPU; figures are emulated, not GPU measurements";
     memory_ = std::make_shared<BudgetAllocator>(capacity, &used_);
-    thread_ = std::thread([this] { serve(); });
-    copy_thread_ = std::thread([this] { serve_copies(); });
+    // A refused thread is an hb::Error naming the option (start_thread). The destructor does not
+    // run for a half-built object, and a joinable std::thread destroyed while the exception
+    // unwinds would call std::terminate: stop the queue thread before passing the error on.
+    thread_ = start_thread([this] { serve(); }, "the cpu accelerator's queue thread",
+                           "--accelerator-threads");
+    try {
+      copy_thread_ = start_thread([this] { serve_copies(); }, "the cpu accelerator's copy thread",
+                                  "--accelerator-threads");
+    } catch (...) {
+      stop_queue_thread();
+      throw;
+    }
   }
   ~CpuAccelerator() override {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
+    stop_queue_thread();
     {
       std::lock_guard<std::mutex> lk(copy_mu_);
       copy_stop_ = true;
     }
     copy_cv_.notify_all();
     copy_thread_.join();
+  }
+
+  void stop_queue_thread() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
   }
 
   const AcceleratorInfo& info() const override { return info_; }

@@ -30,8 +30,11 @@ int exit_code_of(const std::string& text) {
 }
 
 TEST(KvBudgetAxis, ParsesTokensSharesAndLists) {
-  // Parsed once into values: "2k" and "2048" are the same budget, and the report writes it so.
-  const std::vector<KvBudget> budgets = parse_kv_budgets("512, 2k,6%,512,2048");
+  // Parsed once into values: "2k" and "2048" are the same budget, so giving both is refused
+  // (it would run twice), and the report writes it as 2048.
+  EXPECT_THROW(parse_kv_budgets("512, 2k,6%,2048"), Error);
+  EXPECT_THROW(parse_kv_budgets("512,,2k"), Error);
+  const std::vector<KvBudget> budgets = parse_kv_budgets("512, 2k,6%");
   std::vector<std::string> text;
   for (const KvBudget& b : budgets) text.push_back(b.to_string());
   EXPECT_EQ(text, (std::vector<std::string>{"512", "2048", "6%"}));

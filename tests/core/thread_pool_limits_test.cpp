@@ -43,7 +43,7 @@ int child_starts_too_many_threads() {
     if (p.find("cannot start thread") == std::string::npos) return 12;
     if (p.find("of 256 for --host-threads") == std::string::npos) return 13;
     if (f.find("lower --host-threads") == std::string::npos) return 14;
-    if (e.exit_code() != kExitFailure) return 15;
+    if (e.exit_code() != kExitUsage) return 15;
     return 0;
   } catch (...) {
     return 16;

@@ -150,13 +150,16 @@ TEST(Economics, ProfileErrorsNameTheJsonPath) {
   expect(R"({"gpu_power_w": {"value": 700, "source": "d", "date": "June 2025"}})",
          {"gpu_power_w.date", "YYYY-MM"});
   expect(R"({"gpu_power_w": {"value": -5, "source": "d", "estimate": true}})",
-         {"gpu_power_w.value", "must be > 0"});
+         {"gpu_power_w.value", "must be >= 1 and <= 100000"});
   expect(R"({"cpu_power_w": {"value": -1, "source": "d", "estimate": true}})",
-         {"cpu_power_w.value", "must be >= 0"});
+         {"cpu_power_w.value", "must be >= 0 and <= 1e+06"});
   expect(R"({"gpus_per_node": {"value": 2.5, "source": "d", "estimate": true}})",
          {"gpus_per_node.value", "whole number"});
   expect(R"({"price_per_hour_usd": {"value": 0, "source": "d", "estimate": true}})",
-         {"must be > 0"});
+         {"must be >= 0.0001 and <= 1e+07"});
+  // Beyond any real node: refused here, not after the sweep (a 307-digit $/Mtok).
+  expect(R"({"price_per_hour_usd": {"value": 1e300, "source": "d", "estimate": true}})",
+         {"price_per_hour_usd.value", "<= 1e+07"});
   expect(R"({"purchase_price_usd": {"value": 1e5, "source": "d", "estimate": true}})",
          {"go together"});
   expect(R"({"price_per_hour_usd": {"value": 1, "source": "d", "estimate": true},

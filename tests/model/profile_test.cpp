@@ -108,9 +108,12 @@ TEST(Profiles, BrokenFilesSayWhereAndWhat) {
   doc.replace(doc.find("\"attention_efficiency\": 0.5"), 27, "\"attention_efficiency\": 1.5");
   doc.replace(doc.find("\"read_gbps\": 20"), 15, "\"read_gbps\": -1");
   const std::string range = error_of(doc);
-  EXPECT_NE(range.find("accelerator.attention_efficiency must be in (0, 1]"), std::string::npos)
+  EXPECT_NE(range.find("accelerator.attention_efficiency is 1.5: it must be > 0 and <= 1"),
+            std::string::npos)
       << range;
-  EXPECT_NE(range.find("tiers[].read_gbps must be > 0"), std::string::npos) << range;
+  EXPECT_NE(range.find("tiers[].read_gbps is -1: it must be >= 0.01 and <= 100000 GB/s"),
+            std::string::npos)
+      << range;
   // A preset must give every figure.
   doc = preset_doc();
   doc.replace(doc.find("\"tflops\": 1, "), 13, "");

@@ -85,7 +85,7 @@ TEST_F(WholeModelCli, ProfileEconomicsErrorsExitTwoWithThePath) {
   text.replace(text.find(from), from.size(), "\"value\": -1000,");
   std::ofstream(file("bad.json")) << text;
   EXPECT_EQ(run("run --mode model --platform " + file("bad.json") + tiny), 2) << out_;
-  EXPECT_NE(out_.find("bad.json: $.economics.gpu_power_w.value: must be > 0"), std::string::npos)
+  EXPECT_NE(out_.find("bad.json: $.economics.gpu_power_w.value: must be >= 1"), std::string::npos)
       << out_;
 }
 
