@@ -37,7 +37,7 @@ int child_makes_accelerator(rlim_t headroom) {
   const rlimit lim{now + headroom, now + headroom};
   if (::setrlimit(RLIMIT_AS, &lim) != 0) return 10;
   try {
-    auto acc = cpu::make_cpu_accelerator(int64_t{1} << 20, 4, false, false);
+    auto acc = cpu::make_cpu_accelerator(int64_t{1} << 20, 4, false);
     return acc ? 0 : 11;
   } catch (const Error& e) {
     if (e.problem().find("--accelerator-threads") == std::string::npos) return 12;
