@@ -189,8 +189,12 @@ def numeric(cls, prefix, opt, lo, hi, integer, files=None, legal_expect=OK, lega
             exp = legal_expect
         else:
             exp = ERR
+        argv = [a for a in prefix]
+        if opt in argv:  # replace the base's own value: a repeated option is refused before its value
+            i = argv.index(opt)
+            del argv[i:i + 2]
         if not (v == ' 5' and opt == '--duration'):  # a 5 s probe is legal but slow
-            case(cls, prefix + ['%s=%s' % (opt, v)], files, exp, legal_outputs)
+            case(cls, argv + ['%s=%s' % (opt, v)], files, exp, legal_outputs)
 
 
 RUN_INT = [('--decode-steps', 1, 1e5), ('--warmup', 0, 99999), ('--min-samples', 1, 1e5),
@@ -290,8 +294,7 @@ case('list:run', RUNO + ['--opt', 'quest.budget=64', '--opt', 'quest.budget=128'
      ['out.json'])
 for a in [['--resume', 'out.json', '--out', 'other.json'], ['--resume', ''], ['--out', ''],
           ['--config', ''], ['--seed', '-1'], ['--seed', '18446744073709551616'],
-          ['--nope'], ['bogus-positional'], ['--min-samples', '10', '--max-samples', '5'],
-          ['--warmup', '4'], ['--list-models', '--model', 'nope']]:
+          ['--nope'], ['bogus-positional'], ['--min-samples', '10', '--max-samples', '5'], ['--list-models', '--model', 'nope']]:
     case('args:run', RUNO + a, None, ERR, ['out.json'])
 for a in [[], ['nope'], ['run', 'run'], ['--version', 'x'], ['topo', '--json', 'a', '--json', 'b'],
           ['report'], ['compare', 'a.json'], ['topo', '--platform', 'p', '--topology', 't'],
