@@ -84,6 +84,26 @@ TEST(Markdown, ShowsTimesSpeedupsAccuracyAndFailures) {
 
 // Issue 18: a point that stopped on the step cap (or the time limit) before its noise target is
 // flagged in the tables, listed with its noise, target and fix, and warned about by `run`.
+// One timed step has no spread: its "0%" noise would read as settled. Below the sweep's
+// --min-samples (and always below 2) the noise is unknown and the point is flagged, whatever
+// its stop reason says.
+TEST(Convergence, FewerSamplesThanTheMinimumAreUnknownNoise) {
+  Report r = make_report();
+  r.context.sweep["min_samples"] = "5";
+  Point& one = r.points[2];  // stopped on "noise"
+  static_cast<Timing&>(one.step) = Timing::from_samples({1e6});
+  ASSERT_EQ(noise_min_samples(r.context), 5);
+  EXPECT_TRUE(noise_unknown(one, 5));
+  EXPECT_TRUE(noise_unknown(one, 1));  // one step never has a noise figure
+  EXPECT_TRUE(missed_noise_target(one, std::nullopt, 5));
+  EXPECT_TRUE(has(noise_text(one, 5), "unknown (1 sample")) << noise_text(one, 5);
+  static_cast<Timing&>(one.step) = Timing::from_samples(testing::noisy_samples(1e6, 0.01, 5, 7));
+  EXPECT_FALSE(noise_unknown(one, 5));
+  EXPECT_FALSE(has(noise_text(one, 5), "unknown"));
+  r.context.sweep.erase("min_samples");
+  EXPECT_EQ(noise_min_samples(r.context), 2);  // no echo: one step is still not enough
+}
+
 TEST(Convergence, PointThatStopsShortOfItsNoiseTargetIsFlagged) {
   Report r = make_report();
   r.context.sweep["max_noise_fraction"] = "0.050000";
