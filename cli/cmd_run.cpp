@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baselines/register.h"
+#include "bench/model_config.h"
 #include "cli/command.h"
 #include "cli/economics_options.h"
 #include "cli/fleet_run.h"
@@ -313,6 +315,9 @@ std::string report_path(RunArgs& a, const bench::ResolvedSweep& sweep) {
     if (const bench::TraceFile* t = sweep.trace()) inputs.push_back(t->path());
     for (const auto& p : a.platforms)
       for (const auto& f : bench::split_list(p, "--platform")) inputs.push_back(f);
+    for (const auto& m : bench::split_list(a.axes.models, "--model"))  // config.json files
+      if (bench::is_model_config_path(m))
+        inputs.push_back(std::filesystem::is_directory(m) ? m + "/config.json" : m);
     const std::string option = !a.resume.empty() ? "--resume" : a.json.empty() ? "--out" : "--json";
     check_journal_name_room(option, out);
     reports::check_output_path(option, out, inputs);

@@ -1,6 +1,7 @@
 // `run --model PATH` end to end: a Hugging Face config.json (or its folder) sweeps like a preset,
 // named by the model and with its file recorded, and a config the layer model cannot represent
 // exits 2 naming the keys it needs.
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -31,6 +32,20 @@ TEST_F(ModelConfigCli, AConfigFileSweepsLikeAPreset) {
   const auto source = r.context.sweep.find("model_source.facebook/opt-6.7b");
   ASSERT_NE(source, r.context.sweep.end());
   EXPECT_NE(source->second.find("opt-6.7b.json"), std::string::npos) << source->second;
+}
+
+// The config a run reads is an input: an --out naming it (or the config.json of a --model
+// folder) would overwrite it, so it is refused before anything runs and left as it was.
+TEST_F(ModelConfigCli, AnOutputThatIsTheConfigIsRefused) {
+  std::filesystem::create_directories(file("m"));
+  std::filesystem::copy_file(kFixtures + "opt-6.7b.json", file("m/config.json"));
+  const std::string before = slurp(file("m/config.json"));
+  for (const std::string& model : {file("m/config.json"), file("m")}) {
+    SCOPED_TRACE(model);
+    EXPECT_EQ(run("run --model " + model + kTiny + " --out " + file("m/config.json")), 2) << out_;
+    EXPECT_NE(out_.find("hybridbench: error: "), std::string::npos) << out_;
+    EXPECT_EQ(slurp(file("m/config.json")), before);
+  }
 }
 
 TEST_F(ModelConfigCli, AFolderRunsInModelModeOnAPublishedMachine) {
