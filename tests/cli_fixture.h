@@ -9,6 +9,8 @@
 // schema (reports/schema/report.schema.json, tests/schema/validate_report.py) where Debian's
 // python3-jsonschema is installed, so a writer change that breaks the schema fails the test that
 // made the file.
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,10 +21,26 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 namespace hb::cli_test {
+
+// Splits a command line at blanks (the tests' arguments hold no quoted blanks).
+inline std::vector<std::string> split_args(const std::string& s) {
+  std::vector<std::string> v;
+  std::istringstream in(s);
+  for (std::string a; in >> a;) v.push_back(a);
+  return v;
+}
+
+// How CliTest::start runs the binary in the background.
+struct Background {
+  std::string env;           // NAME=VALUE set for it, or empty
+  long fsize_limit = -1;     // >= 0: caps the size of the files it writes (ulimit -f), bytes
+  bool own_session = false;  // a session and process group of its own, as a shell starts a job
+};
 
 class CliTest : public ::testing::Test {
  protected:
@@ -61,6 +79,40 @@ class CliTest : public ::testing::Test {
     if (is_report(stdout_)) written += " '" + file("out.txt") + "'";
     if (!written.empty()) validate_reports(written);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+  // Starts hybridbench with `args` in the background, both streams to log.txt, so a test can
+  // signal it; with own_session its pid is its process group's id.
+  pid_t start(const std::string& args, const Background& how = {}) {
+    std::vector<std::string> argv_s = split_args(args);
+    argv_s.insert(argv_s.begin(), HB_BINARY);
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const std::string log = file("log.txt");
+    std::string env = how.env;
+    const pid_t pid = ::fork();
+    if (pid == 0) {  // only async-signal-safe calls until exec
+      if (how.own_session) ::setsid();
+      if (!env.empty()) ::putenv(env.data());
+      if (how.fsize_limit >= 0) {
+        const auto limit = static_cast<rlim_t>(how.fsize_limit);
+        const struct rlimit lim { limit, limit };
+        ::setrlimit(RLIMIT_FSIZE, &lim);
+      }
+      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    return pid;
+  }
+  // Exit status of a started run (128 + signal when killed by one); its output in out_.
+  int wait(pid_t pid) {
+    int st = 0;
+    ::waitpid(pid, &st, 0);
+    out_ = slurp(file("log.txt"));
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   }
   std::string dir_, out_, stdout_;
 

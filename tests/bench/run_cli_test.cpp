@@ -47,42 +47,10 @@ const std::string kFastBase =
     "--accelerator-threads 1 --host-threads 1 -q --repetitions 1";
 const std::string kFastSweep = kFastBase + " --strategy cpu-only,full-gpu --accelerator cpu";
 
-std::vector<std::string> split_args(const std::string& s) {
-  std::vector<std::string> v;
-  std::istringstream in(s);
-  for (std::string a; in >> a;) v.push_back(a);
-  return v;
-}
-
 // The shared CLI fixture (tests/cli_fixture.h), plus starting the binary in the background so
 // a test can signal it.
 class RunCli : public cli_test::CliTest {
  protected:
-  // Starts hybridbench with `args`, both streams to log.txt.
-  pid_t start(const std::string& args) {
-    std::vector<std::string> argv_s = split_args(args);
-    argv_s.insert(argv_s.begin(), HB_BINARY);
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const std::string log = file("log.txt");
-    const pid_t pid = ::fork();
-    if (pid == 0) {  // only async-signal-safe calls until exec
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    return pid;
-  }
-  // Exit status of a started run (128 + signal when killed by one); its output in out_.
-  int wait(pid_t pid) {
-    int st = 0;
-    ::waitpid(pid, &st, 0);
-    out_ = slurp(file("log.txt"));
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  }
   // run() with one environment variable set for the child.
   int run_with(const std::string& var, const std::string& value, const std::string& args) {
     ::setenv(var.c_str(), value.c_str(), 1);

@@ -45,13 +45,6 @@ const std::string kOnePass =
     "run --model qwen2.5-0.5b --seq-len 1k --decode-steps 4 --strategy cpu-only,quest "
     "--timeout 0.3 --repetitions 1 -q";
 
-std::vector<std::string> split_args(const std::string& s) {
-  std::vector<std::string> v;
-  std::istringstream in(s);
-  for (std::string a; in >> a;) v.push_back(a);
-  return v;
-}
-
 int lines(const std::string& path) {
   std::ifstream in(path);
   int n = 0;
@@ -61,41 +54,10 @@ int lines(const std::string& path) {
 
 class RunLifecycle : public cli_test::CliTest {
  protected:
-  // Starts hybridbench in a session and process group of its own (its pid is the group's id),
-  // as a shell starts a job; both streams to log.txt. `env` (NAME=VALUE) is set for it, and
-  // `fsize_limit` >= 0 caps the size of the files it writes (ulimit -f).
+  // Starts hybridbench as a shell starts a job (its pid is its process group's id); `env`
+  // (NAME=VALUE) is set for it, `fsize_limit` >= 0 caps the files it writes (ulimit -f).
   pid_t start(const std::string& args, const std::string& env = "", long fsize_limit = -1) {
-    std::vector<std::string> argv_s = split_args(args);
-    argv_s.insert(argv_s.begin(), HB_BINARY);
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const std::string log = file("log.txt");
-    std::string env_copy = env;
-    const pid_t pid = ::fork();
-    if (pid == 0) {  // only async-signal-safe calls until exec
-      ::setsid();
-      if (!env_copy.empty()) ::putenv(env_copy.data());
-      if (fsize_limit >= 0) {
-        const struct rlimit lim {
-          static_cast<rlim_t>(fsize_limit), static_cast<rlim_t>(fsize_limit)
-        };
-        ::setrlimit(RLIMIT_FSIZE, &lim);
-      }
-      const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    return pid;
-  }
-  // Exit status of a started run (128 + signal when killed by one); its output in out_.
-  int wait(pid_t pid) {
-    int st = 0;
-    ::waitpid(pid, &st, 0);
-    out_ = slurp(file("log.txt"));
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return CliTest::start(args, {env, fsize_limit, true});
   }
   // Waits until the journal has `n` lines (the header is one); false if the run ended first.
   static bool wait_for_lines(const std::string& journal, int n, pid_t pid) {
@@ -186,7 +148,7 @@ TEST_F(RunLifecycle, CtrlCToTheGroupInTheFirstPassKeepsItsPoints) {
 // discipline sends to the whole foreground process group.
 TEST_F(RunLifecycle, CtrlCTypedOnATerminalKeepsThePoints) {
   const std::string out = file("pty.json");
-  std::vector<std::string> argv_s = split_args(kSweep + " --out " + out);
+  std::vector<std::string> argv_s = cli_test::split_args(kSweep + " --out " + out);
   argv_s.insert(argv_s.begin(), HB_BINARY);
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
