@@ -30,12 +30,14 @@ namespace {
 namespace fs = std::filesystem;
 
 // Units of about a second each on a busy 2-core machine (the --timeout ends each point's
-// sampling), so a signal lands between the first finished unit and the last. One pass unless
+// sampling: a noise target no point meets, and a --min-samples the time-out waits for of only 2),
+// so a signal lands between the first finished unit and the last. One pass unless
 // said (kSlowPasses): a resumed point's samples are then all the first run measured.
 const std::string kSlowPasses =
     "run --model qwen2.5-0.5b --seq-len 16k,20k,24k,28k,32k --strategy cpu-only,full-gpu "
     "--decode-steps 400 "
-    "--warmup 1 --min-samples 400 --accuracy-steps 1 --timeout 0.3 --accelerator cpu "
+    "--warmup 1 --min-samples 2 --max-noise 0.001 --accuracy-steps 1 --timeout 0.3 "
+    "--accelerator cpu "
     "--accelerator-memory 2G "  // every point fits, so every unit takes its time
     "--accelerator-threads 1 "
     "--host-threads 1 -q";
