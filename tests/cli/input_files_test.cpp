@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/child_process.h"
 #include "tests/cli_fixture.h"
 
 namespace hb::cli {
@@ -23,17 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+using hb::test::kAddressSanitizer;
 
 // A real one-point report of `run` (cpu-only on the cpu accelerator, 3 samples).
 const std::string kReportSeed =

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include "core/thread_pool.h"
+#include "tests/child_process.h"
 
 namespace hb::cli {
 namespace {
@@ -149,17 +150,7 @@ struct Ran {
 // AddressSanitizer (scripts/sanitize.sh) the cap is left out: ASan reserves terabytes of address
 // space for its shadow memory at start-up, and the sanitizer's own allocator limit and the
 // time-out still bound a regression there.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kAddressSanitizer = true;
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
+using hb::test::kAddressSanitizer;
 
 Ran run_cli(const std::string& args) {
   const std::string cap = kAddressSanitizer ? "" : "ulimit -v 8000000; ";

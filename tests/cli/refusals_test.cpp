@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/child_process.h"
 #include "tests/cli_fixture.h"
 
 namespace hb::cli_test {
@@ -73,6 +74,8 @@ TEST_F(Refusals, EveryStrategyRunsTheSmallestBudgets) {
 
 // Under a memory limit a refused thread aborted (exit 134); now exit 2 names the option.
 TEST_F(Refusals, AMemoryLimitIsAnErrorNotAnAbort) {
+  if (test::kAddressSanitizer)
+    GTEST_SKIP() << "AddressSanitizer reserves more address space than this test allows";
   const int st = run_in_shell("ulimit -v 200000; exec " + std::string(HB_BINARY) + " " + kSmall +
                               "--strategy cpu-only,quest --out " + file("l.json"));
   EXPECT_NE(st, 134) << out_;

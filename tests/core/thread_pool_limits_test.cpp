@@ -15,14 +15,7 @@
 
 #include "core/error.h"
 #include "core/thread_pool.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define HB_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HB_ASAN 1
-#endif
-#endif
+#include "tests/child_process.h"
 
 namespace hb {
 namespace {
@@ -51,29 +44,16 @@ int child_starts_too_many_threads() {
 }
 
 TEST(ThreadPoolLimits, RefusedThreadNamesTheOptionAndJoinsTheRest) {
-#ifdef HB_ASAN
-  GTEST_SKIP() << "AddressSanitizer reserves the address space this test limits";
-#else
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) ::_exit(child_starts_too_many_threads());
+  if (test::kAddressSanitizer)
+    GTEST_SKIP() << "AddressSanitizer reserves the address space this test limits";
   // Bounded wait: the old pool deadlocked here (joinable threads destroyed while unwinding).
-  int st = 0;
-  pid_t done = 0;
-  for (int i = 0; i < 600 && (done = ::waitpid(pid, &st, WNOHANG)) == 0; ++i) ::usleep(50 * 1000);
-  if (done == 0) {
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, &st, 0);
-    FAIL()
-        << "the child hung for 30 s after a thread was refused (a half-built pool never unwound)";
-  }
-  ASSERT_EQ(done, pid);
-  ASSERT_TRUE(WIFEXITED(st)) << "the child died of signal " << (WIFSIGNALED(st) ? WTERMSIG(st) : 0)
-                             << " (std::terminate from a half-built pool?)";
-  EXPECT_EQ(WEXITSTATUS(st), 0)
+  const auto end = test::run_in_child(child_starts_too_many_threads, 30000);
+  ASSERT_FALSE(end.hung)
+      << "the child hung for 30 s after a thread was refused (a half-built pool never unwound)";
+  ASSERT_TRUE(end.exited) << "the child died of signal " << end.signal
+                          << " (std::terminate from a half-built pool?)";
+  EXPECT_EQ(end.exit_code, 0)
       << "10 setrlimit, 11 no failure, 12-15 message/code, 16 other exception";
-#endif
 }
 
 }  // namespace

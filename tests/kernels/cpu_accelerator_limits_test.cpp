@@ -16,14 +16,7 @@
 
 #include "core/error.h"
 #include "kernels/cpu/cpu_accelerator.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define HB_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HB_ASAN 1
-#endif
-#endif
+#include "tests/child_process.h"
 
 namespace hb {
 namespace {
@@ -54,29 +47,18 @@ int child_makes_accelerator(rlim_t headroom) {
 // Every headroom from none to enough for all six threads (stacks of 8 MiB, arenas of 64 MiB),
 // so each thread in turn is the one refused.
 TEST(CpuAcceleratorLimits, ARefusedThreadIsAnErrorNeverAnAbort) {
-#ifdef HB_ASAN
-  GTEST_SKIP() << "AddressSanitizer reserves the address space this test limits";
-#else
+  if (test::kAddressSanitizer)
+    GTEST_SKIP() << "AddressSanitizer reserves the address space this test limits";
   for (rlim_t mib = 0; mib <= 480; mib += 6) {
-    std::fflush(nullptr);
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) ::_exit(child_makes_accelerator(mib << 20));
-    int st = 0;
-    pid_t done = 0;
-    for (int i = 0; i < 400 && (done = ::waitpid(pid, &st, WNOHANG)) == 0; ++i) ::usleep(25 * 1000);
-    if (done == 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &st, 0);
-      FAIL() << "headroom " << mib << " MiB: the child hung after a thread was refused";
-    }
-    ASSERT_TRUE(WIFEXITED(st)) << "headroom " << mib << " MiB: the child died of signal "
-                               << (WIFSIGNALED(st) ? WTERMSIG(st) : 0)
-                               << " (std::terminate from a half-built accelerator?)";
-    EXPECT_EQ(WEXITSTATUS(st), 0) << "headroom " << mib
-                                  << " MiB: 10 setrlimit, 12-14 message/code, 15 other exception";
+    const auto end =
+        test::run_in_child([mib] { return child_makes_accelerator(mib << 20); }, 10000);
+    ASSERT_FALSE(end.hung) << "headroom " << mib
+                           << " MiB: the child hung after a thread was refused";
+    ASSERT_TRUE(end.exited) << "headroom " << mib << " MiB: the child died of signal " << end.signal
+                            << " (std::terminate from a half-built accelerator?)";
+    EXPECT_EQ(end.exit_code, 0) << "headroom " << mib
+                                << " MiB: 10 setrlimit, 12-14 message/code, 15 other exception";
   }
-#endif
 }
 
 }  // namespace
