@@ -14,6 +14,7 @@
 
 #include "core/input_file.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "reports/schema.h"
 
 namespace hb::bench {
@@ -177,7 +178,7 @@ JournalContents read_journal(const std::string& path) {
     };
     json j;
     try {
-      j = json::parse(line);
+      j = parse_json_text<json>(line);
     } catch (const std::exception& e) {
       throw bad(std::string("not valid JSON: ") + e.what());
     }

@@ -14,6 +14,7 @@
 
 #include "bench/sweep_spec.h"
 #include "core/error.h"
+#include "core/json_text.h"
 
 namespace hb::bench {
 
@@ -178,7 +179,7 @@ ModelPreset parse_model_config(const std::string& text, const std::string& origi
                                const std::string& name) {
   Json j;
   try {
-    j = Json::parse(text);
+    j = parse_json_text<Json>(text);
   } catch (const Json::exception& e) {
     throw Error(origin + ": not JSON (" + e.what() + ")", "give " + std::string(kNeeds));
   }

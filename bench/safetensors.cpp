@@ -14,6 +14,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/json_text.h"
 
 namespace hb::bench {
 
@@ -88,14 +89,20 @@ std::map<std::string, SafetensorsTensor> parse_safetensors_header(std::string_vi
                                                                   const std::string& name) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(json);
+    j = parse_json_text<nlohmann::json>(json);
   } catch (const std::exception& e) {
     bad(name, std::string("header is not JSON (") + e.what() + ")");
   }
   if (!j.is_object()) bad(name, "header is not a JSON object");
   std::map<std::string, SafetensorsTensor> out;
   for (auto it = j.begin(); it != j.end(); ++it) {
-    if (it.key() == "__metadata__") continue;  // free-form strings; nothing of ours
+    if (it.key() == "__metadata__") {  // the format's free-form string map
+      if (!it.value().is_object()) bad(name, "__metadata__ is not an object of strings");
+      for (const auto& [key, value] : it.value().items())
+        if (!value.is_string())
+          bad(name, "__metadata__ member '" + key + "' is not a string (the format's values are)");
+      continue;
+    }
     const auto& e = it.value();
     const std::string tn = "tensor '" + it.key() + "'";
     if (!e.is_object() || !e.contains("dtype") || !e.contains("shape") ||

@@ -22,6 +22,7 @@
 #include "cli/platform_setup.h"
 #include "cli/progress.h"
 #include "cli/run_session.h"
+#include "core/json_text.h"
 #include "memtier/machine_load.h"
 #include "reports/busy_machine.h"
 #include "cli/sweep_options.h"
@@ -86,7 +87,7 @@ void apply_config(RunArgs& a, CLI::App& sub) {
       read_input_file(a.config, {"config file", kMaxProfileBytes, "check the --config path"});
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
+    j = parse_json_text<nlohmann::json>(text);
   } catch (const std::exception& e) {
     throw Error("config file '" + a.config + "' is not valid JSON: " + e.what(),
                 "fix the file (see `run --help`)");

@@ -7,6 +7,7 @@
 
 #include "core/build_info.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "memtier/cpulist.h"
 #include "core/input_file.h"
 #include "memtier/json_reader.h"
@@ -531,7 +532,7 @@ std::string platform_profile_json(const PlatformProfile& p) {
 PlatformProfile parse_platform_profile(const std::string& text, const std::string& file) {
   Json doc;
   try {
-    doc = Json::parse(text);
+    doc = parse_json_text<Json>(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(file + ": not JSON (" + e.what() + ")",
                 "give a profile written by `hybridbench probe --out FILE`");

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/model_presets.h"
 #include "model/platform_model.h"
 #include "model/profile_reader.h"
@@ -83,7 +84,7 @@ std::vector<PublishedRow> parse_published_measurements(const std::string& text,
                                                        const std::string& origin) {
   Json doc;
   try {
-    doc = Json::parse(text);
+    doc = parse_json_text<Json>(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(origin + ": not JSON (" + e.what() + ")", kFix);
   }

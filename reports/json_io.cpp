@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "core/input_file.h"
+#include "core/json_text.h"
 #include "reports/json_error_path.h"
 #include "reports/output_file.h"
 #include "reports/schema.h"
@@ -48,7 +49,11 @@ namespace {
 Report from_json_text(const std::string& text, const std::string& source) {
   nlohmann::ordered_json j;
   try {
-    j = nlohmann::ordered_json::parse(text);
+    j = parse_json_text<nlohmann::ordered_json>(text);
+  } catch (const JsonDuplicateKey& e) {
+    throw Error(source + ": " + e.what(),
+                "the file was edited or merged by hand; keep one of the two members, or pass a "
+                "report written by `hybridbench run`");
   } catch (const nlohmann::json::exception&) {
     refuse_unparsable(text, source);
   }
