@@ -54,19 +54,23 @@ int compare_command(CompareArgs& a) {
   bool any_stdout = false;
   for (const auto& o : outputs(a)) any_stdout = any_stdout || reports::is_stdout_path(o.second);
   std::ostream& human = any_stdout ? std::cerr : std::cout;
+  // Every file output at once (reports/output_file.h): one that fails leaves none of them.
+  std::vector<std::pair<std::string, std::string>> files;
+  if (!a.out.empty()) files.emplace_back(a.out, table);
+  if (!a.json_out.empty())
+    files.emplace_back(a.json_out, reports::compare_json_text(result, a.old_path, a.new_path));
+  if (!a.bmf_out.empty()) files.emplace_back(a.bmf_out, reports::bmf_json_text(new_report));
+  if (!a.github_out.empty())
+    files.emplace_back(a.github_out, reports::github_benchmark_json_text(new_report));
+  std::cout.flush();
+  reports::write_outputs(files);
   if (!a.out.empty()) {
-    reports::write_output(a.out, table);
     // The table went to a file: a CI log still needs the verdict.
     if (!a.quiet && !reports::is_stdout_path(a.out))
       human << reports::compare_verdict_line(result) << "\n";
   } else if (!a.quiet) {
     human << table;
   }
-  if (!a.json_out.empty())
-    reports::write_output(a.json_out, reports::compare_json_text(result, a.old_path, a.new_path));
-  if (!a.bmf_out.empty()) reports::write_output(a.bmf_out, reports::bmf_json_text(new_report));
-  if (!a.github_out.empty())
-    reports::write_output(a.github_out, reports::github_benchmark_json_text(new_report));
   switch (result.outcome()) {
     case reports::CompareResult::Outcome::regression:
       std::cerr << "hybridbench: compare: " << result.regressions << " regression(s) in "

@@ -1,5 +1,6 @@
 // `hybridbench report FILE.json`: tables and the HTML page. Parsing and wiring only; rendering
 // lives in reports/tables and reports/html.
+#include <functional>
 #include <iostream>
 #include <memory>
 
@@ -41,6 +42,18 @@ void refuse_duplicate_reports(const std::vector<std::string>& paths,
                     "`hybridbench compare OLD NEW`");
 }
 
+// The tables (--out, or standard output) and the HTML page (--html) are written as one: a page
+// that cannot be written (/dev/full, a full disk) leaves no table file behind either.
+void write_tables_and_page(const ReportArgs& a, const std::string& tables,
+                           const std::function<std::string()>& page) {
+  std::vector<std::pair<std::string, std::string>> outputs{{a.out.empty() ? "-" : a.out, tables}};
+  if (!a.html.empty()) outputs.emplace_back(a.html, page());
+  std::cout.flush();
+  reports::write_outputs(outputs);
+  if (!a.html.empty() && !reports::is_stdout_path(a.html))
+    std::cerr << "hybridbench: wrote " << a.html << "\n";
+}
+
 // --procurement: the ranked view alone, of one report or several read side by side (a measured
 // node next to model-mode projections), as markdown and optionally its HTML page.
 int procurement_command(const ReportArgs& a) {
@@ -54,14 +67,7 @@ int procurement_command(const ReportArgs& a) {
   for (const auto& r : reports) all.push_back(&r);
   const reports::ProcurementOptions o{a.tables.itl_slo_ns};
   const std::string md = reports::procurement_markdown(reports::procurement_settings(all, o), o);
-  if (a.out.empty())
-    std::cout << md;
-  else
-    reports::write_output(a.out, md);
-  if (!a.html.empty()) {
-    reports::write_output(a.html, reports::procurement_page_html(all, o));
-    if (!reports::is_stdout_path(a.html)) std::cerr << "hybridbench: wrote " << a.html << "\n";
-  }
+  write_tables_and_page(a, md, [&] { return reports::procurement_page_html(all, o); });
   return kExitOk;
 }
 
@@ -86,14 +92,7 @@ int report_command(const ReportArgs& a) {
   // The option checked the name against the same vocabulary, so parse() has a value.
   const std::string text =
       reports::render_report(report, *reports::kReportFormats.parse(a.format), a.tables);
-  if (a.out.empty())
-    std::cout << text;
-  else
-    reports::write_output(a.out, text);
-  if (!a.html.empty()) {
-    reports::write_output(a.html, reports::html_report(report, a.tables));
-    if (!reports::is_stdout_path(a.html)) std::cerr << "hybridbench: wrote " << a.html << "\n";
-  }
+  write_tables_and_page(a, text, [&] { return reports::html_report(report, a.tables); });
   return kExitOk;
 }
 

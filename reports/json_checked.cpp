@@ -40,6 +40,13 @@ void JsonReader::fail(const std::string& what) const {
           path_);
 }
 
+std::string JsonReader::name(const std::string& key, const std::string& meaning) const {
+  const JsonReader m = member(key);
+  std::string v = m.as_string();
+  if (v.empty()) m.fail("empty string: expected " + meaning);
+  return v;
+}
+
 void JsonReader::expect(bool ok, const char* wanted) const {
   if (!ok) fail(std::string("expected ") + wanted + ", found " + type_name(*j_));
 }

@@ -36,6 +36,8 @@ class JsonReader {
 
   // Shorthands for a member's value.
   std::string str(const std::string& key) const { return member(key).as_string(); }
+  // A name that labels rows and groups (a strategy, a model): "" fails with `meaning`.
+  std::string name(const std::string& key, const std::string& meaning) const;
   int64_t i64(const std::string& key) const { return member(key).as_int(); }
   int i32(const std::string& key) const;
   double num(const std::string& key) const { return member(key).as_number(); }

@@ -158,9 +158,16 @@ void write_in_place(const std::string& path, const std::string& text) {
                 kExitFailure);
 }
 
-// A regular file (existing: `old`, else null): temporary file in the same folder (so rename()
-// is atomic, never across file systems), fsync, rename; the old file's mode and owner carry over.
-void replace_atomically(const std::string& path, const std::string& text, const struct stat* old) {
+// A regular file (existing: `old`, else null) is replaced in two steps: its text goes to a
+// temporary file in the same folder (so rename() is atomic, never across file systems) with the
+// old file's mode and owner, fsynced; then the rename. Several outputs of one command stage all
+// their files before any is renamed, so a failure leaves every one of them as it was.
+struct StagedFile {
+  std::string path, temp;
+};
+
+StagedFile stage_replacement(const std::string& path, const std::string& text,
+                             const struct stat* old) {
   const std::string dir = parent_dir(path);
   // Hidden, so a leftover from a killed process does not look like a report.
   std::string tmpl =
@@ -204,10 +211,15 @@ void replace_atomically(const std::string& path, const std::string& text, const 
     throw Error("cannot write " + path + ": close: " + errno_text(close_errno),
                 "check free space of " + dir, kExitFailure);
   }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+  return {path, tmpl};
+}
+
+void commit_replacement(const StagedFile& f) {
+  const std::string dir = parent_dir(f.path);
+  if (::rename(f.temp.c_str(), f.path.c_str()) != 0) {
     const int e = errno;
-    ::unlink(tmpl.c_str());
-    throw Error("cannot replace " + path + ": " + errno_text(e), "check permissions of " + dir,
+    ::unlink(f.temp.c_str());
+    throw Error("cannot replace " + f.path + ": " + errno_text(e), "check permissions of " + dir,
                 kExitFailure);
   }
   // Make the rename itself durable; failure here loses nothing already visible, so it is ignored.
@@ -321,20 +333,43 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
 }
 
 void write_output(const std::string& path, const std::string& text) {
-  if (path.empty()) throw Error("no output path given", "name a file, or - for standard output");
-  if (is_stdout_path(path)) return write_descriptor(STDOUT_FILENO, text, "standard output");
-  const Target t = resolve(path);
-  if (t.loop)
-    throw Error("cannot write " + path + ": too many levels of symbolic links", "check the path",
-                kExitFailure);
-  if (t.fd) return write_descriptor(*t.fd, text, path);
-  if (t.exists && S_ISDIR(t.st.st_mode))
-    throw Error("cannot write " + path + ": it is a folder", "give a file name", kExitFailure);
-  if (t.exists && !S_ISREG(t.st.st_mode)) return write_in_place(t.path, text);
+  write_outputs({{path, text}});
+}
+
+void write_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::vector<std::pair<Target, const std::string*>> regular;
+  for (const auto& [path, text] : outputs) {
+    if (path.empty()) throw Error("no output path given", "name a file, or - for standard output");
+    if (is_stdout_path(path)) {
+      write_descriptor(STDOUT_FILENO, text, "standard output");
+      continue;
+    }
+    const Target t = resolve(path);
+    if (t.loop)
+      throw Error("cannot write " + path + ": too many levels of symbolic links", "check the path",
+                  kExitFailure);
+    if (t.fd) {
+      write_descriptor(*t.fd, text, path);
+    } else if (t.exists && S_ISDIR(t.st.st_mode)) {
+      throw Error("cannot write " + path + ": it is a folder", "give a file name", kExitFailure);
+    } else if (t.exists && !S_ISREG(t.st.st_mode)) {
+      write_in_place(t.path, text);
+    } else {
+      regular.emplace_back(t, &text);
+    }
+  }
   // A file-size limit (ulimit -f) must fail the write with EFBIG, which removes the temporary
   // file, not kill the process with SIGXFSZ and leave it behind.
   ::signal(SIGXFSZ, SIG_IGN);
-  replace_atomically(t.path, text, t.exists ? &t.st : nullptr);
+  std::vector<StagedFile> staged;
+  try {
+    for (const auto& [t, text] : regular)
+      staged.push_back(stage_replacement(t.path, *text, t.exists ? &t.st : nullptr));
+  } catch (...) {
+    for (const auto& f : staged) ::unlink(f.temp.c_str());
+    throw;
+  }
+  for (const auto& f : staged) commit_replacement(f);
 }
 
 }  // namespace hb::reports

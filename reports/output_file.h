@@ -45,4 +45,9 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::string
 // Writes `text` to `path` as described above; throws hb::Error (kExitFailure) on I/O failure.
 void write_output(const std::string& path, const std::string& text);
 
+// Writes the outputs of one command (path, text) as one: the in-place targets (standard output,
+// devices, FIFOs) first, then every regular file staged before any is replaced, so a write that
+// fails (/dev/full, a full disk) leaves no file changed beside it: all or none of them.
+void write_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+
 }  // namespace hb::reports

@@ -676,12 +676,12 @@ LayerStackFigures read_layer_stack(const JsonReader& r) {
 
 PointAxes read_axes(const JsonReader& x) {
   PointAxes a;
-  a.model = x.str("model");
+  a.model = x.name("model", "the model's name");
   a.family = x.str("family");
   a.seq_len = x.i64_in("seq_len", 1, kMaxSeqLen, "a context length in tokens");
   a.batch = static_cast<int>(x.i64_in("batch", 1, 1 << 24, "sequences per step"));
-  a.strategy = x.str("strategy");
-  a.kv_dtype = x.str("kv_dtype");
+  a.strategy = x.name("strategy", "the strategy's name");
+  a.kv_dtype = x.name("kv_dtype", "the KV element type (fp16, bf16, fp32)");
   a.workload = x.str("workload");
   a.accelerator = x.str("accelerator");
   a.decode_steps = static_cast<int>(x.i64_in("decode_steps", 0, 1 << 30, "a count of steps"));

@@ -142,6 +142,34 @@ TEST_F(InputFiles, DuplicateAndEmptyOkPointsAreRefused) {
                         {"$.points[0].step.samples_ns", "at least one sample"});
 }
 
+// An empty name would label a table row and group points by nothing; a key given twice would
+// keep one value silently (nlohmann keeps the last), dropping half a report unseen.
+TEST_F(InputFiles, EmptyNamesAndDuplicateKeysAreRefused) {
+  expect_report_refused("nameless.json", [](json& j) { point(j)["axes"]["strategy"] = ""; },
+                        {"$.points[0].axes.strategy", "empty string"});
+  std::string text = seed().dump(1);
+  const size_t at = text.find("\n \"points\":");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + 1, " \"points\": [],\n");
+  const std::string bad = write("twice.json", text);
+  const std::string good = write_report("good.json", seed());
+  expect_refused("report " + bad, {"duplicate key \"points\"", "twice.json"});
+  expect_refused("compare " + good + " " + bad, {"duplicate key \"points\""});
+}
+
+// A page that cannot be written leaves no table file behind: the outputs are written as one.
+TEST_F(InputFiles, AFailedPageLeavesNoTableFile) {
+  const std::string good = write_report("good.json", seed());
+  EXPECT_EQ(run_bounded("report " + good + " --html /dev/full --out " + file("o.md")), 1) << out_;
+  EXPECT_FALSE(fs::exists(file("o.md"))) << out_;
+  EXPECT_EQ(run_bounded("compare " + good + " " + good + " --json /dev/full --out " + file("c.md")),
+            1)
+      << out_;
+  EXPECT_FALSE(fs::exists(file("c.md"))) << out_;
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().rfind(".", 0), std::string::npos) << e.path();
+}
+
 TEST_F(InputFiles, UnreadableAccuracyTargetIsRefusedNotReplaced) {
   expect_report_refused("target.json",
                         [](json& j) { j["context"]["sweep"]["accuracy_target"] = "recall:7"; },
