@@ -16,9 +16,10 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "memtier/cpulist.h"
 #include "memtier/fs_util.h"
-#include "core/input_file.h"
+#include "memtier/hwloc_xml_check.h"
 
 namespace hb::memtier {
 
@@ -83,11 +84,17 @@ bool cpu_less_subtype(const std::string& st) {
          st.rfind("CXL", 0) == 0;
 }
 
+// The file is read once (bounded, core/input_file.h) and hwloc imports that text: what was
+// checked is what hwloc reads, even if the file changes meanwhile.
+int set_xml_text(hwloc_topology_t t, const std::string& xml_text) {
+  return hwloc_topology_set_xmlbuffer(t, xml_text.c_str(), static_cast<int>(xml_text.size() + 1));
+}
+
 // hwloc 2.9's XML import dereferences NULL on some malformed files (a PU with a cpuset but no
 // complete_cpuset; found by tests/fuzz/fuzz_hwloc_xml, and lstopo crashes on it the same way).
 // The import is tried in a child process first, so such a file is an error naming it, never a
 // crash of ours. The child only runs hwloc and _exit()s; its stderr goes to /dev/null.
-bool hwloc_import_survives(const std::string& xml_path) {
+bool hwloc_import_survives(const std::string& xml_text) {
   const pid_t pid = fork();
   if (pid < 0) return true;  // cannot check here; the load below goes ahead
   if (pid == 0) {
@@ -98,7 +105,7 @@ bool hwloc_import_survives(const std::string& xml_path) {
     hwloc_topology_t t = nullptr;
     if (hwloc_topology_init(&t) == 0) {
       hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-      if (hwloc_topology_set_xml(t, xml_path.c_str()) == 0) hwloc_topology_load(t);
+      if (set_xml_text(t, xml_text) == 0) hwloc_topology_load(t);
     }
     _exit(0);
   }
@@ -119,13 +126,15 @@ TopoPtr load(const std::string& xml_path) {
   const std::string fix =
       "give an hwloc 2.x XML export (`lstopo-no-graphics --of xml FILE.xml`); hwloc 3.0 exports "
       "are refused by the installed hwloc " HWLOC_VERSION;
+  std::string text;  // hwloc reads the buffer at load time: it lives until then
   if (!xml_path.empty()) {
-    check_input_file(xml_path, {"hwloc topology file", kMaxTopologyBytes, fix});
-    if (!hwloc_import_survives(xml_path))
+    text = read_input_file(xml_path, {"hwloc topology file", kMaxTopologyBytes, fix});
+    check_hwloc_xml_numbers(text, xml_path, fix);
+    if (!hwloc_import_survives(text))
       throw Error("hwloc crashed reading " + xml_path +
                       " (malformed XML; hwloc " HWLOC_VERSION " does not check it)",
                   fix);
-    if (hwloc_topology_set_xml(raw, xml_path.c_str()) != 0)
+    if (set_xml_text(raw, text) != 0)
       throw Error("hwloc cannot load " + xml_path +
                       " (corrupt or unsupported XML): " + std::strerror(errno),
                   fix);
