@@ -54,7 +54,12 @@ void read_meminfo(const std::string& path, SysfsNode& n) {
     std::string word, id, key;
     int64_t kb = -1;
     ls >> word >> id >> key >> kb;
-    if (kb < 0 || kb > (int64_t(1) << 50)) continue;  // absent, negative or beyond 1 EiB: unknown
+    // Negative, beyond 1 EiB or not a number: the node's size would be invented, so MemTotal
+    // refuses the tree; other figures are only hints and are dropped.
+    const bool readable = !ls.fail() && kb >= 0 && kb <= (int64_t(1) << 50);
+    if (key == "MemTotal:" && !readable)
+      throw Error(path + ": \"" + line + "\" is not a size in kB from 0 to 2^50", kFixHint);
+    if (!readable) continue;
     if (key == "MemTotal:")
       n.total_bytes = kb * 1024;
     else if (key == "MemFree:")
@@ -145,10 +150,11 @@ void read_nodes(SysfsSnapshot& s) {
       // SLIT entries are 0..255; anything else (or a word that stopped the reading) is garbage.
       const bool sane = in.eof() && std::all_of(n.distances.begin(), n.distances.end(),
                                                 [](int v) { return v >= 0 && v <= 255; });
-      if (!sane) {
-        s.notes.push_back(dir + "/distance is not a list of SLIT distances (0-255); ignored");
-        n.distances.clear();
-      } else if (n.distances.size() != s.online.size()) {
+      if (!sane)
+        throw Error(dir + "/distance \"" + d->substr(0, 80) +
+                        "\" is not a list of SLIT distances (whole numbers 0-255)",
+                    kFixHint);
+      if (n.distances.size() != s.online.size()) {
         s.notes.push_back(dir + "/distance has " + std::to_string(n.distances.size()) +
                           " entries for " + std::to_string(s.online.size()) +
                           " online nodes; ignored");

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 
 #include <gtest/gtest.h>
 
@@ -248,13 +249,12 @@ TEST(SysfsErrors, OptionalPartsBecomeNotes) {
 }
 
 // Defect 9: HMAT figures that are not plain numbers or past any machine ("-1" used to wrap to
-// 2^64-1 MiB/s) and SLIT rows with impossible entries become unknown, with a note.
+// 2^64-1 MiB/s) become unknown, with a note.
 TEST(SysfsErrors, ImplausibleValuesAreUnknownNotWrapped) {
   TempTree tree("cxl-region");
   const fs::path init = tree.dir / "sys/devices/system/node/node1/access1/initiators";
   std::ofstream(init / "read_bandwidth") << "-1\n";
   std::ofstream(init / "read_latency") << "18446744073709551615\n";
-  std::ofstream(tree.dir / "sys/devices/system/node/node0/distance") << "10 -1 20\n";
   const SysfsSnapshot s = read_sysfs(tree.root());
   const SysfsNode* n = s.node(1);
   ASSERT_TRUE(n && !n->perf.empty());
@@ -270,8 +270,27 @@ TEST(SysfsErrors, ImplausibleValuesAreUnknownNotWrapped) {
   };
   EXPECT_TRUE(noted("read_bandwidth reads '-1': not plausible; unknown"));
   EXPECT_TRUE(noted("read_latency reads '18446744073709551615'"));
-  EXPECT_TRUE(s.node(0)->distances.empty());
-  EXPECT_TRUE(noted("node0/distance is not a list of SLIT distances"));
+}
+
+// A SLIT row with an impossible entry, or a node size that is not a size, would place memory by
+// invented figures: the tree is refused, naming the file and the value.
+TEST(SysfsErrors, ImpossibleDistancesAndSizesAreRefused) {
+  const std::string node0 = "sys/devices/system/node/node0/";
+  for (const auto& [file, text, named] :
+       {std::tuple{"distance", "10 -1 20\n", "node0/distance \"10 -1 20"},
+        std::tuple{"distance", "10 abc\n", "not a list of SLIT distances"},
+        std::tuple{"meminfo", "Node 0 MemTotal: -5 kB\n", "MemTotal: -5 kB"},
+        std::tuple{"meminfo", "Node 0 MemTotal: 99999999999999999999999 kB\n", "not a size"}}) {
+    TempTree tree("cxl-region");
+    std::ofstream(tree.dir / node0 / file) << text;
+    try {
+      read_sysfs(tree.root());
+      ADD_FAILURE() << file << " '" << text << "' was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(e.problem().find(named), std::string::npos) << e.problem();
+      EXPECT_EQ(e.exit_code(), kExitUsage);
+    }
+  }
 }
 
 }  // namespace
