@@ -307,6 +307,10 @@ void SweepSpec::check_sampling() const {
     throw Error("--max-samples " + std::to_string(stop.max_samples) + " is out of range",
                 "pass 0 (up to " + std::to_string(StopCriteria::kDefaultPasses) +
                     " passes over the decode positions) to " + std::to_string(kMaxDecodeSteps));
+  if (stop.max_samples > 0 && stop.max_samples < stop.min_samples)
+    throw Error("--max-samples " + std::to_string(stop.max_samples) + " is below --min-samples " +
+                    std::to_string(stop.min_samples) + ": no point could take the samples asked",
+                "raise --max-samples to at least --min-samples, or pass --max-samples 0");
   if (stop.rounds < 1 || stop.rounds > 1000)
     throw Error("--rounds " + std::to_string(stop.rounds) + " is out of range",
                 "use 1 to 1000 (6 or more give 95% intervals on the speedups)");

@@ -13,12 +13,19 @@ const char* kForms =
     "use --emulate-cxl node=N (an existing NUMA node plays CXL) or "
     "--emulate-cxl bandwidth=GBPS,latency=NS (simulated tier on one node)";
 
+// Physical bounds of a memory tier: no memory streams faster than 100 TB/s, and a load slower
+// than 1 ms is a page fault, not a tier. Beyond them step times overflow to inf.
+constexpr double kMaxBandwidthGbps = 1e5;
+constexpr double kMaxLatencyNs = 1e6;
+
 // Strict (core/parse.h): "inf", "nan", "5x" are refused like "-1", with the two forms as the fix.
-double positive(const std::string& key, const std::string& value) {
+double positive(const std::string& key, const std::string& value, double max, const char* unit) {
   try {
-    return parse::real(value, "--emulate-cxl " + key, parse::RealRange::above(0));
+    return parse::real(value, "--emulate-cxl " + key, {0, max, true, false});
   } catch (const Error&) {
-    throw Error("--emulate-cxl " + key + "=" + value + " is not a positive finite number", kForms);
+    throw Error("--emulate-cxl " + key + "=" + value + " is not a number in (0, " +
+                    parse::exact_text(max) + "] " + unit,
+                kForms);
   }
 }
 }  // namespace
@@ -36,10 +43,10 @@ CxlEmulation parse_cxl_emulation(const std::string& spec) {
       e.node = static_cast<int>(parse::integer(value, "--emulate-cxl node", 0, kMaxListId));
       node = true;
     } else if (key == "bandwidth") {
-      e.bandwidth_gbps = positive(key, value);
+      e.bandwidth_gbps = positive(key, value, kMaxBandwidthGbps, "GB/s");
       bw = true;
     } else if (key == "latency") {
-      e.latency_ns = positive(key, value);
+      e.latency_ns = positive(key, value, kMaxLatencyNs, "ns");
       lat = true;
     } else {
       throw Error("cannot understand --emulate-cxl '" + spec + "' (at '" + item + "')", kForms);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/model_presets.h"
 #include "kernels/backend.h"
 #include "core/input_file.h"
@@ -458,11 +459,12 @@ struct Bound {
   double lo, hi;
   bool lo_open;  // lo itself refused ("> 0")
   const char* unit;
+  bool zero_ok = false;  // 0 (unpriced, none) is allowed besides [lo, hi]: 1e-308 is a slip
 };
-constexpr Bound kBandwidth{0.01, 1e5, false, "GB/s"};  // 10 MB/s to 100 TB/s
-constexpr Bound kRate{0, 1e5, false, "G/s"};           // a scan or GEMM rate, 0 = unpriced
-constexpr Bound kLatencyUs{0, 1e5, false, "us"};       // up to 0.1 s per launch, sync or copy
-constexpr Bound kShare{0, 1, true, ""};
+constexpr Bound kBandwidth{0.01, 1e5, false, "GB/s"};      // 10 MB/s to 100 TB/s
+constexpr Bound kRate{1e-3, 1e5, false, "G/s", true};      // a scan or GEMM rate, 0 = unpriced
+constexpr Bound kLatencyUs{1e-6, 1e5, false, "us", true};  // 1 ps to 0.1 s per launch or copy
+constexpr Bound kShare{0.01, 1, false, ""};  // efficiencies and usable shares: >= 1% of the peak
 constexpr Bound kBytes{0, 1LL << 60, true, "bytes"};  // up to 1 EiB
 
 // Collects "<what> must be ..." for every figure out of its range.
@@ -470,8 +472,9 @@ class RangeCheck {
  public:
   void operator()(double v, const Bound& b, const std::string& what) {
     if (v >= b.lo && v <= b.hi && !(b.lo_open && v == b.lo)) return;
-    bad.push_back(what + " is " + number_text(v) + ": it must be " + (b.lo_open ? "> " : ">= ") +
-                  number_text(b.lo) + " and <= " + number_text(b.hi) +
+    if (b.zero_ok && v == 0) return;
+    bad.push_back(what + " is " + number_text(v) + ": it must be " + (b.zero_ok ? "0 or " : "") +
+                  (b.lo_open ? "> " : ">= ") + number_text(b.lo) + " and <= " + number_text(b.hi) +
                   (*b.unit ? std::string(" ") + b.unit : ""));
   }
   std::vector<std::string> bad;
@@ -494,7 +497,8 @@ void check_accelerator(const AcceleratorModel& A, const std::vector<LinkModel>& 
   in(A.launch_us, kLatencyUs, "accelerator.launch_us");
   in(A.sync_us, kLatencyUs, "accelerator.sync_us");
   in(A.select_gelems, kRate, "accelerator.select_gelems");
-  in(A.gemm_gbps, {0, 1e5, false, "GB/s (0 = priced as memory traffic)"}, "accelerator.gemm_gbps");
+  in(A.gemm_gbps, {0.01, 1e5, false, "GB/s (0 = priced as memory traffic)", true},
+     "accelerator.gemm_gbps");
   for (const auto& [bytes, gbps] : A.memory_curve.points)
     in(gbps, kBandwidth, "accelerator.memory_curve gbps");
   if (links.empty()) {
@@ -538,7 +542,7 @@ void check_tiers(const std::vector<TierModel>& tiers, RangeCheck& in) {
   for (const auto& t : tiers) {
     in(static_cast<double>(t.capacity_bytes), kBytes, "tiers[].capacity_bytes");
     in(t.read_gbps, kBandwidth, "tiers[].read_gbps");
-    in(t.latency_ns, {0, 1e8, false, "ns"}, "tiers[].latency_ns");
+    in(t.latency_ns, {1e-3, 1e8, false, "ns", true}, "tiers[].latency_ns");
     if (!seen.insert({static_cast<int>(t.kind), t.node}).second)
       in.bad.push_back("tier " + MemoryLocation{t.kind, t.node, t.emulated}.to_string() +
                        " is listed twice");
@@ -565,7 +569,7 @@ PlatformModel parse_platform_model(const std::string& text, const std::string& o
                                    bool require_complete) {
   Json doc;
   try {
-    doc = Json::parse(text);
+    doc = parse_json_text<Json>(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(origin + ": not JSON (" + e.what() + ")",
                 "see the profile schema in model/README.md");
@@ -656,7 +660,7 @@ std::string with_model_section(const std::string& text, const PlatformModel& m,
                                const std::string& origin) {
   Json doc;
   try {
-    doc = Json::parse(text);
+    doc = parse_json_text<Json>(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(origin + ": not JSON (" + e.what() + ")",
                 "write it with `hybridbench probe --out FILE`");

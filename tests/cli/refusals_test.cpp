@@ -89,7 +89,11 @@ TEST_F(Refusals, AMemoryLimitIsAnErrorNotAnAbort) {
 
 // Platform figures past physical bounds gave negative step times reported as settled.
 TEST_F(Refusals, ImplausiblePlatformFiguresAreRefused) {
-  for (auto [field, value] : {std::pair{"launch_us", "1e308"}, {"memory_gbps", "1e-308"}}) {
+  for (auto [field, value] : {std::pair{"launch_us", "1e308"},
+                              {"memory_gbps", "1e-308"},
+                              {"attention_efficiency", "1e-308"},
+                              {"select_gelems", "1e-308"},
+                              {"sync_us", "1e-308"}}) {
     const std::string p = platform_with(field, value);
     expect_refused(kSmall + "--mode model --strategy cpu-only --platform " + p,
                    {field, "platform.json"});
@@ -124,6 +128,11 @@ TEST_F(Refusals, SilentFallbacksAreRefused) {
   expect_refused(kSmall + "--strategy cpu-only --batch 1,,2", {"--batch", "empty item"});
   expect_refused(kSmall + "--strategy cpu-only,,quest", {"--strategy", "empty item"});
   expect_refused(kSmall + "--strategy cpu-only --out ''", {"--out"});
+  expect_refused(kSmall + "--strategy cpu-only --min-samples 10 --max-samples 5",
+                 {"--max-samples 5", "--min-samples 10"});
+  for (const char* cxl : {"bandwidth=1e308,latency=100", "bandwidth=50,latency=1e308"})
+    expect_refused(kSmall + "--strategy cpu-only --emulate-cxl " + std::string(cxl),
+                   {"--emulate-cxl", "is not a number in (0, "});
   for (const char* bad :
        {"--price 1e300", "--price 1e-300", "--power gpu=1e308", "--price purchase=1e300,years=1"}) {
     expect_refused(kSmall + "--strategy cpu-only " + bad + " --out " + file("p.json"), {"--p"});

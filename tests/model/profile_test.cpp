@@ -108,7 +108,7 @@ TEST(Profiles, BrokenFilesSayWhereAndWhat) {
   doc.replace(doc.find("\"attention_efficiency\": 0.5"), 27, "\"attention_efficiency\": 1.5");
   doc.replace(doc.find("\"read_gbps\": 20"), 15, "\"read_gbps\": -1");
   const std::string range = error_of(doc);
-  EXPECT_NE(range.find("accelerator.attention_efficiency is 1.5: it must be > 0 and <= 1"),
+  EXPECT_NE(range.find("accelerator.attention_efficiency is 1.5: it must be >= 0.01 and <= 1"),
             std::string::npos)
       << range;
   EXPECT_NE(range.find("tiers[].read_gbps is -1: it must be >= 0.01 and <= 100000 GB/s"),
