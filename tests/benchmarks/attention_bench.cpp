@@ -459,6 +459,90 @@ void BM_SelectVsAttention(benchmark::State& state) {
   state.SetLabel(threads_label(pool, best_simd_level()));
 }
 
+// The latency-bound roof of a gather: reads (no copy) the V rows of kv_head at `tokens`, in
+// that order, requesting each row kAhead places ahead, as fast as plain loads go. Returns a
+// checksum so the reads stay.
+uint64_t read_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count) {
+  const size_t row_bytes = static_cast<size_t>(kv.head_dim) * dtype_size(kv.dtype);
+  const int P = kv.page_tokens;
+  const KvHeadView& h = kv.heads[kv_head];
+  auto row = [&](int64_t i) { return h.pages[tokens[i] / P].v + (tokens[i] % P) * row_bytes; };
+  uint64_t x[4] = {};  // independent xor chains: the loads, not the xors, set the pace
+  for (int64_t i = 0; i < count; ++i) {
+    constexpr int64_t kAhead = 8;
+    if (i + kAhead < count)
+      for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row(i + kAhead) + b);
+    const auto* w = reinterpret_cast<const uint64_t*>(row(i));
+    for (size_t j = 0; j + 4 <= row_bytes / 8; j += 4)
+      for (int u = 0; u < 4; ++u) x[u] ^= w[j + u];
+  }
+  return x[0] ^ x[1] ^ x[2] ^ x[3];
+}
+
+// HybridGen's CPU part against its roofs, per iteration on one cache copy (rotating): the
+// logit scan + top-k (cpu::select_topk, top 5% per query head) against the stream read of K's
+// bytes (half the KV), and the gather of the selected V rows (cpu::gather_rows, every query
+// head's rows) against read_rows of the same rows, the two in alternating order. Counters are
+// medians: scan_GBps (K bytes / scan time), k_read_GBps, scan_of_roof; gather_GBps (row bytes /
+// gather time), row_read_GBps, gather_of_roof. Args: {tokens, threads (1, or 0 = all)}.
+void BM_HybridScanGather(benchmark::State& state) {
+  using clock = std::chrono::steady_clock;
+  auto secs = [](clock::time_point t0) {
+    return std::chrono::duration<double>(clock::now() - t0).count();
+  };
+  const int64_t tokens = state.range(0), k = (tokens + 19) / 20;
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
+  const auto& cs = caches(tokens);
+  const auto& bufs = stream_buffers(tokens);
+  const int hq = kShape.q_heads, d = kShape.head_dim, group = kShape.group_size();
+  std::vector<float> q(static_cast<size_t>(hq) * d), val(static_cast<size_t>(hq) * k);
+  Rng rng(7);
+  for (auto& x : q) x = rng.normal();
+  std::vector<int32_t> idx(val.size());
+  std::vector<int64_t> ks(hq, k);
+  std::vector<std::byte> rows(static_cast<size_t>(hq) * k * d * 2);
+  std::vector<uint64_t> sink(hq);
+  std::vector<double> scan_s, kread_s, gather_s, rread_s;
+  size_t i = 0;
+  for (auto _ : state) {
+    const PagedKvView& kv = cs[i % cs.size()]->view;
+    auto t0 = clock::now();
+    cpu::select_topk(q.data(), hq, kv, 0, 0, ks.data(), idx.data(), val.data(), k, pool);
+    scan_s.push_back(secs(t0));
+    t0 = clock::now();
+    benchmark::DoNotOptimize(
+        cpu::stream_read(bufs[(i + 1) % bufs.size()].data(), kv_bytes(tokens) / 2, pool));
+    kread_s.push_back(secs(t0));
+    for (int half = 0; half < 2; ++half) {  // which goes first alternates: the rows warm L3
+      t0 = clock::now();
+      if ((half == 0) == (i % 2 == 0)) {
+        pool.parallel_for(hq, [&](int64_t h, int) {
+          cpu::gather_rows(kv, static_cast<int>(h) / group, idx.data() + h * k, k,
+                           rows.data() + static_cast<size_t>(h) * k * d * 2);
+        });
+        gather_s.push_back(secs(t0));
+      } else {
+        pool.parallel_for(hq, [&](int64_t h, int) {
+          sink[h] = read_rows(kv, static_cast<int>(h) / group, idx.data() + h * k, k);
+        });
+        rread_s.push_back(secs(t0));
+      }
+    }
+    benchmark::DoNotOptimize(rows.data());
+    benchmark::DoNotOptimize(sink.data());
+    state.SetIterationTime(scan_s.back());
+    ++i;
+  }
+  const double kgb = static_cast<double>(kv_bytes(tokens)) / 2e9, rgb = 1e-9 * rows.size();
+  state.counters["scan_GBps"] = kgb / median(scan_s);
+  state.counters["k_read_GBps"] = kgb / median(kread_s);
+  state.counters["scan_of_roof"] = median(kread_s) / median(scan_s);
+  state.counters["gather_GBps"] = rgb / median(gather_s);
+  state.counters["row_read_GBps"] = rgb / median(rread_s);
+  state.counters["gather_of_roof"] = median(rread_s) / median(gather_s);
+  state.SetLabel(threads_label(pool, best_simd_level()));
+}
+
 // Args: {tokens, threads (1, or 0 = all)}. Each attention case is registered next to its
 // stream case; modest minimum time keeps the default run short.
 void register_all() {
@@ -498,6 +582,12 @@ void register_all() {
   // bf16 KV (the same bytes as fp16, a different conversion) where it matters: 32K and 128K.
   benchmark::RegisterBenchmark("BM_AttentionVsStream_bf16", BM_AttentionVsStream, best_simd_level(),
                                DType::bf16)
+      ->ArgsProduct({{32768, 131072}, {1, 0}})
+      ->ArgNames({"tokens", "threads"})
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.2);
+  benchmark::RegisterBenchmark("BM_HybridScanGather", BM_HybridScanGather)
       ->ArgsProduct({{32768, 131072}, {1, 0}})
       ->ArgNames({"tokens", "threads"})
       ->UseManualTime()
