@@ -80,6 +80,18 @@ struct RowsJob {
   float* lse = nullptr;
 };
 
+// The compute roof's work (compute_roof.h): `tiles` passes of the decode kernel's instruction
+// mix over one tile of `block` (head_dim x NS*16 elements, read as K [head_dim][tokens] and as
+// V [tokens][head_dim], so it stays in L1) for `group` query heads; q is [group][head_dim].
+struct RoofJob {
+  DType dtype = DType::f16;
+  int head_dim = 0, group = 0;
+  const float* q = nullptr;
+  const std::byte* block = nullptr;
+  float* o = nullptr;  // [group][head_dim] scratch
+  int64_t tiles = 0;
+};
+
 struct KernelTable {
   void (*attend)(const DecodeJob&);                 // o, lse (and logits when set) of every head
   void (*score)(const DecodeJob&);                  // scaled logits only: K is read, V is not
@@ -88,7 +100,9 @@ struct KernelTable {
   uint64_t (*stream)(const void* p, size_t bytes);  // xor of all 64-byte-aligned words read
   void (*fill)(void* p, size_t bytes, uint64_t pattern);   // streaming (non-temporal) write
   void (*copy)(void* dst, const void* src, size_t bytes);  // loads + non-temporal stores
-  int lanes;                                               // head_dim must be a multiple of this
+  float (*roof)(const RoofJob&);  // the attend mix at peak issue rate; returns a checksum
+  int lanes;                      // head_dim must be a multiple of this
+  int tile_tokens;                // tokens per tile of attend (and of a roof pass)
 };
 
 extern const KernelTable kScalarKernels, kAvx2Kernels, kAvx512Kernels;

@@ -26,6 +26,7 @@
 
 #include "core/kv_cache.h"
 #include "kernels/cpu/decode_kernel.h"
+#include "kernels/cpu/roof_mix.h"
 
 namespace hb::cpu {
 namespace {
@@ -563,9 +564,17 @@ void rows_any(const RowsJob& job) {
 }
 
 template <class V>
+float roof_any(const RoofJob& job) {
+  float r = 0;
+  with_dtype(job.dtype, [&](auto t) { r = roof_tiles<V, decltype(t)::value>(job); });
+  return r;
+}
+
+template <class V>
 constexpr KernelTable make_table() {
-  return KernelTable{&attend_any<V>, &score_any<V>, &select_any<V>, &rows_any<V>,
-                     &V::stream,     &V::fill,      &V::copy,       V::W};
+  return KernelTable{&attend_any<V>, &score_any<V>,      &select_any<V>, &rows_any<V>,
+                     &V::stream,     &V::fill,           &V::copy,       &roof_any<V>,
+                     V::W,           V::kTileSubs * kSub};
 }
 
 }  // namespace

@@ -28,6 +28,7 @@
 #include "core/shape.h"
 #include "core/thread_pool.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/compute_roof.h"
 #include "kernels/cpu/stream_read.h"
 #include "kernels/cpu/select.h"
 #include "kernels/cpu/topk_select.h"
@@ -56,16 +57,18 @@ int copies_for(int64_t tokens) {
   return static_cast<int>(std::max<size_t>(2, kRotateBytes / kv_bytes(tokens)));
 }
 
-// One paged cache filled with random fp16 K/V.
+// One paged cache filled with random K/V (kShape's, in `dtype`: fp16 or bf16, the same bytes).
 struct FilledCache {
   std::unique_ptr<PageArena> k_arena, v_arena;
   std::unique_ptr<PagedKvCache> cache;
   PagedKvView view;
 };
 
-std::unique_ptr<FilledCache> fill_cache(int64_t tokens, uint64_t seed) {
+std::unique_ptr<FilledCache> fill_cache(int64_t tokens, uint64_t seed, DType dtype = DType::f16) {
   auto c = std::make_unique<FilledCache>();
-  c->cache = std::make_unique<PagedKvCache>(kShape);
+  AttentionShape shape = kShape;
+  shape.kv_dtype = dtype;
+  c->cache = std::make_unique<PagedKvCache>(shape);
   const size_t pages = static_cast<size_t>((tokens + 15) / 16) * kShape.kv_heads;
   const auto alloc = std::make_shared<microbench::HugePageAllocator>();
   c->k_arena = std::make_unique<PageArena>(alloc, c->cache->block_bytes(), pages);
@@ -91,11 +94,11 @@ std::unique_ptr<FilledCache> fill_cache(int64_t tokens, uint64_t seed) {
 }
 
 // Built on first use and kept: the random interleaving visits sizes in any order.
-const std::vector<std::unique_ptr<FilledCache>>& caches(int64_t tokens) {
-  static std::map<int64_t, std::vector<std::unique_ptr<FilledCache>>> all;
-  auto& v = all[tokens];
+const std::vector<std::unique_ptr<FilledCache>>& caches(int64_t tokens, DType dtype = DType::f16) {
+  static std::map<std::pair<int64_t, DType>, std::vector<std::unique_ptr<FilledCache>>> all;
+  auto& v = all[{tokens, dtype}];
   if (v.empty())
-    for (int i = 0; i < copies_for(tokens); ++i) v.push_back(fill_cache(tokens, 1000 + i));
+    for (int i = 0; i < copies_for(tokens); ++i) v.push_back(fill_cache(tokens, 1000 + i, dtype));
   return v;
 }
 
@@ -189,15 +192,16 @@ double process_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// The compute roof beside a measurement: the kernel at `level` on an L2-resident cache (256
-// tokens, 1 MiB at this shape) on one thread, as GB/s-equivalent per core. Times kInCacheReps
-// calls and keeps the fastest (the roof is what the core can do, not what it did while
-// preempted). The all-thread roof is this times the pool's threads: the workers share nothing
-// in cache but the L3, so per-core compute scales.
+// The kernel's own ceiling beside a measurement (a diagnostic, not a roof): the kernel at
+// `level` on an L2-resident cache (256 tokens, 1 MiB at this shape) on one thread, as GB/s per
+// core; the fastest of kInCacheReps calls. The hardware's compute roof (compute_roof.h) must not
+// fall below it: if it did, the roof would not be measuring the kernel's instruction mix.
 constexpr int64_t kInCacheTokens = 256;
 constexpr int kInCacheReps = 8;
-double in_cache_gbps_per_core(SimdLevel level) {
-  static std::unique_ptr<FilledCache> c = fill_cache(kInCacheTokens, 99);
+double in_cache_gbps_per_core(SimdLevel level, DType dtype) {
+  static std::map<DType, std::unique_ptr<FilledCache>> by_dtype;
+  auto& c = by_dtype[dtype];
+  if (!c) c = fill_cache(kInCacheTokens, 99, dtype);
   std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim, 0.5f), o(q.size()),
       lse(kShape.q_heads);
   DecodeAttentionArgs a;
@@ -217,18 +221,38 @@ double in_cache_gbps_per_core(SimdLevel level) {
   return static_cast<double>(kv_bytes(kInCacheTokens)) / 1e9 / best;
 }
 
+// BM_AttentionVsStream's per-iteration figures and the counters made of their medians.
+struct RoofTimes {
+  std::vector<double> attn_s, stream_s, ratio, ratio_cpu, compute_gbps, ceiling_gbps;
+  void counters(benchmark::State& state, double gb) const {
+    const double attn = gb / median(attn_s), read = gb / median(stream_s);
+    const double compute = median(compute_gbps);
+    state.counters["attn_GBps"] = attn;
+    state.counters["stream_GBps"] = read;
+    state.counters["ratio"] = median(ratio);
+    state.counters["ratio_cpu"] = median(ratio_cpu);
+    state.counters["read_roof_GBps"] = read;
+    state.counters["compute_roof_GBps"] = compute;
+    state.counters["own_ceiling_GBps"] = median(ceiling_gbps);
+    state.counters["roof"] = compute < read ? 1 : 0;
+    state.counters["of_roof"] = attn / std::min(read, compute);
+  }
+};
+
 // Attention and the stream read alternate within every iteration (order flipped each time),
 // so both see the same machine state; `ratio` is the median over iterations of
 // stream time / attention time for the same bytes, i.e. attention's fraction of streaming
 // bandwidth. Iteration time (and bytes_per_second) is the attention half. Each iteration also
-// measures the compute roof (in_cache_gbps_per_core x threads): `read_roof_GBps` is the stream,
-// `compute_roof_GBps` that, `roof` which binds (0 read, 1 compute: the lower of the two medians)
-// and `of_roof` attention over the binding roof — the figure the >= 80% goal is judged on.
-// `ratio_cpu` is the same with process CPU time (all threads) instead of wall time: when other
-// processes take the cores, wall time counts their share but CPU time does not, so it shows
-// what the kernels do when they run (pool spin-waits are counted on both sides).
-// Args: {tokens, threads (1, or 0 = all)}; `level` is the SIMD path attention runs on.
-void BM_AttentionVsStream(benchmark::State& state, SimdLevel level) {
+// measures the two roofs: `read_roof_GBps` is the stream, `compute_roof_GBps` the hardware's
+// compute roof (cpu::compute_roof_gbps: the kernel's instruction mix at peak issue rate from
+// L1, per core x threads); `roof` says which binds (0 read, 1 compute: the lower median) and
+// `of_roof` is attention over the binding roof, the figure the goal is judged on.
+// `own_ceiling_GBps` is the kernel's own in-cache ceiling (in_cache_gbps_per_core x threads), a
+// diagnostic. `ratio_cpu` is `ratio` with process CPU time (all threads) instead of wall time:
+// when other processes take the cores, wall time counts their share but CPU time does not
+// (pool spin-waits are counted on both sides).
+// Args: {tokens, threads (1, or 0 = all)}; attention runs on `level` over a `dtype` cache.
+void BM_AttentionVsStream(benchmark::State& state, SimdLevel level, DType dtype) {
   using clock = std::chrono::steady_clock;
   const int64_t tokens = state.range(0);
   if (static_cast<int>(level) > static_cast<int>(best_simd_level())) {
@@ -236,13 +260,13 @@ void BM_AttentionVsStream(benchmark::State& state, SimdLevel level) {
     return;
   }
   ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
-  const auto& cs = caches(tokens);
+  const auto& cs = caches(tokens, dtype);
   const auto& bufs = stream_buffers(tokens);
   std::vector<float> q(static_cast<size_t>(kShape.q_heads) * kShape.head_dim), o(q.size()),
       lse(kShape.q_heads);
   Rng rng(7);
   for (auto& x : q) x = rng.normal();
-  std::vector<double> attn_s, stream_s, ratio, ratio_cpu, compute_gbps;
+  RoofTimes t;
   size_t i = 0;
   for (auto _ : state) {
     DecodeAttentionArgs a;
@@ -268,25 +292,37 @@ void BM_AttentionVsStream(benchmark::State& state, SimdLevel level) {
       }
     }
     state.SetIterationTime(ta);
-    compute_gbps.push_back(in_cache_gbps_per_core(level) * pool.size());
-    attn_s.push_back(ta);
-    stream_s.push_back(ts);
-    ratio.push_back(ts / ta);
-    ratio_cpu.push_back(cs_ / ca);
+    t.compute_gbps.push_back(
+        cpu::compute_roof_gbps(level, dtype, kShape.group_size(), kShape.head_dim) * pool.size());
+    t.ceiling_gbps.push_back(in_cache_gbps_per_core(level, dtype) * pool.size());
+    t.attn_s.push_back(ta);
+    t.stream_s.push_back(ts);
+    t.ratio.push_back(ts / ta);
+    t.ratio_cpu.push_back(cs_ / ca);
     ++i;
   }
-  const double gb = static_cast<double>(kv_bytes(tokens)) / 1e9;
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * kv_bytes(tokens)));
-  state.counters["attn_GBps"] = gb / median(attn_s);
-  state.counters["stream_GBps"] = gb / median(stream_s);
-  state.counters["ratio"] = median(ratio);
-  state.counters["ratio_cpu"] = median(ratio_cpu);
-  const double read_roof = gb / median(stream_s), compute_roof = median(compute_gbps);
-  state.counters["read_roof_GBps"] = read_roof;
-  state.counters["compute_roof_GBps"] = compute_roof;
-  state.counters["roof"] = compute_roof < read_roof ? 1 : 0;
-  state.counters["of_roof"] = gb / median(attn_s) / std::min(read_roof, compute_roof);
-  state.SetLabel(threads_label(pool, level));
+  t.counters(state, static_cast<double>(kv_bytes(tokens)) / 1e9);
+  state.SetLabel(threads_label(pool, level) + " " + std::string(dtype_name(dtype)));
+}
+
+// The hardware's compute roof alone, per core, for each SIMD level and cache dtype at this
+// shape (GB/s of K+V; the `roof_GBps` counter). Args: {SIMD level (0 scalar, 1 avx2, 2 avx512),
+// dtype (0 fp32, 1 fp16, 2 bf16)}.
+void BM_ComputeRoof(benchmark::State& state) {
+  const auto level = static_cast<SimdLevel>(state.range(0));
+  const auto dtype = static_cast<DType>(state.range(1));
+  if (static_cast<int>(level) > static_cast<int>(best_simd_level())) {
+    state.SkipWithError("this CPU lacks the SIMD level");
+    return;
+  }
+  std::vector<double> gbps;
+  for (auto _ : state)
+    gbps.push_back(cpu::compute_roof_gbps(level, dtype, kShape.group_size(), kShape.head_dim));
+  state.counters["roof_GBps"] = median(gbps);
+  if (dtype != DType::f32)  // the benchmark caches are 2-byte: no fp32 ceiling to show
+    state.counters["own_ceiling_GBps"] = in_cache_gbps_per_core(level, dtype);
+  state.SetLabel(std::string(simd_level_name(level)) + " " + std::string(dtype_name(dtype)));
 }
 
 // HybridGen's per-step CPU selection at the 8B shape: top 5% of 128K logits for 32 heads.
@@ -423,6 +459,90 @@ void BM_SelectVsAttention(benchmark::State& state) {
   state.SetLabel(threads_label(pool, best_simd_level()));
 }
 
+// The latency-bound roof of a gather: reads (no copy) the V rows of kv_head at `tokens`, in
+// that order, requesting each row kAhead places ahead, as fast as plain loads go. Returns a
+// checksum so the reads stay.
+uint64_t read_rows(const PagedKvView& kv, int kv_head, const int32_t* tokens, int64_t count) {
+  const size_t row_bytes = static_cast<size_t>(kv.head_dim) * dtype_size(kv.dtype);
+  const int P = kv.page_tokens;
+  const KvHeadView& h = kv.heads[kv_head];
+  auto row = [&](int64_t i) { return h.pages[tokens[i] / P].v + (tokens[i] % P) * row_bytes; };
+  uint64_t x[4] = {};  // independent xor chains: the loads, not the xors, set the pace
+  for (int64_t i = 0; i < count; ++i) {
+    constexpr int64_t kAhead = 8;
+    if (i + kAhead < count)
+      for (size_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(row(i + kAhead) + b);
+    const auto* w = reinterpret_cast<const uint64_t*>(row(i));
+    for (size_t j = 0; j + 4 <= row_bytes / 8; j += 4)
+      for (int u = 0; u < 4; ++u) x[u] ^= w[j + u];
+  }
+  return x[0] ^ x[1] ^ x[2] ^ x[3];
+}
+
+// HybridGen's CPU part against its roofs, per iteration on one cache copy (rotating): the
+// logit scan + top-k (cpu::select_topk, top 5% per query head) against the stream read of K's
+// bytes (half the KV), and the gather of the selected V rows (cpu::gather_rows, every query
+// head's rows) against read_rows of the same rows, the two in alternating order. Counters are
+// medians: scan_GBps (K bytes / scan time), k_read_GBps, scan_of_roof; gather_GBps (row bytes /
+// gather time), row_read_GBps, gather_of_roof. Args: {tokens, threads (1, or 0 = all)}.
+void BM_HybridScanGather(benchmark::State& state) {
+  using clock = std::chrono::steady_clock;
+  auto secs = [](clock::time_point t0) {
+    return std::chrono::duration<double>(clock::now() - t0).count();
+  };
+  const int64_t tokens = state.range(0), k = (tokens + 19) / 20;
+  ThreadPool& pool = pool_of(static_cast<int>(state.range(1)));
+  const auto& cs = caches(tokens);
+  const auto& bufs = stream_buffers(tokens);
+  const int hq = kShape.q_heads, d = kShape.head_dim, group = kShape.group_size();
+  std::vector<float> q(static_cast<size_t>(hq) * d), val(static_cast<size_t>(hq) * k);
+  Rng rng(7);
+  for (auto& x : q) x = rng.normal();
+  std::vector<int32_t> idx(val.size());
+  std::vector<int64_t> ks(hq, k);
+  std::vector<std::byte> rows(static_cast<size_t>(hq) * k * d * 2);
+  std::vector<uint64_t> sink(hq);
+  std::vector<double> scan_s, kread_s, gather_s, rread_s;
+  size_t i = 0;
+  for (auto _ : state) {
+    const PagedKvView& kv = cs[i % cs.size()]->view;
+    auto t0 = clock::now();
+    cpu::select_topk(q.data(), hq, kv, 0, 0, ks.data(), idx.data(), val.data(), k, pool);
+    scan_s.push_back(secs(t0));
+    t0 = clock::now();
+    benchmark::DoNotOptimize(
+        cpu::stream_read(bufs[(i + 1) % bufs.size()].data(), kv_bytes(tokens) / 2, pool));
+    kread_s.push_back(secs(t0));
+    for (int half = 0; half < 2; ++half) {  // which goes first alternates: the rows warm L3
+      t0 = clock::now();
+      if ((half == 0) == (i % 2 == 0)) {
+        pool.parallel_for(hq, [&](int64_t h, int) {
+          cpu::gather_rows(kv, static_cast<int>(h) / group, idx.data() + h * k, k,
+                           rows.data() + static_cast<size_t>(h) * k * d * 2);
+        });
+        gather_s.push_back(secs(t0));
+      } else {
+        pool.parallel_for(hq, [&](int64_t h, int) {
+          sink[h] = read_rows(kv, static_cast<int>(h) / group, idx.data() + h * k, k);
+        });
+        rread_s.push_back(secs(t0));
+      }
+    }
+    benchmark::DoNotOptimize(rows.data());
+    benchmark::DoNotOptimize(sink.data());
+    state.SetIterationTime(scan_s.back());
+    ++i;
+  }
+  const double kgb = static_cast<double>(kv_bytes(tokens)) / 2e9, rgb = 1e-9 * rows.size();
+  state.counters["scan_GBps"] = kgb / median(scan_s);
+  state.counters["k_read_GBps"] = kgb / median(kread_s);
+  state.counters["scan_of_roof"] = median(kread_s) / median(scan_s);
+  state.counters["gather_GBps"] = rgb / median(gather_s);
+  state.counters["row_read_GBps"] = rgb / median(rread_s);
+  state.counters["gather_of_roof"] = median(rread_s) / median(gather_s);
+  state.SetLabel(threads_label(pool, best_simd_level()));
+}
+
 // Args: {tokens, threads (1, or 0 = all)}. Each attention case is registered next to its
 // stream case; modest minimum time keeps the default run short.
 void register_all() {
@@ -451,13 +571,33 @@ void register_all() {
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond)
           ->MinTime(0.2);
-      benchmark::RegisterBenchmark("BM_AttentionVsStream", BM_AttentionVsStream, best_simd_level())
+      benchmark::RegisterBenchmark("BM_AttentionVsStream", BM_AttentionVsStream, best_simd_level(),
+                                   DType::f16)
           ->Args({tokens, threads})
           ->ArgNames({"tokens", "threads"})
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond)
           ->MinTime(0.2);
     }
+  // bf16 KV (the same bytes as fp16, a different conversion) where it matters: 32K and 128K.
+  benchmark::RegisterBenchmark("BM_AttentionVsStream_bf16", BM_AttentionVsStream, best_simd_level(),
+                               DType::bf16)
+      ->ArgsProduct({{32768, 131072}, {1, 0}})
+      ->ArgNames({"tokens", "threads"})
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.2);
+  benchmark::RegisterBenchmark("BM_HybridScanGather", BM_HybridScanGather)
+      ->ArgsProduct({{32768, 131072}, {1, 0}})
+      ->ArgNames({"tokens", "threads"})
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(0.2);
+  benchmark::RegisterBenchmark("BM_ComputeRoof", BM_ComputeRoof)
+      ->ArgsProduct({{1, 2}, {0, 1, 2}})
+      ->ArgNames({"simd", "dtype"})
+      ->Iterations(3)
+      ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("BM_SelectVsAttention", BM_SelectVsAttention)
       ->ArgsProduct({{16384, 32768}, {1, 0}})
       ->ArgNames({"tokens", "threads"})
@@ -465,7 +605,8 @@ void register_all() {
       ->Unit(benchmark::kMillisecond)
       ->MinTime(0.5);
   // The AVX2 path at 32K on all threads: what an AVX2-only CPU of this bandwidth would see.
-  benchmark::RegisterBenchmark("BM_AttentionVsStream_avx2", BM_AttentionVsStream, SimdLevel::avx2)
+  benchmark::RegisterBenchmark("BM_AttentionVsStream_avx2", BM_AttentionVsStream, SimdLevel::avx2,
+                               DType::f16)
       ->Args({32768, 0})
       ->ArgNames({"tokens", "threads"})
       ->UseManualTime()

@@ -8,7 +8,8 @@ Usage: hybridbench_kernels_bench --benchmark_repetitions=N --benchmark_enable_ra
 import json
 import sys
 
-FAMILIES = ("BM_DecodeAttention", "BM_StreamRead", "BM_AttentionVsStream", "BM_AttentionVsStream_avx2")
+PAIRED = ("BM_AttentionVsStream", "BM_AttentionVsStream_avx2", "BM_AttentionVsStream_bf16")
+FAMILIES = ("BM_DecodeAttention", "BM_StreamRead") + PAIRED
 
 
 def main(path):
@@ -19,21 +20,24 @@ def main(path):
         if r.get("aggregate_name") != "median" or name.split("/")[0] not in FAMILIES:
             continue
         parts = dict(p.split(":", 1) for p in name.split("/")[1:] if ":" in p)
-        key = (int(parts["tokens"]), r.get("label", ""))
+        label = r.get("label", "")
+        dtype = label.rsplit(" ", 1)[1] if label.endswith(("fp16", "bf16", "fp32")) else "fp16"
+        key = (int(parts["tokens"]), label.removesuffix(" " + dtype), dtype)
         med.setdefault(key, {})[name.split("/")[0]] = r
-    print("| tokens | threads | attention GB/s | stream GB/s | attention / stream | paired: attention GB/s | "
+    print("| tokens | threads | KV | attention GB/s | stream GB/s | attention / stream | paired: attention GB/s | "
           "paired: read roof GB/s | paired: compute roof GB/s | binding roof | attention / binding roof | "
-          "paired CPU-time ratio |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---|---:|---:|")
-    for (tokens, label), cases in sorted(med.items()):
+          "paired CPU-time ratio | kernel's own in-cache ceiling GB/s |")
+    print("|---:|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    for (tokens, label, dtype), cases in sorted(med.items()):
         a = cases.get("BM_DecodeAttention", {}).get("bytes_per_second", 0) / 1e9
         s = cases.get("BM_StreamRead", {}).get("bytes_per_second", 0) / 1e9
-        p = cases.get("BM_AttentionVsStream", cases.get("BM_AttentionVsStream_avx2", {}))
+        p = next((cases[f] for f in PAIRED if f in cases), {})
         ratio = f"{a / s:.0%}" if a and s else "-"
         read, compute = p.get("read_roof_GBps", 0), p.get("compute_roof_GBps", 0)
         binding = "-" if not (read and compute) else ("compute" if compute < read else "read")
-        print(f"| {tokens // 1024}K | {label} | {a:.1f} | {s:.1f} | {ratio} | {p.get('attn_GBps', 0):.1f} | "
-              f"{read:.1f} | {compute:.1f} | {binding} | {p.get('of_roof', 0):.0%} | {p.get('ratio_cpu', 0):.0%} |")
+        print(f"| {tokens // 1024}K | {label} | {dtype} | {a:.1f} | {s:.1f} | {ratio} | {p.get('attn_GBps', 0):.1f} | "
+              f"{read:.1f} | {compute:.1f} | {binding} | {p.get('of_roof', 0):.0%} | {p.get('ratio_cpu', 0):.0%} | "
+              f"{p.get('own_ceiling_GBps', 0):.1f} |")
 
 if __name__ == "__main__":
     main(sys.argv[1])

@@ -94,6 +94,40 @@ INSTANTIATE_TEST_SUITE_P(
                                          ShapeCase{10, 2, 128}, ShapeCase{32, 8, 128}),
                        ::testing::Values(DType::f32, DType::f16, DType::bf16)));
 
+// Logits in the thousands (q scaled by 1e3): the online softmax's running max and rescale
+// must stay NaN-free and the partial must still be the softmax's, on every level and dtype.
+// The weights are then nearly one-hot, so o is checked as a convex combination of the V rows
+// (per column within their range) and lse against the oracle at the usual relative tolerance.
+TEST(DecodeAttentionExtreme, HugeLogitsStayFiniteAndConvex) {
+  ThreadPool pool(2);
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (int64_t n : {1, 17, 333}) {
+      const AttentionShape shape{8, 2, 64, t};
+      auto in = test::make_paged_input(shape, n, WorkloadSpec::Kind::uniform, n);
+      for (float& x : in.w.steps[0].q) x *= 1e3f;
+      const auto want = test::reference(in, 0, n);
+      for (SimdLevel l : test::available_levels()) {
+        const Out r = run(in, l, pool);
+        const std::string what = label(shape, n, l, WorkloadSpec::Kind::uniform);
+        for (int h = 0; h < shape.q_heads; ++h) {
+          ASSERT_TRUE(std::isfinite(r.lse[h])) << what;
+          ASSERT_NEAR(r.lse[h], want.lse[h], kTol * std::max(1.0, std::abs(want.lse[h]))) << what;
+          for (int j = 0; j < shape.head_dim; ++j) {
+            float lo = 1e30f, hi = -1e30f;
+            for (int64_t tok = 0; tok < n; ++tok) {
+              const float v = in.w.prompt.v_row(tok, shape.kv_head_of(h))[j];
+              lo = std::min(lo, v);
+              hi = std::max(hi, v);
+            }
+            const float x = r.o[h * shape.head_dim + j];
+            ASSERT_TRUE(x >= lo - 1e-5f * std::abs(lo) && x <= hi + 1e-5f * std::abs(hi))
+                << what << " head " << h << " col " << j << ": " << x;
+          }
+        }
+      }
+    }
+}
+
 // Token sub-ranges starting and ending inside pages and sub-blocks, also with 32/64-token pages.
 TEST(DecodeAttentionRanges, SubRangesMatchReference) {
   ThreadPool pool(2);
