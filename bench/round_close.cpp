@@ -45,7 +45,7 @@ bool pair_decided(const Contender& a, const Contender& b, double max_noise) {
 void finish_group(const std::vector<Contender*>& cs, reports::StopReason limit) {
   for (Contender* c : cs)
     for (Contender* r : recorders(*c))
-      finish(*r, r->stop.converged() ? reports::StopReason::noise : limit, r->ctx->side_platform);
+      finish(*r, r->stop.converged() ? reports::StopReason::noise : limit);
 }
 
 bool close_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
@@ -69,7 +69,7 @@ bool close_round(const std::vector<Contender*>& cs, const std::vector<size_t>& o
     const reports::StopReason why = r->stop.converged() ? reports::StopReason::noise
                                     : own               ? own->reason()
                                                         : limit->reason();
-    finish(*r, why, r->ctx->side_platform);
+    finish(*r, why);
   }
   return true;
 }

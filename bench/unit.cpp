@@ -139,7 +139,7 @@ std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
 // VM.
 bool timings_modeled(const SweepRun& run) {
   for (const auto& lane : run.lanes)
-    if (!lane.env.model || !lane.env.model->replace) return false;
+    if (!lane.env.observer || !lane.env.observer->replaces_timing()) return false;
   return true;
 }
 
