@@ -133,12 +133,10 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
                                            const std::function<void()>& loading, bool load_now,
                                            std::vector<std::span<const Workload>> stack_layers) {
   auto c = std::make_unique<Contender>(problem, ctx.spec, std::move(stack_layers));
-  c->name = name;
   c->ctx = &ctx;
   auto& p = c->point;
   p.axes = std::move(axes);
-  c->role = StrategyRegistry::instance().find(name).role;  // known: resolve_strategies checked
-  p.role = c->role;
+  p.role = StrategyRegistry::instance().find(name).role;  // known: resolve_strategies checked
   failing_on_errors(*c, [&] {
     const AcceleratorOptions o = accelerator_options(ctx, p.axes, c->layers());
     c->accelerator = ctx.env.make_accelerator ? ctx.env.make_accelerator(o) : make_accelerator(o);
@@ -220,8 +218,8 @@ void replay(Contender& c, const Problem& problem) {
   // The old instance's memory goes before the new one takes its own (the budget is the same).
   c.strategy.reset();
   c.accelerator.reset();
-  auto fresh =
-      start_contender(*c.ctx, problem, c.name, c.point.axes, nullptr, true, c.stack_layers);
+  auto fresh = start_contender(*c.ctx, problem, c.point.axes.strategy, c.point.axes, nullptr, true,
+                               c.stack_layers);
   if (!fresh->active) {
     // Keep what was measured: the points stop on the samples they have.
     for (Contender* r : recorders)
@@ -251,10 +249,10 @@ void finish(Contender& c, reports::StopReason stop_reason) {
   p.step.stop_reason = stop_reason;
   // Steps past the last closed round (a stop between rounds closes none) form a round of
   // their own, so the rounds always account for every sample.
-  p.step.pass_sizes = c.round_sizes;
-  p.step.round_slots = c.round_slots;
-  if (c.samples.size() > c.round_begin && !c.round_sizes.empty())
-    p.step.pass_sizes.push_back(static_cast<int64_t>(c.samples.size() - c.round_begin));
+  p.step.pass_sizes = c.rounds.sizes;
+  p.step.round_slots = c.rounds.slots;
+  if (c.samples.size() > c.rounds.begin && !c.rounds.sizes.empty())
+    p.step.pass_sizes.push_back(static_cast<int64_t>(c.samples.size() - c.rounds.begin));
   if (p.step.pass_sizes.size() < 2) {  // one round: nothing to pair
     p.step.pass_sizes.clear();
     p.step.round_slots.clear();

@@ -36,12 +36,20 @@ struct SweepContext {
   std::map<std::string, std::string> refused = {};
 };
 
+// Interleaved rounds (rounds.h) as one contender took them: the timed steps of each finished
+// round, its place in each round's order, and where the round in progress began in its samples.
+struct RoundLog {
+  std::vector<int64_t> sizes;
+  std::vector<int> slots;
+  size_t begin = 0;
+};
+
 // A contender either executes its strategy or follows one that executes on another lane of the
 // same unit (model mode's platforms, runner.h): a follower's strategy planned exactly as its
 // leader's (plan_signature), so it records the leader's steps, priced by its own lane's model,
 // instead of running them again.
+// Its strategy's name and role are its point's (point.axes.strategy, point.role).
 struct Contender {
-  std::string name;
   const SweepContext* ctx = nullptr;  // its lane: tiers, KV budget, step observer
   std::unique_ptr<Accelerator> accelerator;
   std::unique_ptr<Strategy> strategy;  // null for a follower (the leader's executes)
@@ -60,12 +68,7 @@ struct Contender {
   bool active = false;
   int scored = 0;
   int pass = 0;  // replays of the decode positions so far (--max-samples)
-  // Interleaved rounds (rounds.h): the timed steps of each finished round, this contender's
-  // place in each round's order, and where the round in progress began in `samples`.
-  std::vector<int64_t> round_sizes;
-  std::vector<int> round_slots;
-  size_t round_begin = 0;
-  StrategyRole role = StrategyRole::baseline;
+  RoundLog rounds;
   // run --layers N (bench/layer_stack.h): the workloads of layers 1..N-1 when this contender
   // steps its strategy as an N-layer stack beside the one-layer contender of the same strategy
   // (empty: one layer, a point of its own). A stack is timed, never scored or priced, is left
