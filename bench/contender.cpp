@@ -151,7 +151,8 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
     PlanResult plan = c->strategy->plan(problem, platform);
     p.strategy_params = plan.parameters;
     p.warnings = plan.warnings;
-    if (ctx.env.observer && !c->stack()) c->observed = ctx.env.observer->observe(p, *c->strategy);
+    if (ctx.env.observer && !c->stack())
+      c->observed = ctx.env.observer->observe(p, *c->strategy, ctx.stands_for);
     if (plan.status != PlanStatus::ok) {
       fail(*c, reports::point_status(plan.status), plan.reason);
     } else if (load_now) {

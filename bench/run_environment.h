@@ -52,8 +52,9 @@ struct SweepControl {
 
 // Model mode's sampled batch (model/sampled_batch.h): a unit of a batch of B executes one of its
 // sequences on a 1/B share of each lane's KV budget and host tiers, and its traffic and points
-// are made the batch's. The engine asks at a unit's start, on each executed step and on each
-// point; without one (RunEnvironment::sampler null) every unit executes its batch as it is.
+// are made the batch's (its traffic by the lane's StepObserver). The engine asks at a unit's
+// start and on each point; without one (RunEnvironment::sampler null) every unit executes its batch
+// as it is.
 class BatchSampler {
  public:
   virtual ~BatchSampler() = default;
@@ -64,8 +65,6 @@ class BatchSampler {
   virtual void share(const SweepSpec& spec, int batch,
                      std::map<std::string, int64_t>& kv_budget_bytes,
                      std::vector<HostTier>& tiers) const = 0;
-  // The executed sequence's step traffic, as the batch's.
-  virtual Traffic batch_traffic(const SweepSpec& spec, int batch, const Traffic& one) const = 0;
   // The executed sequence's point, as the batch's.
   virtual void stand_for(reports::Point& p, const SweepSpec& spec, int batch) const = 0;
 };

@@ -14,11 +14,12 @@
 
 namespace hb::bench {
 
-// A step as a point records it: its time and per-phase times (measured, unless a hook put
-// other ones in their place).
-struct StepTiming {
+// A step as a point records it: its time, per-phase times and traffic (as executed and
+// measured, unless a hook put other ones in their place).
+struct RecordedStep {
   int64_t total_ns = 0;
   std::map<std::string, int64_t> phase_ns;
+  Traffic traffic;
 };
 
 class StepObserver {
@@ -27,11 +28,9 @@ class StepObserver {
   class PointRecord {
    public:
     virtual ~PointRecord() = default;
-    // Step s (warm-up steps too: `timed` false) as `executed` ran it into `out`; `t` is what the
-    // point records of a timed step, the measured timing on entry. Throws hb::Error: the point
-    // fails.
-    virtual void on_step(const Strategy& executed, int s, bool timed, const StepResult& out,
-                         StepTiming& t) = 0;
+    // Step s (warm-up steps too: `timed` false) as `executed` ran it; `r` is what the point
+    // records of a timed step, the executed step's on entry. Throws hb::Error: the point fails.
+    virtual void on_step(const Strategy& executed, int s, bool timed, RecordedStep& r) = 0;
     // The point has stopped and its figures are final (not called for a failed point).
     virtual void finish(reports::Point& p) = 0;
   };
@@ -45,8 +44,10 @@ class StepObserver {
   // Labels a point before its plan, whether or not it then runs (axes, provenance).
   virtual void label(reports::Point& p) const = 0;
   // Starts observing a point whose strategy `s` has just planned (one layer's: a layer stack is
-  // not observed); may add to p.strategy_params.
-  virtual std::unique_ptr<PointRecord> observe(reports::Point& p, const Strategy& s) const = 0;
+  // not observed); may add to p.strategy_params. `stands_for`: the batch the point's executed
+  // sequence stands for (BatchSampler; 1: the point executes its batch as it is).
+  virtual std::unique_ptr<PointRecord> observe(reports::Point& p, const Strategy& s,
+                                               int stands_for) const = 0;
 };
 
 }  // namespace hb::bench

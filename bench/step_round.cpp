@@ -11,11 +11,11 @@ namespace {
 
 // What the point records of step s: the measured timing, or what its observer puts in its place
 // (model mode). False (and the contender failed) when the observer threw.
-bool observe_step(Contender& c, int s, bool timed, const StepResult& out, StepTiming& t) {
-  t = {out.total_ns, out.phase_ns};
+bool observe_step(Contender& c, int s, bool timed, const StepResult& out, RecordedStep& r) {
+  r = {out.total_ns, out.phase_ns, out.traffic};
   if (!c.observed) return true;
   try {
-    c.observed->on_step(c.executed(), s, timed, out, t);
+    c.observed->on_step(c.executed(), s, timed, r);
   } catch (const Error& e) {
     fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
     return false;
@@ -52,12 +52,12 @@ bool scores_next_step(const Contender& c, const SweepSpec& spec) {
 // A timed step: its time, phases, traffic and (while --accuracy-steps lasts) its accuracy, and
 // what the stopping rules see of it.
 void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle, int s,
-                 const StepResult& out, const StepTiming& t) {
+                 const StepResult& out, const RecordedStep& t) {
   const SweepSpec& spec = ctx.spec;
   if (c.samples.empty()) c.first_timed_ns = now_ns() - t.total_ns;
   c.samples.push_back(static_cast<double>(t.total_ns));
   for (const auto& [ph, ns] : t.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
-  c.traffic_sum += out.traffic;
+  c.traffic_sum += t.traffic;
   if (scores_next_step(c, spec)) {
     const bool probs = out.lists_attended();
     c.accuracy.add(oracle.at(s, probs), out);
@@ -86,8 +86,6 @@ bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& or
     const SweepSpec& spec = c.ctx->spec;
     out.clear_keeping_memory();
     if (!run_step(c, s, out)) continue;
-    if (const int batch = c.ctx->stands_for; batch > 1)
-      out.traffic = c.ctx->env.sampler->batch_traffic(spec, batch, out.traffic);
     const bool timed = s >= spec.stop.warmup_steps;  // else executed, not timed
     if (timed && any_scores(c, spec)) {              // untimed: after total_ns was taken
       try {
@@ -99,7 +97,7 @@ bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& or
     }
     // Each recording contender's observer sees the same executed step on its own lane.
     for (Contender* r : recorders(c)) {
-      StepTiming t;
+      RecordedStep t;
       if (!observe_step(*r, s, timed, out, t) || !timed) continue;
       record_step(*r, *r->ctx, oracle, s, out, t);
     }

@@ -37,7 +37,9 @@ bench::Lane lane_for(const PlatformModel& m, const bench::SweepSpec& spec) {
   const bool given = spec.accelerator.capacity_bytes > 0;
   bench::Lane lane;
   lane.host_tiers = host_tiers_for(m);
-  lane.observer = make_step_pricer(m);
+  PricerOptions o;
+  o.sweep = &spec;
+  lane.observer = make_step_pricer(m, std::move(o));
   for (const auto& model : spec.models) {
     lane.kv_budget_bytes[model] =
         given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, spec.model(model));

@@ -68,14 +68,14 @@ std::shared_ptr<const bench::StepObserver> pricing_model(
   o.replace = false;  // the run stays a measurement; the model only prices its steps
   o.annotate = false;
   o.price = [collected, warmup, m, live](const reports::PointAxes& axes, const Strategy& s,
-                                         int step, const StepResult& out) {
+                                         int step, const Traffic& traffic) {
     Collected& c = (*collected)[axes.key()];
     if (step < warmup || !c.error.empty()) return StepPrice{};
     try {
       const OverlapStructure o = overlap_for(s.overlap());
-      const ModeledStep fixed = model_step(out.traffic, o, m);
+      const ModeledStep fixed = model_step(traffic, o, m);
       c.total_static.push_back(fixed.total_ns);
-      const ModeledStep ms = live ? live_step(out.traffic, o, m, *live) : fixed;
+      const ModeledStep ms = live ? live_step(traffic, o, m, *live) : fixed;
       c.total.push_back(ms.total_ns);
       for (const auto& [k, v] : ms.phase_ns) c.phases[k].push_back(v);
       c.overlap = ms.overlap;
