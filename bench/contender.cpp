@@ -25,8 +25,8 @@ int64_t layer_bytes(const SweepSpec& spec, const reports::PointAxes& axes, Accel
          backend(kind).layer_workspace_bytes;
 }
 
-// The point's accelerator axis and provenance, from the accelerator it runs on or the model
-// that prices it.
+// The point's accelerator axis and provenance, from the accelerator it runs on or the observer
+// that models it.
 void label_point(Contender& c, const SweepContext& ctx, const Problem& problem) {
   auto& p = c.point;
   const auto& ai = c.accelerator->info();
@@ -38,12 +38,7 @@ void label_point(Contender& c, const SweepContext& ctx, const Problem& problem) 
                           layer_bytes(ctx.spec, p.axes, ai.kind.value_or(AcceleratorKind::cpu)),
                       problem.shape, p.axes.seq_len, problem.batch, ctx.spec.decode_steps);
   p.step.warmup_steps = ctx.spec.stop.warmup_steps;
-  const auto& model = ctx.env.model;
-  if (model && model->replace) {
-    p.provenance = reports::Provenance::modeled;
-    if (!model->accelerator_kind.empty()) p.axes.accelerator = model->accelerator_kind;
-    for (const auto& [k, v] : model->axes_extra) p.axes.extra[k] = v;
-  }
+  if (ctx.env.observer) ctx.env.observer->label(p);
 }
 
 // After an ok plan: builds the caches and records where their memory is, and what that makes
@@ -138,12 +133,10 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
                                            const std::function<void()>& loading, bool load_now,
                                            std::vector<std::span<const Workload>> stack_layers) {
   auto c = std::make_unique<Contender>(problem, ctx.spec, std::move(stack_layers));
-  c->name = name;
   c->ctx = &ctx;
   auto& p = c->point;
   p.axes = std::move(axes);
-  c->role = StrategyRegistry::instance().find(name).role;  // known: resolve_strategies checked
-  p.role = c->role;
+  p.role = StrategyRegistry::instance().find(name).role;  // known: resolve_strategies checked
   failing_on_errors(*c, [&] {
     const AcceleratorOptions o = accelerator_options(ctx, p.axes, c->layers());
     c->accelerator = ctx.env.make_accelerator ? ctx.env.make_accelerator(o) : make_accelerator(o);
@@ -158,8 +151,8 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
     PlanResult plan = c->strategy->plan(problem, platform);
     p.strategy_params = plan.parameters;
     p.warnings = plan.warnings;
-    if (ctx.env.model && ctx.env.model->annotate && !c->stack())
-      for (const auto& [k, v] : ctx.env.model->annotate(*c->strategy)) p.strategy_params[k] = v;
+    if (ctx.env.observer && !c->stack())
+      c->observed = ctx.env.observer->observe(p, *c->strategy, ctx.stands_for);
     if (plan.status != PlanStatus::ok) {
       fail(*c, reports::point_status(plan.status), plan.reason);
     } else if (load_now) {
@@ -226,15 +219,15 @@ void replay(Contender& c, const Problem& problem) {
   // The old instance's memory goes before the new one takes its own (the budget is the same).
   c.strategy.reset();
   c.accelerator.reset();
-  auto fresh =
-      start_contender(*c.ctx, problem, c.name, c.point.axes, nullptr, true, c.stack_layers);
+  auto fresh = start_contender(*c.ctx, problem, c.point.axes.strategy, c.point.axes, nullptr, true,
+                               c.stack_layers);
   if (!fresh->active) {
     // Keep what was measured: the points stop on the samples they have.
     for (Contender* r : recorders)
       if (r->active) {
         r->point.warnings.push_back("replay of the decode positions failed (" +
                                     fresh->point.reason + "): stopped on the samples it had");
-        finish(*r, reports::StopReason::max_steps, r->ctx->side_platform);
+        finish(*r, reports::StopReason::max_steps);
       }
     return;
   }
@@ -248,7 +241,7 @@ void update_model_error(reports::Point& p) {
       measured > 0 ? (p.modeled.step.summary.median - measured) / measured : 0;
 }
 
-void finish(Contender& c, reports::StopReason stop_reason, const std::string& platform) {
+void finish(Contender& c, reports::StopReason stop_reason) {
   if (!c.active) return;
   c.active = false;
   auto& p = c.point;
@@ -257,10 +250,10 @@ void finish(Contender& c, reports::StopReason stop_reason, const std::string& pl
   p.step.stop_reason = stop_reason;
   // Steps past the last closed round (a stop between rounds closes none) form a round of
   // their own, so the rounds always account for every sample.
-  p.step.pass_sizes = c.round_sizes;
-  p.step.round_slots = c.round_slots;
-  if (c.samples.size() > c.round_begin && !c.round_sizes.empty())
-    p.step.pass_sizes.push_back(static_cast<int64_t>(c.samples.size() - c.round_begin));
+  p.step.pass_sizes = c.rounds.sizes;
+  p.step.round_slots = c.rounds.slots;
+  if (c.samples.size() > c.rounds.begin && !c.rounds.sizes.empty())
+    p.step.pass_sizes.push_back(static_cast<int64_t>(c.samples.size() - c.rounds.begin));
   if (p.step.pass_sizes.size() < 2) {  // one round: nothing to pair
     p.step.pass_sizes.clear();
     p.step.round_slots.clear();
@@ -271,16 +264,7 @@ void finish(Contender& c, reports::StopReason stop_reason, const std::string& pl
   p.accuracy = c.accuracy.result();
   p.attended_tokens = c.accuracy.attended();
   if (c.pass == 0) p.trajectory = c.executed().trajectory();  // replays keep the first pass's
-  // Side by side only when every timed step was priced: a partial set would compare different
-  // steps.
-  if (!platform.empty() && !c.modeled.empty() && c.modeled.size() == c.samples.size()) {
-    p.modeled.platform = platform;
-    p.modeled.overlap = c.modeled_overlap;
-    p.modeled.step = reports::Timing::from_samples(c.modeled);
-    for (const auto& [name, v] : c.modeled_phases)
-      p.modeled.phase_median_ns[name] = summarize(v).median;
-    update_model_error(p);
-  }
+  if (c.observed) c.observed->finish(p);
 }
 
 void fail(Contender& c, reports::PointStatus status, const std::string& reason) {

@@ -1,7 +1,7 @@
 #pragma once
 // One strategy at the point being run, from start to stop (nvbench's state): started
 // (accelerator, strategy, plan, load) by start_contender, stepped one round at a time
-// (step_round.h), then finished (timing, accuracy, modeled figures; stop reason) or failed
+// (step_round.h), then finished (timing, accuracy, an observer's figures; stop reason) or failed
 // (status and reason, no accuracy figures).
 #include <functional>
 #include <map>
@@ -26,9 +26,6 @@ struct SweepContext {
   const RunEnvironment& env;
   std::vector<HostTier> tiers;  // where host KV may go (env's, else plain local DRAM)
   ThreadPool& host_pool;        // the strategies' CPU side
-  // A model that only observes (validate-model, run --platform in measure mode) is reported
-  // next to the measurement under this platform name; "" otherwise.
-  std::string side_platform;
   // Each model's KV budget (kv_budgets(), by the model as the spec names it): the accelerator's
   // capacity for that model's points. A model not listed gets spec.accelerator as it is.
   std::map<std::string, int64_t> kv_budget_bytes = {};
@@ -39,13 +36,21 @@ struct SweepContext {
   std::map<std::string, std::string> refused = {};
 };
 
+// Interleaved rounds (rounds.h) as one contender took them: the timed steps of each finished
+// round, its place in each round's order, and where the round in progress began in its samples.
+struct RoundLog {
+  std::vector<int64_t> sizes;
+  std::vector<int> slots;
+  size_t begin = 0;
+};
+
 // A contender either executes its strategy or follows one that executes on another lane of the
 // same unit (model mode's platforms, runner.h): a follower's strategy planned exactly as its
 // leader's (plan_signature), so it records the leader's steps, priced by its own lane's model,
 // instead of running them again.
+// Its strategy's name and role are its point's (point.axes.strategy, point.role).
 struct Contender {
-  std::string name;
-  const SweepContext* ctx = nullptr;  // its lane: tiers, KV budget, step model
+  const SweepContext* ctx = nullptr;  // its lane: tiers, KV budget, step observer
   std::unique_ptr<Accelerator> accelerator;
   std::unique_ptr<Strategy> strategy;  // null for a follower (the leader's executes)
   Contender* leader = nullptr;         // a follower's executing contender
@@ -54,10 +59,8 @@ struct Contender {
   reports::Point point;
   std::vector<double> samples;
   std::map<std::string, std::vector<double>> phases;
-  // A model observing a measured run (StepModel::replace = false): its price of each timed step.
-  std::vector<double> modeled;
-  std::map<std::string, std::vector<double>> modeled_phases;
-  std::string modeled_overlap;
+  // Its lane's observer's record of it (RunEnvironment::observer; null: none, or a stack).
+  std::unique_ptr<StepObserver::PointRecord> observed;
   Traffic traffic_sum;
   AccuracyAccumulator accuracy;
   StoppingRules stop;
@@ -65,12 +68,7 @@ struct Contender {
   bool active = false;
   int scored = 0;
   int pass = 0;  // replays of the decode positions so far (--max-samples)
-  // Interleaved rounds (rounds.h): the timed steps of each finished round, this contender's
-  // place in each round's order, and where the round in progress began in `samples`.
-  std::vector<int64_t> round_sizes;
-  std::vector<int> round_slots;
-  size_t round_begin = 0;
-  StrategyRole role = StrategyRole::baseline;
+  RoundLog rounds;
   // run --layers N (bench/layer_stack.h): the workloads of layers 1..N-1 when this contender
   // steps its strategy as an N-layer stack beside the one-layer contender of the same strategy
   // (empty: one layer, a point of its own). A stack is timed, never scored or priced, is left
@@ -125,9 +123,9 @@ bool follow(Contender& leader, Contender& f);
 // what they have (max-steps).
 void replay(Contender& c, const Problem& problem);
 
-// Stops an active contender: its point gets the timed steps, phases, traffic, accuracy and
-// (side platform) the modeled figures, with `stop_reason`.
-void finish(Contender& c, reports::StopReason stop_reason, const std::string& platform);
+// Stops an active contender: its point gets the timed steps, phases, traffic and accuracy, with
+// `stop_reason`, then what its observer's record adds (PointRecord::finish).
+void finish(Contender& c, reports::StopReason stop_reason);
 void fail(Contender& c, reports::PointStatus status, const std::string& reason);
 
 // A measured point's provenance: emulated when its accelerator is (the cpu accelerator) or when

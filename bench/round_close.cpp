@@ -8,7 +8,7 @@ namespace hb::bench {
 namespace {
 
 std::vector<double> round_medians(const Contender& c) {
-  return block_medians(c.samples, c.round_sizes);
+  return block_medians(c.samples, c.rounds.sizes);
 }
 
 // Every contender still recording, with its executor's place in the round's order.
@@ -27,8 +27,8 @@ bool headline_decided(const std::vector<std::pair<Contender*, int>>& rs) {
     for (size_t j = i + 1; j < rs.size(); ++j) {
       const Contender& a = *rs[i].first;
       const Contender& b = *rs[j].first;
-      if (a.ctx != b.ctx || a.role == StrategyRole::ablation || b.role == StrategyRole::ablation ||
-          a.stack() || b.stack())
+      if (a.ctx != b.ctx || a.point.role == StrategyRole::ablation ||
+          b.point.role == StrategyRole::ablation || a.stack() || b.stack())
         continue;
       if (!pair_decided(a, b, a.ctx->spec.stop.max_noise)) return false;
     }
@@ -45,7 +45,7 @@ bool pair_decided(const Contender& a, const Contender& b, double max_noise) {
 void finish_group(const std::vector<Contender*>& cs, reports::StopReason limit) {
   for (Contender* c : cs)
     for (Contender* r : recorders(*c))
-      finish(*r, r->stop.converged() ? reports::StopReason::noise : limit, r->ctx->side_platform);
+      finish(*r, r->stop.converged() ? reports::StopReason::noise : limit);
 }
 
 bool close_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
@@ -55,9 +55,9 @@ bool close_round(const std::vector<Contender*>& cs, const std::vector<size_t>& o
   const StoppingCriterion* limit = nullptr;
   bool all_converged = true;
   for (auto [r, slot] : rs) {
-    r->round_sizes.push_back(static_cast<int64_t>(r->samples.size() - r->round_begin));
-    r->round_slots.push_back(slot);
-    r->round_begin = r->samples.size();
+    r->rounds.sizes.push_back(static_cast<int64_t>(r->samples.size() - r->rounds.begin));
+    r->rounds.slots.push_back(slot);
+    r->rounds.begin = r->samples.size();
     if (!limit) limit = r->stop.limit();
     all_converged &= r->stop.converged();
   }
@@ -69,7 +69,7 @@ bool close_round(const std::vector<Contender*>& cs, const std::vector<size_t>& o
     const reports::StopReason why = r->stop.converged() ? reports::StopReason::noise
                                     : own               ? own->reason()
                                                         : limit->reason();
-    finish(*r, why, r->ctx->side_platform);
+    finish(*r, why);
   }
   return true;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // What the caller of a sweep hands the engine besides the spec: the machine (host tiers, NUMA
 // node, page observer, memory budget), progress reports, stop/resume control, and model mode's
-// step model and lanes. Shared by runner.h (the API) and the engine's parts, so neither climbs
+// step observer and lanes. Shared by runner.h (the API) and the engine's parts, so neither climbs
 // back up to the other.
 #include <cstdint>
 #include <functional>
@@ -13,6 +13,7 @@
 #include "core/strategy.h"
 #include "kernels/backend.h"
 #include "reports/report.h"
+#include "bench/step_observer.h"
 
 namespace hb::bench {
 
@@ -27,28 +28,6 @@ struct Progress {
   double done_cost = 0, total_cost = 0;
 };
 using ProgressFn = std::function<void(const Progress&)>;
-
-// Model mode (model): every step still runs, so selection, accuracy and traffic are
-// real; `price` turns each executed step into a modeled time and phases. replace = true: the
-// points carry the modeled timing and provenance "modeled"; false: the measured timing stays
-// and the hook only observes (validate-model prices the very steps it measured).
-struct StepPrice {
-  double total_ns = 0;  // <= 0: this step was not priced
-  std::map<std::string, double> phase_ns;
-  std::string overlap;  // the overlap structure used, text form
-};
-struct StepModel {
-  bool replace = true;
-  std::string accelerator_kind;  // axes.accelerator of modeled points ("" = keep)
-  // replace = false: the profile's name; the timed steps' prices then go to Point::modeled.
-  std::string platform;
-  std::map<std::string, std::string> axes_extra;  // added to axes.extra, e.g. "platform" -> name
-  // Step s of the point with these axes (warm-up steps included); throws hb::Error on failure.
-  std::function<StepPrice(const reports::PointAxes&, const Strategy&, int s, const StepResult&)>
-      price;
-  // Added to a planned point's strategy_params (e.g. "model.overlap"); optional.
-  std::function<std::map<std::string, std::string>(const Strategy&)> annotate;
-};
 
 // A unit of a sweep that finishes as a whole: every strategy's point of one workload group in
 // one pass (the strategies step side by side, so they end together).
@@ -73,8 +52,9 @@ struct SweepControl {
 
 // Model mode's sampled batch (model/sampled_batch.h): a unit of a batch of B executes one of its
 // sequences on a 1/B share of each lane's KV budget and host tiers, and its traffic and points
-// are made the batch's. The engine asks at a unit's start, on each executed step and on each
-// point; without one (RunEnvironment::sampler null) every unit executes its batch as it is.
+// are made the batch's (its traffic by the lane's StepObserver). The engine asks at a unit's
+// start and on each point; without one (RunEnvironment::sampler null) every unit executes its batch
+// as it is.
 class BatchSampler {
  public:
   virtual ~BatchSampler() = default;
@@ -85,8 +65,6 @@ class BatchSampler {
   virtual void share(const SweepSpec& spec, int batch,
                      std::map<std::string, int64_t>& kv_budget_bytes,
                      std::vector<HostTier>& tiers) const = 0;
-  // The executed sequence's step traffic, as the batch's.
-  virtual Traffic batch_traffic(const SweepSpec& spec, int batch, const Traffic& one) const = 0;
   // The executed sequence's point, as the batch's.
   virtual void stand_for(reports::Point& p, const SweepSpec& spec, int batch) const = 0;
 };
@@ -105,8 +83,8 @@ struct RunEnvironment {
   std::function<ObservedPages(const void* ptr, size_t bytes)> observe_pages;
   // Bytes of host memory the workloads may use (0 = no check).
   int64_t host_memory_budget_bytes = 0;
-  // Model mode: null = measure.
-  std::shared_ptr<const StepModel> model;
+  // Model mode, or a measured sweep modeled beside (step_observer.h); null = measure only.
+  std::shared_ptr<const StepObserver> observer;
   // Makes each point's accelerator; null = the backend registry's (make_accelerator). Model
   // mode makes a cpu accelerator that counts the layer's GEMMs without running them.
   std::function<std::unique_ptr<Accelerator>(const AcceleratorOptions&)> make_accelerator;
@@ -117,7 +95,7 @@ struct RunEnvironment {
 };
 
 // Model mode over several platforms at once (model): one lane per platform, with its
-// own host tiers, step model and per-model KV budget; the rest of the environment (control,
+// own host tiers, step observer and per-model KV budget; the rest of the environment (control,
 // CPU node, host memory budget) is the sweep's. What does not depend on the platform is done
 // once per unit: the workload and the fp64 reference are made once for every lane, and a
 // strategy whose plan is the same on several lanes (plan_signature: e.g. every platform where
@@ -127,7 +105,7 @@ struct RunEnvironment {
 // one run_sweep per lane would give.
 struct Lane {
   std::vector<HostTier> host_tiers;  // empty: plain host memory as local DRAM
-  std::shared_ptr<const StepModel> model;
+  std::shared_ptr<const StepObserver> observer;
   std::map<std::string, int64_t> kv_budget_bytes;  // by model; one not listed: the sweep's own
   // By model: why nothing of it can run on this lane (e.g. its weights exceed the platform's
   // accelerator memory). Its points are "oom" with that reason, and nothing executes for them.

@@ -171,8 +171,8 @@ double point_cost(const SweepRun& run, const SweepGroup& g) {
 std::string lanes_unit_key(int pass, const SweepGroup& g, const SweepRun& run) {
   std::string k = unit_key(pass, g, run.lanes[0].env);
   for (size_t l = 1; l < run.lanes.size(); ++l)
-    if (run.lanes[l].env.model)
-      for (const auto& [key, value] : run.lanes[l].env.model->axes_extra)
+    if (run.lanes[l].env.observer)
+      for (const auto& [key, value] : run.lanes[l].env.observer->lane_axes())
         k += ";" + key + "=" + value;
   return k;
 }
@@ -230,7 +230,8 @@ void run_passes(SweepRun& run) {
     }
 }
 
-// Each lane's environment: env with the lane's host tiers and model (env itself without lanes).
+// Each lane's environment: env with the lane's host tiers and observer (env itself without
+// lanes).
 std::vector<RunEnvironment> lane_environments(const RunEnvironment& env,
                                               const std::vector<Lane>& lanes) {
   if (lanes.empty()) return {env};
@@ -238,7 +239,7 @@ std::vector<RunEnvironment> lane_environments(const RunEnvironment& env,
   for (const Lane& l : lanes) {
     RunEnvironment e = env;
     e.host_tiers = l.host_tiers;
-    e.model = l.model;
+    e.observer = l.observer;
     out.push_back(std::move(e));
   }
   return out;
@@ -269,7 +270,7 @@ reports::Report run_sweep_on_lanes(const ResolvedSweep& resolved, const RunEnvir
   for (const auto& [m, b] : budgets) budget_bytes[m] = b.bytes;
   check_stack_memory(spec, sweep.strategies.size(), accelerator_info, budget_bytes,
                      env.host_memory_budget_bytes,
-                     !lanes.empty() || (env.model && env.model->replace));
+                     !lanes.empty() || (env.observer && env.observer->replaces_timing()));
   if (!spec.models.empty() && budgets.count(spec.models[0]))
     accelerator_info.capacity_bytes = budgets.at(spec.models[0]).bytes;
 
@@ -286,12 +287,11 @@ reports::Report run_sweep_on_lanes(const ResolvedSweep& resolved, const RunEnvir
     std::map<std::string, int64_t> b = budget_bytes;
     if (!lanes.empty())
       for (const auto& [m, bytes] : lanes[l].kv_budget_bytes) b[m] = bytes;
-    const auto& model = envs[l].model;
-    ctxs.push_back(SweepContext{spec, envs[l], host_tiers(envs[l]), host_pool,
-                                model && !model->replace ? model->platform : "", b});
+    ctxs.push_back(SweepContext{spec, envs[l], host_tiers(envs[l]), host_pool, b});
     if (!lanes.empty()) ctxs.back().refused = lanes[l].refused;
   }
-  if (envs[0].model && envs[0].model->replace) report.context.sweep["mode"] = "model";
+  if (envs[0].observer && envs[0].observer->replaces_timing())
+    report.context.sweep["mode"] = "model";
   SweepRun run(ctxs, resolved, sweep, progress, report);
   const auto per_group = static_cast<int64_t>(sweep.strategies.size() * ctxs.size());
   const int passes = spec.only_pass >= 0 ? 1 : spec.repetitions;

@@ -33,7 +33,7 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
 // failed pass fails the point), points new to `into` added, speedups recomputed.
 void pool_pass_report(reports::Report& into, reports::Report&& pass);
 
-// The same over `lanes` (see Lane); env's host_tiers and model are not used. The progress counts
+// The same over `lanes` (see Lane); env's host_tiers and observer are not used. The progress counts
 // every lane's points. Empty lanes: run_sweep.
 reports::Report run_sweep_on_lanes(const ResolvedSweep& sweep, const RunEnvironment& env,
                                    const std::vector<Lane>& lanes, const ProgressFn& progress = {});

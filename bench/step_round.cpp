@@ -1,7 +1,5 @@
 #include "bench/step_round.h"
 
-#include <cmath>
-#include <map>
 #include <string>
 
 #include "core/error.h"
@@ -11,32 +9,13 @@ namespace hb::bench {
 
 namespace {
 
-// A step's timing as one contender records it: as measured, or its lane's model's price. Apart
-// from the step's result, which every contender recording it reads (a full strategy's attended
-// tokens are megabytes a step at long context).
-struct StepTiming {
-  int64_t total_ns = 0;
-  std::map<std::string, int64_t> phase_ns;
-};
-
-// Model mode: the step's price replaces its timing (replace) or is kept beside it (observe).
-// False (and the contender failed) when pricing threw.
-bool price_step(Contender& c, int s, const StepResult& out, StepTiming& t) {
-  t = {out.total_ns, out.phase_ns};
-  const SweepContext& ctx = *c.ctx;
-  if (!ctx.env.model || c.stack()) return true;  // a model prices one layer's step
-  const StepModel& model = *ctx.env.model;
+// What the point records of step s: the measured timing, or what its observer puts in its place
+// (model mode). False (and the contender failed) when the observer threw.
+bool observe_step(Contender& c, int s, bool timed, const StepResult& out, RecordedStep& r) {
+  r = {out.total_ns, out.phase_ns, out.traffic};
+  if (!c.observed) return true;
   try {
-    const StepPrice m = model.price(c.point.axes, c.executed(), s, out);
-    if (model.replace) {
-      t.total_ns = std::llround(m.total_ns);
-      t.phase_ns.clear();
-      for (const auto& [ph, ns] : m.phase_ns) t.phase_ns[ph] = std::llround(ns);
-    } else if (s >= ctx.spec.stop.warmup_steps && m.total_ns > 0) {
-      c.modeled.push_back(m.total_ns);
-      for (const auto& [ph, ns] : m.phase_ns) c.modeled_phases[ph].push_back(ns);
-      c.modeled_overlap = m.overlap;
-    }
+    c.observed->on_step(c.executed(), s, timed, r);
   } catch (const Error& e) {
     fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
     return false;
@@ -73,12 +52,12 @@ bool scores_next_step(const Contender& c, const SweepSpec& spec) {
 // A timed step: its time, phases, traffic and (while --accuracy-steps lasts) its accuracy, and
 // what the stopping rules see of it.
 void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle, int s,
-                 const StepResult& out, const StepTiming& t) {
+                 const StepResult& out, const RecordedStep& t) {
   const SweepSpec& spec = ctx.spec;
   if (c.samples.empty()) c.first_timed_ns = now_ns() - t.total_ns;
   c.samples.push_back(static_cast<double>(t.total_ns));
   for (const auto& [ph, ns] : t.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
-  c.traffic_sum += out.traffic;
+  c.traffic_sum += t.traffic;
   if (scores_next_step(c, spec)) {
     const bool probs = out.lists_attended();
     c.accuracy.add(oracle.at(s, probs), out);
@@ -107,8 +86,6 @@ bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& or
     const SweepSpec& spec = c.ctx->spec;
     out.clear_keeping_memory();
     if (!run_step(c, s, out)) continue;
-    if (const int batch = c.ctx->stands_for; batch > 1)
-      out.traffic = c.ctx->env.sampler->batch_traffic(spec, batch, out.traffic);
     const bool timed = s >= spec.stop.warmup_steps;  // else executed, not timed
     if (timed && any_scores(c, spec)) {              // untimed: after total_ns was taken
       try {
@@ -118,10 +95,10 @@ bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& or
         continue;
       }
     }
-    // Each recording contender prices the same executed step on its own lane.
+    // Each recording contender's observer sees the same executed step on its own lane.
     for (Contender* r : recorders(c)) {
-      StepTiming t;
-      if (!price_step(*r, s, out, t) || !timed) continue;
+      RecordedStep t;
+      if (!observe_step(*r, s, timed, out, t) || !timed) continue;
       record_step(*r, *r->ctx, oracle, s, out, t);
     }
   }

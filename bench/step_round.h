@@ -9,11 +9,11 @@
 namespace hb::bench {
 
 // Steps each executing contender once, cs[order[0]] first (prepare_step untimed, step timed),
-// prices the step on the lane of each contender recording it (model mode: the executor and its
-// followers), records the timed steps, their accuracy and their stopping rules' view. Whether a
-// contender stops is the group's decision at the end of a round (round_close.h). Returns whether
-// any contender was executing. `out` is the step's result for each contender in turn, its
-// memory kept from step to step (StepResult::clear_keeping_memory).
+// hands the step to the observer of each contender recording it (model mode: the executor and
+// its followers, each on its lane), records the timed steps, their accuracy and their stopping
+// rules' view. Whether a contender stops is the group's decision at the end of a round
+// (round_close.h). Returns whether any contender was executing. `out` is the step's result for each
+// contender in turn, its memory kept from step to step (StepResult::clear_keeping_memory).
 bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
                 ReferenceOracle& oracle, int s, StepResult& out);
 

@@ -93,8 +93,8 @@ std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env) {
                   ";seq_len=" + std::to_string(g.seq_len) + ";batch=" + std::to_string(g.batch);
   if (g.kv_budget) k += ";kv_budget=" + g.kv_budget->to_string();
   // Model mode runs the same groups once per platform; the platform tells them apart.
-  if (env.model)
-    for (const auto& [key, value] : env.model->axes_extra) k += ";" + key + "=" + value;
+  if (env.observer)
+    for (const auto& [key, value] : env.observer->lane_axes()) k += ";" + key + "=" + value;
   return k;
 }
 

@@ -48,9 +48,9 @@ struct SweepRun {
   }
   // " [platform]" for lane l's progress labels when there are several.
   std::string lane_tag(size_t l) const {
-    if (lanes.size() < 2 || !lanes[l].env.model) return "";
+    if (lanes.size() < 2 || !lanes[l].env.observer) return "";
     std::string t;
-    for (const auto& [key, value] : lanes[l].env.model->axes_extra) t += " [" + value + "]";
+    for (const auto& [key, value] : lanes[l].env.observer->lane_axes()) t += " [" + value + "]";
     return t;
   }
 };

@@ -139,7 +139,7 @@ std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
 // VM.
 bool timings_modeled(const SweepRun& run) {
   for (const auto& lane : run.lanes)
-    if (!lane.env.model || !lane.env.model->replace) return false;
+    if (!lane.env.observer || !lane.env.observer->replaces_timing()) return false;
   return true;
 }
 
@@ -188,9 +188,27 @@ std::vector<SweepContext> sequence_share(const std::vector<SweepContext>& lanes,
   return out;
 }
 
-// Steps the executing contenders side by side, round after round (rounds.h), until the group
-// stops (round_close.h): false when a stop was requested (the unit is then dropped: its points
-// are incomplete). The unit's label seeds the rounds' orders (round_seed).
+// Before a replay of the decode positions: reloads (untimed) every contender still executing.
+// False when none is left, or when the timings are modeled: a replay's modeled steps are the
+// same ones priced again, so the group finishes on the pass it has.
+bool start_replay(const std::vector<Contender*>& cs, const Problem& problem, bool modeled) {
+  if (modeled) {
+    finish_group(cs, reports::StopReason::max_steps);
+    return false;
+  }
+  bool any_left = false;
+  for (Contender* c : cs)
+    if (c->executing()) {
+      replay(*c, problem);
+      any_left |= c->executing();
+    }
+  return any_left;
+}
+
+// Steps the executing contenders side by side, round after round (rounds.h), one pass over the
+// decode positions and then replays of it, until the group stops (round_close.h): false when a
+// stop was requested (the unit is then dropped: its points are incomplete). The unit's label
+// seeds the rounds' orders (round_seed).
 bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& problem,
                ReferenceOracle& oracle, const std::string& where) {
   const SweepSpec& spec = run.ctx.spec;
@@ -198,31 +216,15 @@ bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& 
   const RoundPlan plan(steps, spec.stop.warmup_steps, spec.stop.rounds);
   const uint64_t seed = round_seed(spec.seed, where);
   // Modeled timings have no noise to pair away: one pass's rounds are enough.
-  const int min_rounds = timings_modeled(run) ? plan.rounds_per_pass() : spec.stop.rounds;
+  const bool modeled = timings_modeled(run);
+  const int min_rounds = modeled ? plan.rounds_per_pass() : spec.stop.rounds;
   int rounds_done = 0;
   std::vector<size_t> order = round_order(cs.size(), seed, rounds_done);
   StepResult out;  // every contender's step in turn, its memory kept (step_round)
-  // One pass over the decode positions, then replays of them (strategies reloaded untimed)
-  // while the group has not stopped.
-  for (int pass = 0;; ++pass) {
-    if (pass > 0 && min_rounds == plan.rounds_per_pass() && timings_modeled(run)) {
-      // Modeled steps are the same on a replay: the positions are all there is to price.
-      finish_group(cs, reports::StopReason::max_steps);
-      break;
-    }
-    if (pass > 0) {
-      bool any_left = false;
-      for (Contender* c : cs)
-        if (c->executing()) {
-          replay(*c, problem);
-          any_left |= c->executing();
-        }
-      if (!any_left) break;
-    }
+  for (int pass = 0; pass == 0 || start_replay(cs, problem, modeled); ++pass) {
     const std::string of_pass = pass > 0 ? " (replay " + std::to_string(pass) + ")" : "";
     for (int s = 0; s < steps; ++s) {
-      // Between steps, not inside one.
-      if (run.stop_requested()) {
+      if (run.stop_requested()) {  // between steps, not inside one
         run.stopped = true;
         return false;
       }
@@ -259,7 +261,7 @@ bool run_wave(SweepRun& run, UnitContenders& cs, std::vector<std::vector<size_t>
     if (leader[w][i] != w) continue;
     Contender& c = *cs[w][i];
     if (c.planned) {
-      run.tell(where + ": " + c.name + " loading");
+      run.tell(where + ": " + c.point.axes.strategy + " loading");
       load_contender(c);
     }
     if (c.active) executing.push_back(&c);

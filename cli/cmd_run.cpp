@@ -46,6 +46,7 @@
 #include "reports/text_table.h"
 #include "model/capacity.h"
 #include "model/model_run.h"
+#include "model/step_pricer.h"
 #include "model/whole_model.h"
 #include "bench/runner.h"
 #include "bench/trace.h"
@@ -364,7 +365,7 @@ struct MachineSweep {
     const auto& profiles = platforms.profiles;
     PlatformSetup platform = setup_platform(s.spec);
     if (mode == RunMode::measure && !profiles.empty())
-      platform.env.model = model::make_step_model(profiles[0], false);
+      platform.env.observer = model::make_step_pricer(profiles[0], {.replace = false});
     platform.env.control = control;
     ProgressBar bar(quiet || !show_progress);
     const bench::ProgressFn on_progress = [&](const bench::Progress& p) {

@@ -6,34 +6,9 @@
 #include "kernels/cpu/cpu_accelerator.h"
 #include "model/capacity.h"
 #include "model/sampled_batch.h"
+#include "model/step_pricer.h"
 
 namespace hb::model {
-
-std::shared_ptr<bench::StepModel> make_step_model(
-    const PlatformModel& m, bool replace,
-    std::function<void(const reports::PointAxes&, int, const ModeledStep&)> on_step) {
-  auto sm = std::make_shared<bench::StepModel>();
-  sm->replace = replace;
-  if (replace) {
-    sm->accelerator_kind = m.accelerator.kind;  // a point axis: text
-    sm->axes_extra["platform"] = m.name;
-  } else {
-    sm->platform = m.name;
-  }
-  sm->price = [m, on_step](const reports::PointAxes& axes, const Strategy& s, int step,
-                           const StepResult& out) {
-    const ModeledStep ms = model_step(out.traffic, overlap_for(s.overlap()), m);
-    if (on_step) on_step(axes, step, ms);
-    return bench::StepPrice{ms.total_ns, ms.phase_ns, ms.overlap};
-  };
-  sm->annotate = [m](const Strategy& s) {
-    std::string from;
-    const OverlapStructure o = overlap_for(s.overlap(), &from);
-    return std::map<std::string, std::string>{{"model.platform", m.name},
-                                              {"model.overlap", o.to_string() + " (" + from + ")"}};
-  };
-  return sm;
-}
 
 std::vector<HostTier> host_tiers_for(const PlatformModel& m) {
   std::vector<HostTier> out;
@@ -56,13 +31,15 @@ reports::Report run_model_sweep(const bench::SweepSpec& spec,
 
 namespace {
 
-// Platform m as a lane of the sweep: its tiers, its step model, each model's KV budget (the
+// Platform m as a lane of the sweep: its tiers, its step pricer, each model's KV budget (the
 // profile's, or --accelerator-memory), and the models whose weights it cannot hold.
 bench::Lane lane_for(const PlatformModel& m, const bench::SweepSpec& spec) {
   const bool given = spec.accelerator.capacity_bytes > 0;
   bench::Lane lane;
   lane.host_tiers = host_tiers_for(m);
-  lane.model = make_step_model(m, true);
+  PricerOptions o;
+  o.sweep = &spec;
+  lane.observer = make_step_pricer(m, std::move(o));
   for (const auto& model : spec.models) {
     lane.kv_budget_bytes[model] =
         given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, spec.model(model));

@@ -2,8 +2,8 @@
 // `hybridbench run --mode model`: project a sweep onto platforms this machine is not. Each
 // strategy really runs here (its selection logic on the real workload, so accuracy is real,
 // and its exact per-step Traffic), on the cpu accelerator with the platform's per-layer KV
-// budget and host tiers; the runner's StepModel hook then replaces each step's time with the
-// modeled one (model/roofline.h) and labels the point "modeled" with the platform's name.
+// budget and host tiers; its step pricer (model/step_pricer.h) then replaces each step's time
+// with the modeled one (model/roofline.h) and labels the point "modeled" with the platform's name.
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,12 +14,6 @@
 #include "bench/runner.h"
 
 namespace hb::model {
-
-// The runner hook pricing each executed step on `m`. replace = false only observes (the
-// measured timing stays); `on_step` then receives every priced step.
-std::shared_ptr<bench::StepModel> make_step_model(
-    const PlatformModel& m, bool replace = true,
-    std::function<void(const reports::PointAxes&, int step, const ModeledStep&)> on_step = {});
 
 // The profile's host tiers as plain host memory of this machine labelled with the tier's kind
 // (emulated), fastest first: strategies place KV by the profile's tiers and their traffic

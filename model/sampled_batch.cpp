@@ -24,14 +24,6 @@ class SampledBatch final : public bench::BatchSampler {
       if (t.free_bytes > 0) t.free_bytes /= batch;
   }
 
-  // Layer scope splits the batch in micro-batches (LayerScope); the executed sequence is one,
-  // and the layer waits for its tail once a step (a stack's last layer; one layer is).
-  Traffic batch_traffic(const bench::SweepSpec& spec, int batch,
-                        const Traffic& one) const override {
-    if (spec.scope != Scope::layer) return one.for_batch(batch);
-    return one.for_batch(batch, bench::resolve_microbatches(spec.microbatches, batch), 1);
-  }
-
   // The batch's axes, the batch's placement, and what was done said on the point.
   void stand_for(reports::Point& p, const bench::SweepSpec& spec, int batch) const override {
     p.axes.batch = batch;
@@ -48,6 +40,13 @@ class SampledBatch final : public bench::BatchSampler {
 };
 
 }  // namespace
+
+// Layer scope splits the batch in micro-batches (LayerScope); the executed sequence is one,
+// and the layer waits for its tail once a step (a stack's last layer; one layer is).
+Traffic batch_traffic(const bench::SweepSpec& spec, int batch, const Traffic& one) {
+  if (spec.scope != Scope::layer) return one.for_batch(batch);
+  return one.for_batch(batch, bench::resolve_microbatches(spec.microbatches, batch), 1);
+}
 
 std::shared_ptr<const bench::BatchSampler> make_batch_sampler() {
   return std::make_shared<SampledBatch>();

@@ -9,8 +9,13 @@
 #include <memory>
 
 #include "bench/run_environment.h"
+#include "bench/sweep_spec.h"
 
 namespace hb::model {
+
+// The executed sequence's step traffic as a batch of `batch`'s (the step pricer records and
+// prices it: model/step_pricer.h).
+Traffic batch_traffic(const bench::SweepSpec& spec, int batch, const Traffic& one);
 
 // The runner's hook (bench::RunEnvironment::sampler) for model mode's sweeps.
 std::shared_ptr<const bench::BatchSampler> make_batch_sampler();

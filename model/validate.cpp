@@ -12,6 +12,7 @@
 #include "core/stats.h"
 #include "model/model_run.h"
 #include "model/roofline.h"
+#include "model/step_pricer.h"
 
 namespace hb::model {
 
@@ -58,33 +59,33 @@ ModeledStep live_step(const Traffic& t, const OverlapStructure& o, const Platfor
       t, o, live.at(m, cpu_ws, acc_ws, static_cast<double>(t.h2d_bytes + t.d2h_bytes), weights));
 }
 
-// The step model the measured sweep runs with: it prices every timed step and keeps the
+// The step pricer the measured sweep runs with: it prices every timed step and keeps the
 // prices per point in `collected`, leaving the measurement as it is.
-std::shared_ptr<bench::StepModel> pricing_model(const PlatformModel& m, int warmup,
-                                                std::shared_ptr<CollectedByPoint> collected,
-                                                std::shared_ptr<LiveCeilings> live) {
-  auto sm = std::make_shared<bench::StepModel>();
-  sm->replace = false;    // the run stays a measurement; the model only prices its steps
-  sm->platform = m.name;  // so the measured report (--report) carries the prediction alongside
-  sm->price = [collected, warmup, m, live](const reports::PointAxes& axes, const Strategy& s,
-                                           int step, const StepResult& out) {
+std::shared_ptr<const bench::StepObserver> pricing_model(
+    const PlatformModel& m, int warmup, std::shared_ptr<CollectedByPoint> collected,
+    std::shared_ptr<LiveCeilings> live) {
+  PricerOptions o;
+  o.replace = false;  // the run stays a measurement; the model only prices its steps
+  o.annotate = false;
+  o.price = [collected, warmup, m, live](const reports::PointAxes& axes, const Strategy& s,
+                                         int step, const Traffic& traffic) {
     Collected& c = (*collected)[axes.key()];
-    if (step < warmup || !c.error.empty()) return bench::StepPrice{};
+    if (step < warmup || !c.error.empty()) return StepPrice{};
     try {
       const OverlapStructure o = overlap_for(s.overlap());
-      const ModeledStep fixed = model_step(out.traffic, o, m);
+      const ModeledStep fixed = model_step(traffic, o, m);
       c.total_static.push_back(fixed.total_ns);
-      const ModeledStep ms = live ? live_step(out.traffic, o, m, *live) : fixed;
+      const ModeledStep ms = live ? live_step(traffic, o, m, *live) : fixed;
       c.total.push_back(ms.total_ns);
       for (const auto& [k, v] : ms.phase_ns) c.phases[k].push_back(v);
       c.overlap = ms.overlap;
-      return bench::StepPrice{ms.total_ns, ms.phase_ns, ms.overlap};
+      return StepPrice{ms.total_ns, ms.phase_ns, ms.overlap};
     } catch (const Error& e) {
       c.error = e.problem();  // a pricing problem must not turn the measurement into an error
-      return bench::StepPrice{};
+      return StepPrice{};
     }
   };
-  return sm;
+  return make_step_pricer(m, std::move(o));
 }
 
 // A measured point next to its prices: an error point when a timed point got none.
@@ -162,7 +163,7 @@ Validation validate_model(const bench::ResolvedSweep& sweep, const bench::RunEnv
       live_opts ? std::make_shared<LiveCeilings>(*live_opts) : nullptr;
   auto collected = std::make_shared<CollectedByPoint>();
   bench::RunEnvironment e = env;
-  e.model = pricing_model(m, sweep.spec.stop.warmup_steps, collected, live);
+  e.observer = pricing_model(m, sweep.spec.stop.warmup_steps, collected, live);
 
   Validation v;
   v.platform = m;

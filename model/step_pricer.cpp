@@ -1,0 +1,109 @@
+#include "model/step_pricer.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "core/stats.h"
+#include "model/roofline.h"
+#include "model/sampled_batch.h"
+#include "bench/contender.h"
+
+namespace hb::model {
+
+namespace {
+
+// One point's prices: in place of its timing (replace), or kept beside it (observe).
+class PricedPoint final : public bench::StepObserver::PointRecord {
+ public:
+  PricedPoint(reports::PointAxes axes, const PricerOptions& o, int stands_for, std::string platform)
+      : axes_(std::move(axes)), o_(o), stands_for_(stands_for), platform_(std::move(platform)) {}
+
+  void on_step(const Strategy& executed, int s, bool timed, bench::RecordedStep& t) override {
+    if (stands_for_ > 1) t.traffic = batch_traffic(*o_.sweep, stands_for_, t.traffic);
+    const StepPrice m = o_.price(axes_, executed, s, t.traffic);
+    if (o_.replace) {
+      t.total_ns = std::llround(m.total_ns);
+      t.phase_ns.clear();
+      for (const auto& [ph, ns] : m.phase_ns) t.phase_ns[ph] = std::llround(ns);
+    } else if (timed && m.total_ns > 0) {
+      modeled_.push_back(m.total_ns);
+      for (const auto& [ph, ns] : m.phase_ns) phases_[ph].push_back(ns);
+      overlap_ = m.overlap;
+    }
+  }
+
+  // Side by side only when every timed step was priced: a partial set would compare different
+  // steps.
+  void finish(reports::Point& p) override {
+    if (o_.replace || modeled_.empty() || modeled_.size() != p.step.samples_ns.size()) return;
+    p.modeled.platform = platform_;
+    p.modeled.overlap = overlap_;
+    p.modeled.step = reports::Timing::from_samples(modeled_);
+    for (const auto& [name, v] : phases_) p.modeled.phase_median_ns[name] = summarize(v).median;
+    bench::update_model_error(p);
+  }
+
+ private:
+  reports::PointAxes axes_;
+  const PricerOptions& o_;  // the pricer's, which outlives its records
+  int stands_for_;
+  std::string platform_;
+  std::vector<double> modeled_;
+  std::map<std::string, std::vector<double>> phases_;
+  std::string overlap_;
+};
+
+class StepPricer final : public bench::StepObserver {
+ public:
+  StepPricer(const PlatformModel& m, PricerOptions o) : m_(m), o_(std::move(o)) {
+    if (!o_.price)
+      o_.price = [m](const reports::PointAxes&, const Strategy& s, int, const Traffic& traffic) {
+        const ModeledStep ms = model_step(traffic, overlap_for(s.overlap()), m);
+        return StepPrice{ms.total_ns, ms.phase_ns, ms.overlap};
+      };
+  }
+
+  bool replaces_timing() const override { return o_.replace; }
+
+  std::map<std::string, std::string> lane_axes() const override {
+    if (!o_.replace) return {};
+    return {{"platform", m_.name}};
+  }
+
+  void label(reports::Point& p) const override {
+    if (!o_.replace) return;
+    p.provenance = reports::Provenance::modeled;
+    if (!m_.accelerator.kind.empty()) p.axes.accelerator = m_.accelerator.kind;
+    for (const auto& [k, v] : lane_axes()) p.axes.extra[k] = v;
+  }
+
+  std::unique_ptr<PointRecord> observe(reports::Point& p, const Strategy& s,
+                                       int stands_for) const override {
+    if (stands_for > 1 && !o_.sweep)  // a caller's bug (model_run sets it), not the user's
+      throw std::logic_error(
+          "a point standing for a batch reached a step pricer without "
+          "PricerOptions::sweep");
+    if (o_.annotate) {
+      std::string from;
+      const OverlapStructure o = overlap_for(s.overlap(), &from);
+      p.strategy_params["model.platform"] = m_.name;
+      p.strategy_params["model.overlap"] = o.to_string() + " (" + from + ")";
+    }
+    return std::make_unique<PricedPoint>(p.axes, o_, stands_for, m_.name);
+  }
+
+ private:
+  PlatformModel m_;
+  PricerOptions o_;
+};
+
+}  // namespace
+
+std::shared_ptr<const bench::StepObserver> make_step_pricer(const PlatformModel& m,
+                                                            PricerOptions options) {
+  return std::make_shared<StepPricer>(m, std::move(options));
+}
+
+}  // namespace hb::model

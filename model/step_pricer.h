@@ -1,0 +1,43 @@
+#pragma once
+// The model's hook on the sweep loop (bench::StepObserver): each executed step's Traffic (a
+// sampled batch's: the batch's) priced on a platform (model/roofline.h). Model mode's pricer
+// replaces the step's measured timing with the price and labels the point "modeled" on the
+// platform; an observing one (run --platform in measure mode, validate-model) keeps the measurement
+// and reports the prices beside it (Point::modeled) when every timed step got one.
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "model/platform_model.h"
+#include "reports/report.h"
+#include "bench/step_observer.h"
+#include "bench/sweep_spec.h"
+
+namespace hb::model {
+
+struct StepPrice {
+  double total_ns = 0;  // <= 0: this step was not priced
+  std::map<std::string, double> phase_ns;
+  std::string overlap;  // the overlap structure used, text form
+};
+// Step s of the point with these axes (warm-up steps included), which moved `traffic`; throws
+// hb::Error on failure.
+using PriceFn =
+    std::function<StepPrice(const reports::PointAxes&, const Strategy&, int s, const Traffic&)>;
+
+struct PricerOptions {
+  bool replace = true;  // false: observe (the measured timing stays)
+  // Adds model.platform and model.overlap to a planned point's strategy_params.
+  bool annotate = true;
+  PriceFn price;  // empty: model_step on the platform with the strategy's overlap
+  // Model mode's sweep: a point standing for a batch (model/sampled_batch.h) records and is
+  // priced with the batch's traffic. Needed when a point stands for more than one sequence.
+  const bench::SweepSpec* sweep = nullptr;
+};
+
+// The hook pricing each executed step on `m`.
+std::shared_ptr<const bench::StepObserver> make_step_pricer(const PlatformModel& m,
+                                                            PricerOptions options = {});
+
+}  // namespace hb::model
