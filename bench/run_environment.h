@@ -85,10 +85,13 @@ class BatchSampler {
   virtual void share(const SweepSpec& spec, int batch,
                      std::map<std::string, int64_t>& kv_budget_bytes,
                      std::vector<HostTier>& tiers) const = 0;
-  // The executed sequence's step traffic, as the batch's.
-  virtual Traffic batch_traffic(const SweepSpec& spec, int batch, const Traffic& one) const = 0;
+  // The executed sequence's step traffic, as the batch's. `overlap`: the executed strategy's
+  // structure (whether micro-batches pay, bench/layer_scope.h).
+  virtual Traffic batch_traffic(const SweepSpec& spec, int batch, const Traffic& one,
+                                const OverlapStructure& overlap) const = 0;
   // The executed sequence's point, as the batch's.
-  virtual void stand_for(reports::Point& p, const SweepSpec& spec, int batch) const = 0;
+  virtual void stand_for(reports::Point& p, const SweepSpec& spec, int batch,
+                         const OverlapStructure& overlap) const = 0;
 };
 
 // What the caller resolved about the machine (memtier): where host KV may go and how to check

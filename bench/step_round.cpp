@@ -108,7 +108,8 @@ bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& or
     out.clear_keeping_memory();
     if (!run_step(c, s, out)) continue;
     if (const int batch = c.ctx->stands_for; batch > 1)
-      out.traffic = c.ctx->env.sampler->batch_traffic(spec, batch, out.traffic);
+      out.traffic =
+          c.ctx->env.sampler->batch_traffic(spec, batch, out.traffic, c.executed().overlap());
     const bool timed = s >= spec.stop.warmup_steps;  // else executed, not timed
     if (timed && any_scores(c, spec)) {              // untimed: after total_ns was taken
       try {

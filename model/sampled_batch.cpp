@@ -7,6 +7,12 @@ namespace hb::model {
 
 namespace {
 
+// The micro-batches LayerScope would cut the whole batch into.
+int microbatches(const bench::SweepSpec& spec, int batch, const OverlapStructure& overlap) {
+  return bench::resolve_microbatches(spec.microbatches, batch,
+                                     bench::gains_from_microbatches(overlap));
+}
+
 class SampledBatch final : public bench::BatchSampler {
  public:
   int stands_for(const bench::SweepSpec& spec, int batch) const override {
@@ -26,16 +32,17 @@ class SampledBatch final : public bench::BatchSampler {
 
   // Layer scope splits the batch in micro-batches (LayerScope); the executed sequence is one,
   // and the layer waits for its tail once a step (a stack's last layer; one layer is).
-  Traffic batch_traffic(const bench::SweepSpec& spec, int batch,
-                        const Traffic& one) const override {
+  Traffic batch_traffic(const bench::SweepSpec& spec, int batch, const Traffic& one,
+                        const OverlapStructure& overlap) const override {
     if (spec.scope != Scope::layer) return one.for_batch(batch);
-    return one.for_batch(batch, bench::resolve_microbatches(spec.microbatches, batch), 1);
+    return one.for_batch(batch, microbatches(spec, batch, overlap), 1);
   }
 
   // The batch's axes, the batch's placement, and what was done said on the point.
-  void stand_for(reports::Point& p, const bench::SweepSpec& spec, int batch) const override {
+  void stand_for(reports::Point& p, const bench::SweepSpec& spec, int batch,
+                 const OverlapStructure& overlap) const override {
     p.axes.batch = batch;
-    const std::string n = std::to_string(bench::resolve_microbatches(spec.microbatches, batch));
+    const std::string n = std::to_string(microbatches(spec, batch, overlap));
     if (p.axes.extra.count("microbatches")) p.axes.extra["microbatches"] = n;
     if (p.strategy_params.count("microbatches")) p.strategy_params["microbatches"] = n;
     for (auto& r : p.placement) r.bytes *= batch;
