@@ -90,8 +90,7 @@ class BatchSampler {
   virtual Traffic batch_traffic(const SweepSpec& spec, int batch, const Traffic& one,
                                 const OverlapStructure& overlap) const = 0;
   // The executed sequence's point, as the batch's.
-  virtual void stand_for(reports::Point& p, const SweepSpec& spec, int batch,
-                         const OverlapStructure& overlap) const = 0;
+  virtual void stand_for(reports::Point& p, const SweepSpec& spec, int batch) const = 0;
 };
 
 // What the caller resolved about the machine (memtier): where host KV may go and how to check

@@ -304,21 +304,16 @@ std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGr
     if (!run_wave(run, cs, leader, w, problem, oracle, where + run.lane_tag(w)))
       return std::nullopt;
   std::vector<reports::Point> points;
-  // Before any strategy goes: a follower's structure is its leader's, on another lane.
-  if (stands_for > 1)
-    for (auto& lane : cs)
-      for (auto& c : lane) {
-        const Strategy* s = c->leader ? c->leader->strategy.get() : c->strategy.get();
-        run.ctx.env.sampler->stand_for(c->point, spec, stands_for,
-                                       s ? s->overlap() : OverlapStructure{});
-      }
   for (auto& lane : cs) {
     for (auto& c : lane) {
       c->strategy.reset();
       c->accelerator.reset();
     }
     fold_stacks(lane, run.sweep.strategies.size());
-    for (auto& c : lane) points.push_back(std::move(c->point));
+    for (auto& c : lane) {
+      if (stands_for > 1) run.ctx.env.sampler->stand_for(c->point, spec, stands_for);
+      points.push_back(std::move(c->point));
+    }
   }
   return points;
 }

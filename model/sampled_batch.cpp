@@ -1,5 +1,8 @@
 #include "model/sampled_batch.h"
 
+#include <cmath>
+#include <string>
+
 #include "bench/layer_scope.h"
 #include "bench/sweep_spec.h"
 
@@ -39,12 +42,20 @@ class SampledBatch final : public bench::BatchSampler {
   }
 
   // The batch's axes, the batch's placement, and what was done said on the point.
-  void stand_for(reports::Point& p, const bench::SweepSpec& spec, int batch,
-                 const OverlapStructure& overlap) const override {
+  void stand_for(reports::Point& p, const bench::SweepSpec& spec, int batch) const override {
     p.axes.batch = batch;
-    const std::string n = std::to_string(microbatches(spec, batch, overlap));
-    if (p.axes.extra.count("microbatches")) p.axes.extra["microbatches"] = n;
-    if (p.strategy_params.count("microbatches")) p.strategy_params["microbatches"] = n;
+    // The axis is the group's setting (bench/sweep_groups.cpp: every strategy of a group shares
+    // it, so they stay compared); the parameter is what this strategy cut the batch into, as
+    // its priced traffic has it (batch_traffic read the layer's weights once per micro-batch).
+    if (p.axes.extra.count("microbatches"))
+      p.axes.extra["microbatches"] =
+          std::to_string(bench::resolve_microbatches(spec.microbatches, batch));
+    const auto layer = p.strategy_params.find("layer_weight_bytes");
+    if (p.strategy_params.count("microbatches") && layer != p.strategy_params.end() &&
+        std::stoll(layer->second) > 0)
+      p.strategy_params["microbatches"] =
+          std::to_string(std::llround(static_cast<double>(p.traffic_per_step.weight_bytes) /
+                                      static_cast<double>(std::stoll(layer->second))));
     for (auto& r : p.placement) r.bytes *= batch;
     const std::string how = "model mode executed 1 of the batch's " + std::to_string(batch) +
                             " sequences on a 1/" + std::to_string(batch) +
