@@ -9,8 +9,16 @@
 
 namespace hb::bench {
 
-int resolve_microbatches(int requested, int batch) {
-  const int n = requested > 0 ? requested : (batch >= 2 ? 2 : 1);
+bool gains_from_microbatches(const OverlapStructure& overlap) {
+  for (const auto& stage : overlap.stages)
+    if (std::find(stage.begin(), stage.end(), Resource::cpu) != stage.end() &&
+        std::find(stage.begin(), stage.end(), Resource::accelerator) != stage.end())
+      return true;
+  return false;
+}
+
+int resolve_microbatches(int requested, int batch, bool gains) {
+  const int n = requested > 0 ? requested : (batch >= 2 && gains ? 2 : 1);
   return std::clamp(n, 1, std::max(batch, 1));
 }
 
@@ -31,7 +39,8 @@ LayerScope::~LayerScope() {
 
 PlanResult LayerScope::plan(const Problem& problem, const Platform& platform) {
   accelerator_ = platform.accelerator;
-  const int n = resolve_microbatches(requested_microbatches_, problem.batch);
+  const int n = resolve_microbatches(requested_microbatches_, problem.batch,
+                                     gains_from_microbatches(parts_[0].strategy->overlap()));
   const int base = problem.batch / n, extra = problem.batch % n;
   // Weights first: a deployment holds them before any KV (CapacityError -> status oom).
   layer_ = accelerator_->make_layer_work(model_, base + (extra ? 1 : 0), place_.layer);

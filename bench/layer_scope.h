@@ -21,9 +21,14 @@
 
 namespace hb::bench {
 
+// Whether cutting a batch in micro-batches pays for reading the layer's weights once more per
+// micro-batch: only a strategy whose CPU work runs beside the accelerator (a stage of its overlap
+// structure holds both) has work that one micro-batch's O/FFN can hide; one that attends on the
+// accelerator alone (full-gpu, quest, ...) would only read its weights twice.
+bool gains_from_microbatches(const OverlapStructure& overlap);
 // Micro-batches a batch is cut into: `requested` (clamped to the batch), or with 0 the default,
-// 2 from batch 2 on.
-int resolve_microbatches(int requested, int batch);
+// 2 from batch 2 on where they pay (`gains`), else 1.
+int resolve_microbatches(int requested, int batch, bool gains = true);
 
 // Where a LayerScope sits in a stack of decoder layers (run --layers, bench/layer_stack.h): its
 // index in the model (its weights' values, layer_weight_seed) and whether its step waits for its

@@ -51,6 +51,8 @@ std::map<std::string, std::string> scope_axes(const SweepSpec& spec, const Sweep
   if (g.kv_budget) e["kv_budget"] = g.kv_budget->to_string();
   if (spec.scope != Scope::layer) return e;
   e["scope"] = to_string(Scope::layer);
+  // The group's setting, shared by its strategies (so they stay compared): the most a strategy
+  // cuts the batch into; each point's strategy_params say what it did (LayerScope).
   e["microbatches"] = std::to_string(resolve_microbatches(spec.microbatches, g.batch));
   return e;
 }

@@ -24,6 +24,8 @@
 #include "reports/json_io.h"
 #include "reports/output_file.h"
 #include "model/calibrate.h"
+#include "model/published.h"
+#include "model/published_projection.h"
 #include "model/validate.h"
 
 namespace hb::cli {
@@ -37,7 +39,7 @@ struct ValidateArgs {
                      .strategy_options = {}};  // --model, --seq-len, ... (cli/sweep_options.h)
   std::string platform, out, json, report, write_model;
   double goal = 0.15;
-  bool check = false, quiet = false, no_live = false;
+  bool check = false, quiet = false, no_live = false, published = false;
 };
 
 std::string read_file(const std::string& path) {
@@ -155,9 +157,36 @@ model::Validation measure_and_price(const ValidateArgs& a, const bench::Resolved
   return v;
 }
 
-int validate_command(ValidateArgs& a) {
+// --published: no sweep here; every row of the shipped table projected with model mode on its
+// platform preset, beside the published value. The sweep's axes and the profile options do not
+// apply (each row names its own), so giving them is refused rather than ignored.
+int validate_published(ValidateArgs& a, const CLI::App& sub) {
+  for (const char* o : {"--platform", "--report", "--write-model", "--seq-len", "--batch",
+                        "--model", "--strategy", "--kv-dtype", "--no-live", "--goal"})
+    if (sub.count(o) > 0)
+      throw Error(std::string("--published projects the shipped rows, each with its own "
+                              "platform, model and lengths: ") +
+                      o + " does not apply",
+                  "drop " + std::string(o) + ", or drop --published to validate on this machine");
+  a.out = out_or_json(a.out, a.json);
+  reports::check_output_path(a.json.empty() ? "--out" : "--json", a.out);
+  const auto rows = model::parse_published_measurements(model::embedded_published_measurements(),
+                                                        "model/published/measurements.json");
+  const PlatformSetup platform = setup_platform(model::published_row_sweep(rows.front()));
+  const model::PublishedValidation v =
+      model::project_published(rows, platform.env, [&](const std::string& row) {
+        if (!a.quiet) std::cerr << "validate-model: projecting " << row << "\n";
+      });
+  (reports::is_stdout_path(a.out) ? std::cerr : std::cout) << model::published_text(v);
+  if (!a.out.empty()) reports::write_output(a.out, model::published_json(v));
+  if (a.check && !model::published_goal_met(v)) return kExitRegression;
+  return kExitOk;
+}
+
+int validate_command(ValidateArgs& a, const CLI::App& sub) {
   register_baselines(StrategyRegistry::instance());
   register_hybrid(StrategyRegistry::instance());
+  if (a.published) return validate_published(a, sub);
   const bench::ResolvedSweep sweep = resolve_sweep(a);
   check_outputs(a);
   // With an output on standard output, the human text goes to stderr so stdout stays JSON.
@@ -202,7 +231,8 @@ CommandFn add_validate_model_command(CLI::App& app) {
       "  hybridbench probe --out me.json && hybridbench validate-model --platform me.json "
       "--write-model me.json\n"
       "  hybridbench validate-model --strategy cpu-only,offload --seq-len 4k:32k:x2 --out "
-      "err.json\n");
+      "err.json\n"
+      "  hybridbench validate-model --published --out published.json   # against GPU papers\n");
   auto a = std::make_shared<ValidateArgs>();
   auto& s = a->spec;
   s.decode_steps = 16;
@@ -218,7 +248,13 @@ CommandFn add_validate_model_command(CLI::App& app) {
                   "Largest |error| accepted on CPU-bound strategies (fraction)",
                   parse::RealRange{0, 10, true, false})
       ->capture_default_str();
-  sub->add_flag("--check", a->check, "Exit 3 when a CPU-bound strategy misses the goal");
+  sub->add_flag("--check", a->check,
+                "Exit 3 when a CPU-bound strategy misses the goal (--published: when the "
+                "published rows miss theirs)");
+  sub->add_flag("--published", a->published,
+                "Instead of this machine: project every published GPU measurement "
+                "(model/published/) with --mode model; per row the projection, the published "
+                "value and the error, then the median and largest |error| (goal 10% and 25%)");
   sub->add_flag("--no-live", a->no_live,
                 "Price steps only with the ceilings calibrated before the sweep (default: also "
                 "re-measure them "
@@ -233,7 +269,7 @@ CommandFn add_validate_model_command(CLI::App& app) {
       "--write-model", a->write_model,
       "Write the platform document with the \"model\" member used (reusable with --platform)");
   sub->add_flag("-q,--quiet", a->quiet, "No progress, no calibration lines");
-  return [a] { return validate_command(*a); };
+  return [a, sub] { return validate_command(*a, *sub); };
 }
 
 }  // namespace hb::cli

@@ -85,7 +85,8 @@ void add_scope_options(CLI::App& sub, bench::SweepSpec& s) {
   add_integer_option(sub, "--microbatches", s.microbatches,
                      "Layer scope: cut the batch into N micro-batches so the CPU attends for one "
                      "while the accelerator runs another's output projection and FFN (0 = 2 "
-                     "from batch 2 on)",
+                     "from batch 2 on for strategies whose CPU work overlaps the accelerator, "
+                     "else 1: the others would only read the layer's weights once more)",
                      0, bench::kMaxBatch)
       ->capture_default_str();
 }

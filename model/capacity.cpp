@@ -197,12 +197,20 @@ reports::CapacityRow CapacityPlanner::max_context(const std::string& strategy, i
   reports::CapacityRow r = row(strategy, kv_budget);
   r.kind = reports::CapacityKind::max_context;
   r.batch = batch;
-  // From the shortest context: one prompt token and the decode step's.
-  const Search s = largest_fitting(
-      2, kMaxContextSearched, [&](int64_t c) { return fits(strategy, c, batch, kv_budget).ok; });
+  // From the shortest context: one prompt token and the decode step's. No further than the
+  // positions the model was trained for (max_position_embeddings): memory that would hold more
+  // does not make the model attend further.
+  const int64_t bound = model_.max_context > 0
+                            ? std::min<int64_t>(model_.max_context, kMaxContextSearched)
+                            : kMaxContextSearched;
+  const Search s =
+      largest_fitting(2, bound, [&](int64_t c) { return fits(strategy, c, batch, kv_budget).ok; });
   r.seq_len = s.largest;
   r.none = s.largest == 0;
-  r.unbounded = s.failing == 0;
+  r.unbounded = s.failing == 0 && bound == kMaxContextSearched;
+  if (s.failing == 0 && bound < kMaxContextSearched)
+    r.limit = "model: " + model_.name + " supports " + std::to_string(bound) +
+              " positions (max_position_embeddings)";
   if (s.failing > 0)
     r.limit = binding(strategy, s.failing, batch, kv_budget,
                       fits(strategy, s.failing, batch, kv_budget).reason);

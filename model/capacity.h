@@ -49,9 +49,10 @@ KvMemory kv_memory(const std::string& platform, int64_t kv_budget_per_layer,
                    std::vector<HostTier> host_tiers, const ModelPreset& model);
 
 // Plans strategies at chosen sizes against one KvMemory. Search bounds: contexts up to
-// kMaxContextSearched tokens, batches up to bench::kMaxBatch; a strategy that still fits there
-// is reported unbounded at the bound (a fixed --kv-budget with h2o or streamingllm evicts
-// everything else, so nothing grows).
+// kMaxContextSearched tokens, or the model's max_position_embeddings where it has one (a
+// context that reaches it is bound by "model"), batches up to bench::kMaxBatch; a strategy that
+// still fits at kMaxContextSearched is reported unbounded at the bound (a fixed --kv-budget with
+// h2o or streamingllm evicts everything else, so nothing grows).
 class CapacityPlanner {
  public:
   static constexpr int64_t kMaxContextSearched = int64_t{1} << 30;

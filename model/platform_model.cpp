@@ -93,7 +93,7 @@ void require_members(const In& j, std::initializer_list<const char*> keys) {
 void read_accelerator(const In& a, PlatformModel& m, bool complete) {
   a.only({"kind", "name", "numa_node", "threads", "memory_bytes", "memory_usable_share",
           "memory_gbps", "attention_efficiency", "tflops", "launch_us", "sync_us", "select_gelems",
-          "gemm_gbps", "memory_curve", "comment"});
+          "gemm_gbps", "prefill_tflops", "memory_curve", "comment"});
   auto& S = m.sources;
   auto& A = m.accelerator;
   if (a.has("kind")) {
@@ -115,6 +115,7 @@ void read_accelerator(const In& a, PlatformModel& m, bool complete) {
   opt_figure(a, "sync_us", p, A.sync_us, S);
   opt_figure(a, "select_gelems", p, A.select_gelems, S);
   opt_figure(a, "gemm_gbps", p, A.gemm_gbps, S);
+  opt_figure(a, "prefill_tflops", p, A.prefill_tflops, S);
   if (a.has("memory_curve"))
     A.memory_curve = read_curve(a.at("memory_curve"), p + "memory_curve", S);
   if (complete)
@@ -369,6 +370,8 @@ Json section_json(const PlatformModel& m) {
   if (A.select_gelems > 0)
     a["select_gelems"] = figure_json(A.select_gelems, S, "accelerator.select_gelems");
   if (A.gemm_gbps > 0) a["gemm_gbps"] = figure_json(A.gemm_gbps, S, "accelerator.gemm_gbps");
+  if (A.prefill_tflops > 0)
+    a["prefill_tflops"] = figure_json(A.prefill_tflops, S, "accelerator.prefill_tflops");
   if (!A.memory_curve.empty())
     a["memory_curve"] = curve_json(A.memory_curve, S, "accelerator.memory_curve");
   j["accelerator"] = a;
@@ -499,6 +502,8 @@ void check_accelerator(const AcceleratorModel& A, const std::vector<LinkModel>& 
   in(A.select_gelems, kRate, "accelerator.select_gelems");
   in(A.gemm_gbps, {0.01, 1e5, false, "GB/s (0 = priced as memory traffic)", true},
      "accelerator.gemm_gbps");
+  in(A.prefill_tflops, {1e-3, 1e5, false, "TFLOP/s (0 = unknown)", true},
+     "accelerator.prefill_tflops");
   for (const auto& [bytes, gbps] : A.memory_curve.points)
     in(gbps, kBandwidth, "accelerator.memory_curve gbps");
   if (links.empty()) {

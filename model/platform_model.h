@@ -68,6 +68,10 @@ struct AcceleratorModel {
   // Optional: effective memory bandwidth (efficiency included) by the step's accelerator-memory
   // working set; replaces memory_gbps x attention_efficiency when given.
   BandwidthCurve memory_curve;
+  // Dense fp16 GEMM rate a prefill sustains (tensor cores), 1e12 flop/s; 0 = unknown. Decode
+  // never needs it (its GEMMs are bound by the weights' bytes); only a published row that
+  // counts its prompt's prefill does (model/published_projection.h).
+  double prefill_tflops = 0;
 };
 
 struct LinkModel {

@@ -49,8 +49,8 @@ void check_presets(const ProfileReader& r, const PublishedRow& row) {
 
 PublishedRow parse_row(const ProfileReader& r) {
   r.only({"publication", "where", "platform", "model", "model_note", "system", "strategy",
-          "options", "seq_len", "batch", "dtype", "metric", "value", "read", "read_note",
-          "length_note"});
+          "options", "seq_len", "batch", "gen_len", "dtype", "metric", "value", "read", "read_note",
+          "length_note", "excluded"});
   PublishedRow row;
   row.publication = r.at("publication").str();
   row.where = r.at("where").str();
@@ -63,11 +63,17 @@ PublishedRow parse_row(const ProfileReader& r) {
       row.options[k] = r.at("options").at(k).str();
   row.seq_len = positive_whole(r.at("seq_len"));
   row.batch = static_cast<int>(std::min<int64_t>(positive_whole(r.at("batch")), 1 << 20));
+  if (r.has("gen_len"))
+    row.gen_len = static_cast<int>(std::min<int64_t>(positive_whole(r.at("gen_len")), 1 << 20));
+  if (r.has("excluded")) row.excluded = r.at("excluded").str();
   row.dtype = one_of<DType>(r.at("dtype"),
                             {{"fp16", DType::f16}, {"bf16", DType::bf16}, {"fp32", DType::f32}});
-  row.metric =
-      one_of<PublishedMetric>(r.at("metric"), {{"ms_per_token", PublishedMetric::ms_per_token},
-                                               {"tokens_per_s", PublishedMetric::tokens_per_s}});
+  row.metric = one_of<PublishedMetric>(r.at("metric"),
+                                       {{"ms_per_token", PublishedMetric::ms_per_token},
+                                        {"tokens_per_s", PublishedMetric::tokens_per_s},
+                                        {"transfer_share", PublishedMetric::transfer_share}});
+  if (row.gen_len > 0 && row.metric != PublishedMetric::tokens_per_s)
+    bad(r.at("gen_len"), "a whole generation's figure is a throughput: metric tokens_per_s");
   row.value = r.at("value").number();
   if (row.value <= 0) bad(r.at("value"), "expected a positive number");
   row.read = one_of<PublishedReading>(

@@ -11,7 +11,9 @@
 
 namespace hb::model {
 
-enum class PublishedMetric { ms_per_token, tokens_per_s };
+// transfer_share: the share of a decode step spent moving data over the link (a paper's latency
+// breakdown), as a fraction.
+enum class PublishedMetric { ms_per_token, tokens_per_s, transfer_share };
 enum class PublishedReading { printed, plot };  // a printed number, or one read off a plot
 
 struct PublishedRow {
@@ -21,8 +23,14 @@ struct PublishedRow {
   std::string system;                          // what the paper ran, in its words
   std::string strategy;                        // the strategy that stands for it here
   std::map<std::string, std::string> options;  // its --opt pairs (quest.budget=2048)
-  int64_t seq_len = 0;
+  int64_t seq_len = 0;                         // the context (with gen_len: the prompt)
   int batch = 0;
+  // Tokens generated per sequence when the published throughput counts the prompt's prefill
+  // and the whole generation (FlexGen's "generation throughput"); 0 = one decode step.
+  int gen_len = 0;
+  // Why the model cannot stand for what the paper ran (e.g. weights offloaded, which no
+  // strategy here does); "" = it can. Such a row is projected and printed, not held to the goal.
+  std::string excluded;
   DType dtype = DType::f16;
   PublishedMetric metric = PublishedMetric::ms_per_token;
   double value = 0;

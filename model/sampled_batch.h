@@ -14,8 +14,10 @@
 namespace hb::model {
 
 // The executed sequence's step traffic as a batch of `batch`'s (the step pricer records and
-// prices it: model/step_pricer.h).
-Traffic batch_traffic(const bench::SweepSpec& spec, int batch, const Traffic& one);
+// prices it: model/step_pricer.h). `overlap`: the executed strategy's structure, which says
+// whether it cuts the batch in micro-batches (bench/layer_scope.h).
+Traffic batch_traffic(const bench::SweepSpec& spec, int batch, const Traffic& one,
+                      const OverlapStructure& overlap);
 
 // The runner's hook (bench::RunEnvironment::sampler) for model mode's sweeps.
 std::shared_ptr<const bench::BatchSampler> make_batch_sampler();

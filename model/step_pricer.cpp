@@ -21,7 +21,8 @@ class PricedPoint final : public bench::StepObserver::PointRecord {
       : axes_(std::move(axes)), o_(o), stands_for_(stands_for), platform_(std::move(platform)) {}
 
   void on_step(const Strategy& executed, int s, bool timed, bench::RecordedStep& t) override {
-    if (stands_for_ > 1) t.traffic = batch_traffic(*o_.sweep, stands_for_, t.traffic);
+    if (stands_for_ > 1)
+      t.traffic = batch_traffic(*o_.sweep, stands_for_, t.traffic, executed.overlap());
     const StepPrice m = o_.price(axes_, executed, s, t.traffic);
     if (o_.replace) {
       t.total_ns = std::llround(m.total_ns);

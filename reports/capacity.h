@@ -31,7 +31,8 @@ struct CapacityRow {
   // Still fits at the search bound (the answer is then the bound).
   bool unbounded = false;
   // What binds one step beyond the answer: "accelerator", a host tier's kind ("local-dram",
-  // "cxl"), several joined by " + ", or "weights" (the model's weights leave no room), then ": "
+  // "cxl"), several joined by " + ", "weights" (the model's weights leave no room), or "model"
+  // (the context reached the model's max_position_embeddings), then ": "
   // and the strategy's own reason (its figures are one layer's share).
   std::string limit;
 

@@ -30,6 +30,26 @@ TEST(LayerScope, MicroBatchesDefaultToTwoFromBatchTwoAndNeverExceedTheBatch) {
   EXPECT_EQ(resolve_microbatches(0, 64), 2);
   EXPECT_EQ(resolve_microbatches(4, 3), 3);
   EXPECT_EQ(resolve_microbatches(1, 8), 1);
+  // Where they do not pay, the default is one; an explicit count still holds.
+  EXPECT_EQ(resolve_microbatches(0, 4, false), 1);
+  EXPECT_EQ(resolve_microbatches(2, 4, false), 2);
+}
+
+// Micro-batches pay only where CPU work runs beside the accelerator (the ping-pong hides it
+// behind the other micro-batch's O/FFN); an accelerator-only strategy would read its layer's
+// weights once per micro-batch for nothing.
+TEST(LayerScope, OnlyStrategiesWhoseCpuWorkOverlapsTheAcceleratorAreMicroBatched) {
+  for (const auto& [name, cut] : std::vector<std::pair<std::string, std::string>>{
+           {"full-gpu", "1"}, {"quest", "1"}, {"offload", "1"}, {"hybridgen", "2"}}) {
+    SCOPED_TRACE(name);
+    test::Harness h(kModel, 300, 4, 3, WorkloadSpec::Kind::llama_like);
+    auto s = wrap(h, name, 0);
+    const PlanResult r = s->plan(h.problem, h.platform);
+    ASSERT_EQ(r.status, PlanStatus::ok) << r.reason;
+    EXPECT_EQ(r.parameters.at("microbatches"), cut);
+  }
+  EXPECT_FALSE(gains_from_microbatches(OverlapStructure::serial()));
+  EXPECT_FALSE(gains_from_microbatches({}));
 }
 
 // Every strategy, batch 3 in two micro-batches (2 + 1 sequences): its output is exact over
@@ -39,7 +59,7 @@ TEST(LayerScope, EveryStrategyAttendsAsAloneAcrossMicroBatches) {
                            "infinigen", "hybridgen"}) {
     SCOPED_TRACE(name);
     test::Harness h(kModel, 300, 3, 3, WorkloadSpec::Kind::llama_like);
-    auto s = wrap(h, name, 0);
+    auto s = wrap(h, name, 2);
     const int64_t before = h.acc->bytes_in_use();
     const PlanResult r = s->plan(h.problem, h.platform);
     ASSERT_EQ(r.status, PlanStatus::ok) << name << ": " << r.reason;

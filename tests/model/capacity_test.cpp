@@ -133,13 +133,46 @@ TEST(Capacity, HybridGenUsesTheCxlTierAndItsAnswerIsItsPlansEdge) {
 
 TEST(Capacity, AFixedBudgetThatEvictsIsUnbounded) {
   auto s = spec();
-  // StreamingLLM with a fixed window keeps 68 tokens whatever the context.
+  // StreamingLLM with a fixed window keeps 68 tokens whatever the context (on a model that
+  // names no position limit: the preset's would cap the search, as the next test shows).
   s.strategy_options["streamingllm.window"] = "64";
-  CapacityPlanner p(s, "qwen2.5-0.5b", DType::f16,
-                    memory(1 << 20, {tier(MemoryKind::local_dram, 0, 1 << 20)}));
+  ModelPreset model = find_model_preset("qwen2.5-0.5b");
+  model.name = "qwen-unlimited";
+  model.max_context = 0;
+  s.own_models = {model};
+  s.models = {model.name};
+  CapacityPlanner p(
+      s, model.name, DType::f16,
+      kv_memory("crafted", 1 << 20, {tier(MemoryKind::local_dram, 0, 1 << 20)}, model));
   const auto r = p.max_context("streamingllm", 1, std::nullopt);
   EXPECT_TRUE(r.unbounded);
   EXPECT_EQ(r.seq_len, CapacityPlanner::kMaxContextSearched);
+}
+
+// A model attends no further than the positions it was trained for: memory that would hold
+// more (3.20M tokens of host DRAM for a 131k model) is not context it can use.
+TEST(Capacity, TheModelsOwnContextLimitCapsMaxContext) {
+  auto s = spec();
+  ModelPreset model = find_model_preset("qwen2.5-0.5b");
+  model.name = "qwen-4k";
+  model.max_context = 4096;
+  s.own_models = {model};
+  s.models = {"qwen-4k"};
+  // Offload's host tier holds 4,000 tokens: memory binds below the model's limit...
+  CapacityPlanner tight(
+      s, "qwen-4k", DType::f16,
+      kv_memory("crafted", 64 << 20, {tier(MemoryKind::local_dram, 0, 250 * kPage)}, model));
+  EXPECT_EQ(tight.max_context("offload", 1, std::nullopt).seq_len, 4000);
+  // ...and with room for 40,000 the answer is the model's 4,096, bound by the model.
+  CapacityPlanner roomy(
+      s, "qwen-4k", DType::f16,
+      kv_memory("crafted", 64 << 20, {tier(MemoryKind::local_dram, 0, 2500 * kPage)}, model));
+  const auto r = roomy.max_context("offload", 1, std::nullopt);
+  EXPECT_EQ(r.seq_len, 4096);
+  EXPECT_FALSE(r.unbounded);
+  EXPECT_FALSE(r.none);
+  EXPECT_EQ(r.limit.rfind("model: ", 0), 0u) << r.limit;
+  EXPECT_NE(r.limit.find("max_position_embeddings"), std::string::npos) << r.limit;
 }
 
 TEST(Capacity, SweepCapacityGivesARowPerStrategyBatchAndLength) {

@@ -180,8 +180,8 @@ TEST(Profiles, MeasuredProfileGetsAModelMemberAndStaysMemtierReadable) {
     EXPECT_NE(e.fix().find("validate-model"), std::string::npos);
   }
   // Complete it the way validate-model --write-model does, and read it back.
-  m.accelerator = {{}, "cpu-accelerator", 0, 1, int64_t{1} << 30, 1.0, 5, 1.0, 0.01, 2, 20, 0, {},
-                   {}};
+  m.accelerator = {
+      {}, "cpu-accelerator", 0, 1, int64_t{1} << 30, 1.0, 5, 1.0, 0.01, 2, 20, 0, {}, {}, 0};
   m.accelerator.kind = "cpu";
   m.links = {{0, 4, 4, 2, {}}};
   m.cpu.attention_gflops_per_core = 7;

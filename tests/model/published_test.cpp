@@ -76,6 +76,22 @@ TEST(Published, RowsNamingUnknownThingsAreRefusedWithTheirPath) {
   EXPECT_NE(with("\"read\": \"plot\"", "\"red\": \"plot\"").find("unknown member \"red\""),
             std::string::npos);
   EXPECT_NE(error_of("{").find("pub.json: not JSON"), std::string::npos);
+  // A whole generation's figure (gen_len) is a throughput, not a step's latency.
+  const std::string gen = with("\"batch\": 1,", "\"batch\": 1, \"gen_len\": 32,");
+  EXPECT_NE(gen.find("$.rows[0].gen_len"), std::string::npos) << gen;
+  EXPECT_NE(gen.find("tokens_per_s"), std::string::npos) << gen;
+}
+
+TEST(Published, GenerationLengthAndExclusionAreRead) {
+  const auto rows = parse_published_measurements(shipped_text(), "measurements.json");
+  int flexgen = 0, excluded = 0;
+  for (const auto& r : rows) {
+    if (r.platform == "t4-pcie3") flexgen += r.gen_len == 32;
+    excluded += !r.excluded.empty();
+  }
+  EXPECT_EQ(flexgen, 3);   // prompt 512, 32 tokens generated
+  EXPECT_EQ(excluded, 1);  // OPT-30B: FlexGen offloads its weights, which no strategy here does
+  EXPECT_FALSE(rows.back().excluded.empty());
 }
 
 }  // namespace

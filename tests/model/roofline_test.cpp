@@ -14,9 +14,9 @@ PlatformModel toy() {
   PlatformModel m;
   m.name = "toy";
   m.origin = "test";
-  m.accelerator = {{}, "G", 0,  0, int64_t{1} << 34, 0.9, 1000, 0.5, 10, 5,
-                   10, 0,   {}, {}};  // 500 GB/s effective, 10 TF
-  m.links = {{0, 20, 10, 2, {}}};     // 20 up, 10 down, 2 us
+  m.accelerator = {{}, "G", 0,  0, int64_t{1} << 34, 0.9, 1000, 0.5, 10, 5, 10,
+                   0,  {},  {}, 0};  // 500 GB/s effective, 10 TF
+  m.links = {{0, 20, 10, 2, {}}};    // 20 up, 10 down, 2 us
   m.accelerator.kind = "cuda";
   m.cpu = {
       "C", 4, 10, 20,

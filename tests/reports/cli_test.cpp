@@ -265,6 +265,18 @@ TEST_F(ReportCli, ValidateModelChecksItsOutputsFirst) {
   EXPECT_EQ(slurp(file("me.json")), "{}\n");
 }
 
+// --published projects the shipped rows, each with its own platform, model and lengths: an
+// axis or profile option given with it would be ignored, so it is refused before anything runs.
+TEST_F(ReportCli, ValidateModelPublishedRefusesOptionsItWouldIgnore) {
+  for (const std::string extra : {" --seq-len 8k", " --platform x.json", " --model llama-2-7b"}) {
+    EXPECT_EQ(run("validate-model --published" + extra), 2) << out_;
+    EXPECT_NE(out_.find("does not apply"), std::string::npos) << out_;
+    EXPECT_EQ(out_.find("projecting"), std::string::npos) << out_;
+  }
+  EXPECT_EQ(run("validate-model --published --out /nonexistent-hb/d/v.json"), 2) << out_;
+  EXPECT_EQ(out_.find("projecting"), std::string::npos) << out_;
+}
+
 // compare --format md: the PR table, to a file with --out or on stdout; with --json - the
 // verdicts take stdout and the table moves to stderr, as the text table does.
 TEST_F(ReportCli, CompareMarkdownForPullRequests) {
