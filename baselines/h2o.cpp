@@ -4,7 +4,10 @@
 // share it; prefill seeds it from the prompt queries the workload provides. Each step the
 // new token takes the slot freed by the previous step's eviction, attention emits its logits,
 // a policy kernel adds exp(logit - lse) to the scores and picks the lowest-scoring token
-// outside the recent window as the next victim. Evicted tokens are gone. See README.md.
+// outside the recent window as the next victim. Evicted tokens are gone. When the kept tokens
+// and their scores do not fit the accelerator (h2o.offload=auto), they live in host memory and
+// the CPU attends and scores them: the offloaded deployment of H2O's own FlexGen port (its
+// cpu_cache_compute path), the same tokens and so the same accuracy. See README.md.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -20,6 +23,7 @@
 #include "core/step_io.h"
 #include "core/timer.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/policy_ops.h"
 #include "kernels/cpu/select.h"
 #include "kernels/cpu/token_select.h"
 
@@ -81,15 +85,12 @@ class H2o final : public baselines::KvStrategyBase {
     }
     r.parameters["score"] =
         "accumulated softmax probability per KV head, summed over its query heads";
-    const int64_t need = kv_bytes(platform.accelerator->memory(), cap_) + policy_bytes(problem) +
-                         step_io_bytes(problem);
-    check_accelerator_fit(platform, need, std::to_string(cap_) + " cached tokens and their scores",
-                          "lower h2o.heavy_ratio/recent_ratio", r);
+    plan_deployment(problem, platform, r);
   }
 
   void load() override {
     Accelerator& acc = *platform_.accelerator;
-    auto mem = acc.memory();
+    auto mem = offload_ ? platform_.host_tiers.at(0).allocator : acc.memory();
     const auto& shape = problem_->shape;
     const int B = problem_->batch, Hkv = shape.kv_heads, d = shape.head_dim;
     make_kv(mem, mem, cap_);
@@ -148,24 +149,37 @@ class H2o final : public baselines::KvStrategyBase {
       }
       count_[b] = kept;
     }
-    acc.copy_to_device(scores_.data(), score_init.data(), scores_.size());
-    acc.copy_to_device(tags_.data(), tag_init.data(), tags_.size());
-    acc.synchronize();
+    if (offload_) {
+      std::memcpy(scores_.data(), score_init.data(), scores_.size());
+      std::memcpy(tags_.data(), tag_init.data(), tags_.size());
+    } else {
+      acc.copy_to_device(scores_.data(), score_init.data(), scores_.size());
+      acc.copy_to_device(tags_.data(), tag_init.data(), tags_.size());
+      acc.synchronize();
+    }
     make_step_io();
   }
 
   void step(int s, StepResult& out) override {
-    Accelerator& acc = *platform_.accelerator;
     const int64_t ctx = problem_->context_at(s);
-    // 1. The new token (produced on the accelerator) takes the slot the last eviction freed.
-    std::vector<int64_t> slot = insert_new_token(s);
-    // 2. Attention over every cached token, keeping the logits.
-    attend_keeping_logits();
-    // 3. Policy kernel: accumulate the probabilities, choose each head's next victim.
-    accumulate_scores_and_pick_victims(slot, ctx);
-    // The host drives the next step's write, so it reads the victims back.
-    acc.copy_to_host(evict_host_.data(), evict_.data(), evict_.size());
-    out.phase_ns[phase::kAccelerator] = collect_output(out);
+    if (offload_) {
+      step_attending_on_host(out, [&] {
+        std::vector<int64_t> slot = insert_new_token(s);
+        attend_keeping_logits();
+        accumulate_scores_and_pick_victims(slot, ctx);
+      });
+    } else {
+      Accelerator& acc = *platform_.accelerator;
+      // 1. The new token (produced on the accelerator) takes the slot the last eviction freed.
+      std::vector<int64_t> slot = insert_new_token(s);
+      // 2. Attention over every cached token, keeping the logits.
+      attend_keeping_logits();
+      // 3. Policy kernel: accumulate the probabilities, choose each head's next victim.
+      accumulate_scores_and_pick_victims(slot, ctx);
+      // The host drives the next step's write, so it reads the victims back.
+      acc.copy_to_host(evict_host_.data(), evict_.data(), evict_.size());
+      out.phase_ns[phase::kAccelerator] = collect_output(out);
+    }
     set_attended(out, [&](int b, int kvh) -> const std::vector<int64_t>& {
       return pos_[static_cast<size_t>(b) * problem_->shape.kv_heads + kvh];
     });
@@ -173,6 +187,28 @@ class H2o final : public baselines::KvStrategyBase {
   }
 
  private:
+  // Resident (the original) when the kept tokens and their scores fit the accelerator or
+  // h2o.offload=0, else in host memory on the first host tier; oom when even that does not fit.
+  void plan_deployment(const Problem& problem, const Platform& platform, PlanResult& r) {
+    const int64_t io = step_io_bytes(problem);
+    const std::string what = std::to_string(cap_) + " cached tokens and their scores";
+    const int64_t resident =
+        kv_bytes(platform.accelerator->memory(), cap_) + policy_bytes(problem) + io;
+    offload_ = choose_offload(offload_opt_, resident, "offload", platform, r);
+    if (!offload_) {
+      check_accelerator_fit(platform, resident, what,
+                            "lower h2o.heavy_ratio/recent_ratio, or h2o.offload=auto or 1 keeps "
+                            "them in host memory",
+                            r);
+      return;
+    }
+    const HostTier& tier = platform.host_tiers.at(0);
+    r.parameters["kv_tier"] = tier.location.to_string();
+    r.parameters["attended_by"] = "cpu (FlexGen's cpu_cache_compute path)";
+    if (check_host_fit(tier, kv_bytes(tier.allocator, cap_) + policy_bytes(problem), r))
+      check_accelerator_fit(platform, io, "the step's q, k, v and output rows", "", r);
+  }
+
   // Writes step s's new token of every sequence into its cache: appended while the cache has
   // room, else into each KV head's victim slot. Returns the slot per (sequence, KV head).
   std::vector<int64_t> insert_new_token(int s) {
@@ -181,10 +217,10 @@ class H2o final : public baselines::KvStrategyBase {
     const int64_t pos = problem_->context_at(s) - 1;
     std::vector<int64_t> slot(static_cast<size_t>(B) * Hkv);
     for (int b = 0; b < B; ++b) {
-      const DecodeStep& st = problem_->workloads[b].step(s);
+      const NewToken tok = new_token(s, b, offload_);
       PagedKvCache& c = kv_->cache(b);
       if (count_[b] < cap_) {
-        c.append_token(st.k.data(), st.v.data(), kv_->k_arena(), kv_->v_arena());
+        c.append_token(tok.k, tok.v, kv_->k_arena(), kv_->v_arena());
         for (int h = 0; h < Hkv; ++h) {
           slot[static_cast<size_t>(b) * Hkv + h] = count_[b];
           pos_[static_cast<size_t>(b) * Hkv + h].push_back(pos);
@@ -196,8 +232,8 @@ class H2o final : public baselines::KvStrategyBase {
           const int64_t e = evict_host_[bh];
           if (e < 0 || e >= cap_)
             throw Error("h2o: no eviction victim for a full cache (internal)", {}, kExitFailure);
-          c.write_token(h, e, st.k.data() + static_cast<size_t>(h) * d,
-                        st.v.data() + static_cast<size_t>(h) * d);
+          c.write_token(h, e, tok.k + static_cast<size_t>(h) * d,
+                        tok.v + static_cast<size_t>(h) * d);
           slot[bh] = e;
           pos_[bh][e] = pos;
         }
@@ -206,20 +242,25 @@ class H2o final : public baselines::KvStrategyBase {
     return slot;
   }
 
-  // Enqueues attention over every cached token, its logits kept in logits_ for the scores.
+  // Attention over every cached token, its logits kept in logits_ for the scores: enqueued on
+  // the accelerator, or run by the host threads when offloaded.
   void attend_keeping_logits() {
-    auto args = whole_cache_args();
+    auto args = whole_cache_args(/*host=*/offload_);
     for (int b = 0; b < problem_->batch; ++b) {
       args[b].logits_out =
           logits_.as<float>() + static_cast<size_t>(b) * problem_->shape.q_heads * cap_;
       args[b].logits_stride = cap_;
     }
-    platform_.accelerator->decode_attention(args.data(), problem_->batch);
+    if (offload_)
+      cpu::decode_attention(args.data(), problem_->batch, *platform_.host_pool);
+    else
+      platform_.accelerator->decode_attention(args.data(), problem_->batch);
   }
 
-  // Enqueues the policy kernel: the new tokens (in `slot`) start from a zero score, every cached
-  // token adds the probability this step's queries gave it, and a full cache picks per KV head
-  // the lowest score outside the recent window [ctx - recent, ctx) as the next victim (evict_).
+  // The policy kernel (enqueued; run by the host threads when offloaded): the new tokens (in
+  // `slot`) start from a zero score, every cached token adds the probability this step's queries
+  // gave it, and a full cache picks per KV head the lowest score outside the recent window [ctx -
+  // recent, ctx) as the next victim (evict_).
   void accumulate_scores_and_pick_victims(const std::vector<int64_t>& slot, int64_t ctx) {
     HeavyHitterArgs a;
     a.batch = problem_->batch;
@@ -227,36 +268,43 @@ class H2o final : public baselines::KvStrategyBase {
     a.kv_heads = problem_->shape.kv_heads;
     a.cap = cap_;
     a.logits = logits_.as<float>();
-    a.lse = io_->lse_dev();
+    a.lse = offload_ ? io_->lse_host.data() : io_->lse_dev();
     a.scores = scores_.as<float>();
     a.tags = tags_.as<int64_t>();
-    a.victims = evict_.as<int32_t>();
+    a.victims = offload_ ? evict_host_.data() : evict_.as<int32_t>();
     a.filled = count_.data();
     a.fresh_slot = slot.data();
     a.fresh_tag = ctx - 1;
     a.recent_from = ctx - recent_;
-    platform_.accelerator->enqueue(a);
+    if (offload_)
+      cpu::heavy_hitter_update(a, *platform_.host_pool);
+    else
+      platform_.accelerator->enqueue(a);
   }
 
   // The step's traffic: attention over the cached tokens with their logits, the score update
-  // and victim scan, the victims' indices read back.
+  // and victim scan, by whoever holds them; resident, the victims' indices read back (offloaded,
+  // step_attending_on_host counts the copies).
   void count_traffic(Traffic& t) const {
     const auto& shape = problem_->shape;
     const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
     int64_t attended_tokens = 0;
     for (int b = 0; b < B; ++b) attended_tokens += count_[b];
-    const MemoryKind acc_mem = MemoryKind::accelerator;
-    t.read(Processor::accelerator, acc_mem,
-           attended_tokens * shape.kv_bytes_per_token());                      // attention
-    t.write(Processor::accelerator, acc_mem, shape.kv_bytes_per_token() * B);  // new token
-    t.write(Processor::accelerator, acc_mem, attended_tokens * Hq * 4);        // logits out
-    t.read(Processor::accelerator, acc_mem, attended_tokens * Hq * 4);         // logits in
-    t.read(Processor::accelerator, acc_mem, attended_tokens * Hkv * (4 + 8));  // scores, tags
-    t.write(Processor::accelerator, acc_mem, attended_tokens * Hkv * 4);       // scores
-    t.d2h_bytes = static_cast<int64_t>(evict_.size());
+    const Processor who = offload_ ? Processor::cpu : Processor::accelerator;
+    const MemoryKind mem =
+        offload_ ? platform_.host_tiers.at(0).location.kind : MemoryKind::accelerator;
+    t.read(who, mem, attended_tokens * shape.kv_bytes_per_token());  // attention
+    t.write(who, mem, shape.kv_bytes_per_token() * B);               // new token
+    t.write(who, mem, attended_tokens * Hq * 4);                     // logits out
+    t.read(who, mem, attended_tokens * Hq * 4);                      // logits in
+    t.read(who, mem, attended_tokens * Hkv * (4 + 8));               // scores, tags
+    t.write(who, mem, attended_tokens * Hkv * 4);                    // scores
     for (int b = 0; b < B; ++b)  // a full cache scans every head's scores for its victim
-      if (count_[b] >= cap_) t.select(Processor::accelerator, static_cast<double>(Hkv) * cap_);
-    t.accelerator_flops = (4.0 * d + 2.0) * Hq * static_cast<double>(attended_tokens);
+      if (count_[b] >= cap_) t.select(who, static_cast<double>(Hkv) * cap_);
+    (offload_ ? t.cpu_flops : t.accelerator_flops) =
+        (4.0 * d + 2.0) * Hq * static_cast<double>(attended_tokens);
+    if (offload_) return;
+    t.d2h_bytes = static_cast<int64_t>(evict_.size());
     t.kernel_launches = 2;
     t.syncs = 1;
   }
@@ -312,8 +360,10 @@ class H2o final : public baselines::KvStrategyBase {
   const double recent_ratio_ = option("recent_ratio", 0.1);
   const int64_t heavy_opt_ = count_option("heavy", -1, 0);  // -1: not given (the ratios rule)
   const int64_t recent_opt_ = count_option("recent", -1, 0);
+  const OffloadChoice offload_opt_ = offload_option("offload");
+  bool offload_ = false;
   int64_t heavy_ = 0, recent_ = 0, cap_ = 0;
-  Buffer scores_, tags_, logits_, evict_;  // accelerator memory
+  Buffer scores_, tags_, logits_, evict_;  // accelerator memory (host memory when offloaded)
   std::vector<int32_t> evict_host_;        // [batch][kv_head] next slot to overwrite
   std::vector<std::vector<int64_t>> pos_;  // [batch][kv_head][slot] original positions
   std::vector<int64_t> count_;             // [batch] filled slots

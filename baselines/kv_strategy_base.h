@@ -16,8 +16,10 @@
 #include "baselines/common.h"
 #include "core/error.h"
 #include "core/kv_set.h"
+#include "core/phase_names.h"
 #include "core/step_io.h"
 #include "core/strategy.h"
+#include "core/timer.h"
 
 namespace hb::baselines {
 
@@ -155,6 +157,46 @@ class KvStrategyBase : public Strategy {
     const int64_t wait = acc.synchronize();
     out.o = io_->o_host.to_vector();
     return wait;
+  }
+  // FlexGen's CPU attention path (`cpu_cache_compute`) for a cache in host memory: q and the
+  // new token's k, v go down to the host (io_'s host rows), `attend_on_host` stores the new token
+  // and attends there, and the output goes back up. The KV never crosses the link: the copies
+  // are the step's whole link traffic (d2h, h2d, two waits); phases transfer and cpu.
+  template <class AttendOnHost>
+  void step_attending_on_host(StepResult& out, AttendOnHost&& attend_on_host) {
+    Accelerator& acc = *platform_.accelerator;
+    const int64_t t0 = now_ns();
+    acc.copy_to_host(io_->q_host.data(), io_->q_dev(), io_->q_bytes());
+    copy_new_token_to_host();
+    acc.synchronize();
+    const int64_t t1 = now_ns();
+    out.phase_ns[phase::kTransfer] = t1 - t0;
+    attend_on_host();
+    const int64_t t2 = now_ns();
+    out.phase_ns[phase::kCpu] = t2 - t1;
+    acc.copy_to_device(io_->o_dev(), io_->o_host.data(), io_->o_bytes());
+    acc.synchronize();
+    out.phase_ns[phase::kTransfer] += now_ns() - t2;
+    out.o = io_->o_host.to_vector();
+    out.traffic.d2h_bytes = static_cast<int64_t>(io_->q_bytes() + 2 * io_->kv_row_bytes());
+    out.traffic.h2d_bytes = static_cast<int64_t>(io_->o_bytes());
+    out.traffic.syncs = 2;
+  }
+  // Sequence b's new token at step s, k and v each [kv_heads][head_dim]: the workload's, as the
+  // QKV projection left it on the accelerator, or with `from_host` io_'s host rows, where
+  // copy_new_token_to_host brought it for a cache in host memory.
+  struct NewToken {
+    const float* k;
+    const float* v;
+  };
+  NewToken new_token(int s, int b, bool from_host) const {
+    if (from_host) {
+      const size_t at =
+          static_cast<size_t>(b) * problem_->shape.kv_heads * problem_->shape.head_dim;
+      return {io_->k_host.data() + at, io_->v_host.data() + at};
+    }
+    const DecodeStep& st = problem_->workloads[b].step(s);
+    return {st.k.data(), st.v.data()};
   }
   // Fills out.attended: every query head of sequence b attended the original positions
   // positions_of(b, its KV head) (GQA: a group shares its KV head's tokens).

@@ -2,7 +2,10 @@
 // (attention sinks) plus a window of the most recent tokens; everything in between is evicted
 // for good. No scoring, no link traffic. Keys keep their original positions: the synthetic
 // (and traced) keys carry position in their features, so nothing is re-rotated (the original
-// caches pre-RoPE keys and re-applies RoPE at in-cache positions). See baselines/README.md.
+// caches pre-RoPE keys and re-applies RoPE at in-cache positions). When the kept tokens do not
+// fit the accelerator (streamingllm.offload=auto), they live in host memory and the CPU attends
+// them (the offloaded deployment of H2O's FlexGen port, its cpu_cache_compute path): the same
+// tokens, so the same accuracy. See baselines/README.md.
 #include <memory>
 #include <numeric>
 
@@ -50,13 +53,11 @@ class StreamingLlm final : public baselines::KvStrategyBase {
     r.parameters["budget_tokens"] = std::to_string(cap_);
     r.parameters["budget_ratio"] = window_opt_ >= 0 ? "-" : num(ratio_);
     r.parameters["positions"] = "original (keys carry position; no re-rotation)";
-    check_accelerator_fit(platform,
-                          kv_bytes(platform.accelerator->memory(), cap_) + step_io_bytes(problem),
-                          std::to_string(cap_) + " cached tokens", "lower streamingllm.window", r);
+    plan_deployment(problem, platform, r);
   }
 
   void load() override {
-    auto mem = platform_.accelerator->memory();
+    auto mem = home_memory();
     make_kv(mem, mem, cap_);
     const int64_t n = problem_->prompt_len();
     const int B = problem_->batch;
@@ -81,47 +82,90 @@ class StreamingLlm final : public baselines::KvStrategyBase {
   }
 
   void step(int s, StepResult& out) override {
-    Accelerator& acc = *platform_.accelerator;
+    if (offload_) {
+      step_attending_on_host(out, [&] {
+        insert_new_token(s);
+        auto args = whole_cache_args(/*host=*/true);
+        cpu::decode_attention(args.data(), problem_->batch, *platform_.host_pool);
+      });
+    } else {
+      insert_new_token(s);
+      auto args = whole_cache_args();
+      platform_.accelerator->decode_attention(args.data(), problem_->batch);
+      out.phase_ns[phase::kAccelerator] = collect_output(out);
+      out.traffic.kernel_launches = 1;
+      out.traffic.syncs = 1;
+    }
+    set_attended(out, [&](int b, int) -> const std::vector<int64_t>& { return pos_[b]; });
+    count_attention(out.traffic);
+  }
+
+ private:
+  // Resident (the original) when the kept tokens fit the accelerator or streamingllm.offload=0,
+  // else in host memory on the first host tier; oom when even that does not fit.
+  void plan_deployment(const Problem& problem, const Platform& platform, PlanResult& r) {
+    const int64_t io = step_io_bytes(problem);
+    const int64_t resident = kv_bytes(platform.accelerator->memory(), cap_) + io;
+    offload_ = choose_offload(offload_opt_, resident, "offload", platform, r);
+    if (!offload_) {
+      check_accelerator_fit(platform, resident, std::to_string(cap_) + " cached tokens",
+                            "lower streamingllm.window, or streamingllm.offload=auto or 1 "
+                            "keeps them in host memory",
+                            r);
+      return;
+    }
+    const HostTier& tier = platform.host_tiers.at(0);
+    r.parameters["kv_tier"] = tier.location.to_string();
+    r.parameters["attended_by"] = "cpu (FlexGen's cpu_cache_compute path)";
+    if (check_host_fit(tier, kv_bytes(tier.allocator, cap_), r))
+      check_accelerator_fit(platform, io, "the step's q, k, v and output rows", "", r);
+  }
+
+  std::shared_ptr<BufferAllocator> home_memory() const {
+    return offload_ ? platform_.host_tiers.at(0).allocator : platform_.accelerator->memory();
+  }
+
+  // The new token enters the window, evicting the oldest one: from the workload on the
+  // accelerator (where the QKV projection left it), from io_'s host rows when offloaded.
+  void insert_new_token(int s) {
     const auto& shape = problem_->shape;
-    const int B = problem_->batch;
     const int64_t pos = problem_->context_at(s) - 1;
-    // The new token (produced on the accelerator) enters the window, evicting the oldest one.
-    int64_t attended_tokens = 0;
-    for (int b = 0; b < B; ++b) {
-      const DecodeStep& st = problem_->workloads[b].step(s);
+    for (int b = 0; b < problem_->batch; ++b) {
+      const NewToken tok = new_token(s, b, offload_);
+      const size_t d = static_cast<size_t>(shape.head_dim);
       PagedKvCache& c = kv_->cache(b);
       if (static_cast<int64_t>(pos_[b].size()) < cap_) {
-        c.append_token(st.k.data(), st.v.data(), kv_->k_arena(), kv_->v_arena());
+        c.append_token(tok.k, tok.v, kv_->k_arena(), kv_->v_arena());
         pos_[b].push_back(pos);
       } else {
         const int64_t slot = next_[b];
         for (int h = 0; h < shape.kv_heads; ++h)
-          c.write_token(h, slot, st.k.data() + static_cast<size_t>(h) * shape.head_dim,
-                        st.v.data() + static_cast<size_t>(h) * shape.head_dim);
+          c.write_token(h, slot, tok.k + h * d, tok.v + h * d);
         pos_[b][slot] = pos;
         next_[b] = slot + 1 == cap_ ? sinks_ : slot + 1;
       }
-      attended_tokens += static_cast<int64_t>(pos_[b].size());
     }
-    auto args = whole_cache_args();
-    acc.decode_attention(args.data(), B);
-    out.phase_ns[phase::kAccelerator] = collect_output(out);
-    set_attended(out, [&](int b, int) -> const std::vector<int64_t>& { return pos_[b]; });
-
-    Traffic& t = out.traffic;
-    t.read(Processor::accelerator, MemoryKind::accelerator,
-           attended_tokens * shape.kv_bytes_per_token());
-    t.write(Processor::accelerator, MemoryKind::accelerator, shape.kv_bytes_per_token() * B);
-    t.accelerator_flops =
-        4.0 * shape.q_heads * shape.head_dim * static_cast<double>(attended_tokens);
-    t.kernel_launches = 1;
-    t.syncs = 1;
   }
 
- private:
+  // Dense attention over the kept tokens by whoever holds them.
+  void count_attention(Traffic& t) const {
+    const auto& shape = problem_->shape;
+    int64_t attended_tokens = 0;
+    for (const auto& p : pos_) attended_tokens += static_cast<int64_t>(p.size());
+    const Processor who = offload_ ? Processor::cpu : Processor::accelerator;
+    const MemoryKind where =
+        offload_ ? platform_.host_tiers.at(0).location.kind : MemoryKind::accelerator;
+    t.read(who, where, attended_tokens * shape.kv_bytes_per_token());
+    t.write(who, where, shape.kv_bytes_per_token() * problem_->batch);
+    (offload_ ? t.cpu_flops : t.accelerator_flops) =
+        4.0 * shape.q_heads * shape.head_dim * static_cast<double>(attended_tokens);
+  }
+
   const int64_t sinks_opt_ = count_option("sinks", 4, 0);
   const int64_t window_opt_ = count_option("window", -1, 1);  // -1: not given (budget_ratio)
   const double ratio_ = option("budget_ratio", 0.2);
+  const OffloadChoice offload_opt_ = offload_option("offload");
+  bool offload_ = false;
   int64_t sinks_ = 4, window_ = 0, cap_ = 0;
   std::vector<std::vector<int64_t>> pos_;  // [batch][slot] original position of each cached token
   std::vector<int64_t> next_;              // [batch] next window slot to overwrite

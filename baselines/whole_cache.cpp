@@ -18,7 +18,6 @@
 #include "core/kv_set.h"
 #include "core/phase_names.h"
 #include "core/step_io.h"
-#include "core/timer.h"
 #include "kernels/cpu/attention.h"
 
 namespace hb {
@@ -73,28 +72,11 @@ class WholeCache final : public baselines::KvStrategyBase {
 
   // q and the new token's k, v down to the host, CPU attention there, the output back up.
   void step_on_host(StepResult& out) {
-    Accelerator& acc = *platform_.accelerator;
-    int64_t t0 = now_ns();
-    acc.copy_to_host(io_->q_host.data(), io_->q_dev(), io_->q_bytes());
-    copy_new_token_to_host();
-    acc.synchronize();
-    int64_t t1 = now_ns();
-    out.phase_ns[phase::kTransfer] = t1 - t0;
-
-    append_new_token_from_host_rows();
-    auto args = whole_cache_args(/*host=*/true);
-    cpu::decode_attention(args.data(), problem_->batch, *platform_.host_pool);
-    int64_t t2 = now_ns();
-    out.phase_ns[phase::kCpu] = t2 - t1;
-    acc.copy_to_device(io_->o_dev(), io_->o_host.data(), io_->o_bytes());
-    acc.synchronize();
-    out.phase_ns[phase::kTransfer] += now_ns() - t2;
-    out.o = io_->o_host.to_vector();
-
-    Traffic& t = out.traffic;
-    t.d2h_bytes = static_cast<int64_t>(io_->q_bytes() + 2 * io_->kv_row_bytes());
-    t.h2d_bytes = static_cast<int64_t>(io_->o_bytes());
-    t.syncs = 2;
+    step_attending_on_host(out, [&] {
+      append_new_token_from_host_rows();
+      auto args = whole_cache_args(/*host=*/true);
+      cpu::decode_attention(args.data(), problem_->batch, *platform_.host_pool);
+    });
   }
 
   // Every sequence attends its whole cache where it lives: each cached k, v row read once, the

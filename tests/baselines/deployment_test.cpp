@@ -1,11 +1,13 @@
 // Deployments (baselines/README.md, "Deployment"): a strategy whose paper describes an
 // offloading deployment takes it when its all-resident plan does not fit the accelerator budget
-// (quest.offload=auto), sizes what it keeps on the accelerator to that budget, and attends what
-// the resident plan would: same tokens, same accuracy against the fp64 reference.
+// (quest.offload=auto, h2o.offload, streamingllm.offload), sizes what it keeps on the accelerator
+// to that budget, and attends what the resident plan would: same tokens, same accuracy against
+// the fp64 reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
+#include "core/phase_names.h"
 #include "tests/baselines/harness.h"
 
 namespace hb::test {
@@ -122,6 +124,60 @@ TEST(Deployment, QuestLowersItsPagesOnlyWhenOneHeadsPagesDoNotFit) {
   EXPECT_EQ(none.plan.status, PlanStatus::oom);
   EXPECT_NE(none.plan.reason.find("quest.min_pages"), std::string::npos) << none.plan.reason;
 }
+
+// H2O and StreamingLLM keep 20% of the 2000-token prompt (401 and 400 tokens: ~210 KiB of fp16
+// KV, plus H2O's scores); 64 KiB holds the step's rows but not those. Offloaded, the CPU attends
+// the kept tokens in host memory (H2O's FlexGen port, cpu_cache_compute): the same tokens, the
+// same victims, the same output as the resident run, and no KV crosses the link.
+constexpr int64_t kNoRoomForTheKeptTokens = 64 * 1024;
+
+class PruningDeployment : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PruningDeployment, AutoStaysResidentWhereTheKeptTokensFit) {
+  const Ran r = run(WorkloadSpec::Kind::structured, kBig, GetParam(), {});
+  ASSERT_EQ(r.plan.status, PlanStatus::ok) << r.plan.reason;
+  EXPECT_EQ(r.plan.parameters.at("deployment"), "resident");
+  for (const auto& out : r.steps) {
+    EXPECT_EQ(out.traffic.h2d_bytes, 0);
+    EXPECT_EQ(out.traffic.cpu_flops, 0);
+  }
+}
+
+TEST_P(PruningDeployment, AutoOffloadsWhereTheyDoNotFitWithTheSameTokensAndOutput) {
+  const Ran resident = run(WorkloadSpec::Kind::structured, kBig, GetParam(), {});
+  const Ran off = run(WorkloadSpec::Kind::structured, kNoRoomForTheKeptTokens, GetParam(), {});
+  ASSERT_EQ(off.plan.status, PlanStatus::ok) << off.plan.reason;
+  EXPECT_EQ(off.plan.parameters.at("deployment"), "offloaded");
+  EXPECT_NE(off.plan.parameters.at("deployment_reason").find("all-resident needs"),
+            std::string::npos);
+  EXPECT_EQ(off.plan.parameters.at("budget_tokens"), resident.plan.parameters.at("budget_tokens"));
+  EXPECT_NE(off.plan.parameters.at("attended_by").find("cpu"), std::string::npos);
+  for (const auto& out : off.steps) {
+    EXPECT_GT(out.traffic.cpu_flops, 0);
+    EXPECT_EQ(out.traffic.accelerator_flops, 0);
+    // q and the new k, v down, the output up: a few KiB, never the kept KV (~210 KiB).
+    EXPECT_GT(out.traffic.d2h_bytes, 0);
+    EXPECT_LT(out.traffic.d2h_bytes + out.traffic.h2d_bytes, 16 * 1024);
+    EXPECT_GT(out.phase_ns.count(phase::kCpu), 0u);
+  }
+  expect_same_accuracy(off, resident);
+}
+
+TEST_P(PruningDeployment, OffloadZeroIsOomAndNamesTheOption) {
+  const std::string name = GetParam();
+  const Ran r = run(WorkloadSpec::Kind::structured, kNoRoomForTheKeptTokens, name,
+                    {{name + ".offload", "0"}});
+  EXPECT_EQ(r.plan.status, PlanStatus::oom);
+  EXPECT_EQ(r.plan.parameters.at("deployment"), "resident");
+  EXPECT_NE(r.plan.reason.find(name + ".offload=auto or 1"), std::string::npos) << r.plan.reason;
+  // offload=1 offloads even where the kept tokens fit.
+  EXPECT_EQ(run(WorkloadSpec::Kind::structured, kBig, name, {{name + ".offload", "1"}})
+                .plan.parameters.at("deployment"),
+            "offloaded");
+}
+
+INSTANTIATE_TEST_SUITE_P(Baselines, PruningDeployment, ::testing::Values("h2o", "streamingllm"),
+                         [](const auto& info) { return info.param; });
 
 // InfiniGen is offloaded by design. At 64 MiB its fetch buffers hold the cap of 20% of the
 // context (401 tokens); at 400 KiB they do not (~700 KiB): the cap is lowered to what fits,

@@ -248,12 +248,21 @@ TEST(Strategies, StreamingLlmWindowOption) {
 
 TEST(Strategies, PlansReportOomOnASmallAccelerator) {
   Harness h("qwen2.5-0.5b", 4000, 2, 1, WorkloadSpec::Kind::structured, 256 * 1024);
-  for (const std::string name : {"full-gpu", "h2o", "streamingllm", "infinigen", "offload"}) {
-    auto s = h.make(name);
+  // H2O and StreamingLLM held resident (their .offload=0; by default they offload instead).
+  for (const auto& [name, opts] :
+       std::vector<std::pair<std::string, std::map<std::string, std::string>>>{
+           {"full-gpu", {}},
+           {"h2o", {{"h2o.offload", "0"}}},
+           {"streamingllm", {{"streamingllm.offload", "0"}}},
+           {"infinigen", {}},
+           {"offload", {}}}) {
+    auto s = h.make(name, opts);
     PlanResult p = s->plan(h.problem, h.platform);
     EXPECT_EQ(p.status, PlanStatus::oom) << name;
     EXPECT_NE(p.reason.find("MiB"), std::string::npos) << name << ": " << p.reason;
   }
+  for (const std::string name : {"h2o", "streamingllm"})
+    EXPECT_EQ(h.make(name)->plan(h.problem, h.platform).parameters.at("deployment"), "offloaded");
   // All-resident Quest (quest.offload=0) does not fit; by default it offloads instead
   // (tests/baselines/deployment_test.cpp).
   PlanResult q0 = h.make("quest", {{"quest.offload", "0"}})->plan(h.problem, h.platform);
