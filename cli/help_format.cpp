@@ -1,5 +1,6 @@
 #include "cli/help_format.h"
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -55,6 +56,14 @@ class CleanHelp : public CLI::Formatter {
   std::string make_option(const CLI::Option* o, bool positional) const override {
     if (positional) return CLI::Formatter::make_option(o, positional);
     return option_lines(*o, o->get_description());
+  }
+
+  // A subcommand in its parent's list: the first line of its description (run's has examples).
+  std::string make_subcommand(const CLI::App* sub) const override {
+    const std::string d = sub->get_description();
+    std::string left = "  " + sub->get_name();
+    left.resize(std::max(left.size() + 2, kLeftWidth), ' ');
+    return left + d.substr(0, d.find('\n')) + "\n";
   }
 
   // Normal: the entries with a brief, and how many more --help-all has; All: every entry in full.
