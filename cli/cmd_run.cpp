@@ -21,7 +21,9 @@
 #include "cli/pass_processes.h"
 #include "cli/platform_setup.h"
 #include "cli/progress.h"
+#include "cli/run_help.h"
 #include "cli/run_session.h"
+#include "cli/usage_error.h"
 #include "core/json_text.h"
 #include "memtier/machine_load.h"
 #include "reports/busy_machine.h"
@@ -91,7 +93,7 @@ void apply_config(RunArgs& a, CLI::App& sub) {
     j = parse_json_text<nlohmann::json>(text);
   } catch (const std::exception& e) {
     throw Error("config file '" + a.config + "' is not valid JSON: " + e.what(),
-                "fix the file (see `run --help`)");
+                "fix the file (see `run --help-all`)");
   }
   if (!j.is_object())
     throw Error("config file '" + a.config + "' must hold a JSON object",
@@ -104,8 +106,13 @@ void apply_config(RunArgs& a, CLI::App& sub) {
     try {
       opt = sub.get_option("--" + key);
     } catch (const CLI::OptionNotFound&) {
+      std::vector<std::string> names;
+      for (const CLI::Option* o : sub.get_options())
+        for (const auto& l : o->get_lnames()) names.push_back(l);
+      const std::string near = nearest_name(key, names);
       throw Error("config file '" + a.config + "' has unknown key '" + it.key() + "'",
-                  "use the long option names of `hybridbench run --help`");
+                  (near.empty() ? "" : "did you mean \"" + near + "\"? ") +
+                      "use the long option names of `hybridbench run --help-all`");
     }
     if (opt->count() > 0 || key == "config") continue;  // the command line wins
     std::vector<std::string> values;
@@ -131,8 +138,9 @@ void apply_config(RunArgs& a, CLI::App& sub) {
       for (const auto& val : values) opt->add_result(val);
       opt->run_callback();
     } catch (const CLI::ParseError& e) {
-      throw Error("config file '" + a.config + "', key '" + it.key() + "': " + e.what(),
-                  "fix the value in the file (`hybridbench run --help` gives each option's range)");
+      throw Error(
+          "config file '" + a.config + "', key '" + it.key() + "': " + e.what(),
+          "fix the value in the file (`hybridbench run --help-all` gives each option's range)");
     }
   }
 }
@@ -174,7 +182,7 @@ void print_layer_stacks(const reports::Report& r, std::FILE* to) {
 // Every point that stopped before its noise target, on stderr even with --quiet (issue 18: most
 // points of a default run used to miss the target without a word).
 void warn_unconverged(const reports::Report& r) {
-  if (const std::string busy = reports::busy_machine_warning(r.context); !busy.empty())
+  if (const std::string busy = reports::busy_machine_warning(r); !busy.empty())
     std::fprintf(stderr, "hybridbench: warning: %s\n", busy.c_str());
   if (const std::string w = reports::unconverged_warning(r); !w.empty()) {
     std::fflush(stdout);  // after the summary table when both go to one terminal or file
@@ -591,20 +599,15 @@ CommandFn add_run_command(CLI::App& app) {
       "step\n"
       "until its noise converges, score it against an exact fp64 reference, and write a JSON "
       "report.\n\n"
-      "Examples:\n"
+      "Examples (README.md has more):\n"
       "  hybridbench run                                        # default sweep, ~2.5 min on 2 "
       "cores\n"
       "  hybridbench run --strategy cpu-only,hybridgen --seq-len 4k:128k:x2 --out r.json\n"
       "  hybridbench run --model qwen2.5-7b --batch 1,8 --workload needle\n"
-      "  hybridbench run --workload llama-like:sink_mass=0.4,drift=0.3 --strategy quest,h2o\n"
-      "  hybridbench run --workload trace:layer12.safetensors   # the trace's own shape "
-      "(scripts/capture-trace.py)\n"
       "  hybridbench run --accelerator cpu --accelerator-memory 256M   # force offloading on a "
       "small budget\n"
-      "  hybridbench run --opt h2o.heavy_ratio=0.2 --strategy h2o\n"
-      "  mpirun -np 8 hybridbench run --distribute points --out node.json      # one rank per GPU\n"
-      "  srun -N 4 hybridbench run --distribute replicate --out fleet.json     # one column per "
-      "machine\n");
+      "  mpirun -np 8 hybridbench run --distribute points --out node.json      # one rank per "
+      "GPU\n");
   auto a = std::make_shared<RunArgs>();
   a->spec.deployment_kv_budget = true;  // no --accelerator-memory: the budget a deployment has
   // Three passes, each in a fresh process, so the intervals span what a process fixes (issue
@@ -616,6 +619,7 @@ CommandFn add_run_command(CLI::App& app) {
   add_placement_options(*sub, *a);
   add_output_options(*sub, *a);
   add_mode_options(*sub, *a);
+  group_run_help(*sub);
   return [a, sub] { return run_command(*a, *sub); };
 }
 

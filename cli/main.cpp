@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/fleet_comm.h"
+#include "cli/help_format.h"
 #include "cli/usage_error.h"
 #include "core/build_info.h"
 #include "core/cpu_features.h"
@@ -58,6 +59,9 @@ int main(int argc, char** argv) {
       "  hybridbench compare old.json new.json  # CI regression check (exit 3 on regression)\n",
       "hybridbench"};
   app.set_version_flag("--version", version_text);
+  // Set before the subcommands are added: each inherits the flag and the formatter.
+  app.set_help_all_flag("--help-all", "Every option with its full description, then exit");
+  hb::cli::use_clean_help(app);
   app.require_subcommand(1);
   app.fallthrough();
 

@@ -9,19 +9,18 @@ namespace hb::cli {
 
 ProgressBar::ProgressBar(bool quiet) : enabled_(!quiet), terminal_(isatty(STDERR_FILENO) != 0) {}
 
-namespace {
-
-// Seconds left, from the share of the sweep's cost done so far ("--" before any point ends).
+// Seconds left, from the share of the sweep's cost done so far ("--" before any point ends). The
+// shares are sums of doubles, so the last point can leave done a hair above total: never below
+// 0 ("ETA -0s"), and 0 once every point is done.
 std::string eta_text(const bench::Progress& p) {
   const double frac = p.total_cost > 0 ? p.done_cost / p.total_cost
                                        : static_cast<double>(p.done) / static_cast<double>(p.total);
   if (p.done <= 0 || frac <= 0) return "--";
+  const double left = p.done >= p.total || frac >= 1 ? 0 : p.elapsed_s / frac - p.elapsed_s;
   char eta[32];
-  std::snprintf(eta, sizeof eta, "%.0fs", p.elapsed_s / frac - p.elapsed_s);
+  std::snprintf(eta, sizeof eta, "%.0fs", left > 0 ? left : 0.0);
   return eta;
 }
-
-}  // namespace
 
 void ProgressBar::update(const bench::Progress& p) {
   if (!enabled_ || p.total <= 0) return;

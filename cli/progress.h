@@ -29,6 +29,10 @@ class ProgressBar {
   double last_line_s_ = -1;  // off a terminal: elapsed_s of the last line (-1: none yet)
 };
 
+// "12s" left at the rate so far, weighted by cost; "--" before the first point ends; "0s" once
+// all are done, never negative.
+std::string eta_text(const bench::Progress& p);
+
 // Off a terminal: seconds between lines while no point finishes.
 inline constexpr double kHeartbeatS = 10;
 

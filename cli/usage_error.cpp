@@ -7,19 +7,19 @@ namespace hb::cli {
 
 namespace {
 
+// Edits (insert, delete, substitute, swap two neighbours) from a to b: "rnu" is one from "run".
 size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
     for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
-  }
-  return row[b.size()];
+  return d[a.size()][b.size()];
 }
 
 // The subcommand CLI11 was parsing when it failed (the first one it met), else the app.
@@ -84,6 +84,20 @@ std::string nearest_name(const std::string& typed, const std::vector<std::string
   size_t best_d = std::min<size_t>(3, std::max<size_t>(1, typed.size() / 3)) + 1;
   for (const auto& k : known)
     if (const size_t d = edit_distance(typed, k); d < best_d) best = k, best_d = d;
+  if (!best.empty()) return best;
+  // Not a typo but a part of the name ("--steps" for --decode-steps, "--noise" for --max-noise):
+  // the one name that holds it as whole words.
+  const std::string stem = typed.substr(typed.find_first_not_of('-'));
+  if (stem.size() < 3) return "";
+  for (const auto& k : known) {
+    const size_t at = k.find(stem);
+    if (at == std::string::npos || at < k.find_first_not_of('-')) continue;
+    const bool starts = at == 0 || k[at - 1] == '-',
+               ends = at + stem.size() == k.size() || k[at + stem.size()] == '-';
+    if (!starts || !ends) continue;
+    if (!best.empty() && best != k) return "";  // two candidates: no guess
+    best = k;
+  }
   return best;
 }
 
@@ -118,10 +132,21 @@ Error usage_error(const CLI::ParseError& e, const CLI::App& app) {
                  "give it once, with one value; lists are comma separated (--seq-len 4k,16k)");
   if (&sub == &app && dynamic_cast<const CLI::RequiredError*>(&e)) {
     std::string names;
-    for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; }))
+    std::vector<std::string> known;
+    for (const CLI::App* c : app.get_subcommands([](const CLI::App*) { return true; })) {
       names += (names.empty() ? "" : ", ") + c->get_name();
+      known.push_back(c->get_name());
+    }
+    // The word given where the subcommand goes, if any ("rnu"): its nearest subcommand.
+    std::string near;
+    for (const std::string& w : app.remaining())
+      if (w.rfind('-', 0) != 0) {
+        near = nearest_name(w, known);
+        break;
+      }
     return Error("no subcommand given (or an unknown one)",
-                 "give one of: " + names + " (" + help_of(app, sub) + ")");
+                 (near.empty() ? "" : "did you mean " + near + "? ") + "give one of: " + names +
+                     " (" + help_of(app, sub) + ")");
   }
   return Error(what, help_of(app, sub));
 }

@@ -21,8 +21,9 @@ Error usage_error(const CLI::ParseError& e, const CLI::App& app);
 // it is a slip of quoting or an unset shell variable, exit 2 naming the option.
 void refuse_empty_values(CLI::App& app);
 
-// The name in `known` closest to `typed` by edit distance, or "" when none is close enough to
-// be a likely typo (at most a third of the name's length, and at most 3 edits).
+// The name in `known` closest to `typed` by edit distance (at most a third of the name's length,
+// and at most 3 edits: a likely typo); else the one name holding `typed` as whole words
+// ("--noise" -> "--max-noise"); else "" (none, or two such names).
 std::string nearest_name(const std::string& typed, const std::vector<std::string>& known);
 
 }  // namespace hb::cli

@@ -44,4 +44,16 @@ std::string busy_machine_warning(const ReportContext& c) {
          "times and noise carry the load; re-run on a quiet machine for absolute figures";
 }
 
+std::string busy_machine_warning(const Report& r) {
+  bool timed_here = false, modeled = false;
+  for (const auto& p : r.points) {
+    if (!p.timed()) continue;
+    (p.provenance == Provenance::modeled ? modeled : timed_here) = true;
+  }
+  if (!timed_here) return "";
+  std::string w = busy_machine_warning(r.context);
+  if (!w.empty() && modeled) w += " (the modeled points are priced from their profile, unaffected)";
+  return w;
+}
+
 }  // namespace hb::reports

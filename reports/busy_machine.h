@@ -13,4 +13,9 @@ namespace hb::reports {
 // the CPU time.
 std::string busy_machine_warning(const ReportContext& c);
 
+// The warning for a report: "" as well when none of its timed points ran on this machine (model
+// mode's are priced from a profile: the load cannot touch them); where modeled points are mixed
+// with measured ones, it says the modeled ones are unaffected.
+std::string busy_machine_warning(const Report& r);
+
 }  // namespace hb::reports

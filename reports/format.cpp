@@ -51,13 +51,23 @@ std::string format_sci(double v) {
   return printf_string("%.1e", v);
 }
 
+// The unit follows the magnitude alone, so figures side by side read alike: "14.00M" beside
+// "3.20M", never "14337k" (issue 49). Below 1M a multiple of 1024 is exact in k; other counts
+// below 1M print in full (1000 is not 1k).
 std::string format_tokens(int64_t n) {
-  if (n >= 1024 && n % 1024 == 0) {
-    if (n >= (int64_t(1) << 20) && n % (int64_t(1) << 20) == 0)
-      return std::to_string(n >> 20) + "M";
-    return std::to_string(n / 1024) + "k";
-  }
+  constexpr int64_t kMi = int64_t(1) << 20;
+  if (n >= kMi)
+    return n % kMi == 0 ? std::to_string(n / kMi) + "M"
+                        : format_fixed(static_cast<double>(n) / kMi, 2) + "M";
+  if (n >= 1024 && n % 1024 == 0) return std::to_string(n / 1024) + "k";
   return std::to_string(n);
+}
+
+std::string format_token_count(double tokens) {
+  const auto n = static_cast<int64_t>(tokens);
+  if (n >= 1024 && n < (int64_t(1) << 20) && n % 1024 != 0)
+    return format_fixed(tokens / 1024, 1) + "k";
+  return format_tokens(n);
 }
 
 std::string format_fixed(double v, int decimals) {

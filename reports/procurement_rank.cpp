@@ -12,19 +12,6 @@ bool higher_is_better(ProcurementMetric m) {
   return m != ProcurementMetric::itl && m != ProcurementMetric::cost;
 }
 
-namespace {
-
-// Tokens at a glance: the exact binary unit where it is one (128k), else one decimal of k or two
-// of M.
-std::string context_text(double tokens) {
-  const auto n = static_cast<int64_t>(tokens);
-  if (n < 1024 || n % 1024 == 0) return format_tokens(n);
-  if (n < (int64_t{1} << 20)) return format_fixed(tokens / 1024, 1) + "k";
-  return format_fixed(tokens / (1 << 20), 2) + "M";
-}
-
-}  // namespace
-
 std::string metric_text(ProcurementMetric m, double v) {
   switch (m) {
     case ProcurementMetric::tokens_per_s:
@@ -36,7 +23,7 @@ std::string metric_text(ProcurementMetric m, double v) {
     case ProcurementMetric::tokens_per_w:
       return format_fixed(v, v < 1 ? 4 : 2);
     case ProcurementMetric::max_context:
-      return context_text(v);
+      return format_token_count(v);
   }
   return "";
 }

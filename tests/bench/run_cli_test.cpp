@@ -395,8 +395,8 @@ TEST_F(RunCli, DefaultBudgetPutsTheSweepOnBothSidesOfTheFitBoundary) {
   // And bad values stay usage errors.
   EXPECT_EQ(run(sweep + " -q --accelerator-memory 0 --out " + out), 2) << out_;
   EXPECT_EQ(run(sweep + " -q --accelerator-memory lots --out " + out), 2) << out_;
-  // --help says where the default comes from.
-  ASSERT_EQ(run("run --help"), 0);
+  // --help-all says where the default comes from.
+  ASSERT_EQ(run("run --help-all"), 0);
   EXPECT_NE(out_.find("twice the KV of the"), std::string::npos) << out_;
 }
 

@@ -15,12 +15,17 @@ namespace {
 // Parses `args` against a small app with a `run` subcommand; returns the error it would print.
 Error parse_error(std::vector<std::string> args) {
   CLI::App app{"t", "hybridbench"};
+  app.require_subcommand(1);  // as main() has it
+  app.fallthrough();
   CLI::App* run = app.add_subcommand("run");
+  app.add_subcommand("report");
   int steps = 24;
   std::string seq_lens = "4k", out;
   add_integer_option(*run, "--decode-steps", steps, "steps", 1, 100000);
   run->add_option("--seq-len", seq_lens, "lengths");
   run->add_option("--out", out, "report");
+  double noise = 5;
+  run->add_option("--max-noise", noise, "noise");
   refuse_empty_values(app);
   std::vector<const char*> argv{"hybridbench"};
   for (const auto& a : args) argv.push_back(a.c_str());
@@ -39,6 +44,26 @@ TEST(UsageError, NearestNameIsALikelyTypoOnly) {
   EXPECT_EQ(nearest_name("--decode-step", known), "--decode-steps");
   EXPECT_EQ(nearest_name("--frobnicate", known), "");
   EXPECT_EQ(nearest_name("--x", known), "");
+}
+
+// Issue 49: a part of a name is no typo by edit distance, but names its option all the same;
+// two names holding it are no guess.
+TEST(UsageError, NearestNameFindsAWholeWordPart) {
+  const std::vector<std::string> known = {"--max-noise", "--accelerator-memory", "--decode-steps",
+                                          "--accuracy-steps", "--seq-len"};
+  EXPECT_EQ(nearest_name("--noise", known), "--max-noise");
+  EXPECT_EQ(nearest_name("--memory", known), "--accelerator-memory");
+  EXPECT_EQ(nearest_name("--steps", known), "");  // decode or accuracy?
+  EXPECT_EQ(nearest_name("--mem", known), "");    // not a whole word
+  EXPECT_EQ(nearest_name("rnu", {"run", "report", "topo"}), "run");
+}
+
+TEST(UsageError, AnUnknownSubcommandGetsTheNearest) {
+  const Error e = parse_error({"rnu", "--seq-len", "1k"});
+  EXPECT_NE(e.fix().find("did you mean run?"), std::string::npos) << e.fix();
+  EXPECT_EQ(e.exit_code(), kExitUsage);
+  const Error typo = parse_error({"run", "--noise", "5"});
+  EXPECT_NE(typo.fix().find("did you mean --max-noise"), std::string::npos) << typo.fix();
 }
 
 TEST(UsageError, EveryParseErrorHasAProblemAFixAndExit2) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fixtures.h"
+
 namespace hb::reports {
 namespace {
 
@@ -26,6 +28,22 @@ TEST(BusyMachine, WarnsOnlyWhenTheLoadFactsSaySo) {
   const std::string steal = busy_machine_warning(with({{"load.steal_percent", "7.5"}}));
   EXPECT_NE(steal.find("7.5% of the CPU time stolen"), std::string::npos) << steal;
   EXPECT_EQ(busy_machine_warning(with({{"load.avg_1min_start", "garbage"}})), "");
+}
+
+// Issue 49: model-mode runs warned that "absolute times carry the load" about times priced from a
+// profile. A report of modeled points only gets no warning; mixed with measured ones, the warning
+// says the modeled ones are unaffected.
+TEST(BusyMachine, ModeledPointsAreNotWarnedAbout) {
+  Report r = testing::make_report();
+  r.context.system_settings["load.avg_1min_start"] = "2.50";
+  EXPECT_NE(busy_machine_warning(r).find("load average 2.50"), std::string::npos);
+  EXPECT_EQ(busy_machine_warning(r).find("modeled"), std::string::npos);
+  for (auto& p : r.points) p.provenance = Provenance::modeled;
+  EXPECT_EQ(busy_machine_warning(r), "");
+  r.points[0].provenance = Provenance::measured;
+  EXPECT_NE(busy_machine_warning(r).find("the modeled points are priced from their profile"),
+            std::string::npos)
+      << busy_machine_warning(r);
 }
 
 }  // namespace

@@ -31,6 +31,14 @@ TEST(Format, OtherUnits) {
   EXPECT_EQ(format_tokens(131072), "128k");
   EXPECT_EQ(format_tokens(1 << 20), "1M");
   EXPECT_EQ(format_tokens(1000), "1000");
+  // Issue 49: "14337k" beside "3.20M". From 1M on the unit is M, exact or to two decimals.
+  EXPECT_EQ(format_tokens(int64_t(14337) * 1024), "14.00M");
+  EXPECT_EQ(format_tokens(int64_t(1536) * 1024), "1.50M");
+  EXPECT_EQ(format_tokens(3355443), "3.20M");
+  EXPECT_EQ(format_tokens(int64_t(1023) * 1024), "1023k");
+  EXPECT_EQ(format_token_count(13107), "12.8k");
+  EXPECT_EQ(format_token_count(int64_t(14337) * 1024), "14.00M");
+  EXPECT_EQ(format_token_count(3355443), "3.20M");
   EXPECT_EQ(format_p_value(0.0312), "0.031");
   EXPECT_EQ(format_p_value(1e-9), "<1e-6");
 }

@@ -57,7 +57,7 @@ TEST(ProcurementView, BestLinesNameTheWinnerAndHowFarAhead) {
             "an eligible figure here).");
   EXPECT_EQ(lines[4],
             "Longest context: b200 with offload, 2M tokens, 1.33x ahead of h200 with offload "
-            "(1536k tokens).");
+            "(1.50M tokens).");
 }
 
 TEST(ProcurementView, MissingEconomicsLeaveTheColumnBlankWithItsReason) {

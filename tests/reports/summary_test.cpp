@@ -83,6 +83,27 @@ TEST(Summary, NoneWithinTargetSaysSo) {
       << all;
 }
 
+// Issue 49: `run --strategy cpu-only,quest` said "3.61x faster than cpu-only and no baseline
+// meets the target", though cpu-only, the reference, has 100% recall: the reference was the only
+// baseline, and it was just compared with.
+TEST(Summary, TheReferenceAloneIsNotDeniedAsABaseline) {
+  for (StrategyRole role : {StrategyRole::baseline, StrategyRole::system}) {
+    Report r = make_report();
+    r.points = {make_point("cpu-only", 4096, 3e6), with_recall(make_point("quest", 4096, 1e6), 1)};
+    r.points[1].role = role;
+    r.speedups = compute_speedups(r.points);
+    std::string all = joined(summary_sentences(r));
+    EXPECT_TRUE(has(all, "quest is the fastest strategy within recall >= 0.9 at 4k: 3.00x ± "))
+        << all;
+    EXPECT_FALSE(has(all, "baseline meets the target")) << all;
+    // A second baseline below the target is another matter: none of the others meets it.
+    r.points.push_back(with_recall(make_point("h2o", 4096, 2e6), 0.5));
+    r.speedups = compute_speedups(r.points);
+    all = joined(summary_sentences(r));
+    EXPECT_TRUE(has(all, "faster than cpu-only and no other baseline meets the target.")) << all;
+  }
+}
+
 TEST(Summary, ReferenceOomAndKvBoundary) {
   Report r = make_report();  // full-gpu oom at 16k; no kv_fit_fraction
   std::string all = joined(summary_sentences(r));
