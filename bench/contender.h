@@ -95,7 +95,7 @@ void fail(Contender& c, reports::PointStatus status, const std::string& reason);
 // A measured point's provenance: emulated when its accelerator is (the cpu accelerator) or when
 // any of its memory regions lives on an emulated tier (a remote node standing in for CXL, with
 // a real GPU too): its figures are then this machine's stand-in's, not the tier's. measured
-// otherwise. (A model that replaces the timing makes the point modeled; label_point.)
+// otherwise. (Model mode labels its points modeled: model::StepPricer::label.)
 reports::Provenance provenance_of(const AcceleratorInfo& accelerator,
                                   const std::vector<MemoryRegion>& regions);
 
