@@ -51,6 +51,7 @@ class AccuracyAccumulator {
  public:
   AccuracyAccumulator(const Problem& problem) : problem_(problem) {}
   void add(const StepReference& ref, const StepResult& out);
+  int scored() const { return static_cast<int>(steps_); }  // the steps added so far
   reports::Accuracy result() const;
   // Tokens attended per (sequence, query head) over the steps added; none before the first.
   std::optional<reports::AttendedTokens> attended() const;

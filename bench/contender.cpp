@@ -1,7 +1,6 @@
 #include "bench/contender.h"
 
 #include <limits>
-#include <set>
 #include <utility>
 
 #include "core/error.h"
@@ -25,8 +24,7 @@ int64_t layer_bytes(const SweepSpec& spec, const reports::PointAxes& axes, Accel
          backend(kind).layer_workspace_bytes;
 }
 
-// The point's accelerator axis and provenance, from the accelerator it runs on or the observer
-// that models it.
+// The point's accelerator axis and provenance, from the accelerator it runs on.
 void label_point(Contender& c, const SweepContext& ctx, const Problem& problem) {
   auto& p = c.point;
   const auto& ai = c.accelerator->info();
@@ -38,7 +36,6 @@ void label_point(Contender& c, const SweepContext& ctx, const Problem& problem) 
                           layer_bytes(ctx.spec, p.axes, ai.kind.value_or(AcceleratorKind::cpu)),
                       problem.shape, p.axes.seq_len, problem.batch, ctx.spec.decode_steps);
   p.step.warmup_steps = ctx.spec.stop.warmup_steps;
-  if (ctx.env.observer) ctx.env.observer->label(p);
 }
 
 // After an ok plan: builds the caches and records where their memory is, and what that makes
@@ -141,18 +138,13 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
     const AcceleratorOptions o = accelerator_options(ctx, p.axes, c->layers());
     c->accelerator = ctx.env.make_accelerator ? ctx.env.make_accelerator(o) : make_accelerator(o);
     label_point(*c, ctx, problem);
-    if (auto it = ctx.refused.find(p.axes.model); it != ctx.refused.end()) {
-      p.kv_fit_fraction = 0;  // no room for KV at all, whatever the budget's floor says
-      throw CapacityError(it->second);
-    }
     Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
     c->strategy = make_point_strategy(ctx, p.axes.model, name, c->stack_layers);
     if (loading) loading();
     PlanResult plan = c->strategy->plan(problem, platform);
     p.strategy_params = plan.parameters;
     p.warnings = plan.warnings;
-    if (ctx.env.observer && !c->stack())
-      c->observed = ctx.env.observer->observe(p, *c->strategy, ctx.stands_for);
+    if (ctx.env.observer && !c->stack()) c->observed = ctx.env.observer->observe(p, *c->strategy);
     if (plan.status != PlanStatus::ok) {
       fail(*c, reports::point_status(plan.status), plan.reason);
     } else if (load_now) {
@@ -170,65 +162,19 @@ void load_contender(Contender& c) {
   failing_on_errors(c, [&] { load(c, c.ctx->env); });
 }
 
-std::string plan_signature(const Contender& c) {
-  const reports::Point& p = c.point;
-  // Parameters that echo the capacity a strategy was given rather than a decision drawn from
-  // it (HybridGen reports its accelerator budget next to the window, hot slots and shipped rows
-  // it sizes with it): two capacities that lead to the same decisions execute alike.
-  static const std::set<std::string> kCapacityEchoes = {"accelerator_budget_bytes"};
-  std::string s = std::to_string(static_cast<int>(p.status)) + (c.planned ? " planned" : "") +
-                  "\n" + p.reason + "\n";
-  for (const auto& w : p.warnings) s += "warning " + w + "\n";
-  for (const auto& [k, v] : p.strategy_params)
-    if (k.rfind("model.", 0) != 0 && !kCapacityEchoes.count(k)) s += k + "=" + v + "\n";
-  // The first host tier is where every strategy keeps its host KV by default; one that places
-  // KV on another names it in its parameters (HybridGen's k_tier, v_tier, kv_tier).
-  if (!c.ctx->tiers.empty()) s += "tier " + c.ctx->tiers[0].location.to_string() + "\n";
-  return s;
-}
-
-std::vector<Contender*> recorders(Contender& c) {
-  std::vector<Contender*> out;
-  if (c.active) out.push_back(&c);
-  for (Contender* f : c.followers)
-    if (f->active) out.push_back(f);
-  return out;
-}
-
-bool follow(Contender& leader, Contender& f) {
-  if (!leader.active || !f.planned || !leader.accelerator || !f.accelerator) return false;
-  if (leader.accelerator->bytes_in_use() > f.accelerator->info().capacity_bytes) return false;
-  f.planned = false;
-  f.strategy.reset();  // planned only to be compared; the leader's executes
-  f.leader = &leader;
-  f.point.placement = leader.point.placement;
-  f.point.provenance = reports::weaker(
-      f.point.provenance, provenance_of(f.accelerator->info(), leader.strategy->memory_regions()));
-  f.active = true;
-  leader.followers.push_back(&f);
-  return true;
-}
-
 void replay(Contender& c, const Problem& problem) {
-  std::vector<Contender*> recorders = {&c};
-  recorders.insert(recorders.end(), c.followers.begin(), c.followers.end());
-  for (Contender* r : recorders) {
-    if (r->active && r->pass == 0) r->point.trajectory = c.strategy->trajectory();
-    ++r->pass;
-  }
+  if (c.pass == 0) c.point.trajectory = c.strategy->trajectory();
+  ++c.pass;
   // The old instance's memory goes before the new one takes its own (the budget is the same).
   c.strategy.reset();
   c.accelerator.reset();
   auto fresh = start_contender(*c.ctx, problem, c.point.axes.strategy, c.point.axes, nullptr, true,
                                c.stack_layers);
   if (!fresh->active) {
-    // Keep what was measured: the points stop on the samples they have.
-    for (Contender* r : recorders)
-      if (r->active) {
-        r->point.warnings.push_back("replay of the decode positions failed (" +
-                                    fresh->point.reason + "): stopped on the samples it had");
-        finish(*r, reports::StopReason::max_steps);
-      }
+    // Keep what was measured: the point stops on the samples it has.
+    c.point.warnings.push_back("replay of the decode positions failed (" + fresh->point.reason +
+                               "): stopped on the samples it had");
+    finish(c, reports::StopReason::max_steps);
     return;
   }
   c.accelerator = std::move(fresh->accelerator);
@@ -263,7 +209,7 @@ void finish(Contender& c, reports::StopReason stop_reason) {
     p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
   p.accuracy = c.accuracy.result();
   p.attended_tokens = c.accuracy.attended();
-  if (c.pass == 0) p.trajectory = c.executed().trajectory();  // replays keep the first pass's
+  if (c.pass == 0 && c.strategy) p.trajectory = c.strategy->trajectory();  // replays keep pass 0's
   if (c.observed) c.observed->finish(p);
 }
 

@@ -29,11 +29,6 @@ struct SweepContext {
   // Each model's KV budget (kv_budgets(), by the model as the spec names it): the accelerator's
   // capacity for that model's points. A model not listed gets spec.accelerator as it is.
   std::map<std::string, int64_t> kv_budget_bytes = {};
-  // Model mode's sampled batch (env.sampler): the batch the unit's one executed sequence stands
-  // for, on this lane's share of the budget and tiers; 1: the unit executes its batch as it is.
-  int stands_for = 1;
-  // By model: why no strategy of that model can run here (Lane::refused); its points fail "oom".
-  std::map<std::string, std::string> refused = {};
 };
 
 // Interleaved rounds (rounds.h) as one contender took them: the timed steps of each finished
@@ -44,29 +39,22 @@ struct RoundLog {
   size_t begin = 0;
 };
 
-// A contender either executes its strategy or follows one that executes on another lane of the
-// same unit (model mode's platforms, runner.h): a follower's strategy planned exactly as its
-// leader's (plan_signature), so it records the leader's steps, priced by its own lane's model,
-// instead of running them again.
 // Its strategy's name and role are its point's (point.axes.strategy, point.role).
 struct Contender {
-  const SweepContext* ctx = nullptr;  // its lane: tiers, KV budget, step observer
+  const SweepContext* ctx = nullptr;  // tiers, KV budget, step observer
   std::unique_ptr<Accelerator> accelerator;
-  std::unique_ptr<Strategy> strategy;  // null for a follower (the leader's executes)
-  Contender* leader = nullptr;         // a follower's executing contender
-  std::vector<Contender*> followers;   // an executing contender's followers
-  bool planned = false;                // planned ok, not loaded yet (start_contender load = false)
+  std::unique_ptr<Strategy> strategy;
+  bool planned = false;  // planned ok, not loaded yet (start_contender load = false)
   reports::Point point;
   std::vector<double> samples;
   std::map<std::string, std::vector<double>> phases;
-  // Its lane's observer's record of it (RunEnvironment::observer; null: none, or a stack).
+  // The observer's record of it (RunEnvironment::observer; null: none, or a stack).
   std::unique_ptr<StepObserver::PointRecord> observed;
   Traffic traffic_sum;
   AccuracyAccumulator accuracy;
   StoppingRules stop;
   int64_t first_timed_ns = 0;
   bool active = false;
-  int scored = 0;
   int pass = 0;  // replays of the decode positions so far (--max-samples)
   RoundLog rounds;
   // run --layers N (bench/layer_stack.h): the workloads of layers 1..N-1 when this contender
@@ -78,19 +66,7 @@ struct Contender {
       : accuracy(p), stop(spec, stack.empty()), stack_layers(std::move(stack)) {}
   bool stack() const { return !stack_layers.empty(); }
   int layers() const { return static_cast<int>(stack_layers.size()) + 1; }
-  // The strategy whose steps this contender records (its own, or its leader's).
-  Strategy& executed() const { return leader ? *leader->strategy : *strategy; }
-  // Whether its strategy must still step: it records, or a follower does.
-  bool executing() const {
-    if (active) return true;
-    for (const Contender* f : followers)
-      if (f->active) return true;
-    return false;
-  }
 };
-
-// The executing contender c and its followers that still record, c first.
-std::vector<Contender*> recorders(Contender& c);
 
 // Makes the accelerator and strategy `name`, plans and loads it on `problem`; active when that
 // worked, else failed with the plan's status, "oom" (memory ran out: hb::CapacityError) or
@@ -104,34 +80,22 @@ std::unique_ptr<Contender> start_contender(
     std::vector<std::span<const Workload>> stack_layers = {});
 void load_contender(Contender& c);
 
-// What of a planned contender decides how its strategy executes: the plan's status, reason,
-// warnings and parameters (the decisions strategies draw from the accelerator's capacity and
-// the tiers' free bytes, which they read in plan() only, and the host tiers they chose beyond
-// the first) and the lane's first host tier. Two contenders of one unit with the same
-// signature execute the same steps.
-std::string plan_signature(const Contender& c);
-
-// Makes `f` (planned, same signature) record `leader`'s steps: false, and nothing changes, when
-// the leader's loaded strategy holds more accelerator memory than f's capacity (f's own load
-// would have failed) or the leader is not running.
-bool follow(Contender& leader, Contender& f);
-
-// --max-samples: an executing contender whose decode positions ran out starts them again: a
-// fresh accelerator and strategy, planned and loaded (untimed) on the same problem, for it and
-// its followers, who keep their samples, stopping rules and accuracy (replays are timed, not
-// scored; the trajectory stays the first pass's). A reload that fails finishes the points on
-// what they have (max-steps).
+// --max-samples: an active contender whose decode positions ran out starts them again: a fresh
+// accelerator and strategy, planned and loaded (untimed) on the same problem; it keeps its
+// samples, stopping rules and accuracy (replays are timed, not scored; the trajectory stays the
+// first pass's). A reload that fails finishes the point on what it has (max-steps).
 void replay(Contender& c, const Problem& problem);
 
 // Stops an active contender: its point gets the timed steps, phases, traffic and accuracy, with
-// `stop_reason`, then what its observer's record adds (PointRecord::finish).
+// `stop_reason`, its strategy's trajectory (when it has one: a caller recording another's steps
+// sets it), then what its observer's record adds (PointRecord::finish).
 void finish(Contender& c, reports::StopReason stop_reason);
 void fail(Contender& c, reports::PointStatus status, const std::string& reason);
 
 // A measured point's provenance: emulated when its accelerator is (the cpu accelerator) or when
 // any of its memory regions lives on an emulated tier (a remote node standing in for CXL, with
 // a real GPU too): its figures are then this machine's stand-in's, not the tier's. measured
-// otherwise. (A model that replaces the timing makes the point modeled; label_point.)
+// otherwise. (Model mode labels its points modeled: model::StepPricer::label.)
 reports::Provenance provenance_of(const AcceleratorInfo& accelerator,
                                   const std::vector<MemoryRegion>& regions);
 

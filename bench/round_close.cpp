@@ -11,16 +11,7 @@ std::vector<double> round_medians(const Contender& c) {
   return block_medians(c.samples, c.rounds.sizes);
 }
 
-// Every contender still recording, with its executor's place in the round's order.
-std::vector<std::pair<Contender*, int>> recording_with_slots(const std::vector<Contender*>& cs,
-                                                             const std::vector<size_t>& order) {
-  std::vector<std::pair<Contender*, int>> out;
-  for (size_t slot = 0; slot < order.size(); ++slot)
-    for (Contender* r : recorders(*cs[order[slot]])) out.emplace_back(r, static_cast<int>(slot));
-  return out;
-}
-
-// Every pair of headline contenders on the same lane has a settled ratio. Layer stacks (run
+// Every pair of headline contenders of one context has a settled ratio. Layer stacks (run
 // --layers) are no headline: their figure is their error against their own one-layer point.
 bool headline_decided(const std::vector<std::pair<Contender*, int>>& rs) {
   for (size_t i = 0; i < rs.size(); ++i)
@@ -44,13 +35,18 @@ bool pair_decided(const Contender& a, const Contender& b, double max_noise) {
 
 void finish_group(const std::vector<Contender*>& cs, reports::StopReason limit) {
   for (Contender* c : cs)
-    for (Contender* r : recorders(*c))
-      finish(*r, r->stop.converged() ? reports::StopReason::noise : limit);
+    if (c->active) finish(*c, c->stop.converged() ? reports::StopReason::noise : limit);
 }
 
 bool close_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
-                 int rounds_done, int min_rounds) {
-  const auto rs = recording_with_slots(cs, order);
+                 int rounds_done) {
+  std::vector<std::pair<Contender*, int>> rs;
+  for (size_t slot = 0; slot < order.size(); ++slot)
+    if (cs[order[slot]]->active) rs.emplace_back(cs[order[slot]], static_cast<int>(slot));
+  return close_round(rs, rounds_done);
+}
+
+bool close_round(const std::vector<std::pair<Contender*, int>>& rs, int rounds_done) {
   if (rs.empty()) return true;
   const StoppingCriterion* limit = nullptr;
   bool all_converged = true;

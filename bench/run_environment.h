@@ -1,8 +1,8 @@
 #pragma once
 // What the caller of a sweep hands the engine besides the spec: the machine (host tiers, NUMA
-// node, page observer, memory budget), progress reports, stop/resume control, and model mode's
-// step observer and lanes. Shared by runner.h (the API) and the engine's parts, so neither climbs
-// back up to the other.
+// node, page observer, memory budget), progress reports, stop/resume control, and a step
+// observer. Shared by runner.h (the API) and the engine's parts, so neither climbs back up to
+// the other.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,8 +16,6 @@
 #include "bench/step_observer.h"
 
 namespace hb::bench {
-
-struct SweepSpec;  // bench/sweep_spec.h
 
 struct Progress {
   int64_t done = 0, total = 0;  // strategy-points finished / planned
@@ -50,25 +48,6 @@ struct SweepControl {
   std::map<std::string, std::vector<reports::Point>> finished;
 };
 
-// Model mode's sampled batch (model/sampled_batch.h): a unit of a batch of B executes one of its
-// sequences on a 1/B share of each lane's KV budget and host tiers, and its traffic and points
-// are made the batch's (its traffic by the lane's StepObserver). The engine asks at a unit's
-// start and on each point; without one (RunEnvironment::sampler null) every unit executes its batch
-// as it is.
-class BatchSampler {
- public:
-  virtual ~BatchSampler() = default;
-  // How many of a batch of `batch` sequences one executed sequence stands for (1: the unit
-  // executes its batch as it is).
-  virtual int stands_for(const SweepSpec& spec, int batch) const = 0;
-  // A lane's KV budgets (by model) and host tiers, made one of `batch` sequences' share.
-  virtual void share(const SweepSpec& spec, int batch,
-                     std::map<std::string, int64_t>& kv_budget_bytes,
-                     std::vector<HostTier>& tiers) const = 0;
-  // The executed sequence's point, as the batch's.
-  virtual void stand_for(reports::Point& p, const SweepSpec& spec, int batch) const = 0;
-};
-
 // What the caller resolved about the machine (memtier): where host KV may go and how to check
 // where pages really are.
 struct RunEnvironment {
@@ -83,33 +62,13 @@ struct RunEnvironment {
   std::function<ObservedPages(const void* ptr, size_t bytes)> observe_pages;
   // Bytes of host memory the workloads may use (0 = no check).
   int64_t host_memory_budget_bytes = 0;
-  // Model mode, or a measured sweep modeled beside (step_observer.h); null = measure only.
+  // A hook on the executed steps (step_observer.h: a measured sweep modeled beside); null =
+  // measure only.
   std::shared_ptr<const StepObserver> observer;
-  // Makes each point's accelerator; null = the backend registry's (make_accelerator). Model
-  // mode makes a cpu accelerator that counts the layer's GEMMs without running them.
+  // Makes each point's accelerator; null = the backend registry's (make_accelerator).
   std::function<std::unique_ptr<Accelerator>(const AcceleratorOptions&)> make_accelerator;
-  // Model mode's sampled batch; null = every batch executes as it is.
-  std::shared_ptr<const BatchSampler> sampler;
   // Stop/resume (run's journal); null = run to the end, failures propagate.
   std::shared_ptr<const SweepControl> control;
-};
-
-// Model mode over several platforms at once (model): one lane per platform, with its
-// own host tiers, step observer and per-model KV budget; the rest of the environment (control,
-// CPU node, host memory budget) is the sweep's. What does not depend on the platform is done
-// once per unit: the workload and the fp64 reference are made once for every lane, and a
-// strategy whose plan is the same on several lanes (plan_signature: e.g. every platform where
-// the KV fits) executes once, each lane pricing and recording the same steps. The lanes run
-// one after another within a unit (a wave per lane, holding at most one lane's strategies in
-// memory); the unit's points come lane by lane, each lane's in strategy order, and are what
-// one run_sweep per lane would give.
-struct Lane {
-  std::vector<HostTier> host_tiers;  // empty: plain host memory as local DRAM
-  std::shared_ptr<const StepObserver> observer;
-  std::map<std::string, int64_t> kv_budget_bytes;  // by model; one not listed: the sweep's own
-  // By model: why nothing of it can run on this lane (e.g. its weights exceed the platform's
-  // accelerator memory). Its points are "oom" with that reason, and nothing executes for them.
-  std::map<std::string, std::string> refused = {};
 };
 
 }  // namespace hb::bench

@@ -136,50 +136,9 @@ int host_threads(const SweepSpec& spec) {
                     1, spec.accelerator.cpu_threads > 0 ? spec.accelerator.cpu_threads : cpus / 2));
 }
 
-// Where host KV may go: the caller's tiers, else plain host memory as local DRAM.
-std::vector<HostTier> host_tiers(const RunEnvironment& env) {
-  std::vector<HostTier> tiers = env.host_tiers;
-  if (tiers.empty())
-    tiers.push_back(
-        HostTier{MemoryLocation{MemoryKind::local_dram, env.cpu_node, false},
-                 host_allocator(MemoryLocation{MemoryKind::local_dram, env.cpu_node, false})});
-  return tiers;
-}
-
-// Seconds a measured group spends per token of context outside its sampling (workload, reference,
-// loads): about 0.1 ms on the 2-core VM's default sweep (a 32k group ~3 s beyond its --timeout).
-constexpr double kSetupSecondsPerToken = 1e-4;
-
-// What a point of group g costs relative to others, for the progress ETA: its executed tokens
-// of context, times the share of lanes that run its model (a refused lane's points are free).
-// A measured group samples until --timeout, whatever its length: its cost is that time plus its
-// setup, or the 32k group of the default sweep would weigh 8x the 4k one and the ETA run ahead.
-double point_cost(const SweepRun& run, const SweepGroup& g) {
-  const int batch = g.batch / stands_for_batch(run, g);
-  size_t running = 0;
-  for (const SweepContext& lane : run.lanes) running += lane.refused.count(g.model) ? 0 : 1;
-  const double tokens = static_cast<double>(std::max<int64_t>(g.seq_len, 1)) * std::max(batch, 1);
-  const double timeout = run.ctx.spec.stop.timeout_s;
-  const double cost = !timings_modeled(run) && std::isfinite(timeout)
-                          ? timeout + kSetupSecondsPerToken * tokens
-                          : tokens;
-  return cost * static_cast<double>(running) /
-         static_cast<double>(std::max<size_t>(run.lanes.size(), 1));
-}
-
-// The key of a unit over every lane (unit_key, with each further lane's platform).
-std::string lanes_unit_key(int pass, const SweepGroup& g, const SweepRun& run) {
-  std::string k = unit_key(pass, g, run.lanes[0].env);
-  for (size_t l = 1; l < run.lanes.size(); ++l)
-    if (run.lanes[l].env.observer)
-      for (const auto& [key, value] : run.lanes[l].env.observer->lane_axes())
-        k += ";" + key + "=" + value;
-  return k;
-}
-
 // One unit of pass `pass`: taken from an interrupted run's journal, or run and handed to the
 // journal; its points then join the report (a later pass's pooled into the first's).
-void run_group(SweepRun& run, int pass, const SweepGroup& g) {
+void run_group(SweepRun& run, UnitRunner& units, int pass, const SweepGroup& g) {
   const SweepSpec& spec = run.ctx.spec;
   const SweepControl* control = run.ctx.env.control.get();
   const std::string where =
@@ -188,13 +147,13 @@ void run_group(SweepRun& run, int pass, const SweepGroup& g) {
       (spec.repetitions > 1
            ? " pass " + std::to_string(pass + 1) + "/" + std::to_string(spec.repetitions)
            : "");
-  const std::string unit = lanes_unit_key(pass, g, run);
-  std::vector<std::string> names;  // the unit's points' strategies, lane by lane
-  for (size_t l = 0; l < run.lanes.size(); ++l)
+  const std::string unit = units.unit_key(pass, g);
+  std::vector<std::string> names;  // the unit's points' strategies
+  for (int r = 0; r < units.points_per_strategy(); ++r)
     names.insert(names.end(), run.sweep.strategies.begin(), run.sweep.strategies.end());
   std::vector<reports::Point> unit_points = resumed_unit(control, unit, names);
   if (unit_points.empty()) {  // not finished by an interrupted run: run it
-    auto points = run_unit(run, g, where);
+    auto points = units.run(run, g, where);
     if (!points) return;  // stopped: the unit is dropped
     unit_points = std::move(*points);
     // Durable (the journal) before it counts: a stop or crash from here on keeps it.
@@ -209,13 +168,13 @@ void run_group(SweepRun& run, int pass, const SweepGroup& g) {
       run.report.points.push_back(std::move(point));
     }
     ++run.done;
-    run.done_cost += point_cost(run, g);
+    run.done_cost += units.point_cost(run, g);
   }
   run.tell(where + ": done");
 }
 
 // Every pass over every workload group, until the end or a stop request.
-void run_passes(SweepRun& run) {
+void run_passes(SweepRun& run, UnitRunner& units) {
   const SweepSpec& spec = run.ctx.spec;
   const int first = spec.only_pass >= 0 ? spec.only_pass : 0;
   const int end = spec.only_pass >= 0 ? spec.only_pass + 1 : spec.repetitions;
@@ -225,40 +184,35 @@ void run_passes(SweepRun& run) {
         run.stopped = true;
         break;
       }
-      run_group(run, pass, g);
+      run_group(run, units, pass, g);
       if (run.stopped) break;
     }
 }
 
-// Each lane's environment: env with the lane's host tiers and observer (env itself without
-// lanes).
-std::vector<RunEnvironment> lane_environments(const RunEnvironment& env,
-                                              const std::vector<Lane>& lanes) {
-  if (lanes.empty()) return {env};
-  std::vector<RunEnvironment> out;
-  for (const Lane& l : lanes) {
-    RunEnvironment e = env;
-    e.host_tiers = l.host_tiers;
-    e.observer = l.observer;
-    out.push_back(std::move(e));
-  }
-  return out;
-}
-
 }  // namespace
+
+std::vector<HostTier> host_tiers(const RunEnvironment& env) {
+  std::vector<HostTier> tiers = env.host_tiers;
+  if (tiers.empty())
+    tiers.push_back(
+        HostTier{MemoryLocation{MemoryKind::local_dram, env.cpu_node, false},
+                 host_allocator(MemoryLocation{MemoryKind::local_dram, env.cpu_node, false})});
+  return tiers;
+}
 
 reports::Report run_sweep(const ResolvedSweep& sweep, const RunEnvironment& env,
                           const ProgressFn& progress) {
-  return run_sweep_on_lanes(sweep, env, {}, progress);
+  MeasuredUnits units;
+  return run_sweep(sweep, env, units, progress);
 }
 
 reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
                           const ProgressFn& progress) {
-  return run_sweep_on_lanes(spec.validate(), env, {}, progress);
+  return run_sweep(spec.validate(), env, progress);
 }
 
-reports::Report run_sweep_on_lanes(const ResolvedSweep& resolved, const RunEnvironment& env,
-                                   const std::vector<Lane>& lanes, const ProgressFn& progress) {
+reports::Report run_sweep(const ResolvedSweep& resolved, const RunEnvironment& env,
+                          UnitRunner& units, const ProgressFn& progress) {
   const SweepSpec& spec = resolved.spec;
   const ValidSweep sweep = validate_sweep(resolved, env);
   // The accelerator is had once before anything runs: an unknown kind or `cuda` without a usable
@@ -269,38 +223,28 @@ reports::Report run_sweep_on_lanes(const ResolvedSweep& resolved, const RunEnvir
   std::map<std::string, int64_t> budget_bytes;
   for (const auto& [m, b] : budgets) budget_bytes[m] = b.bytes;
   check_stack_memory(spec, sweep.strategies.size(), accelerator_info, budget_bytes,
-                     env.host_memory_budget_bytes,
-                     !lanes.empty() || (env.observer && env.observer->replaces_timing()));
+                     env.host_memory_budget_bytes);
   if (!spec.models.empty() && budgets.count(spec.models[0]))
     accelerator_info.capacity_bytes = budgets.at(spec.models[0]).bytes;
 
   reports::Report report;
   report.context.sweep = resolved.echo();
-  if (spec.accelerator.capacity_bytes <= 0 && lanes.empty())  // lanes bring their own budgets
+  if (spec.accelerator.capacity_bytes <= 0)
     for (const auto& [m, b] : budgets)
       report.context.sweep["accelerator_kv_budget_bytes." + m] =
           std::to_string(b.bytes) + " (" + b.rule + ")";
   ThreadPool host_pool(host_threads(spec), "--host-threads");
-  const std::vector<RunEnvironment> envs = lane_environments(env, lanes);
-  std::vector<SweepContext> ctxs;
-  for (size_t l = 0; l < envs.size(); ++l) {
-    std::map<std::string, int64_t> b = budget_bytes;
-    if (!lanes.empty())
-      for (const auto& [m, bytes] : lanes[l].kv_budget_bytes) b[m] = bytes;
-    ctxs.push_back(SweepContext{spec, envs[l], host_tiers(envs[l]), host_pool, b});
-    if (!lanes.empty()) ctxs.back().refused = lanes[l].refused;
-  }
-  if (envs[0].observer && envs[0].observer->replaces_timing())
-    report.context.sweep["mode"] = "model";
-  SweepRun run(ctxs, resolved, sweep, progress, report);
-  const auto per_group = static_cast<int64_t>(sweep.strategies.size() * ctxs.size());
+  const SweepContext ctx{spec, env, host_tiers(env), host_pool, budget_bytes};
+  SweepRun run(ctx, resolved, sweep, progress, report);
+  const auto per_group =
+      static_cast<int64_t>(sweep.strategies.size()) * units.points_per_strategy();
   const int passes = spec.only_pass >= 0 ? 1 : spec.repetitions;
   run.total = static_cast<int64_t>(sweep_groups(spec).size()) * per_group * passes;
   for (const SweepGroup& g : sweep_groups(spec))
-    run.total_cost += point_cost(run, g) * static_cast<double>(per_group * passes);
+    run.total_cost += units.point_cost(run, g) * static_cast<double>(per_group * passes);
 
   try {  // with a control, a failure escaping a unit ends the sweep with what finished
-    run_passes(run);
+    run_passes(run, units);
   } catch (const Error& e) {
     if (!env.control) throw;
     report.interruption = {true, e.problem() + (e.fix().empty() ? "" : " (fix: " + e.fix() + ")"),

@@ -3,8 +3,8 @@
 // strategy plan and load, then step all strategies side by side (interleaved, so machine noise
 // hits them alike), time each step, score it against the fp64 reference and stop each
 // strategy when its step-time noise converges (nvbench-style) or a limit is reached.
-// The API: run_sweep and its relatives. The types a caller fills are in run_environment.h and
-// sweep_groups.h, which this header brings along.
+// The API: run_sweep and its relatives. The types a caller fills are in run_environment.h,
+// sweep_groups.h and unit_runner.h, which this header brings along.
 #include <string>
 #include <vector>
 
@@ -12,6 +12,7 @@
 #include "bench/run_environment.h"
 #include "bench/sweep_groups.h"
 #include "bench/sweep_spec.h"
+#include "bench/unit_runner.h"
 
 namespace hb::bench {
 
@@ -33,9 +34,8 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
 // failed pass fails the point), points new to `into` added, speedups recomputed.
 void pool_pass_report(reports::Report& into, reports::Report&& pass);
 
-// The same over `lanes` (see Lane); env's host_tiers and observer are not used. The progress counts
-// every lane's points. Empty lanes: run_sweep.
-reports::Report run_sweep_on_lanes(const ResolvedSweep& sweep, const RunEnvironment& env,
-                                   const std::vector<Lane>& lanes, const ProgressFn& progress = {});
+// run_sweep with its units run by `units` (UnitRunner; model mode's: model/model_sweep.h).
+reports::Report run_sweep(const ResolvedSweep& sweep, const RunEnvironment& env, UnitRunner& units,
+                          const ProgressFn& progress = {});
 
 }  // namespace hb::bench

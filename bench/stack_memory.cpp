@@ -54,14 +54,8 @@ std::string mib(double bytes) {
 }  // namespace
 
 void check_stack_memory(const SweepSpec& spec, size_t strategies, const AcceleratorInfo& acc,
-                        const std::map<std::string, int64_t>& budgets, int64_t host_budget_bytes,
-                        bool modeled) {
+                        const std::map<std::string, int64_t>& budgets, int64_t host_budget_bytes) {
   if (spec.layers <= 1) return;
-  if (modeled)
-    throw Error("--layers " + std::to_string(spec.layers) +
-                    " measures a stack of layers, and --mode model prices one layer's step",
-                "drop --layers (the model's whole-model figures are layers x the step), or "
-                "measure without --mode model");
   // The real accelerator's own memory binds only under the deployment's budget: with
   // --accelerator-memory the user sized each instance, and one that does not fit is an oom point.
   const bool check_accelerator = !acc.emulated && spec.accelerator.capacity_bytes <= 0;

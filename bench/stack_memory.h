@@ -25,13 +25,11 @@ StackMemory stack_group_memory(const SweepSpec& spec, const ModelPreset& model, 
                                int64_t seq_len, int batch, size_t strategies,
                                int64_t kv_budget_bytes, bool emulated);
 
-// Refuses a stack run (spec.layers > 1) that cannot run: in model mode (`modeled`: a model
-// prices one layer's step; a stack is there to be measured), or a group whose host memory
-// exceeds `host_budget_bytes` (0 = unchecked), or, on a real accelerator whose KV budget is the
+// Refuses a stack run (spec.layers > 1) that cannot run: a group whose host memory exceeds
+// `host_budget_bytes` (0 = unchecked), or, on a real accelerator whose KV budget is the
 // deployment's (no --accelerator-memory), whose accelerator memory exceeds acc.capacity_bytes.
 // `budgets`: each model's KV budget (kv_budgets()).
 void check_stack_memory(const SweepSpec& spec, size_t strategies, const AcceleratorInfo& acc,
-                        const std::map<std::string, int64_t>& budgets, int64_t host_budget_bytes,
-                        bool modeled);
+                        const std::map<std::string, int64_t>& budgets, int64_t host_budget_bytes);
 
 }  // namespace hb::bench

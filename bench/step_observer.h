@@ -1,7 +1,7 @@
 #pragma once
-// A hook on the steps a lane's points execute, for a caller that models them (model/: model
-// mode puts each step's modeled time in place of its measured one; run --platform and
-// validate-model model the measured steps beside them). The loop knows neither platforms nor
+// A hook on the steps a sweep's points execute, for a caller that models them (model/: run
+// --platform and validate-model model the measured steps beside them; model mode puts each
+// step's modeled time in place of its measured one). The loop knows neither platforms nor
 // prices: it hands the hook each executed step and each finished point. A measured sweep
 // installs none (RunEnvironment::observer null).
 #include <cstdint>
@@ -36,18 +36,9 @@ class StepObserver {
   };
 
   virtual ~StepObserver() = default;
-  // Whether the records' timings replace the measured ones: then nothing is timed.
-  virtual bool replaces_timing() const = 0;
-  // Axes every point of the lane carries in axes.extra (e.g. "platform"), which keep its units
-  // apart from another lane's.
-  virtual std::map<std::string, std::string> lane_axes() const = 0;
-  // Labels a point before its plan, whether or not it then runs (axes, provenance).
-  virtual void label(reports::Point& p) const = 0;
   // Starts observing a point whose strategy `s` has just planned (one layer's: a layer stack is
-  // not observed); may add to p.strategy_params. `stands_for`: the batch the point's executed
-  // sequence stands for (BatchSampler; 1: the point executes its batch as it is).
-  virtual std::unique_ptr<PointRecord> observe(reports::Point& p, const Strategy& s,
-                                               int stands_for) const = 0;
+  // not observed); may add to p.strategy_params.
+  virtual std::unique_ptr<PointRecord> observe(reports::Point& p, const Strategy& s) const = 0;
 };
 
 }  // namespace hb::bench

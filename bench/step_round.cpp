@@ -9,13 +9,14 @@ namespace hb::bench {
 
 namespace {
 
-// What the point records of step s: the measured timing, or what its observer puts in its place
-// (model mode). False (and the contender failed) when the observer threw.
-bool observe_step(Contender& c, int s, bool timed, const StepResult& out, RecordedStep& r) {
+// What the point records of step s: the measured timing, or what its observer puts in its place.
+// False (and the contender failed) when the observer threw.
+bool observe_step(Contender& c, const Strategy& executed, int s, bool timed, const StepResult& out,
+                  RecordedStep& r) {
   r = {out.total_ns, out.phase_ns, out.traffic};
   if (!c.observed) return true;
   try {
-    c.observed->on_step(c.executed(), s, timed, r);
+    c.observed->on_step(executed, s, timed, r);
   } catch (const Error& e) {
     fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
     return false;
@@ -23,84 +24,54 @@ bool observe_step(Contender& c, int s, bool timed, const StepResult& out, Record
   return true;
 }
 
-// A failure of the executed strategy ends every contender recording it.
-void fail_all(Contender& c, const std::string& reason) {
-  for (Contender* r : recorders(c)) fail(*r, reports::PointStatus::error, reason);
+}  // namespace
+
+void execute_step(Strategy& strategy, int s, bool attended, StepResult& out) {
+  strategy.prepare_step(s);
+  const int64_t t0 = now_ns();
+  strategy.step(s, out);
+  out.total_ns = now_ns() - t0;
+  if (attended) strategy.fill_attended(s, out);  // after total_ns was taken
 }
 
-// Runs step s (measured): false (and every recording contender failed) when it threw.
-bool run_step(Contender& c, int s, StepResult& out) {
-  try {
-    c.strategy->prepare_step(s);
-    const int64_t t0 = now_ns();
-    c.strategy->step(s, out);
-    out.total_ns = now_ns() - t0;
-  } catch (const Error& e) {
-    fail_all(c, "step " + std::to_string(s) + ": " + e.problem());
-    return false;
-  }
-  return true;
+bool scores_next_step(const Contender& c) {
+  const int steps = c.ctx->spec.accuracy_steps;
+  return !c.stack() && c.pass == 0 && (steps < 0 || c.accuracy.scored() < steps);
 }
 
-// Whether the runner scores this contender's next timed step against the reference. Replays
-// of the positions are not: they would count the same positions twice. Nor is a layer stack:
-// its scored layer's output is its one-layer twin's, scored there.
-bool scores_next_step(const Contender& c, const SweepSpec& spec) {
-  return !c.stack() && c.pass == 0 && (spec.accuracy_steps < 0 || c.scored < spec.accuracy_steps);
-}
-
-// A timed step: its time, phases, traffic and (while --accuracy-steps lasts) its accuracy, and
-// what the stopping rules see of it.
-void record_step(Contender& c, const SweepContext& ctx, ReferenceOracle& oracle, int s,
-                 const StepResult& out, const RecordedStep& t) {
-  const SweepSpec& spec = ctx.spec;
+void record_step(Contender& c, const Strategy& executed, ReferenceOracle& oracle, int s,
+                 const StepResult& out) {
+  const bool timed = s >= c.ctx->spec.stop.warmup_steps;  // else executed, not timed
+  RecordedStep t;
+  if (!observe_step(c, executed, s, timed, out, t) || !timed) return;
   if (c.samples.empty()) c.first_timed_ns = now_ns() - t.total_ns;
   c.samples.push_back(static_cast<double>(t.total_ns));
   for (const auto& [ph, ns] : t.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
   c.traffic_sum += t.traffic;
-  if (scores_next_step(c, spec)) {
+  if (scores_next_step(c)) {
     const bool probs = out.lists_attended();
     c.accuracy.add(oracle.at(s, probs), out);
-    ++c.scored;
   }
   const double elapsed = (now_ns() - c.first_timed_ns) * 1e-9;
-  c.stop.add({s, static_cast<double>(t.total_ns), elapsed, c.scored, c.pass});
+  c.stop.add({s, static_cast<double>(t.total_ns), elapsed, c.accuracy.scored(), c.pass});
 }
-
-// Whether any contender recording c's strategy scores its next timed step.
-bool any_scores(Contender& c, const SweepSpec& spec) {
-  for (const Contender* r : recorders(c))
-    if (scores_next_step(*r, spec)) return true;
-  return false;
-}
-
-}  // namespace
 
 bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
                 ReferenceOracle& oracle, int s, StepResult& out) {
   bool any = false;
   for (size_t i : order) {
     Contender& c = *cs[i];
-    if (!c.executing()) continue;
+    if (!c.active) continue;
     any = true;
-    const SweepSpec& spec = c.ctx->spec;
     out.clear_keeping_memory();
-    if (!run_step(c, s, out)) continue;
-    const bool timed = s >= spec.stop.warmup_steps;  // else executed, not timed
-    if (timed && any_scores(c, spec)) {              // untimed: after total_ns was taken
-      try {
-        c.strategy->fill_attended(s, out);
-      } catch (const Error& e) {
-        fail_all(c, "step " + std::to_string(s) + ": " + e.problem());
-        continue;
-      }
+    const bool timed = s >= c.ctx->spec.stop.warmup_steps;
+    try {
+      execute_step(*c.strategy, s, timed && scores_next_step(c), out);
+    } catch (const Error& e) {
+      fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
+      continue;
     }
-    // Each recording contender's observer sees the same executed step on its own lane.
-    for (Contender* r : recorders(c)) {
-      RecordedStep t;
-      if (!observe_step(*r, s, timed, out, t) || !timed) continue;
-      record_step(*r, *r->ctx, oracle, s, out, t);
-    }
+    record_step(c, *c.strategy, oracle, s, out);
   }
   return any;
 }

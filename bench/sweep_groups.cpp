@@ -89,14 +89,11 @@ std::vector<reports::PointAxes> planned_axes(const ResolvedSweep& sweep,
   return out;
 }
 
-std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env) {
+std::string unit_key(int pass, const SweepGroup& g) {
   std::string k = "pass=" + std::to_string(pass) + ";model=" + g.model +
                   ";kv_dtype=" + std::string(dtype_name(g.kv_dtype)) +
                   ";seq_len=" + std::to_string(g.seq_len) + ";batch=" + std::to_string(g.batch);
   if (g.kv_budget) k += ";kv_budget=" + g.kv_budget->to_string();
-  // Model mode runs the same groups once per platform; the platform tells them apart.
-  if (env.observer)
-    for (const auto& [key, value] : env.observer->lane_axes()) k += ";" + key + "=" + value;
   return k;
 }
 

@@ -38,7 +38,7 @@ reports::PointAxes point_axes(const SweepSpec& spec, const ModelPreset& preset, 
 std::vector<reports::PointAxes> planned_axes(const ResolvedSweep& sweep,
                                              const std::string& accelerator_kind);
 
-// The key of the unit (pass, group) of a sweep in `env` (model mode: the platform too).
-std::string unit_key(int pass, const SweepGroup& g, const RunEnvironment& env);
+// The key of the unit (pass, group) of a sweep.
+std::string unit_key(int pass, const SweepGroup& g);
 
 }  // namespace hb::bench

@@ -1,5 +1,7 @@
 #include "bench/unit.h"
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "core/model_presets.h"
@@ -37,10 +39,6 @@ std::vector<Workload> make_workloads(const SweepSpec& spec, const SweepWorkload&
   return ws;
 }
 
-// Every contender of a unit: [lane][strategy], in sweep order; with run --layers N each lane's
-// strategies are followed by their N-layer stacks, in the same order.
-using UnitContenders = std::vector<std::vector<std::unique_ptr<Contender>>>;
-
 // run --layers N: the workloads of a stack's layers 1..N-1 (layer 0 runs the unit's own), made
 // once per unit and shared, read-only, by every strategy's stack.
 std::vector<std::vector<Workload>> stack_workloads(const ResolvedSweep& sweep,
@@ -54,14 +52,14 @@ std::vector<std::vector<Workload>> stack_workloads(const ResolvedSweep& sweep,
   return out;
 }
 
-// Starts every strategy on the unit's problem in `lane` (load = false: planned only), then, with
-// `stack` layers (run --layers), every strategy's stack; the first accelerator had is the
-// report's.
+// Starts every strategy on the unit's problem, then, with `stack` layers (run --layers), every
+// strategy's stack; the first accelerator had is the report's.
 std::vector<std::unique_ptr<Contender>> start_contenders(
-    SweepRun& run, const SweepContext& lane, const Problem& problem, const SweepGroup& g,
-    const std::string& workload, const std::string& where, bool load,
+    SweepRun& run, const Problem& problem, const SweepGroup& g, const std::string& where,
     const std::vector<std::vector<Workload>>& stack) {
-  const ModelPreset& preset = run.ctx.spec.model(g.model);
+  const SweepSpec& spec = run.ctx.spec;
+  const ModelPreset& preset = spec.model(g.model);
+  const std::string workload = run.resolved.workload_label();
   std::vector<std::span<const Workload>> layers(stack.begin(), stack.end());
   std::vector<std::unique_ptr<Contender>> cs;
   for (bool stacked : {false, true}) {
@@ -69,8 +67,8 @@ std::vector<std::unique_ptr<Contender>> start_contenders(
     const std::string tag = stacked ? " x" + std::to_string(layers.size() + 1) + " layers" : "";
     for (const auto& name : run.sweep.strategies) {
       auto c = start_contender(
-          lane, problem, name, point_axes(run.ctx.spec, preset, g, name, workload, ""),
-          [&] { run.tell(where + ": " + name + tag + (load ? " loading" : " planning")); }, load,
+          run.ctx, problem, name, point_axes(spec, preset, g, name, workload, ""),
+          [&] { run.tell(where + ": " + name + tag + " loading"); }, true,
           stacked ? layers : std::vector<std::span<const Workload>>{});
       if (!run.context_accel_set && c->accelerator) {
         run.report.context.accelerator = c->accelerator->info();
@@ -82,14 +80,14 @@ std::vector<std::unique_ptr<Contender>> start_contenders(
   return cs;
 }
 
-// Folds each stack of `lane` (after its `strategies` one-layer contenders, start_contenders) into
-// its strategy's point (Point::layer_stack) and drops it: the lane then holds the points alone.
-void fold_stacks(std::vector<std::unique_ptr<Contender>>& lane, size_t strategies) {
-  for (size_t i = strategies; i < lane.size(); ++i) {
-    const reports::Point& from = lane[i]->point;
-    reports::Point& into = lane[i - strategies]->point;
+// Folds each stack of `cs` (after its `strategies` one-layer contenders, start_contenders) into
+// its strategy's point (Point::layer_stack) and drops it: cs then holds the points alone.
+void fold_stacks(std::vector<std::unique_ptr<Contender>>& cs, size_t strategies) {
+  for (size_t i = strategies; i < cs.size(); ++i) {
+    const reports::Point& from = cs[i]->point;
+    reports::Point& into = cs[i - strategies]->point;
     reports::LayerStackFigures& s = into.layer_stack;
-    s.layers = lane[i]->layers();
+    s.layers = cs[i]->layers();
     s.scored_layer = 0;  // the stack's layer 0 runs the point's own workloads
     s.status = from.status;
     s.reason = from.reason;
@@ -97,115 +95,22 @@ void fold_stacks(std::vector<std::unique_ptr<Contender>>& lane, size_t strategie
     s.phases = from.phases;
     reports::update_shortcut_error(into);
   }
-  lane.resize(strategies);
+  cs.resize(strategies);
 }
 
-// The unit's problem over `workloads` (a view: they must outlive it), made once for every lane.
-Problem make_problem(const SweepRun& run, const SweepGroup& g, const AttentionShape& shape,
-                     const std::vector<Workload>& workloads) {
-  Problem problem;
-  problem.shape = shape;
-  problem.batch = g.batch;
-  problem.page_tokens = run.ctx.spec.page_tokens;
-  problem.workloads = workloads;
-  problem.kv_budget_tokens = g.kv_budget ? g.kv_budget->tokens_at(g.seq_len) : 0;
-  return problem;
-}
-
-// For each lane and strategy, the lane whose contender executes it: the first lane with the
-// same plan_signature (itself when none; always itself with one lane or a failed plan).
-std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
-  std::vector<std::vector<size_t>> leader(cs.size());
-  std::vector<std::vector<std::string>> sig(cs.size());
-  for (size_t l = 0; l < cs.size(); ++l)
-    for (size_t i = 0; i < cs[l].size(); ++i) {
-      sig[l].push_back(cs.size() > 1 ? plan_signature(*cs[l][i]) : "");
-      leader[l].push_back(l);
-      if (!cs[l][i]->planned) continue;
-      for (size_t e = 0; e < l; ++e)
-        if (cs[e][i]->planned && sig[e][i] == sig[l][i]) {
-          leader[l][i] = e;
-          break;
-        }
-    }
-  return leader;
-}
-
-}  // namespace
-
-// Modeled timings: stepping the strategies side by side buys no fairness. One at a time, a single
-// strategy's KV is in memory and the next one's load reuses its pages (host_allocator keeps
-// released blocks), which spares faulting fresh memory in: most of a long-context model run on a
-// VM.
-bool timings_modeled(const SweepRun& run) {
-  for (const auto& lane : run.lanes)
-    if (!lane.env.observer || !lane.env.observer->replaces_timing()) return false;
-  return true;
-}
-
-int stands_for_batch(const SweepRun& run, const SweepGroup& g) {
-  const BatchSampler* sampler = run.ctx.env.sampler.get();
-  return sampler ? sampler->stands_for(run.ctx.spec, g.batch) : 1;
-}
-
-namespace {
-
-// The inputs of a unit executing group `executed`: the previous unit's when they are the same
-// (UnitInputs), else made now (the previous ones freed first: a long context's are GiBs).
-const UnitInputs& unit_inputs(SweepRun& run, const SweepGroup& executed,
-                              const AttentionShape& shape, bool stacked, const std::string& where) {
-  const SweepSpec& spec = run.ctx.spec;
-  // A stack's layers are drawn for the group's own batch: not shared.
-  const std::string key = stacked ? "" : unit_key(0, executed, RunEnvironment{});
-  if (run.last_inputs && !key.empty() && run.last_inputs->key == key) {
-    run.tell(where + ": the previous unit's workload and reference");
-    return *run.last_inputs;
-  }
-  run.last_inputs.reset();
-  run.tell(where + ": generating workload");
-  auto in = std::make_shared<UnitInputs>();
-  in->key = key;
-  in->workloads = make_workloads(spec, run.resolved.workload, shape, executed.seq_len,
-                                 executed.batch, spec.seed);
-  in->problem = make_problem(run, executed, shape, in->workloads);
-  // Every step's reference is kept when the strategies do not step side by side.
-  in->oracle = std::make_unique<ReferenceOracle>(in->problem, ThreadPool::global(),
-                                                 run.lanes.size() > 1 || timings_modeled(run));
-  run.last_inputs = std::move(in);
-  return *run.last_inputs;
-}
-
-// Each lane with one of `batch` sequences' share of its KV budget and host tiers
-// (stands_for_batch).
-std::vector<SweepContext> sequence_share(const std::vector<SweepContext>& lanes, int batch) {
-  std::vector<SweepContext> out;
-  for (const SweepContext& lane : lanes) {
-    SweepContext c = lane;
-    c.stands_for = batch;
-    c.env.sampler->share(c.spec, batch, c.kv_budget_bytes, c.tiers);
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
-// Before a replay of the decode positions: reloads (untimed) every contender still executing.
-// False when none is left, or when the timings are modeled: a replay's modeled steps are the
-// same ones priced again, so the group finishes on the pass it has.
-bool start_replay(const std::vector<Contender*>& cs, const Problem& problem, bool modeled) {
-  if (modeled) {
-    finish_group(cs, reports::StopReason::max_steps);
-    return false;
-  }
+// Before a replay of the decode positions: reloads (untimed) every contender still active. False
+// when none is left.
+bool start_replay(const std::vector<Contender*>& cs, const Problem& problem) {
   bool any_left = false;
   for (Contender* c : cs)
-    if (c->executing()) {
+    if (c->active) {
       replay(*c, problem);
-      any_left |= c->executing();
+      any_left |= c->active;
     }
   return any_left;
 }
 
-// Steps the executing contenders side by side, round after round (rounds.h), one pass over the
+// Steps the active contenders side by side, round after round (rounds.h), one pass over the
 // decode positions and then replays of it, until the group stops (round_close.h): false when a
 // stop was requested (the unit is then dropped: its points are incomplete). The unit's label
 // seeds the rounds' orders (round_seed).
@@ -215,13 +120,10 @@ bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& 
   const int steps = spec.decode_steps;
   const RoundPlan plan(steps, spec.stop.warmup_steps, spec.stop.rounds);
   const uint64_t seed = round_seed(spec.seed, where);
-  // Modeled timings have no noise to pair away: one pass's rounds are enough.
-  const bool modeled = timings_modeled(run);
-  const int min_rounds = modeled ? plan.rounds_per_pass() : spec.stop.rounds;
   int rounds_done = 0;
   std::vector<size_t> order = round_order(cs.size(), seed, rounds_done);
   StepResult out;  // every contender's step in turn, its memory kept (step_round)
-  for (int pass = 0; pass == 0 || start_replay(cs, problem, modeled); ++pass) {
+  for (int pass = 0; pass == 0 || start_replay(cs, problem); ++pass) {
     const std::string of_pass = pass > 0 ? " (replay " + std::to_string(pass) + ")" : "";
     for (int s = 0; s < steps; ++s) {
       if (run.stop_requested()) {  // between steps, not inside one
@@ -232,91 +134,67 @@ bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& 
       run.tell(where + ": round " + std::to_string(rounds_done + 1) + ", step " +
                std::to_string(s + 1) + "/" + std::to_string(steps) + of_pass);
       if (!plan.ends_round(s)) continue;
-      if (close_round(cs, order, ++rounds_done, min_rounds)) return true;
+      if (close_round(cs, order, ++rounds_done)) return true;
       order = round_order(cs.size(), seed, rounds_done);
     }
   }
   return true;
 }
 
-// Wave w of a unit: lane w's contenders that execute (loaded now unless already), each followed
-// by the later lanes' contenders that share its plan; one that cannot follow (follow()) executes
-// in its own lane's wave. The wave's strategies step side by side (one at a time when timings are
-// modeled) and are freed before the next wave. False when a stop was requested.
-bool run_wave(SweepRun& run, UnitContenders& cs, std::vector<std::vector<size_t>>& leader, size_t w,
-              const Problem& problem, ReferenceOracle& oracle, const std::string& where) {
-  const bool one_at_a_time = timings_modeled(run);
-  std::vector<Contender*> executing;
-  auto step_and_free = [&] {
-    const bool finished = executing.empty() || step_unit(run, executing, problem, oracle, where);
-    for (Contender* c : executing) {
-      c->strategy.reset();
-      c->accelerator.reset();
-      for (Contender* f : c->followers) f->accelerator.reset();
-    }
-    executing.clear();
-    return finished;
-  };
-  for (size_t i = 0; i < cs[w].size(); ++i) {
-    if (leader[w][i] != w) continue;
-    Contender& c = *cs[w][i];
-    if (c.planned) {
-      run.tell(where + ": " + c.point.axes.strategy + " loading");
-      load_contender(c);
-    }
-    if (c.active) executing.push_back(&c);
-    for (size_t l = w + 1; l < cs.size(); ++l)
-      if (leader[l][i] == w && !follow(c, *cs[l][i])) leader[l][i] = l;
-    if (one_at_a_time && !step_and_free()) return false;
-  }
-  return step_and_free();
-}
+// Seconds a measured group spends per token of context outside its sampling (workload, reference,
+// loads): about 0.1 ms on the 2-core VM's default sweep (a 32k group ~3 s beyond its --timeout).
+constexpr double kSetupSecondsPerToken = 1e-4;
 
 }  // namespace
 
-// Runs one unit (every strategy on one workload group, side by side; with several lanes, wave
-// after wave) until every contender stopped: its points, lane by lane, each lane's in sweep
-// order; nothing when a stop was requested.
-std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGroup& g,
-                                                    const std::string& where) {
-  const SweepSpec& spec = run.ctx.spec;
+std::shared_ptr<UnitInputs> make_unit_inputs(const ResolvedSweep& sweep, const SweepGroup& g,
+                                             bool keep_all_references) {
+  const SweepSpec& spec = sweep.spec;
   AttentionShape shape = spec.model(g.model).shape;
   shape.kv_dtype = g.kv_dtype;
-  const int stands_for = stands_for_batch(run, g);
-  SweepGroup executed = g;
-  executed.batch = g.batch / stands_for;
-  const std::vector<SweepContext> shares =
-      stands_for > 1 ? sequence_share(run.lanes, stands_for) : std::vector<SweepContext>{};
-  const std::vector<SweepContext>& lane_ctx = stands_for > 1 ? shares : run.lanes;
+  auto in = std::make_shared<UnitInputs>();
+  in->workloads = make_workloads(spec, sweep.workload, shape, g.seq_len, g.batch, spec.seed);
+  Problem& problem = in->problem;  // a view of the workloads, which live beside it
+  problem.shape = shape;
+  problem.batch = g.batch;
+  problem.page_tokens = spec.page_tokens;
+  problem.workloads = in->workloads;
+  problem.kv_budget_tokens = g.kv_budget ? g.kv_budget->tokens_at(g.seq_len) : 0;
+  in->oracle =
+      std::make_unique<ReferenceOracle>(in->problem, ThreadPool::global(), keep_all_references);
+  return in;
+}
+
+std::string MeasuredUnits::unit_key(int pass, const SweepGroup& g) const {
+  return bench::unit_key(pass, g);
+}
+
+double MeasuredUnits::point_cost(const SweepRun& run, const SweepGroup& g) const {
+  const double tokens = static_cast<double>(std::max<int64_t>(g.seq_len, 1)) * std::max(g.batch, 1);
+  const double timeout = run.ctx.spec.stop.timeout_s;
+  return std::isfinite(timeout) ? timeout + kSetupSecondsPerToken * tokens : tokens;
+}
+
+std::optional<std::vector<reports::Point>> MeasuredUnits::run(SweepRun& run, const SweepGroup& g,
+                                                              const std::string& where) {
+  AttentionShape shape = run.ctx.spec.model(g.model).shape;
+  shape.kv_dtype = g.kv_dtype;
   const auto stack = stack_workloads(run.resolved, shape, g);  // run --layers N: layers 1..N-1
-  const UnitInputs& in = unit_inputs(run, executed, shape, !stack.empty(), where);
-  const Problem& problem = in.problem;
-  ReferenceOracle& oracle = *in.oracle;
-  const size_t lanes = run.lanes.size();
-  const bool one_at_a_time = timings_modeled(run);
-  const std::string workload = run.resolved.workload_label();
-  // Planned only, loaded wave by wave, when there are several lanes or they load one at a time.
-  const bool load_now = lanes == 1 && !one_at_a_time;
-  UnitContenders cs;
-  for (size_t l = 0; l < lanes; ++l)
-    cs.push_back(start_contenders(run, lane_ctx[l], problem, executed, workload,
-                                  where + run.lane_tag(l), load_now, stack));
-  std::vector<std::vector<size_t>> leader = leader_lanes(cs);
-  for (size_t w = 0; w < lanes; ++w)
-    if (!run_wave(run, cs, leader, w, problem, oracle, where + run.lane_tag(w)))
-      return std::nullopt;
-  std::vector<reports::Point> points;
-  for (auto& lane : cs) {
-    for (auto& c : lane) {
-      c->strategy.reset();
-      c->accelerator.reset();
-    }
-    fold_stacks(lane, run.sweep.strategies.size());
-    for (auto& c : lane) {
-      if (stands_for > 1) run.ctx.env.sampler->stand_for(c->point, spec, stands_for);
-      points.push_back(std::move(c->point));
-    }
+  run.tell(where + ": generating workload");
+  const std::shared_ptr<UnitInputs> in = make_unit_inputs(run.resolved, g, false);
+  auto cs = start_contenders(run, in->problem, g, where, stack);
+  std::vector<Contender*> active;
+  for (auto& c : cs)
+    if (c->active) active.push_back(c.get());
+  if (!active.empty() && !step_unit(run, active, in->problem, *in->oracle, where))
+    return std::nullopt;
+  for (auto& c : cs) {
+    c->strategy.reset();
+    c->accelerator.reset();
   }
+  fold_stacks(cs, run.sweep.strategies.size());
+  std::vector<reports::Point> points;
+  for (auto& c : cs) points.push_back(std::move(c->point));
   return points;
 }
 

@@ -1,7 +1,6 @@
 #pragma once
-// One unit of a sweep: every strategy on one workload group (model x dtype x length x batch x
-// budget), side by side; with several lanes (model mode's platforms), wave after wave, a lane
-// whose plan matches an earlier lane's recording that execution instead of running its own.
+// One unit of a measured sweep: every strategy on one workload group (model x dtype x length x
+// batch x budget), side by side, round after round; and the unit's inputs, for any runner.
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,27 +9,35 @@
 #include "reports/report.h"
 #include "bench/accuracy.h"
 #include "bench/sweep_run.h"
+#include "bench/unit_runner.h"
 
 namespace hb::bench {
 
 // What a unit's strategies run on, apart from their budgets: the executed sequences' workloads,
-// the problem over them and its fp64 reference. Model mode's sampled batch executes the same one
-// sequence at every batch of a length (stands_for_batch), so the next unit with the same key
-// takes them over instead of generating and computing them again.
+// the problem over them and its fp64 reference.
 struct UnitInputs {
-  std::string key;  // empty: not shared
+  std::string key;  // what they were made for (a caller's, to share them between units)
   std::vector<Workload> workloads;
   Problem problem;
   std::unique_ptr<ReferenceOracle> oracle;
 };
 
-// Runs the unit until every contender stopped: its points, lane by lane, each lane's in sweep
-// order; nothing when a stop was requested (run.stopped is then set).
-std::optional<std::vector<reports::Point>> run_unit(SweepRun& run, const SweepGroup& g,
-                                                    const std::string& where);
+// The inputs of group g of `sweep` (workloads seeded --seed). keep_all_references: the oracle
+// keeps every step's reference, for strategies stepped one after another, each from step 0.
+std::shared_ptr<UnitInputs> make_unit_inputs(const ResolvedSweep& sweep, const SweepGroup& g,
+                                             bool keep_all_references);
 
-// The batch a unit's one executed sequence stands for (model mode's sampled batch,
-// RunEnvironment::sampler); 1 when the unit executes its batch as it is.
-int stands_for_batch(const SweepRun& run, const SweepGroup& g);
+// run_sweep's units: measured, every strategy side by side.
+class MeasuredUnits final : public UnitRunner {
+ public:
+  int points_per_strategy() const override { return 1; }
+  std::string unit_key(int pass, const SweepGroup& g) const override;
+  // A measured group samples until --timeout, whatever its length: its cost is that time plus
+  // its setup, or the 32k group of the default sweep would weigh 8x the 4k one.
+  double point_cost(const SweepRun& run, const SweepGroup& g) const override;
+  // Its points in sweep order.
+  std::optional<std::vector<reports::Point>> run(SweepRun& run, const SweepGroup& g,
+                                                 const std::string& where) override;
+};
 
 }  // namespace hb::bench

@@ -1,11 +1,12 @@
 #include "model/model_run.h"
 
 #include <algorithm>
+#include <map>
 
 #include "core/error.h"
 #include "kernels/cpu/cpu_accelerator.h"
 #include "model/capacity.h"
-#include "model/sampled_batch.h"
+#include "model/model_sweep.h"
 #include "model/step_pricer.h"
 
 namespace hb::model {
@@ -33,13 +34,13 @@ namespace {
 
 // Platform m as a lane of the sweep: its tiers, its step pricer, each model's KV budget (the
 // profile's, or --accelerator-memory), and the models whose weights it cannot hold.
-bench::Lane lane_for(const PlatformModel& m, const bench::SweepSpec& spec) {
+Lane lane_for(const PlatformModel& m, const bench::SweepSpec& spec) {
   const bool given = spec.accelerator.capacity_bytes > 0;
-  bench::Lane lane;
+  Lane lane;
   lane.host_tiers = host_tiers_for(m);
   PricerOptions o;
   o.sweep = &spec;
-  lane.observer = make_step_pricer(m, std::move(o));
+  lane.pricer = make_step_pricer(m, std::move(o));
   for (const auto& model : spec.models) {
     lane.kv_budget_bytes[model] =
         given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, spec.model(model));
@@ -62,13 +63,18 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
   if (platforms.empty())
     throw Error("model mode needs at least one platform profile", "pass --platform");
   for (const auto& p : platforms) p.validate();
+  if (spec.layers > 1)
+    throw Error("--layers " + std::to_string(spec.layers) +
+                    " measures a stack of layers, and --mode model prices one layer's step",
+                "drop --layers (the model's whole-model figures are layers x the step), or "
+                "measure without --mode model");
   bench::ResolvedSweep executed = sweep;
   bench::SweepSpec& s = executed.spec;
   // The strategies execute on the cpu accelerator: what they select and move does not depend
   // on which accelerator runs it; the platform's budget decides what fits.
   s.accelerator.kind = hb::AcceleratorKind::cpu;
   const bool given = spec.accelerator.capacity_bytes > 0;
-  std::vector<bench::Lane> lanes;
+  std::vector<Lane> lanes;
   std::string names;
   for (const auto& m : platforms) {
     names += (names.empty() ? "" : ",") + m.name;
@@ -76,15 +82,19 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
   }
   bench::RunEnvironment e = env;
   e.observe_pages = nullptr;  // the tiers are labels on this machine's memory: nothing to verify
-  e.sampler = make_batch_sampler();
   // Modeled timings never read the layer's GEMMs (their traffic is counted from the shapes):
   // they are queued as nothing and their weights only charged to the budget, never filled.
   e.make_accelerator = [](const AcceleratorOptions& o) {
     return cpu::make_cpu_accelerator(o.capacity_bytes, o.cpu_threads, /*run_layer_gemms=*/false);
   };
   // One sweep over every platform: each unit's workload, reference and every execution that
-  // the platforms' plans share are done once (run_sweep_on_lanes).
-  reports::Report all = bench::run_sweep_on_lanes(executed, e, lanes, progress);
+  // the platforms' plans share are done once (model_sweep.h).
+  ModelSweep units(lanes, e);
+  reports::Report all = bench::run_sweep(executed, e, units, progress);
+  // The lanes bring their own budgets (below), not the sweep's deployment rule's.
+  std::erase_if(all.context.sweep, [](const auto& kv) {
+    return kv.first.rfind("accelerator_kv_budget_bytes.", 0) == 0;
+  });
   for (size_t i = 0; i < platforms.size(); ++i) {
     const PlatformModel& m = platforms[i];
     for (const auto& [model, bytes] : lanes[i].kv_budget_bytes)

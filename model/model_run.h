@@ -24,9 +24,9 @@ std::vector<HostTier> host_tiers_for(const PlatformModel& m);
 // budget, unless spec.accelerator.capacity_bytes is given) and returns one report with every
 // point; axes.extra["platform"] keeps the platforms' points apart, so speedups compare
 // strategies on the same platform only. The sweep context lists the platforms and budgets.
-// One sweep over the platforms as lanes (bench::run_sweep_on_lanes): each workload and reference
-// is made once, and a strategy that plans alike on several platforms executes once; the points
-// are those of one sweep per platform.
+// One sweep over the platforms as lanes (model/model_sweep.h): each workload and reference is
+// made once, and a strategy that plans alike on several platforms executes once; the points are
+// those of one sweep per platform.
 reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
                                 const std::vector<PlatformModel>& platforms,
                                 const bench::RunEnvironment& env,

@@ -1,14 +1,19 @@
 #pragma once
 // Model mode's sampled batch: one executed sequence stands for a batch of B. Nothing is timed and
 // the batch's sequences are independent draws of one generator, so the unit executes one of them
-// on a 1/B share of each lane's KV budget and host tiers (the batch's fit, sequence by sequence),
-// prices each step's traffic for the whole batch in its micro-batches (Traffic::for_batch), and
-// reports the point as the batch's; its accuracy is the batch's estimate (a trace's batch repeats
-// one sequence: exact). This spares (B-1)/B of the unit's workload generation, loads, steps and
-// reference. Not for a layer stack (its layers' budgets are split again).
-#include <memory>
+// on a 1/B share of each platform's KV budget and host tiers (the batch's fit, sequence by
+// sequence), prices each step's traffic for the whole batch in its micro-batches
+// (Traffic::for_batch), and reports the point as the batch's; its accuracy is the batch's estimate
+// (a trace's batch repeats one sequence: exact). This spares (B-1)/B of the unit's workload
+// generation, loads, steps and reference. Not for a layer stack (its layers' budgets are split
+// again).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
 
-#include "bench/run_environment.h"
+#include "core/strategy.h"
+#include "reports/report.h"
 #include "bench/sweep_spec.h"
 
 namespace hb::model {
@@ -19,7 +24,15 @@ namespace hb::model {
 Traffic batch_traffic(const bench::SweepSpec& spec, int batch, const Traffic& one,
                       const OverlapStructure& overlap);
 
-// The runner's hook (bench::RunEnvironment::sampler) for model mode's sweeps.
-std::shared_ptr<const bench::BatchSampler> make_batch_sampler();
+// How many of a batch of `batch` sequences one executed sequence stands for (1: the unit
+// executes its batch as it is: a batch of one, or a layer stack).
+int stands_for(const bench::SweepSpec& spec, int batch);
+
+// A platform's KV budgets (by model) and host tiers, made one of `batch` sequences' share.
+void share_of_one(const bench::SweepSpec& spec, int batch,
+                  std::map<std::string, int64_t>& kv_budget_bytes, std::vector<HostTier>& tiers);
+
+// The executed sequence's point, as the batch's.
+void stand_for(reports::Point& p, const bench::SweepSpec& spec, int batch);
 
 }  // namespace hb::model

@@ -56,54 +56,45 @@ class PricedPoint final : public bench::StepObserver::PointRecord {
   std::string overlap_;
 };
 
-class StepPricer final : public bench::StepObserver {
- public:
-  StepPricer(const PlatformModel& m, PricerOptions o) : m_(m), o_(std::move(o)) {
-    if (!o_.price)
-      o_.price = [m](const reports::PointAxes&, const Strategy& s, int, const Traffic& traffic) {
-        const ModeledStep ms = model_step(traffic, overlap_for(s.overlap()), m);
-        return StepPrice{ms.total_ns, ms.phase_ns, ms.overlap};
-      };
-  }
-
-  bool replaces_timing() const override { return o_.replace; }
-
-  std::map<std::string, std::string> lane_axes() const override {
-    if (!o_.replace) return {};
-    return {{"platform", m_.name}};
-  }
-
-  void label(reports::Point& p) const override {
-    if (!o_.replace) return;
-    p.provenance = reports::Provenance::modeled;
-    if (!m_.accelerator.kind.empty()) p.axes.accelerator = m_.accelerator.kind;
-    for (const auto& [k, v] : lane_axes()) p.axes.extra[k] = v;
-  }
-
-  std::unique_ptr<PointRecord> observe(reports::Point& p, const Strategy& s,
-                                       int stands_for) const override {
-    if (stands_for > 1 && !o_.sweep)  // a caller's bug (model_run sets it), not the user's
-      throw std::logic_error(
-          "a point standing for a batch reached a step pricer without "
-          "PricerOptions::sweep");
-    if (o_.annotate) {
-      std::string from;
-      const OverlapStructure o = overlap_for(s.overlap(), &from);
-      p.strategy_params["model.platform"] = m_.name;
-      p.strategy_params["model.overlap"] = o.to_string() + " (" + from + ")";
-    }
-    return std::make_unique<PricedPoint>(p.axes, o_, stands_for, m_.name);
-  }
-
- private:
-  PlatformModel m_;
-  PricerOptions o_;
-};
-
 }  // namespace
 
-std::shared_ptr<const bench::StepObserver> make_step_pricer(const PlatformModel& m,
-                                                            PricerOptions options) {
+StepPricer::StepPricer(const PlatformModel& m, PricerOptions o) : m_(m), o_(std::move(o)) {
+  if (!o_.price)
+    o_.price = [m](const reports::PointAxes&, const Strategy& s, int, const Traffic& traffic) {
+      const ModeledStep ms = model_step(traffic, overlap_for(s.overlap()), m);
+      return StepPrice{ms.total_ns, ms.phase_ns, ms.overlap};
+    };
+}
+
+std::map<std::string, std::string> StepPricer::lane_axes() const {
+  if (!o_.replace) return {};
+  return {{"platform", m_.name}};
+}
+
+void StepPricer::label(reports::Point& p) const {
+  if (!o_.replace) return;
+  p.provenance = reports::Provenance::modeled;
+  if (!m_.accelerator.kind.empty()) p.axes.accelerator = m_.accelerator.kind;
+  for (const auto& [k, v] : lane_axes()) p.axes.extra[k] = v;
+}
+
+std::unique_ptr<bench::StepObserver::PointRecord> StepPricer::observe(reports::Point& p,
+                                                                      const Strategy& s,
+                                                                      int stands_for) const {
+  if (stands_for > 1 && !o_.sweep)  // a caller's bug (model_sweep sets it), not the user's
+    throw std::logic_error(
+        "a point standing for a batch reached a step pricer without "
+        "PricerOptions::sweep");
+  if (o_.annotate) {
+    std::string from;
+    const OverlapStructure o = overlap_for(s.overlap(), &from);
+    p.strategy_params["model.platform"] = m_.name;
+    p.strategy_params["model.overlap"] = o.to_string() + " (" + from + ")";
+  }
+  return std::make_unique<PricedPoint>(p.axes, o_, stands_for, m_.name);
+}
+
+std::shared_ptr<const StepPricer> make_step_pricer(const PlatformModel& m, PricerOptions options) {
   return std::make_shared<StepPricer>(m, std::move(options));
 }
 

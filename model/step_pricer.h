@@ -37,7 +37,30 @@ struct PricerOptions {
 };
 
 // The hook pricing each executed step on `m`.
-std::shared_ptr<const bench::StepObserver> make_step_pricer(const PlatformModel& m,
-                                                            PricerOptions options = {});
+class StepPricer final : public bench::StepObserver {
+ public:
+  StepPricer(const PlatformModel& m, PricerOptions o);
+  // Whether the records' timings replace the measured ones (model mode): then nothing is timed.
+  bool replaces_timing() const { return o_.replace; }
+  // Axes every point it replaces the timing of carries in axes.extra ("platform"), which keep
+  // one platform's points apart from another's.
+  std::map<std::string, std::string> lane_axes() const;
+  // Labels a point before its plan, whether or not it then runs (model mode: provenance
+  // modeled, the platform's accelerator kind and lane_axes).
+  void label(reports::Point& p) const;
+  std::unique_ptr<PointRecord> observe(reports::Point& p, const Strategy& s) const override {
+    return observe(p, s, 1);
+  }
+  // `stands_for`: the batch the point's executed sequence stands for (model/sampled_batch.h; 1:
+  // the point executes its batch as it is).
+  std::unique_ptr<PointRecord> observe(reports::Point& p, const Strategy& s, int stands_for) const;
+
+ private:
+  PlatformModel m_;
+  PricerOptions o_;
+};
+
+std::shared_ptr<const StepPricer> make_step_pricer(const PlatformModel& m,
+                                                   PricerOptions options = {});
 
 }  // namespace hb::model

@@ -111,20 +111,19 @@ TEST(LayerStackRun, GroupMemoryIsEstimatedAndRefusedWithTheFix) {
   s.seq_lens = {1000};
   const std::map<std::string, int64_t> budgets = {{"qwen2.5-0.5b", 1 << 20}};
   try {
-    check_stack_memory(s, 2, emulated, budgets, 8 << 20, false);
+    check_stack_memory(s, 2, emulated, budgets, 8 << 20);
     ADD_FAILURE() << "14 MiB fit in 8 MiB";
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), kExitUsage);
     EXPECT_NE(e.problem().find("host memory"), std::string::npos) << e.problem();
     EXPECT_NE(e.fix().find("fewer strategies"), std::string::npos) << e.fix();
   }
-  EXPECT_NO_THROW(check_stack_memory(s, 2, emulated, budgets, 16 << 20, false));
-  EXPECT_THROW(check_stack_memory(s, 2, emulated, budgets, 0, true), Error) << "model mode";
+  EXPECT_NO_THROW(check_stack_memory(s, 2, emulated, budgets, 16 << 20));
   // A real accelerator under the deployment's budget: 10 MiB of instances in 8 MiB.
   AcceleratorInfo gpu_info{AcceleratorKind::cuda, "gpu", false, 8 << 20, 0, -1, ""};
-  EXPECT_THROW(check_stack_memory(s, 2, gpu_info, budgets, 0, false), Error);
+  EXPECT_THROW(check_stack_memory(s, 2, gpu_info, budgets, 0), Error);
   s.layers = 1;
-  EXPECT_NO_THROW(check_stack_memory(s, 2, emulated, budgets, 1, true)) << "no stack, no check";
+  EXPECT_NO_THROW(check_stack_memory(s, 2, emulated, budgets, 1)) << "no stack, no check";
 }
 
 }  // namespace

@@ -136,8 +136,8 @@ TEST(ModelRun, BudgetComesFromTheProfileAndModelWeights) {
 }
 
 // A batch of B executes one sequence (the batch's first, the same as batch 1's) on a 1/B share of
-// the budget and is priced for B (bench/unit.cpp, sampled_batch): its traffic is B times the one
-// sequence's but its launches and syncs, its placement B times, its accuracy that sequence's; a
+// the budget and is priced for B (model/model_sweep.cpp, sampled_batch): its traffic is B times the
+// one sequence's but its launches and syncs, its placement B times, its accuracy that sequence's; a
 // KV that fits one sequence's budget but not the batch's is oom, per sequence.
 TEST(ModelRun, ABatchExecutesOneSequenceAndIsPricedForTheBatch) {
   auto spec = tiny_spec();
@@ -269,7 +269,8 @@ TEST(ModelRun, SharedPlatformsGiveTheSamePointsAsOneSweepEach) {
 }
 
 // The batches at one length execute the same one sequence: the unit after the first takes over
-// its workload and reference (bench/unit.h, UnitInputs) and gives the points it gives alone.
+// its workload and reference (model/model_sweep.h, bench::UnitInputs) and gives the points it
+// gives alone.
 TEST(ModelRun, BatchesAtOneLengthShareTheWorkloadAndReference) {
   auto spec = tiny_spec();
   spec.batches = {1, 4};
@@ -294,6 +295,19 @@ TEST(ModelRun, BatchesAtOneLengthShareTheWorkloadAndReference) {
         EXPECT_EQ(point_json(q), point_json(p)) << p.axes.key();
       }
     }
+}
+
+// A model prices one layer's step: a stack of layers is refused before anything runs (exit 2).
+TEST(ModelRun, RefusesALayerStack) {
+  auto spec = tiny_spec();
+  spec.layers = 2;
+  try {
+    run_model_sweep(spec, load_platform_models({"preset:h200-pcie5-emr"}), bench::RunEnvironment{});
+    ADD_FAILURE() << "a stack ran in model mode";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitUsage);
+    EXPECT_NE(e.problem().find("--layers 2"), std::string::npos) << e.problem();
+  }
 }
 
 // A quick calibration of this machine on working sets of 1 to 8 MiB.

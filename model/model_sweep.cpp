@@ -1,0 +1,183 @@
+#include "model/model_sweep.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/error.h"
+#include "core/model_presets.h"
+#include "model/sampled_batch.h"
+#include "model/shared_execution.h"
+
+namespace hb::model {
+
+namespace {
+
+// A unit's contenders: [lane][strategy], in sweep order.
+using UnitContenders = std::vector<std::vector<std::unique_ptr<bench::Contender>>>;
+
+// For each lane and strategy, the lane whose contender executes it: the first lane with the
+// same plan_signature (itself when none; always itself with one lane or a failed plan).
+std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
+  std::vector<std::vector<size_t>> leader(cs.size());
+  std::vector<std::vector<std::string>> sig(cs.size());
+  for (size_t l = 0; l < cs.size(); ++l)
+    for (size_t i = 0; i < cs[l].size(); ++i) {
+      sig[l].push_back(cs.size() > 1 ? plan_signature(*cs[l][i]) : "");
+      leader[l].push_back(l);
+      if (!cs[l][i]->planned) continue;
+      for (size_t e = 0; e < l; ++e)
+        if (cs[e][i]->planned && sig[e][i] == sig[l][i]) {
+          leader[l][i] = e;
+          break;
+        }
+    }
+  return leader;
+}
+
+// Plans every strategy of the unit on `lane` (each loads later, in its turn), labelled and priced
+// by the lane's pricer; a model the lane refuses fails "oom" before its plan. The first
+// accelerator had is the report's.
+std::vector<std::unique_ptr<bench::Contender>> start_lane(bench::SweepRun& run, const Lane& lane,
+                                                          const bench::SweepContext& ctx,
+                                                          const Problem& problem,
+                                                          const bench::SweepGroup& executed,
+                                                          int batch, const std::string& where) {
+  const bench::SweepSpec& spec = ctx.spec;
+  const ModelPreset& preset = spec.model(executed.model);
+  const std::string workload = run.resolved.workload_label();
+  const auto refused = lane.refused.find(executed.model);
+  std::vector<std::unique_ptr<bench::Contender>> cs;
+  for (const auto& name : run.sweep.strategies) {
+    auto c = bench::start_contender(
+        ctx, problem, name, bench::point_axes(spec, preset, executed, name, workload, ""),
+        [&] {
+          if (refused != lane.refused.end()) throw CapacityError(refused->second);
+          run.tell(where + ": " + name + " planning");
+        },
+        false);
+    lane.pricer->label(c->point);
+    if (refused != lane.refused.end())
+      c->point.kv_fit_fraction = 0;  // no room for KV at all, whatever the budget's floor says
+    else if (c->strategy)            // planned (its plan may have failed)
+      c->observed = lane.pricer->observe(c->point, *c->strategy, batch);
+    if (!run.context_accel_set && c->accelerator) {
+      run.report.context.accelerator = c->accelerator->info();
+      run.context_accel_set = true;
+    }
+    cs.push_back(std::move(c));
+  }
+  return cs;
+}
+
+// Lane w's strategies that execute, one at a time (loaded now), each recorded by the later
+// lanes' contenders that share its plan; one that cannot follow (follow()) executes in its own
+// lane's turn. Each is freed before the next loads. False when a stop was requested.
+bool run_lane(bench::SweepRun& run, UnitContenders& cs, std::vector<std::vector<size_t>>& leader,
+              size_t w, bench::ReferenceOracle& oracle, const std::string& where) {
+  for (size_t i = 0; i < cs[w].size(); ++i) {
+    if (leader[w][i] != w) continue;
+    bench::Contender& c = *cs[w][i];
+    if (c.planned) {
+      run.tell(where + ": " + c.point.axes.strategy + " loading");
+      bench::load_contender(c);
+    }
+    SharedExecution e{&c, {}};
+    for (size_t l = w + 1; l < cs.size(); ++l)
+      if (leader[l][i] == w && !follow(e, *cs[l][i])) leader[l][i] = l;
+    if (c.active && !run_execution(run, e, oracle, where)) return false;
+    c.strategy.reset();
+    c.accelerator.reset();
+    for (bench::Contender* f : e.followers) f->accelerator.reset();
+  }
+  return true;
+}
+
+}  // namespace
+
+ModelSweep::ModelSweep(std::vector<Lane> lanes, const bench::RunEnvironment& env)
+    : lanes_(std::move(lanes)) {
+  for (const Lane& l : lanes_) {
+    bench::RunEnvironment e = env;
+    e.host_tiers = l.host_tiers;
+    e.host_tiers = bench::host_tiers(e);
+    e.observer = nullptr;  // the lane's pricer observes (run)
+    envs_.push_back(std::move(e));
+  }
+}
+
+std::string ModelSweep::unit_key(int pass, const bench::SweepGroup& g) const {
+  std::string k = bench::unit_key(pass, g);
+  // The same groups run once per platform; the platforms tell them apart.
+  for (const Lane& l : lanes_)
+    for (const auto& [key, value] : l.pricer->lane_axes()) k += ";" + key + "=" + value;
+  return k;
+}
+
+double ModelSweep::point_cost(const bench::SweepRun& run, const bench::SweepGroup& g) const {
+  const int batch = g.batch / stands_for(run.ctx.spec, g.batch);
+  size_t running = 0;
+  for (const Lane& lane : lanes_) running += lane.refused.count(g.model) ? 0 : 1;
+  const double tokens = static_cast<double>(std::max<int64_t>(g.seq_len, 1)) * std::max(batch, 1);
+  return tokens * static_cast<double>(running) /
+         static_cast<double>(std::max<size_t>(lanes_.size(), 1));
+}
+
+std::string ModelSweep::lane_tag(size_t l) const {
+  if (lanes_.size() < 2) return "";
+  std::string t;
+  for (const auto& [key, value] : lanes_[l].pricer->lane_axes()) t += " [" + value + "]";
+  return t;
+}
+
+// The previous unit's inputs when it executed the same sequences (a sampled batch executes the
+// same one at every batch of a length), else made now (the previous ones freed first: a long
+// context's are GiBs). Every step's reference is kept: the lanes step one after another.
+const bench::UnitInputs& ModelSweep::inputs(bench::SweepRun& run, const bench::SweepGroup& executed,
+                                            const std::string& where) {
+  const std::string key = bench::unit_key(0, executed);
+  if (last_inputs_ && last_inputs_->key == key) {
+    run.tell(where + ": the previous unit's workload and reference");
+    return *last_inputs_;
+  }
+  last_inputs_.reset();
+  run.tell(where + ": generating workload");
+  last_inputs_ = bench::make_unit_inputs(run.resolved, executed, true);
+  last_inputs_->key = key;
+  return *last_inputs_;
+}
+
+std::optional<std::vector<reports::Point>> ModelSweep::run(bench::SweepRun& run,
+                                                           const bench::SweepGroup& g,
+                                                           const std::string& where) {
+  const bench::SweepSpec& spec = run.ctx.spec;
+  const int batch = stands_for(spec, g.batch);
+  bench::SweepGroup executed = g;
+  executed.batch = g.batch / batch;
+  std::vector<bench::SweepContext> ctxs;  // each lane's, for one of the batch's sequences
+  for (size_t l = 0; l < lanes_.size(); ++l) {
+    bench::SweepContext c{spec, envs_[l], envs_[l].host_tiers, run.ctx.host_pool,
+                          run.ctx.kv_budget_bytes};
+    for (const auto& [m, bytes] : lanes_[l].kv_budget_bytes) c.kv_budget_bytes[m] = bytes;
+    if (batch > 1) share_of_one(spec, batch, c.kv_budget_bytes, c.tiers);
+    ctxs.push_back(std::move(c));
+  }
+  const bench::UnitInputs& in = inputs(run, executed, where);
+  UnitContenders cs;
+  for (size_t l = 0; l < lanes_.size(); ++l)
+    cs.push_back(
+        start_lane(run, lanes_[l], ctxs[l], in.problem, executed, batch, where + lane_tag(l)));
+  std::vector<std::vector<size_t>> leader = leader_lanes(cs);
+  for (size_t w = 0; w < lanes_.size(); ++w)
+    if (!run_lane(run, cs, leader, w, *in.oracle, where + lane_tag(w))) return std::nullopt;
+  std::vector<reports::Point> points;
+  for (auto& lane : cs)
+    for (auto& c : lane) {
+      c->strategy.reset();
+      c->accelerator.reset();
+      if (batch > 1) stand_for(c->point, spec, batch);
+      points.push_back(std::move(c->point));
+    }
+  return points;
+}
+
+}  // namespace hb::model
