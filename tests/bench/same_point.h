@@ -12,13 +12,24 @@
 
 namespace hb::bench::testing {
 
+// Parameters `a` may add to an older `b`'s: a deployment record (h2o and streamingllm gained an
+// offloaded deployment after the fixtures were written; a resident one executes as before).
+inline std::map<std::string, std::string> params_as_recorded_by(
+    std::map<std::string, std::string> a, const std::map<std::string, std::string>& b) {
+  if (!b.count("deployment") && a.count("deployment") && a.at("deployment") == "resident") {
+    a.erase("deployment");
+    a.erase("deployment_reason");
+  }
+  return a;
+}
+
 inline void expect_same_point(const reports::Point& a, const reports::Point& b) {
   SCOPED_TRACE(a.axes.key());
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.reason, b.reason);
   EXPECT_EQ(a.provenance, b.provenance);
   EXPECT_EQ(a.kv_fit_fraction, b.kv_fit_fraction);
-  EXPECT_EQ(a.strategy_params, b.strategy_params);
+  EXPECT_EQ(params_as_recorded_by(a.strategy_params, b.strategy_params), b.strategy_params);
   EXPECT_EQ(a.warnings, b.warnings);
   EXPECT_EQ(a.step.samples_ns.size(), b.step.samples_ns.size());
   EXPECT_EQ(a.step.pass_sizes, b.step.pass_sizes);
