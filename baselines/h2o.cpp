@@ -85,7 +85,9 @@ class H2o final : public baselines::KvStrategyBase {
     }
     r.parameters["score"] =
         "accumulated softmax probability per KV head, summed over its query heads";
-    plan_deployment(problem, platform, r);
+    offload_ = plan_kept_set(offload_opt_, cap_, policy_bytes(problem),
+                             std::to_string(cap_) + " cached tokens and their scores",
+                             "lower h2o.heavy_ratio/recent_ratio", problem, platform, r);
   }
 
   void load() override {
@@ -187,28 +189,6 @@ class H2o final : public baselines::KvStrategyBase {
   }
 
  private:
-  // Resident (the original) when the kept tokens and their scores fit the accelerator or
-  // h2o.offload=0, else in host memory on the first host tier; oom when even that does not fit.
-  void plan_deployment(const Problem& problem, const Platform& platform, PlanResult& r) {
-    const int64_t io = step_io_bytes(problem);
-    const std::string what = std::to_string(cap_) + " cached tokens and their scores";
-    const int64_t resident =
-        kv_bytes(platform.accelerator->memory(), cap_) + policy_bytes(problem) + io;
-    offload_ = choose_offload(offload_opt_, resident, "offload", platform, r);
-    if (!offload_) {
-      check_accelerator_fit(platform, resident, what,
-                            "lower h2o.heavy_ratio/recent_ratio, or h2o.offload=auto or 1 keeps "
-                            "them in host memory",
-                            r);
-      return;
-    }
-    const HostTier& tier = platform.host_tiers.at(0);
-    r.parameters["kv_tier"] = tier.location.to_string();
-    r.parameters["attended_by"] = "cpu (FlexGen's cpu_cache_compute path)";
-    if (check_host_fit(tier, kv_bytes(tier.allocator, cap_) + policy_bytes(problem), r))
-      check_accelerator_fit(platform, io, "the step's q, k, v and output rows", "", r);
-  }
-
   // Writes step s's new token of every sequence into its cache: appended while the cache has
   // room, else into each KV head's victim slot. Returns the slot per (sequence, KV head).
   std::vector<int64_t> insert_new_token(int s) {

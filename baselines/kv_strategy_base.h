@@ -84,6 +84,30 @@ class KvStrategyBase : public Strategy {
     record_deployment(r, offload, why);
     return offload;
   }
+  // A pruning strategy's deployment (h2o, streamingllm): its kept set (`kept_tokens` per
+  // sequence plus `state_bytes` of policy state) on the accelerator when that fits or
+  // NAME.offload=0, else on the first host tier, attended there by the CPU (H2O's FlexGen port,
+  // its cpu_cache_compute path). Records it in r; oom (naming `lower` and the option) when the
+  // chosen home cannot hold it. Returns whether it offloads.
+  bool plan_kept_set(OffloadChoice choice, int64_t kept_tokens, int64_t state_bytes,
+                     const std::string& what, const std::string& lower, const Problem& problem,
+                     const Platform& platform, PlanResult& r) const {
+    const int64_t io = step_io_bytes(problem);
+    const int64_t resident =
+        kv_bytes(platform.accelerator->memory(), kept_tokens) + state_bytes + io;
+    if (!choose_offload(choice, resident, "offload", platform, r)) {
+      check_accelerator_fit(
+          platform, resident, what,
+          lower + ", or " + name_ + ".offload=auto or 1 keeps them in host memory", r);
+      return false;
+    }
+    const HostTier& tier = platform.host_tiers.at(0);
+    r.parameters["kv_tier"] = tier.location.to_string();
+    r.parameters["attended_by"] = "cpu (FlexGen's cpu_cache_compute path)";
+    if (check_host_fit(tier, kv_bytes(tier.allocator, kept_tokens) + state_bytes, r))
+      check_accelerator_fit(platform, io, "the step's q, k, v and output rows", "", r);
+    return true;
+  }
   // Whether --opt NAME.key was given at all (for options run --kv-budget replaces).
   bool option_given(const std::string& key) const {
     return options_->all().count(name_ + "." + key) > 0;

@@ -53,7 +53,8 @@ class StreamingLlm final : public baselines::KvStrategyBase {
     r.parameters["budget_tokens"] = std::to_string(cap_);
     r.parameters["budget_ratio"] = window_opt_ >= 0 ? "-" : num(ratio_);
     r.parameters["positions"] = "original (keys carry position; no re-rotation)";
-    plan_deployment(problem, platform, r);
+    offload_ = plan_kept_set(offload_opt_, cap_, 0, std::to_string(cap_) + " cached tokens",
+                             "lower streamingllm.window", problem, platform, r);
   }
 
   void load() override {
@@ -101,26 +102,6 @@ class StreamingLlm final : public baselines::KvStrategyBase {
   }
 
  private:
-  // Resident (the original) when the kept tokens fit the accelerator or streamingllm.offload=0,
-  // else in host memory on the first host tier; oom when even that does not fit.
-  void plan_deployment(const Problem& problem, const Platform& platform, PlanResult& r) {
-    const int64_t io = step_io_bytes(problem);
-    const int64_t resident = kv_bytes(platform.accelerator->memory(), cap_) + io;
-    offload_ = choose_offload(offload_opt_, resident, "offload", platform, r);
-    if (!offload_) {
-      check_accelerator_fit(platform, resident, std::to_string(cap_) + " cached tokens",
-                            "lower streamingllm.window, or streamingllm.offload=auto or 1 "
-                            "keeps them in host memory",
-                            r);
-      return;
-    }
-    const HostTier& tier = platform.host_tiers.at(0);
-    r.parameters["kv_tier"] = tier.location.to_string();
-    r.parameters["attended_by"] = "cpu (FlexGen's cpu_cache_compute path)";
-    if (check_host_fit(tier, kv_bytes(tier.allocator, cap_), r))
-      check_accelerator_fit(platform, io, "the step's q, k, v and output rows", "", r);
-  }
-
   std::shared_ptr<BufferAllocator> home_memory() const {
     return offload_ ? platform_.host_tiers.at(0).allocator : platform_.accelerator->memory();
   }
