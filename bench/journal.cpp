@@ -184,16 +184,24 @@ JournalContents read_journal(const std::string& path) {
     }
     if (!j.is_object()) throw bad("not a JSON object");
     if (line_no == 1) {
-      if (j.value("journal", "") != kJournalSchema)
+      // The header's texts, "" when absent; any other type is damage (never a json type_error).
+      auto text_of = [&](const char* key) -> std::string {
+        if (!j.contains(key)) return "";
+        if (!j[key].is_string())
+          throw bad(std::string("header member \"") + key + "\" is not a string");
+        return j[key].get<std::string>();
+      };
+      if (text_of("journal") != kJournalSchema)
         throw bad("not a hybridbench sweep journal (its first line must name \"" +
                   std::string(kJournalSchema) + "\")");
-      if (j.value("report_schema", "") != reports::schema_string())
+      const std::string report_schema = text_of("report_schema");
+      if (report_schema != reports::schema_string())
         throw Error(
-            where + ": journal of report schema \"" + j.value("report_schema", "") +
-                "\", this build writes \"" + reports::schema_string() + "\"",
+            where + ": journal of report schema \"" + report_schema + "\", this build writes \"" +
+                reports::schema_string() + "\"",
             "resume with the hybridbench version that started the sweep, " + start_over(path));
-      c.identity.build = j.value("build", "");
-      c.identity.command_line = j.value("command_line", "");
+      c.identity.build = text_of("build");
+      c.identity.command_line = text_of("command_line");
       if (!j.contains("options") || !j["options"].is_object())
         throw bad("the header has no \"options\" object");
       for (const auto& [k, v] : j["options"].items()) {

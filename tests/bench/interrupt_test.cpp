@@ -324,6 +324,34 @@ TEST_F(JournalFile, AJournalWithoutItsHeaderIsNoJournal) {
   EXPECT_FALSE(fs::exists(path_)) << "a journal without its header was left behind";
 }
 
+// A header member of another type (an edited journal; found by fuzz_journal) is a damaged
+// journal naming the member, never an escaped json type_error.
+TEST_F(JournalFile, AHeaderMemberOfTheWrongTypeIsDamage) {
+  for (const std::string member : {"journal", "report_schema", "build", "command_line"}) {
+    SCOPED_TRACE(member);
+    // A valid header with `member` replaced by a number.
+    const std::pair<std::string, std::string> valid[] = {
+        {"journal", "\"hybridbench.journal/1\""},
+        {"report_schema", "\"" + reports::schema_string() + "\""},
+        {"build", "\"b\""},
+        {"command_line", "\"c\""}};
+    std::string header = "{\"options\": {}";
+    for (const auto& [key, value] : valid)
+      header += ", \"" + key + "\": " + (key == member ? std::string("5") : value);
+    header += "}";
+    std::ofstream(path_, std::ios::binary) << header << "\n";
+    try {
+      read_journal(path_);
+      ADD_FAILURE() << "a header with a number for " << member << " was read";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitUsage);
+      EXPECT_NE(e.problem().find("line 1"), std::string::npos) << e.problem();
+      EXPECT_NE(e.problem().find(member), std::string::npos) << e.problem();
+    }
+    fs::remove(path_);
+  }
+}
+
 TEST_F(JournalFile, DifferentOptionsAreNamed) {
   SweepSpec spec = tiny_spec();
   const SweepIdentity was = identity(spec);
