@@ -138,7 +138,8 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
     const AcceleratorOptions o = accelerator_options(ctx, p.axes, c->layers());
     c->accelerator = ctx.env.make_accelerator ? ctx.env.make_accelerator(o) : make_accelerator(o);
     label_point(*c, ctx, problem);
-    Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node};
+    Platform platform{ctx.tiers, c->accelerator.get(), &ctx.host_pool, ctx.env.cpu_node,
+                      ctx.step_times};
     c->strategy = make_point_strategy(ctx, p.axes.model, name, c->stack_layers);
     if (loading) loading();
     PlanResult plan = c->strategy->plan(problem, platform);

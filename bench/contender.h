@@ -29,6 +29,8 @@ struct SweepContext {
   // Each model's KV budget (kv_budgets(), by the model as the spec names it): the accelerator's
   // capacity for that model's points. A model not listed gets spec.accelerator as it is.
   std::map<std::string, int64_t> kv_budget_bytes = {};
+  // What adaptive strategies balance on (core/step_times.h); null: the wall clock (measured).
+  const StepTimeSource* step_times = nullptr;
 };
 
 // Interleaved rounds (rounds.h) as one contender took them: the timed steps of each finished

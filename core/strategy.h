@@ -18,6 +18,7 @@
 #include "core/kv_cache.h"
 #include "core/overlap.h"
 #include "core/parse.h"
+#include "core/step_times.h"
 #include "core/thread_pool.h"
 #include "core/traffic.h"
 #include "core/vocabulary.h"
@@ -36,8 +37,10 @@ struct HostTier {
 struct Platform {
   std::vector<HostTier> host_tiers;  // fastest first; host_tiers[0] is the default host tier
   Accelerator* accelerator = nullptr;
-  ThreadPool* host_pool = nullptr;                   // threads for the strategy's CPU-side work
-  int cpu_node = -1;                                 // NUMA node the host threads run on
+  ThreadPool* host_pool = nullptr;  // threads for the strategy's CPU-side work
+  int cpu_node = -1;                // NUMA node the host threads run on
+  // The step times an adaptive strategy balances on (core/step_times.h); null: the wall clock.
+  const StepTimeSource* step_times = nullptr;
   const HostTier* tier_of_kind(MemoryKind k) const;  // nullptr when absent
 };
 

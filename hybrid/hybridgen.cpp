@@ -64,6 +64,10 @@ PlanResult HybridGen::plan(const Problem& problem, const Platform& platform) {
   if (!m.all_fit && m.logit) sched_->set_ratio_limit(m.ratio_limit);
   sched_->set_cap_limit(std::max<int64_t>(1, m.ccap));
   describe(r.parameters);
+  // Model mode: the split adapts to the projected platform's times (the trajectory records them
+  // even where nothing adapts), so each platform executes its own trajectory: the parameter keeps
+  // plans of different platforms apart (model/shared_execution.h).
+  if (platform.step_times) r.parameters["scheduler.times"] = platform.step_times->describe();
   if (m.budgeted())
     r.parameters["kv_budget_mapping"] =
         m.all_fit ? "dense: the budget holds the whole context" : m.budget_mapping;

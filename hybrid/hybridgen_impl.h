@@ -60,6 +60,8 @@ struct StepState {
   int64_t sync_q_wall = 0, sync_final_wall = 0;
   int64_t t_cpu0 = 0, t_score = 0, t_topk = 0, t_gather = 0, t_cpu1 = 0;
   int64_t t_pre_book = 0, t_book = 0;
+  // The CPU's reads of the shipped V rows (the part of its side that scales with the rows).
+  Traffic rows;
 };
 
 struct HybridGen::Impl {
@@ -179,6 +181,14 @@ struct HybridGen::Impl {
   int64_t attended_n_ext = 0;
   void count_traffic(StepState& st, const std::vector<int64_t>& v_rows_by_tier);
   void record_phases(const StepState& st, StepResult& out) const;
+  // What the scheduler balances: the CPU side, the accelerator's attention, the upload, and the
+  // rows' part of the CPU side (-1: none), by the clock or by the platform's model.
+  struct SideTimes {
+    double cpu_ns, accelerator_ns, transfer_ns, rows_ns;
+  };
+  SideTimes measured_side_times(const StepState& st) const;
+  SideTimes modeled_side_times(const StepState& st, const Traffic& step,
+                               const OverlapStructure& o) const;
 };
 
 }  // namespace hb::hybrid

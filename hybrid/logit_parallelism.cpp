@@ -421,7 +421,8 @@ void HybridGen::Impl::count_traffic(StepState& st, const std::vector<int64_t>& v
       tr.read(Processor::accelerator, MemoryKind::accelerator, sq.acc_view[h].num_tokens * kv_tok);
     }
   for (size_t t = 0; t < v_rows_by_tier.size(); ++t)
-    tr.read(Processor::cpu, tier_kind(static_cast<int>(t)), v_rows_by_tier[t] * row_v);
+    st.rows.read(Processor::cpu, tier_kind(static_cast<int>(t)), v_rows_by_tier[t] * row_v);
+  tr += st.rows;
   const size_t qn = static_cast<size_t>(B) * Hq;
   if (st.has_cpu && logit)  // the merge reads every entry's logit (+ row index) and V row
     tr.read(Processor::accelerator, MemoryKind::accelerator,
@@ -455,6 +456,32 @@ void HybridGen::Impl::record_phases(const StepState& st, StepResult& out) const 
   // Host wall time blocked in the other synchronisations (busy time + hand-off latency).
   out.phase_ns[phase::kSyncQ] = st.sync_q_wall;
   out.phase_ns[phase::kSyncFinal] = st.sync_final_wall;
+}
+
+// The wall clock's: the CPU side's span, the accelerator's busy time, the upload; the gather is the
+// part of the CPU side that scales with the rows (logit mode).
+HybridGen::Impl::SideTimes HybridGen::Impl::measured_side_times(const StepState& st) const {
+  if (!st.has_cpu) return {0, static_cast<double>(st.acc_ns), 0, -1};
+  return {static_cast<double>(st.t_cpu1 - st.t_cpu0), static_cast<double>(st.acc_ns),
+          static_cast<double>(st.transfer_ns),
+          logit ? static_cast<double>(st.t_gather - st.t_topk) : -1.0};
+}
+
+// The platform's: the step's traffic priced per resource; the rows' share is what the CPU side
+// would take less without the shipped rows' reads.
+HybridGen::Impl::SideTimes HybridGen::Impl::modeled_side_times(const StepState& st,
+                                                               const Traffic& step,
+                                                               const OverlapStructure& o) const {
+  const ResourceTimesNs all = platform.step_times->price(step, o);
+  if (!st.has_cpu) return {0, all.accelerator_ns, 0, -1};
+  double rows_ns = -1;
+  if (logit) {
+    Traffic without = step;
+    for (int k = 0; k < kMemoryKinds; ++k)
+      without.bytes_read[int(Processor::cpu)][k] -= st.rows.bytes_read[int(Processor::cpu)][k];
+    rows_ns = all.cpu_ns - platform.step_times->price(without, o).cpu_ns;
+  }
+  return {all.cpu_ns, all.accelerator_ns, all.transfer_ns, rows_ns};
 }
 
 void HybridGen::fill_attended(int s, StepResult& out) {
@@ -520,13 +547,10 @@ void HybridGen::step(int s, StepResult& out) {
   // top-k, gather, or the exact partial) against that attention. The q download and the upload
   // are serial with both (README, "Critical path"): recorded, not balanced.
   const int64_t heads_total = static_cast<int64_t>(m.B) * m.Hkv;
-  const int64_t cpu_ns = st.has_cpu ? st.t_cpu1 - st.t_cpu0 : 0;
-  // The gather is the part of the CPU side that scales with the rows (logit mode).
-  const double rows_ns =
-      st.has_cpu && m.logit ? static_cast<double>(st.t_gather - st.t_topk) : -1.0;
-  sched_->record(s, static_cast<double>(cpu_ns), static_cast<double>(st.acc_ns),
-                 st.cpu_tok_sum / heads_total, st.acc_tok_sum / heads_total,
-                 static_cast<double>(st.has_cpu ? st.transfer_ns : 0), rows_ns);
+  const Impl::SideTimes t = m.platform.step_times ? m.modeled_side_times(st, out.traffic, overlap())
+                                                  : m.measured_side_times(st);
+  sched_->record(s, t.cpu_ns, t.accelerator_ns, st.cpu_tok_sum / heads_total,
+                 st.acc_tok_sum / heads_total, t.transfer_ns, t.rows_ns);
 }
 
 }  // namespace hb::hybrid

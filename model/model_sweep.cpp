@@ -154,9 +154,17 @@ std::optional<std::vector<reports::Point>> ModelSweep::run(bench::SweepRun& run,
   bench::SweepGroup executed = g;
   executed.batch = g.batch / batch;
   std::vector<bench::SweepContext> ctxs;  // each lane's, for one of the batch's sequences
+  // Each lane's step times: an adaptive strategy adapts to its lane's platform (and so executes
+  // on each lane, plan_signature telling its lanes apart by them).
+  std::vector<std::unique_ptr<StepTimeSource>> times;
   for (size_t l = 0; l < lanes_.size(); ++l) {
-    bench::SweepContext c{spec, envs_[l], envs_[l].host_tiers, run.ctx.host_pool,
-                          run.ctx.kv_budget_bytes};
+    times.push_back(lanes_[l].pricer->step_times(batch));
+    bench::SweepContext c{spec,
+                          envs_[l],
+                          envs_[l].host_tiers,
+                          run.ctx.host_pool,
+                          run.ctx.kv_budget_bytes,
+                          times.back().get()};
     for (const auto& [m, bytes] : lanes_[l].kv_budget_bytes) c.kv_budget_bytes[m] = bytes;
     if (batch > 1) share_of_one(spec, batch, c.kv_budget_bytes, c.tiers);
     ctxs.push_back(std::move(c));

@@ -56,7 +56,32 @@ class PricedPoint final : public bench::StepObserver::PointRecord {
   std::string overlap_;
 };
 
+// A platform's resource times for a step of the executed sequence, as the batch's.
+class ModeledStepTimes final : public StepTimeSource {
+ public:
+  ModeledStepTimes(const PlatformModel& m, const bench::SweepSpec* sweep, int stands_for)
+      : m_(m), sweep_(sweep), stands_for_(stands_for) {}
+  ResourceTimesNs price(const Traffic& step, const OverlapStructure& o) const override {
+    const ResourceTimes r =
+        price_resources(stands_for_ > 1 ? batch_traffic(*sweep_, stands_for_, step, o) : step, m_);
+    return {r.cpu_ns, r.accelerator_ns, r.transfer_ns};
+  }
+  std::string describe() const override { return "modeled on " + m_.name; }
+
+ private:
+  const PlatformModel& m_;  // the pricer's, which outlives the unit's strategies
+  const bench::SweepSpec* sweep_;
+  int stands_for_;
+};
+
 }  // namespace
+
+std::unique_ptr<StepTimeSource> StepPricer::step_times(int stands_for) const {
+  if (!o_.replace) return nullptr;
+  if (stands_for > 1 && !o_.sweep)  // a caller's bug (model_sweep sets it), not the user's
+    throw std::logic_error("step times for a batch without PricerOptions::sweep");
+  return std::make_unique<ModeledStepTimes>(m_, o_.sweep, stands_for);
+}
 
 StepPricer::StepPricer(const PlatformModel& m, PricerOptions o) : m_(m), o_(std::move(o)) {
   if (!o_.price)

@@ -54,6 +54,10 @@ class StepPricer final : public bench::StepObserver {
   // `stands_for`: the batch the point's executed sequence stands for (model/sampled_batch.h; 1:
   // the point executes its batch as it is).
   std::unique_ptr<PointRecord> observe(reports::Point& p, const Strategy& s, int stands_for) const;
+  // Model mode's step times for strategies that adapt to them (core/step_times.h): each step of
+  // the executed sequence, as the batch of `stands_for`'s, priced per resource on the platform.
+  // Null when the pricer only observes (the strategies then read the clock).
+  std::unique_ptr<StepTimeSource> step_times(int stands_for) const;
 
  private:
   PlatformModel m_;

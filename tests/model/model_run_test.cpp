@@ -204,17 +204,12 @@ TEST(ModelRun, HostTiersFollowTheProfile) {
   EXPECT_DOUBLE_EQ(tiers[1].read_bandwidth_bytes_per_s, 56e9);
 }
 
-// A point as the report writes it (every figure, including the modeled timing), less what the
-// scheduler's trajectory measured on this machine (its *_ns rows: wall time, different on every
-// run; the decisions drawn from them are kept).
+// A point as the report writes it: every figure, the modeled timing and HybridGen's scheduler
+// trajectory included (its times are its platform's modeled ones, core/step_times.h).
 std::string point_json(const reports::Point& p) {
   reports::Report r;
   r.points = {p};
-  auto j = nlohmann::json::parse(reports::to_json_text(r)).at("points").at(0);
-  for (auto& row : j.at("trajectory"))
-    for (const char* measured : {"accelerator_ns", "cpu_ns", "transfer_ns", "rows_ns"})
-      row.erase(measured);
-  return j.dump(1);
+  return nlohmann::json::parse(reports::to_json_text(r)).at("points").at(0).dump(1);
 }
 
 // Issue 18 part 5: several platforms in one sweep share the workload, the reference and the
@@ -266,6 +261,47 @@ TEST(ModelRun, SharedPlatformsGiveTheSamePointsAsOneSweepEach) {
       return l.find("[" + m.name + "]") != std::string::npos;
     }));
   }
+}
+
+// HybridGen's feedback scheduler is fed the projected platform's modeled times: two runs give the
+// same points, its trajectory's times included; each platform executes its own trajectory (no
+// shared execution), and the split follows the platform. Both are CPU-bound with the window at
+// the accelerator's capacity, so only the top-k ratio can move: on the a100 node the shipped V
+// rows cost SPR's DDR5 bandwidth and the ratio comes down; Grace's CPU side is bound by its
+// compute, the rows cost nothing there (roofline), and the ratio holds.
+TEST(ModelRun, HybridGensSchedulerAdaptsToTheProjectedPlatform) {
+  auto spec = tiny_spec();
+  spec.seq_lens = {32768};
+  spec.decode_steps = 9;  // two decisions
+  spec.strategies = {"hybridgen"};
+  spec.strategy_options.clear();
+  spec.accelerator.capacity_bytes = 8 << 20;  // a third of the KV on the accelerator
+  const auto platforms = load_platform_models({"preset:a100-40gb-pcie4-spr", "preset:gh200-c2c"});
+  const reports::Report one = run_model_sweep(spec, platforms, bench::RunEnvironment{});
+  const reports::Report two = run_model_sweep(spec, platforms, bench::RunEnvironment{});
+  ASSERT_EQ(one.points.size(), 2u);
+  for (size_t i = 0; i < one.points.size(); ++i) {
+    const reports::Point& p = one.points[i];
+    SCOPED_TRACE(p.axes.key());
+    ASSERT_EQ(p.status, reports::PointStatus::ok) << p.reason;
+    EXPECT_EQ(p.strategy_params.at("scheduler.times"), "modeled on " + p.axes.extra.at("platform"));
+    EXPECT_EQ(point_json(p), point_json(two.points[i]));
+    ASSERT_EQ(p.trajectory.size(), 2u);
+  }
+  const reports::Point& a100 = find(one, "hybridgen", 32768, "a100-40gb-pcie4-spr");
+  const reports::Point& gh200 = find(one, "hybridgen", 32768, "gh200-c2c");
+  for (size_t r = 0; r < a100.trajectory.size(); ++r) {
+    const auto &a = a100.trajectory[r], &g = gh200.trajectory[r];
+    EXPECT_GT(a.at("cpu_ns"), a.at("accelerator_ns"));  // CPU-bound on both
+    EXPECT_GT(g.at("cpu_ns"), g.at("accelerator_ns"));
+    EXPECT_GT(a.at("rows_ns"), 0);
+    EXPECT_GT(a.at("cpu_ns"), g.at("cpu_ns"));  // each its own platform's price
+  }
+  const auto &first_a = a100.trajectory.front(), &first_g = gh200.trajectory.front();
+  EXPECT_EQ(first_a.at("ratio"), first_g.at("ratio"));  // the same start
+  EXPECT_LT(first_a.at("next_ratio"), first_a.at("ratio"));
+  EXPECT_EQ(first_g.at("next_ratio"), first_g.at("ratio"));
+  EXPECT_LT(a100.trajectory.back().at("next_ratio"), gh200.trajectory.back().at("next_ratio"));
 }
 
 // The batches at one length execute the same one sequence: the unit after the first takes over
