@@ -145,7 +145,6 @@ std::unique_ptr<Contender> start_contender(const SweepContext& ctx, const Proble
     PlanResult plan = c->strategy->plan(problem, platform);
     p.strategy_params = plan.parameters;
     p.warnings = plan.warnings;
-    if (ctx.env.observer && !c->stack()) c->observed = ctx.env.observer->observe(p, *c->strategy);
     if (plan.status != PlanStatus::ok) {
       fail(*c, reports::point_status(plan.status), plan.reason);
     } else if (load_now) {
@@ -211,7 +210,6 @@ void finish(Contender& c, reports::StopReason stop_reason) {
   p.accuracy = c.accuracy.result();
   p.attended_tokens = c.accuracy.attended();
   if (c.pass == 0 && c.strategy) p.trajectory = c.strategy->trajectory();  // replays keep pass 0's
-  if (c.observed) c.observed->finish(p);
 }
 
 void fail(Contender& c, reports::PointStatus status, const std::string& reason) {

@@ -1,8 +1,8 @@
 #pragma once
 // One strategy at the point being run, from start to stop (nvbench's state): started
 // (accelerator, strategy, plan, load) by start_contender, stepped one round at a time
-// (step_round.h), then finished (timing, accuracy, an observer's figures; stop reason) or failed
-// (status and reason, no accuracy figures).
+// (step_round.h), then finished (timing, accuracy; stop reason) or failed (status and reason, no
+// accuracy figures).
 #include <functional>
 #include <map>
 #include <memory>
@@ -43,15 +43,13 @@ struct RoundLog {
 
 // Its strategy's name and role are its point's (point.axes.strategy, point.role).
 struct Contender {
-  const SweepContext* ctx = nullptr;  // tiers, KV budget, step observer
+  const SweepContext* ctx = nullptr;  // spec, tiers, KV budget
   std::unique_ptr<Accelerator> accelerator;
   std::unique_ptr<Strategy> strategy;
   bool planned = false;  // planned ok, not loaded yet (start_contender load = false)
   reports::Point point;
   std::vector<double> samples;
   std::map<std::string, std::vector<double>> phases;
-  // The observer's record of it (RunEnvironment::observer; null: none, or a stack).
-  std::unique_ptr<StepObserver::PointRecord> observed;
   Traffic traffic_sum;
   AccuracyAccumulator accuracy;
   StoppingRules stop;
@@ -89,8 +87,8 @@ void load_contender(Contender& c);
 void replay(Contender& c, const Problem& problem);
 
 // Stops an active contender: its point gets the timed steps, phases, traffic and accuracy, with
-// `stop_reason`, its strategy's trajectory (when it has one: a caller recording another's steps
-// sets it), then what its observer's record adds (PointRecord::finish).
+// `stop_reason`, and its strategy's trajectory (when it has one: a caller recording another's
+// steps sets it).
 void finish(Contender& c, reports::StopReason stop_reason);
 void fail(Contender& c, reports::PointStatus status, const std::string& reason);
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +40,37 @@ void sync_dir_of(const std::string& path) {
 
 std::string start_over(const std::string& path) {
   return "or delete " + path + " to start the sweep over";
+}
+
+// The journal's first line: its schemas and the sweep's identity. `bad` makes the error for a
+// damaged journal.
+SweepIdentity read_header(const json& j, const std::function<Error(const std::string&)>& bad,
+                          const std::string& where, const std::string& path) {
+  // The header's texts, "" when absent; any other type is damage (never a json type_error).
+  auto text_of = [&](const char* key) -> std::string {
+    if (!j.contains(key)) return "";
+    if (!j[key].is_string())
+      throw bad(std::string("header member \"") + key + "\" is not a string");
+    return j[key].get<std::string>();
+  };
+  if (text_of("journal") != kJournalSchema)
+    throw bad("not a hybridbench sweep journal (its first line must name \"" +
+              std::string(kJournalSchema) + "\")");
+  const std::string report_schema = text_of("report_schema");
+  if (report_schema != reports::schema_string())
+    throw Error(where + ": journal of report schema \"" + report_schema +
+                    "\", this build writes \"" + reports::schema_string() + "\"",
+                "resume with the hybridbench version that started the sweep, " + start_over(path));
+  SweepIdentity id;
+  id.build = text_of("build");
+  id.command_line = text_of("command_line");
+  if (!j.contains("options") || !j["options"].is_object())
+    throw bad("the header has no \"options\" object");
+  for (const auto& [k, v] : j["options"].items()) {
+    if (!v.is_string()) throw bad("option \"" + k + "\" is not a string");
+    id.options[k] = v.get<std::string>();
+  }
+  return id;
 }
 
 }  // namespace
@@ -184,30 +216,7 @@ JournalContents read_journal(const std::string& path) {
     }
     if (!j.is_object()) throw bad("not a JSON object");
     if (line_no == 1) {
-      // The header's texts, "" when absent; any other type is damage (never a json type_error).
-      auto text_of = [&](const char* key) -> std::string {
-        if (!j.contains(key)) return "";
-        if (!j[key].is_string())
-          throw bad(std::string("header member \"") + key + "\" is not a string");
-        return j[key].get<std::string>();
-      };
-      if (text_of("journal") != kJournalSchema)
-        throw bad("not a hybridbench sweep journal (its first line must name \"" +
-                  std::string(kJournalSchema) + "\")");
-      const std::string report_schema = text_of("report_schema");
-      if (report_schema != reports::schema_string())
-        throw Error(
-            where + ": journal of report schema \"" + report_schema + "\", this build writes \"" +
-                reports::schema_string() + "\"",
-            "resume with the hybridbench version that started the sweep, " + start_over(path));
-      c.identity.build = text_of("build");
-      c.identity.command_line = text_of("command_line");
-      if (!j.contains("options") || !j["options"].is_object())
-        throw bad("the header has no \"options\" object");
-      for (const auto& [k, v] : j["options"].items()) {
-        if (!v.is_string()) throw bad("option \"" + k + "\" is not a string");
-        c.identity.options[k] = v.get<std::string>();
-      }
+      c.identity = read_header(j, bad, where, path);
       continue;
     }
     if (!j.contains("unit") || !j["unit"].is_string() || !j.contains("index") ||

@@ -9,14 +9,14 @@ namespace hb::bench {
 
 namespace {
 
-// What the point records of step s: the measured timing, or what its observer puts in its place.
+// What the point records of step s: the measured timing, or what `observed` puts in its place.
 // False (and the contender failed) when the observer threw.
-bool observe_step(Contender& c, const Strategy& executed, int s, bool timed, const StepResult& out,
-                  RecordedStep& r) {
+bool observe_step(Contender& c, StepObserver::PointRecord* observed, const Strategy& executed,
+                  int s, bool timed, const StepResult& out, RecordedStep& r) {
   r = {out.total_ns, out.phase_ns, out.traffic};
-  if (!c.observed) return true;
+  if (!observed) return true;
   try {
-    c.observed->on_step(executed, s, timed, r);
+    observed->on_step(executed, s, timed, r);
   } catch (const Error& e) {
     fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
     return false;
@@ -39,11 +39,11 @@ bool scores_next_step(const Contender& c) {
   return !c.stack() && c.pass == 0 && (steps < 0 || c.accuracy.scored() < steps);
 }
 
-void record_step(Contender& c, const Strategy& executed, ReferenceOracle& oracle, int s,
-                 const StepResult& out) {
+void record_step(Contender& c, StepObserver::PointRecord* observed, const Strategy& executed,
+                 ReferenceOracle& oracle, int s, const StepResult& out) {
   const bool timed = s >= c.ctx->spec.stop.warmup_steps;  // else executed, not timed
   RecordedStep t;
-  if (!observe_step(c, executed, s, timed, out, t) || !timed) return;
+  if (!observe_step(c, observed, executed, s, timed, out, t) || !timed) return;
   if (c.samples.empty()) c.first_timed_ns = now_ns() - t.total_ns;
   c.samples.push_back(static_cast<double>(t.total_ns));
   for (const auto& [ph, ns] : t.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
@@ -57,7 +57,8 @@ void record_step(Contender& c, const Strategy& executed, ReferenceOracle& oracle
 }
 
 bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
-                ReferenceOracle& oracle, int s, StepResult& out) {
+                const std::vector<StepObserver::PointRecord*>& observed, ReferenceOracle& oracle,
+                int s, StepResult& out) {
   bool any = false;
   for (size_t i : order) {
     Contender& c = *cs[i];
@@ -71,7 +72,7 @@ bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& or
       fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
       continue;
     }
-    record_step(c, *c.strategy, oracle, s, out);
+    record_step(c, observed.empty() ? nullptr : observed[i], *c.strategy, oracle, s, out);
   }
   return any;
 }

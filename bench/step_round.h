@@ -7,15 +7,18 @@
 
 #include "bench/accuracy.h"
 #include "bench/contender.h"
+#include "bench/step_observer.h"
 
 namespace hb::bench {
 
-// Steps each active contender once, cs[order[0]] first (execute_step, then record_step). Whether
-// a contender stops is the group's decision at the end of a round (round_close.h). Returns
-// whether any contender was active. `out` is the step's result for each contender in turn, its
-// memory kept from step to step (StepResult::clear_keeping_memory).
+// Steps each active contender once, cs[order[0]] first (execute_step, then record_step with its
+// record in `observed`: one per contender of cs, null where none, or empty for none at all).
+// Whether a contender stops is the group's decision at the end of a round (round_close.h).
+// Returns whether any contender was active. `out` is the step's result for each contender in
+// turn, its memory kept from step to step (StepResult::clear_keeping_memory).
 bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
-                ReferenceOracle& oracle, int s, StepResult& out);
+                const std::vector<StepObserver::PointRecord*>& observed, ReferenceOracle& oracle,
+                int s, StepResult& out);
 
 // Step s of `strategy`: prepare_step untimed, step timed (out.total_ns), then, with `attended`,
 // what it attended (fill_attended, for scoring). Throws hb::Error.
@@ -26,10 +29,11 @@ void execute_step(Strategy& strategy, int s, bool attended, StepResult& out);
 // its one-layer twin's, scored there.
 bool scores_next_step(const Contender& c);
 
-// Records step s, as `executed` ran it into `out`, as active contender c's: what its observer
-// puts in place of the measured step (a throw fails c), and for a timed step its time, phases,
-// traffic, accuracy (while --accuracy-steps lasts) and what its stopping rules see of it.
-void record_step(Contender& c, const Strategy& executed, ReferenceOracle& oracle, int s,
-                 const StepResult& out);
+// Records step s, as `executed` ran it into `out`, as active contender c's: what `observed` (the
+// caller's record of c, StepObserver; null: none) puts in place of the measured step (a throw
+// fails c), and for a timed step its time, phases, traffic, accuracy (while --accuracy-steps
+// lasts) and what its stopping rules see of it.
+void record_step(Contender& c, StepObserver::PointRecord* observed, const Strategy& executed,
+                 ReferenceOracle& oracle, int s, const StepResult& out);
 
 }  // namespace hb::bench

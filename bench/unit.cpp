@@ -52,32 +52,45 @@ std::vector<std::vector<Workload>> stack_workloads(const ResolvedSweep& sweep,
   return out;
 }
 
+// A unit's contenders, and the observer's record of each (RunEnvironment::observer: run --platform
+// and validate-model price the measured steps beside them; null: no observer, or a stack).
+struct UnitContenders {
+  std::vector<std::unique_ptr<Contender>> cs;
+  std::vector<std::unique_ptr<StepObserver::PointRecord>> observed;
+};
+
 // Starts every strategy on the unit's problem, then, with `stack` layers (run --layers), every
-// strategy's stack; the first accelerator had is the report's.
-std::vector<std::unique_ptr<Contender>> start_contenders(
-    SweepRun& run, const Problem& problem, const SweepGroup& g, const std::string& where,
-    const std::vector<std::vector<Workload>>& stack) {
+// strategy's stack; the observer sees each one-layer plan before its load. The first accelerator
+// had is the report's.
+UnitContenders start_contenders(SweepRun& run, const Problem& problem, const SweepGroup& g,
+                                const std::string& where,
+                                const std::vector<std::vector<Workload>>& stack) {
   const SweepSpec& spec = run.ctx.spec;
   const ModelPreset& preset = spec.model(g.model);
   const std::string workload = run.resolved.workload_label();
+  const StepObserver* observer = run.ctx.env.observer.get();
   std::vector<std::span<const Workload>> layers(stack.begin(), stack.end());
-  std::vector<std::unique_ptr<Contender>> cs;
+  UnitContenders u;
   for (bool stacked : {false, true}) {
     if (stacked && layers.empty()) break;
     const std::string tag = stacked ? " x" + std::to_string(layers.size() + 1) + " layers" : "";
     for (const auto& name : run.sweep.strategies) {
       auto c = start_contender(
           run.ctx, problem, name, point_axes(spec, preset, g, name, workload, ""),
-          [&] { run.tell(where + ": " + name + tag + " loading"); }, true,
+          [&] { run.tell(where + ": " + name + tag + " loading"); }, false,
           stacked ? layers : std::vector<std::span<const Workload>>{});
+      std::unique_ptr<StepObserver::PointRecord> record;
+      if (observer && !stacked && c->strategy) record = observer->observe(c->point, *c->strategy);
+      load_contender(*c);
       if (!run.context_accel_set && c->accelerator) {
         run.report.context.accelerator = c->accelerator->info();
         run.context_accel_set = true;
       }
-      cs.push_back(std::move(c));
+      u.cs.push_back(std::move(c));
+      u.observed.push_back(std::move(record));
     }
   }
-  return cs;
+  return u;
 }
 
 // Folds each stack of `cs` (after its `strategies` one-layer contenders, start_contenders) into
@@ -114,7 +127,8 @@ bool start_replay(const std::vector<Contender*>& cs, const Problem& problem) {
 // decode positions and then replays of it, until the group stops (round_close.h): false when a
 // stop was requested (the unit is then dropped: its points are incomplete). The unit's label
 // seeds the rounds' orders (round_seed).
-bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& problem,
+bool step_unit(SweepRun& run, const std::vector<Contender*>& cs,
+               const std::vector<StepObserver::PointRecord*>& observed, const Problem& problem,
                ReferenceOracle& oracle, const std::string& where) {
   const SweepSpec& spec = run.ctx.spec;
   const int steps = spec.decode_steps;
@@ -130,7 +144,7 @@ bool step_unit(SweepRun& run, const std::vector<Contender*>& cs, const Problem& 
         run.stopped = true;
         return false;
       }
-      if (!step_round(cs, order, oracle, s, out)) return true;  // every contender failed
+      if (!step_round(cs, order, observed, oracle, s, out)) return true;  // all failed
       run.tell(where + ": round " + std::to_string(rounds_done + 1) + ", step " +
                std::to_string(s + 1) + "/" + std::to_string(steps) + of_pass);
       if (!plan.ends_round(s)) continue;
@@ -182,15 +196,22 @@ std::optional<std::vector<reports::Point>> MeasuredUnits::run(SweepRun& run, con
   const auto stack = stack_workloads(run.resolved, shape, g);  // run --layers N: layers 1..N-1
   run.tell(where + ": generating workload");
   const std::shared_ptr<UnitInputs> in = make_unit_inputs(run.resolved, g, false);
-  auto cs = start_contenders(run, in->problem, g, where, stack);
+  auto [cs, observed] = start_contenders(run, in->problem, g, where, stack);
   std::vector<Contender*> active;
-  for (auto& c : cs)
-    if (c->active) active.push_back(c.get());
-  if (!active.empty() && !step_unit(run, active, in->problem, *in->oracle, where))
+  std::vector<StepObserver::PointRecord*> active_observed;
+  for (size_t i = 0; i < cs.size(); ++i)
+    if (cs[i]->active) {
+      active.push_back(cs[i].get());
+      active_observed.push_back(observed[i].get());
+    }
+  if (!active.empty() && !step_unit(run, active, active_observed, in->problem, *in->oracle, where))
     return std::nullopt;
-  for (auto& c : cs) {
-    c->strategy.reset();
-    c->accelerator.reset();
+  for (size_t i = 0; i < cs.size(); ++i) {
+    cs[i]->strategy.reset();
+    cs[i]->accelerator.reset();
+    // A point that stopped (not failed) gets what the observer adds to its figures.
+    if (observed[i] && cs[i]->point.status == reports::PointStatus::ok)
+      observed[i]->finish(cs[i]->point);
   }
   fold_stacks(cs, run.sweep.strategies.size());
   std::vector<reports::Point> points;

@@ -13,7 +13,7 @@ namespace hb::model {
 namespace {
 
 // A unit's contenders: [lane][strategy], in sweep order.
-using UnitContenders = std::vector<std::vector<std::unique_ptr<bench::Contender>>>;
+using UnitContenders = std::vector<std::vector<PricedContender>>;
 
 // For each lane and strategy, the lane whose contender executes it: the first lane with the
 // same plan_signature (itself when none; always itself with one lane or a failed plan).
@@ -22,11 +22,11 @@ std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
   std::vector<std::vector<std::string>> sig(cs.size());
   for (size_t l = 0; l < cs.size(); ++l)
     for (size_t i = 0; i < cs[l].size(); ++i) {
-      sig[l].push_back(cs.size() > 1 ? plan_signature(*cs[l][i]) : "");
+      sig[l].push_back(cs.size() > 1 ? plan_signature(*cs[l][i].c) : "");
       leader[l].push_back(l);
-      if (!cs[l][i]->planned) continue;
+      if (!cs[l][i].c->planned) continue;
       for (size_t e = 0; e < l; ++e)
-        if (cs[e][i]->planned && sig[e][i] == sig[l][i]) {
+        if (cs[e][i].c->planned && sig[e][i] == sig[l][i]) {
           leader[l][i] = e;
           break;
         }
@@ -37,16 +37,15 @@ std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
 // Plans every strategy of the unit on `lane` (each loads later, in its turn), labelled and priced
 // by the lane's pricer; a model the lane refuses fails "oom" before its plan. The first
 // accelerator had is the report's.
-std::vector<std::unique_ptr<bench::Contender>> start_lane(bench::SweepRun& run, const Lane& lane,
-                                                          const bench::SweepContext& ctx,
-                                                          const Problem& problem,
-                                                          const bench::SweepGroup& executed,
-                                                          int batch, const std::string& where) {
+std::vector<PricedContender> start_lane(bench::SweepRun& run, const Lane& lane,
+                                        const bench::SweepContext& ctx, const Problem& problem,
+                                        const bench::SweepGroup& executed, int batch,
+                                        const std::string& where) {
   const bench::SweepSpec& spec = ctx.spec;
   const ModelPreset& preset = spec.model(executed.model);
   const std::string workload = run.resolved.workload_label();
   const auto refused = lane.refused.find(executed.model);
-  std::vector<std::unique_ptr<bench::Contender>> cs;
+  std::vector<PricedContender> cs;
   for (const auto& name : run.sweep.strategies) {
     auto c = bench::start_contender(
         ctx, problem, name, bench::point_axes(spec, preset, executed, name, workload, ""),
@@ -56,15 +55,16 @@ std::vector<std::unique_ptr<bench::Contender>> start_lane(bench::SweepRun& run, 
         },
         false);
     lane.pricer->label(c->point);
+    std::unique_ptr<bench::StepObserver::PointRecord> priced;
     if (refused != lane.refused.end())
       c->point.kv_fit_fraction = 0;  // no room for KV at all, whatever the budget's floor says
     else if (c->strategy)            // planned (its plan may have failed)
-      c->observed = lane.pricer->observe(c->point, *c->strategy, batch);
+      priced = lane.pricer->observe(c->point, *c->strategy, batch);
     if (!run.context_accel_set && c->accelerator) {
       run.report.context.accelerator = c->accelerator->info();
       run.context_accel_set = true;
     }
-    cs.push_back(std::move(c));
+    cs.push_back({std::move(c), std::move(priced)});
   }
   return cs;
 }
@@ -76,18 +76,18 @@ bool run_lane(bench::SweepRun& run, UnitContenders& cs, std::vector<std::vector<
               size_t w, bench::ReferenceOracle& oracle, const std::string& where) {
   for (size_t i = 0; i < cs[w].size(); ++i) {
     if (leader[w][i] != w) continue;
-    bench::Contender& c = *cs[w][i];
+    bench::Contender& c = *cs[w][i].c;
     if (c.planned) {
       run.tell(where + ": " + c.point.axes.strategy + " loading");
       bench::load_contender(c);
     }
-    SharedExecution e{&c, {}};
+    SharedExecution e{&cs[w][i], {}};
     for (size_t l = w + 1; l < cs.size(); ++l)
-      if (leader[l][i] == w && !follow(e, *cs[l][i])) leader[l][i] = l;
+      if (leader[l][i] == w && !follow(e, cs[l][i])) leader[l][i] = l;
     if (c.active && !run_execution(run, e, oracle, where)) return false;
     c.strategy.reset();
     c.accelerator.reset();
-    for (bench::Contender* f : e.followers) f->accelerator.reset();
+    for (PricedContender* f : e.followers) f->c->accelerator.reset();
   }
   return true;
 }
@@ -179,7 +179,7 @@ std::optional<std::vector<reports::Point>> ModelSweep::run(bench::SweepRun& run,
     if (!run_lane(run, cs, leader, w, *in.oracle, where + lane_tag(w))) return std::nullopt;
   std::vector<reports::Point> points;
   for (auto& lane : cs)
-    for (auto& c : lane) {
+    for (auto& [c, priced] : lane) {
       c->strategy.reset();
       c->accelerator.reset();
       if (batch > 1) stand_for(c->point, spec, batch);

@@ -27,16 +27,17 @@ std::string plan_signature(const bench::Contender& c) {
   return s;
 }
 
-std::vector<bench::Contender*> SharedExecution::recorders() const {
-  std::vector<bench::Contender*> out;
-  if (leader->active) out.push_back(leader);
-  for (bench::Contender* f : followers)
-    if (f->active) out.push_back(f);
+std::vector<PricedContender*> SharedExecution::recorders() const {
+  std::vector<PricedContender*> out;
+  if (leader->c->active) out.push_back(leader);
+  for (PricedContender* f : followers)
+    if (f->c->active) out.push_back(f);
   return out;
 }
 
-bool follow(SharedExecution& e, bench::Contender& f) {
-  bench::Contender& leader = *e.leader;
+bool follow(SharedExecution& e, PricedContender& pf) {
+  bench::Contender& leader = *e.leader->c;
+  bench::Contender& f = *pf.c;
   if (!leader.active || !f.planned || !leader.accelerator || !f.accelerator) return false;
   if (leader.accelerator->bytes_in_use() > f.accelerator->info().capacity_bytes) return false;
   f.planned = false;
@@ -46,34 +47,35 @@ bool follow(SharedExecution& e, bench::Contender& f) {
       f.point.provenance,
       bench::provenance_of(f.accelerator->info(), leader.strategy->memory_regions()));
   f.active = true;
-  e.followers.push_back(&f);
+  e.followers.push_back(&pf);
   return true;
 }
 
 namespace {
 
 // Step s of `strategy`, recorded as each of `rs`'s: a step that throws fails them all.
-void step_once(Strategy& strategy, const std::vector<bench::Contender*>& rs,
+void step_once(Strategy& strategy, const std::vector<PricedContender*>& rs,
                bench::ReferenceOracle& oracle, int s, StepResult& out) {
   out.clear_keeping_memory();
-  const bool timed = s >= rs.front()->ctx->spec.stop.warmup_steps;
+  const bool timed = s >= rs.front()->c->ctx->spec.stop.warmup_steps;
   bool scores = false;
-  for (const bench::Contender* r : rs) scores |= bench::scores_next_step(*r);
+  for (const PricedContender* r : rs) scores |= bench::scores_next_step(*r->c);
   try {
     bench::execute_step(strategy, s, timed && scores, out);
   } catch (const Error& e) {
-    for (bench::Contender* r : rs)
-      bench::fail(*r, reports::PointStatus::error,
+    for (PricedContender* r : rs)
+      bench::fail(*r->c, reports::PointStatus::error,
                   "step " + std::to_string(s) + ": " + e.problem());
     return;
   }
-  for (bench::Contender* r : rs) bench::record_step(*r, strategy, oracle, s, out);
+  for (PricedContender* r : rs)
+    bench::record_step(*r->c, r->priced.get(), strategy, oracle, s, out);
 }
 
 // Every recorder in the round's one slot: they step as one.
 std::vector<std::pair<bench::Contender*, int>> in_one_slot(const SharedExecution& e) {
   std::vector<std::pair<bench::Contender*, int>> out;
-  for (bench::Contender* r : e.recorders()) out.emplace_back(r, 0);
+  for (PricedContender* r : e.recorders()) out.emplace_back(r->c.get(), 0);
   return out;
 }
 
@@ -84,7 +86,7 @@ bool run_execution(bench::SweepRun& run, SharedExecution& e, bench::ReferenceOra
   const bench::SweepSpec& spec = run.ctx.spec;
   const int steps = spec.decode_steps;
   const bench::RoundPlan plan(steps, spec.stop.warmup_steps, spec.stop.rounds);
-  Strategy& strategy = *e.leader->strategy;
+  Strategy& strategy = *e.leader->c->strategy;
   int rounds_done = 0;
   StepResult out;  // each step's, its memory kept
   bool stopped_all = false;
@@ -93,16 +95,21 @@ bool run_execution(bench::SweepRun& run, SharedExecution& e, bench::ReferenceOra
       run.stopped = true;
       return false;
     }
-    const std::vector<bench::Contender*> rs = e.recorders();
+    const std::vector<PricedContender*> rs = e.recorders();
     if (rs.empty()) return true;  // every recorder failed
     step_once(strategy, rs, oracle, s, out);
     run.tell(where + ": round " + std::to_string(rounds_done + 1) + ", step " +
              std::to_string(s + 1) + "/" + std::to_string(steps));
     if (plan.ends_round(s)) stopped_all = bench::close_round(in_one_slot(e), ++rounds_done);
   }
-  if (!stopped_all) bench::finish_group(e.recorders(), reports::StopReason::max_steps);
-  for (bench::Contender* f : e.followers)
-    if (f->point.status == reports::PointStatus::ok) f->point.trajectory = strategy.trajectory();
+  if (!stopped_all) {
+    std::vector<bench::Contender*> rs;
+    for (PricedContender* r : e.recorders()) rs.push_back(r->c.get());
+    bench::finish_group(rs, reports::StopReason::max_steps);
+  }
+  for (PricedContender* f : e.followers)
+    if (f->c->point.status == reports::PointStatus::ok)
+      f->c->point.trajectory = strategy.trajectory();
   return true;
 }
 

@@ -12,8 +12,8 @@ namespace hb::cpu {
 // capacity_bytes 0 = 2 GiB; threads 0 = half the allowed CPUs (at least 1).
 // run_layer_gemms false: the layer works' GEMMs are queued as nothing and their weights only
 // charged to the budget, never allocated or filled (make_cpu_layer_work's `compute`), for a
-// caller that times them from their traffic instead (model mode, which makes this accelerator
-// itself; the backend registry's always runs them).
+// caller that makes this accelerator itself and times the GEMMs from their traffic instead (the
+// backend registry's always runs them).
 std::unique_ptr<Accelerator> make_cpu_accelerator(int64_t capacity_bytes, int threads,
                                                   bool run_layer_gemms = true);
 

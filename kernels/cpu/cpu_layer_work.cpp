@@ -37,9 +37,9 @@ std::shared_ptr<Buffer> shared_weights(const MemoryLocation& where, int in, int 
 }
 
 // One weight matrix in accelerator memory: its own, or (charge given) the shared copy with its
-// bytes charged to the budget. Unbacked (GEMMs never run: model mode prices them from their
-// traffic), the weights are only charged: filling 1.7 GB of a 70B layer per group was half of
-// `run --mode model`.
+// bytes charged to the budget. Unbacked (GEMMs never run: the caller times them from their
+// traffic), the weights are only charged: filling 1.7 GB of a 70B layer per group would be most
+// of such a caller's time.
 struct Matrix {
   Buffer storage;                  // the weights, or the charge for the shared or absent ones
   std::shared_ptr<Buffer> shared;  // null: the weights are `storage`, or absent
