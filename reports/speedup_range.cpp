@@ -119,7 +119,17 @@ std::string speedup_range_markdown(const Report& report) {
       format_ratio(kPaperSpeedupLow) + "-" + format_ratio(kPaperSpeedupHigh) +
       " end to end over its six baselines on real GPUs with CXL memory; these are one decoder "
       "layer's step.\n\n";
-  return md + speedup_range_table(rows).markdown();
+  md += speedup_range_table(rows).markdown();
+  // Settings the ranges leave out because the system itself did not run there.
+  std::vector<std::string> missing;
+  for (const Point& p : report.points)
+    if (p.role == StrategyRole::system && !p.timed())
+      missing.push_back(p.axes.strategy + " at " + setting_label(p.axes) + ": " + p.reason);
+  if (!missing.empty()) {
+    md += "\nSettings without the system (not in the ranges):\n\n";
+    for (const auto& m : missing) md += "- " + m + "\n";
+  }
+  return md;
 }
 
 }  // namespace hb::reports

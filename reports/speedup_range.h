@@ -42,8 +42,9 @@ std::vector<SpeedupRange> speedup_ranges(const Report& report);
 // recall of both, and what did not run.
 TextTable speedup_range_table(const std::vector<SpeedupRange>& rows);
 
-// The markdown section ("## <system>'s speedup over each baseline ...", its reading note and
-// the table); "" unless some system was compared with a baseline in more than one setting.
+// The markdown section ("## <system>'s speedup over each baseline ...", its reading note, the
+// table and the settings where the system did not run, with why); "" unless some system was
+// compared with a baseline in more than one setting.
 std::string speedup_range_markdown(const Report& report);
 
 }  // namespace hb::reports

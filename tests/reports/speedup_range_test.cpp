@@ -89,6 +89,21 @@ TEST(SpeedupRange, MarkdownStatesTheRangeBesideThePapers) {
       << md;
   EXPECT_NE(md.find("| hybridgen | offload | 3 | 10.0x |"), std::string::npos) << md;
   EXPECT_NE(md.find("| oom: 1 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("Settings without the system"), std::string::npos);
+}
+
+TEST(SpeedupRange, SettingsWithoutTheSystemAreListedWithWhy) {
+  Report r = crafted();
+  for (Point& p : r.points)
+    if (p.axes.strategy == "hybridgen" && p.axes.seq_len == 8192 &&
+        p.axes.extra.at("platform") == "big")
+      p = on(make_failed_point("hybridgen", 8192, PointStatus::oom, "window does not fit"), "big",
+             0, 1);
+  r.speedups = compute_speedups(r.points);
+  EXPECT_EQ(speedup_ranges(r)[0].compared, 3);
+  const std::string md = speedup_range_markdown(r);
+  EXPECT_NE(md.find("- hybridgen at llama-3-8b 8k b1 big: window does not fit"), std::string::npos)
+      << md;
 }
 
 TEST(SpeedupRange, NoSectionForOneSettingOrWithoutTheSystem) {
