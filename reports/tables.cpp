@@ -12,6 +12,7 @@
 #include "reports/fleet.h"
 #include "reports/format.h"
 #include "reports/layer_stack.h"
+#include "reports/speedup_range.h"
 #include "reports/summary.h"
 #include "reports/procurement_markdown.h"
 #include "reports/whole_model_table.h"
@@ -621,6 +622,8 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
       "*modeled*.\n\n</details>\n";
   if (const std::string u = unconverged_sentence(report); !u.empty()) md += "\n" + u + "\n";
   if (const std::string w = point_warnings_sentence(report); !w.empty()) md += "\n" + w + "\n";
+  // Over several settings: the system's speedup range per baseline (issue 46, the paper's).
+  if (const std::string r = speedup_range_markdown(report); !r.empty()) md += "\n" + r;
   for (const auto& t : procurement_tables(report, options)) {
     md += "\n## " + t.title + "\n\nFigures: " + provenance_heading(t) +
           ".\n\n### Step time (median ± noise)\n\n";
