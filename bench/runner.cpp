@@ -214,7 +214,7 @@ reports::Report run_sweep(const SweepSpec& spec, const RunEnvironment& env,
 reports::Report run_sweep(const ResolvedSweep& resolved, const RunEnvironment& env,
                           UnitRunner& units, const ProgressFn& progress) {
   const SweepSpec& spec = resolved.spec;
-  const ValidSweep sweep = validate_sweep(resolved, env);
+  const ValidSweep sweep = validate_sweep(resolved, env, units);
   // The accelerator is had once before anything runs: an unknown kind or `cuda` without a usable
   // GPU is the user's to fix (exit 2), not an error on every point. Released before the sweep.
   AcceleratorInfo accelerator_info = make_accelerator(spec.accelerator)->info();

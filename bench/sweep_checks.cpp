@@ -28,17 +28,19 @@ void check_strategy_options(const SweepSpec& spec, const std::vector<std::string
 }
 
 // Host memory for workloads is checked for every point before the first one runs.
-void check_host_memory(const SweepSpec& spec, int64_t budget_bytes) {
+void check_host_memory(const SweepSpec& spec, int64_t budget_bytes, const UnitRunner& units) {
   if (budget_bytes <= 0) return;
   for (const auto& m : spec.models)
     for (int64_t n : spec.seq_lens)
-      for (int b : spec.batches) {
+      for (int batch : spec.batches) {
+        const int b = units.executed_batch(spec, batch);
         const auto& preset = spec.model(m);
         const int64_t need = static_cast<int64_t>(b) * (n + spec.decode_steps) *
                              preset.shape.kv_heads * preset.shape.head_dim * 4 * 2 *
                              2;  // fp32 workload + cache copies
         if (need > budget_bytes)
-          throw Error("sequence length " + std::to_string(n) + " x batch " + std::to_string(b) +
+          throw Error("sequence length " + std::to_string(n) + " x batch " + std::to_string(batch) +
+                          (b != batch ? " (" + std::to_string(b) + " sequences executed)" : "") +
                           " of " + m + " needs about " + std::to_string(need >> 20) +
                           " MiB of host memory, more than the " +
                           std::to_string(budget_bytes >> 20) + " MiB available",
@@ -48,12 +50,13 @@ void check_host_memory(const SweepSpec& spec, int64_t budget_bytes) {
 
 }  // namespace
 
-ValidSweep validate_sweep(const ResolvedSweep& sweep, const RunEnvironment& env) {
+ValidSweep validate_sweep(const ResolvedSweep& sweep, const RunEnvironment& env,
+                          const UnitRunner& units) {
   const SweepSpec& spec = sweep.spec;
   ValidSweep out;
   out.strategies = resolve_strategies(spec.strategies);
   check_strategy_options(spec, out.strategies);
-  check_host_memory(spec, env.host_memory_budget_bytes);
+  check_host_memory(spec, env.host_memory_budget_bytes, units);
   return out;
 }
 

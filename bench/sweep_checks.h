@@ -6,6 +6,7 @@
 
 #include "bench/run_environment.h"
 #include "bench/sweep_spec.h"
+#include "bench/unit_runner.h"
 
 namespace hb::bench {
 
@@ -16,7 +17,8 @@ struct ValidSweep {
 // What SweepSpec::validate() cannot check alone, the sweep being resolved (its fields, its
 // workload opened and checked): unknown strategies and options (every strategy reads its options
 // once, an option for a strategy not run is refused); host memory for every point's workload
-// (env.host_memory_budget_bytes).
-ValidSweep validate_sweep(const ResolvedSweep& sweep, const RunEnvironment& env);
+// (env.host_memory_budget_bytes), for the sequences `units` executes of each batch.
+ValidSweep validate_sweep(const ResolvedSweep& sweep, const RunEnvironment& env,
+                          const UnitRunner& units);
 
 }  // namespace hb::bench

@@ -9,6 +9,7 @@
 
 #include "reports/report.h"
 #include "bench/sweep_groups.h"
+#include "bench/sweep_spec.h"
 
 namespace hb::bench {
 
@@ -22,6 +23,9 @@ class UnitRunner {
   virtual int points_per_strategy() const = 0;
   // The key of unit (pass, g), stable across runs of the same sweep (the journal's).
   virtual std::string unit_key(int pass, const SweepGroup& g) const = 0;
+  // The sequences a unit of a `batch` executes, and makes workloads and references for: the
+  // batch, unless the runner executes one sequence standing for several (model/sampled_batch.h).
+  virtual int executed_batch(const SweepSpec& /*spec*/, int batch) const { return batch; }
   // What a point of group g costs relative to others, for the progress ETA.
   virtual double point_cost(const SweepRun& run, const SweepGroup& g) const = 0;
   // Runs the unit until every point stopped; nothing when a stop was requested (run.stopped is

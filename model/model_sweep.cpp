@@ -114,7 +114,7 @@ std::string ModelSweep::unit_key(int pass, const bench::SweepGroup& g) const {
 }
 
 double ModelSweep::point_cost(const bench::SweepRun& run, const bench::SweepGroup& g) const {
-  const int batch = g.batch / stands_for(run.ctx.spec, g.batch);
+  const int batch = executed_batch(run.ctx.spec, g.batch);
   size_t running = 0;
   for (const Lane& lane : lanes_) running += lane.refused.count(g.model) ? 0 : 1;
   const double tokens = static_cast<double>(std::max<int64_t>(g.seq_len, 1)) * std::max(batch, 1);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "model/sampled_batch.h"
 #include "model/step_pricer.h"
 #include "bench/unit.h"
 #include "bench/unit_runner.h"
@@ -38,6 +39,10 @@ class ModelSweep final : public bench::UnitRunner {
   ModelSweep(std::vector<Lane> lanes, const bench::RunEnvironment& env);
   int points_per_strategy() const override { return static_cast<int>(lanes_.size()); }
   std::string unit_key(int pass, const bench::SweepGroup& g) const override;
+  // One sequence of a batch stands for the batch (model/sampled_batch.h).
+  int executed_batch(const bench::SweepSpec& spec, int batch) const override {
+    return batch / stands_for(spec, batch);
+  }
   // Its executed tokens of context, times the share of lanes that run its model.
   double point_cost(const bench::SweepRun& run, const bench::SweepGroup& g) const override;
   std::optional<std::vector<reports::Point>> run(bench::SweepRun& run, const bench::SweepGroup& g,

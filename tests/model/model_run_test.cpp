@@ -304,6 +304,32 @@ TEST(ModelRun, HybridGensSchedulerAdaptsToTheProjectedPlatform) {
   EXPECT_LT(a100.trajectory.back().at("next_ratio"), gh200.trajectory.back().at("next_ratio"));
 }
 
+// The host-memory check counts the sequences a unit executes: model mode's batch of 8 executes one
+// (model/sampled_batch.h), so a budget that holds one sequence's workload, not eight, refuses the
+// measured sweep and runs the modeled one.
+TEST(ModelRun, HostMemoryIsCheckedForTheExecutedSequences) {
+  auto spec = tiny_spec();
+  spec.seq_lens = {512};
+  spec.batches = {8};
+  spec.strategies = {"cpu-only"};
+  spec.strategy_options.clear();
+  bench::RunEnvironment env;
+  env.host_memory_budget_bytes = 4 << 20;  // one sequence's workload is about 1 MiB
+  try {
+    bench::run_sweep(spec, env);
+    ADD_FAILURE() << "eight sequences' workloads fit 4 MiB";
+  } catch (const Error& e) {
+    EXPECT_NE(e.problem().find("x batch 8"), std::string::npos) << e.problem();
+  }
+  const auto platforms = load_platform_models({"preset:h200-pcie5-emr"});
+  const reports::Report r = run_model_sweep(spec, platforms, env);
+  ASSERT_EQ(r.points.size(), 1u);
+  EXPECT_EQ(r.points[0].status, reports::PointStatus::ok) << r.points[0].reason;
+  EXPECT_EQ(r.points[0].axes.batch, 8);
+  env.host_memory_budget_bytes = 512 << 10;  // not even one
+  EXPECT_THROW(run_model_sweep(spec, platforms, env), Error);
+}
+
 // The batches at one length execute the same one sequence: the unit after the first takes over
 // its workload and reference (model/model_sweep.h, bench::UnitInputs) and gives the points it
 // gives alone.
