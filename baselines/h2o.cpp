@@ -92,7 +92,7 @@ class H2o final : public baselines::KvStrategyBase {
 
   void load() override {
     Accelerator& acc = *platform_.accelerator;
-    auto mem = offload_ ? platform_.host_tiers.at(0).allocator : acc.memory();
+    auto mem = kv_site(offload_).memory;
     const auto& shape = problem_->shape;
     const int B = problem_->batch, Hkv = shape.kv_heads, d = shape.head_dim;
     make_kv(mem, mem, cap_);
@@ -267,22 +267,21 @@ class H2o final : public baselines::KvStrategyBase {
   // step_attending_on_host counts the copies).
   void count_traffic(Traffic& t) const {
     const auto& shape = problem_->shape;
-    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads, d = shape.head_dim;
+    const int B = problem_->batch, Hq = shape.q_heads, Hkv = shape.kv_heads;
     int64_t attended_tokens = 0;
     for (int b = 0; b < B; ++b) attended_tokens += count_[b];
-    const Processor who = offload_ ? Processor::cpu : Processor::accelerator;
-    const MemoryKind mem =
-        offload_ ? platform_.host_tiers.at(0).location.kind : MemoryKind::accelerator;
-    t.read(who, mem, attended_tokens * shape.kv_bytes_per_token());  // attention
-    t.write(who, mem, shape.kv_bytes_per_token() * B);               // new token
-    t.write(who, mem, attended_tokens * Hq * 4);                     // logits out
-    t.read(who, mem, attended_tokens * Hq * 4);                      // logits in
-    t.read(who, mem, attended_tokens * Hkv * (4 + 8));               // scores, tags
-    t.write(who, mem, attended_tokens * Hkv * 4);                    // scores
+    const KvSite at = kv_site(offload_);
+    const Processor who = at.who;
+    const MemoryKind mem = at.where;
+    count_dense_attention(at, attended_tokens, t);      // over the kept set, the new token stored
+    t.write(who, mem, attended_tokens * Hq * 4);        // logits out
+    t.read(who, mem, attended_tokens * Hq * 4);         // logits in
+    t.read(who, mem, attended_tokens * Hkv * (4 + 8));  // scores, tags
+    t.write(who, mem, attended_tokens * Hkv * 4);       // scores
     for (int b = 0; b < B; ++b)  // a full cache scans every head's scores for its victim
       if (count_[b] >= cap_) t.select(who, static_cast<double>(Hkv) * cap_);
-    (offload_ ? t.cpu_flops : t.accelerator_flops) =
-        (4.0 * d + 2.0) * Hq * static_cast<double>(attended_tokens);
+    (who == Processor::cpu ? t.cpu_flops : t.accelerator_flops) +=
+        2.0 * Hq * static_cast<double>(attended_tokens);  // the scores' update
     if (offload_) return;
     t.d2h_bytes = static_cast<int64_t>(evict_.size());
     t.kernel_launches = 2;

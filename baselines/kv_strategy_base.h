@@ -206,6 +206,29 @@ class KvStrategyBase : public Strategy {
     out.traffic.h2d_bytes = static_cast<int64_t>(io_->o_bytes());
     out.traffic.syncs = 2;
   }
+  // Where a kept KV lives and who attends it: on the host, the first host tier and the CPU
+  // (FlexGen's cpu_cache_compute, step_attending_on_host); else the accelerator's memory and the
+  // accelerator.
+  struct KvSite {
+    Processor who;
+    MemoryKind where;
+    std::shared_ptr<BufferAllocator> memory;
+  };
+  KvSite kv_site(bool on_host) const {
+    if (on_host)
+      return {Processor::cpu, platform_.host_tiers.at(0).location.kind,
+              platform_.host_tiers.at(0).allocator};
+    return {Processor::accelerator, MemoryKind::accelerator, platform_.accelerator->memory()};
+  }
+  // Dense attention over `attended` cached tokens (summed over the batch) at `at`: each k, v row
+  // read once, each sequence's new token stored, 4 x q_heads x head_dim flops a token.
+  void count_dense_attention(const KvSite& at, int64_t attended, Traffic& t) const {
+    const auto& shape = problem_->shape;
+    t.read(at.who, at.where, attended * shape.kv_bytes_per_token());
+    t.write(at.who, at.where, shape.kv_bytes_per_token() * problem_->batch);
+    (at.who == Processor::cpu ? t.cpu_flops : t.accelerator_flops) =
+        4.0 * shape.q_heads * shape.head_dim * static_cast<double>(attended);
+  }
   // Sequence b's new token at step s, k and v each [kv_heads][head_dim]: the workload's, as the
   // QKV projection left it on the accelerator, or with `from_host` io_'s host rows, where
   // copy_new_token_to_host brought it for a cache in host memory.

@@ -58,7 +58,7 @@ class StreamingLlm final : public baselines::KvStrategyBase {
   }
 
   void load() override {
-    auto mem = home_memory();
+    auto mem = kv_site(offload_).memory;
     make_kv(mem, mem, cap_);
     const int64_t n = problem_->prompt_len();
     const int B = problem_->batch;
@@ -102,10 +102,6 @@ class StreamingLlm final : public baselines::KvStrategyBase {
   }
 
  private:
-  std::shared_ptr<BufferAllocator> home_memory() const {
-    return offload_ ? platform_.host_tiers.at(0).allocator : platform_.accelerator->memory();
-  }
-
   // The new token enters the window, evicting the oldest one: from the workload on the
   // accelerator (where the QKV projection left it), from io_'s host rows when offloaded.
   void insert_new_token(int s) {
@@ -130,16 +126,9 @@ class StreamingLlm final : public baselines::KvStrategyBase {
 
   // Dense attention over the kept tokens by whoever holds them.
   void count_attention(Traffic& t) const {
-    const auto& shape = problem_->shape;
     int64_t attended_tokens = 0;
     for (const auto& p : pos_) attended_tokens += static_cast<int64_t>(p.size());
-    const Processor who = offload_ ? Processor::cpu : Processor::accelerator;
-    const MemoryKind where =
-        offload_ ? platform_.host_tiers.at(0).location.kind : MemoryKind::accelerator;
-    t.read(who, where, attended_tokens * shape.kv_bytes_per_token());
-    t.write(who, where, shape.kv_bytes_per_token() * problem_->batch);
-    (offload_ ? t.cpu_flops : t.accelerator_flops) =
-        4.0 * shape.q_heads * shape.head_dim * static_cast<double>(attended_tokens);
+    count_dense_attention(kv_site(offload_), attended_tokens, t);
   }
 
   const int64_t sinks_opt_ = count_option("sinks", 4, 0);

@@ -46,8 +46,7 @@ class WholeCache final : public baselines::KvStrategyBase {
   }
 
   void load() override {
-    load_whole_prompt(home_ == KvHome::host ? platform_.host_tiers.at(0).allocator
-                                            : platform_.accelerator->memory());
+    load_whole_prompt(kv_site(home_ == KvHome::host).memory);
     make_step_io();
   }
 
@@ -56,7 +55,9 @@ class WholeCache final : public baselines::KvStrategyBase {
       step_on_host(out);
     else
       step_on_accelerator(s, out);
-    count_dense_attention(s, out.traffic);
+    // Every sequence attends its whole cache where it lives.
+    count_dense_attention(kv_site(home_ == KvHome::host), problem_->context_at(s) * problem_->batch,
+                          out.traffic);
   }
 
  private:
@@ -77,22 +78,6 @@ class WholeCache final : public baselines::KvStrategyBase {
       auto args = whole_cache_args(/*host=*/true);
       cpu::decode_attention(args.data(), problem_->batch, *platform_.host_pool);
     });
-  }
-
-  // Every sequence attends its whole cache where it lives: each cached k, v row read once, the
-  // new token's row stored, 4 x q_heads x head_dim flops a token, by the home's processor.
-  void count_dense_attention(int s, Traffic& t) const {
-    const auto& shape = problem_->shape;
-    const int B = problem_->batch;
-    const int64_t ctx = problem_->context_at(s);
-    const bool host = home_ == KvHome::host;
-    const Processor who = host ? Processor::cpu : Processor::accelerator;
-    const MemoryKind where =
-        host ? platform_.host_tiers.at(0).location.kind : MemoryKind::accelerator;
-    t.read(who, where, ctx * shape.kv_bytes_per_token() * B);
-    t.write(who, where, shape.kv_bytes_per_token() * B);
-    (host ? t.cpu_flops : t.accelerator_flops) =
-        4.0 * shape.q_heads * shape.head_dim * static_cast<double>(ctx) * B;
   }
 
   const KvHome home_;
