@@ -146,8 +146,55 @@ bool both_timed(const Point& o, const Point& n) {
   return o.timed() && o.step.summary.median > 0 && n.timed() && n.step.summary.median > 0;
 }
 
+// Both sides carry the machine control's time in each of their rounds (>= 2 a side).
+bool has_control(const StepTiming& s) {
+  return s.pass_sizes.size() >= 2 && s.control_ns.size() == s.pass_sizes.size();
+}
+bool has_control(const Point& o, const Point& n) {
+  return has_control(o.step) && has_control(n.step);
+}
+
+// Each round's median over the control's time in that round: what a machine that slowed as a
+// whole (both alike) leaves unchanged.
+std::vector<double> over_control(const StepTiming& s) {
+  std::vector<double> r = s.pass_medians();
+  for (size_t i = 0; i < r.size(); ++i) r[i] /= s.control_ns[i];
+  return r;
+}
+
+// A point whose rounds both sides measured the control in: judged on its time over the
+// control's, round by round, so a machine that moved moves nothing here.
+void judge_against_control(const Point& o, const Point& n, const CompareOptions& opt,
+                           PointComparison& c) {
+  TimingEvidence e;
+  c.change = n.step.summary.median / o.step.summary.median - 1.0;
+  const auto mo = over_control(o.step), mn = over_control(n.step);
+  c.against_control = true;
+  c.control_shift = quantile(n.step.control_ns, 0.5) / quantile(o.step.control_ns, 0.5) - 1;
+  e.change = c.judged_change = quantile(mn, 0.5) / quantile(mo, 0.5) - 1;
+  const double noise_o = robust_rel_noise(o.step.summary),
+               noise_n = robust_rel_noise(n.step.summary);
+  c.change_rel_noise = std::hypot(noise_o, noise_n);
+  e.noise = std::max(noise_o, noise_n);
+  c.too_noisy = e.noise > opt.max_noise;
+  e.rounds = true;
+  c.old_medians = static_cast<int>(mo.size());
+  c.new_medians = static_cast<int>(mn.size());
+  const UTest t = mann_whitney_u(mo, mn);
+  e.p_value = c.p_value = t.p_value;
+  c.exact_test = t.exact;
+  c.verdict = timing_verdict(e, opt);
+  c.notes.push_back("judged over the machine control in the same rounds (" +
+                    std::to_string(mo.size()) + " vs " + std::to_string(mn.size()) +
+                    "): the control moved " + format_percent(c.control_shift, true) +
+                    ", the point " + format_percent(c.change, true) + ", " +
+                    format_percent(c.judged_change, true) + " relative to the machine");
+  c.slowdown_regression = c.verdict == Verdict::slower && e.change > opt.threshold;
+}
+
 void judge_timing(const Point& o, const Point& n, const CompareOptions& opt,
                   std::optional<double> group_shift, PointComparison& c) {
+  if (has_control(o, n)) return judge_against_control(o, n, opt, c);
   TimingEvidence e;
   e.change = c.change = n.step.summary.median / o.step.summary.median - 1.0;
   // The group moved as a whole: the point is judged on what it did beyond that move, which the
@@ -222,6 +269,54 @@ void judge_accuracy(const Point& o, const Point& n, const CompareOptions& opt,
   }
 }
 
+// "cpu reads of local-dram 1.00 MiB -> 1.05 MiB" for each figure of two traffics that differs.
+void traffic_differences(const Traffic& a, const Traffic& b, std::vector<std::string>& out) {
+  auto differs = [&](const std::string& what, double x, double y, bool bytes) {
+    if (x == y) return;
+    out.push_back("first-pass " + what + " " + (bytes ? format_bytes(x) : format_sci(x)) + " -> " +
+                  (bytes ? format_bytes(y) : format_sci(y)) + " (" +
+                  (x != 0 ? format_percent(y / x - 1, true) : std::string("was 0")) + ")");
+  };
+  for (auto p : {Processor::cpu, Processor::accelerator}) {
+    const std::string who = processor_name(p);
+    for (int ki = 0; ki < kMemoryKinds; ++ki) {
+      const auto k = static_cast<MemoryKind>(ki);
+      const std::string kind(memory_kind_name(k));
+      differs(who + " reads of " + kind, static_cast<double>(a.bytes_read[int(p)][int(k)]),
+              static_cast<double>(b.bytes_read[int(p)][int(k)]), true);
+      differs(who + " writes to " + kind, static_cast<double>(a.bytes_written[int(p)][int(k)]),
+              static_cast<double>(b.bytes_written[int(p)][int(k)]), true);
+    }
+    differs(who + " selected elements", a.select_elements[int(p)], b.select_elements[int(p)],
+            false);
+  }
+  differs("host-to-accelerator bytes", static_cast<double>(a.h2d_bytes),
+          static_cast<double>(b.h2d_bytes), true);
+  differs("accelerator-to-host bytes", static_cast<double>(a.d2h_bytes),
+          static_cast<double>(b.d2h_bytes), true);
+  differs("weight bytes", static_cast<double>(a.weight_bytes), static_cast<double>(b.weight_bytes),
+          true);
+}
+
+// Figures that do not drift with the machine, compared exactly: the first pass's traffic (the
+// same decode positions in every run) and the tokens attended over the same scored steps.
+// Points without it (a strategy whose choices follow its timings, a first pass a limit cut short,
+// older reports) are not held to either.
+void judge_behaviour(const Point& o, const Point& n, PointComparison& c) {
+  if (!o.first_pass_traffic || !n.first_pass_traffic) return;
+  traffic_differences(*o.first_pass_traffic, *n.first_pass_traffic, c.behaviour_changes);
+  if (o.attended_tokens && n.attended_tokens &&
+      o.accuracy.steps_scored == n.accuracy.steps_scored) {
+    const AttendedTokens &a = *o.attended_tokens, &b = *n.attended_tokens;
+    if (a.mean != b.mean || a.min != b.min || a.max != b.max)
+      c.behaviour_changes.push_back(
+          "attended tokens over the same " + std::to_string(o.accuracy.steps_scored) +
+          " scored steps " + format_fixed(a.mean, 1) + " [" + std::to_string(a.min) + ", " +
+          std::to_string(a.max) + "] -> " + format_fixed(b.mean, 1) + " [" + std::to_string(b.min) +
+          ", " + std::to_string(b.max) + "]");
+  }
+}
+
 PointComparison compare_point(const Point& o, const Point& n, const CompareOptions& opt,
                               const AccuracyTarget& target, std::optional<double> group_shift) {
   PointComparison c;
@@ -255,8 +350,10 @@ PointComparison compare_point(const Point& o, const Point& n, const CompareOptio
       c.notes.push_back(std::string("status ") + to_string(o.status) + " -> " +
                         to_string(n.status));
   }
-  if (o.status == PointStatus::ok && n.status == PointStatus::ok)
+  if (o.status == PointStatus::ok && n.status == PointStatus::ok) {
     judge_accuracy(o, n, opt, target, c);
+    judge_behaviour(o, n, c);
+  }
   // Fleet runs split over ranks (--distribute points) may measure a point elsewhere next time.
   if (o.ran_on.known() && n.ran_on.known() && o.ran_on.host != n.ran_on.host)
     c.notes.push_back("ran on " + o.ran_on.host + ", now on " + n.ran_on.host);
@@ -385,6 +482,16 @@ std::string group_shift_sentence(const GroupShift& g, const CompareOptions& o) {
          ", so each strategy was judged on its own change";
 }
 
+// "the machine moved +15.0% at qwen2.5-0.5b 16k batch 1 (its control ...)": a move of the
+// machine is said with its size and fails nothing; the strategies were judged relative to it.
+std::string machine_move_sentence(const MachineMove& m) {
+  return "the machine moved " + format_percent(m.shift, true) + " at " + m.axes.model + " " +
+         format_tokens(m.axes.seq_len) + " batch " + std::to_string(m.axes.batch) +
+         " (its control, a stream read over the KV bytes measured in the same rounds): a move "
+         "of the machine fails nothing; its " +
+         std::to_string(m.points) + " strategies were judged on their time over the control";
+}
+
 // Everything that weakens the comparison without being a verdict: context differences, targets,
 // interruptions, inconclusive and noisy points.
 void add_warnings(const Report& old_report, const Report& new_report, const CompareOptions& options,
@@ -406,6 +513,8 @@ void add_warnings(const Report& old_report, const Report& new_report, const Comp
   for (const auto& g : r.group_shifts)
     if (std::fabs(g.shift) >= options.min_effect)
       r.warnings.push_back(group_shift_sentence(g, options));
+  for (const auto& m : r.machine_moves)
+    if (std::fabs(m.shift) >= kMachineMoveSaid) r.warnings.push_back(machine_move_sentence(m));
   if (const int n = r.count(Verdict::inconclusive)) {
     r.deciding_command = repeated_command(new_report.context.command_line);
     r.warnings.push_back(
@@ -433,7 +542,9 @@ std::vector<GroupShift> group_shifts(const std::map<std::string, const Point*>& 
   std::map<std::string, std::pair<const Point*, std::vector<double>>> logs;
   for (const auto& [key, o] : olds) {
     auto it = news.find(key);
-    if (it == news.end() || !both_timed(*o, *it->second) || !has_rounds(*o, *it->second)) continue;
+    if (it == news.end() || !both_timed(*o, *it->second) || !has_rounds(*o, *it->second) ||
+        has_control(*o, *it->second))  // judged against the control instead
+      continue;
     auto& g = logs[o->axes.group_key()];
     g.first = it->second;
     g.second.push_back(std::log(it->second->step.summary.median / o->step.summary.median));
@@ -450,6 +561,25 @@ std::vector<GroupShift> group_shifts(const std::map<std::string, const Point*>& 
     shifts.push_back(std::move(s));
   }
   return shifts;
+}
+
+// Each group's machine move: its control's change, from the points both sides timed with one
+// (the points of a group share their rounds' control; the first such point's is the group's).
+std::vector<MachineMove> machine_moves(const std::map<std::string, const Point*>& olds,
+                                       const std::map<std::string, const Point*>& news) {
+  std::map<std::string, MachineMove> moves;
+  for (const auto& [key, o] : olds) {
+    auto it = news.find(key);
+    if (it == news.end() || !both_timed(*o, *it->second) || !has_control(*o, *it->second)) continue;
+    MachineMove& m = moves[o->axes.group_key()];
+    if (m.points++ > 0) continue;
+    m.group_key = o->axes.group_key();
+    m.axes = it->second->axes;
+    m.shift = quantile(it->second->step.control_ns, 0.5) / quantile(o->step.control_ns, 0.5) - 1;
+  }
+  std::vector<MachineMove> out;
+  for (auto& [key, m] : moves) out.push_back(std::move(m));
+  return out;
 }
 
 std::optional<double> applied_shift(const std::vector<GroupShift>& shifts, const Point& p) {
@@ -470,6 +600,7 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
       options.accuracy_target ? *options.accuracy_target : report_accuracy_target(new_report);
   const auto olds = index_points(old_report, "OLD"), news = index_points(new_report, "NEW");
   r.group_shifts = group_shifts(olds, news, options);
+  r.machine_moves = machine_moves(olds, news);
   for (const auto& [key, o] : olds) {
     auto it = news.find(key);
     if (it == news.end()) {

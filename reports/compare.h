@@ -92,6 +92,8 @@ inline constexpr int kMinBlockSteps = 2;  // a median of one step is that step: 
 // A group's common move is its points' median change; with 2 points one strategy's real change
 // would be half the "common" move, so at least 3.
 inline constexpr int kMinGroupForShift = 3;
+// A machine move (MachineMove) at least this large is said among the warnings.
+inline constexpr double kMachineMoveSaid = 0.02;
 
 // What judge_timing decides a timed pair's verdict from (exposed for table-driven tests).
 struct TimingEvidence {
@@ -118,6 +120,11 @@ struct PointComparison {
   // judged on judged_change = (1 + change) / (1 + group_shift) - 1. Both 0 when not applied.
   bool against_group = false;
   double group_shift = 0, judged_change = 0;
+  // Both sides measured the machine control in the point's rounds (StepTiming::control_ns): the
+  // point was judged on its round medians over the control's, judged_change being that ratio's
+  // change, and control_shift is the control's own move (the machine's). Then no group shift.
+  bool against_control = false;
+  double control_shift = 0;
   double change_rel_noise = 0;           // robust_rel_noise() of both added in quadrature
   bool too_noisy = false;                // either side's robust noise above max_noise
   bool single_pass = false;              // a side of one round: tested on its step-block medians
@@ -126,9 +133,13 @@ struct PointComparison {
   bool exact_test = false;
   bool slowdown_regression = false;               // slower beyond the threshold
   std::vector<std::string> accuracy_regressions;  // one sentence each: "rel_l2 1.0e-03 -> 4.0e-02"
+  // Deterministic figures that differ (Point::first_pass_traffic, attended tokens over the same
+  // scored steps): the strategy does something else now, whatever the timing noise says.
+  std::vector<std::string> behaviour_changes;
   std::vector<std::string> notes;  // informational: provenance changed, not scored, ...
   bool regression() const {
-    return slowdown_regression || verdict == Verdict::failed || !accuracy_regressions.empty();
+    return slowdown_regression || verdict == Verdict::failed || !accuracy_regressions.empty() ||
+           !behaviour_changes.empty();
   }
 };
 
@@ -155,13 +166,23 @@ struct GroupShift {
   bool applied = false;  // within group_drift: its points were judged against it
 };
 
+// A group's machine control moved between the runs (StepTiming::control_ns): the machine got
+// slower or faster there. Said with its size; never a regression by itself.
+struct MachineMove {
+  std::string group_key;
+  PointAxes axes;    // of one of its NEW points
+  double shift = 0;  // NEW's control median / OLD's - 1
+  int points = 0;    // points judged against it
+};
+
 struct CompareResult {
   CompareOptions options;
   AccuracyTarget target;  // the one judged (options.accuracy_target or NEW's)
   GeoMean geomean;
-  std::vector<PointComparison> points;   // in axes_less order; missing and added included
-  std::vector<GroupShift> group_shifts;  // groups of >= kMinGroupForShift points with rounds
-  std::vector<std::string> warnings;     // context differences that make the comparison weaker
+  std::vector<PointComparison> points;     // in axes_less order; missing and added included
+  std::vector<GroupShift> group_shifts;    // groups of >= kMinGroupForShift points with rounds
+  std::vector<MachineMove> machine_moves;  // groups whose points carry a control on both sides
+  std::vector<std::string> warnings;       // context differences that make the comparison weaker
   // Whether the two runs give the same answer: headline per length, speedups against the
   // other's interval. Informational: the exit status is judged point by point.
   RunAgreement agreement;
