@@ -51,6 +51,8 @@ struct Contender {
   // The observer's record of it (RunEnvironment::observer; null: none, or a stack).
   std::unique_ptr<StepObserver::PointRecord> observed;
   Traffic traffic_sum;
+  Traffic first_pass_traffic;  // of pass 0's timed steps (Point::first_pass_traffic)
+  int first_pass_steps = 0;
   AccuracyAccumulator accuracy;
   StoppingRules stop;
   int64_t first_timed_ns = 0;

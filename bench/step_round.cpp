@@ -48,6 +48,10 @@ void record_step(Contender& c, const Strategy& executed, ReferenceOracle& oracle
   c.samples.push_back(static_cast<double>(t.total_ns));
   for (const auto& [ph, ns] : t.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
   c.traffic_sum += t.traffic;
+  if (c.pass == 0) {
+    c.first_pass_traffic += t.traffic;
+    ++c.first_pass_steps;
+  }
   if (scores_next_step(c)) {
     const bool probs = out.lists_attended();
     c.accuracy.add(oracle.at(s, probs), out);
@@ -57,10 +61,13 @@ void record_step(Contender& c, const Strategy& executed, ReferenceOracle& oracle
 }
 
 bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
-                ReferenceOracle& oracle, int s, StepResult& out) {
+                ReferenceOracle& oracle, int s, StepResult& out, MachineControl* control) {
   bool any = false;
-  for (size_t i : order) {
-    Contender& c = *cs[i];
+  const bool control_now = control && !cs.empty() && s >= cs.front()->ctx->spec.stop.warmup_steps;
+  for (size_t slot = 0; slot <= order.size(); ++slot) {
+    if (control_now && slot == control->slot()) control->measure();
+    if (slot == order.size()) break;
+    Contender& c = *cs[order[slot]];
     if (!c.active) continue;
     any = true;
     out.clear_keeping_memory();
