@@ -229,7 +229,8 @@ bool list_and_exit(const RunArgs& a) {
 // otherwise: there the layer's GEMMs run on the CPU cores the strategies use (about 80% of a 4k
 // layer step on a 2-core VM, under 5% on a GPU), so a layer step would mostly time the stand-in.
 void default_scope(const RunArgs& a, bench::SweepSpec& spec, bool scope_given) {
-  if (scope_given || a.mode != "measure" || !a.distribute.empty()) return;
+  if (scope_given || spec.scope == Scope::attention || a.mode != "measure" || !a.distribute.empty())
+    return;
   if (!backend(spec.accelerator.kind, spec.accelerator.device).emulated) return;
   spec.scope = Scope::attention;
   if (!a.quiet)
@@ -255,7 +256,6 @@ bench::ResolvedSweep resolve_sweep(RunArgs& a, CLI::App& sub) {
   const bool one_pass_default = a.mode == "model" || !a.distribute.empty();
   if (one_pass_default && !given("--repetitions")) spec.repetitions = kOnePass;
   if (one_pass_default && !given("--timeout")) spec.stop.timeout_s = kOnePassTimeoutS;
-  default_scope(a, spec, given("--scope"));
   // Model mode answers which platform and strategy to buy: the ablations, which no ranking
   // reads, would cost half its time at long context (20 of 28 executions at 128k are
   // HybridGen's five variants).
@@ -279,6 +279,7 @@ bench::ResolvedSweep resolve_sweep(RunArgs& a, CLI::App& sub) {
       bench::adopt_trace_model(spec, trace, given("--model") && a.axes.models != "trace",
                                given("--kv-dtype"), given("--scope"));
   if (!a.quiet) std::fputs(trace_note.c_str(), stderr);
+  default_scope(a, spec, given("--scope"));  // after the trace's own choice, which it says
   return spec.validate(std::move(workload));
 }
 

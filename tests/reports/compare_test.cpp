@@ -666,20 +666,21 @@ TEST(CompareControl, RerunsOfOneBinaryPassWhateverTheRoundsDrift) {
                                    controlled_group(seed * 7, 1.0, 1.0, kSame), {});
     EXPECT_EQ(c.outcome(), CompareResult::Outcome::ok) << seed;
     for (const auto& p : c.points) EXPECT_TRUE(p.against_control) << seed;
-    EXPECT_TRUE(c.group_shifts.empty()) << seed;  // the control replaces the group's move
+    ASSERT_EQ(c.machine_moves.size(), 1u) << seed;
+    EXPECT_TRUE(c.machine_moves[0].with_group) << seed;  // the group moved with its control
   }
 }
 
 TEST(CompareControl, AMachineMoveIsSaidWithItsSizeAndFailsNothing) {
-  // Every sample x1.15 and the control x1.15: the machine slowed, no strategy did.
+  // A copy with every sample x1.15 and the control x1.15: the machine slowed, no strategy did.
   const auto c = compare_reports(controlled_group(1, 1.0, 1.0, kSame),
-                                 controlled_group(2, 1.15, 1.0, kSame), {});
+                                 controlled_group(1, 1.15, 1.0, kSame), {});
   EXPECT_EQ(c.outcome(), CompareResult::Outcome::ok);
   EXPECT_EQ(c.count(Verdict::same), 6);
   ASSERT_EQ(c.machine_moves.size(), 1u);
   EXPECT_NEAR(c.machine_moves[0].shift, 0.15, 0.04);
   EXPECT_EQ(c.machine_moves[0].points, 6);
-  EXPECT_TRUE(warned(c, "the machine moved +1")) << testing::PrintToString(c.warnings);
+  EXPECT_TRUE(warned(c, "the machine moved +1")) << ::testing::PrintToString(c.warnings);
   for (const auto& p : c.points) {
     EXPECT_NEAR(p.change, 0.15, 0.04);  // the raw change stays in the table
     EXPECT_NEAR(p.judged_change, 0.0, 0.03);
@@ -697,13 +698,24 @@ TEST(CompareControl, OneStrategyThatMovedAgainstTheMachineIsARegression) {
   EXPECT_EQ(c.count(Verdict::slower), 1);
 }
 
+TEST(CompareControl, AMoveWithinTheSpreadBetweenIdenticalRunsIsInconclusive) {
+  const auto c =
+      compare_reports(controlled_group(1, 1.0, 1.0, kSame),
+                      controlled_group(2, 1.0, 1.0, [](int i) { return i == 3 ? 1.06 : 1.0; }), {});
+  EXPECT_EQ(c.outcome(), CompareResult::Outcome::ok);
+  EXPECT_EQ(c.points.at(3).verdict, Verdict::inconclusive);
+}
+
 TEST(CompareControl, EveryStrategySlowerOnAnUnchangedMachineIsARegression) {
-  // All samples x1.15, the control unchanged: what --group-drift 20% used to excuse.
+  // A copy with all samples x1.15, the control unchanged: what --group-drift 20% used to excuse.
   const auto c = compare_reports(controlled_group(1, 1.0, 1.0, kSame),
-                                 controlled_group(2, 1.15, 1 / 1.15, kSame), {});
+                                 controlled_group(1, 1.15, 1 / 1.15, kSame), {});
   EXPECT_EQ(c.outcome(), CompareResult::Outcome::regression);
   EXPECT_EQ(c.count(Verdict::slower), 6);
   EXPECT_NEAR(c.machine_moves.at(0).shift, 0.0, 0.04);
+  EXPECT_FALSE(c.machine_moves.at(0).with_group);  // 15% beyond the machine: the strategies moved
+  EXPECT_TRUE(warned(c, "beyond the machine, more than --control-allowance 10.0%"))
+      << ::testing::PrintToString(c.warnings);
 }
 
 TEST(CompareControl, DeterministicFiguresAreComparedExactly) {
