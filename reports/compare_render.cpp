@@ -310,7 +310,7 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
   };
   json points = json::array();
   for (const auto& p : r.points) {
-    const bool timed = is_timed(p.verdict);
+    const bool timed = is_timed(p.verdict), relative = p.against_group || p.against_control;
     points.push_back({{"name", benchmark_name(p.axes)},
                       {"verdict", verdict_name(p.verdict)},
                       {"regression", p.regression()},
@@ -322,8 +322,7 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
                       {"new", summary(p.new_status, p.new_step)},
                       {"change", timed ? json(p.change) : json(nullptr)},
                       {"group_shift", p.against_group ? json(p.group_shift) : json(nullptr)},
-                      {"judged_change", p.against_group || p.against_control ? json(p.judged_change)
-                                                                             : json(nullptr)},
+                      {"judged_change", relative ? json(p.judged_change) : json(nullptr)},
                       {"control_shift", p.against_control ? json(p.control_shift) : json(nullptr)},
                       {"change_rel_noise", timed ? json(p.change_rel_noise) : json(nullptr)},
                       {"p_value", timed ? json(p.p_value) : json(nullptr)},
