@@ -207,7 +207,9 @@ void finish(Contender& c, reports::StopReason stop_reason) {
   for (auto& [name, v] : c.phases) p.phases[name] = reports::Timing::from_samples(v);
   if (!c.samples.empty())
     p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
-  const bool deterministic = c.strategy && !c.strategy->follows_timings();
+  // Measured points only: model mode's observed points share executions (a shared execution's
+  // recording contenders own no strategy), and what it prices is modeled anyway.
+  const bool deterministic = c.strategy && !c.observed && !c.strategy->follows_timings();
   if (deterministic && c.ctx && c.first_pass_steps > 0 &&  // the whole first pass
       c.first_pass_steps == c.ctx->spec.decode_steps - c.ctx->spec.stop.warmup_steps)
     p.first_pass_traffic = c.first_pass_traffic;
