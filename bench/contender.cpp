@@ -207,6 +207,13 @@ void finish(Contender& c, reports::StopReason stop_reason) {
   for (auto& [name, v] : c.phases) p.phases[name] = reports::Timing::from_samples(v);
   if (!c.samples.empty())
     p.traffic_per_step = c.traffic_sum.scaled(1.0 / static_cast<double>(c.samples.size()));
+  // Measured points only: model mode's points share executions (a shared execution's recording
+  // contenders own no strategy), and what it prices is modeled anyway.
+  const bool deterministic =
+      c.strategy && p.provenance != reports::Provenance::modeled && !c.strategy->follows_timings();
+  if (deterministic && c.ctx && c.first_pass_steps > 0 &&  // the whole first pass
+      c.first_pass_steps == c.ctx->spec.decode_steps - c.ctx->spec.stop.warmup_steps)
+    p.first_pass_traffic = c.first_pass_traffic;
   p.accuracy = c.accuracy.result();
   p.attended_tokens = c.accuracy.attended();
   if (c.pass == 0 && c.strategy) p.trajectory = c.strategy->trajectory();  // replays keep pass 0's

@@ -51,6 +51,8 @@ struct Contender {
   std::vector<double> samples;
   std::map<std::string, std::vector<double>> phases;
   Traffic traffic_sum;
+  Traffic first_pass_traffic;  // of pass 0's timed steps (Point::first_pass_traffic)
+  int first_pass_steps = 0;
   AccuracyAccumulator accuracy;
   StoppingRules stop;
   int64_t first_timed_ns = 0;

@@ -56,6 +56,7 @@ class LayerScope final : public Strategy {
   std::vector<MemoryRegion> memory_regions() const override;
   std::vector<std::map<std::string, double>> trajectory() const override;
   OverlapStructure overlap() const override { return parts_[0].strategy->overlap(); }
+  bool follows_timings() const override { return parts_[0].strategy->follows_timings(); }
 
  private:
   struct Part {  // one micro-batch: its own strategy instance over its sequences

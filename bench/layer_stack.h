@@ -61,6 +61,7 @@ class LayerStack final : public Strategy {
     return layers_[0].strategy->trajectory();
   }
   OverlapStructure overlap() const override { return layers_[0].strategy->overlap(); }
+  bool follows_timings() const override { return layers_[0].strategy->follows_timings(); }
 
  private:
   struct Layer {

@@ -53,6 +53,11 @@ void pool_step(reports::StepTiming& into, const reports::StepTiming& more) {
                             more.round_slots.end());
   else
     into.round_slots.clear();
+  // So had their machine controls; a pass without one leaves the point without a control.
+  if (!into.control_ns.empty() && !more.control_ns.empty())
+    into.control_ns.insert(into.control_ns.end(), more.control_ns.begin(), more.control_ns.end());
+  else
+    into.control_ns.clear();
   into.stop_reason = more.stop_reason;
 }
 

@@ -48,6 +48,10 @@ void record_step(Contender& c, StepObserver::PointRecord* observed, const Strate
   c.samples.push_back(static_cast<double>(t.total_ns));
   for (const auto& [ph, ns] : t.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
   c.traffic_sum += t.traffic;
+  if (c.pass == 0) {
+    c.first_pass_traffic += t.traffic;
+    ++c.first_pass_steps;
+  }
   if (scores_next_step(c)) {
     const bool probs = out.lists_attended();
     c.accuracy.add(oracle.at(s, probs), out);
@@ -58,10 +62,13 @@ void record_step(Contender& c, StepObserver::PointRecord* observed, const Strate
 
 bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
                 const std::vector<StepObserver::PointRecord*>& observed, ReferenceOracle& oracle,
-                int s, StepResult& out) {
+                int s, StepResult& out, MachineControl* control) {
   bool any = false;
-  for (size_t i : order) {
-    Contender& c = *cs[i];
+  const bool control_now = control && !cs.empty() && s >= cs.front()->ctx->spec.stop.warmup_steps;
+  for (size_t slot = 0; slot <= order.size(); ++slot) {
+    if (control_now && slot == control->slot()) control->measure();
+    if (slot == order.size()) break;
+    Contender& c = *cs[order[slot]];
     if (!c.active) continue;
     any = true;
     out.clear_keeping_memory();
@@ -72,7 +79,7 @@ bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& or
       fail(c, reports::PointStatus::error, "step " + std::to_string(s) + ": " + e.problem());
       continue;
     }
-    record_step(c, observed.empty() ? nullptr : observed[i], *c.strategy, oracle, s, out);
+    record_step(c, observed.empty() ? nullptr : observed[order[slot]], *c.strategy, oracle, s, out);
   }
   return any;
 }

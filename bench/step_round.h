@@ -7,6 +7,7 @@
 
 #include "bench/accuracy.h"
 #include "bench/contender.h"
+#include "bench/machine_control.h"
 #include "bench/step_observer.h"
 
 namespace hb::bench {
@@ -16,9 +17,10 @@ namespace hb::bench {
 // Whether a contender stops is the group's decision at the end of a round (round_close.h).
 // Returns whether any contender was active. `out` is the step's result for each contender in
 // turn, its memory kept from step to step (StepResult::clear_keeping_memory).
+// With `control` and s a timed step: the machine control reads once, at its slot of the order.
 bool step_round(const std::vector<Contender*>& cs, const std::vector<size_t>& order,
                 const std::vector<StepObserver::PointRecord*>& observed, ReferenceOracle& oracle,
-                int s, StepResult& out);
+                int s, StepResult& out, MachineControl* control = nullptr);
 
 // Step s of `strategy`: prepare_step untimed, step timed (out.total_ns), then, with `attended`,
 // what it attended (fill_attended, for scoring). Throws hb::Error.

@@ -10,6 +10,7 @@
 #include "bench/kv_budget.h"
 #include "bench/layer_scope.h"
 #include "bench/layer_stack.h"
+#include "bench/machine_control.h"
 #include "bench/round_close.h"
 #include "bench/rounds.h"
 #include "bench/step_round.h"
@@ -129,13 +130,14 @@ bool start_replay(const std::vector<Contender*>& cs, const Problem& problem) {
 // seeds the rounds' orders (round_seed).
 bool step_unit(SweepRun& run, const std::vector<Contender*>& cs,
                const std::vector<StepObserver::PointRecord*>& observed, const Problem& problem,
-               ReferenceOracle& oracle, const std::string& where) {
+               ReferenceOracle& oracle, const std::string& where, MachineControl& control) {
   const SweepSpec& spec = run.ctx.spec;
   const int steps = spec.decode_steps;
   const RoundPlan plan(steps, spec.stop.warmup_steps, spec.stop.rounds);
   const uint64_t seed = round_seed(spec.seed, where);
   int rounds_done = 0;
   std::vector<size_t> order = round_order(cs.size(), seed, rounds_done);
+  control.set_slot(MachineControl::slot_of(cs.size(), seed, rounds_done));
   StepResult out;  // every contender's step in turn, its memory kept (step_round)
   for (int pass = 0; pass == 0 || start_replay(cs, problem); ++pass) {
     const std::string of_pass = pass > 0 ? " (replay " + std::to_string(pass) + ")" : "";
@@ -144,15 +146,35 @@ bool step_unit(SweepRun& run, const std::vector<Contender*>& cs,
         run.stopped = true;
         return false;
       }
-      if (!step_round(cs, order, observed, oracle, s, out)) return true;  // all failed
+      if (!step_round(cs, order, observed, oracle, s, out, &control)) return true;  // all failed
       run.tell(where + ": round " + std::to_string(rounds_done + 1) + ", step " +
                std::to_string(s + 1) + "/" + std::to_string(steps) + of_pass);
       if (!plan.ends_round(s)) continue;
+      control.close_round();
       if (close_round(cs, order, ++rounds_done)) return true;
       order = round_order(cs.size(), seed, rounds_done);
+      control.set_slot(MachineControl::slot_of(cs.size(), seed, rounds_done));
     }
   }
   return true;
+}
+
+// The machine control's read: the group's KV bytes, batch x (seq_len + decode_steps) tokens of
+// one layer, what a strategy that attends to all of it reads per step.
+int64_t control_bytes(const Problem& problem, const SweepSpec& spec) {
+  const int64_t seq = problem.workloads.empty() ? 0 : problem.prompt_len();
+  return problem.shape.kv_bytes_per_token() * problem.batch * (seq + spec.decode_steps);
+}
+
+// Each point with rounds gets the control's time in the same rounds (StepTiming::control_ns);
+// a point whose rounds differ from the control's (failed, or of one round) gets none.
+void attach_control(std::vector<std::unique_ptr<Contender>>& cs, const std::vector<double>& ns) {
+  for (auto& c : cs) {
+    reports::StepTiming& t = c->point.step;
+    if (c->point.status == reports::PointStatus::ok && t.pass_sizes.size() >= 2 &&
+        t.pass_sizes.size() == ns.size())
+      t.control_ns = ns;
+  }
 }
 
 // Seconds a measured group spends per token of context outside its sampling (workload, reference,
@@ -204,8 +226,11 @@ std::optional<std::vector<reports::Point>> MeasuredUnits::run(SweepRun& run, con
       active.push_back(cs[i].get());
       active_observed.push_back(observed[i].get());
     }
-  if (!active.empty() && !step_unit(run, active, active_observed, in->problem, *in->oracle, where))
+  MachineControl control(control_bytes(in->problem, run.ctx.spec), run.ctx.host_pool);
+  if (!active.empty() &&
+      !step_unit(run, active, active_observed, in->problem, *in->oracle, where, control))
     return std::nullopt;
+  attach_control(cs, control.round_ns());
   for (size_t i = 0; i < cs.size(); ++i) {
     cs[i]->strategy.reset();
     cs[i]->accelerator.reset();

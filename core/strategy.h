@@ -167,6 +167,10 @@ class Strategy {
   // (model): e.g. OverlapStructure::parse("cpu|accelerator > transfer > sync"). Valid
   // after plan(). Default: undeclared (the model falls back to its table, then to serial).
   virtual OverlapStructure overlap() const { return {}; }
+  // Whether what it does (its traffic, the tokens it attends) follows its measured step times
+  // (HybridGen's feedback scheduler): two runs then differ there by design, so compare does
+  // not hold it to the exact figures of another run (reports' Point::first_pass_traffic).
+  virtual bool follows_timings() const { return false; }
 };
 
 // What a strategy is in a comparison: the system under study (HybridGen), one of its modes or

@@ -44,6 +44,7 @@ class HybridGen final : public Strategy {
     if (!cfg_.overlap) return OverlapStructure::serial();
     return {{{Resource::cpu, Resource::accelerator}, {Resource::transfer}, {Resource::sync}}};
   }
+  bool follows_timings() const override { return cfg_.scheduler.adaptive; }
 
   // Inspection (tests, reports).
   const HybridGenConfig& config() const { return cfg_; }

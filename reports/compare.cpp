@@ -53,6 +53,10 @@ void validate(const CompareOptions& o) {
   if (!(o.drift_allowance >= 0))
     bad("--drift-allowance must be >= 0",
         "e.g. --drift-allowance 0.5 for 50%, or 0 to judge single-pass changes as significant");
+  if (!(o.relative_allowance >= 0 && o.relative_allowance < 1))
+    bad("relative_allowance must be in [0, 1)", "e.g. 0.08 for 8%");
+  if (!(o.control_allowance >= 0 && o.control_allowance < 1))
+    bad("control_allowance must be in [0, 1)", "e.g. 0.10 for 10%");
   if (!(o.group_drift >= 0 && o.group_drift < 1))
     bad("--group-drift must be in [0, 1)",
         "e.g. --group-drift 0.2 for 20%, or 0 to judge every point on its own change");
@@ -146,6 +150,51 @@ bool both_timed(const Point& o, const Point& n) {
   return o.timed() && o.step.summary.median > 0 && n.timed() && n.step.summary.median > 0;
 }
 
+// Both sides carry the machine control's time in each of their rounds (>= 2 a side).
+bool has_control(const StepTiming& s) {
+  return s.pass_sizes.size() >= 2 && s.control_ns.size() == s.pass_sizes.size();
+}
+bool has_control(const Point& o, const Point& n) {
+  return has_control(o.step) && has_control(n.step);
+}
+
+// Each round's median over `ref`'s value in that round (the same rounds of the same run).
+std::vector<double> relative_medians(const StepTiming& s, const std::vector<double>& ref) {
+  std::vector<double> r = s.pass_medians();
+  for (size_t i = 0; i < r.size() && i < ref.size(); ++i) r[i] /= ref[i];
+  return r;
+}
+
+// A point of a group with the machine control, judged on its round medians over a reference in
+// the same rounds: its group's median round (it moved with the machine) or the control's
+// (the group moved beyond the machine). Round-to-round drift cancels in either.
+void judge_relative(const Point& o, const Point& n, const std::vector<double>& ref_o,
+                    const std::vector<double>& ref_n, const CompareOptions& opt,
+                    PointComparison& c) {
+  TimingEvidence e;
+  c.change = n.step.summary.median / o.step.summary.median - 1.0;
+  const auto mo = relative_medians(o.step, ref_o), mn = relative_medians(n.step, ref_n);
+  e.change = c.judged_change = quantile(mn, 0.5) / quantile(mo, 0.5) - 1;
+  const double noise_o = robust_rel_noise(o.step.summary),
+               noise_n = robust_rel_noise(n.step.summary);
+  c.change_rel_noise = std::hypot(noise_o, noise_n);
+  e.noise = std::max(noise_o, noise_n);
+  c.too_noisy = e.noise > opt.max_noise;
+  e.rounds = true;
+  c.old_medians = static_cast<int>(mo.size());
+  c.new_medians = static_cast<int>(mn.size());
+  const UTest t = mann_whitney_u(mo, mn);
+  e.p_value = c.p_value = t.p_value;
+  c.exact_test = t.exact;
+  c.verdict = timing_verdict(e, opt);
+  // Rounds of one run share its state: a move within the spread between identical runs is not
+  // evidence, however small its p value.
+  if ((c.verdict == Verdict::slower || c.verdict == Verdict::faster) &&
+      std::fabs(e.change) <= opt.relative_allowance)
+    c.verdict = Verdict::inconclusive;
+  c.slowdown_regression = c.verdict == Verdict::slower && e.change > opt.threshold;
+}
+
 void judge_timing(const Point& o, const Point& n, const CompareOptions& opt,
                   std::optional<double> group_shift, PointComparison& c) {
   TimingEvidence e;
@@ -222,6 +271,54 @@ void judge_accuracy(const Point& o, const Point& n, const CompareOptions& opt,
   }
 }
 
+// "cpu reads of local-dram 1.00 MiB -> 1.05 MiB" for each figure of two traffics that differs.
+void traffic_differences(const Traffic& a, const Traffic& b, std::vector<std::string>& out) {
+  auto differs = [&](const std::string& what, double x, double y, bool bytes) {
+    if (x == y) return;
+    out.push_back("first-pass " + what + " " + (bytes ? format_bytes(x) : format_sci(x)) + " -> " +
+                  (bytes ? format_bytes(y) : format_sci(y)) + " (" +
+                  (x != 0 ? format_percent(y / x - 1, true) : std::string("was 0")) + ")");
+  };
+  for (auto p : {Processor::cpu, Processor::accelerator}) {
+    const std::string who = processor_name(p);
+    for (int ki = 0; ki < kMemoryKinds; ++ki) {
+      const auto k = static_cast<MemoryKind>(ki);
+      const std::string kind(memory_kind_name(k));
+      differs(who + " reads of " + kind, static_cast<double>(a.bytes_read[int(p)][int(k)]),
+              static_cast<double>(b.bytes_read[int(p)][int(k)]), true);
+      differs(who + " writes to " + kind, static_cast<double>(a.bytes_written[int(p)][int(k)]),
+              static_cast<double>(b.bytes_written[int(p)][int(k)]), true);
+    }
+    differs(who + " selected elements", a.select_elements[int(p)], b.select_elements[int(p)],
+            false);
+  }
+  differs("host-to-accelerator bytes", static_cast<double>(a.h2d_bytes),
+          static_cast<double>(b.h2d_bytes), true);
+  differs("accelerator-to-host bytes", static_cast<double>(a.d2h_bytes),
+          static_cast<double>(b.d2h_bytes), true);
+  differs("weight bytes", static_cast<double>(a.weight_bytes), static_cast<double>(b.weight_bytes),
+          true);
+}
+
+// Figures that do not drift with the machine, compared exactly: the first pass's traffic (the
+// same decode positions in every run) and the tokens attended over the same scored steps.
+// Points without it (a strategy whose choices follow its timings, a first pass a limit cut short,
+// older reports) are not held to either.
+void judge_behaviour(const Point& o, const Point& n, PointComparison& c) {
+  if (!o.first_pass_traffic || !n.first_pass_traffic) return;
+  traffic_differences(*o.first_pass_traffic, *n.first_pass_traffic, c.behaviour_changes);
+  if (o.attended_tokens && n.attended_tokens &&
+      o.accuracy.steps_scored == n.accuracy.steps_scored) {
+    const AttendedTokens &a = *o.attended_tokens, &b = *n.attended_tokens;
+    if (a.mean != b.mean || a.min != b.min || a.max != b.max)
+      c.behaviour_changes.push_back(
+          "attended tokens over the same " + std::to_string(o.accuracy.steps_scored) +
+          " scored steps " + format_fixed(a.mean, 1) + " [" + std::to_string(a.min) + ", " +
+          std::to_string(a.max) + "] -> " + format_fixed(b.mean, 1) + " [" + std::to_string(b.min) +
+          ", " + std::to_string(b.max) + "]");
+  }
+}
+
 PointComparison compare_point(const Point& o, const Point& n, const CompareOptions& opt,
                               const AccuracyTarget& target, std::optional<double> group_shift) {
   PointComparison c;
@@ -255,8 +352,10 @@ PointComparison compare_point(const Point& o, const Point& n, const CompareOptio
       c.notes.push_back(std::string("status ") + to_string(o.status) + " -> " +
                         to_string(n.status));
   }
-  if (o.status == PointStatus::ok && n.status == PointStatus::ok)
+  if (o.status == PointStatus::ok && n.status == PointStatus::ok) {
     judge_accuracy(o, n, opt, target, c);
+    judge_behaviour(o, n, c);
+  }
   // Fleet runs split over ranks (--distribute points) may measure a point elsewhere next time.
   if (o.ran_on.known() && n.ran_on.known() && o.ran_on.host != n.ran_on.host)
     c.notes.push_back("ran on " + o.ran_on.host + ", now on " + n.ran_on.host);
@@ -385,6 +484,27 @@ std::string group_shift_sentence(const GroupShift& g, const CompareOptions& o) {
          ", so each strategy was judged on its own change";
 }
 
+// "the machine moved +15.0% at qwen2.5-0.5b 16k batch 1 (its control ...)": a move of the
+// machine is said with its size and fails nothing; the strategies were judged relative to it.
+std::string machine_move_sentence(const MachineMove& m, const CompareOptions& o) {
+  const std::string what =
+      "the machine moved " + format_percent(m.shift, true) + " at " + m.axes.model + " " +
+      format_tokens(m.axes.seq_len) + " batch " + std::to_string(m.axes.batch) +
+      " (its control, a stream read over the KV bytes in the same rounds), its " +
+      std::to_string(m.points) + " strategies " + format_percent(m.group_shift, true) + " (median)";
+  if (m.points < kMinGroupForShift)
+    return what +
+           ": too few strategies for a common move, so each was judged against the "
+           "machine's move";
+  if (m.with_group)
+    return what + ": within --control-allowance " + format_percent(o.control_allowance) +
+           " of each other, a move of the machine, which fails nothing; each strategy was judged "
+           "against its group's move";
+  return what + ": " + format_percent(m.beyond, true) + " beyond the machine, more than " +
+         "--control-allowance " + format_percent(o.control_allowance) +
+         ", so each strategy was judged against the machine's move";
+}
+
 // Everything that weakens the comparison without being a verdict: context differences, targets,
 // interruptions, inconclusive and noisy points.
 void add_warnings(const Report& old_report, const Report& new_report, const CompareOptions& options,
@@ -404,8 +524,13 @@ void add_warnings(const Report& old_report, const Report& new_report, const Comp
     r.warnings.push_back("NEW is an interrupted sweep (" + new_report.interruption.reason +
                          "); finish it with `hybridbench run ... --resume`");
   for (const auto& g : r.group_shifts)
-    if (std::fabs(g.shift) >= options.min_effect)
+    if (std::fabs(g.shift) >= options.min_effect &&
+        std::none_of(r.machine_moves.begin(), r.machine_moves.end(),
+                     [&](const MachineMove& m) { return m.group_key == g.group_key; }))
       r.warnings.push_back(group_shift_sentence(g, options));
+  for (const auto& m : r.machine_moves)
+    if (std::fabs(m.shift) >= kMachineMoveSaid || !m.with_group)
+      r.warnings.push_back(machine_move_sentence(m, options));
   if (const int n = r.count(Verdict::inconclusive)) {
     r.deciding_command = repeated_command(new_report.context.command_line);
     r.warnings.push_back(
@@ -452,11 +577,100 @@ std::vector<GroupShift> group_shifts(const std::map<std::string, const Point*>& 
   return shifts;
 }
 
+// Round by round, the median over points of their (scaled) round medians (empty unless every
+// point has as many rounds as the first).
+std::vector<double> median_rounds(const std::vector<std::vector<double>>& each) {
+  if (each.empty()) return {};
+  std::vector<double> out;
+  for (size_t r = 0; r < each[0].size(); ++r) {
+    std::vector<double> v;
+    for (const auto& e : each) {
+      if (e.size() != each[0].size()) return {};
+      v.push_back(e[r]);
+    }
+    out.push_back(quantile(v, 0.5));
+  }
+  return out;
+}
+
+// Each group's machine move: its control's change, from the points both sides timed with one
+// (the points of a group share their rounds' control; the first such point's is the group's).
+std::vector<MachineMove> machine_moves(const std::map<std::string, const Point*>& olds,
+                                       const std::map<std::string, const Point*>& news) {
+  std::map<std::string, MachineMove> moves;
+  for (const auto& [key, o] : olds) {
+    auto it = news.find(key);
+    if (it == news.end() || !both_timed(*o, *it->second) || !has_control(*o, *it->second)) continue;
+    MachineMove& m = moves[o->axes.group_key()];
+    // On OLD's scale of each point, so the strategies weigh alike and NEW keeps its move.
+    const double scale = o->step.summary.median;
+    m.old_each.push_back(o->step.pass_medians());
+    m.new_each.push_back(it->second->step.pass_medians());
+    for (double& v : m.old_each.back()) v /= scale;
+    for (double& v : m.new_each.back()) v /= scale;
+    if (m.points++ > 0) continue;
+    m.group_key = o->axes.group_key();
+    m.axes = it->second->axes;
+    m.shift = quantile(it->second->step.control_ns, 0.5) / quantile(o->step.control_ns, 0.5) - 1;
+  }
+  std::vector<MachineMove> out;
+  for (auto& [key, m] : moves) {
+    m.old_rounds = median_rounds(m.old_each);
+    m.new_rounds = median_rounds(m.new_each);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 std::optional<double> applied_shift(const std::vector<GroupShift>& shifts, const Point& p) {
   const std::string key = p.axes.group_key();
   for (const auto& s : shifts)
     if (s.group_key == key && s.applied) return s.shift;
   return std::nullopt;
+}
+
+// Groups with a machine control: the group's common move, where it is within
+// --control-allowance of the control's (the machine moved, the strategies with it), else the
+// control's move (the strategies moved beyond the machine: each is judged against the machine).
+void weigh_against_control(std::vector<MachineMove>& moves, std::vector<GroupShift>& shifts,
+                           const CompareOptions& opt) {
+  for (auto& m : moves) {
+    m.judged_shift = m.shift;
+    m.with_group = false;
+    for (auto& g : shifts)
+      if (g.group_key == m.group_key) {
+        m.group_shift = g.shift;
+        m.beyond = (1 + g.shift) / (1 + m.shift) - 1;
+        m.with_group = std::fabs(m.beyond) <= opt.control_allowance;
+        if (m.with_group) m.judged_shift = g.shift;
+        g.applied = false;  // the control decides, not --group-drift
+      }
+  }
+}
+
+// A point of a group with the machine control, judged again (its timing verdict) against its
+// group's rounds when the group moved with the machine, else against the control's rounds.
+void rejudge_against_control(const MachineMove& m, const Point& o, const Point& n,
+                             const CompareOptions& opt, PointComparison& c) {
+  if (!is_timed(c.verdict)) return;
+  c.notes.clear();
+  c.against_control = true;
+  c.control_shift = m.shift;
+  const bool group = m.with_group && m.old_rounds.size() == o.step.pass_sizes.size() &&
+                     m.new_rounds.size() == n.step.pass_sizes.size();
+  judge_relative(o, n, group ? m.old_rounds : o.step.control_ns,
+                 group ? m.new_rounds : n.step.control_ns, opt, c);
+  c.notes.push_back(std::string(group ? "judged over its group's median round"
+                                      : "judged over the machine control") +
+                    " in the same rounds (" + std::to_string(c.old_medians) + " vs " +
+                    std::to_string(c.new_medians) + "): " + format_percent(c.judged_change, true) +
+                    "; the control moved " + format_percent(m.shift, true));
+}
+
+const MachineMove* machine_move(const std::vector<MachineMove>& moves, const Point& p) {
+  for (const auto& m : moves)
+    if (m.group_key == p.axes.group_key()) return &m;
+  return nullptr;
 }
 
 }  // namespace
@@ -470,6 +684,8 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
       options.accuracy_target ? *options.accuracy_target : report_accuracy_target(new_report);
   const auto olds = index_points(old_report, "OLD"), news = index_points(new_report, "NEW");
   r.group_shifts = group_shifts(olds, news, options);
+  r.machine_moves = machine_moves(olds, news);
+  weigh_against_control(r.machine_moves, r.group_shifts, options);
   for (const auto& [key, o] : olds) {
     auto it = news.find(key);
     if (it == news.end()) {
@@ -482,8 +698,12 @@ CompareResult compare_reports(const Report& old_report, const Report& new_report
       r.points.push_back(std::move(c));
     } else {
       const bool rounds = has_rounds(*o, *it->second);
-      r.points.push_back(compare_point(*o, *it->second, options, r.target,
-                                       rounds ? applied_shift(r.group_shifts, *o) : std::nullopt));
+      const MachineMove* m =
+          has_control(*o, *it->second) ? machine_move(r.machine_moves, *o) : nullptr;
+      const std::optional<double> shift =
+          rounds && !m ? applied_shift(r.group_shifts, *o) : std::nullopt;
+      r.points.push_back(compare_point(*o, *it->second, options, r.target, shift));
+      if (m) rejudge_against_control(*m, *o, *it->second, options, r.points.back());
     }
   }
   for (const auto& [key, n] : news)

@@ -39,6 +39,18 @@ struct CompareOptions {
   // common move. Beyond it, or with fewer than kMinGroupForShift timed points, a point is judged
   // as it is. 20%: above the measured drift, below the 30% a CI must catch. 0: never.
   double group_drift = 0.20;
+  // Points with the machine control (StepTiming::control_ns) on both sides: a group whose
+  // common move is within this fraction of its control's move moved with the machine, so each
+  // point is judged against the group's move (a machine move fails nothing); beyond it the
+  // strategies moved and not the machine, so each is judged against the control's move.
+  // --group-drift does not apply to them. 10%: two identical runs on the loaded 2-core VM put
+  // their groups 6-7% off the stream-read control (it does not track the strategies closer).
+  double control_allowance = 0.10;
+  // Points judged against their group's or control's rounds: a significant move within this
+  // fraction is INCONCLUSIVE (never a regression): the rounds of one run share its state, and
+  // two identical default-length runs on the loaded 2-core VM moved hybridgen 7.1-7.8% against
+  // its group (its scheduler follows its timings), hybridgen-static 5.7%.
+  double relative_allowance = 0.08;
   // Points NOISY or INCONCLUSIVE make the outcome Outcome::unjudged (a CI that must not pass
   // on points it could not judge); off, they are counted on the verdict line only.
   bool fail_unjudged = false;
@@ -92,6 +104,8 @@ inline constexpr int kMinBlockSteps = 2;  // a median of one step is that step: 
 // A group's common move is its points' median change; with 2 points one strategy's real change
 // would be half the "common" move, so at least 3.
 inline constexpr int kMinGroupForShift = 3;
+// A machine move (MachineMove) at least this large is said among the warnings.
+inline constexpr double kMachineMoveSaid = 0.02;
 
 // What judge_timing decides a timed pair's verdict from (exposed for table-driven tests).
 struct TimingEvidence {
@@ -118,6 +132,11 @@ struct PointComparison {
   // judged on judged_change = (1 + change) / (1 + group_shift) - 1. Both 0 when not applied.
   bool against_group = false;
   double group_shift = 0, judged_change = 0;
+  // Both sides measured the machine control in the point's rounds (StepTiming::control_ns):
+  // judged against its group's or the machine's move (MachineMove::judged_shift, in group_shift
+  // and judged_change); control_shift is the control's own move (the machine's).
+  bool against_control = false;
+  double control_shift = 0;
   double change_rel_noise = 0;           // robust_rel_noise() of both added in quadrature
   bool too_noisy = false;                // either side's robust noise above max_noise
   bool single_pass = false;              // a side of one round: tested on its step-block medians
@@ -126,9 +145,13 @@ struct PointComparison {
   bool exact_test = false;
   bool slowdown_regression = false;               // slower beyond the threshold
   std::vector<std::string> accuracy_regressions;  // one sentence each: "rel_l2 1.0e-03 -> 4.0e-02"
+  // Deterministic figures that differ (Point::first_pass_traffic, attended tokens over the same
+  // scored steps): the strategy does something else now, whatever the timing noise says.
+  std::vector<std::string> behaviour_changes;
   std::vector<std::string> notes;  // informational: provenance changed, not scored, ...
   bool regression() const {
-    return slowdown_regression || verdict == Verdict::failed || !accuracy_regressions.empty();
+    return slowdown_regression || verdict == Verdict::failed || !accuracy_regressions.empty() ||
+           !behaviour_changes.empty();
   }
 };
 
@@ -155,13 +178,31 @@ struct GroupShift {
   bool applied = false;  // within group_drift: its points were judged against it
 };
 
+// A group's machine control moved between the runs (StepTiming::control_ns): the machine got
+// slower or faster there. Said with its size; never a regression by itself.
+struct MachineMove {
+  std::string group_key;
+  PointAxes axes;           // of one of its NEW points
+  double shift = 0;         // NEW's control median / OLD's - 1
+  int points = 0;           // points judged against it
+  double group_shift = 0;   // the group's common move (GroupShift::shift; 0 below 3 points)
+  double beyond = 0;        // (1 + group_shift) / (1 + shift) - 1
+  bool with_group = false;  // |beyond| within control_allowance
+  double judged_shift = 0;  // what the points were judged against: group_shift, else shift
+  // The group's median round (over its points' round medians), each side: what a point is
+  // judged against when the group moved with the machine.
+  std::vector<double> old_rounds, new_rounds;
+  std::vector<std::vector<double>> old_each, new_each;  // each point's, over its OLD median
+};
+
 struct CompareResult {
   CompareOptions options;
   AccuracyTarget target;  // the one judged (options.accuracy_target or NEW's)
   GeoMean geomean;
-  std::vector<PointComparison> points;   // in axes_less order; missing and added included
-  std::vector<GroupShift> group_shifts;  // groups of >= kMinGroupForShift points with rounds
-  std::vector<std::string> warnings;     // context differences that make the comparison weaker
+  std::vector<PointComparison> points;     // in axes_less order; missing and added included
+  std::vector<GroupShift> group_shifts;    // groups of >= kMinGroupForShift points with rounds
+  std::vector<MachineMove> machine_moves;  // groups whose points carry a control on both sides
+  std::vector<std::string> warnings;       // context differences that make the comparison weaker
   // Whether the two runs give the same answer: headline per length, speedups against the
   // other's interval. Informational: the exit status is judged point by point.
   RunAgreement agreement;

@@ -25,6 +25,7 @@ std::vector<std::string> reasons(const PointComparison& p, const CompareOptions&
   if (p.slowdown_regression) r.push_back("slower than --threshold " + format_percent(o.threshold));
   if (p.verdict == Verdict::failed) r.push_back("no longer runs");
   for (const auto& a : p.accuracy_regressions) r.push_back("accuracy: " + a);
+  for (const auto& b : p.behaviour_changes) r.push_back("behaviour changed: " + b);
   return r;
 }
 
@@ -61,11 +62,12 @@ std::string unjudged_aside(const CompareResult& r) {
 // the markdown footer states what its table shows.
 std::string verdict_rules_text(const CompareResult& r) {
   const CompareOptions& o = r.options;
-  int rounds = 0, one_round = 0, against_group = 0;
+  int rounds = 0, one_round = 0, against_group = 0, against_control = 0;
   for (const auto& p : r.points)
     if (is_timed(p.verdict)) {
       ++(p.single_pass ? one_round : rounds);
       against_group += p.against_group;
+      against_control += p.against_control;
     }
   return "SAME when |delta| < min effect " + format_percent(o.min_effect) +
          ", whatever the noise; otherwise a Mann-Whitney U test (alpha " +
@@ -77,7 +79,11 @@ std::string verdict_rules_text(const CompareResult& r) {
          format_percent(o.group_drift) +
          " (machine drift) has each point judged against that move (" +
          std::to_string(against_group) +
-         " point(s)). Not significant: NOISY. Significant with rounds: FASTER / SLOWER. "
+         " point(s)); with the machine control in their rounds on both sides, a point's round "
+         "medians over the control's are tested instead (" +
+         std::to_string(against_control) +
+         " point(s)), so a machine that moved as a whole fails nothing. Not significant: NOISY. "
+         "Significant with rounds: FASTER / SLOWER. "
          "Significant with one round: NOISY when noisier than " +
          format_percent(o.max_noise) + " and not beyond 3x the noise, INCONCLUSIVE within the " +
          format_percent(o.drift_allowance) +
@@ -304,7 +310,7 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
   };
   json points = json::array();
   for (const auto& p : r.points) {
-    const bool timed = is_timed(p.verdict);
+    const bool timed = is_timed(p.verdict), relative = p.against_group || p.against_control;
     points.push_back({{"name", benchmark_name(p.axes)},
                       {"verdict", verdict_name(p.verdict)},
                       {"regression", p.regression()},
@@ -316,7 +322,8 @@ std::string compare_json_text(const CompareResult& r, const std::string& old_sou
                       {"new", summary(p.new_status, p.new_step)},
                       {"change", timed ? json(p.change) : json(nullptr)},
                       {"group_shift", p.against_group ? json(p.group_shift) : json(nullptr)},
-                      {"judged_change", p.against_group ? json(p.judged_change) : json(nullptr)},
+                      {"judged_change", relative ? json(p.judged_change) : json(nullptr)},
+                      {"control_shift", p.against_control ? json(p.control_shift) : json(nullptr)},
                       {"change_rel_noise", timed ? json(p.change_rel_noise) : json(nullptr)},
                       {"p_value", timed ? json(p.p_value) : json(nullptr)},
                       {"exact_test", p.exact_test},

@@ -175,6 +175,11 @@ struct StepTiming : Timing {
   // empty for a single pass. Rounds of one pass share the pass's process and minute, so
   // speedups judge the passes' spread too (core/paired_ratio.h's repeated_ratio).
   std::vector<int64_t> repetition_rounds;
+  // The machine control (bench/machine_control.h): the median time of a fixed reference workload
+  // (a stream read over the point's KV bytes) in each round of pass_sizes, measured inside the
+  // same rounds; empty when not measured (older reports, model mode, a pooled pass without it).
+  // compare judges the point's round medians over these: a slower machine moves both alike.
+  std::vector<double> control_ns;
 };
 
 // A KV region the strategy placed, with where its pages were actually found.
@@ -310,6 +315,11 @@ struct Point {
   StepTiming step;                       // one decode step (all sequences of the batch, one layer)
   std::map<std::string, Timing> phases;  // "cpu", "accelerator", "transfer", "merge", ...
   Traffic traffic_per_step;              // averaged over timed steps
+  // The traffic of the first pass's timed steps (decode positions warmup..decode_steps-1, the
+  // same positions in every run of the sweep), summed: what a deterministic strategy does, so
+  // compare compares it exactly (a change is a behaviour change, whatever the timing noise).
+  // Absent when the first pass did not finish (a limit stopped it) and in older reports.
+  std::optional<Traffic> first_pass_traffic;
   std::vector<PlacedRegion> placement;
   Accuracy accuracy;
   // Absent when no step was scored (--accuracy-steps 0, a failed point) and in reports written

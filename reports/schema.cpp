@@ -261,6 +261,7 @@ json step_json(const StepTiming& t) {
   if (!t.pass_sizes.empty()) j["pass_sizes"] = t.pass_sizes;
   if (!t.round_slots.empty()) j["round_slots"] = t.round_slots;
   if (!t.repetition_rounds.empty()) j["repetition_rounds"] = t.repetition_rounds;
+  if (!t.control_ns.empty()) j["control_ns"] = t.control_ns;
   return j;
 }
 
@@ -374,6 +375,7 @@ json point_json(const Point& p) {
             {"trajectory", trajectory_json(p.trajectory)}};
   j["role"] = to_string(p.role);
   if (p.kv_fit_fraction) j["kv_fit_fraction"] = *p.kv_fit_fraction;
+  if (p.first_pass_traffic) j["first_pass_traffic"] = traffic_json(*p.first_pass_traffic);
   if (!p.warnings.empty()) j["warnings"] = p.warnings;
   if (p.attended_tokens)
     j["attended_tokens"] = {{"mean", p.attended_tokens->mean},
@@ -605,6 +607,20 @@ ReportContext read_context(const JsonReader& r, int version) {
   return c;
 }
 
+// Optional: the machine control's time in each round, one per pass_sizes entry.
+void read_control(const JsonReader& step, StepTiming& t) {
+  if (!step.has("control_ns")) return;
+  const auto control = step.member("control_ns");
+  control.each_element([&](const JsonReader& n) {
+    const double v = n.as_number();
+    if (!(v > 0)) n.fail("a control time is a positive number of nanoseconds");
+    t.control_ns.push_back(v);
+  });
+  if (t.control_ns.size() != t.pass_sizes.size())
+    control.fail("one control time per round is needed: " + std::to_string(t.control_ns.size()) +
+                 " for " + std::to_string(t.pass_sizes.size()) + " rounds");
+}
+
 void read_step(const JsonReader& step, StepTiming& t) {
   read_timing(step, t, SampleFloor::positive);
   t.stop_reason = read_stop_reason(step);
@@ -646,6 +662,7 @@ void read_step(const JsonReader& step, StepTiming& t) {
       reps.fail("the passes hold " + std::to_string(sum) + " rounds but pass_sizes has " +
                 std::to_string(t.pass_sizes.size()));
   }
+  read_control(step, t);
 }
 
 LayerStackFigures read_layer_stack(const JsonReader& r) {
@@ -798,6 +815,8 @@ Point read_point(const JsonReader& r) {
   r.member("phases").each_member(
       [&](const std::string& name, const JsonReader& t) { read_timing(t, p.phases[name]); });
   p.traffic_per_step = read_traffic(r.member("traffic_per_step"));
+  if (r.has("first_pass_traffic"))  // optional: runs since issue 47
+    p.first_pass_traffic = read_traffic(r.member("first_pass_traffic"));
   r.member("placement").each_element([&](const JsonReader& e) {
     p.placement.push_back(read_region(e));
   });

@@ -447,7 +447,7 @@ check_microbatch() {
   local m
   for m in 1 2; do
     if ! timed 70 "${RUN_B[@]}" hybridbench run --accelerator cuda --model "$MODEL" --seq-len 16k \
-         --batch 2 --microbatches $m --strategy cpu-only,offload,hybridgen,hybridgen-lse \
+         --batch 2 --scope layer --microbatches $m --strategy cpu-only,offload,hybridgen,hybridgen-lse \
          --accelerator-memory "$CAP" --decode-steps 8 --warmup 2 --min-samples 3 --accuracy-steps 1 \
          --repetitions 1 -q --out "$OUTDIR/microbatch-$m.json"; then
       DETAIL="hybridbench run --microbatches $m failed: $(tail -2 "$LOG" | tr '\n' ' ')"

@@ -64,9 +64,9 @@ TEST_F(ModelConfigCli, AFolderRunsInModelModeOnAPublishedMachine) {
 }
 
 TEST_F(ModelConfigCli, AMeasuredRunTimesTheConfigsWholeModel) {
-  ASSERT_EQ(
-      run("run --model " + kFixtures + "mistral-7b-v0.1.json" + kTiny + " --out " + file("r.json")),
-      0)
+  ASSERT_EQ(run("run --model " + kFixtures + "mistral-7b-v0.1.json" + kTiny +
+                " --scope layer --out " + file("r.json")),
+            0)
       << out_;
   const reports::Report r = reports::read_report(file("r.json"));
   ASSERT_EQ(r.points.size(), 1u);

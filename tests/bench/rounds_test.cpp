@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "bench/machine_control.h"
 #include "bench/runner.h"
 #include "tiny_spec.h"
 
@@ -75,6 +76,56 @@ TEST(RoundOrder, PointsRecordTheirPlaceInEveryRound) {
     EXPECT_LE(s.ci_low, s.ratio);
     EXPECT_GE(s.ci_high, s.ratio);
   }
+}
+
+// The machine control reads in every round of the group, at a seeded place among the
+// strategies, and every point of the group carries its time per round; the first pass's traffic
+// (the same positions in every run) is the same in two runs, which compare relies on; HybridGen,
+// whose selection follows its timings, records none.
+TEST(MachineControl, IsMeasuredInTheSameRoundsAsEveryStrategy) {
+  auto spec = testing::tiny_spec({100});
+  spec.strategies = {"full-gpu", "cpu-only", "hybridgen", "h2o"};
+  const auto a = run_sweep(spec, RunEnvironment{});
+  const auto b = run_sweep(spec, RunEnvironment{});
+  ASSERT_EQ(a.points.size(), 4u);
+  const auto& control = a.points[0].step.control_ns;
+  ASSERT_EQ(control.size(), a.points[0].step.pass_sizes.size());
+  ASSERT_GE(control.size(), 2u);
+  for (double ns : control) EXPECT_GT(ns, 0);
+  for (size_t i = 0; i < a.points.size(); ++i) {
+    EXPECT_EQ(a.points[i].step.control_ns, control) << a.points[i].axes.strategy;
+    if (a.points[i].axes.strategy == "hybridgen") {
+      EXPECT_FALSE(a.points[i].first_pass_traffic.has_value());
+      continue;
+    }
+    ASSERT_TRUE(a.points[i].first_pass_traffic.has_value()) << a.points[i].axes.strategy;
+    ASSERT_TRUE(b.points[i].first_pass_traffic.has_value());
+    EXPECT_EQ(*a.points[i].first_pass_traffic, *b.points[i].first_pass_traffic)
+        << a.points[i].axes.strategy;
+  }
+}
+
+TEST(MachineControl, TakesEveryPlaceOfTheOrderAndAMedianPerRound) {
+  std::set<size_t> places;
+  for (int64_t r = 0; r < 200; ++r) {
+    const size_t slot = MachineControl::slot_of(4, 42, r);
+    EXPECT_LE(slot, 4u);
+    EXPECT_EQ(slot, MachineControl::slot_of(4, 42, r));
+    places.insert(slot);
+  }
+  EXPECT_EQ(places.size(), 5u);  // before each of the four strategies, and after the last
+  MachineControl c(1, ThreadPool::global());
+  EXPECT_EQ(c.bytes(), MachineControl::kMinBytes);
+  EXPECT_TRUE(c.round_ns().empty());
+  c.close_round();  // nothing read: no round
+  c.measure();
+  c.measure();
+  c.close_round();
+  c.measure();
+  const auto rounds = c.round_ns();  // a closed round, then the open one
+  ASSERT_EQ(rounds.size(), 2u);
+  EXPECT_GT(rounds[0], 0);
+  EXPECT_GT(rounds[1], 0);
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ case "$CASE" in
     expect 1 "NOT OK: quest@1024: oom" -- "$CHECK" --judge "$WORK/q.json" --fit-len 1k
     # The microbatch step's line, from two tiny batch-2 runs with 1 and 2 micro-batches.
     for m in 1 2; do
-      if ! "$HB" run --model qwen2.5-0.5b --seq-len 1k --batch 2 --microbatches $m --decode-steps 3 \
+      if ! "$HB" run --model qwen2.5-0.5b --seq-len 1k --batch 2 --scope layer --microbatches $m --decode-steps 3 \
            --warmup 1 --min-samples 2 --accuracy-steps 1 --accelerator cpu --accelerator-threads 1 \
            --host-threads 1 -q --strategy cpu-only,hybridgen --out "$WORK/mb$m.json" >"$WORK/mb.log" 2>&1; then
         echo "FAIL: the micro-batch run did not run"; cat "$WORK/mb.log"; exit 1

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <random>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -611,6 +612,134 @@ TEST(CompareGroupDrift, OffOrTooFewStrategiesJudgesEachPointAsItIs) {
   CompareOptions bad;
   bad.group_drift = 1.0;
   EXPECT_THROW(compare_reports(old_r, drifted, bad), Error);
+}
+
+}  // namespace
+}  // namespace hb::reports
+
+namespace hb::reports {
+namespace {
+
+// One group of six strategies timed in 6 rounds of 8 steps, the machine's speed drifting from
+// round to round (up to +-10%, drawn from the seed) and the machine control measured in the same
+// rounds (StepTiming::control_ns), as run records them. `machine` scales every sample and the
+// control (the machine moved), `control` the control alone, `factor(i)` strategy i's samples.
+Report controlled_group(uint64_t seed, double machine, double control,
+                        const std::function<double(int)>& factor) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> drift(0.9, 1.1), noise(0.98, 1.02);
+  std::vector<double> speed(6), control_ns(6);
+  for (auto& s : speed) s = drift(rng);
+  for (int r = 0; r < 6; ++r) control_ns[r] = 4e5 * speed[r] * machine * control * noise(rng);
+  Report rep = make_report();
+  rep.points.clear();
+  for (int i = 0; i < 6; ++i) {
+    std::string name = "s";
+    name += std::to_string(i);
+    Point p = make_point(name, 32768, 1e6, 0.02, 48, seed + i);
+    std::vector<double> v;
+    for (int r = 0; r < 6; ++r)
+      for (int k = 0; k < 8; ++k)
+        v.push_back(1e6 * (1 + i) * speed[r] * machine * factor(i) * noise(rng));
+    static_cast<Timing&>(p.step) = Timing::from_samples(v);
+    p.step.pass_sizes.assign(6, 8);
+    p.step.control_ns = control_ns;
+    Traffic t;
+    t.read(Processor::cpu, MemoryKind::local_dram, int64_t{1} << 30);
+    t.h2d_bytes = int64_t{1} << 20;
+    p.first_pass_traffic = t;
+    rep.points.push_back(std::move(p));
+  }
+  return rep;
+}
+
+const auto kSame = [](int) { return 1.0; };
+
+bool warned(const CompareResult& c, const std::string& text) {
+  return std::any_of(c.warnings.begin(), c.warnings.end(),
+                     [&](const std::string& w) { return w.find(text) != std::string::npos; });
+}
+
+TEST(CompareControl, RerunsOfOneBinaryPassWhateverTheRoundsDrift) {
+  for (uint64_t seed = 10; seed < 20; ++seed) {
+    const auto c = compare_reports(controlled_group(1, 1.0, 1.0, kSame),
+                                   controlled_group(seed * 7, 1.0, 1.0, kSame), {});
+    EXPECT_EQ(c.outcome(), CompareResult::Outcome::ok) << seed;
+    for (const auto& p : c.points) EXPECT_TRUE(p.against_control) << seed;
+    ASSERT_EQ(c.machine_moves.size(), 1u) << seed;
+    EXPECT_TRUE(c.machine_moves[0].with_group) << seed;  // the group moved with its control
+  }
+}
+
+TEST(CompareControl, AMachineMoveIsSaidWithItsSizeAndFailsNothing) {
+  // A copy with every sample x1.15 and the control x1.15: the machine slowed, no strategy did.
+  const auto c = compare_reports(controlled_group(1, 1.0, 1.0, kSame),
+                                 controlled_group(1, 1.15, 1.0, kSame), {});
+  EXPECT_EQ(c.outcome(), CompareResult::Outcome::ok);
+  EXPECT_EQ(c.count(Verdict::same), 6);
+  ASSERT_EQ(c.machine_moves.size(), 1u);
+  EXPECT_NEAR(c.machine_moves[0].shift, 0.15, 0.04);
+  EXPECT_EQ(c.machine_moves[0].points, 6);
+  EXPECT_TRUE(warned(c, "the machine moved +1")) << ::testing::PrintToString(c.warnings);
+  for (const auto& p : c.points) {
+    EXPECT_NEAR(p.change, 0.15, 0.04);  // the raw change stays in the table
+    EXPECT_NEAR(p.judged_change, 0.0, 0.03);
+    EXPECT_NEAR(p.control_shift, 0.15, 0.04);
+  }
+}
+
+TEST(CompareControl, OneStrategyThatMovedAgainstTheMachineIsARegression) {
+  const auto c =
+      compare_reports(controlled_group(1, 1.0, 1.0, kSame),
+                      controlled_group(2, 1.0, 1.0, [](int i) { return i == 3 ? 1.1 : 1.0; }), {});
+  EXPECT_EQ(c.outcome(), CompareResult::Outcome::regression);
+  EXPECT_EQ(c.points.at(3).verdict, Verdict::slower);
+  EXPECT_NEAR(c.points.at(3).judged_change, 0.1, 0.03);
+  EXPECT_EQ(c.count(Verdict::slower), 1);
+}
+
+TEST(CompareControl, AMoveWithinTheSpreadBetweenIdenticalRunsIsInconclusive) {
+  const auto c =
+      compare_reports(controlled_group(1, 1.0, 1.0, kSame),
+                      controlled_group(2, 1.0, 1.0, [](int i) { return i == 3 ? 1.06 : 1.0; }), {});
+  EXPECT_EQ(c.outcome(), CompareResult::Outcome::ok);
+  EXPECT_EQ(c.points.at(3).verdict, Verdict::inconclusive);
+}
+
+TEST(CompareControl, EveryStrategySlowerOnAnUnchangedMachineIsARegression) {
+  // A copy with all samples x1.15, the control unchanged: what --group-drift 20% used to excuse.
+  const auto c = compare_reports(controlled_group(1, 1.0, 1.0, kSame),
+                                 controlled_group(1, 1.15, 1 / 1.15, kSame), {});
+  EXPECT_EQ(c.outcome(), CompareResult::Outcome::regression);
+  EXPECT_EQ(c.count(Verdict::slower), 6);
+  EXPECT_NEAR(c.machine_moves.at(0).shift, 0.0, 0.04);
+  EXPECT_FALSE(c.machine_moves.at(0).with_group);  // 15% beyond the machine: the strategies moved
+  EXPECT_TRUE(warned(c, "beyond the machine, more than --control-allowance 10.0%"))
+      << ::testing::PrintToString(c.warnings);
+}
+
+TEST(CompareControl, DeterministicFiguresAreComparedExactly) {
+  Report old_r = controlled_group(1, 1.0, 1.0, kSame);
+  Report more_bytes = old_r;  // the same timings: only the behaviour differs
+  auto& t = *more_bytes.points.at(4).first_pass_traffic;
+  t.bytes_read[int(Processor::cpu)][int(MemoryKind::local_dram)] += (int64_t{1} << 30) / 20;
+  const auto c = compare_reports(old_r, more_bytes, {});
+  EXPECT_EQ(c.outcome(), CompareResult::Outcome::regression);
+  EXPECT_EQ(c.regressions, 1);
+  ASSERT_EQ(c.points.at(4).behaviour_changes.size(), 1u);
+  EXPECT_NE(c.points.at(4).behaviour_changes[0].find("cpu reads of local-dram 1.00 GiB"),
+            std::string::npos)
+      << c.points.at(4).behaviour_changes[0];
+  EXPECT_NE(compare_table_text(c).find("behaviour changed"), std::string::npos);
+
+  Report other_tokens = old_r;  // attended tokens over the same scored steps
+  for (Report* r : {&old_r, &other_tokens})
+    for (auto& p : r->points) p.attended_tokens = AttendedTokens{1000, 900, 1100};
+  other_tokens.points.at(1).attended_tokens->max = 1101;
+  const auto d = compare_reports(old_r, other_tokens, {});
+  EXPECT_EQ(d.regressions, 1);
+  EXPECT_FALSE(d.points.at(1).behaviour_changes.empty());
+  EXPECT_EQ(compare_reports(old_r, old_r, {}).outcome(), CompareResult::Outcome::ok);
 }
 
 }  // namespace

@@ -73,6 +73,25 @@ TEST(Summary, FastestWithinTargetAgainstReferenceAndBestBaseline) {
   EXPECT_TRUE(has(s[0], "; every timed point settled")) << all;
 }
 
+// Issue 47: on the emulated accelerator the summary says which scope was timed and claims of the
+// stand-in only what holds: attention (the default there) is what the strategies differ in; at
+// layer scope the stand-in's GEMMs fill most of the step.
+TEST(Summary, AnEmulatedRunSaysWhatItsScopeTimed) {
+  Report r = contest();
+  r.context.accelerator.emulated = true;
+  r.context.sweep["scope"] = "attention";
+  const std::string attention = summary_sentences(r).at(0);
+  EXPECT_TRUE(has(attention, "timed at attention scope, what the strategies differ in"))
+      << attention;
+  EXPECT_TRUE(has(attention, "--scope layer")) << attention;
+  EXPECT_FALSE(has(attention, "ratios carry over")) << attention;
+  r.context.sweep["scope"] = "layer";
+  const std::string layer = summary_sentences(r).at(0);
+  EXPECT_TRUE(has(layer, "At layer scope the stand-in's CPU threads also ran the layer's GEMMs"))
+      << layer;
+  EXPECT_TRUE(has(layer, "--scope attention")) << layer;
+}
+
 TEST(Summary, NoneWithinTargetSaysSo) {
   Report r = contest();
   for (auto& p : r.points) p.accuracy.mass_recall = 0.5;
