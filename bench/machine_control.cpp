@@ -5,6 +5,7 @@
 
 #include "core/stats.h"
 #include "core/timer.h"
+#include "bench/rounds.h"
 #include "kernels/cpu/stream_read.h"
 
 namespace hb::bench {
@@ -18,12 +19,10 @@ MachineControl::MachineControl(int64_t bytes, ThreadPool& pool)
 MachineControl::~MachineControl() = default;
 
 size_t MachineControl::slot_of(size_t n, uint64_t seed, int64_t round) {
-  // SplitMix64 of its own stream: the contenders' order (round_order) is left as it was.
-  uint64_t z = seed ^ 0x5bd1e9955bd1e995ULL;
-  z += (static_cast<uint64_t>(round) + 1) * 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  z ^= z >> 31;
+  // A SplitMix64 stream of its own: the contenders' order (round_order) is left as it was.
+  uint64_t state =
+      (seed ^ 0x5bd1e9955bd1e995ULL) + static_cast<uint64_t>(round) * 0x9e3779b97f4a7c15ULL;
+  const uint64_t z = splitmix64(state);
   return static_cast<size_t>((static_cast<unsigned __int128>(z) * (n + 1)) >> 64);
 }
 

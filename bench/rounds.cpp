@@ -27,18 +27,12 @@ bool RoundPlan::ends_round(int s) const {
   return s + 1 == first_step(round_of(s) + 1) || s + 1 >= warmup_ + timed_;
 }
 
-namespace {
-
-// SplitMix64: a small generator whose output is fixed by its definition (unlike the standard
-// distributions, whose algorithms each library chooses).
 uint64_t splitmix64(uint64_t& state) {
   uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-
-}  // namespace
 
 std::vector<size_t> round_order(size_t n, uint64_t seed, int64_t round) {
   std::vector<size_t> order(n);

@@ -33,6 +33,9 @@ class RoundPlan {
 // from (seed, round) with a Fisher-Yates shuffle on a fixed generator (std::shuffle's algorithm
 // is the library's, so its orders would differ between standard libraries).
 std::vector<size_t> round_order(size_t n, uint64_t seed, int64_t round);
+// SplitMix64, the rounds' generator: its output is fixed by its definition (unlike the standard
+// distributions, whose algorithms each library chooses). Advances `state`.
+uint64_t splitmix64(uint64_t& state);
 
 // The seed of a unit's round orders: the sweep's --seed mixed with the unit's key, so every
 // group has its own orders and the same sweep reproduces them.
