@@ -158,6 +158,28 @@ bool has_control(const Point& o, const Point& n) {
   return has_control(o.step) && has_control(n.step);
 }
 
+// The two points' noise, as the evidence and the comparison carry it.
+void weigh_noise(const Point& o, const Point& n, const CompareOptions& opt, TimingEvidence& e,
+                 PointComparison& c) {
+  const double noise_o = robust_rel_noise(o.step.summary),
+               noise_n = robust_rel_noise(n.step.summary);
+  c.change_rel_noise = std::hypot(noise_o, noise_n);
+  e.noise = std::max(noise_o, noise_n);
+  c.too_noisy = e.noise > opt.max_noise;
+}
+
+// The U test of OLD's against NEW's medians, where both have some.
+void test_medians(const std::vector<double>& mo, const std::vector<double>& mn, TimingEvidence& e,
+                  PointComparison& c) {
+  c.old_medians = static_cast<int>(mo.size());
+  c.new_medians = static_cast<int>(mn.size());
+  e.testable = !mo.empty() && !mn.empty();
+  if (!e.testable) return;
+  const UTest t = mann_whitney_u(mo, mn);
+  e.p_value = c.p_value = t.p_value;
+  c.exact_test = t.exact;
+}
+
 // Each round's median over `ref`'s value in that round (the same rounds of the same run).
 std::vector<double> relative_medians(const StepTiming& s, const std::vector<double>& ref) {
   std::vector<double> r = s.pass_medians();
@@ -175,17 +197,9 @@ void judge_relative(const Point& o, const Point& n, const std::vector<double>& r
   c.change = n.step.summary.median / o.step.summary.median - 1.0;
   const auto mo = relative_medians(o.step, ref_o), mn = relative_medians(n.step, ref_n);
   e.change = c.judged_change = quantile(mn, 0.5) / quantile(mo, 0.5) - 1;
-  const double noise_o = robust_rel_noise(o.step.summary),
-               noise_n = robust_rel_noise(n.step.summary);
-  c.change_rel_noise = std::hypot(noise_o, noise_n);
-  e.noise = std::max(noise_o, noise_n);
-  c.too_noisy = e.noise > opt.max_noise;
+  weigh_noise(o, n, opt, e, c);
   e.rounds = true;
-  c.old_medians = static_cast<int>(mo.size());
-  c.new_medians = static_cast<int>(mn.size());
-  const UTest t = mann_whitney_u(mo, mn);
-  e.p_value = c.p_value = t.p_value;
-  c.exact_test = t.exact;
+  test_medians(mo, mn, e, c);
   c.verdict = timing_verdict(e, opt);
   // Rounds of one run share its state: a move within the spread between identical runs is not
   // evidence, however small its p value.
@@ -207,24 +221,13 @@ void judge_timing(const Point& o, const Point& n, const CompareOptions& opt,
     c.group_shift = *group_shift;
     e.change = c.judged_change = (1 + c.change) * unshift - 1;
   }
-  const double noise_o = robust_rel_noise(o.step.summary),
-               noise_n = robust_rel_noise(n.step.summary);
-  c.change_rel_noise = std::hypot(noise_o, noise_n);
-  e.noise = std::max(noise_o, noise_n);
-  c.too_noisy = e.noise > opt.max_noise;
+  weigh_noise(o, n, opt, e, c);
   e.rounds = has_rounds(o, n);
   c.single_pass = !e.rounds;
   const auto mo = tested_medians(o.step, e.rounds);
   auto mn = tested_medians(n.step, e.rounds);
   for (double& m : mn) m *= unshift;
-  c.old_medians = static_cast<int>(mo.size());
-  c.new_medians = static_cast<int>(mn.size());
-  e.testable = !mo.empty() && !mn.empty();
-  if (e.testable) {
-    const UTest t = mann_whitney_u(mo, mn);
-    e.p_value = c.p_value = t.p_value;
-    c.exact_test = t.exact;
-  }
+  test_medians(mo, mn, e, c);
   c.verdict = timing_verdict(e, opt);
   if (e.rounds)
     c.notes.push_back("round medians " + std::to_string(mo.size()) + " vs " +
