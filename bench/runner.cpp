@@ -120,15 +120,38 @@ void pool_pass_report(reports::Report& into, reports::Report&& pass) {
 
 namespace {
 
+// What makes a journaled point not one of group g's ("seq_len 3000, the unit's is 1024"), or "".
+std::string foreign_axis(const reports::PointAxes& a, const SweepGroup& g) {
+  auto differs = [](const char* name, const std::string& got, const std::string& want) {
+    return std::string(name) + " " + got + ", the unit's is " + want;
+  };
+  if (a.model != g.model) return differs("model", a.model, g.model);
+  if (a.kv_dtype != dtype_name(g.kv_dtype))
+    return differs("kv_dtype", a.kv_dtype, std::string(dtype_name(g.kv_dtype)));
+  if (a.seq_len != g.seq_len)
+    return differs("seq_len", std::to_string(a.seq_len), std::to_string(g.seq_len));
+  if (a.batch != g.batch) return differs("batch", std::to_string(a.batch), std::to_string(g.batch));
+  return "";
+}
+
 // The points a previous run finished for `unit`, when they are this sweep's strategies in its
-// order; empty otherwise (the unit then runs).
+// order; empty otherwise (the unit then runs). A journaled point of another group than its unit's
+// was edited or damaged: it is refused, never reported as a point that ran.
 std::vector<reports::Point> resumed_unit(const SweepControl* control, const std::string& unit,
+                                         const SweepGroup& g,
                                          const std::vector<std::string>& names) {
   if (!control) return {};
   auto it = control->finished.find(unit);
   if (it == control->finished.end() || it->second.size() != names.size()) return {};
   for (size_t i = 0; i < names.size(); ++i)
     if (it->second[i].axes.strategy != names[i]) return {};
+  for (const auto& point : it->second)
+    if (const std::string why = foreign_axis(point.axes, g); !why.empty())
+      throw Error("--resume: the journal's unit '" + unit + "' holds a " + point.axes.strategy +
+                      " point of " + why +
+                      ": the journal was edited or damaged, so none of its points can be trusted",
+                  "delete the journal (OUT.partial.jsonl) and run the sweep again without "
+                  "--resume");
   return it->second;
 }
 
@@ -156,7 +179,7 @@ void run_group(SweepRun& run, UnitRunner& units, int pass, const SweepGroup& g) 
   std::vector<std::string> names;  // the unit's points' strategies
   for (int r = 0; r < units.points_per_strategy(); ++r)
     names.insert(names.end(), run.sweep.strategies.begin(), run.sweep.strategies.end());
-  std::vector<reports::Point> unit_points = resumed_unit(control, unit, names);
+  std::vector<reports::Point> unit_points = resumed_unit(control, unit, g, names);
   if (unit_points.empty()) {  // not finished by an interrupted run: run it
     auto points = units.run(run, g, where);
     if (!points) return;  // stopped: the unit is dropped

@@ -318,5 +318,23 @@ TEST_F(RunLifecycle, ResumeWithOtherRepetitionsNamesRepetitions) {
   EXPECT_EQ(out_.find("--pass-process"), std::string::npos) << out_;
 }
 
+// A journal line edited to another sequence length is no point that ran: --resume refuses the
+// journal (exit 2) instead of reporting the edited point beside the sweep's own.
+TEST_F(RunLifecycle, ResumeRefusesAJournaledPointOfAnotherUnit) {
+  const std::string out = file("e.json");
+  const pid_t pid = start(kSweep + " --out " + out, "HB_TEST_FAIL_AFTER_POINTS=2");
+  ASSERT_EQ(wait(pid), 1) << out_;
+  const std::string journal = out + ".partial.jsonl";
+  std::ifstream in(journal);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find("\"seq_len\":1024", text.find('\n'));
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 400);
+  text.replace(at, 14, "\"seq_len\":3000");
+  std::ofstream(journal, std::ios::trunc) << text;
+  EXPECT_EQ(run(kSweep + " --resume " + out), 2) << out_;
+  EXPECT_NE(out_.find("seq_len 3000, the unit's is 1024"), std::string::npos) << out_;
+  EXPECT_FALSE(fs::exists(out) && !reports::read_report(out).interruption.interrupted);
+}
+
 }  // namespace
 }  // namespace hb::cli
