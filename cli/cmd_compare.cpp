@@ -200,17 +200,21 @@ CommandFn add_compare_command(CLI::App& app) {
   sub->add_option("OLD", a->old_path, "Baseline report (JSON from `hybridbench run`)");
   sub->add_option("NEW", a->new_path, "Report to check against it");
   sub->add_option("RUN", a->rest, "With --ab, after `--`: `run` and the sweep's options");
-  sub->add_option("--ab", a->ab_bins,
-                  "Run the sweep given after `--` with two hybridbench binaries, interleaved in "
-                  "fresh processes (OLD NEW NEW OLD OLD NEW ...), and judge NEW against OLD; the "
-                  "same binary twice is an A/A check")
-      ->expected(2)
-      ->type_name("OLD_BIN NEW_BIN");
+  CLI::Option* ab =
+      sub->add_option(
+             "--ab", a->ab_bins,
+             "Run the sweep given after `--` with two hybridbench binaries, interleaved in "
+             "fresh processes (OLD NEW NEW OLD OLD NEW ...), and judge NEW against OLD; the "
+             "same binary twice is an A/A check")
+          ->expected(2)
+          ->type_name("OLD_BIN NEW_BIN");
   add_integer_option(*sub, "--ab-passes", a->ab_passes, "With --ab, passes per binary", 1, 100)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(ab);
   sub->add_option("--ab-dir", a->ab_dir,
                   "With --ab, the new or empty folder for each pass's report and log and the two "
-                  "pooled reports old.json, new.json (default hybridbench-ab-<UTC time>)");
+                  "pooled reports old.json, new.json (default hybridbench-ab-<UTC time>)")
+      ->needs(ab);
   add_timing_options(*sub, o);
   sub->add_flag("--fail-unjudged", o.fail_unjudged,
                 "Exit 4 when points could not be judged (NOISY, INCONCLUSIVE) and none regressed");

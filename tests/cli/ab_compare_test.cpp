@@ -103,6 +103,7 @@ TEST_F(AbCompare, RefusesBadInputBeforeRunning) {
       {ab(HB_BINARY, HB_BINARY, "") + kTinyRun + " --resume=x.json", "may not give --resume"},
       {"compare a.json b.json c.json", "two reports"},
       {"compare a.json", "two reports"},
+      {"compare a.json b.json --ab-passes 2", "--ab"},
   };
   for (const auto& [args, says] : cases) {
     EXPECT_EQ(run(args), 2) << args << "\n" << out_;
