@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/ab_run.h"
 #include "cli/command.h"
 #include "cli/numeric_options.h"
 #include "cli/output_options.h"
@@ -25,6 +26,9 @@ constexpr int kExitUnjudged = 4;
 
 struct CompareArgs {
   std::string old_path, new_path;
+  std::vector<std::string> ab_bins, rest;  // --ab OLD_BIN NEW_BIN; operands after OLD NEW
+  int ab_passes = 3;
+  std::string ab_dir;
   reports::CompareOptions options;
   std::string json_out, bmf_out, github_out, out, format = "text", accuracy_target;
   bool quiet = false;
@@ -38,15 +42,9 @@ std::vector<std::pair<std::string, std::string>> outputs(const CompareArgs& a) {
           {"--out", a.out}};
 }
 
-int compare_command(CompareArgs& a) {
-  if (!a.accuracy_target.empty())
-    a.options.accuracy_target = reports::parse_accuracy_target(a.accuracy_target);
-  reports::validate(a.options);  // before reading: a bad flag should not wait for two files
-  for (const auto& [option, path] : outputs(a))
-    reports::check_output_path(option, path, {a.old_path, a.new_path});
-  reports::check_distinct_outputs(outputs(a));
-  const reports::Report old_report = reports::read_report(a.old_path);
-  const reports::Report new_report = reports::read_report(a.new_path);
+// The verdict on two reports, its table and files; compare's exit status.
+int judge(const CompareArgs& a, const reports::Report& old_report,
+          const reports::Report& new_report) {
   const reports::CompareResult result = reports::compare_reports(old_report, new_report, a.options);
   const std::string table = a.format == "md" ? reports::compare_markdown_text(result)
                                              : reports::compare_table_text(result);
@@ -84,6 +82,36 @@ int compare_command(CompareArgs& a) {
       break;
   }
   return kExitOk;
+}
+
+// CLI11 puts `-- run ARGS...` into OLD, NEW and the rest: with --ab they are the run arguments.
+std::vector<std::string> operands(const CompareArgs& a) {
+  std::vector<std::string> v;
+  if (!a.old_path.empty()) v.push_back(a.old_path);
+  if (!a.new_path.empty()) v.push_back(a.new_path);
+  v.insert(v.end(), a.rest.begin(), a.rest.end());
+  return v;
+}
+
+int compare_command(CompareArgs& a) {
+  if (!a.accuracy_target.empty())
+    a.options.accuracy_target = reports::parse_accuracy_target(a.accuracy_target);
+  reports::validate(a.options);  // before reading: a bad flag should not wait for two files
+  const bool ab = !a.ab_bins.empty();
+  if (!ab && (a.new_path.empty() || !a.rest.empty()))
+    throw Error(
+        "compare takes two reports, OLD and NEW (" + std::to_string(operands(a).size()) + " given)",
+        "hybridbench compare OLD.json NEW.json, or compare --ab OLD_BIN NEW_BIN -- run "
+        "ARGS...");
+  const std::vector<std::string> inputs = ab ? a.ab_bins : operands(a);
+  for (const auto& [option, path] : outputs(a)) reports::check_output_path(option, path, inputs);
+  reports::check_distinct_outputs(outputs(a));
+  if (!ab) return judge(a, reports::read_report(a.old_path), reports::read_report(a.new_path));
+  AbSpec spec{a.ab_bins[0], a.ab_bins[1], operands(a), a.ab_passes, a.ab_dir, a.quiet};
+  AbResult r = run_ab(spec);
+  a.old_path = r.old_path;
+  a.new_path = r.new_path;
+  return judge(a, r.old_report, r.new_report);
 }
 
 // The timing verdict's options (reports/COMPARE.md says how each is used).
@@ -155,17 +183,38 @@ CommandFn add_compare_command(CLI::App& app) {
       "longer runs, or an accuracy regression (a point that fell below the run's "
       "--accuracy-target\n"
       "counts); 4 with --fail-unjudged, points not judged (and no regression); 2 unreadable\n"
-      "input or nothing in common.\n\n"
+      "input or nothing in common.\n"
+      "--ab OLD_BIN NEW_BIN -- run ARGS...: one job runs the sweep with both builds, passes\n"
+      "interleaved (--ab-passes each, fresh processes), pools each side's passes and judges them\n"
+      "as above, with the same exit status; both saw the same machine at the same time.\n\n"
       "Examples:\n"
       "  hybridbench run --out pr.json   # the gate's input: >= 6 interleaved rounds a point\n"
       "  hybridbench compare main.json pr.json\n"
       "  hybridbench compare main.json pr.json --threshold 0.10 --bmf bencher.json\n"
       "  hybridbench compare main.json pr.json --format md --out pr-comment.md\n"
-      "  hybridbench compare main.json pr.json --github-benchmark gab.json --json verdicts.json\n");
+      "  hybridbench compare main.json pr.json --github-benchmark gab.json --json verdicts.json\n"
+      "  hybridbench compare --ab base/hybridbench head/hybridbench --ab-dir ab -- run "
+      "--seq-len 4k\n");
   auto a = std::make_shared<CompareArgs>();
   auto& o = a->options;
-  sub->add_option("OLD", a->old_path, "Baseline report (JSON from `hybridbench run`)")->required();
-  sub->add_option("NEW", a->new_path, "Report to check against it")->required();
+  sub->add_option("OLD", a->old_path, "Baseline report (JSON from `hybridbench run`)");
+  sub->add_option("NEW", a->new_path, "Report to check against it");
+  sub->add_option("RUN", a->rest, "With --ab, after `--`: `run` and the sweep's options");
+  CLI::Option* ab =
+      sub->add_option(
+             "--ab", a->ab_bins,
+             "Run the sweep given after `--` with two hybridbench binaries, interleaved in "
+             "fresh processes (OLD NEW NEW OLD OLD NEW ...), and judge NEW against OLD; the "
+             "same binary twice is an A/A check")
+          ->expected(2)
+          ->type_name("OLD_BIN NEW_BIN");
+  add_integer_option(*sub, "--ab-passes", a->ab_passes, "With --ab, passes per binary", 1, 100)
+      ->capture_default_str()
+      ->needs(ab);
+  sub->add_option("--ab-dir", a->ab_dir,
+                  "With --ab, the new or empty folder for each pass's report and log and the two "
+                  "pooled reports old.json, new.json (default hybridbench-ab-<UTC time>)")
+      ->needs(ab);
   add_timing_options(*sub, o);
   sub->add_flag("--fail-unjudged", o.fail_unjudged,
                 "Exit 4 when points could not be judged (NOISY, INCONCLUSIVE) and none regressed");

@@ -37,12 +37,14 @@ std::string bmf_json_text(const Report& report) {
     // slowest steps (p90) bound throughput from below. Where the point has the whole model's
     // figures, latency is its ITL and throughput its tokens/s, the units a model is judged in
     // (a layer's step alone made a 0.79 tokens/s model read 29 tokens/s); the layer's step is
-    // layer-latency then.
+    // layer-latency then. Without them (attention scope, the default on an emulated
+    // accelerator; a model that is no preset) there is no throughput: a layer's or its
+    // attention's batch / step is no model's tokens/s.
     const WholeModel* w = p.whole_model ? &*p.whole_model : nullptr;
     auto latency = [&](double ns) { return w ? itl_at(*w, ns) : ns; };
-    auto tps = [&](double ns) { return ns > 0 ? p.axes.batch * 1e9 / latency(ns) : 0.0; };
+    auto tps = [&](double ns) { return p.axes.batch * 1e9 / latency(ns); };
     json measures = {{"latency", measure(latency(s.median), latency(s.p10), latency(s.p90))}};
-    if (s.median > 0) measures["throughput"] = measure(tps(s.median), tps(s.p90), tps(s.p10));
+    if (w && s.median > 0) measures["throughput"] = measure(tps(s.median), tps(s.p90), tps(s.p10));
     if (w) measures["layer-latency"] = measure(s.median, s.p10, s.p90);
     if (p.accuracy.steps_scored > 0 && std::isfinite(p.accuracy.rel_l2))
       measures["rel-l2"] = {{"value", p.accuracy.rel_l2}};
