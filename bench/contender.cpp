@@ -211,9 +211,9 @@ void finish(Contender& c, reports::StopReason stop_reason) {
   // contenders own no strategy), and what it prices is modeled anyway.
   const bool deterministic =
       c.strategy && p.provenance != reports::Provenance::modeled && !c.strategy->follows_timings();
-  if (deterministic && c.ctx && c.first_pass_steps > 0 &&  // the whole first pass
-      c.first_pass_steps == c.ctx->spec.decode_steps - c.ctx->spec.stop.warmup_steps)
-    p.first_pass_traffic = c.first_pass_traffic;
+  if (deterministic && c.ctx && c.first_pass.steps > 0 &&  // the whole first pass
+      c.first_pass.steps == c.ctx->spec.decode_steps - c.ctx->spec.stop.warmup_steps)
+    p.first_pass_traffic = c.first_pass.traffic;
   p.accuracy = c.accuracy.result();
   p.attended_tokens = c.accuracy.attended();
   if (c.pass == 0 && c.strategy) p.trajectory = c.strategy->trajectory();  // replays keep pass 0's

@@ -41,6 +41,13 @@ struct RoundLog {
   size_t begin = 0;
 };
 
+// The timed steps of pass 0 (the first replay of the decode positions): the exact traffic a
+// deterministic strategy must repeat in any run (Point::first_pass_traffic).
+struct FirstPass {
+  Traffic traffic;
+  int steps = 0;
+};
+
 // Its strategy's name and role are its point's (point.axes.strategy, point.role).
 struct Contender {
   const SweepContext* ctx = nullptr;  // spec, tiers, KV budget
@@ -51,8 +58,7 @@ struct Contender {
   std::vector<double> samples;
   std::map<std::string, std::vector<double>> phases;
   Traffic traffic_sum;
-  Traffic first_pass_traffic;  // of pass 0's timed steps (Point::first_pass_traffic)
-  int first_pass_steps = 0;
+  FirstPass first_pass;
   AccuracyAccumulator accuracy;
   StoppingRules stop;
   int64_t first_timed_ns = 0;

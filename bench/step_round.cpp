@@ -49,8 +49,8 @@ void record_step(Contender& c, StepObserver::PointRecord* observed, const Strate
   for (const auto& [ph, ns] : t.phase_ns) c.phases[ph].push_back(static_cast<double>(ns));
   c.traffic_sum += t.traffic;
   if (c.pass == 0) {
-    c.first_pass_traffic += t.traffic;
-    ++c.first_pass_steps;
+    c.first_pass.traffic += t.traffic;
+    ++c.first_pass.steps;
   }
   if (scores_next_step(c)) {
     const bool probs = out.lists_attended();
