@@ -1,7 +1,7 @@
 #pragma once
 // A KV-cache strategy: how one decode step of one attention layer is carried out when the KV
 // may not fit the accelerator. Baselines (baselines/) and HybridGen (hybrid/) implement this;
-// the runner (cli/run via reports/) drives it. Lifecycle per sweep point:
+// the sweep engine (bench/, behind `hybridbench run`) drives it. Lifecycle per sweep point:
 //   plan() -> load() -> step(0) .. step(n-1)   (each step appends the new token, then attends)
 // plan() may decline with a status (oom, unsupported) and a reason; the point is then reported
 // with that status instead of silently missing.
