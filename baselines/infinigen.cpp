@@ -373,8 +373,8 @@ class InfiniGen final : public baselines::KvStrategyBase {
                           2.0 * pd_pad_ * Hq * static_cast<double>(n_old) * B +
                           4.0 * Hq * d * static_cast<double>(k + 1) * B;
     // The top-k over the old tokens; the group max and the threshold count before it are the
-    // read of the speculated logits counted above, not a selection (issue 18 part 4: priced as
-    // one, they doubled the selection's cost and over-priced the step by up to 65% at 64k).
+    // read of the speculated logits counted above, not a selection (priced as one, they
+    // doubled the selection's cost and over-priced the step by up to 65% at 64k).
     t.select(Processor::accelerator, 1.0 * BHi * n_old);
     // partial q, partial k, its paging, speculation, group max + count, top-k, two pagings,
     // attention

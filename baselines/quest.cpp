@@ -324,8 +324,8 @@ class Quest final : public baselines::KvStrategyBase {
   // one V row per token of one KV head: kv_bytes_per_token / kv_heads). The attention runs a
   // view of one head per query head (selected_pages), so a page two query heads picked is read
   // twice, the second time mostly from the caches (which the traffic cannot say; model README,
-  // "Reuse inside a step"). Until issue 18 this counted each KV head's union once, as a GQA
-  // kernel loading a page for the group would read: no kernel here does that.
+  // "Reuse inside a step"). Counting each KV head's union once would describe a GQA kernel
+  // loading a page for the group: no kernel here does that.
   void count_attention_reads(const StepPages& sp, MemoryKind where, Traffic& t) const {
     const auto& shape = problem_->shape;
     t.read(Processor::accelerator, where,

@@ -1,5 +1,5 @@
 #pragma once
-// The machine control of a point group (issue 47): a fixed reference workload, a streaming read
+// The machine control of a point group: a fixed reference workload, a streaming read
 // over the group's KV bytes on the strategies' CPU threads, timed inside the same interleaved
 // rounds as the strategies (rounds.h), once per step at a seeded place in the round's order.
 // Its median time per round goes into every point of the group (StepTiming::control_ns), so

@@ -18,7 +18,7 @@ inline constexpr Vocabulary<MergeMode, 2> kMergeModes{{"logit", "lse"}};
 
 // How the accelerator budget is split between the recent window, the hot-page slots and the
 // shipped-row buffers. `hybridgen` (default): as the full `hybridgen` would split it, whatever
-// the variant, so an ablation changes its one mechanism only (issue 15, part 5). `own`: each
+// the variant, so an ablation changes its one mechanism only. `own`: each
 // variant sizes for what it uses (an lse variant no shipped rows, a non-semantic one no hot
 // slots, a static one rows for its fixed ratio).
 enum class BudgetPolicy { hybridgen, own };

@@ -16,7 +16,7 @@
 //     bottleneck but its row-dependent part (`rows_ns`: the gather of the selected V rows)
 //     is at most `hold_share` of it, fewer rows cannot shorten the step by more than that,
 //     so the ratio holds instead of trading accuracy for nothing (ours: a scan-bound CPU side
-//     otherwise walks the ratio to its floor, issue 15);
+//     otherwise walks the ratio to its floor);
 //   * ratio ceiling: set_ratio_limit() lowers ratio_max to what the shipped-row buffers hold,
 //     so the ratio never climbs past a k the step cannot ship (no wind-up);
 //   * cpu_k_cap ([PORT, likely the porter's addition]; off unless cpu_k_cap > 0): the CPU scores

@@ -92,7 +92,7 @@ void HybridGen::describe(std::map<std::string, std::string>& par) const {
   par["boundary"] = adapt_boundary ? "adaptive (ours: toward the equalising split)" : "fixed";
   par["accelerator_pages_per_head"] = std::to_string(acc_pages_);
   par["gpu_window_tokens"] = std::to_string(window_pages_ * m.P);
-  // The ablations' common ground (issue 15 part 5): equal across variants under budget=hybridgen.
+  // The ablations' common ground: equal across variants under budget=hybridgen.
   par["accelerator_window_tokens"] = std::to_string(window_pages_ * m.P);
   par["accelerator_budget_bytes"] = std::to_string(m.budget_bytes);
   par["budget"] = std::string(kBudgetPolicies.name(cfg_.budget)) +

@@ -1,5 +1,5 @@
 #pragma once
-// What else the machine was doing during a run (issue 33): the load average, the CPU time the
+// What else the machine was doing during a run: the load average, the CPU time the
 // hypervisor stole and the time spent waiting on I/O (/proc/stat), the frequency governor, and
 // the runnable processes that are not this one. A run on a busy machine still pairs its
 // strategies round by round, but its absolute times and its noise carry the load; the report

@@ -145,8 +145,7 @@ Json topology_object(const Topology& t, const SystemSettings& settings) {
 
 Json figure_json(const Figure& f) {
   const auto& s = f.summary;
-  // noise, drift, stop and discarded came with the probe's settling (issue 18); readers of
-  // older profiles find them absent.
+  // noise, drift, stop and discarded: how the probe settled.
   return {{"median", s.median},
           {"rel_stdev", s.rel_stdev()},
           {"noise", f.noise()},

@@ -83,7 +83,7 @@ class BudgetAllocator final : public BufferAllocator {
 // last-level cache that one thread reaches holds them (AMD's stacked-cache CCDs hold 96 MiB), so
 // nothing is found hot, and every strategy of a group then streams the same pages. One copy per
 // strategy let where each 0.4 GB copy landed (fresh pages or recycled ones, through a hypervisor)
-// move a strategy's step time by 15-30% between its first load and its replay (issue 33), which
+// move a strategy's step time by 15-30% between its first load and its replay, which
 // paired rounds cannot cancel. Smaller weights keep a copy each, so they cannot stay cached
 // across the strategies stepping in turn.
 constexpr int64_t kSharedWeightsFromBytes = int64_t{256} << 20;
