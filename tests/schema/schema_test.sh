@@ -7,7 +7,11 @@ set -uo pipefail
 hb=$1
 here=$(cd "$(dirname "$0")" && pwd)
 validate() { /usr/bin/python3 "$here/validate_report.py" "$@"; }
-skip() { echo "SKIP: $*"; exit 77; }
+# HB_REQUIRE_JSONSCHEMA=1 (scripts/test.sh, so CI): a missing validator fails instead of skipping.
+skip() {
+  [ "${HB_REQUIRE_JSONSCHEMA:-}" = 1 ] && { echo "FAIL: $* (HB_REQUIRE_JSONSCHEMA=1)"; exit 1; }
+  echo "SKIP: $*"; exit 77
+}
 fail() { echo "FAIL: $*"; [ -f "$work/log.txt" ] && tail -20 "$work/log.txt"; exit 1; }
 [ -x /usr/bin/python3 ] || skip "no /usr/bin/python3 (Debian: apt-get install python3-jsonschema)"
 /usr/bin/python3 -c 'import jsonschema' 2>/dev/null ||
