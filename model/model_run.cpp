@@ -32,6 +32,14 @@ reports::Report run_model_sweep(const bench::SweepSpec& spec,
 
 namespace {
 
+// Whether the weights of `model` fit the GPUs of some tp of m's node (at the request's types).
+bool fits_some_tp(const PlatformModel& m, const ModelPreset& model, const DeploymentRequest& r) {
+  if (model.layers <= 0) return true;
+  for (int t = 1; t <= m.node.gpus; ++t)
+    if (tp_problem(m, model, t).empty() && rank_kv_room(m, model, t, r.weights) > 0) return true;
+  return false;
+}
+
 // Platform m as a lane of the sweep: its tiers, its step pricer, each model's KV budget (the
 // profile's, or --accelerator-memory), and the models whose weights it cannot hold.
 Lane lane_for(const PlatformModel& m, const bench::SweepSpec& spec,
@@ -59,8 +67,10 @@ Lane lane_for(const PlatformModel& m, const bench::SweepSpec& spec,
         given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, spec.model(model));
     // A model whose weights exceed the accelerator runs no strategy there (capacity.h says so
     // too); --accelerator-memory gives every layer its budget whatever the weights.
+    // On a multi-GPU node the deployment decides per unit (model_sweep.cpp); recorded here
+    // when no tp of the node holds the weights (the context and the progress's cost).
     if (std::string note = kv_memory(m, spec.model(model)).weights_note;
-        !lane.platform && !given && !note.empty())
+        !given && !note.empty() && !fits_some_tp(m, spec.model(model), request))
       lane.refused[model] = note + ": nothing of the model runs there (a platform with more " +
                             "accelerator memory, or a smaller model)";
   }
