@@ -584,9 +584,6 @@ void PlatformModel::validate() const {
   if (node.gpus > 1) {
     in(node.interconnect_gbps, kBandwidth, "node.interconnect_gbps");
     in(node.interconnect_latency_us, kLatencyUs, "node.interconnect_latency_us");
-    if (economics.gpus_per_node && economics.gpus_per_node->value != node.gpus)
-      in.bad.push_back("node.gpus (" + std::to_string(node.gpus) +
-                       ") differs from economics.gpus_per_node: one node, one count");
   }
   if (in.bad.empty()) return;
   std::string all;
