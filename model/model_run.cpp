@@ -99,8 +99,8 @@ std::string deployment_context(const std::vector<DeploymentRequest>& requests) {
                   kPricedDtypes.name(r.weights) + " KV " + kPricedDtypes.name(r.kv);
   const int tp = requests.front().tp;
   return std::string(tp > 0 ? "--tp " + std::to_string(tp) : "--tp auto") + "; " + precisions +
-         " (each point's strategy_params[model.deployment] on a multi-GPU node; axes.extra tp "
-         "above 1, dtypes when not fp16)";
+         " (each point's strategy_params[model.deployment] on a multi-GPU node; axes.extra dtypes "
+         "when not fp16)";
 }
 
 }  // namespace

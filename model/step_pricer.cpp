@@ -110,7 +110,6 @@ void StepPricer::label(reports::Point& p) const {
   if (!m_.accelerator.kind.empty()) p.axes.accelerator = m_.accelerator.kind;
   for (const auto& [k, v] : lane_axes()) p.axes.extra[k] = v;
   const Deployment& d = o_.deployment;
-  if (d.tp > 1) p.axes.extra["tp"] = std::to_string(d.tp);
   if (d.weights != PricedDtype::fp16 || d.kv != PricedDtype::fp16)
     p.axes.extra["dtypes"] =
         std::string("weights=") + kPricedDtypes.name(d.weights) + ",kv=" + kPricedDtypes.name(d.kv);

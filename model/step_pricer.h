@@ -37,7 +37,8 @@ struct PricerOptions {
   const bench::SweepSpec* sweep = nullptr;
   // Model mode: how the replica is deployed (model/tensor_parallel.h). The steps are priced as
   // one rank's (rank_traffic), plus the layer's two all-reduces of `hidden`-wide rows in the
-  // sync phase (scope layer, tp > 1); a non-trivial one is an axis of its points.
+  // sync phase (scope layer, tp > 1). Its points say it in strategy_params
+  // "model.deployment" (a multi-GPU node or fp8) and axes.extra "dtypes" (fp8: a lane of its own).
   Deployment deployment;
   int hidden = 0;
 };

@@ -202,15 +202,17 @@ Traffic rank_traffic(const Traffic& executed, const Deployment& d) {
   return t;
 }
 
-Deployment point_deployment(const reports::PointAxes& axes, const ModelPreset& model) {
+Deployment point_deployment(const reports::Point& p, const ModelPreset& model) {
   DeploymentRequest r;
-  if (const auto d = axes.extra.find("dtypes"); d != axes.extra.end()) {
+  if (const auto d = p.axes.extra.find("dtypes"); d != p.axes.extra.end()) {
     r.weights =
         d->second.find("weights=fp8") != std::string::npos ? PricedDtype::fp8 : PricedDtype::fp16;
     r.kv = d->second.find("kv=fp8") != std::string::npos ? PricedDtype::fp8 : PricedDtype::fp16;
   }
-  const auto tp = axes.extra.find("tp");
-  const int t = tp == axes.extra.end() ? 1 : std::max(1, std::atoi(tp->second.c_str()));
+  int t = 1;
+  if (const auto d = p.strategy_params.find("model.deployment");
+      d != p.strategy_params.end() && d->second.rfind("tp=", 0) == 0)
+    t = std::max(1, std::atoi(d->second.c_str() + 3));
   Deployment d;
   d.tp = t;
   d.kv_split = kv_split_of(model, t);

@@ -75,9 +75,9 @@ int64_t executed_kv_budget_per_layer(const PlatformModel& m, const ModelPreset& 
 // and DRAM serve the replica's ranks together); launches and syncs as they are (every rank
 // issues them).
 Traffic rank_traffic(const Traffic& executed, const Deployment& d);
-// The deployment a modeled point was priced with, from its axes (extra "tp", "dtypes"; none:
-// one GPU, fp16).
-Deployment point_deployment(const reports::PointAxes& axes, const ModelPreset& model);
+// The deployment a modeled point was priced with: its strategy_params["model.deployment"]'s tp
+// and its axes.extra "dtypes" (none: one GPU, fp16).
+Deployment point_deployment(const reports::Point& p, const ModelPreset& model);
 // A ring all-reduce of `bytes` over tp GPUs: 2 (tp-1)/tp x bytes / interconnect_gbps + 2 (tp-1)
 // steps x interconnect_latency_us; 0 at tp 1.
 double allreduce_ns(const NodeModel& node, int tp, double bytes);

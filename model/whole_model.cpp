@@ -111,7 +111,7 @@ void attach_modeled_whole_model(reports::Report& r, const std::vector<PlatformMo
     if (!m)
       throw Error("modeled point " + p.axes.key() + " names no platform of this run",
                   "a bug: report it");
-    const Deployment d = point_deployment(p.axes, *model);
+    const Deployment d = point_deployment(p, *model);
     const int per_node = m->node.gpus > 1 ? m->node.gpus
                          : m->economics.gpus_per_node
                              ? static_cast<int>(m->economics.gpus_per_node->value)
