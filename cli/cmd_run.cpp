@@ -77,6 +77,8 @@ struct RunArgs {
   std::string mode = "measure";        // measure | model (model)
   std::vector<std::string> platforms;  // --platform: profiles for --mode model
   EconomicsArgs economics;             // --price, --power, --gpus-per-node
+  std::string tp = "auto";             // --tp: GPUs per replica in model mode
+  std::string precision = "fp16";      // --precision: weights and KV types in model mode
   std::string distribute;              // fleet mode under mpirun/srun: points | replicate
   std::string pass_process = "fresh";  // --pass-process: fresh | same (cli/pass_processes.h)
   std::string kv_node;                 // --kv-node as given: spec.kv_nodes once parsed
@@ -290,6 +292,7 @@ struct RunPlatforms {
   RunMode mode = RunMode::measure;
   std::vector<model::PlatformModel> profiles;
   model::PlatformEconomics measured_economics;
+  std::vector<model::DeploymentRequest> deployments;  // --tp and --precision (model mode)
 };
 
 RunPlatforms load_platforms(const RunArgs& a) {
@@ -308,6 +311,12 @@ RunPlatforms load_platforms(const RunArgs& a) {
         "a measured run takes one --platform (its model's prediction is reported next to each "
         "measured point)",
         "pass one profile, or add --mode model to project onto several platforms");
+  p.deployments = model::parse_deployments(a.tp, a.precision);
+  if (p.mode == RunMode::measure && (a.tp != "auto" || a.precision != "fp16"))
+    throw Error(
+        "--tp and --precision price a deployment in model mode; a measured run runs what "
+        "this machine runs",
+        "add --mode model --platform ..., or drop them");
   const model::EconomicsOverride economics_given = parse_economics_args(a.economics);
   if (!economics_given.empty() && p.profiles.size() > 1)
     throw Error(
@@ -406,9 +415,10 @@ struct MachineSweep {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
       bar.update(whole);
     };
-    reports::Report report = mode == RunMode::model
-                                 ? model::run_model_sweep(s, profiles, platform.env, on_progress)
-                                 : bench::run_sweep(s, platform.env, on_progress);
+    reports::Report report =
+        mode == RunMode::model
+            ? model::run_model_sweep(s, profiles, platform.env, on_progress, platforms.deployments)
+            : bench::run_sweep(s, platform.env, on_progress);
     bar.finish();
     // How far this machine's memory carries each strategy (model mode: each profile's, above).
     if (mode == RunMode::measure)
@@ -566,6 +576,16 @@ void add_mode_options(CLI::App& sub, RunArgs& a) {
                  "FILE.json, preset:NAME, or 'presets' for every shipped one (" +
                      presets + ")");
   add_economics_options(sub, a.economics);
+  sub.add_option("--tp", a.tp,
+                 "--mode model: GPUs of the platform's node one model replica spans (tensor "
+                 "parallelism: weights and KV heads split, two all-reduces a layer on the node's "
+                 "interconnect), or auto: the smallest that holds the weights and the batch's KV "
+                 "(model/README.md)")
+      ->capture_default_str();
+  sub.add_option("--precision", a.precision,
+                 "--mode model: element types priced, comma separated, one lane each: fp16, "
+                 "fp8 (weights and KV in fp8 e4m3), fp8-weights (KV fp16)")
+      ->capture_default_str();
   sub.add_option("--pass-process", a.pass_process,
                  "fresh: each --repetitions pass runs in its own process (forked one after "
                  "another), so where its memory lands and how its threads settle vary between "

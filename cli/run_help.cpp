@@ -48,6 +48,8 @@ void group_run_help(CLI::App& run) {
             {"Model mode",
              {{"--mode", "Time this machine, or model --platform"},
               {"--platform", "Profiles: FILE.json, preset:NAME, 'presets'"},
+              {"--tp", "GPUs per replica (tensor parallel): auto or N"},
+              {"--precision", "fp16, fp8, fp8-weights (comma separated)"},
               {"--price", "The node's USD per hour, for $ per million tokens"},
               {"--power", ""},
               {"--gpus-per-node", ""}}},

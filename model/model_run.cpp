@@ -25,41 +25,62 @@ std::vector<HostTier> host_tiers_for(const PlatformModel& m) {
 
 reports::Report run_model_sweep(const bench::SweepSpec& spec,
                                 const std::vector<PlatformModel>& platforms,
-                                const bench::RunEnvironment& env,
-                                const bench::ProgressFn& progress) {
-  return run_model_sweep(spec.validate(), platforms, env, progress);
+                                const bench::RunEnvironment& env, const bench::ProgressFn& progress,
+                                const std::vector<DeploymentRequest>& requests) {
+  return run_model_sweep(spec.validate(), platforms, env, progress, requests);
 }
 
 namespace {
 
+// Whether the weights of `model` fit the GPUs of some tp of m's node (at the request's types).
+bool fits_some_tp(const PlatformModel& m, const ModelPreset& model, const DeploymentRequest& r) {
+  if (model.layers <= 0) return true;
+  for (int t = 1; t <= m.node.gpus; ++t)
+    if (tp_problem(m, model, t).empty() && rank_kv_room(m, model, t, r.weights) > 0) return true;
+  return false;
+}
+
 // Platform m as a lane of the sweep: its tiers, its step pricer, each model's KV budget (the
 // profile's, or --accelerator-memory), and the models whose weights it cannot hold.
-Lane lane_for(const PlatformModel& m, const bench::SweepSpec& spec) {
+Lane lane_for(const PlatformModel& m, const bench::SweepSpec& spec,
+              const DeploymentRequest& request) {
   const bool given = spec.accelerator.capacity_bytes > 0;
   Lane lane;
   lane.host_tiers = host_tiers_for(m);
   PricerOptions o;
   o.sweep = &spec;
-  lane.pricer = make_step_pricer(m, std::move(o));
+  lane.pricer = make_step_pricer(m, o);
+  // --accelerator-memory gives the budget: one GPU, fp16, as before deployments.
+  if (!given) {
+    lane.platform = &m;
+    lane.request = request;
+    lane.pricer_options = o;
+    for (const auto& model : spec.models)
+      if (const ModelPreset& p = spec.model(model); request.tp > 0 && p.layers > 0)
+        if (std::string why = tp_problem(m, p, request.tp); !why.empty())
+          throw Error(why,
+                      "pick a --tp that divides every platform's GPUs per node and the "
+                      "model's heads, or --tp auto");
+  }
   for (const auto& model : spec.models) {
     lane.kv_budget_bytes[model] =
         given ? spec.accelerator.capacity_bytes : kv_budget_per_layer(m, spec.model(model));
     // A model whose weights exceed the accelerator runs no strategy there (capacity.h says so
     // too); --accelerator-memory gives every layer its budget whatever the weights.
-    if (std::string note = kv_memory(m, spec.model(model)).weights_note; !given && !note.empty())
+    // On a multi-GPU node the deployment decides per unit (model_sweep.cpp); recorded here
+    // when no tp of the node holds the weights (the context and the progress's cost).
+    if (std::string note = kv_memory(m, spec.model(model)).weights_note;
+        !given && !note.empty() && !fits_some_tp(m, spec.model(model), request))
       lane.refused[model] = note + ": nothing of the model runs there (a platform with more " +
                             "accelerator memory, or a smaller model)";
   }
   return lane;
 }
 
-}  // namespace
-
-reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
-                                const std::vector<PlatformModel>& platforms,
-                                const bench::RunEnvironment& env,
-                                const bench::ProgressFn& progress) {
-  const bench::SweepSpec& spec = sweep.spec;
+// What model mode refuses before anything runs.
+void check_model_sweep(const bench::SweepSpec& spec, const std::vector<PlatformModel>& platforms,
+                       const std::vector<DeploymentRequest>& requests) {
+  if (requests.empty()) throw Error("model mode needs a deployment", "a bug: report it");
   if (platforms.empty())
     throw Error("model mode needs at least one platform profile", "pass --platform");
   for (const auto& p : platforms) p.validate();
@@ -68,6 +89,29 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
                     " measures a stack of layers, and --mode model prices one layer's step",
                 "drop --layers (the model's whole-model figures are layers x the step), or "
                 "measure without --mode model");
+}
+
+// The run's --tp and precisions, for the report's context.
+std::string deployment_context(const std::vector<DeploymentRequest>& requests) {
+  std::string precisions;
+  for (const auto& r : requests)
+    precisions += std::string(precisions.empty() ? "" : ", ") + "weights " +
+                  kPricedDtypes.name(r.weights) + " KV " + kPricedDtypes.name(r.kv);
+  const int tp = requests.front().tp;
+  return std::string(tp > 0 ? "--tp " + std::to_string(tp) : "--tp auto") + "; " + precisions +
+         " (each point's strategy_params[model.deployment] on a multi-GPU node; axes.extra dtypes "
+         "when not fp16)";
+}
+
+}  // namespace
+
+reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
+                                const std::vector<PlatformModel>& platforms,
+                                const bench::RunEnvironment& env, const bench::ProgressFn& progress,
+                                const std::vector<DeploymentRequest>& requests) {
+  const bench::SweepSpec& spec = sweep.spec;
+  check_model_sweep(spec, platforms, requests);
+  const DeploymentRequest& request = requests.front();
   bench::ResolvedSweep executed = sweep;
   bench::SweepSpec& s = executed.spec;
   // The strategies execute on the cpu accelerator: what they select and move does not depend
@@ -78,7 +122,9 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
   std::string names;
   for (const auto& m : platforms) {
     names += (names.empty() ? "" : ",") + m.name;
-    lanes.push_back(lane_for(m, spec));
+    // One lane per precision: its points carry it (axes.extra "dtypes").
+    for (const DeploymentRequest& r : given ? std::vector{request} : requests)
+      lanes.push_back(lane_for(m, spec, r));
   }
   bench::RunEnvironment e = env;
   e.observe_pages = nullptr;  // the tiers are labels on this machine's memory: nothing to verify
@@ -97,12 +143,12 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
   });
   for (size_t i = 0; i < platforms.size(); ++i) {
     const PlatformModel& m = platforms[i];
-    for (const auto& [model, bytes] : lanes[i].kv_budget_bytes)
+    const Lane& lane = lanes[i * (lanes.size() / platforms.size())];
+    for (const auto& [model, bytes] : lane.kv_budget_bytes)
       all.context.sweep["model.kv_budget_bytes." + m.name + "." + model] =
-          lanes[i].refused.count(model)
-              ? "0 (the weights do not fit)"
-              : std::to_string(bytes) +
-                    (given ? " (--accelerator-memory)" : " (profile HBM - weights)");
+          lane.refused.count(model) ? "0 (the weights do not fit)"
+                                    : std::to_string(bytes) + (given ? " (--accelerator-memory)"
+                                                                     : " (profile HBM - weights)");
     all.context.sweep["model.profile." + m.name] =
         m.origin + " (" + to_string(m.source) + "): " + m.description;
   }
@@ -112,6 +158,7 @@ reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
     return list;
   }();
   all.context.sweep["mode"] = "model";
+  if (!given) all.context.sweep["model.deployment"] = deployment_context(requests);
   if (std::any_of(spec.batches.begin(), spec.batches.end(), [](int b) { return b > 1; }))
     all.context.sweep["model.batch"] =
         "a batch of B executes one of its sequences on a 1/B share of the KV budget and tiers; "

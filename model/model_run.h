@@ -10,6 +10,7 @@
 
 #include "model/platform_model.h"
 #include "model/roofline.h"
+#include "model/tensor_parallel.h"
 #include "reports/report.h"
 #include "bench/runner.h"
 
@@ -26,15 +27,18 @@ std::vector<HostTier> host_tiers_for(const PlatformModel& m);
 // strategies on the same platform only. The sweep context lists the platforms and budgets.
 // One sweep over the platforms as lanes (model/model_sweep.h): each workload and reference is
 // made once, and a strategy that plans alike on several platforms executes once; the points are
-// those of one sweep per platform.
+// those of one sweep per platform. `requests`: --tp and the precisions (one lane per platform
+// and precision; model/tensor_parallel.h); ignored (one GPU, fp16) with --accelerator-memory.
 reports::Report run_model_sweep(const bench::ResolvedSweep& sweep,
                                 const std::vector<PlatformModel>& platforms,
                                 const bench::RunEnvironment& env,
-                                const bench::ProgressFn& progress = {});
+                                const bench::ProgressFn& progress = {},
+                                const std::vector<DeploymentRequest>& requests = {{}});
 // run_model_sweep(spec.validate(), ...).
 reports::Report run_model_sweep(const bench::SweepSpec& spec,
                                 const std::vector<PlatformModel>& platforms,
                                 const bench::RunEnvironment& env,
-                                const bench::ProgressFn& progress = {});
+                                const bench::ProgressFn& progress = {},
+                                const std::vector<DeploymentRequest>& requests = {{}});
 
 }  // namespace hb::model

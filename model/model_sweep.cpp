@@ -7,6 +7,7 @@
 #include "core/model_presets.h"
 #include "model/sampled_batch.h"
 #include "model/shared_execution.h"
+#include "model/tensor_parallel.h"
 
 namespace hb::model {
 
@@ -37,26 +38,32 @@ std::vector<std::vector<size_t>> leader_lanes(const UnitContenders& cs) {
 // Plans every strategy of the unit on `lane` (each loads later, in its turn), labelled and priced
 // by the lane's pricer; a model the lane refuses fails "oom" before its plan. The first
 // accelerator had is the report's.
-std::vector<PricedContender> start_lane(bench::SweepRun& run, const Lane& lane,
+// A lane's setting for one unit: its pricer, and why nothing runs ("" when it does).
+struct LaneUnit {
+  const StepPricer* pricer = nullptr;
+  std::string refused;
+};
+
+std::vector<PricedContender> start_lane(bench::SweepRun& run, const LaneUnit& lane,
                                         const bench::SweepContext& ctx, const Problem& problem,
                                         const bench::SweepGroup& executed, int batch,
                                         const std::string& where) {
   const bench::SweepSpec& spec = ctx.spec;
   const ModelPreset& preset = spec.model(executed.model);
   const std::string workload = run.resolved.workload_label();
-  const auto refused = lane.refused.find(executed.model);
+  const bool refused = !lane.refused.empty();
   std::vector<PricedContender> cs;
   for (const auto& name : run.sweep.strategies) {
     auto c = bench::start_contender(
         ctx, problem, name, bench::point_axes(spec, preset, executed, name, workload, ""),
         [&] {
-          if (refused != lane.refused.end()) throw CapacityError(refused->second);
+          if (refused) throw CapacityError(lane.refused);
           run.tell(where + ": " + name + " planning");
         },
         false);
     lane.pricer->label(c->point);
     std::unique_ptr<bench::StepObserver::PointRecord> priced;
-    if (refused != lane.refused.end())
+    if (refused)
       c->point.kv_fit_fraction = 0;  // no room for KV at all, whatever the budget's floor says
     else if (c->strategy)            // planned (its plan may have failed)
       priced = lane.pricer->observe(c->point, *c->strategy, batch);
@@ -92,7 +99,40 @@ bool run_lane(bench::SweepRun& run, UnitContenders& cs, std::vector<std::vector<
   return true;
 }
 
+// The deployment of a unit's model on a lane with a platform (model/tensor_parallel.h): for
+// the context the unit ends its decode steps at.
+Deployment deployment_of(const Lane& lane, const bench::SweepSpec& spec,
+                         const bench::SweepGroup& g) {
+  return choose_deployment(*lane.platform, spec.model(g.model), g.seq_len + spec.decode_steps,
+                           g.batch, lane.request);
+}
+
+LaneUnit lane_unit(const Lane& lane, const bench::SweepSpec& spec, const bench::SweepGroup& g) {
+  const ModelPreset& preset = spec.model(g.model);
+  if (!lane.platform || preset.layers <= 0) {
+    const auto r = lane.refused.find(g.model);
+    return {lane.pricer.get(), r == lane.refused.end() ? "" : r->second};
+  }
+  const Deployment d = deployment_of(lane, spec, g);
+  return {&lane.pricer_for(d, preset.hidden),
+          d.refused.empty() ? ""
+                            : d.refused + ": nothing of the model runs there (a node with more " +
+                                  "accelerator memory, fp8 weights, or a smaller model)"};
+}
+
 }  // namespace
+
+const StepPricer& Lane::pricer_for(const Deployment& d, int hidden) const {
+  const std::string key = d.text() + " " + d.choice + " " + std::to_string(hidden);
+  auto& p = deployed[key];
+  if (!p) {
+    PricerOptions o = pricer_options;
+    o.deployment = d;
+    o.hidden = hidden;
+    p = make_step_pricer(*platform, std::move(o));
+  }
+  return *p;
+}
 
 ModelSweep::ModelSweep(std::vector<Lane> lanes, const bench::RunEnvironment& env)
     : lanes_(std::move(lanes)) {
@@ -157,8 +197,10 @@ std::optional<std::vector<reports::Point>> ModelSweep::run(bench::SweepRun& run,
   // Each lane's step times: an adaptive strategy adapts to its lane's platform (and so executes
   // on each lane, plan_signature telling its lanes apart by them).
   std::vector<std::unique_ptr<StepTimeSource>> times;
+  std::vector<LaneUnit> units;
   for (size_t l = 0; l < lanes_.size(); ++l) {
-    times.push_back(lanes_[l].pricer->step_times(batch));
+    units.push_back(lane_unit(lanes_[l], spec, g));
+    times.push_back(units.back().pricer->step_times(batch));
     bench::SweepContext c{spec,
                           envs_[l],
                           envs_[l].host_tiers,
@@ -166,6 +208,9 @@ std::optional<std::vector<reports::Point>> ModelSweep::run(bench::SweepRun& run,
                           run.ctx.kv_budget_bytes,
                           times.back().get()};
     for (const auto& [m, bytes] : lanes_[l].kv_budget_bytes) c.kv_budget_bytes[m] = bytes;
+    if (const Lane& lane = lanes_[l]; lane.platform && spec.model(g.model).layers > 0)
+      c.kv_budget_bytes[g.model] = executed_kv_budget_per_layer(*lane.platform, spec.model(g.model),
+                                                                deployment_of(lane, spec, g));
     if (batch > 1) share_of_one(spec, batch, c.kv_budget_bytes, c.tiers);
     ctxs.push_back(std::move(c));
   }
@@ -173,7 +218,7 @@ std::optional<std::vector<reports::Point>> ModelSweep::run(bench::SweepRun& run,
   UnitContenders cs;
   for (size_t l = 0; l < lanes_.size(); ++l)
     cs.push_back(
-        start_lane(run, lanes_[l], ctxs[l], in.problem, executed, batch, where + lane_tag(l)));
+        start_lane(run, units[l], ctxs[l], in.problem, executed, batch, where + lane_tag(l)));
   std::vector<std::vector<size_t>> leader = leader_lanes(cs);
   for (size_t w = 0; w < lanes_.size(); ++w)
     if (!run_lane(run, cs, leader, w, *in.oracle, where + lane_tag(w))) return std::nullopt;

@@ -30,6 +30,15 @@ struct Lane {
   // By model: why nothing of it can run on this lane (e.g. its weights exceed the platform's
   // accelerator memory). Its points are "oom" with that reason, and nothing executes for them.
   std::map<std::string, std::string> refused = {};
+  // Model mode on a profile (not --accelerator-memory): each unit's deployment (tensor
+  // parallelism, dtypes; model/tensor_parallel.h) is chosen from the platform and the request,
+  // and sets that unit's budget, refusal and pricer in place of the three above.
+  const PlatformModel* platform = nullptr;
+  DeploymentRequest request;
+  PricerOptions pricer_options;
+  // The pricer of one deployment (made once per deployment and kept).
+  const StepPricer& pricer_for(const Deployment& d, int hidden) const;
+  mutable std::map<std::string, std::shared_ptr<const StepPricer>> deployed = {};
 };
 
 class ModelSweep final : public bench::UnitRunner {

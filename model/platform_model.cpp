@@ -186,8 +186,18 @@ void read_tiers(const In& ts, PlatformModel& m) {
   });
 }
 
+void read_node(const In& n, PlatformModel& m) {
+  n.only({"gpus", "interconnect", "interconnect_gbps", "interconnect_latency_us", "comment"});
+  require_members(n, {"gpus", "interconnect", "interconnect_gbps", "interconnect_latency_us"});
+  const std::string p = "node.";
+  opt_figure(n, "gpus", p, m.node.gpus, m.sources);
+  m.node.interconnect = n.at("interconnect").str();
+  opt_figure(n, "interconnect_gbps", p, m.node.interconnect_gbps, m.sources);
+  opt_figure(n, "interconnect_latency_us", p, m.node.interconnect_latency_us, m.sources);
+}
+
 void read_model_section(const In& j, PlatformModel& m, bool complete) {
-  j.only({"name", "description", "accelerator", "links", "cpu", "tiers", "comment"});
+  j.only({"name", "description", "accelerator", "links", "cpu", "tiers", "node", "comment"});
   if (j.has("name")) m.name = j.at("name").str();
   if (j.has("description")) m.description = j.at("description").str();
   for (const char* k : {"accelerator", "links", "cpu", "tiers"})
@@ -197,6 +207,7 @@ void read_model_section(const In& j, PlatformModel& m, bool complete) {
   if (j.has("links")) read_links(j.at("links"), m);
   if (j.has("cpu")) read_cpu(j.at("cpu"), m, complete);
   if (j.has("tiers")) read_tiers(j.at("tiers"), m);
+  if (j.has("node")) read_node(j.at("node"), m);
 }
 
 }  // namespace
@@ -410,6 +421,13 @@ Json section_json(const PlatformModel& m) {
                           {"read_gbps", figure_json(T.read_gbps, S, p + "read_gbps")},
                           {"latency_ns", figure_json(T.latency_ns, S, p + "latency_ns")}});
   }
+  if (m.node.gpus > 1)
+    j["node"] = {
+        {"gpus", figure_json(m.node.gpus, S, "node.gpus")},
+        {"interconnect", m.node.interconnect},
+        {"interconnect_gbps", figure_json(m.node.interconnect_gbps, S, "node.interconnect_gbps")},
+        {"interconnect_latency_us",
+         figure_json(m.node.interconnect_latency_us, S, "node.interconnect_latency_us")}};
   return j;
 }
 
@@ -562,6 +580,11 @@ void PlatformModel::validate() const {
   check_accelerator(accelerator, links, in);
   check_links_cpu(links, cpu, in);
   check_tiers(tiers, in);
+  in(node.gpus, {1, 1024, false, "GPUs"}, "node.gpus");
+  if (node.gpus > 1) {
+    in(node.interconnect_gbps, kBandwidth, "node.interconnect_gbps");
+    in(node.interconnect_latency_us, kLatencyUs, "node.interconnect_latency_us");
+  }
   if (in.bad.empty()) return;
   std::string all;
   for (const auto& b : in.bad) all += "\n    " + b;

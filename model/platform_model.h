@@ -106,6 +106,16 @@ struct TierModel {
   bool emulated = false;  // a stand-in (e.g. a remote node playing CXL)
 };
 
+// The node the accelerator sits in, for tensor parallelism (model/tensor_parallel.h): how many
+// GPUs it holds and the link between them. No "node" member: one GPU, no interconnect (a
+// replica is one GPU, as before).
+struct NodeModel {
+  int gpus = 1;
+  std::string interconnect;            // "NVLink 4 via NVSwitch"
+  double interconnect_gbps = 0;        // one GPU's bandwidth to the others, per direction, 1e9 B/s
+  double interconnect_latency_us = 0;  // per step of a ring all-reduce
+};
+
 // Where a platform model's figures come from: a shipped preset, a probe of a machine, or a
 // probe with a "model" member (validate-model --write-model) on top. A profile file says
 // "preset" or "measured"; "calibrated" is what a measured file with a model member becomes.
@@ -124,6 +134,7 @@ struct PlatformModel {
   std::vector<LinkModel> links;
   CpuModel cpu;
   std::vector<TierModel> tiers;  // tiers[0] is the default host tier
+  NodeModel node;                // GPUs per node and their interconnect (tensor parallelism)
   // Where each figure comes from: JSON path ("accelerator.memory_gbps") -> text; "[estimate]"
   // prefixes the ones that are estimates rather than datasheet or measured values.
   std::map<std::string, std::string> sources;

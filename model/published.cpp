@@ -48,9 +48,10 @@ void check_presets(const ProfileReader& r, const PublishedRow& row) {
 }
 
 PublishedRow parse_row(const ProfileReader& r) {
-  r.only({"publication", "where", "platform", "model", "model_note", "system", "strategy",
-          "options", "seq_len", "batch", "gen_len", "dtype", "metric", "value", "read", "read_note",
-          "length_note", "excluded"});
+  r.only({"publication", "where",         "platform", "model",     "model_note",  "system",
+          "strategy",    "options",       "seq_len",  "batch",     "gen_len",     "dtype",
+          "metric",      "value",         "read",     "read_note", "length_note", "excluded",
+          "tp",          "weights_dtype", "kv_dtype"});
   PublishedRow row;
   row.publication = r.at("publication").str();
   row.where = r.at("where").str();
@@ -68,6 +69,11 @@ PublishedRow parse_row(const ProfileReader& r) {
   if (r.has("excluded")) row.excluded = r.at("excluded").str();
   row.dtype = one_of<DType>(r.at("dtype"),
                             {{"fp16", DType::f16}, {"bf16", DType::bf16}, {"fp32", DType::f32}});
+  if (r.has("tp")) row.tp = static_cast<int>(std::min<int64_t>(positive_whole(r.at("tp")), 1024));
+  for (auto [key, out] : {std::pair{"weights_dtype", &row.weights}, {"kv_dtype", &row.kv}})
+    if (r.has(key))
+      *out =
+          one_of<PricedDtype>(r.at(key), {{"fp16", PricedDtype::fp16}, {"fp8", PricedDtype::fp8}});
   row.metric = one_of<PublishedMetric>(r.at("metric"),
                                        {{"ms_per_token", PublishedMetric::ms_per_token},
                                         {"tokens_per_s", PublishedMetric::tokens_per_s},

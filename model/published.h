@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "model/tensor_parallel.h"
 
 namespace hb::model {
 
@@ -32,6 +33,10 @@ struct PublishedRow {
   // strategy here does); "" = it can. Such a row is projected and printed, not held to the goal.
   std::string excluded;
   DType dtype = DType::f16;
+  // The deployment the row measured (model/tensor_parallel.h): GPUs per replica and the element
+  // types model mode prices weights and KV at (fp8 rows: `weights_dtype`, `kv_dtype`).
+  int tp = 1;
+  PricedDtype weights = PricedDtype::fp16, kv = PricedDtype::fp16;
   PublishedMetric metric = PublishedMetric::ms_per_token;
   double value = 0;
   PublishedReading read = PublishedReading::printed;

@@ -73,7 +73,8 @@ PublishedProjection project_row(const PublishedRow& row, const bench::RunEnviron
   PublishedProjection p;
   p.row = row;
   const std::vector<PlatformModel> platform = {load_platform_model(row.platform)};
-  reports::Report r = run_model_sweep(published_row_sweep(row), platform, env);
+  reports::Report r = run_model_sweep(published_row_sweep(row), platform, env, {},
+                                      {DeploymentRequest{row.tp, row.weights, row.kv}});
   attach_modeled_whole_model(r, platform);
   if (r.points.size() != 1)
     throw Error("projecting " + label(row) + " gave " + std::to_string(r.points.size()) +

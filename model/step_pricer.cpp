@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/layer_work.h"
 #include "core/stats.h"
 #include "model/roofline.h"
 #include "model/sampled_batch.h"
@@ -59,18 +60,18 @@ class PricedPoint final : public bench::StepObserver::PointRecord {
 // A platform's resource times for a step of the executed sequence, as the batch's.
 class ModeledStepTimes final : public StepTimeSource {
  public:
-  ModeledStepTimes(const PlatformModel& m, const bench::SweepSpec* sweep, int stands_for)
-      : m_(m), sweep_(sweep), stands_for_(stands_for) {}
+  ModeledStepTimes(const PlatformModel& m, const PricerOptions& o, int stands_for)
+      : m_(m), o_(o), stands_for_(stands_for) {}
   ResourceTimesNs price(const Traffic& step, const OverlapStructure& o) const override {
-    const ResourceTimes r =
-        price_resources(stands_for_ > 1 ? batch_traffic(*sweep_, stands_for_, step, o) : step, m_);
+    const Traffic batch = stands_for_ > 1 ? batch_traffic(*o_.sweep, stands_for_, step, o) : step;
+    const ResourceTimes r = price_resources(rank_traffic(batch, o_.deployment), m_);
     return {r.cpu_ns, r.accelerator_ns, r.transfer_ns};
   }
   std::string describe() const override { return "modeled on " + m_.name; }
 
  private:
-  const PlatformModel& m_;  // the pricer's, which outlives the unit's strategies
-  const bench::SweepSpec* sweep_;
+  const PlatformModel& m_;  // the pricer's, which outlive the unit's strategies
+  const PricerOptions& o_;
   int stands_for_;
 };
 
@@ -80,13 +81,20 @@ std::unique_ptr<StepTimeSource> StepPricer::step_times(int stands_for) const {
   if (!o_.replace) return nullptr;
   if (stands_for > 1 && !o_.sweep)  // a caller's bug (model_sweep sets it), not the user's
     throw std::logic_error("step times for a batch without PricerOptions::sweep");
-  return std::make_unique<ModeledStepTimes>(m_, o_.sweep, stands_for);
+  return std::make_unique<ModeledStepTimes>(m_, o_, stands_for);
 }
 
 StepPricer::StepPricer(const PlatformModel& m, PricerOptions o) : m_(m), o_(std::move(o)) {
   if (!o_.price)
-    o_.price = [m](const reports::PointAxes&, const Strategy& s, int, const Traffic& traffic) {
-      const ModeledStep ms = model_step(traffic, overlap_for(s.overlap()), m);
+    o_.price = [m, d = o_.deployment, hidden = o_.hidden](
+                   const reports::PointAxes& axes, const Strategy& s, int, const Traffic& traffic) {
+      ModeledStep ms = model_step(rank_traffic(traffic, d), overlap_for(s.overlap()), m);
+      const auto scope = axes.extra.find("scope");
+      if (d.tp > 1 && scope != axes.extra.end() && scope->second == to_string(Scope::layer)) {
+        const double ar = layer_allreduce_ns(m.node, d.tp, axes.batch, hidden);
+        ms.total_ns += ar;
+        ms.phase_ns["sync"] += ar;
+      }
       return StepPrice{ms.total_ns, ms.phase_ns, ms.overlap};
     };
 }
@@ -101,6 +109,10 @@ void StepPricer::label(reports::Point& p) const {
   p.provenance = reports::Provenance::modeled;
   if (!m_.accelerator.kind.empty()) p.axes.accelerator = m_.accelerator.kind;
   for (const auto& [k, v] : lane_axes()) p.axes.extra[k] = v;
+  const Deployment& d = o_.deployment;
+  if (d.weights != PricedDtype::fp16 || d.kv != PricedDtype::fp16)
+    p.axes.extra["dtypes"] =
+        std::string("weights=") + kPricedDtypes.name(d.weights) + ",kv=" + kPricedDtypes.name(d.kv);
 }
 
 std::unique_ptr<bench::StepObserver::PointRecord> StepPricer::observe(reports::Point& p,
@@ -115,6 +127,9 @@ std::unique_ptr<bench::StepObserver::PointRecord> StepPricer::observe(reports::P
     const OverlapStructure o = overlap_for(s.overlap(), &from);
     p.strategy_params["model.platform"] = m_.name;
     p.strategy_params["model.overlap"] = o.to_string() + " (" + from + ")";
+    if (m_.node.gpus > 1 || !o_.deployment.trivial())
+      p.strategy_params["model.deployment"] =
+          o_.deployment.text() + " (" + o_.deployment.choice + ")";
   }
   return std::make_unique<PricedPoint>(p.axes, o_, stands_for, m_.name);
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "model/platform_model.h"
+#include "model/tensor_parallel.h"
 #include "reports/report.h"
 #include "bench/step_observer.h"
 #include "bench/sweep_spec.h"
@@ -34,6 +35,12 @@ struct PricerOptions {
   // Model mode's sweep: a point standing for a batch (model/sampled_batch.h) records and is
   // priced with the batch's traffic. Needed when a point stands for more than one sequence.
   const bench::SweepSpec* sweep = nullptr;
+  // Model mode: how the replica is deployed (model/tensor_parallel.h). The steps are priced as
+  // one rank's (rank_traffic), plus the layer's two all-reduces of `hidden`-wide rows in the
+  // sync phase (scope layer, tp > 1). Its points say it in strategy_params
+  // "model.deployment" (a multi-GPU node or fp8) and axes.extra "dtypes" (fp8: a lane of its own).
+  Deployment deployment;
+  int hidden = 0;
 };
 
 // The hook pricing each executed step on `m`.

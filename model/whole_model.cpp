@@ -43,8 +43,13 @@ Traffic outside_layers_traffic(const ModelPreset& p, int batch) {
   return t;
 }
 
-double modeled_outside_layers_ns(const PlatformModel& m, const ModelPreset& p, int batch) {
-  const ResourceTimes r = price_resources(outside_layers_traffic(p, batch), m);
+double modeled_outside_layers_ns(const PlatformModel& m, const ModelPreset& p, int batch,
+                                 const Deployment& d) {
+  // The LM head is vocab-parallel: each rank streams 1/tp of it (its logits' gather is not
+  // priced: batch x vocab / tp floats, small beside the head).
+  Deployment lm = d;
+  lm.weight_share = 1.0 / d.tp;
+  const ResourceTimes r = price_resources(rank_traffic(outside_layers_traffic(p, batch), lm), m);
   return r.accelerator_ns + r.transfer_ns + r.sync_ns;
 }
 
@@ -58,17 +63,18 @@ std::string gigabytes(double bytes) {
 
 }  // namespace
 
-std::string weights_caveat(const PlatformModel& m, const ModelPreset& model) {
-  // The layers, the LM head and the embedding table (counted apart, as untied models have them).
-  const double weights = static_cast<double>(model_weight_bytes(model)) +
-                         2.0 * static_cast<double>(lm_head_weight_bytes(model));
+std::string weights_caveat(const PlatformModel& m, const ModelPreset& model, const Deployment& d) {
+  // The layers, the LM head and the embedding table (counted apart, as untied models have them),
+  // one rank's.
+  const double weights = rank_weight_bytes(model, d.tp, d.weights);
   const double usable =
       static_cast<double>(m.accelerator.memory_bytes) * m.accelerator.memory_usable_share;
   if (weights <= usable) return "";
-  return model.name + "'s weights (" + gigabytes(weights) + ", layers, LM head and embedding) " +
-         "exceed " + m.name + "'s usable accelerator memory (" + gigabytes(usable) +
-         "): this ITL prices them as if they fitted one accelerator (tensor parallelism and "
-         "weight offloading are not modeled), so it is a lower bound";
+  return model.name + "'s weights (" + gigabytes(weights) + ", layers, LM head and embedding" +
+         (d.tp > 1 ? ", per GPU at tp " + std::to_string(d.tp) : std::string()) + ") exceed " +
+         m.name + "'s usable accelerator memory (" + gigabytes(usable) +
+         "): this ITL prices them as if they fitted (weight offloading is not modeled), so it "
+         "is a lower bound";
 }
 
 namespace {
@@ -76,7 +82,7 @@ namespace {
 reports::WholeModel block(const reports::Point& p, const ModelPreset& model, double outside_ns,
                           reports::Provenance outside, const PlatformEconomics& e,
                           const std::string& platform, bool has_cxl_tier,
-                          const std::string& caveat = "") {
+                          const std::string& caveat = "", int gpus = 1, int gpus_per_node = 0) {
   reports::WholeModelInputs in;
   in.layers = model.layers;
   in.layer_step_ns = p.step.summary.median;
@@ -86,6 +92,8 @@ reports::WholeModel block(const reports::Point& p, const ModelPreset& model, dou
   in.usd_per_hour = usd_per_accelerator_hour(e, platform);
   in.watts = watts_per_accelerator(e, platform, has_cxl_tier);
   in.caveat = caveat;
+  in.gpus = gpus;
+  in.gpus_per_node = gpus_per_node;
   return reports::make_whole_model(in);
 }
 
@@ -103,9 +111,15 @@ void attach_modeled_whole_model(reports::Report& r, const std::vector<PlatformMo
     if (!m)
       throw Error("modeled point " + p.axes.key() + " names no platform of this run",
                   "a bug: report it");
-    p.whole_model = block(p, *model, modeled_outside_layers_ns(*m, *model, p.axes.batch),
-                          reports::Provenance::modeled, m->economics, m->name,
-                          m->tier(MemoryKind::cxl) != nullptr, weights_caveat(*m, *model));
+    const Deployment d = point_deployment(p, *model);
+    const int per_node = m->node.gpus > 1 ? m->node.gpus
+                         : m->economics.gpus_per_node
+                             ? static_cast<int>(m->economics.gpus_per_node->value)
+                             : 0;
+    p.whole_model =
+        block(p, *model, modeled_outside_layers_ns(*m, *model, p.axes.batch, d),
+              reports::Provenance::modeled, m->economics, m->name,
+              m->tier(MemoryKind::cxl) != nullptr, weights_caveat(*m, *model, d), d.tp, per_node);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "core/traffic.h"
 #include "model/economics.h"
 #include "model/platform_model.h"
+#include "model/tensor_parallel.h"
 #include "reports/report.h"
 
 namespace hb::model {
@@ -27,11 +28,14 @@ namespace hb::model {
 // sequence written and copied to the host), 4 kernel launches and one sync.
 Traffic outside_layers_traffic(const ModelPreset& p, int batch);
 // Its time on `m`: the roofline's accelerator, transfer and sync times added (serial).
-double modeled_outside_layers_ns(const PlatformModel& m, const ModelPreset& p, int batch);
+// `d`: one rank's share (model/tensor_parallel.h; default one GPU, fp16).
+double modeled_outside_layers_ns(const PlatformModel& m, const ModelPreset& p, int batch,
+                                 const Deployment& d = {});
 
 // Why a modeled ITL on `m` is only a lower bound, or "": the model's weights (layers, LM head and
 // embedding) exceed the accelerator's usable memory, yet the layer steps stream them from it.
-std::string weights_caveat(const PlatformModel& m, const ModelPreset& model);
+std::string weights_caveat(const PlatformModel& m, const ModelPreset& model,
+                           const Deployment& d = {});
 
 // Model mode: each point's platform is axes.extra["platform"], one of `platforms`; the work
 // outside the layers is modeled on it and its economics price the point.

@@ -282,6 +282,13 @@ struct WholeModel {
   double itl_ns = 0;                 // inter-token latency: layers x layer_step_ns + outside
   double tokens_per_s = 0;           // batch / ITL: the accelerator's decode throughput
   double tokens_per_s_per_user = 0;  // 1 / ITL
+  // Tensor parallelism (model/tensor_parallel.h): the GPUs one replica spans (tokens_per_s is
+  // the replica's), its rate per GPU, and per node (gpus_per_node / gpus replicas; absent when
+  // the node's GPU count is unknown), as InferenceMAX reports them.
+  int gpus = 1;
+  double tokens_per_s_per_gpu = 0;
+  int gpus_per_node = 0;
+  std::optional<double> tokens_per_s_per_node;
   // USD per million tokens and tokens/s per W; absent (null in the file) when an input is
   // missing, and then the reason says which one and how to give it. Never zero for "unknown".
   std::optional<double> cost_per_mtok_usd;

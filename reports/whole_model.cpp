@@ -41,18 +41,23 @@ WholeModel make_whole_model(const WholeModelInputs& in) {
   w.itl_ns = in.layers * in.layer_step_ns + in.outside_layers_ns;
   w.tokens_per_s = in.batch * kNsPerS / w.itl_ns;
   w.tokens_per_s_per_user = kNsPerS / w.itl_ns;
+  require(in.gpus >= 1 && in.gpus_per_node >= 0, "GPUs per replica must be >= 1");
+  w.gpus = in.gpus;
+  w.tokens_per_s_per_gpu = w.tokens_per_s / in.gpus;
+  w.gpus_per_node = in.gpus_per_node;
+  if (in.gpus_per_node > 0) w.tokens_per_s_per_node = w.tokens_per_s_per_gpu * in.gpus_per_node;
   if (in.usd_per_hour.value) {
     w.accelerator_usd_per_hour = in.usd_per_hour.value;
     w.cost_basis = in.usd_per_hour.basis;
     w.cost_per_mtok_usd =
-        *in.usd_per_hour.value / (w.tokens_per_s * kSecondsPerHour) * kTokensPerMillion;
+        *in.usd_per_hour.value * in.gpus / (w.tokens_per_s * kSecondsPerHour) * kTokensPerMillion;
   } else {
     w.cost_blank_reason = in.usd_per_hour.basis;
   }
   if (in.watts.value) {
     w.accelerator_watts = in.watts.value;
     w.power_basis = in.watts.basis;
-    w.tokens_per_s_per_w = w.tokens_per_s / *in.watts.value;
+    w.tokens_per_s_per_w = w.tokens_per_s_per_gpu / *in.watts.value;
   } else {
     w.power_blank_reason = in.watts.basis;
   }
@@ -71,16 +76,18 @@ std::string whole_model_problem(const WholeModel& w, int batch) {
   if (!close(w.tokens_per_s, batch * kNsPerS / w.itl_ns) ||
       !close(w.tokens_per_s_per_user, kNsPerS / w.itl_ns))
     return "tokens_per_s is not batch / ITL, or tokens_per_s_per_user not 1 / ITL";
+  if (w.gpus < 1 || !close(w.tokens_per_s_per_gpu, w.tokens_per_s / w.gpus))
+    return "gpus must be >= 1 and tokens_per_s_per_gpu tokens_per_s / gpus";
   if (w.cost_per_mtok_usd ? !positive(*w.cost_per_mtok_usd) : w.cost_blank_reason.empty())
     return "cost_per_mtok_usd must be > 0, or null with cost_blank_reason";
   if (w.tokens_per_s_per_w ? !positive(*w.tokens_per_s_per_w) : w.power_blank_reason.empty())
     return "tokens_per_s_per_w must be > 0, or null with power_blank_reason";
   if (w.cost_per_mtok_usd && w.accelerator_usd_per_hour &&
-      !close(*w.cost_per_mtok_usd,
-             *w.accelerator_usd_per_hour / (w.tokens_per_s * kSecondsPerHour) * kTokensPerMillion))
+      !close(*w.cost_per_mtok_usd, *w.accelerator_usd_per_hour * w.gpus /
+                                       (w.tokens_per_s * kSecondsPerHour) * kTokensPerMillion))
     return "cost_per_mtok_usd does not follow from accelerator_usd_per_hour and tokens_per_s";
   if (w.tokens_per_s_per_w && w.accelerator_watts &&
-      !close(*w.tokens_per_s_per_w, w.tokens_per_s / *w.accelerator_watts))
+      !close(*w.tokens_per_s_per_w, w.tokens_per_s / w.gpus / *w.accelerator_watts))
     return "tokens_per_s_per_w does not follow from accelerator_watts and tokens_per_s";
   return "";
 }

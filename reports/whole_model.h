@@ -27,13 +27,16 @@ struct WholeModelInputs {
   AcceleratorShare usd_per_hour;  // the accelerator's share of its node's price per hour
   AcceleratorShare watts;         // the accelerator's share of its node's power
   std::string caveat;             // WholeModel::caveat
+  int gpus = 1;                   // GPUs one replica spans (tensor parallelism)
+  int gpus_per_node = 0;          // 0: unknown (no per-node rate)
 };
 
 // ITL = layers x layer_step_ns + outside_layers_ns; tokens/s = batch / ITL; per user 1 / ITL;
-// cost per million tokens = usd_per_hour / (tokens/s x 3600) x 1e6; tokens/s per W = tokens/s /
-// watts. A missing share gives a null figure with its reason. Throws hb::Error (a bug in the
-// caller) on inputs out of range: layers or batch < 1, a step time <= 0 or non-finite, a
-// negative outside time, a share <= 0 or non-finite, a missing share without a reason.
+// cost per million tokens = usd_per_hour x gpus / (tokens/s x 3600) x 1e6; tokens/s per W =
+// tokens/s / (watts x gpus); per GPU tokens/s / gpus, per node that x gpus_per_node. A missing
+// share gives a null figure with its reason. Throws hb::Error (a bug in the caller) on inputs out
+// of range: layers or batch < 1, a step time <= 0 or non-finite, a negative outside time, a share
+// <= 0 or non-finite, a missing share without a reason.
 WholeModel make_whole_model(const WholeModelInputs& in);
 
 // The first inconsistency of a block read from a file, "" when there is none: figures out of

@@ -17,7 +17,13 @@ json whole_model_json(const WholeModel& w) {
             {"outside_layers_provenance", to_string(w.outside_layers_provenance)},
             {"itl_ns", w.itl_ns},
             {"tokens_per_s", w.tokens_per_s},
-            {"tokens_per_s_per_user", w.tokens_per_s_per_user}};
+            {"tokens_per_s_per_user", w.tokens_per_s_per_user},
+            {"gpus", w.gpus},
+            {"tokens_per_s_per_gpu", w.tokens_per_s_per_gpu}};
+  if (w.tokens_per_s_per_node) {
+    j["gpus_per_node"] = w.gpus_per_node;
+    j["tokens_per_s_per_node"] = *w.tokens_per_s_per_node;
+  }
   j["cost_per_mtok_usd"] = w.cost_per_mtok_usd ? json(*w.cost_per_mtok_usd) : json(nullptr);
   if (!w.cost_per_mtok_usd) j["cost_blank_reason"] = w.cost_blank_reason;
   if (w.accelerator_usd_per_hour) {
@@ -59,6 +65,14 @@ WholeModel read_whole_model(const JsonReader& r, int batch) {
   w.itl_ns = r.num("itl_ns");
   w.tokens_per_s = r.num("tokens_per_s");
   w.tokens_per_s_per_user = r.num("tokens_per_s_per_user");
+  // Reports from before tensor parallelism: one GPU per replica.
+  w.gpus = r.has("gpus") ? r.i32("gpus") : 1;
+  w.tokens_per_s_per_gpu =
+      r.has("tokens_per_s_per_gpu") ? r.num("tokens_per_s_per_gpu") : w.tokens_per_s / w.gpus;
+  if (r.has("tokens_per_s_per_node")) {
+    w.gpus_per_node = r.i32("gpus_per_node");
+    w.tokens_per_s_per_node = r.num("tokens_per_s_per_node");
+  }
   w.cost_per_mtok_usd = number_or_null(r, "cost_per_mtok_usd");
   if (r.has("cost_blank_reason")) w.cost_blank_reason = r.str("cost_blank_reason");
   if (r.has("accelerator_usd_per_hour")) {

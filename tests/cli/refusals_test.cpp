@@ -149,5 +149,18 @@ TEST_F(Refusals, ParseErrorsUseTheOneErrorStyle) {
   expect_refused("frobnicate", {"subcommand", "run, compare"});
 }
 
+// Tensor parallelism and precision (model/tensor_parallel.h): a tp the node cannot split the
+// model over, a tp or precision in a measured run, and an unknown precision are refused up front.
+TEST_F(Refusals, ImpossibleDeploymentsAreRefused) {
+  const std::string model =
+      "run --mode model --model llama-3.1-70b --seq-len 1k --decode-steps 4 -q --platform ";
+  expect_refused(model + "h100-pcie5-cxl0 --tp 3", {"--tp 3", "does not divide"});
+  expect_refused(model + "h100-pcie5-cxl0 --tp 16", {"--tp 16", "exceeds"});
+  expect_refused(model + "gh200-c2c --tp 2", {"--tp 2", "exceeds", "1 GPU"});
+  expect_refused(model + "h100-pcie5-cxl0 --precision int4", {"int4", "fp8"});
+  expect_refused(model + "h100-pcie5-cxl0 --tp four", {"four"});
+  expect_refused(kSmall + "--tp 2", {"--tp", "model mode"});
+}
+
 }  // namespace
 }  // namespace hb::cli_test

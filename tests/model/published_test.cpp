@@ -3,6 +3,7 @@
 // that does not is refused with its JSON path.
 #include "model/published.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -55,6 +56,13 @@ TEST(Published, EveryShippedRowLoadsAndNamesKnownPresets) {
   EXPECT_EQ(shadowkv, 3);
   EXPECT_EQ(flexgen, 3);
   EXPECT_DOUBLE_EQ(rows.front().value, 21.6);
+  // NVIDIA NIM's Llama-3.3-70B on 2 x H100: tensor parallel over 2 GPUs, fp8 weights.
+  const auto tp = std::find_if(rows.begin(), rows.end(), [](const auto& r) { return r.tp > 1; });
+  ASSERT_NE(tp, rows.end());
+  EXPECT_EQ(tp->tp, 2);
+  EXPECT_EQ(tp->weights, PricedDtype::fp8);
+  EXPECT_EQ(tp->kv, PricedDtype::fp16);
+  EXPECT_DOUBLE_EQ(tp->value, 18.58);
   EXPECT_EQ(rows.back().model, "opt-30b");
   EXPECT_EQ(rows.back().batch, 144);
   EXPECT_DOUBLE_EQ(rows.back().value, 7.32);
