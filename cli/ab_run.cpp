@@ -215,11 +215,17 @@ class AbRunner {
 };
 
 // One side's passes pooled as `run` pools its own (bench::pool_pass_report).
-reports::Report pool(const std::vector<std::string>& paths) {
-  reports::Report pooled = reports::read_report(paths.at(0));
-  for (size_t i = 1; i < paths.size(); ++i)
-    bench::pool_pass_report(pooled, reports::read_report(paths[i]));
+reports::Report pool(const std::vector<reports::Report>& passes) {
+  reports::Report pooled = passes.at(0);
+  for (size_t i = 1; i < passes.size(); ++i)
+    bench::pool_pass_report(pooled, reports::Report(passes[i]));
   return pooled;
+}
+
+std::vector<reports::Report> read_all(const std::vector<std::string>& paths) {
+  std::vector<reports::Report> out;
+  for (const auto& p : paths) out.push_back(reports::read_report(p));
+  return out;
 }
 
 // The run arguments: `run` first, no output of its own; whether they set --repetitions.
@@ -251,8 +257,12 @@ AbResult run_ab(const AbSpec& spec) {
   r.dir = prepare_dir(spec.dir);
   AbRunner runner(spec, r.dir, !has_repetitions);
   runner.run_all();
-  r.old_report = pool(runner.paths(false));
-  r.new_report = pool(runner.paths(true));
+  const std::vector<reports::Report> olds = read_all(runner.paths(false)),
+                                     news = read_all(runner.paths(true));
+  for (size_t k = 0; k < olds.size() && k < news.size(); ++k)
+    r.pairs.emplace_back(olds[k], news[k]);
+  r.old_report = pool(olds);
+  r.new_report = pool(news);
   r.old_path = (fs::path(r.dir) / "old.json").string();
   r.new_path = (fs::path(r.dir) / "new.json").string();
   reports::write_outputs({{r.old_path, reports::to_json_text(r.old_report)},

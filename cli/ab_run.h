@@ -14,6 +14,7 @@
 // keeping the finished passes; a second signal ends at once, and the running pass dies with its
 // parent (PR_SET_PDEATHSIG).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reports/report.h"
@@ -23,7 +24,7 @@ namespace hb::cli {
 struct AbSpec {
   std::string old_bin, new_bin;       // paths to the two hybridbench executables (may be equal)
   std::vector<std::string> run_args;  // "run" and its options, without --out
-  int passes = 3;                     // passes per binary
+  int passes = 6;                     // passes per binary (cli/AB.md: why 6)
   std::string dir;                    // where the passes' reports go; empty: a new timestamped one
   bool quiet = false;                 // no progress lines on stderr
 };
@@ -31,6 +32,9 @@ struct AbSpec {
 struct AbResult {
   std::string dir, old_path, new_path;  // the folder and the two pooled reports in it
   reports::Report old_report, new_report;
+  // Each pair of passes run next to each other (OLD pass k, NEW pass k): what the verdict is
+  // judged on (reports/compare_pairs.h).
+  std::vector<std::pair<reports::Report, reports::Report>> pairs;
 };
 
 // Checks everything it can before any pass runs (hb::Error, exit 2: a binary that is missing or

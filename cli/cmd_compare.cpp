@@ -11,6 +11,7 @@
 #include "cli/output_options.h"
 #include "core/error.h"
 #include "reports/compare.h"
+#include "reports/compare_pairs.h"
 #include "reports/compare_render.h"
 #include "reports/exporters.h"
 #include "reports/json_io.h"
@@ -27,7 +28,7 @@ constexpr int kExitUnjudged = 4;
 struct CompareArgs {
   std::string old_path, new_path;
   std::vector<std::string> ab_bins, rest;  // --ab OLD_BIN NEW_BIN; operands after OLD NEW
-  int ab_passes = 3;
+  int ab_passes = 6;
   std::string ab_dir;
   reports::CompareOptions options;
   std::string json_out, bmf_out, github_out, out, format = "text", accuracy_target;
@@ -42,10 +43,13 @@ std::vector<std::pair<std::string, std::string>> outputs(const CompareArgs& a) {
           {"--out", a.out}};
 }
 
-// The verdict on two reports, its table and files; compare's exit status.
+// The verdict on two reports, its table and files; compare's exit status. An A/B's timing
+// verdicts are its pass pairs' (reports/compare_pairs.h).
 int judge(const CompareArgs& a, const reports::Report& old_report,
-          const reports::Report& new_report) {
-  const reports::CompareResult result = reports::compare_reports(old_report, new_report, a.options);
+          const reports::Report& new_report,
+          const std::vector<std::pair<reports::Report, reports::Report>>* pairs = nullptr) {
+  reports::CompareResult result = reports::compare_reports(old_report, new_report, a.options);
+  if (pairs) reports::apply_pass_pairs(reports::judge_pass_pairs(*pairs, a.options), result);
   const std::string table = a.format == "md" ? reports::compare_markdown_text(result)
                                              : reports::compare_table_text(result);
   // With a result on standard output, human text goes to stderr so stdout stays machine-readable.
@@ -111,7 +115,7 @@ int compare_command(CompareArgs& a) {
   AbResult r = run_ab(spec);
   a.old_path = r.old_path;
   a.new_path = r.new_path;
-  return judge(a, r.old_report, r.new_report);
+  return judge(a, r.old_report, r.new_report, &r.pairs);
 }
 
 // The timing verdict's options (reports/COMPARE.md says how each is used).
@@ -185,8 +189,9 @@ CommandFn add_compare_command(CLI::App& app) {
       "counts); 4 with --fail-unjudged, points not judged (and no regression); 2 unreadable\n"
       "input or nothing in common.\n"
       "--ab OLD_BIN NEW_BIN -- run ARGS...: one job runs the sweep with both builds, passes\n"
-      "interleaved (--ab-passes each, fresh processes), pools each side's passes and judges them\n"
-      "as above, with the same exit status; both saw the same machine at the same time.\n\n"
+      "interleaved (--ab-passes each, fresh processes), and judges each strategy by the pass\n"
+      "pairs: its NEW/OLD move in each pair over its group's, SLOWER when the median move is\n"
+      "beyond 8% and 2 in 3 of the pairs agree (cli/AB.md); same exit status.\n\n"
       "Examples:\n"
       "  hybridbench run --out pr.json   # the gate's input: >= 6 interleaved rounds a point\n"
       "  hybridbench compare main.json pr.json\n"

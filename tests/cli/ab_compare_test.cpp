@@ -58,6 +58,8 @@ TEST_F(AbCompare, SameBinaryTwiceIsSame) {
   ASSERT_NE(o2, std::string::npos) << out_;
   EXPECT_TRUE(o1 < n1 && n1 < n2 && n2 < o2) << out_;
   EXPECT_NE(out_.find("SAME"), std::string::npos) << out_;
+  // Judged by its pass pairs (reports/compare_pairs.h), which the table says.
+  EXPECT_NE(out_.find("timing verdicts are by pass pairs"), std::string::npos) << out_;
   const auto pooled = read_json(file("ab/new.json"));
   ASSERT_TRUE(pooled.is_object());
   ASSERT_EQ(pooled["points"].size(), 2u) << pooled.dump(1).substr(0, 2000);
