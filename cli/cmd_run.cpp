@@ -427,7 +427,7 @@ struct MachineSweep {
       model::attach_modeled_whole_model(report, profiles, s.spec.own_models);
       // What the figures are worth (issue 49 item 5): the published rows' errors, and each
       // platform's sourced price, power and bandwidth.
-      report.context.model_uncertainty = model_uncertainty(published_validation());
+      report.context.model_uncertainty = model_uncertainty();
       report.context.assumptions = platform_assumptions(profiles);
     } else
       model::attach_measured_whole_model(

@@ -13,10 +13,10 @@
 
 namespace hb::cli {
 
-// Per kind of figure ("itl" from the ms_per_token rows, "tokens_per_s" from the tokens_per_s
-// rows; rows not excluded): the largest |error| as the ± printed, the median beside it, and the
-// source naming the rows. A kind without rows gets none.
-std::vector<reports::ModelUncertainty> model_uncertainty(const model::PublishedValidation& v);
+// Per kind of figure ("itl", "tokens_per_s"): the largest |error| of `validate-model
+// --published`'s rows of that kind as the ± printed, the median beside it and the rows named as
+// its source (recorded from that command: model_uncertainty.cpp says when, a test that they hold).
+std::vector<reports::ModelUncertainty> model_uncertainty();
 
 // The published validation as `validate-model --published` runs it (the shipped rows, each
 // projected with model mode on its preset, executed on this machine).
