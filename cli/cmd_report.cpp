@@ -8,6 +8,7 @@
 #include "cli/numeric_options.h"
 #include "core/error.h"
 #include "reports/exporters.h"
+#include "reports/first_screen.h"
 #include "reports/html.h"
 #include "reports/json_io.h"
 #include "reports/output_file.h"
@@ -65,8 +66,15 @@ int procurement_command(const ReportArgs& a) {
   refuse_duplicate_reports(a.paths, reports);
   std::vector<const reports::Report*> all;
   for (const auto& r : reports) all.push_back(&r);
-  const reports::ProcurementOptions o{a.tables.itl_slo_ns};
-  const std::string md = reports::procurement_markdown(reports::procurement_settings(all, o), o);
+  const reports::ProcurementOptions o{a.tables.itl_slo_ns,
+                                      a.tables.full ? 0 : reports::kTopPlatformsPerStrategy};
+  const auto settings = reports::procurement_settings(all, o);
+  // The answer and its chart first (issue 49), then the view (its top rows without --full).
+  const reports::FirstScreen first = reports::procurement_first_screen(settings);
+  std::string md;
+  for (const auto& l : first.answer) md += "- " + l + "\n";
+  if (first.headline) md += "\n" + reports::tokens_bars_markdown(*first.headline) + "\n";
+  md += reports::procurement_markdown(settings, o);
   write_tables_and_page(a, md, [&] { return reports::procurement_page_html(all, o); });
   return kExitOk;
 }
@@ -124,6 +132,9 @@ CommandFn add_report_command(CLI::App& app) {
   add_seconds_option(*sub, "--itl-slo", a->itl_slo_s,
                      "Inter-token latency SLO for the procurement view's largest batch, e.g. 50ms",
                      parse::RealRange{0, 3600, true, false});
+  sub->add_flag("--full", a->tables.full,
+                "Every section: without it a report over several platforms (and --procurement) "
+                "gives the answer, its chart and the top platforms per strategy");
   sub->add_option("--format", a->format,
                   "md (markdown tables), csv (one row per point), html (the page with charts), "
                   "bmf (Bencher Metric Format) or github-benchmark (github-action-benchmark, "

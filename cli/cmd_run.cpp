@@ -14,6 +14,7 @@
 #include "baselines/register.h"
 #include "bench/model_config.h"
 #include "cli/command.h"
+#include "cli/model_uncertainty.h"
 #include "cli/economics_options.h"
 #include "cli/fleet_run.h"
 #include "cli/numeric_options.h"
@@ -432,9 +433,13 @@ struct MachineSweep {
   // The whole model's ITL, tokens/s and economics per point (model/whole_model.h).
   void attach_whole_model(reports::Report& report, const bench::ResolvedSweep& s) const {
     const auto& profiles = platforms.profiles;
-    if (platforms.mode == RunMode::model)
+    if (platforms.mode == RunMode::model) {
       model::attach_modeled_whole_model(report, profiles, s.spec.own_models);
-    else
+      // What the figures are worth (issue 49 item 5): the published rows' errors, and each
+      // platform's sourced price, power and bandwidth.
+      report.context.model_uncertainty = model_uncertainty();
+      report.context.assumptions = platform_assumptions(profiles);
+    } else
       model::attach_measured_whole_model(
           report, s.spec, platforms.measured_economics, profiles.empty() ? "" : profiles[0].name,
           !profiles.empty() && profiles[0].tier(MemoryKind::cxl) != nullptr);

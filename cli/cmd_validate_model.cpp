@@ -10,6 +10,7 @@
 
 #include "baselines/register.h"
 #include "cli/command.h"
+#include "cli/model_uncertainty.h"
 #include "cli/numeric_options.h"
 #include "cli/platform_setup.h"
 #include "cli/output_options.h"
@@ -170,13 +171,9 @@ int validate_published(ValidateArgs& a, const CLI::App& sub) {
                   "drop " + std::string(o) + ", or drop --published to validate on this machine");
   a.out = out_or_json(a.out, a.json);
   reports::check_output_path(a.json.empty() ? "--out" : "--json", a.out);
-  const auto rows = model::parse_published_measurements(model::embedded_published_measurements(),
-                                                        "model/published/measurements.json");
-  const PlatformSetup platform = setup_platform(model::published_row_sweep(rows.front()));
-  const model::PublishedValidation v =
-      model::project_published(rows, platform.env, [&](const std::string& row) {
-        if (!a.quiet) std::cerr << "validate-model: projecting " << row << "\n";
-      });
+  const model::PublishedValidation v = published_validation([&](const std::string& row) {
+    if (!a.quiet) std::cerr << "validate-model: projecting " << row << "\n";
+  });
   (reports::is_stdout_path(a.out) ? std::cerr : std::cout) << model::published_text(v);
   if (!a.out.empty()) reports::write_output(a.out, model::published_json(v));
   if (a.check && !model::published_goal_met(v)) return kExitRegression;

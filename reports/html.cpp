@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "reports/convergence.h"
+#include "reports/first_screen.h"
 #include "reports/format.h"
 #include "reports/point_warnings.h"
 #include "reports/procurement_html.h"
@@ -462,13 +463,16 @@ figure{margin:10px 0}figcaption{font-size:12px;color:#555}.prov{color:#a33;font-
 
 // The page's head, the summary (the answer first, issue 19), the run's context collapsed under
 // it, and the points that stopped early or warned.
+std::string html_head(const Report& report) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+         "charset=\"utf-8\">\n<title>hybridbench "
+         "report " +
+         html_escape(report.context.host + " " + report.context.date_utc) + "</title>\n<style>\n" +
+         kStyle + "\n</style>\n</head>\n<body>\n<h1>hybridbench report</h1>\n";
+}
+
 std::string html_opening(const Report& report, const TableOptions& options) {
-  std::string h =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>hybridbench "
-      "report " +
-      html_escape(report.context.host + " " + report.context.date_utc) + "</title>\n<style>\n" +
-      kStyle + "\n</style>\n</head>\n<body>\n<h1>hybridbench report</h1>\n";
-  h += "<ul class=\"summary\" id=\"summary\">\n";
+  std::string h = "<ul class=\"summary\" id=\"summary\">\n";
   for (const auto& s : summary_sentences(report, options)) h += "<li>" + html_escape(s) + "</li>\n";
   h += "</ul>\n<details><summary>Run context (tool, host, accelerator, memory, settings, command) "
        "and how to read the figures</summary>\n<table class=\"facts\">\n";
@@ -609,16 +613,46 @@ std::string table_section(const ProcurementTable& t, int& fig, int& ids) {
   return h + "</section>\n";
 }
 
+// Several platforms (issue 49): the answer in three lines and its chart on the first screen,
+// every other part collapsed under its own heading.
+std::string first_screen_page(const Report& report, const TableOptions& options,
+                              const FirstScreen& first) {
+  std::string h = html_head(report) + "<ul class=\"summary\" id=\"summary\">\n";
+  for (const auto& l : first.answer) h += "<li>" + html_escape(l) + "</li>\n";
+  h += "</ul>\n";
+  int fig = 0, ids = 0;
+  h += procurement_answer_chart(*first.headline, fig);
+  // The full summary keeps its list, under another id: the answer above is the page's summary.
+  std::string rest = html_opening(report, options);
+  rest.replace(rest.find("id=\"summary\""), 12, "id=\"summary-all\"");
+  h += "<details><summary>Summary, run context and how to read the figures</summary>\n" + rest +
+       "</details>\n";
+  const ProcurementOptions po{options.itl_slo_ns};
+  h += "<details><summary>Procurement: every setting, its chart and every platform "
+       "ranked</summary>\n" +
+       procurement_section_html(procurement_settings({&report}, po), po, fig) + "</details>\n";
+  if (!report.context.assumptions.empty())
+    h += "<details><summary>Assumptions: each platform's price, power and bandwidth, with "
+         "sources and dates</summary>\n" +
+         assumptions_table(report.context, true).html() + "</details>\n";
+  for (const auto& t : procurement_tables(report, options))
+    h += "<details><summary>" + html_escape(t.title) +
+         ": step times, speedups, accuracy</summary>\n" + table_section(t, fig, ids) +
+         "</details>\n";
+  return h + "</body>\n</html>\n";
+}
+
 }  // namespace
 
 std::string html_report(const Report& report, const TableOptions& options) {
+  if (const FirstScreen first = first_screen(report, options); first.headline)
+    return first_screen_page(report, options, first);
   const auto tables = procurement_tables(report, options);
-  std::string h = html_opening(report, options);
+  std::string h = html_head(report) + html_opening(report, options);
   if (tables.empty()) h += "<p class=\"failed\">The report has no points.</p>\n";
   int fig = 0, ids = 0;
   for (const auto& t : tables) h += table_section(t, fig, ids);
-  // Several platforms (profiles or hosts): the buyer's view, ranked, with its chart.
-  if (report_platforms(report).size() > 1)
+  if (report_platforms(report).size() > 1)  // several platforms, none with a point to rank
     h += procurement_section_html(procurement_settings({&report}, {options.itl_slo_ns}),
                                   {options.itl_slo_ns}, fig);
   return h + "</body>\n</html>\n";

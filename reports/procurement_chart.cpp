@@ -103,9 +103,13 @@ std::string procurement_chart(const ProcurementSetting& s, const std::string& id
     stairs.emplace_back(cost, itl);
   }
   if (stairs.size() > 1) plot.polyline(stairs, "#555", false, 1.5);
+  // The legend names the platforms drawn, not every platform of the setting.
   std::vector<std::pair<std::string, std::string>> legend;
   for (size_t i = 0; i < s.platforms.size(); ++i)
-    legend.emplace_back(s.platforms[i], series_color(i));
+    if (std::any_of(drawn.begin(), drawn.end(), [&](const ProcurementEntry* e) {
+          return e->candidate.platform == s.platforms[i];
+        }))
+      legend.emplace_back(s.platforms[i], series_color(i));
   for (const ProcurementEntry* e : drawn) {
     const Candidate& c = e->candidate;
     const std::string color = series_color(index_of(s.platforms, c.platform));

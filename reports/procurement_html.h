@@ -14,6 +14,9 @@ namespace hb::reports {
 std::string procurement_section_html(const std::vector<ProcurementSetting>& settings,
                                      const ProcurementOptions& options, int& figure);
 
+// The headline setting's chart as the page's first figure (reports/first_screen.h).
+std::string procurement_answer_chart(const ProcurementSetting& s, int& figure);
+
 // A whole self-contained page with the view alone.
 std::string procurement_page_html(const std::vector<const Report*>& reports,
                                   const ProcurementOptions& options);

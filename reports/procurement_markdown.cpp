@@ -30,6 +30,21 @@ std::string unit(M m) { return kMetricTexts[static_cast<size_t>(m)].unit; }
 
 std::string who(const Candidate& c) { return c.platform + " with " + c.strategy; }
 
+// " ± 5.1% (model)" after a modeled figure: the uncertainty of its kind (tokens/s, and $/Mtok and
+// tokens/s per W, which scale with it; ITL), else the ITL's; "" for a measured figure or a
+// capacity (memory arithmetic, no timing).
+std::string model_pm(const ProcurementSetting& s, M m, const Candidate& c) {
+  if (c.provenance != Provenance::modeled || m == M::max_context) return "";
+  const ModelUncertainty* itl = nullptr;
+  const ModelUncertainty* tps = nullptr;
+  for (const auto& u : s.model_uncertainty) {
+    if (u.figure == "itl") itl = &u;
+    if (u.figure == "tokens_per_s") tps = &u;
+  }
+  const ModelUncertainty* u = m != M::itl && tps ? tps : itl;
+  return u ? " ± " + format_percent(u->rel) + " (model)" : "";
+}
+
 // "1.21x ahead of gh200 with hybridgen (258 tokens/s; 95% CI 1.10-1.32x over 8 rounds)".
 std::string lead_text(const Ranking& r, M m) {
   if (!r.runner_up) return "";
@@ -72,7 +87,8 @@ std::vector<std::string> best_lines(const ProcurementSetting& s) {
       if (r.runner_up) line += "; the next platform is " + who(*r.runner_up);
     } else {
       const Candidate& w = *r.leaders[0];
-      line += who(w) + ", " + figure_text(m, w.figure(m)) + unit(m) + lead_text(r, m);
+      line += who(w) + ", " + figure_text(m, w.figure(m)) + unit(m) + model_pm(s, m, w) +
+              lead_text(r, m);
       if (!r.runner_up) line += " (the only platform with an eligible figure here)";
     }
     out.push_back(line + ".");
@@ -123,6 +139,7 @@ TextTable procurement_table(const ProcurementSetting& s, const ProcurementOption
   for (const auto& strategy : strategy_order(s)) {
     int rank = 0;
     for (const Candidate* c : platforms_ranked(cs, strategy, M::tokens_per_s)) {
+      if (o.top_per_strategy > 0 && rank >= o.top_per_strategy) break;
       const ProcurementEntry* e = entry_of(s, c);
       std::vector<std::string> row = {rank == 0 ? strategy : "", std::to_string(++rank),
                                       c->platform};
@@ -183,6 +200,27 @@ std::vector<std::string> blank_lines(const ProcurementSetting& s) {
   return out;
 }
 
+namespace {
+
+// What a table of the top rows leaves out, counted: "\n12 more ranked rows, 40 candidates not
+// ranked, 2 blank columns: `report --full` lists them.\n"; "" when nothing.
+std::string left_out_line(const ProcurementSetting& s, const ProcurementOptions& o, size_t shown) {
+  ProcurementOptions all = o;
+  all.top_per_strategy = 0;
+  const size_t ranked = procurement_table(s, all).rows();
+  const size_t not_ranked = not_ranked_lines(s).size(), blanks = blank_lines(s).size();
+  std::vector<std::string> parts;
+  if (ranked > shown) parts.push_back(std::to_string(ranked - shown) + " more ranked row(s)");
+  if (not_ranked > 0) parts.push_back(std::to_string(not_ranked) + " not ranked (line(s))");
+  if (blanks > 0) parts.push_back(std::to_string(blanks) + " blank column reason(s)");
+  if (parts.empty()) return "";
+  std::string line = "\nTop " + std::to_string(o.top_per_strategy) + " platforms per strategy; ";
+  for (size_t i = 0; i < parts.size(); ++i) line += (i ? ", " : "") + parts[i];
+  return line + ": `report --full` lists them.\n";
+}
+
+}  // namespace
+
 std::string procurement_markdown(const std::vector<ProcurementSetting>& settings,
                                  const ProcurementOptions& options) {
   std::string md =
@@ -197,10 +235,18 @@ std::string procurement_markdown(const std::vector<ProcurementSetting>& settings
   for (const auto& s : settings) {
     md += "\n### " + s.title + "\n\nFigures: ";
     for (size_t i = 0; i < s.provenances.size(); ++i) md += (i ? ", " : "") + s.provenances[i];
-    md += "; target " + s.target + ".\n\n";
+    md += "; target " + s.target + ".";
+    for (const auto& u : s.model_uncertainty)
+      md += " Modeled " + std::string(u.figure == "itl" ? "ITL" : "tokens/s") + " ± " +
+            format_percent(u.rel) + " (" + u.source + ").";
+    md += "\n\n";
     for (const auto& l : best_lines(s)) md += "- " + l + "\n";
     const TextTable t = procurement_table(s, options);
     if (t.rows() > 0) md += "\n" + t.markdown();
+    if (options.top_per_strategy > 0) {
+      md += left_out_line(s, options, t.rows());
+      continue;
+    }
     if (const auto nr = not_ranked_lines(s); !nr.empty()) {
       md += "\nNot ranked:\n\n";
       for (const auto& l : nr) md += "- " + l + "\n";

@@ -136,6 +136,7 @@ std::vector<ProcurementSetting> procurement_settings(const std::vector<const Rep
         s.seq_len = p->axes.seq_len, s.batch = p->axes.batch;
         s.target = report_accuracy_target(*r).describe();
       }
+      if (s.model_uncertainty.empty()) s.model_uncertainty = r->context.model_uncertainty;
       s.entries.push_back(make_entry(*p, *r, platform, points, options));
       if (std::find(s.platforms.begin(), s.platforms.end(), platform) == s.platforms.end())
         s.platforms.push_back(platform);

@@ -20,6 +20,9 @@ struct ProcurementOptions {
   // --itl-slo: the largest batch whose ITL stays under it is reported per candidate; nullopt:
   // only the memory's limit on the batch.
   std::optional<double> itl_slo_ns;
+  // The markdown's table shows this many platforms per strategy and counts what it leaves out
+  // (what was not ranked, blank columns); 0 = every row and line (report --full).
+  int top_per_strategy = 0;
 };
 
 // What the view says about one candidate besides the ranked figures.
@@ -49,6 +52,9 @@ struct ProcurementSetting {
   std::vector<std::string> platforms;     // every platform of the setting, by name
   std::vector<std::string> provenances;   // of the entries' figures, sorted
   std::string target;                     // "recall >= 0.9"
+  // Modeled figures' uncertainty per kind (ReportContext::model_uncertainty of the first report
+  // that has it); empty when no report says.
+  std::vector<ModelUncertainty> model_uncertainty;
   // The candidates alone, for the ranking functions.
   std::vector<Candidate> candidates() const;
 };

@@ -120,6 +120,12 @@ bool Speedup::decided(double margin) const {
   return std::fabs(std::log(ratio)) > 2 * rel_noise;
 }
 
+const ModelUncertainty* ReportContext::uncertainty(const std::string& figure) const {
+  for (const auto& u : model_uncertainty)
+    if (u.figure == figure) return &u;
+  return nullptr;
+}
+
 std::optional<double> sweep_number(const ReportContext& c, const std::string& key) {
   const auto it = c.sweep.find(key);
   if (it == c.sweep.end()) return std::nullopt;

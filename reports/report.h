@@ -94,6 +94,23 @@ struct HostRecord {
   int64_t points = 0;  // points this rank contributed
 };
 
+// How far model mode's figures may be off (issue 49 item 5): the |error| of the rows of
+// `validate-model --published` (model/published/) for one kind of modeled figure, written by
+// `run --mode model` and printed with every modeled figure of that kind instead of "± 0.0%".
+struct ModelUncertainty {
+  std::string figure;  // "itl" (step times and ITL) or "tokens_per_s"
+  double rel = 0;      // the ± printed: the largest |error| of the rows (a fraction)
+  double median_abs_error = 0;
+  int rows = 0;
+  std::string source;  // "validate-model --published, 9 rows (...), median |error| 1.2%, max 5.1%"
+};
+
+// One figure a modeled platform assumes, as its profile gives it with its source and date
+// ("price per hour", "43.26 (AWS EC2 ..., 2024-12)"); the report's assumptions section.
+struct PlatformAssumption {
+  std::string platform, figure, text;
+};
+
 struct ReportContext {
   // Build (fill_host_context() fills these from core/build_info.h).
   std::string tool_version, git_commit, build_type, compiler;
@@ -113,6 +130,12 @@ struct ReportContext {
   // Fleet runs only (empty otherwise): every rank, in rank order. The fields above then describe
   // rank 0 (build, accelerator, topology), except `host`, which lists every distinct host name.
   std::vector<HostRecord> hosts;
+  // Model mode only (empty otherwise and in older reports): the figures' uncertainty per kind,
+  // and each platform's price, power and bandwidth with their sources.
+  std::vector<ModelUncertainty> model_uncertainty;
+  std::vector<PlatformAssumption> assumptions;
+  // The uncertainty of modeled figures of a kind ("itl", "tokens_per_s"); null when unknown.
+  const ModelUncertainty* uncertainty(const std::string& figure) const;
 };
 
 // Fills build facts, date, host name, OS/kernel, CPU model and SIMD level of this process.

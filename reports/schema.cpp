@@ -224,6 +224,22 @@ json context_json(const ReportContext& c) {
     for (const auto& h : c.hosts) hosts.push_back(host_json(h));
     j["hosts"] = std::move(hosts);
   }
+  if (!c.model_uncertainty.empty()) {
+    json u = json::array();
+    for (const auto& m : c.model_uncertainty)
+      u.push_back({{"figure", m.figure},
+                   {"rel", m.rel},
+                   {"median_abs_error", m.median_abs_error},
+                   {"rows", m.rows},
+                   {"source", m.source}});
+    j["model_uncertainty"] = std::move(u);
+  }
+  if (!c.assumptions.empty()) {
+    json a = json::array();
+    for (const auto& x : c.assumptions)
+      a.push_back({{"platform", x.platform}, {"figure", x.figure}, {"text", x.text}});
+    j["assumptions"] = std::move(a);
+  }
   return j;
 }
 
@@ -604,6 +620,17 @@ ReportContext read_context(const JsonReader& r, int version) {
   }
   if (r.has("hosts"))
     r.member("hosts").each_element([&](const JsonReader& h) { c.hosts.push_back(read_host(h)); });
+  if (r.has("model_uncertainty"))
+    r.member("model_uncertainty").each_element([&](const JsonReader& m) {
+      c.model_uncertainty.push_back({m.str("figure"), m.num_in("rel", 0, 10, "a fraction"),
+                                     m.num_in("median_abs_error", 0, 10, "a fraction"),
+                                     static_cast<int>(m.num_in("rows", 0, 1e6, "a count")),
+                                     m.str("source")});
+    });
+  if (r.has("assumptions"))
+    r.member("assumptions").each_element([&](const JsonReader& a) {
+      c.assumptions.push_back({a.str("platform"), a.str("figure"), a.str("text")});
+    });
   return c;
 }
 

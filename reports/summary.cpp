@@ -43,7 +43,7 @@ std::string versus(const ProcurementTable& t, const Speedup& r, const std::strin
   if (!r.noise_known())
     return "against " + other + note + ": " + format_ratio(r.ratio) +
            " on too few samples to know its noise (no verdict)";
-  const std::string noise = " ± " + format_percent(r.rel_noise);
+  const std::string noise = ratio_uncertainty(t, r.provenance == Provenance::modeled, r.rel_noise);
   const std::string as_fast = "as fast as " + other + note + " (" + format_ratio(r.ratio) + noise;
   if (!r.decided()) return as_fast + ", within noise)";
   if (!r.decided(t.tie_margin))

@@ -298,16 +298,45 @@ std::string series_color(size_t index) {
   return palette[index % (sizeof palette / sizeof palette[0])];
 }
 
-std::vector<SvgPlot::Tick> log_ticks(double lo, double hi, std::string (*fmt)(double)) {
+namespace {
+
+// The ticks at `mantissas` times each power of 10 within [lo, hi].
+std::vector<SvgPlot::Tick> ticks_at(double lo, double hi, const std::vector<double>& mantissas,
+                                    std::string (*fmt)(double)) {
   std::vector<SvgPlot::Tick> ticks;
-  if (!(lo > 0) || !(hi > lo)) return ticks;
-  const bool fine = std::log10(hi / lo) < 3;
   for (double decade = std::pow(10.0, std::floor(std::log10(lo))); decade <= hi; decade *= 10)
-    for (double m : {1.0, 2.0, 5.0}) {
-      if (m != 1.0 && !fine) continue;
-      const double v = decade * m;
-      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.push_back({v, fmt(v)});
-    }
+    for (double m : mantissas)
+      if (const double v = decade * m; v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9))
+        ticks.push_back({v, fmt(v)});
+  return ticks;
+}
+
+// `v` rounded to a power of 10 at about a quarter of the range's width.
+double rounded_in(double v, double lo, double hi) {
+  const double step = std::pow(10.0, std::floor(std::log10((hi - lo) / 4)));
+  return std::round(v / step) * step;
+}
+
+}  // namespace
+
+std::vector<SvgPlot::Tick> log_ticks(double lo, double hi, std::string (*fmt)(double)) {
+  if (!(lo > 0) || !(hi > lo)) return {};
+  // The coarsest steps that give a reader at least four values to read the axis by.
+  static const std::vector<std::vector<double>> kSteps = {
+      {1},
+      {1, 2, 5},
+      {1, 2, 3, 5, 7},
+      {1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9},
+      {1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9}};
+  for (const auto& steps : kSteps)
+    if (auto ticks = ticks_at(lo, hi, steps, fmt); ticks.size() >= 4) return ticks;
+  // A range narrower than those steps: five ticks evenly spaced on the log scale, rounded.
+  std::vector<SvgPlot::Tick> ticks;
+  for (int i = 0; i < 5; ++i) {
+    const double v = rounded_in(lo * std::pow(hi / lo, (0.5 + i) / 5.0), lo, hi);
+    if (v >= lo && v <= hi && (ticks.empty() || v > ticks.back().value))
+      ticks.push_back({v, fmt(v)});
+  }
   return ticks;
 }
 

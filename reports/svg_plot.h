@@ -117,8 +117,9 @@ double text_width(const std::string& s, double font_size);
 // Colour per series: Okabe-Ito (distinguishable with colour-vision deficiencies), then Tol's muted.
 std::string series_color(size_t index);
 
-// Decade ticks (1, 10, 100 ... times a power of 10), plus 2 and 5 multiples when the range
-// spans fewer than three decades; labels from `fmt`.
+// At least four ticks on any range hi > lo: decades (1, 10, 100 ...) where they give four, else
+// the coarsest of 1-2-5, 1-2-3-5-7 and finer multiples that does, else (a range narrower than
+// that) five evenly spaced on the log scale, rounded at the range's resolution; labels from `fmt`.
 std::vector<SvgPlot::Tick> log_ticks(double lo, double hi, std::string (*fmt)(double));
 
 // Expands [lo, hi] outward on a log scale so the data does not touch the frame.

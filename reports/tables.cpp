@@ -10,6 +10,7 @@
 #include "reports/convergence.h"
 #include "reports/point_warnings.h"
 #include "reports/fleet.h"
+#include "reports/first_screen.h"
 #include "reports/format.h"
 #include "reports/layer_stack.h"
 #include "reports/speedup_range.h"
@@ -283,6 +284,8 @@ std::vector<ProcurementTable> procurement_tables(const Report& report,
       t.noise_target = noise_target(report.context);
       t.tie_margin = tie_margin(report.context);
       t.target = report_accuracy_target(report);
+      if (const ModelUncertainty* u = report.context.uncertainty("itl"))
+        t.model_uncertainty = u->rel;
     }
     t.cells[{p.axes.strategy, p.axes.seq_len, host_of(p.axes)}] = &p;
     if (std::find(t.seq_lens.begin(), t.seq_lens.end(), p.axes.seq_len) == t.seq_lens.end())
@@ -360,9 +363,20 @@ std::string status_cell(const Point& p) {
   return to_string(p.status) + (p.reason.empty() ? "" : ": " + p.reason);
 }
 
-std::string time_cell(const Point* p, std::optional<double> noise_target) {
+std::string ratio_uncertainty(const ProcurementTable& t, bool modeled, double noise) {
+  if (modeled && t.model_uncertainty)
+    return " ± " + format_percent(std::sqrt(2.0) * *t.model_uncertainty) + " (model)";
+  return " ± " + format_percent(noise);
+}
+
+std::string time_cell(const Point* p, std::optional<double> noise_target,
+                      std::optional<double> model_uncertainty) {
   if (!p) return "-";
   if (!p->timed()) return to_string(p->status);
+  // A modeled time has no noise; its uncertainty is the model's against published measurements.
+  if (p->provenance == Provenance::modeled && model_uncertainty)
+    return format_duration_ns(p->step.summary.median) + " ± " + format_percent(*model_uncertainty) +
+           " (model)";
   return format_duration_ns(p->step.summary.median) + " ± " + noise_text(*p) +
          (missed_noise_target(*p, noise_target) ? kUnconvergedMark : "");
 }
@@ -466,7 +480,7 @@ std::string provenance_heading(const ProcurementTable& t) {
 TextTable time_grid(const ProcurementTable& t) {
   TextTable g = grid(t, [&](const std::string& s, int64_t len, const std::string& host) {
     const Point* p = t.at(s, len, host);
-    return time_cell(p, t.noise_target) + provenance_mark(t, p);
+    return time_cell(p, t.noise_target, t.model_uncertainty) + provenance_mark(t, p);
   });
   // A column whose fastest the noise cannot separate from others names the tie, as the summary
   // does, instead of crowning whichever median came out lowest.
@@ -529,10 +543,15 @@ std::string kv_boundary_line(const ProcurementTable& t) {
 TextTable speedup_grid(const ProcurementTable& t) {
   return grid(t, [&](const std::string& s, int64_t len, const std::string& host) -> std::string {
     const Point* p = t.at(s, len, host);
-    if (auto sp = t.speedup(s, len, host))
-      return format_ratio(sp->first) + " ± " + format_percent(sp->second) + provenance_mark(t, p);
-    if (p && !p->timed()) return to_string(p->status);
     const Point* r = t.at(t.reference, len, host);
+    if (auto sp = t.speedup(s, len, host))
+      return format_ratio(sp->first) +
+             ratio_uncertainty(t,
+                               p && r && p->provenance == Provenance::modeled &&
+                                   r->provenance == Provenance::modeled,
+                               sp->second) +
+             provenance_mark(t, p);
+    if (p && !p->timed()) return to_string(p->status);
     return r && !r->timed() ? "n/a (" + t.reference + " " + to_string(r->status) + ")" : "-";
   });
 }
@@ -603,10 +622,14 @@ std::vector<std::string> not_run_lines(const ProcurementTable& t) {
   return lines;
 }
 
-std::string markdown_report(const Report& report, const TableOptions& options) {
+namespace {
+
+// Everything after the first screen: the summary, the run's context, a section per table, the
+// layer stack and the procurement view.
+std::string markdown_sections(const Report& report, const TableOptions& options) {
   // The answer first (issue 19), the context collapsed below it: GitHub and most viewers render
   // <details>; a plain reader still sees the text.
-  std::string md = "# hybridbench report\n\n## Summary\n\n";
+  std::string md = "## Summary\n\n";
   for (const auto& s : summary_sentences(report, options)) md += "- " + s + "\n";
   md +=
       "\n<details><summary>Run context (tool, host, accelerator, settings, command) and how to "
@@ -674,7 +697,28 @@ std::string markdown_report(const Report& report, const TableOptions& options) {
     const ProcurementOptions po{options.itl_slo_ns};
     md += "\n" + procurement_markdown(procurement_settings({&report}, po), po);
   }
+  if (const std::string a = assumptions_markdown(report.context, true); !a.empty()) md += "\n" + a;
   return md;
+}
+
+}  // namespace
+
+std::string markdown_report(const Report& report, const TableOptions& options) {
+  std::string md = "# hybridbench report\n\n";
+  const FirstScreen first = first_screen(report, options);
+  // One platform: the summary below is the answer (issue 19), as it always was.
+  if (!first.headline) return md + markdown_sections(report, options);
+  // Several: the answer in three lines and its chart (issue 49), then the top of the
+  // procurement view; --full adds every section.
+  for (const auto& l : first.answer) md += "- " + l + "\n";
+  md += "\n" + tokens_bars_markdown(*first.headline);
+  if (options.full) return md + "\n" + markdown_sections(report, options);
+  const ProcurementOptions po{options.itl_slo_ns, kTopPlatformsPerStrategy};
+  md += "\n" + procurement_markdown(procurement_settings({&report}, po), po);
+  if (const std::string a = assumptions_markdown(report.context, false); !a.empty()) md += "\n" + a;
+  return md +
+         "\nThe rest (run context, each platform's step times, speedups and accuracy, every "
+         "platform ranked, what was not ranked and why): `hybridbench report FILE --full`.\n";
 }
 
 std::string csv_report(const Report& report, const TableOptions& options) {

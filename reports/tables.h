@@ -14,12 +14,18 @@
 
 namespace hb::reports {
 
+// Platforms per strategy in the procurement tables of a report without --full.
+inline constexpr int kTopPlatformsPerStrategy = 2;
+
 struct TableOptions {
   // Strategy the speedups are relative to; empty: "full-gpu" when the report has it (the
   // everything-in-accelerator-memory ideal), otherwise the first strategy by name.
   std::string reference;
   // report --itl-slo: the procurement view's largest batch whose ITL stays under it (ns).
   std::optional<double> itl_slo_ns;
+  // report --full: every section; without it a report over several platforms is its first
+  // screen and the procurement view's top rows (reports/first_screen.h).
+  bool full = false;
 };
 
 struct ProcurementTable {
@@ -39,6 +45,10 @@ struct ProcurementTable {
   std::optional<double> noise_target;    // the run's --max-noise, when the report says
   double tie_margin = 0;                 // the run's --tie-margin (fraction; 0: older reports)
   AccuracyTarget target;                 // the report's --accuracy-target (report_accuracy_target)
+  // Modeled step times and ITL: the relative uncertainty `validate-model --published` gives them
+  // (ReportContext::model_uncertainty, "itl"), printed instead of their zero noise; none in
+  // reports without it.
+  std::optional<double> model_uncertainty;
 
   const Point* at(const std::string& strategy, int64_t seq_len, const std::string& host = "") const;
   // Time of b / time of a (> 1: a is faster) and its relative noise, from the report's
@@ -111,9 +121,14 @@ std::vector<ProcurementTable> procurement_tables(const Report& report,
 std::vector<std::pair<std::string, std::string>> context_facts(const ReportContext& c);
 
 // Cell texts shared by the renderers.
-std::string time_cell(const Point* p,
-                      std::optional<double> noise_target =
-                          std::nullopt);  // "1.23 ms ± 2.1%", or the status ("oom"), or "-"
+// " ± 3.0%" after a ratio of two points with relative noise `noise`; of two modeled points
+// (`modeled`) in a report with the model's uncertainty, both of it in quadrature: " ± 7.2%
+// (model)".
+std::string ratio_uncertainty(const ProcurementTable& t, bool modeled, double noise);
+// "1.23 ms ± 2.1%", or the status ("oom"), or "-"; a modeled point with the model's
+// uncertainty (ProcurementTable::model_uncertainty): "1.23 ms ± 5.1% (model)".
+std::string time_cell(const Point* p, std::optional<double> noise_target = std::nullopt,
+                      std::optional<double> model_uncertainty = std::nullopt);
 // Tokens attended per step and query head: "2048", or "1990 (1985-2048)" when it varied.
 std::string attended_cell(const std::optional<AttendedTokens>& a);
 // Headline accuracy: "recall 99.8%, cosine 0.9991, needle 100%, attended 2048", or the status.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The HTML report the way a person sees it (issue 19): rendered by headless Chromium at
 # 1400x1000, it must raise no console error or uncaught exception, show the summary sentences on
-# the first screen and not scroll sideways; a PNG screenshot of that first screen is written and
+# the first screen, start its first chart within the top 800 px (issue 49: the 1400x900 first
+# screen holds the answer and a chart) and not scroll sideways; a PNG screenshot of that first screen is written and
 # its path printed.
 #
 #   html_report_test.sh HYBRIDBENCH OUT_DIR [check|planted-error]
@@ -97,12 +98,15 @@ window.addEventListener('unhandledrejection', function (e) { __hbErrors.push('un
 window.addEventListener('load', function () {
   var s = document.getElementById('summary');
   var r = s ? s.getBoundingClientRect() : null;
+  var chart = document.querySelector('svg');
+  var c = chart ? chart.getBoundingClientRect() : null;
   var p = document.createElement('pre');
   p.id = 'hb-probe';
   p.textContent = JSON.stringify({
     errors: __hbErrors,
     sentences: s ? Array.prototype.map.call(s.querySelectorAll('li'), function (li) { return li.innerText; }) : null,
     top: r ? r.top + window.scrollY : null, bottom: r ? r.bottom + window.scrollY : null,
+    chart_top: c ? c.top + window.scrollY : null,
     viewport: [window.innerWidth, window.innerHeight],
     scroll_width: document.documentElement.scrollWidth
   });
@@ -152,6 +156,11 @@ elif not 3 <= len(probe["sentences"]) <= 8:
     problems.append("the summary has %d sentences, not 3-5 (up to 8 with several settings)" % len(probe["sentences"]))
 if probe["bottom"] is not None and (probe["top"] < 0 or probe["bottom"] > height):
     problems.append("the summary spans %.0f-%.0f px: not on the first screen (0-%d)" % (probe["top"], probe["bottom"], height))
+# Issue 49: the first screen (1400x900) holds the answer and a chart: the first chart starts on it.
+if probe["chart_top"] is None:
+    problems.append("the page has no chart")
+elif probe["chart_top"] > 900 - 100:
+    problems.append("the first chart starts at %.0f px: not on the first 900 px screen" % probe["chart_top"])
 if probe["scroll_width"] > width:
     problems.append("the page is %d px wide: it scrolls sideways in a %d px window" % (probe["scroll_width"], width))
 print("first screen summary:")

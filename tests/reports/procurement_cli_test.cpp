@@ -2,6 +2,10 @@
 // HTML page, and the refusals (exit 2). Skipped when the binary has not been built.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
 #include "procurement_fixture.h"
 #include "reports/json_io.h"
 #include "tests/cli_fixture.h"
@@ -47,6 +51,47 @@ TEST_F(ProcurementCli, RefusesWhatItCannotDo) {
   EXPECT_EQ(run("report " + file("p.json") + " --procurement --format csv"), 2) << out_;
   EXPECT_EQ(run("report " + file("p.json") + " --procurement --itl-slo 0"), 2) << out_;
   EXPECT_EQ(run("report " + file("p.json") + " --procurement --itl-slo fast"), 2) << out_;
+}
+
+// Issue 49 item 5: a model-mode report records the uncertainty validate-model --published gives
+// (the largest |error| of its ITL rows, not held rows aside; a row that did not run counts 1) and
+// its platform's sourced figures; report prints it where "± 0.0%" stood.
+TEST_F(ProcurementCli, ModelModeRecordsThePublishedRowsErrorAsItsUncertainty) {
+  ASSERT_EQ(run("run -q --mode model --platform h200-pcie5-emr --model llama-3.1-8b --seq-len 4k "
+                "--strategy full-gpu,cpu-only --decode-steps 4 --out " +
+                file("m.json")),
+            0)
+      << out_;
+  const Report r = read_report(file("m.json"));
+  // What a fresh validate-model --published gives per kind: the run's recorded figures must be it.
+  ASSERT_EQ(run("validate-model --published -q --json " + file("v.json")), 0) << out_;
+  const auto v = nlohmann::json::parse(slurp(file("v.json")));
+  for (const auto& [figure, metric] : {std::pair<std::string, std::string>{"itl", "ms_per_token"},
+                                       {"tokens_per_s", "tokens_per_s"}}) {
+    std::vector<double> errors;
+    for (const auto& row : v.at("rows"))
+      if (row.at("metric") == metric && !row.contains("excluded"))
+        errors.push_back(row.contains("error") ? std::fabs(row.at("error").get<double>()) : 1.0);
+    ASSERT_FALSE(errors.empty()) << figure;
+    std::sort(errors.begin(), errors.end());
+    const size_t n = errors.size();
+    const double median = n % 2 ? errors[n / 2] : (errors[n / 2 - 1] + errors[n / 2]) / 2;
+    const ModelUncertainty* u = r.context.uncertainty(figure);
+    ASSERT_NE(u, nullptr) << figure;
+    EXPECT_NEAR(u->rel, errors.back(), 5e-4)
+        << figure << ": record cli/model_uncertainty.cpp again";
+    EXPECT_NEAR(u->median_abs_error, median, 5e-4) << figure;
+    EXPECT_EQ(u->rows, static_cast<int>(n)) << figure;
+    EXPECT_NE(u->source.find(std::to_string(n) + " rows"), std::string::npos) << u->source;
+  }
+  const auto price = std::find_if(r.context.assumptions.begin(), r.context.assumptions.end(),
+                                  [](const auto& a) { return a.figure.rfind("price", 0) == 0; });
+  ASSERT_NE(price, r.context.assumptions.end());
+  EXPECT_EQ(price->platform, "h200-pcie5-emr");
+  EXPECT_NE(price->text.find("2024-12"), std::string::npos) << price->text;  // the list's date
+  ASSERT_EQ(run("report " + file("m.json")), 0) << out_;
+  EXPECT_EQ(stdout_.find("± 0.0%"), std::string::npos) << stdout_;
+  EXPECT_NE(stdout_.find("% (model)"), std::string::npos) << stdout_;
 }
 
 }  // namespace

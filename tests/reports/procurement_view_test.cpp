@@ -169,6 +169,13 @@ TEST(ProcurementView, TheMarkdownSectionAndTheChart) {
   EXPECT_TRUE(why.empty());
   EXPECT_NE(svg.find("b200 with h2o"), std::string::npos);  // drawn hollow: misses the target
   EXPECT_NE(svg.find("fill=\"#fff\""), std::string::npos);
+  // The legend lists the platforms drawn (issue 49: 8 listed where 2 were plotted): one whose
+  // points all fail to fit has no marker and no legend entry.
+  ProcurementSetting one = s;
+  one.platforms.push_back("mi300x");
+  const std::string with_extra = procurement_chart(one, "t", why);
+  EXPECT_EQ(with_extra.find(">mi300x<"), std::string::npos) << with_extra;
+  EXPECT_NE(with_extra.find(">h200<"), std::string::npos);
 }
 
 TEST(ProcurementView, CapacityRowsSurviveTheJsonAndOldReportsHaveNone) {

@@ -7,6 +7,7 @@
 
 #include "fixtures.h"
 #include "reports/convergence.h"
+#include "reports/format.h"
 #include "reports/html.h"
 #include "reports/summary.h"
 #include "reports/svg_plot.h"
@@ -290,6 +291,30 @@ TEST(Charts, SpreadLabelsKeepOrderAndGap) {
   EXPECT_LT(y[1], y[2]);
   EXPECT_LE(y[3], 100);  // clamped into the range
   EXPECT_EQ(y[4], 10);   // alone where it wished
+}
+
+// Issue 49: a chart over 30-60 ms read "50 ms" alone. Every range gives at least four ticks to
+// read values by, inside the range and increasing; a wide one keeps its decades.
+std::string plain(double v) { return format_fixed(v, 4); }
+TEST(Charts, LogTicksGiveAtLeastFourOnAnyRange) {
+  for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{
+           {30e6, 60e6}, {1.0, 1.05}, {42.0, 44.0}, {0.8, 3.0}, {1e3, 1e9}, {7.0, 70.0}}) {
+    const auto ticks = log_ticks(lo, hi, plain);
+    EXPECT_GE(ticks.size(), 4u) << lo << "-" << hi;
+    EXPECT_LE(ticks.size(), 16u) << lo << "-" << hi;
+    for (size_t i = 0; i < ticks.size(); ++i) {
+      EXPECT_GE(ticks[i].value, lo);
+      EXPECT_LE(ticks[i].value, hi);
+      if (i > 0) EXPECT_GT(ticks[i].value, ticks[i - 1].value);
+    }
+  }
+  const auto decades = log_ticks(1e3, 1e9, plain);
+  ASSERT_EQ(decades.size(), 7u);  // 1e3 ... 1e9: decades only
+  EXPECT_EQ(decades[1].value, 1e4);
+  const auto narrow = log_ticks(30e6, 60e6, plain);  // 30, 40, 50, 60 ms
+  ASSERT_EQ(narrow.size(), 4u);
+  EXPECT_EQ(narrow.front().value, 30e6);
+  EXPECT_TRUE(log_ticks(5, 5, plain).empty());
 }
 
 TEST(Charts, LabelPlacerNeverOverlaps) {
