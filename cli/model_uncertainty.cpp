@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/platform_setup.h"
+#include "model/published_errors.h"
 
 namespace hb::cli {
 
@@ -16,37 +17,19 @@ std::string percent(double fraction) {
   return b;
 }
 
-// What `validate-model --published` gave per kind of figure (rows not excluded; a row that
-// did not run counts 1): ITL from its ms_per_token rows, tokens/s from its tokens_per_s rows.
-// Projecting the rows takes minutes on a loaded 2-core machine, too long for every model run, so
-// the run records these; tests/reports/procurement_cli_test.cpp recomputes them from a fresh
-// `validate-model --published --json` and fails when they drift: record them again then.
-struct PublishedErrors {
-  const char* figure;
-  int rows;
-  double median_abs_error, max_abs_error;
-  const char* publications;
-};
-constexpr PublishedErrors kPublishedErrors[] = {
-    {"itl", 6, 0.019368, 0.05087, "Quest ICML'24"},
-    {"tokens_per_s", 5, 0.00541, 0.013303, "ShadowKV ICML'25, FlexGen ICML'23"},
-};
-constexpr const char* kRecorded = "2026-12-07, main 0bf7c6f";
-
 }  // namespace
 
 std::vector<reports::ModelUncertainty> model_uncertainty() {
   std::vector<reports::ModelUncertainty> out;
-  for (const auto& e : kPublishedErrors) {
+  for (const auto& e : model::recorded_published_errors()) {
     reports::ModelUncertainty u;
     u.figure = e.figure;
     u.rows = e.rows;
     u.rel = e.max_abs_error;
     u.median_abs_error = e.median_abs_error;
-    u.source = "validate-model --published (" + std::string(kRecorded) + "), " +
-               std::to_string(e.rows) + " rows (" + e.publications +
-               "; single-GPU nodes), median |error| " + percent(e.median_abs_error) + ", max " +
-               percent(e.max_abs_error);
+    u.source = "validate-model --published (" + std::string(model::kPublishedErrorsRecorded) +
+               "), " + std::to_string(e.rows) + " rows (" + e.publications + "), median |error| " +
+               percent(e.median_abs_error) + ", max " + percent(e.max_abs_error);
     out.push_back(std::move(u));
   }
   return out;

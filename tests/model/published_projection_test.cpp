@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/model_presets.h"
 #include "hybrid/register.h"
+#include "model/published_errors.h"
 #include "tests/child_process.h"
 
 namespace hb::model {
@@ -57,6 +58,17 @@ TEST(PublishedProjection, EveryShippedRowProjectsAndTheRowsMeetTheGoal) {
         << p.projected << ", published " << p.row.value;
   }
   EXPECT_EQ(held, 9);  // six Quest rows, three ShadowKV rows
+  // The uncertainty every model run records (model/published_errors.cpp) is this projection's.
+  for (const auto& r : recorded_published_errors()) {
+    const MetricErrors now = metric_errors(v, r.metric);
+    EXPECT_EQ(r.rows, now.rows) << r.figure;
+    EXPECT_NEAR(r.median_abs_error, now.median_abs_error, 5e-4)
+        << r.figure << ": record model/published_errors.cpp again: " << now.rows << " rows, median "
+        << now.median_abs_error << ", max " << now.max_abs_error;
+    EXPECT_NEAR(r.max_abs_error, now.max_abs_error, 5e-4)
+        << r.figure << ": record model/published_errors.cpp again: " << now.rows << " rows, median "
+        << now.median_abs_error << ", max " << now.max_abs_error;
+  }
   // Excluded rows are shown, not counted.
   const std::string text = published_text(v);
   EXPECT_NE(text.find("not held to the goal"), std::string::npos) << text;
