@@ -46,7 +46,9 @@ FirstScreen procurement_first_screen(const std::vector<ProcurementSetting>& sett
 }
 
 FirstScreen first_screen(const Report& report, const TableOptions& options) {
-  if (report_platforms(report).size() > 1) {
+  // A fleet's report is about its ranks (which finished, which failed and why): it opens with
+  // its summary and keeps every section, as over one platform.
+  if (report_platforms(report).size() > 1 && report.context.hosts.empty()) {
     FirstScreen f = procurement_first_screen(procurement_settings({&report}, {options.itl_slo_ns}));
     if (!f.answer.empty()) return f;
   }

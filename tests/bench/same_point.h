@@ -46,10 +46,12 @@ inline void expect_same_point(const reports::Point& a, const reports::Point& b) 
   }
   ASSERT_EQ(a.accuracy.steps_scored, b.accuracy.steps_scored);
   if (a.accuracy.steps_scored == 0) return;  // not scored (an oom point): no figures to compare
-  // The same arithmetic on the same data; another CPU's SIMD level, or another compiler (the
-  // clang sanitizer build against a fixture GCC wrote: 1.4e-9 apart at rel_l2 5e-7), rounds
-  // differently.
-  EXPECT_NEAR(a.accuracy.rel_l2, b.accuracy.rel_l2, 1e-6 * b.accuracy.rel_l2 + 1e-8);
+  // The same arithmetic on the same data, but rel_l2 here is fp32's rounding noise (~1e-7), and
+  // another summation order moves it by a good share of itself: another CPU's SIMD level,
+  // another compiler (clang's sanitizer build against a fixture GCC wrote: 1.4e-9 apart at
+  // 5e-7), or the AVX2 path's 8-wide lanes (2.7e-8 apart at 2.4e-7 on a 2-core AVX2 host). A
+  // real accuracy change moves it by orders of magnitude.
+  EXPECT_NEAR(a.accuracy.rel_l2, b.accuracy.rel_l2, 0.25 * b.accuracy.rel_l2 + 1e-8);
   EXPECT_NEAR(a.accuracy.mass_recall, b.accuracy.mass_recall, 1e-9);
   EXPECT_NEAR(a.accuracy.cosine, b.accuracy.cosine, 1e-7);
   EXPECT_EQ(a.attended_tokens.has_value(), b.attended_tokens.has_value());
